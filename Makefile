@@ -1,0 +1,51 @@
+# mcpd — a daemon that supervises local MCP servers and shares them over gRPC.
+MODULE  := github.com/mcpd-dev/mcpd
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X $(MODULE)/internal/version.Version=$(VERSION)
+GO      ?= go
+BINDIR  ?= $(HOME)/.local/bin
+UNITDIR ?= $(HOME)/.config/systemd/user
+
+.PHONY: all build run test test-short bench bench-smoke proto check-proto install clean help FORCE
+
+all: build ## Build everything (same as build)
+
+build: bin/mcpd bin/mcpdctl bin/demo-server ## Build bin/mcpd, bin/mcpdctl and the demo server
+
+bin/%: FORCE
+	$(GO) build -ldflags "$(LDFLAGS)" -o $@ ./cmd/$*
+
+bin/demo-server: FORCE
+	$(GO) build -o $@ ./examples/demo-server
+
+run: build ## Run mcpd in the foreground on examples/config.json
+	./bin/mcpd --config examples/config.json --log-format console
+
+test: ## Run all tests with the race detector
+	$(GO) test -race -count=1 -timeout 20m ./...
+
+test-short: ## Run the unit tests only (no integration tests)
+	$(GO) test -race -short -count=1 ./...
+
+proto: ## Regenerate the committed protobuf code (needs protoc: apt-get install protobuf-compiler)
+	protoc --plugin=protoc-gen-go="$$($(GO) tool -n protoc-gen-go)" \
+	       --plugin=protoc-gen-go-grpc="$$($(GO) tool -n protoc-gen-go-grpc)" \
+	       --go_out=. --go_opt=paths=source_relative \
+	       --go-grpc_out=. --go-grpc_opt=paths=source_relative \
+	       proto/mcpd/v1/mcpd.proto
+
+check-proto: proto ## Regenerate protos and fail if the committed code differs
+	git diff --exit-code -- proto/
+
+install: build ## Install binaries into ~/.local/bin and the systemd units into ~/.config/systemd/user
+	install -d $(BINDIR) $(UNITDIR)
+	install -m 0755 bin/mcpd bin/mcpdctl $(BINDIR)/
+	install -m 0644 deploy/systemd/mcpd.service deploy/systemd/mcpd.socket $(UNITDIR)/
+
+clean: ## Remove build output
+	rm -rf bin
+
+help: ## Show this help
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  %-12s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+FORCE:
