@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+var callCmd = &command{
+	name:     "call",
+	synopsis: "NAME TOOL [JSON | key=value...] [--json]",
+	short:    "call a tool and print its result",
+	long: `The arguments are either one JSON object, or key=value pairs: a value that
+parses as JSON is taken as JSON (n=5, on=true, opts={"a":1}), anything else
+as a string (city=Paris). Text content is printed; other content is
+summarized. Progress goes to stderr. --json prints the result JSON as the
+server sent it. Exits 1 when the tool reports an error (isError) or the
+server answers with an MCP error.`,
+	run: runCall,
+}
+
+// progressToken is the token mcpdctl asks progress for; mcpd maps it to a
+// token unique on the child and back.
+const progressToken = "mcpdctl"
+
+// toolResult holds the members of a CallToolResult that mcpdctl prints.
+type toolResult struct {
+	Content           []json.RawMessage `json:"content"`
+	StructuredContent json.RawMessage   `json:"structuredContent"`
+	IsError           bool              `json:"isError"`
+}
+
+func runCall(ctx context.Context, c *cli, cmd *command, args []string) error {
+	fs := c.flags(cmd)
+	asJSON := fs.Bool("json", false, "print the result JSON as the server sent it")
+	timeout := timeoutFlag(fs, 0)
+	pos, err := c.parseArgs(cmd, fs, args, 2, -1)
+	if err != nil {
+		return err
+	}
+	server, tool := pos[0], pos[1]
+	arguments, err := toolArguments(pos[2:])
+	if err != nil {
+		return &usageError{cmd: cmd, msg: err.Error()}
+	}
+	ctx, cancel := c.withTimeout(ctx, *timeout)
+	defer cancel()
+	client, err := c.connect()
+	if err != nil {
+		return err
+	}
+	stream, err := client.CallTool(ctx, &mcpdv1.CallToolRequest{
+		Server:        server,
+		Tool:          tool,
+		ArgumentsJson: arguments,
+		// "Opt-in: params._meta.progressToken (string or int, unique
+		// among the sender's active requests)."
+		MetaJson: `{"progressToken":"` + progressToken + `"}`,
+		Options:  c.callOptions(),
+	})
+	if err != nil {
+		return c.rpcError(ctx, err, server)
+	}
+	var resp *mcpdv1.McpResponse
+	for resp == nil {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return errors.New("mcpd ended the call without a response")
+		}
+		if err != nil {
+			return c.rpcError(ctx, err, server)
+		}
+		switch e := ev.GetEvent().(type) {
+		case *mcpdv1.CallToolEvent_ProgressJson:
+			c.printProgress(e.ProgressJson)
+		case *mcpdv1.CallToolEvent_MessageJson:
+			c.printLogMessage(e.MessageJson)
+		case *mcpdv1.CallToolEvent_Response:
+			resp = e.Response
+		}
+	}
+	if resp.GetError() != nil {
+		return mcpError(server, resp.GetError())
+	}
+	raw := []byte(resp.GetResultJson())
+	kind, err := resultType(raw)
+	if err != nil {
+		return fmt.Errorf("server %s: %w", server, err)
+	}
+	var res toolResult
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("server %s: bad tool result: %w", server, err)
+	}
+	if *asJSON {
+		if err := writeRawJSON(c.stdout, resp.GetResultJson()); err != nil {
+			return err
+		}
+	}
+	if kind == "input_required" {
+		return inputRequired(server, fmt.Sprintf("tool %s", tool))
+	}
+	if !*asJSON {
+		c.printToolResult(res)
+	}
+	if res.IsError {
+		// "Tool-execution failures come back as isError: true results."
+		return fmt.Errorf("server %s: tool %s reported an error", server, tool)
+	}
+	return nil
+}
+
+// toolArguments builds the arguments object from the command line: nothing,
+// one JSON object, or key=value pairs.
+func toolArguments(args []string) (string, error) {
+	if len(args) == 0 {
+		return "", nil
+	}
+	if strings.HasPrefix(strings.TrimSpace(args[0]), "{") {
+		if len(args) > 1 {
+			return "", errors.New("give the arguments either as one JSON object or as key=value pairs")
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(args[0]), &obj); err != nil {
+			return "", fmt.Errorf("arguments are not a JSON object: %w", err)
+		}
+		return args[0], nil
+	}
+	return parseKeyValues(args, true)
+}
+
+func (c *cli) printToolResult(res toolResult) {
+	printed := false
+	for _, block := range res.Content {
+		printText(c.stdout, renderContent(block))
+		printed = true
+	}
+	if !printed && len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
+		// A result with only structured content: show that.
+		writeJSON(c.stdout, res.StructuredContent)
+	}
+}
+
+// printProgress prints the params of a notifications/progress as
+// "progress: 3/10 message" on stderr.
+func (c *cli) printProgress(params string) {
+	var p struct {
+		Progress json.Number `json:"progress"`
+		Total    json.Number `json:"total"`
+		Message  string      `json:"message"`
+	}
+	if err := json.Unmarshal([]byte(params), &p); err != nil {
+		c.warnf("bad progress notification: %v", err)
+		return
+	}
+	line := "progress: " + p.Progress.String()
+	if p.Total != "" {
+		line += "/" + p.Total.String()
+	}
+	if p.Message != "" {
+		line += " " + p.Message
+	}
+	fmt.Fprintln(c.stderr, line)
+}
+
+// printLogMessage prints the params of a notifications/message sent for
+// this call as "log: level: [logger: ]data" on stderr.
+func (c *cli) printLogMessage(params string) {
+	var m struct {
+		Level  string          `json:"level"`
+		Logger string          `json:"logger"`
+		Data   json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal([]byte(params), &m); err != nil {
+		c.warnf("bad log notification: %v", err)
+		return
+	}
+	var data string
+	if err := json.Unmarshal(m.Data, &data); err != nil {
+		data = string(m.Data) // not a string: show the JSON
+	}
+	line := "log: " + dash(m.Level) + ": "
+	if m.Logger != "" {
+		line += m.Logger + ": "
+	}
+	fmt.Fprintln(c.stderr, line+data)
+}

@@ -1,0 +1,390 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// stateName is the stable lower-case word for a server state, as design.md
+// names the states.
+func stateName(s mcpdv1.ServerState) string {
+	switch s {
+	case mcpdv1.ServerState_SERVER_STATE_STOPPED:
+		return "stopped"
+	case mcpdv1.ServerState_SERVER_STATE_STARTING:
+		return "starting"
+	case mcpdv1.ServerState_SERVER_STATE_READY:
+		return "ready"
+	case mcpdv1.ServerState_SERVER_STATE_BACKOFF:
+		return "backoff"
+	case mcpdv1.ServerState_SERVER_STATE_CRASHLOOP:
+		return "crashloop"
+	case mcpdv1.ServerState_SERVER_STATE_STOPPING:
+		return "stopping"
+	case mcpdv1.ServerState_SERVER_STATE_FAILED:
+		return "failed"
+	case mcpdv1.ServerState_SERVER_STATE_UNSPECIFIED:
+		return "unknown"
+	}
+	return fmt.Sprintf("unknown(%d)", int32(s))
+}
+
+// formatDuration prints ms the short way operators read uptimes: 42s, 5m3s,
+// 2h7m, 3d4h.
+func formatDuration(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < 0:
+		return "-"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int64(d/time.Second))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%ds", int64(d/time.Minute), int64(d%time.Minute/time.Second))
+	case d < 24*time.Hour:
+		return fmt.Sprintf("%dh%dm", int64(d/time.Hour), int64(d%time.Hour/time.Minute))
+	}
+	return fmt.Sprintf("%dd%dh", int64(d/(24*time.Hour)), int64(d%(24*time.Hour)/time.Hour))
+}
+
+// oneLine returns the first line of s, trimmed and cut to max runes.
+func oneLine(s string, max int) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
+		s = strings.TrimSpace(s[:i])
+	}
+	if utf8.RuneCountInString(s) > max {
+		r := []rune(s)
+		s = string(r[:max-3]) + "..."
+	}
+	return s
+}
+
+// dash prints "-" for an empty table cell.
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func protocolCell(s *mcpdv1.ServerStatus) string {
+	switch {
+	case s.GetEra() == "":
+		return "-"
+	case s.GetProtocolVersion() == "":
+		return s.GetEra()
+	}
+	return s.GetEra() + "/" + s.GetProtocolVersion()
+}
+
+func pidCell(pid int64) string {
+	if pid == 0 {
+		return "-"
+	}
+	return fmt.Sprint(pid)
+}
+
+func uptimeCell(s *mcpdv1.ServerStatus) string {
+	if s.GetPid() == 0 {
+		return "-"
+	}
+	return formatDuration(s.GetUptimeMs())
+}
+
+// lastErrorCell is the last error, else the last exit, on one line.
+func lastErrorCell(s *mcpdv1.ServerStatus) string {
+	msg := s.GetLastError()
+	if msg == "" && s.GetLastExit() != "" {
+		msg = "exited: " + s.GetLastExit()
+	}
+	return oneLine(msg, 80)
+}
+
+// sortedServers returns the servers by name.
+func sortedServers(in []*mcpdv1.ServerStatus) []*mcpdv1.ServerStatus {
+	out := append([]*mcpdv1.ServerStatus(nil), in...)
+	sort.SliceStable(out, func(i, j int) bool { return out[i].GetName() < out[j].GetName() })
+	return out
+}
+
+// serverJSON is the stable JSON shape of one server in --json output.
+type serverJSON struct {
+	Name              string          `json:"name"`
+	State             string          `json:"state"`
+	Pid               int64           `json:"pid"`
+	StartedAtUnixMs   int64           `json:"started_at_unix_ms"`
+	UptimeMs          int64           `json:"uptime_ms"`
+	Restarts          int64           `json:"restarts"`
+	Era               string          `json:"era"`
+	ProtocolVersion   string          `json:"protocol_version"`
+	ServerInfo        json.RawMessage `json:"server_info"`
+	LastError         string          `json:"last_error"`
+	LastExit          string          `json:"last_exit"`
+	LastStderrLine    string          `json:"last_stderr_line"`
+	Autostart         bool            `json:"autostart"`
+	Disabled          bool            `json:"disabled"`
+	ExplicitlyStopped bool            `json:"explicitly_stopped"`
+	NextRestartInMs   int64           `json:"next_restart_in_ms"`
+	CallsInFlight     int64           `json:"calls_in_flight"`
+	CallsTotal        int64           `json:"calls_total"`
+	CallsFailed       int64           `json:"calls_failed"`
+	LinesSkipped      int64           `json:"lines_skipped"`
+	LinesOversize     int64           `json:"lines_oversize"`
+	ResponsesDropped  int64           `json:"responses_dropped"`
+	Capabilities      json.RawMessage `json:"capabilities"`
+	Command           string          `json:"command"`
+}
+
+func toServerJSON(s *mcpdv1.ServerStatus) serverJSON {
+	return serverJSON{
+		Name:              s.GetName(),
+		State:             stateName(s.GetState()),
+		Pid:               s.GetPid(),
+		StartedAtUnixMs:   s.GetStartedAtUnixMs(),
+		UptimeMs:          s.GetUptimeMs(),
+		Restarts:          s.GetRestarts(),
+		Era:               s.GetEra(),
+		ProtocolVersion:   s.GetProtocolVersion(),
+		ServerInfo:        rawOrNull(s.GetServerInfoJson()),
+		LastError:         s.GetLastError(),
+		LastExit:          s.GetLastExit(),
+		LastStderrLine:    s.GetLastStderrLine(),
+		Autostart:         s.GetAutostart(),
+		Disabled:          s.GetDisabled(),
+		ExplicitlyStopped: s.GetExplicitlyStopped(),
+		NextRestartInMs:   s.GetNextRestartInMs(),
+		CallsInFlight:     s.GetCallsInFlight(),
+		CallsTotal:        s.GetCallsTotal(),
+		CallsFailed:       s.GetCallsFailed(),
+		LinesSkipped:      s.GetLinesSkipped(),
+		LinesOversize:     s.GetLinesOversize(),
+		ResponsesDropped:  s.GetResponsesDropped(),
+		Capabilities:      rawOrNull(s.GetCapabilitiesJson()),
+		Command:           s.GetCommand(),
+	}
+}
+
+func toServersJSON(in []*mcpdv1.ServerStatus) []serverJSON {
+	out := make([]serverJSON, 0, len(in))
+	for _, s := range sortedServers(in) {
+		out = append(out, toServerJSON(s))
+	}
+	return out
+}
+
+// rawOrNull passes JSON text through, and turns empty or invalid text into null.
+func rawOrNull(s string) json.RawMessage {
+	if s == "" || !json.Valid([]byte(s)) {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(s)
+}
+
+// writeJSON prints v as indented JSON with a final newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// writeRawJSON prints JSON text as mcpd passed it, with a final newline.
+func writeRawJSON(w io.Writer, s string) error {
+	s = strings.TrimRight(s, " \t\r\n")
+	_, err := io.WriteString(w, s+"\n")
+	return err
+}
+
+// withServer returns the JSON object item with a "server" member added in
+// front; every other member is kept byte for byte.
+func withServer(item json.RawMessage, server string) (json.RawMessage, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(item, &members); err != nil {
+		return nil, fmt.Errorf("item is not a JSON object: %w", err)
+	}
+	if members == nil {
+		return nil, fmt.Errorf("item is null, not a JSON object")
+	}
+	name, err := marshalNoEscape(server)
+	if err != nil {
+		return nil, err
+	}
+	if _, clash := members["server"]; clash {
+		// The item has its own "server" member: ours replaces it
+		// (a JSON object must not repeat a name).
+		members["server"] = name
+		return json.Marshal(members)
+	}
+	body := bytes.TrimSpace(item)
+	var b bytes.Buffer
+	b.WriteString(`{"server":`)
+	b.Write(name)
+	inner := bytes.TrimSpace(body[1 : len(body)-1])
+	if len(inner) > 0 {
+		b.WriteByte(',')
+		b.Write(inner)
+	}
+	b.WriteByte('}')
+	return b.Bytes(), nil
+}
+
+func marshalNoEscape(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// base64Size is the number of bytes that standard base64 text decodes to.
+func base64Size(s string) int {
+	s = strings.TrimRight(strings.Join(strings.Fields(s), ""), "=")
+	return len(s) * 6 / 8
+}
+
+// contentBlock holds the members of an MCP ContentBlock that mcpdctl prints.
+type contentBlock struct {
+	Type     string `json:"type"`
+	Text     string `json:"text"`
+	Data     string `json:"data"`
+	MimeType string `json:"mimeType"`
+	URI      string `json:"uri"`
+	Name     string `json:"name"`
+	Resource *struct {
+		URI      string  `json:"uri"`
+		MimeType string  `json:"mimeType"`
+		Text     *string `json:"text"`
+		Blob     *string `json:"blob"`
+	} `json:"resource"`
+}
+
+// renderContent returns a content block as text: text as is, anything
+// else summarized on one line.
+func renderContent(raw json.RawMessage) string {
+	var b contentBlock
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return "<invalid content>"
+	}
+	switch b.Type {
+	case "text":
+		return b.Text
+	case "image", "audio":
+		return fmt.Sprintf("<%s %s %d bytes>", b.Type, dash(b.MimeType), base64Size(b.Data))
+	case "resource_link":
+		return fmt.Sprintf("<resource_link %s>", b.URI)
+	case "resource":
+		if b.Resource == nil {
+			return "<resource>"
+		}
+		if b.Resource.Text != nil {
+			return *b.Resource.Text
+		}
+		if b.Resource.Blob != nil {
+			return blobSummary(b.Resource.MimeType, *b.Resource.Blob)
+		}
+		return fmt.Sprintf("<resource %s>", b.Resource.URI)
+	case "":
+		return "<content without type>"
+	}
+	return fmt.Sprintf("<%s content>", b.Type)
+}
+
+// blobSummary is how mcpdctl shows binary contents: <blob mime N bytes>.
+func blobSummary(mime, data string) string {
+	if mime == "" {
+		return fmt.Sprintf("<blob %d bytes>", base64Size(data))
+	}
+	return fmt.Sprintf("<blob %s %d bytes>", mime, base64Size(data))
+}
+
+// printText prints s and ends it with a newline if it has none.
+func printText(w io.Writer, s string) {
+	if !strings.HasSuffix(s, "\n") {
+		s += "\n"
+	}
+	io.WriteString(w, s)
+}
+
+// mcpError formats a JSON-RPC error from a child server.
+func mcpError(server string, e *mcpdv1.McpError) error {
+	return fmt.Errorf("server %s: mcp error %d: %s", server, e.GetCode(), e.GetMessage())
+}
+
+// jsonRPCMethodNotFound is the JSON-RPC code a server answers for a method
+// it does not have (also for a capability it did not advertise).
+const jsonRPCMethodNotFound = -32601
+
+// parseKeyValues builds a JSON object from key=value arguments. With
+// jsonValues, a value that parses as JSON is taken as JSON (5, true,
+// {"a":1}) and anything else as a string; without, every value is a string.
+func parseKeyValues(args []string, jsonValues bool) (string, error) {
+	var b bytes.Buffer
+	b.WriteByte('{')
+	seen := make(map[string]bool)
+	for i, a := range args {
+		k, v, ok := strings.Cut(a, "=")
+		if !ok || k == "" {
+			return "", fmt.Errorf("argument %q is not key=value", a)
+		}
+		if seen[k] {
+			return "", fmt.Errorf("argument %q given twice", k)
+		}
+		seen[k] = true
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		key, err := marshalNoEscape(k)
+		if err != nil {
+			return "", err
+		}
+		b.Write(key)
+		b.WriteByte(':')
+		if jsonValues && json.Valid([]byte(v)) {
+			if err := json.Compact(&b, []byte(v)); err != nil {
+				return "", err
+			}
+			continue
+		}
+		val, err := marshalNoEscape(v)
+		if err != nil {
+			return "", err
+		}
+		b.Write(val)
+	}
+	b.WriteByte('}')
+	return b.String(), nil
+}
+
+// resultType reads the resultType of a result. "A client must treat an
+// unrecognized resultType as invalid, and an absent one as "complete"."
+func resultType(raw []byte) (string, error) {
+	var r struct {
+		ResultType string `json:"resultType"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil {
+		return "", fmt.Errorf("result is not a JSON object: %w", err)
+	}
+	switch r.ResultType {
+	case "", "complete":
+		return "complete", nil
+	case "input_required":
+		return r.ResultType, nil
+	}
+	return "", fmt.Errorf("result has unrecognized resultType %q", r.ResultType)
+}
+
+// inputRequired is the error for an input_required result: mcpdctl cannot
+// answer the elicitation, sampling or roots requests it carries.
+func inputRequired(server, what string) error {
+	return fmt.Errorf("server %s: %s needs input that mcpdctl cannot give (input_required)", server, what)
+}

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+var promptCmd = &command{
+	name:     "prompt",
+	synopsis: "NAME PROMPT [key=value...] [--json]",
+	short:    "get a prompt and print its messages",
+	long: `Prompt arguments are strings: key=value passes value as it is. Each message
+is printed as "role: text"; non-text content is summarized. --json prints the
+result JSON as the server sent it.`,
+	run: runPrompt,
+}
+
+func runPrompt(ctx context.Context, c *cli, cmd *command, args []string) error {
+	fs := c.flags(cmd)
+	asJSON := fs.Bool("json", false, "print the result JSON as the server sent it")
+	timeout := timeoutFlag(fs, 60*time.Second)
+	pos, err := c.parseArgs(cmd, fs, args, 2, -1)
+	if err != nil {
+		return err
+	}
+	server, prompt := pos[0], pos[1]
+	arguments := ""
+	if len(pos) > 2 {
+		// "prompts/get params {name, arguments?: {string: string}}"
+		arguments, err = parseKeyValues(pos[2:], false)
+		if err != nil {
+			return &usageError{cmd: cmd, msg: err.Error()}
+		}
+	}
+	ctx, cancel := c.withTimeout(ctx, *timeout)
+	defer cancel()
+	client, err := c.connect()
+	if err != nil {
+		return err
+	}
+	resp, err := client.GetPrompt(ctx, &mcpdv1.GetPromptRequest{
+		Server: server, Name: prompt, ArgumentsJson: arguments, Options: c.callOptions(),
+	})
+	if err != nil {
+		return c.rpcError(ctx, err, server)
+	}
+	if resp.GetError() != nil {
+		return mcpError(server, resp.GetError())
+	}
+	raw := []byte(resp.GetResultJson())
+	kind, err := resultType(raw)
+	if err != nil {
+		return fmt.Errorf("server %s: %w", server, err)
+	}
+	if *asJSON {
+		if err := writeRawJSON(c.stdout, resp.GetResultJson()); err != nil {
+			return err
+		}
+	}
+	if kind == "input_required" {
+		return inputRequired(server, "prompt "+prompt)
+	}
+	if *asJSON {
+		return nil
+	}
+	var res struct {
+		Messages []struct {
+			Role    string          `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("server %s: bad prompt result: %w", server, err)
+	}
+	for _, m := range res.Messages {
+		printText(c.stdout, dash(m.Role)+": "+renderContent(m.Content))
+	}
+	return nil
+}

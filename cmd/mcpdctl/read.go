@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+var readCmd = &command{
+	name:     "read",
+	synopsis: "NAME URI [--json]",
+	short:    "read a resource and print its contents",
+	long: `Text contents are printed as they are; binary contents are summarized as
+<blob MIME N bytes>. --json prints the result JSON as the server sent it.`,
+	run: runRead,
+}
+
+func runRead(ctx context.Context, c *cli, cmd *command, args []string) error {
+	fs := c.flags(cmd)
+	asJSON := fs.Bool("json", false, "print the result JSON as the server sent it")
+	timeout := timeoutFlag(fs, 60*time.Second)
+	pos, err := c.parseArgs(cmd, fs, args, 2, 2)
+	if err != nil {
+		return err
+	}
+	server, uri := pos[0], pos[1]
+	ctx, cancel := c.withTimeout(ctx, *timeout)
+	defer cancel()
+	client, err := c.connect()
+	if err != nil {
+		return err
+	}
+	resp, err := client.ReadResource(ctx, &mcpdv1.ReadResourceRequest{Server: server, Uri: uri, Options: c.callOptions()})
+	if err != nil {
+		return c.rpcError(ctx, err, server)
+	}
+	if resp.GetError() != nil {
+		return mcpError(server, resp.GetError())
+	}
+	raw := []byte(resp.GetResultJson())
+	kind, err := resultType(raw)
+	if err != nil {
+		return fmt.Errorf("server %s: %w", server, err)
+	}
+	if *asJSON {
+		if err := writeRawJSON(c.stdout, resp.GetResultJson()); err != nil {
+			return err
+		}
+	}
+	if kind == "input_required" {
+		return inputRequired(server, "reading "+uri)
+	}
+	if *asJSON {
+		return nil
+	}
+	var res struct {
+		Contents []struct {
+			URI      string  `json:"uri"`
+			MimeType string  `json:"mimeType"`
+			Text     *string `json:"text"`
+			Blob     *string `json:"blob"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("server %s: bad read result: %w", server, err)
+	}
+	for _, ct := range res.Contents {
+		switch {
+		case ct.Text != nil:
+			printText(c.stdout, *ct.Text)
+		case ct.Blob != nil:
+			fmt.Fprintln(c.stdout, blobSummary(ct.MimeType, *ct.Blob))
+		default:
+			fmt.Fprintf(c.stdout, "<empty contents of %s>\n", ct.URI)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+var statusCmd = &command{
+	name:     "status",
+	synopsis: "[--json] [-q]",
+	short:    "show the daemon and every server",
+	long: `Prints a line about the daemon (version, pid, uptime, socket, config) and a
+table of the servers. --json prints one JSON object with a "servers" array;
+-q prints the server names only.`,
+	run: runStatus,
+}
+
+// statusJSON is the stable JSON shape of "status --json".
+type statusJSON struct {
+	Version     string       `json:"version"`
+	Pid         int64        `json:"pid"`
+	UptimeMs    int64        `json:"uptime_ms"`
+	SocketPath  string       `json:"socket_path"`
+	ConfigPath  string       `json:"config_path"`
+	ConfigError string       `json:"config_error"`
+	Servers     []serverJSON `json:"servers"`
+	Apps        []appJSON    `json:"apps"`
+}
+
+// appJSON is one connected app in "status --json".
+type appJSON struct {
+	Name              string `json:"name"`
+	Version           string `json:"version"`
+	Pid               int64  `json:"pid"`
+	ConnectedAtUnixMs int64  `json:"connected_at_unix_ms"`
+}
+
+func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
+	fs := c.flags(cmd)
+	asJSON := fs.Bool("json", false, "print one JSON object")
+	quiet := fs.Bool("q", false, "print server names only")
+	timeout := timeoutFlag(fs, 10*time.Second)
+	if _, err := c.parseArgs(cmd, fs, args, 0, 0); err != nil {
+		return err
+	}
+	ctx, cancel := c.withTimeout(ctx, *timeout)
+	defer cancel()
+	client, err := c.connect()
+	if err != nil {
+		return err
+	}
+	st, err := client.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
+	if err != nil {
+		return c.rpcError(ctx, err, "")
+	}
+	switch {
+	case *asJSON:
+		out := statusJSON{
+			Version:     st.GetVersion(),
+			Pid:         st.GetPid(),
+			UptimeMs:    st.GetUptimeMs(),
+			SocketPath:  st.GetSocketPath(),
+			ConfigPath:  st.GetConfigPath(),
+			ConfigError: st.GetConfigError(),
+			Servers:     toServersJSON(st.GetServers()),
+			Apps:        []appJSON{},
+		}
+		for _, a := range st.GetApps() {
+			out.Apps = append(out.Apps, appJSON{
+				Name:              a.GetName(),
+				Version:           a.GetVersion(),
+				Pid:               a.GetPid(),
+				ConnectedAtUnixMs: a.GetConnectedAtUnixMs(),
+			})
+		}
+		return writeJSON(c.stdout, out)
+	case *quiet:
+		printNames(c.stdout, st.GetServers())
+		return nil
+	}
+	w := c.stdout
+	config := st.GetConfigPath()
+	if config == "" {
+		config = "(none)"
+	}
+	fmt.Fprintf(w, "mcpd %s  pid %d  up %s  socket %s  config %s\n",
+		dash(st.GetVersion()), st.GetPid(), formatDuration(st.GetUptimeMs()), dash(st.GetSocketPath()), config)
+	if e := st.GetConfigError(); e != "" {
+		fmt.Fprintf(w, "config error: %s\n", oneLine(e, 200))
+	}
+	fmt.Fprintln(w)
+	if len(st.GetServers()) == 0 {
+		fmt.Fprintln(w, "no servers configured")
+	} else {
+		printServerTable(w, st.GetServers())
+	}
+	if apps := st.GetApps(); len(apps) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "APP\tVERSION\tPID\tCONNECTED")
+		now := timeNow().UnixMilli()
+		for _, a := range apps {
+			connected := "-"
+			if at := a.GetConnectedAtUnixMs(); at > 0 {
+				connected = formatDuration(now-at) + " ago"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", dash(a.GetName()), dash(a.GetVersion()), pidCell(a.GetPid()), connected)
+		}
+		tw.Flush()
+	}
+	return nil
+}
+
+// printServerTable prints the servers table that status and servers share.
+func printServerTable(w io.Writer, servers []*mcpdv1.ServerStatus) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tPID\tUPTIME\tRESTARTS\tPROTOCOL\tLAST ERROR")
+	for _, s := range sortedServers(servers) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
+			s.GetName(), stateName(s.GetState()), pidCell(s.GetPid()), uptimeCell(s),
+			s.GetRestarts(), protocolCell(s), dash(lastErrorCell(s)))
+	}
+	tw.Flush()
+}
+
+func printNames(w io.Writer, servers []*mcpdv1.ServerStatus) {
+	for _, s := range sortedServers(servers) {
+		fmt.Fprintln(w, s.GetName())
+	}
+}
