@@ -5,10 +5,16 @@
 package session
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -145,39 +151,763 @@ type Stats struct {
 	InFlight int64
 	// ResponsesDropped counts late or unsolicited responses.
 	ResponsesDropped int64
+	// MessagesInvalid counts messages that were neither a request, a
+	// notification nor a response.
+	MessagesInvalid int64
 }
 
+// DefaultClientInfo is sent as mcpd's Implementation when
+// Options.ClientInfo is nil.
+var DefaultClientInfo = json.RawMessage(`{"name":"mcpd","version":"devel"}`)
+
+// Keys of the modern per-request _meta envelope.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// JSON-RPC and MCP error codes the session uses.
+const (
+	codeMethodNotFound             = -32601
+	codeUnsupportedProtocolVersion = -32022
+)
+
+// tokenSeq makes progress tokens unique across all sessions of the daemon.
+var tokenSeq atomic.Uint64
+
+var emptyObject = json.RawMessage("{}")
+
 // Session is one MCP client session. All methods are safe for concurrent use.
-type Session struct{}
+type Session struct {
+	conn Conn
+	opts Options
+	log  *zap.Logger
+
+	nextID   atomic.Uint64
+	info     atomic.Pointer[Info]
+	dropped  atomic.Int64
+	invalid  atomic.Int64
+	lifetime context.Context // cancelled when the reader ends
+	stop     context.CancelFunc
+	handlers sync.WaitGroup // server→client request handlers; Add only on the reader goroutine
+	done     chan struct{}
+
+	mu        sync.Mutex // guards the fields below
+	closedErr error      // set once the reader ended
+	pending   map[uint64]*call
+	progress  map[string]*call     // child-side progress token → call
+	incoming  map[string]*incoming // child's request id → its handler
+}
+
+// call is one request waiting for its response.
+type call struct {
+	id         uint64
+	method     string
+	ch         chan outcome // buffered 1; exactly one send, by whoever removes the call from pending
+	token      string       // child-side progress token, "" if none
+	appToken   json.RawMessage
+	onProgress func(json.RawMessage)
+}
+
+// incoming is one request of the child being answered.
+type incoming struct {
+	cancel context.CancelFunc
+}
+
+type outcome struct {
+	resp *Response
+	err  error
+}
 
 // New starts a session on conn; its reader goroutine runs until conn's
 // ReadMessage returns an error. Call Handshake before any Call.
-func New(conn Conn, opts Options) *Session { panic("unimplemented") }
+// conn.WriteMessage must be safe for concurrent use.
+func New(conn Conn, opts Options) *Session {
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.Protocol == "" {
+		opts.Protocol = ProtocolAuto
+	}
+	if opts.DiscoverTimeout <= 0 {
+		opts.DiscoverTimeout = DefaultDiscoverTimeout
+	}
+	if opts.ClientInfo == nil {
+		opts.ClientInfo = DefaultClientInfo
+	}
+	if opts.Capabilities == nil {
+		opts.Capabilities = emptyObject
+	}
+	lifetime, stop := context.WithCancel(context.Background())
+	s := &Session{
+		conn:     conn,
+		opts:     opts,
+		log:      opts.Logger.With(zap.String("server", opts.Server)),
+		lifetime: lifetime,
+		stop:     stop,
+		done:     make(chan struct{}),
+		pending:  map[uint64]*call{},
+		progress: map[string]*call{},
+		incoming: map[string]*incoming{},
+	}
+	go s.readLoop()
+	return s
+}
+
+// Info returns the negotiated info (zero before Handshake succeeded).
+func (s *Session) Info() Info {
+	if p := s.info.Load(); p != nil {
+		return *p
+	}
+	return Info{}
+}
+
+// Done is closed when the reader goroutine has ended (the child's stdout
+// closed) and every handler of the child's requests has returned.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Wait blocks until the reader goroutine has ended. OnRequest handlers must
+// return once their ctx is cancelled, or Wait blocks on them.
+func (s *Session) Wait() { <-s.done }
+
+// Stats returns the counters.
+func (s *Session) Stats() Stats {
+	s.mu.Lock()
+	n := len(s.pending)
+	s.mu.Unlock()
+	return Stats{InFlight: int64(n), ResponsesDropped: s.dropped.Load(), MessagesInvalid: s.invalid.Load()}
+}
+
+// ---- handshake ----
 
 // Handshake negotiates the era as design.md describes and returns what it
 // learned. On a child that exits right after the probe it returns an error
 // wrapping ErrExitedAfterProbe.
-func (s *Session) Handshake(ctx context.Context) (Info, error) { panic("unimplemented") }
+func (s *Session) Handshake(ctx context.Context) (Info, error) {
+	var (
+		info Info
+		err  error
+	)
+	switch s.opts.Protocol {
+	case ProtocolLegacy:
+		info, err = s.initialize(ctx)
+	case ProtocolModern:
+		var legacy bool
+		info, legacy, err = s.discover(ctx)
+		switch {
+		case err == nil && legacy:
+			err = fmt.Errorf("%w: server %q: server/discover failed and protocol is modern", ErrHandshake, s.opts.Server)
+		case errors.Is(err, ErrClosed):
+			err = fmt.Errorf("%w: %w", ErrHandshake, err)
+		}
+	case ProtocolAuto:
+		var legacy bool
+		info, legacy, err = s.discover(ctx)
+		if errors.Is(err, ErrClosed) && ctx.Err() == nil {
+			// "A daemon can instead treat 'child exited right after the
+			// probe' as 'legacy' and restart it straight into initialize."
+			return Info{}, fmt.Errorf("%w: server %q: %w", ErrExitedAfterProbe, s.opts.Server, err)
+		}
+		if err == nil && legacy {
+			info, err = s.initialize(ctx)
+			if errors.Is(err, ErrClosed) && ctx.Err() == nil {
+				return Info{}, fmt.Errorf("%w: server %q: %w", ErrExitedAfterProbe, s.opts.Server, err)
+			}
+		}
+	default:
+		return Info{}, fmt.Errorf("%w: server %q: unknown protocol %q", ErrHandshake, s.opts.Server, s.opts.Protocol)
+	}
+	if err != nil {
+		return Info{}, err
+	}
+	s.info.Store(&info)
+	s.log.Debug("handshake done", zap.String("era", string(info.Era)), zap.String("protocol_version", info.ProtocolVersion))
+	return info, nil
+}
 
-// Info returns the negotiated info (zero before Handshake succeeded).
-func (s *Session) Info() Info { panic("unimplemented") }
+// discover sends the server/discover probe. It reports legacy=true when the
+// answer says the child is not modern ("Any other error, or no answer within
+// a reasonable timeout → server is legacy").
+func (s *Session) discover(ctx context.Context) (info Info, legacy bool, err error) {
+	version := ModernVersion
+	for attempt := 0; ; attempt++ {
+		resp, err := s.probe(ctx, version)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return Info{}, false, fmt.Errorf("discover %q: %w", s.opts.Server, ctx.Err())
+		case errors.Is(err, context.DeadlineExceeded) && attempt > 0:
+			// The child is modern (it sent -32022); no fallback.
+			return Info{}, false, fmt.Errorf("%w: server %q: discover with %s: %w", ErrHandshake, s.opts.Server, version, err)
+		case errors.Is(err, context.DeadlineExceeded):
+			s.log.Debug("discover probe timed out", zap.Duration("timeout", s.opts.DiscoverTimeout))
+			return Info{}, true, nil
+		case err != nil:
+			return Info{}, false, fmt.Errorf("discover %q: %w", s.opts.Server, err)
+		case resp.Error != nil && resp.Error.Code == codeUnsupportedProtocolVersion && attempt == 0:
+			// "-32022 UnsupportedProtocolVersion → server is modern but not
+			// at that version; retry with one of error.data.supported. Do
+			// not fall back to initialize."
+			var data struct {
+				Supported []string `json:"supported"`
+			}
+			_ = json.Unmarshal(resp.Error.Data, &data)
+			v, ok := pickModern(data.Supported)
+			if !ok {
+				return Info{}, false, fmt.Errorf("%w: server %q: no mutually supported modern version in %q",
+					ErrHandshake, s.opts.Server, data.Supported)
+			}
+			version = v
+			continue
+		case resp.Error != nil && resp.Error.Code == codeUnsupportedProtocolVersion:
+			return Info{}, false, fmt.Errorf("%w: server %q: discover with %s: %w", ErrHandshake, s.opts.Server, version, resp.Error)
+		case resp.Error != nil && attempt > 0:
+			return Info{}, false, fmt.Errorf("%w: server %q: discover with %s: %w", ErrHandshake, s.opts.Server, version, resp.Error)
+		case resp.Error != nil:
+			s.log.Debug("discover probe rejected", zap.Int64("code", resp.Error.Code), zap.String("message", resp.Error.Message))
+			return Info{}, true, nil
+		}
+		return s.discoverInfo(resp.Result, version)
+	}
+}
+
+// probe sends one server/discover request with version in the envelope,
+// bounded by the discover timeout. The probe is not cancelled on timeout: "a
+// strict legacy server may dislike any pre-initialize traffic, so treat it
+// as optional".
+func (s *Session) probe(ctx context.Context, version string) (*Response, error) {
+	pctx, cancel := context.WithTimeout(ctx, s.opts.DiscoverTimeout)
+	defer cancel()
+	params, err := s.stamp(nil, nil, version, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.roundTrip(pctx, "server/discover", params, nil, false)
+}
+
+func (s *Session) discoverInfo(result json.RawMessage, requested string) (Info, bool, error) {
+	var r struct {
+		SupportedVersions []string                   `json:"supportedVersions"`
+		Capabilities      json.RawMessage            `json:"capabilities"`
+		Instructions      string                     `json:"instructions"`
+		Meta              map[string]json.RawMessage `json:"_meta"`
+	}
+	if err := json.Unmarshal(result, &r); err != nil {
+		return Info{}, false, fmt.Errorf("%w: server %q: decode discover result: %w", ErrHandshake, s.opts.Server, err)
+	}
+	// "DiscoverResult → server is modern; choose a version from
+	// supportedVersions that both support; stay modern."
+	version := requested
+	if !slices.Contains(r.SupportedVersions, requested) {
+		v, ok := pickModern(r.SupportedVersions)
+		if !ok {
+			return Info{}, false, fmt.Errorf("%w: server %q: no mutually supported modern version in %q",
+				ErrHandshake, s.opts.Server, r.SupportedVersions)
+		}
+		version = v
+	}
+	return Info{
+		Era:               EraModern,
+		ProtocolVersion:   version,
+		ServerInfo:        r.Meta[metaServerInfo],
+		Capabilities:      r.Capabilities,
+		Instructions:      r.Instructions,
+		SupportedVersions: r.SupportedVersions,
+	}, false, nil
+}
+
+// pickModern returns ModernVersion if listed, else the newest listed version
+// not older than ModernVersion (versions are ISO dates and compare
+// lexicographically; "unknown later dates are treated as modern").
+func pickModern(versions []string) (string, bool) {
+	if slices.Contains(versions, ModernVersion) {
+		return ModernVersion, true
+	}
+	best := ""
+	for _, v := range versions {
+		if v >= ModernVersion && v > best {
+			best = v
+		}
+	}
+	return best, best != ""
+}
+
+// initialize runs the legacy handshake: initialize, then
+// notifications/initialized. "Must be the first interaction; must not be
+// cancelled": it is bounded by ctx but never followed by
+// notifications/cancelled.
+func (s *Session) initialize(ctx context.Context) (Info, error) {
+	params, err := json.Marshal(map[string]json.RawMessage{
+		"protocolVersion": json.RawMessage(strconv.Quote(LegacyVersion)),
+		"capabilities":    s.opts.Capabilities,
+		"clientInfo":      s.opts.ClientInfo,
+	})
+	if err != nil {
+		return Info{}, fmt.Errorf("initialize %q: %w", s.opts.Server, err)
+	}
+	resp, err := s.roundTrip(ctx, "initialize", params, nil, false)
+	if err != nil {
+		return Info{}, fmt.Errorf("initialize %q: %w", s.opts.Server, err)
+	}
+	if resp.Error != nil {
+		return Info{}, fmt.Errorf("%w: server %q: initialize: %w", ErrHandshake, s.opts.Server, resp.Error)
+	}
+	var r struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ServerInfo      json.RawMessage `json:"serverInfo"`
+		Instructions    string          `json:"instructions"`
+	}
+	if err := json.Unmarshal(resp.Result, &r); err != nil {
+		return Info{}, fmt.Errorf("%w: server %q: decode initialize result: %w", ErrHandshake, s.opts.Server, err)
+	}
+	if r.ProtocolVersion == "" {
+		return Info{}, fmt.Errorf("%w: server %q: initialize result has no protocolVersion", ErrHandshake, s.opts.Server)
+	}
+	// "After a successful initialize result the client must send
+	// notifications/initialized."
+	if err := s.Notify("notifications/initialized", nil); err != nil {
+		return Info{}, fmt.Errorf("initialize %q: %w", s.opts.Server, err)
+	}
+	return Info{
+		Era:             EraLegacy,
+		ProtocolVersion: r.ProtocolVersion,
+		ServerInfo:      r.ServerInfo,
+		Capabilities:    r.Capabilities,
+		Instructions:    r.Instructions,
+	}, nil
+}
+
+// ---- requests ----
 
 // Call sends req with a fresh id and waits for its response, ctx's end, or
 // the child's exit. When ctx ends after the request was written, it sends
 // notifications/cancelled for that id and returns ctx.Err(). When the child
 // exits it returns an error wrapping ErrClosed at once.
 func (s *Session) Call(ctx context.Context, req *Request) (*Response, error) {
-	panic("unimplemented")
+	info := s.info.Load()
+	modern := info != nil && info.Era == EraModern
+	version := ""
+	if modern {
+		version = info.ProtocolVersion
+	}
+	c := &call{onProgress: req.OnProgress}
+	params, err := s.prepare(req, version, c)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", req.Method, s.opts.Server, err)
+	}
+	// "the client must never cancel initialize"
+	return s.roundTrip(ctx, req.Method, params, c, req.Method != "initialize")
+}
+
+// prepare returns the params to send for req. An app progress token is
+// replaced by a token unique in the daemon ("apps' tokens must be rewritten
+// to daemon-unique tokens per child ... and mapped back"), recorded in c. For
+// a modern child the _meta envelope is stamped. Only the top-level keys of
+// params and of _meta are decoded, never the whole tree.
+func (s *Session) prepare(req *Request, version string, c *call) (json.RawMessage, error) {
+	raw := req.Params
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = nil
+	}
+	if version == "" && (raw == nil || !bytes.Contains(raw, []byte(`"progressToken"`))) {
+		return raw, nil // legacy fast path: nothing to rewrite
+	}
+	var top map[string]json.RawMessage
+	if raw != nil {
+		if err := json.Unmarshal(raw, &top); err != nil || top == nil {
+			return nil, errors.New("params must be a JSON object")
+		}
+	}
+	var meta map[string]json.RawMessage
+	if m := top["_meta"]; len(m) > 0 && string(m) != "null" {
+		if err := json.Unmarshal(m, &meta); err != nil || meta == nil {
+			return nil, errors.New("params._meta must be a JSON object")
+		}
+	}
+	if t := meta["progressToken"]; len(t) > 0 && string(t) != "null" {
+		c.appToken = t
+		c.token = "mcpd-" + strconv.FormatUint(tokenSeq.Add(1), 10)
+		meta["progressToken"] = json.RawMessage(strconv.Quote(c.token))
+	} else if version == "" {
+		return raw, nil
+	}
+	return s.stamp(top, meta, version, req.ClientInfo, req.ClientCapabilities)
+}
+
+// stamp encodes the top-level params with meta as _meta; for a modern
+// version it first stamps the envelope: "Every client request's
+// params._meta carries io.modelcontextprotocol/protocolVersion,
+// io.modelcontextprotocol/clientCapabilities (required) and
+// io.modelcontextprotocol/clientInfo (SHOULD be sent on every request)".
+// The app's other _meta keys are kept.
+func (s *Session) stamp(top, meta map[string]json.RawMessage, version string, clientInfo, caps json.RawMessage) (json.RawMessage, error) {
+	if top == nil {
+		top = map[string]json.RawMessage{}
+	}
+	if meta == nil {
+		meta = map[string]json.RawMessage{}
+	}
+	if version != "" {
+		if caps == nil {
+			caps = emptyObject
+		}
+		if clientInfo == nil {
+			clientInfo = s.opts.ClientInfo
+		}
+		meta[metaProtocolVersion] = json.RawMessage(strconv.Quote(version))
+		meta[metaClientCapabilities] = caps
+		meta[metaClientInfo] = clientInfo
+	}
+	m, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	top["_meta"] = m
+	return json.Marshal(top)
+}
+
+// roundTrip registers a call under a fresh id, writes the request, and
+// waits. c carries the progress routing (may be nil). When cancel is true
+// and ctx ends after the write, notifications/cancelled is sent.
+func (s *Session) roundTrip(ctx context.Context, method string, params json.RawMessage, c *call, cancel bool) (*Response, error) {
+	if c == nil {
+		c = &call{}
+	}
+	c.id = s.nextID.Add(1)
+	c.method = method
+	c.ch = make(chan outcome, 1)
+	msg, err := encodeRequest(c.id, method, params)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: encode: %w", method, s.opts.Server, err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err // never written, so nothing to cancel
+	}
+
+	s.mu.Lock()
+	if s.closedErr != nil {
+		err := s.closedErr
+		s.mu.Unlock()
+		return nil, err
+	}
+	s.pending[c.id] = c
+	if c.token != "" {
+		s.progress[c.token] = c
+	}
+	s.mu.Unlock()
+	defer s.forgetProgress(c)
+
+	if err := s.conn.WriteMessage(msg); err != nil {
+		if s.take(c.id) {
+			return nil, s.writeErr(err)
+		}
+		// The reader failed the call concurrently; report its error.
+		o := <-c.ch
+		return o.resp, o.err
+	}
+
+	select {
+	case o := <-c.ch:
+		return o.resp, o.err
+	case <-ctx.Done():
+	}
+	if !s.take(c.id) {
+		o := <-c.ch // answered (or failed) just now
+		return o.resp, o.err
+	}
+	if cancel {
+		// "on deadline or when the calling app goes away, mcpd sends
+		// notifications/cancelled for the id it wrote"
+		p, _ := json.Marshal(struct {
+			RequestID uint64 `json:"requestId"`
+			Reason    string `json:"reason"`
+		}{c.id, ctx.Err().Error()})
+		if err := s.Notify("notifications/cancelled", p); err != nil {
+			s.log.Debug("send cancel failed", zap.Uint64("id", c.id), zap.Error(err))
+		}
+	}
+	return nil, ctx.Err()
+}
+
+// take removes id from the pending map and reports whether it was there.
+func (s *Session) take(id uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.pending[id]; !ok {
+		return false
+	}
+	delete(s.pending, id)
+	return true
+}
+
+func (s *Session) forgetProgress(c *call) {
+	if c.token == "" {
+		return
+	}
+	s.mu.Lock()
+	delete(s.progress, c.token)
+	s.mu.Unlock()
+}
+
+func (s *Session) writeErr(err error) error {
+	s.mu.Lock()
+	closed := s.closedErr
+	s.mu.Unlock()
+	if closed != nil {
+		return closed
+	}
+	return fmt.Errorf("server %q: write: %w: %w", s.opts.Server, ErrClosed, err)
+}
+
+func encodeRequest(id uint64, method string, params json.RawMessage) ([]byte, error) {
+	m, err := json.Marshal(method)
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, 48+len(m)+len(params))
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, `,"method":`...)
+	b = append(b, m...)
+	if params != nil {
+		b = append(b, `,"params":`...)
+		b = append(b, params...)
+	}
+	return append(b, '}'), nil
 }
 
 // Notify sends a notification to the child.
-func (s *Session) Notify(method string, params json.RawMessage) error { panic("unimplemented") }
+func (s *Session) Notify(method string, params json.RawMessage) error {
+	m, err := json.Marshal(method)
+	if err != nil {
+		return fmt.Errorf("notify %q: %w", s.opts.Server, err)
+	}
+	b := append([]byte(`{"jsonrpc":"2.0","method":`), m...)
+	if len(params) > 0 {
+		b = append(append(b, `,"params":`...), params...)
+	}
+	b = append(b, '}')
+	if err := s.conn.WriteMessage(b); err != nil {
+		return fmt.Errorf("%s: %w", method, s.writeErr(err))
+	}
+	return nil
+}
 
-// Done is closed when the reader goroutine has ended (the child's stdout closed).
-func (s *Session) Done() <-chan struct{} { panic("unimplemented") }
+// ---- reader ----
 
-// Wait blocks until the reader goroutine has ended.
-func (s *Session) Wait() { panic("unimplemented") }
+// envelope is the part of a message the reader decodes; params and result
+// stay raw.
+type envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *RPCError       `json:"error"`
+}
 
-// Stats returns the counters.
-func (s *Session) Stats() Stats { panic("unimplemented") }
+func (s *Session) readLoop() {
+	var err error
+	for {
+		var msg []byte
+		msg, err = s.conn.ReadMessage()
+		if err != nil {
+			break
+		}
+		s.handle(msg)
+	}
+	s.shutdown(err)
+}
+
+// shutdown fails every pending call and later ones with an error wrapping
+// ErrClosed, stops the child's request handlers and waits for them.
+func (s *Session) shutdown(readErr error) {
+	closed := fmt.Errorf("server %q: %w", s.opts.Server, ErrClosed)
+	if readErr != nil && !errors.Is(readErr, io.EOF) {
+		closed = fmt.Errorf("server %q: %w: %w", s.opts.Server, ErrClosed, readErr)
+	}
+	s.mu.Lock()
+	s.closedErr = closed
+	pending := s.pending
+	s.pending = map[uint64]*call{}
+	s.mu.Unlock()
+	for _, c := range pending {
+		c.ch <- outcome{err: fmt.Errorf("%s: %w", c.method, closed)}
+	}
+	s.log.Debug("session closed", zap.Int("failed_calls", len(pending)), zap.Error(readErr))
+	s.stop()
+	s.handlers.Wait()
+	close(s.done)
+}
+
+func (s *Session) handle(msg []byte) {
+	var env envelope
+	if err := json.Unmarshal(msg, &env); err != nil {
+		s.invalid.Add(1)
+		s.log.Debug("invalid message skipped", zap.Error(err))
+		return
+	}
+	hasID := len(env.ID) > 0 && string(env.ID) != "null"
+	switch {
+	case env.Method != "" && hasID:
+		s.serveRequest(env)
+	case env.Method != "":
+		s.notification(env)
+	case hasID || env.Error != nil:
+		s.response(env)
+	default:
+		s.invalid.Add(1)
+		s.log.Debug("message without method or id skipped")
+	}
+}
+
+func (s *Session) response(env envelope) {
+	id, err := strconv.ParseUint(string(env.ID), 10, 64)
+	var c *call
+	if err == nil {
+		s.mu.Lock()
+		c = s.pending[id]
+		delete(s.pending, id)
+		s.mu.Unlock()
+	}
+	if c == nil {
+		// "The canceller should ignore any response that still arrives."
+		s.dropped.Add(1)
+		s.log.Debug("unsolicited response dropped", zap.ByteString("id", env.ID))
+		return
+	}
+	resp := &Response{Result: env.Result, Error: env.Error}
+	if resp.Error == nil && resp.Result == nil {
+		resp.Result = json.RawMessage("null")
+	}
+	if resp.Error != nil {
+		resp.Result = nil
+	}
+	c.ch <- outcome{resp: resp}
+}
+
+func (s *Session) notification(env envelope) {
+	switch env.Method {
+	case "notifications/progress":
+		s.progressNotification(env.Params)
+		return
+	case "notifications/cancelled":
+		// "when a child's id is referenced in a cancel from the server
+		// (legacy), abort the local handler for that server→client request."
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(env.Params, &p) == nil && len(p.RequestID) > 0 {
+			s.mu.Lock()
+			in := s.incoming[idKey(p.RequestID)]
+			s.mu.Unlock()
+			if in != nil {
+				in.cancel()
+				return
+			}
+		}
+	}
+	if s.opts.OnNotification != nil {
+		s.opts.OnNotification(Notification{Method: env.Method, Params: env.Params})
+	}
+}
+
+// progressNotification maps the child-side token back to the app's and
+// hands the params to that request's caller only.
+func (s *Session) progressNotification(params json.RawMessage) {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(params, &top) != nil {
+		s.invalid.Add(1)
+		return
+	}
+	var token string
+	_ = json.Unmarshal(top["progressToken"], &token)
+	s.mu.Lock()
+	c := s.progress[token]
+	s.mu.Unlock()
+	if c == nil || c.onProgress == nil {
+		s.log.Debug("progress for unknown token dropped", zap.String("token", token))
+		return
+	}
+	top["progressToken"] = c.appToken
+	b, err := json.Marshal(top)
+	if err != nil {
+		return
+	}
+	c.onProgress(b)
+}
+
+func idKey(raw json.RawMessage) string {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return string(raw)
+	}
+	return b.String()
+}
+
+// serveRequest answers a request from the child: ping itself ("A legacy
+// client must also answer server-sent pings"), others through OnRequest or
+// -32601 ("answer any unexpected server request with -32601"). Answers are
+// written from a goroutine owned by the session so the reader never blocks
+// on the child's stdin.
+func (s *Session) serveRequest(env envelope) {
+	key := idKey(env.ID)
+	ctx, cancel := context.WithCancel(s.lifetime)
+	me := &incoming{cancel: cancel}
+	s.mu.Lock()
+	if prev := s.incoming[key]; prev != nil {
+		prev.cancel() // a reused id replaces the older request
+	}
+	s.incoming[key] = me
+	s.mu.Unlock()
+	s.handlers.Add(1)
+	go func() {
+		defer s.handlers.Done()
+		defer func() {
+			s.mu.Lock()
+			if s.incoming[key] == me {
+				delete(s.incoming, key)
+			}
+			s.mu.Unlock()
+			cancel()
+		}()
+		var (
+			result json.RawMessage
+			rerr   *RPCError
+		)
+		switch {
+		case env.Method == "ping":
+			result = emptyObject
+		case s.opts.OnRequest == nil:
+			rerr = &RPCError{Code: codeMethodNotFound, Message: "Method not found"}
+		default:
+			result, rerr = s.opts.OnRequest(ctx, env.Method, env.Params)
+		}
+		if ctx.Err() != nil {
+			// Cancelled by the child ("Receivers SHOULD NOT send a response
+			// for the cancelled request") or the session ended.
+			return
+		}
+		if err := s.answer(env.ID, result, rerr); err != nil {
+			s.log.Debug("answer to server request failed", zap.String("method", env.Method), zap.Error(err))
+		}
+	}()
+}
+
+func (s *Session) answer(id json.RawMessage, result json.RawMessage, rerr *RPCError) error {
+	b := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
+	if rerr != nil {
+		e, err := json.Marshal(rerr)
+		if err != nil {
+			return err
+		}
+		b = append(append(b, `,"error":`...), e...)
+	} else {
+		if len(result) == 0 {
+			result = emptyObject
+		}
+		b = append(append(b, `,"result":`...), result...)
+	}
+	return s.conn.WriteMessage(append(b, '}'))
+}

@@ -1,0 +1,645 @@
+// Package fakemcp is a fake MCP server for tests: a test binary re-executes
+// itself with MCPD_FAKE set, and Main turns that process into a scriptable
+// stdio MCP server (modern, legacy or dual-era, with misbehaviours on demand).
+//
+// Use it from any package's TestMain:
+//
+//	func TestMain(m *testing.M) {
+//		fakemcp.Main() // exits the process when MCPD_FAKE is set
+//		goleak.VerifyTestMain(m)
+//	}
+//
+// and spawn the fake with
+//
+//	cmd, args := fakemcp.Command()
+//	env := fakemcp.Env("legacy,garbage")
+//
+// Modes (MCPD_FAKE, comma-separated flags):
+//
+//	modern       server/discover, every request must carry the modern _meta
+//	             envelope (-32602 otherwise), results carry resultType/ttlMs/cacheScope
+//	legacy       server/discover → -32601, initialize required first, ping answered
+//	dual         both eras on one process (the default when no era flag is given)
+//	silentprobe  legacy, never answers any request before initialize
+//	exitonprobe  legacy, exits (status 1) on server/discover
+//	hanginit     never answers initialize
+//	crashonstart writes to stderr and exits 3 at once
+//	garbage      a banner, non-JSON, array, scalar, CRLF and one oversize line on
+//	             stdout (the oversize line is MCPD_FAKE_OVERSIZE bytes, default
+//	             1 MiB + 1), and junk lines around every answer
+//	quiet        no "recv <method>" lines on stderr
+//	ignorestdin  keep running after stdin EOF (until a signal)
+//	ignoreterm   ignore SIGTERM
+//
+// Every message received is counted (tool "stats") and, unless quiet, logged
+// to stderr as "recv <method> <id>" for a request, "recv <method>" for a
+// notification, "recv response <id>" for an answer to the fake's own request. Every
+// notifications/cancelled is logged as "cancelled <requestId>" and the
+// cancelled request is not answered (a subscriptions/listen still gets its
+// closing result, as the Go SDK does).
+//
+// Tools are listed in the tools table in tools.go. There is also a resource
+// fake://hello and a prompt greet.
+package fakemcp
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Environment variables read by the fake.
+const (
+	// EnvMode selects the fake and its flags, e.g. "legacy,garbage".
+	EnvMode = "MCPD_FAKE"
+	// EnvVersions is a comma-separated list of the modern server's
+	// supportedVersions. Default "2026-07-28,2025-11-25".
+	EnvVersions = "MCPD_FAKE_VERSIONS"
+	// EnvTTL is the ttlMs of cacheable modern results. Default 60000.
+	EnvTTL = "MCPD_FAKE_TTL_MS"
+	// EnvOversize is the size of the garbage mode's oversize line in bytes.
+	EnvOversize = "MCPD_FAKE_OVERSIZE"
+)
+
+// Default values of the knobs above.
+const (
+	DefaultVersions = "2026-07-28,2025-11-25"
+	DefaultTTL      = 60000
+	DefaultOversize = 1<<20 + 1
+)
+
+// Main runs the fake server described by $MCPD_FAKE on os.Stdin/os.Stdout
+// and exits the process; it never returns in that case. When MCPD_FAKE is
+// unset it returns false at once. (The bool result lets a caller write
+// `if fakemcp.Main() { return }`, which is never taken.)
+func Main() bool {
+	mode, ok := os.LookupEnv(EnvMode)
+	if !ok || mode == "" {
+		return false
+	}
+	os.Exit(run(mode, os.Stdin, os.Stdout, os.Stderr))
+	return true
+}
+
+// Command returns the path of the running (test) binary and the arguments
+// with which it runs no tests, so a test can spawn itself as a fake server
+// (with Env).
+func Command() (string, []string) {
+	path, err := os.Executable()
+	if err != nil {
+		path = os.Args[0]
+	}
+	return path, []string{"-test.run=^$"}
+}
+
+// Env returns the current environment without any MCPD_FAKE* variables, plus
+// MCPD_FAKE=mode and the extra "KEY=VALUE" entries.
+func Env(mode string, extra ...string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "MCPD_FAKE") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, EnvMode+"="+mode)
+	return append(env, extra...)
+}
+
+// Exit statuses of the fake.
+const (
+	exitCrashOnStart = 3
+	exitProbe        = 1
+	exitCrashTool    = 2
+)
+
+// message is any JSON-RPC message, decoded loosely.
+type message struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *rpcError       `json:"error,omitempty"`
+}
+
+type rpcError struct {
+	Code    int64  `json:"code"`
+	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
+}
+
+// errNoReply, returned by a handler, means the handler answered itself or
+// must not answer.
+var errNoReply = &rpcError{Code: 0, Message: "no reply"}
+
+func errorf(code int64, format string, args ...any) *rpcError {
+	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// server is one fake process.
+type server struct {
+	flags    map[string]bool
+	versions []string
+	ttl      int64
+	out      io.Writer
+	errw     io.Writer
+
+	outMu sync.Mutex // guards writes to out
+	errMu sync.Mutex // guards writes to errw
+
+	mu          sync.Mutex // guards the fields below
+	initialized bool
+	counts      map[string]int
+	cancelled   []json.RawMessage
+	inflight    map[string]context.CancelFunc // request id → cancel
+	nextID      int64                         // id of the next server→client request
+	seq         int64                         // requests read so far
+	waiting     map[string]chan *message      // server→client id → answer
+	listens     map[string]json.RawMessage    // listen id → filter
+	barriers    map[int]*barrier              // outoforder groups by size
+}
+
+func run(mode string, in io.Reader, out, errw io.Writer) int {
+	s := &server{
+		flags:    map[string]bool{},
+		out:      out,
+		errw:     errw,
+		counts:   map[string]int{},
+		inflight: map[string]context.CancelFunc{},
+		waiting:  map[string]chan *message{},
+		listens:  map[string]json.RawMessage{},
+		barriers: map[int]*barrier{},
+		ttl:      DefaultTTL,
+	}
+	for _, f := range strings.Split(mode, ",") {
+		s.flags[strings.TrimSpace(f)] = true
+	}
+	if !s.flags["modern"] && !s.flags["legacy"] && !s.flags["dual"] {
+		if s.flags["silentprobe"] || s.flags["exitonprobe"] {
+			s.flags["legacy"] = true
+		} else {
+			s.flags["dual"] = true
+		}
+	}
+	s.versions = strings.Split(envOr(EnvVersions, DefaultVersions), ",")
+	if v, err := strconv.ParseInt(os.Getenv(EnvTTL), 10, 64); err == nil {
+		s.ttl = v
+	}
+
+	if s.flags["crashonstart"] {
+		fmt.Fprintln(errw, "fakemcp: crash on start")
+		return exitCrashOnStart
+	}
+	if s.flags["ignoreterm"] {
+		signal.Ignore(syscall.SIGTERM)
+	}
+	if s.flags["garbage"] {
+		size := DefaultOversize
+		if v, err := strconv.Atoi(os.Getenv(EnvOversize)); err == nil {
+			size = v
+		}
+		s.writeRaw([]byte("fakemcp banner: starting up (not JSON)\n"))
+		s.writeRaw([]byte("[1,2,3]\n\"a string\"\n42\n\n"))
+		s.writeRaw(append(append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), size)...), "\"}\n"...))
+	}
+	s.logf("fakemcp: started mode=%s", mode)
+
+	r := bufio.NewReader(in)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			s.handleLine(line)
+		}
+		if err != nil {
+			break
+		}
+	}
+	s.logf("fakemcp: stdin closed")
+	if s.flags["ignorestdin"] {
+		select {} // until a signal
+	}
+	return 0
+}
+
+func envOr(key, def string) string {
+	if v := os.Getenv(key); v != "" {
+		return v
+	}
+	return def
+}
+
+func (s *server) handleLine(line []byte) {
+	var msg message
+	if err := json.Unmarshal(line, &msg); err != nil {
+		s.logf("fakemcp: bad line: %v", err)
+		return
+	}
+	switch {
+	case msg.Method != "" && msg.ID != nil:
+		s.count(msg.Method, msg.ID)
+		s.startRequest(&msg)
+	case msg.Method != "":
+		s.count(msg.Method, nil)
+		s.handleNotification(&msg)
+	case msg.ID != nil:
+		s.count("response", nil)
+		s.logf("recv response %s", msg.ID)
+		s.mu.Lock()
+		ch := s.waiting[string(msg.ID)]
+		delete(s.waiting, string(msg.ID))
+		s.mu.Unlock()
+		if ch != nil {
+			ch <- &msg
+		}
+	}
+}
+
+// count counts a received message and logs "recv <method>" for a
+// notification, "recv <method> <id>" for a request.
+func (s *server) count(method string, id json.RawMessage) {
+	s.mu.Lock()
+	s.counts[method]++
+	s.mu.Unlock()
+	switch {
+	case method == "response":
+	case id != nil:
+		s.logf("recv %s %s", method, compact(id))
+	default:
+		s.logf("recv %s", method)
+	}
+}
+
+func (s *server) handleNotification(msg *message) {
+	switch msg.Method {
+	case "notifications/initialized":
+	case "notifications/cancelled":
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(msg.Params, &p) != nil || p.RequestID == nil {
+			return
+		}
+		id := compact(p.RequestID)
+		s.mu.Lock()
+		s.cancelled = append(s.cancelled, id)
+		cancel := s.inflight[string(id)]
+		s.mu.Unlock()
+		s.errLine("cancelled " + string(id))
+		if cancel != nil {
+			cancel()
+		}
+	}
+}
+
+func compact(raw json.RawMessage) json.RawMessage {
+	var b bytes.Buffer
+	if json.Compact(&b, raw) != nil {
+		return raw
+	}
+	return b.Bytes()
+}
+
+// req is one request being handled.
+type req struct {
+	ctx    context.Context
+	id     json.RawMessage
+	method string
+	params map[string]json.RawMessage
+	meta   map[string]json.RawMessage
+	modern bool
+	seq    int64 // order in which requests were read
+}
+
+// startRequest decides synchronously what must be decided in order (the
+// handshake state) and runs everything else concurrently, so answers can
+// arrive out of order.
+func (s *server) startRequest(msg *message) {
+	s.mu.Lock()
+	s.seq++
+	seq := s.seq
+	s.mu.Unlock()
+	r := &req{id: compact(msg.ID), method: msg.Method, params: map[string]json.RawMessage{}, seq: seq}
+	if len(msg.Params) > 0 && json.Unmarshal(msg.Params, &r.params) != nil {
+		s.reply(r, nil, errorf(-32602, "params must be an object"))
+		return
+	}
+	if m := r.params["_meta"]; m != nil {
+		_ = json.Unmarshal(m, &r.meta)
+	}
+	_, r.modern = r.meta["io.modelcontextprotocol/protocolVersion"]
+
+	s.mu.Lock()
+	initialized := s.initialized
+	s.mu.Unlock()
+
+	if msg.Method == "server/discover" && s.flags["exitonprobe"] {
+		s.errLine("fakemcp: exit on probe")
+		os.Exit(exitProbe)
+	}
+	if s.flags["silentprobe"] && !initialized && msg.Method != "initialize" {
+		return
+	}
+	switch {
+	case s.flags["modern"]:
+		if rerr := s.checkEnvelope(r); rerr != nil {
+			s.reply(r, nil, rerr)
+			return
+		}
+		r.modern = true
+	case s.flags["legacy"]:
+		r.modern = false
+	default: // dual: a request with the modern envelope is served statelessly
+		if r.modern {
+			if rerr := s.checkEnvelope(r); rerr != nil {
+				s.reply(r, nil, rerr)
+				return
+			}
+		}
+	}
+	if !r.modern {
+		switch {
+		case msg.Method == "server/discover":
+			s.reply(r, nil, errorf(-32601, "Method not found"))
+			return
+		case msg.Method == "initialize" && s.flags["hanginit"]:
+			return
+		case msg.Method == "initialize":
+			s.initialize(r)
+			return
+		case msg.Method != "ping" && !initialized:
+			s.reply(r, nil, errorf(-32600, "server not initialized"))
+			return
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	r.ctx = ctx
+	s.mu.Lock()
+	s.inflight[string(r.id)] = cancel
+	s.mu.Unlock()
+	go func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.inflight, string(r.id))
+			s.mu.Unlock()
+			cancel()
+		}()
+		result, rerr := s.dispatch(r)
+		if rerr == errNoReply {
+			return
+		}
+		if ctx.Err() != nil && r.method != "subscriptions/listen" {
+			return // "Receivers ... SHOULD NOT send a response for the cancelled request."
+		}
+		s.reply(r, result, rerr)
+	}()
+}
+
+// checkEnvelope validates the modern _meta envelope: "Missing a required key
+// ⇒ malformed ⇒ server must answer -32602".
+func (s *server) checkEnvelope(r *req) *rpcError {
+	var version string
+	if json.Unmarshal(r.meta["io.modelcontextprotocol/protocolVersion"], &version) != nil || version == "" {
+		return errorf(-32602, "missing or invalid _meta field %q", "io.modelcontextprotocol/protocolVersion")
+	}
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(r.meta["io.modelcontextprotocol/clientCapabilities"], &caps) != nil || caps == nil {
+		return errorf(-32602, "missing or invalid _meta field %q", "io.modelcontextprotocol/clientCapabilities")
+	}
+	if !slices.Contains(s.versions, version) || version < "2026" {
+		return &rpcError{Code: -32022, Message: "unsupported protocol version",
+			Data: map[string]any{"supported": s.versions, "requested": version}}
+	}
+	return nil
+}
+
+var serverInfo = map[string]any{"name": "fakemcp", "version": "1.0.0"}
+
+var capabilities = map[string]any{
+	"tools":     map[string]any{"listChanged": true},
+	"prompts":   map[string]any{"listChanged": true},
+	"resources": map[string]any{"subscribe": true, "listChanged": true},
+	"logging":   map[string]any{},
+}
+
+const instructions = "fakemcp is a fake MCP server for tests"
+
+func (s *server) initialize(r *req) {
+	var version string
+	_ = json.Unmarshal(r.params["protocolVersion"], &version)
+	if version == "" {
+		s.reply(r, nil, errorf(-32602, "protocolVersion required"))
+		return
+	}
+	switch version {
+	case "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05":
+	default:
+		version = "2025-11-25"
+	}
+	s.mu.Lock()
+	s.initialized = true
+	s.mu.Unlock()
+	s.reply(r, map[string]any{
+		"protocolVersion": version,
+		"capabilities":    capabilities,
+		"serverInfo":      serverInfo,
+		"instructions":    instructions,
+	}, nil)
+}
+
+// dispatch serves one request after the era checks.
+func (s *server) dispatch(r *req) (map[string]any, *rpcError) {
+	cacheable := func(m map[string]any) map[string]any {
+		if r.modern {
+			m["ttlMs"] = s.ttl
+			m["cacheScope"] = "public"
+		}
+		return m
+	}
+	switch r.method {
+	case "ping":
+		return map[string]any{}, nil
+	case "server/discover":
+		return cacheable(map[string]any{
+			"supportedVersions": s.versions,
+			"capabilities":      capabilities,
+			"instructions":      instructions,
+		}), nil
+	case "tools/list":
+		list := make([]map[string]any, 0, len(tools))
+		for _, t := range tools {
+			list = append(list, map[string]any{
+				"name": t.name, "description": t.description,
+				"inputSchema": map[string]any{"type": "object"},
+			})
+		}
+		return cacheable(map[string]any{"tools": list}), nil
+	case "tools/call":
+		return s.callTool(r)
+	case "resources/list":
+		return cacheable(map[string]any{"resources": []any{
+			map[string]any{"uri": "fake://hello", "name": "hello", "mimeType": "text/plain"},
+		}}), nil
+	case "resources/templates/list":
+		return cacheable(map[string]any{"resourceTemplates": []any{}}), nil
+	case "resources/read":
+		var uri string
+		_ = json.Unmarshal(r.params["uri"], &uri)
+		if uri != "fake://hello" {
+			return nil, &rpcError{Code: -32602, Message: "Resource not found", Data: map[string]any{"uri": uri}}
+		}
+		return cacheable(map[string]any{"contents": []any{
+			map[string]any{"uri": uri, "mimeType": "text/plain", "text": "hello"},
+		}}), nil
+	case "resources/subscribe", "resources/unsubscribe":
+		if r.modern {
+			return nil, errorf(-32601, "method not found: %q", r.method)
+		}
+		return map[string]any{}, nil
+	case "prompts/list":
+		return cacheable(map[string]any{"prompts": []any{
+			map[string]any{"name": "greet", "description": "greets someone",
+				"arguments": []any{map[string]any{"name": "name", "required": false}}},
+		}}), nil
+	case "prompts/get":
+		var name string
+		_ = json.Unmarshal(r.params["name"], &name)
+		if name != "greet" {
+			return nil, errorf(-32602, "unknown prompt %q", name)
+		}
+		var args struct {
+			Name string `json:"name"`
+		}
+		_ = json.Unmarshal(r.params["arguments"], &args)
+		if args.Name == "" {
+			args.Name = "world"
+		}
+		return map[string]any{"messages": []any{map[string]any{
+			"role": "user", "content": textContent("hello " + args.Name),
+		}}}, nil
+	case "subscriptions/listen":
+		if !r.modern {
+			return nil, errorf(-32601, "Method not found")
+		}
+		return s.listen(r)
+	}
+	return nil, errorf(-32601, "method not found: %q", r.method)
+}
+
+// listen acknowledges the filter, then holds the request open until it is
+// cancelled and closes it with a tagged success result.
+func (s *server) listen(r *req) (map[string]any, *rpcError) {
+	var filter json.RawMessage = []byte("{}")
+	if f := r.params["notifications"]; f != nil {
+		filter = f
+	}
+	s.mu.Lock()
+	s.listens[string(r.id)] = filter
+	s.mu.Unlock()
+	s.notify("notifications/subscriptions/acknowledged", map[string]any{
+		"_meta":         map[string]any{"io.modelcontextprotocol/subscriptionId": r.id},
+		"notifications": filter,
+	})
+	<-r.ctx.Done()
+	s.mu.Lock()
+	delete(s.listens, string(r.id))
+	s.mu.Unlock()
+	return map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": r.id}}, nil
+}
+
+// reply writes the response to r. Modern results get resultType and the
+// serverInfo _meta key.
+func (s *server) reply(r *req, result map[string]any, rerr *rpcError) {
+	resp := map[string]any{"jsonrpc": "2.0", "id": r.id}
+	if rerr != nil {
+		resp["error"] = rerr
+	} else {
+		if r.modern {
+			if _, ok := result["resultType"]; !ok {
+				result["resultType"] = "complete"
+			}
+			meta, _ := result["_meta"].(map[string]any)
+			if meta == nil {
+				meta = map[string]any{}
+			}
+			meta["io.modelcontextprotocol/serverInfo"] = serverInfo
+			result["_meta"] = meta
+		}
+		resp["result"] = result
+	}
+	s.write(resp)
+}
+
+func (s *server) notify(method string, params any) {
+	s.write(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+}
+
+// request sends a server→client request and waits for the answer or ctx.
+// afterWrite, if not nil, runs with the request's id once it was written.
+func (s *server) request(ctx context.Context, method string, params any, afterWrite func(id int64)) (*message, error) {
+	s.mu.Lock()
+	id := s.nextID
+	s.nextID++
+	key := strconv.FormatInt(id, 10)
+	ch := make(chan *message, 1)
+	s.waiting[key] = ch
+	s.mu.Unlock()
+	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+	if params != nil {
+		msg["params"] = params
+	}
+	s.write(msg)
+	if afterWrite != nil {
+		afterWrite(id)
+	}
+	select {
+	case m := <-ch:
+		return m, nil
+	case <-ctx.Done():
+		s.mu.Lock()
+		delete(s.waiting, key)
+		s.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+func (s *server) write(v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	b = append(b, '\n')
+	if s.flags["garbage"] {
+		b = slices.Concat([]byte("garbage: not json\n[\"array\"]\n"), b[:len(b)-1], []byte("\r\n"))
+	}
+	s.writeRaw(b)
+}
+
+func (s *server) writeRaw(b []byte) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	_, _ = s.out.Write(b)
+}
+
+func (s *server) logf(format string, args ...any) {
+	if s.flags["quiet"] && strings.HasPrefix(format, "recv") {
+		return
+	}
+	s.errLine(fmt.Sprintf(format, args...))
+}
+
+func (s *server) errLine(line string) {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	_, _ = io.WriteString(s.errw, line+"\n")
+}

@@ -1,0 +1,293 @@
+package fakemcp
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"strings"
+	"time"
+)
+
+// tool is one entry of the fake's tool table. run returns the text of the
+// result's single text content, or a JSON-RPC error.
+type tool struct {
+	name        string
+	description string
+	run         func(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError)
+}
+
+// tools is the fake's tool table; tools/list lists it in this order.
+var tools = []tool{
+	{"echo", `returns the "message" argument; optional "ms" delays the answer`, toolEcho},
+	{"progress", `emits "count" (default 3) notifications/progress for the request's progressToken, then returns "done"`, toolProgress},
+	{"sleep", `sleeps "ms" milliseconds and returns "slept"; on notifications/cancelled it does not answer`, toolSleep},
+	{"crash", `exits the process (status 2) mid-call`, toolCrash},
+	{"outoforder", `waits until "n" calls of this tool are pending, then answers them in reverse order with their "message"`, toolOutOfOrder},
+	{"unknownid", `first sends a response with an id never used, then answers "ok"`, toolUnknownID},
+	{"ping", `sends a ping request to the client and returns its answer as JSON text`, toolPing},
+	{"sample", `sends sampling/createMessage to the client and returns the result JSON or "error <code>: <message>"; with "cancel": true it cancels that request at once and returns "cancelled"`, toolSample},
+	{"stderrflood", `writes "mb" (default 1) MiB of stderr lines and returns "flooded"`, toolStderrFlood},
+	{"stats", `returns {"methods":{method:count},"cancelled":[ids]} as JSON text`, toolStats},
+	{"meta", `returns the request's params._meta as JSON text`, toolMeta},
+	{"changed", `emits notifications/<"kind">/list_changed (kind tools|prompts|resources) or, with "uri", notifications/resources/updated; on modern listens they are tagged with the subscription id`, toolChanged},
+	{"log", `emits notifications/message with "level" (default info) and "data"`, toolLog},
+}
+
+func textContent(text string) map[string]any {
+	return map[string]any{"type": "text", "text": text}
+}
+
+func (s *server) callTool(r *req) (map[string]any, *rpcError) {
+	var name string
+	_ = json.Unmarshal(r.params["name"], &name)
+	args := map[string]json.RawMessage{}
+	if a := r.params["arguments"]; a != nil {
+		if json.Unmarshal(a, &args) != nil {
+			return nil, errorf(-32602, "arguments must be an object")
+		}
+	}
+	for _, t := range tools {
+		if t.name == name {
+			text, rerr := t.run(s, r, args)
+			if rerr != nil {
+				return nil, rerr
+			}
+			return map[string]any{"content": []any{textContent(text)}}, nil
+		}
+	}
+	return nil, errorf(-32602, "unknown tool %q", name)
+}
+
+func argInt(args map[string]json.RawMessage, key string, def int) int {
+	var v int
+	if json.Unmarshal(args[key], &v) != nil {
+		return def
+	}
+	return v
+}
+
+func argString(args map[string]json.RawMessage, key string) string {
+	var v string
+	_ = json.Unmarshal(args[key], &v)
+	return v
+}
+
+// wait sleeps ms milliseconds or until the request is cancelled; it reports
+// whether the full time passed.
+func wait(r *req, ms int) bool {
+	t := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-r.ctx.Done():
+		return false
+	}
+}
+
+func toolEcho(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	if ms := argInt(args, "ms", 0); ms > 0 {
+		wait(r, ms)
+	}
+	return argString(args, "message"), nil
+}
+
+func toolProgress(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	token := r.meta["progressToken"]
+	n := argInt(args, "count", 3)
+	for i := 1; token != nil && i <= n; i++ {
+		s.notify("notifications/progress", map[string]any{
+			"progressToken": token, "progress": i, "total": n, "message": fmt.Sprintf("step %d", i),
+		})
+	}
+	return "done", nil
+}
+
+func toolSleep(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	wait(r, argInt(args, "ms", 1000))
+	return "slept", nil // not sent if cancelled
+}
+
+func toolCrash(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	s.errLine("fakemcp: crash tool called")
+	os.Exit(exitCrashTool)
+	return "", nil
+}
+
+// barrier collects the calls of one outoforder group.
+type barrier struct {
+	waiters []*waiter
+}
+
+type waiter struct {
+	seq  int64         // order in which the request was read
+	turn chan struct{} // closed when it is this call's turn to answer
+	next *waiter       // answers after this one
+}
+
+func toolOutOfOrder(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	n := argInt(args, "n", 2)
+	me := &waiter{seq: r.seq, turn: make(chan struct{})}
+	s.mu.Lock()
+	b := s.barriers[n]
+	if b == nil {
+		b = &barrier{}
+		s.barriers[n] = b
+	}
+	b.waiters = append(b.waiters, me)
+	if len(b.waiters) == n {
+		delete(s.barriers, n)
+		// The last request read answers first, the first one last.
+		sort.Slice(b.waiters, func(i, j int) bool { return b.waiters[i].seq > b.waiters[j].seq })
+		for i := 0; i+1 < n; i++ {
+			b.waiters[i].next = b.waiters[i+1]
+		}
+		close(b.waiters[0].turn)
+	}
+	s.mu.Unlock()
+	select {
+	case <-me.turn:
+	case <-r.ctx.Done():
+		return "", errNoReply
+	}
+	s.reply(r, map[string]any{"content": []any{textContent(argString(args, "message"))}}, nil)
+	if me.next != nil {
+		close(me.next.turn)
+	}
+	return "", errNoReply
+}
+
+func toolUnknownID(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	s.write(map[string]any{"jsonrpc": "2.0", "id": 987654321, "result": map[string]any{"bogus": true}})
+	return "ok", nil
+}
+
+func toolPing(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	m, err := s.request(r.ctx, "ping", nil, nil)
+	if err != nil {
+		return "", errNoReply
+	}
+	return answerText(m), nil
+}
+
+func toolSample(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	params := map[string]any{
+		"messages":  []any{map[string]any{"role": "user", "content": textContent("hello?")}},
+		"maxTokens": 10,
+	}
+	var afterWrite func(id int64)
+	if strings.Contains(string(args["cancel"]), "true") {
+		afterWrite = func(id int64) {
+			s.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "fake cancels"})
+		}
+		// The client must not answer a request its peer cancelled; stop
+		// waiting after a short while and report what happened.
+		ctx, cancel := context.WithTimeout(r.ctx, 200*time.Millisecond)
+		defer cancel()
+		m, err := s.request(ctx, "sampling/createMessage", params, afterWrite)
+		if err != nil {
+			return "cancelled", nil
+		}
+		return "answered after cancel: " + answerText(m), nil
+	}
+	m, err := s.request(r.ctx, "sampling/createMessage", params, nil)
+	if err != nil {
+		return "", errNoReply
+	}
+	return answerText(m), nil
+}
+
+func answerText(m *message) string {
+	if m.Error != nil {
+		return fmt.Sprintf("error %d: %s", m.Error.Code, m.Error.Message)
+	}
+	return string(compact(m.Result))
+}
+
+func toolStderrFlood(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	mb := argInt(args, "mb", 1)
+	line := strings.Repeat("f", 1023)
+	for i := 0; i < mb*1024; i++ {
+		s.errLine(line)
+	}
+	return "flooded", nil
+}
+
+func toolStats(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	b, _ := json.Marshal(s.Stats())
+	return string(b), nil
+}
+
+func toolMeta(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	m := r.params["_meta"]
+	if m == nil {
+		m = []byte("null")
+	}
+	return string(compact(m)), nil
+}
+
+func toolChanged(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	method := "notifications/" + argString(args, "kind") + "/list_changed"
+	params := map[string]any{}
+	uri := argString(args, "uri")
+	if uri != "" {
+		method = "notifications/resources/updated"
+		params["uri"] = uri
+	}
+	s.mu.Lock()
+	var ids []string
+	for id := range s.listens {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+	sort.Strings(ids)
+	if s.flags["modern"] || r.modern {
+		for _, id := range ids {
+			p := map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": json.RawMessage(id)}}
+			for k, v := range params {
+				p[k] = v
+			}
+			s.notify(method, p)
+		}
+		return fmt.Sprintf("notified %d listens", len(ids)), nil
+	}
+	s.notify(method, params)
+	return "notified", nil
+}
+
+func toolLog(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	level := argString(args, "level")
+	if level == "" {
+		level = "info"
+	}
+	s.notify("notifications/message", map[string]any{"level": level, "logger": "fakemcp", "data": json.RawMessage(orNull(args["data"]))})
+	return "logged", nil
+}
+
+func orNull(b json.RawMessage) json.RawMessage {
+	if b == nil {
+		return []byte("null")
+	}
+	return b
+}
+
+// Stats is what the fake's stats tool reports.
+type Stats struct {
+	// Methods counts every message received by method ("response" for
+	// answers to the fake's own requests).
+	Methods map[string]int `json:"methods"`
+	// Cancelled lists the requestId of every notifications/cancelled received.
+	Cancelled []json.RawMessage `json:"cancelled"`
+}
+
+func (s *server) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := Stats{Methods: map[string]int{}, Cancelled: append([]json.RawMessage{}, s.cancelled...)}
+	for k, v := range s.counts {
+		st.Methods[k] = v
+	}
+	return st
+}
