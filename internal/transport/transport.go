@@ -1,11 +1,17 @@
-// Package transport owns one MCP server child process and its stdio: spawn in
-// its own process group, newline-delimited JSON-RPC framing on stdout/stdin,
-// a continuously drained stderr kept in a ring, and the MCP stdio stop
-// sequence (close stdin, SIGTERM the group, SIGKILL the group).
 package transport
 
 import (
+	"bufio"
 	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
 	"time"
 
 	"go.uber.org/zap"
@@ -17,6 +23,20 @@ const (
 	DefaultShutdownGrace = 2 * time.Second
 )
 
+// Bounds of the stderr drain.
+const (
+	// StderrReadSize is the size of one read from the child's stderr.
+	StderrReadSize = 8 << 10
+	// MaxStderrLine caps one stderr line in bytes. The rest of a longer line
+	// is discarded and the kept part is marked Truncated.
+	MaxStderrLine = 64 << 10
+)
+
+// stdoutBufferSize is the bufio buffer on stdout. Lines that fit are copied
+// once into the returned slice; longer lines are assembled in their own
+// growing slice, bounded by MaxLineSize.
+const stdoutBufferSize = 64 << 10
+
 var (
 	// ErrClosed is returned by WriteMessage after stdin was closed or the
 	// process exited.
@@ -25,6 +45,11 @@ var (
 	// exist or is not executable.
 	ErrCommandNotFound = errors.New("transport: command not found")
 )
+
+// droppedEnv are removed from every child's environment: they describe
+// mcpd's own systemd context (notify socket, activated sockets) and would
+// make a child talk to systemd or grab mcpd's listening fd.
+var droppedEnv = []string{"NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES"}
 
 // Options configure one child process.
 type Options struct {
@@ -41,7 +66,8 @@ type Options struct {
 	// MaxLineSize caps one stdout line. If zero, DefaultMaxLineSize is used.
 	MaxLineSize int
 	// ShutdownGrace is each wait of the stop sequence. If zero,
-	// DefaultShutdownGrace is used.
+	// DefaultShutdownGrace is used. It also bounds how long, after the child
+	// exited, Done waits for stdout and stderr to reach EOF (see Done).
 	ShutdownGrace time.Duration
 	// Stderr receives the child's stderr lines; nil discards them (they are
 	// still drained).
@@ -60,63 +86,300 @@ type Stats struct {
 
 // Process is one running child. ReadMessage must be called from a single
 // goroutine; every other method is safe for concurrent use.
-type Process struct{}
+//
+// The child's stdin, stdout and stderr are os.Pipe pairs created here rather
+// than cmd.StdinPipe/StdoutPipe/StderrPipe: exec.Cmd.Wait closes the pipes it
+// created as soon as the process exits, so with those a reader racing Wait
+// can lose the last lines the child wrote (typically the error that explains
+// its exit), and Wait must not even be called before reading is done. With
+// our own pipes, cmd.Wait only reaps, and reading runs independently of it:
+// ReadMessage returns everything the child wrote, then io.EOF, then closes
+// stdout. A read deadline of ShutdownGrace after the exit (the equivalent of
+// cmd.WaitDelay for pipes we own) ends reading even if a process that
+// escaped the group still holds the pipes.
+//
+// The caller is expected to call ReadMessage until it returns an error;
+// otherwise stdout is only closed when the Process is garbage collected.
+type Process struct {
+	name  string
+	pid   int
+	cmd   *exec.Cmd
+	log   *zap.Logger
+	ring  *Ring
+	grace time.Duration
 
-// Start spawns the child described by opts.
-func Start(opts Options) (*Process, error) { panic("unimplemented") }
+	maxLine int
 
-// Pid returns the child's process id (also its process group id).
-func (p *Process) Pid() int { panic("unimplemented") }
+	// Reader side; used only by the goroutine calling ReadMessage, which
+	// also closes stdoutR at EOF. The waiter only sets a read deadline.
+	stdoutR *os.File
+	rd      *bufio.Reader
+	readErr error // sticky: once set, ReadMessage returns it
 
-// ReadMessage returns the next JSON object line from the child's stdout,
-// without its line ending. Lines that are not JSON objects and oversize
-// lines are skipped and counted. It returns io.EOF when stdout is closed.
-// The returned slice is owned by the caller.
-func (p *Process) ReadMessage() ([]byte, error) { panic("unimplemented") }
+	stderrR    *os.File
+	stderrDone chan struct{} // closed by the stderr drain when it returns
 
-// WriteMessage writes msg (one compact JSON value, no newline) followed by
-// "\n" to the child's stdin. It returns an error wrapping ErrClosed once stdin
-// is closed; a broken pipe is reported as ErrClosed too.
-func (p *Process) WriteMessage(msg []byte) error { panic("unimplemented") }
+	wmu  sync.Mutex // serializes writes to stdinW; guards wbuf
+	wbuf []byte
 
-// Stop runs the stop sequence: close stdin, wait ShutdownGrace, SIGTERM the
-// process group, wait ShutdownGrace, SIGKILL the group, reap. It returns once
-// the child has been reaped. Stop is idempotent and safe to call concurrently.
-func (p *Process) Stop() error { panic("unimplemented") }
+	stdinW      *os.File
+	stdinClosed atomic.Bool
+	stdinOnce   sync.Once
 
-// Kill sends SIGKILL to the process group at once and returns without waiting.
-func (p *Process) Kill() { panic("unimplemented") }
+	sigMu sync.Mutex // guards exited; held while signalling the group
+	// exited is set (with the group already SIGKILLed) while the child is a
+	// zombie or right after it was reaped, before its pid can be reused;
+	// signals are never sent once it is set.
+	exited   bool
+	exitedCh chan struct{} // closed when exited is set
 
-// Done is closed once the child has exited, been reaped, and stderr drained.
-func (p *Process) Done() <-chan struct{} { panic("unimplemented") }
+	stopOnce sync.Once
+	stopping atomic.Bool
+	stopErr  error // written inside stopOnce
 
-// ExitError returns how the child exited (nil for exit status 0); valid after Done.
-func (p *Process) ExitError() error { panic("unimplemented") }
+	done    chan struct{}
+	exitErr error // written before done is closed
 
-// Stopping reports whether Stop was called (an exit is then expected).
-func (p *Process) Stopping() bool { panic("unimplemented") }
-
-// Stats returns the stdout counters.
-func (p *Process) Stats() Stats { panic("unimplemented") }
-
-// Line is one stderr line of a child.
-type Line struct {
-	Time      time.Time
-	Text      string
-	Truncated bool
-	Pid       int
+	skipped  atomic.Int64
+	oversize atomic.Int64
 }
 
-// Ring keeps the most recent stderr lines of one server across restarts,
-// bounded by line count and bytes. It is safe for concurrent use.
-type Ring struct{}
+// Start spawns the child described by opts.
+//
+// The command is run directly from its argv (never through a shell), in its
+// own process group, with SIGKILL as parent-death signal so that a killed
+// mcpd leaves no orphan. If the command does not exist or is not
+// executable, the error wraps ErrCommandNotFound and names the server and
+// the command.
+func Start(opts Options) (*Process, error) {
+	if err := platformSupported(); err != nil {
+		return nil, fmt.Errorf("start %q: %w", opts.Name, err)
+	}
+	if opts.Command == "" {
+		return nil, fmt.Errorf("start %q: empty command: %w", opts.Name, ErrCommandNotFound)
+	}
+	if opts.Dir != "" {
+		// With SysProcAttr set, a missing directory is reported by exec as
+		// the command's ENOENT; check it here so it is not mistaken for a
+		// missing command.
+		fi, err := os.Stat(opts.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("start %q: working directory: %w", opts.Name, err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("start %q: working directory %q is not a directory", opts.Name, opts.Dir)
+		}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = zap.NewNop()
+	}
+	maxLine := opts.MaxLineSize
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLineSize
+	}
+	grace := opts.ShutdownGrace
+	if grace <= 0 {
+		grace = DefaultShutdownGrace
+	}
 
-// NewRing returns a ring holding at most maxLines lines and maxBytes bytes of
-// text. Zero values mean 1000 lines and 1 MiB.
-func NewRing(maxLines, maxBytes int) *Ring { panic("unimplemented") }
+	cmd := exec.Command(opts.Command, opts.Args...)
+	cmd.Env = childEnv(opts.Env)
+	cmd.Dir = opts.Dir
+	cmd.SysProcAttr = sysProcAttr()
+	// All three stdio streams are *os.File, so Wait starts no copying
+	// goroutines and WaitDelay only matters for a future change to that; the
+	// same bound is applied to our own pipes by the waiter.
+	cmd.WaitDelay = grace
 
-// Add appends a line, evicting the oldest ones beyond the bounds.
-func (r *Ring) Add(l Line) { panic("unimplemented") }
+	var parentEnds, childEnds []*os.File
+	closeAll := func(fs []*os.File) {
+		for _, f := range fs {
+			_ = f.Close()
+		}
+	}
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err != nil {
+			closeAll(parentEnds)
+			closeAll(childEnds)
+			return nil, nil, fmt.Errorf("start %q: pipe: %w", opts.Name, err)
+		}
+		return r, w, nil
+	}
+	stdinR, stdinW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	parentEnds, childEnds = append(parentEnds, stdinW), append(childEnds, stdinR)
+	stdoutR, stdoutW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	parentEnds, childEnds = append(parentEnds, stdoutR), append(childEnds, stdoutW)
+	stderrR, stderrW, err := pipe()
+	if err != nil {
+		return nil, err
+	}
+	parentEnds, childEnds = append(parentEnds, stderrR), append(childEnds, stderrW)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
 
-// Last returns up to n most recent lines, oldest first.
-func (r *Ring) Last(n int) []Line { panic("unimplemented") }
+	err = cmd.Start()
+	// The child has its copies now; ours must go, or stdout/stderr would
+	// never reach EOF and stdin would never be seen closed.
+	closeAll(childEnds)
+	if err != nil {
+		closeAll(parentEnds)
+		return nil, startError(opts, err)
+	}
+
+	pid := cmd.Process.Pid
+	p := &Process{
+		name:       opts.Name,
+		pid:        pid,
+		cmd:        cmd,
+		log:        log.With(zap.String("server", opts.Name), zap.Int("pid", pid)),
+		ring:       opts.Stderr,
+		grace:      grace,
+		maxLine:    maxLine,
+		stdoutR:    stdoutR,
+		rd:         bufio.NewReaderSize(stdoutR, stdoutBufferSize),
+		stderrR:    stderrR,
+		stderrDone: make(chan struct{}),
+		stdinW:     stdinW,
+		exitedCh:   make(chan struct{}),
+		done:       make(chan struct{}),
+	}
+	p.log.Debug("child started", zap.String("command", opts.Command), zap.Strings("args", opts.Args))
+	go p.drainStderr()
+	go p.wait()
+	return p, nil
+}
+
+// startError classifies a spawn failure.
+func startError(opts Options, err error) error {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, exec.ErrDot) ||
+		errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
+		errors.Is(err, syscall.ENOEXEC) {
+		return fmt.Errorf("start %q: command %q: %w: %w", opts.Name, opts.Command, ErrCommandNotFound, err)
+	}
+	return fmt.Errorf("start %q: %w", opts.Name, err)
+}
+
+// childEnv returns env (or mcpd's environment when nil) without droppedEnv.
+// The result is never nil, so an empty env really means an empty one.
+func childEnv(env []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		key, _, _ := strings.Cut(kv, "=")
+		if slices.Contains(droppedEnv, key) {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
+}
+
+// wait is the waiter goroutine: it learns of the child's exit, kills what is
+// left of the process group, reaps, closes stdin, bounds further reading of
+// stdout and stderr by a deadline, waits for the stderr drain, then closes
+// done.
+func (p *Process) wait() {
+	var err error
+	if werr := waitExited(p.pid); werr == nil {
+		// The child is a zombie: its pid (and so the group id) cannot be
+		// reused yet, so killing the group now cannot hit a stranger.
+		p.markExited()
+		err = p.cmd.Wait()
+	} else {
+		// No waitid(WNOWAIT) here (or it failed): reap first, then kill the
+		// group, which at worst signals a group that is already empty.
+		err = p.cmd.Wait()
+		p.markExited()
+	}
+	p.closeStdin()
+
+	// Like cmd.WaitDelay for the pipes we own: a process outside the group
+	// that still holds stdout or stderr must not keep them open for ever.
+	// Past the deadline a pending Read fails with os.ErrDeadlineExceeded,
+	// which the stderr drain and ReadMessage treat as EOF.
+	deadline := time.Now().Add(p.grace)
+	_ = p.stderrR.SetReadDeadline(deadline)
+	_ = p.stdoutR.SetReadDeadline(deadline)
+	<-p.stderrDone
+	_ = p.stderrR.Close()
+
+	if err != nil {
+		p.log.Debug("child exited", zap.Error(err))
+	} else {
+		p.log.Debug("child exited")
+	}
+	p.exitErr = err
+	close(p.done)
+}
+
+// markExited kills the rest of the process group and stops further signals.
+func (p *Process) markExited() {
+	p.sigMu.Lock()
+	defer p.sigMu.Unlock()
+	// Grandchildren (of npx, uvx, sh -c) must not outlive the child.
+	if err := signalGroup(p.pid, syscall.SIGKILL); err != nil {
+		p.log.Warn("kill process group after exit", zap.Error(err))
+	}
+	p.exited = true
+	close(p.exitedCh)
+}
+
+// signal sends sig to the process group unless the child has exited.
+func (p *Process) signal(sig syscall.Signal) error {
+	p.sigMu.Lock()
+	defer p.sigMu.Unlock()
+	if p.exited {
+		return nil
+	}
+	if err := signalGroup(p.pid, sig); err != nil {
+		return fmt.Errorf("signal %q group %d with %v: %w", p.name, p.pid, sig, err)
+	}
+	return nil
+}
+
+// closeStdin closes the write end of the child's stdin once.
+func (p *Process) closeStdin() {
+	p.stdinOnce.Do(func() {
+		p.stdinClosed.Store(true)
+		// Not under wmu: closing unblocks a WriteMessage stuck on a full pipe.
+		_ = p.stdinW.Close()
+	})
+}
+
+// Pid returns the child's process id (also its process group id).
+func (p *Process) Pid() int { return p.pid }
+
+// Done is closed once the child has exited, been reaped, and stderr drained.
+// By then the rest of its process group has been killed and stdin is
+// closed. If stderr is still open ShutdownGrace after the exit (a process
+// outside the group holds it), draining stops there. Done does not wait for
+// the stdout reader.
+func (p *Process) Done() <-chan struct{} { return p.done }
+
+// ExitError returns how the child exited (nil for exit status 0); valid after
+// Done, nil before. A non-nil error is usually an *exec.ExitError.
+func (p *Process) ExitError() error {
+	select {
+	case <-p.done:
+		return p.exitErr
+	default:
+		return nil
+	}
+}
+
+// Stopping reports whether Stop was called (an exit is then expected).
+func (p *Process) Stopping() bool { return p.stopping.Load() }
+
+// Stats returns the stdout counters.
+func (p *Process) Stats() Stats {
+	return Stats{LinesSkipped: p.skipped.Load(), LinesOversize: p.oversize.Load()}
+}

@@ -1,0 +1,227 @@
+package transport
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"syscall"
+
+	"go.uber.org/zap"
+)
+
+const (
+	// warnSkippedLines is how many skipped or oversize stdout lines of one
+	// process are logged at Warn; later ones are logged at Debug, so a
+	// child that floods stdout with garbage cannot flood mcpd's log. The
+	// counters in Stats keep counting.
+	warnSkippedLines = 20
+	// skippedPrefixLen is how much of a skipped line is logged.
+	skippedPrefixLen = 80
+	// maxKeptWriteBuf is the largest write buffer kept for reuse.
+	maxKeptWriteBuf = 64 << 10
+)
+
+// ReadMessage returns the next JSON object line from the child's stdout,
+// without its line ending. Lines that are not JSON objects and oversize
+// lines are skipped and counted. It returns io.EOF when stdout is closed.
+// The returned slice is owned by the caller.
+//
+// MCP stdio framing: "Exactly one JSON-RPC message (request, notification or
+// response) per line, lines separated by `\n`". A trailing "\r" is stripped
+// (as the TypeScript SDK does), surrounding JSON whitespace is trimmed, and
+// blank lines are ignored. A line is oversize when it is longer than
+// MaxLineSize without its line ending; it is discarded without being
+// buffered whole.
+func (p *Process) ReadMessage() ([]byte, error) {
+	if p.readErr != nil {
+		return nil, p.readErr
+	}
+	for {
+		line, err := p.rd.ReadSlice('\n')
+		switch {
+		case err == nil:
+			// Fast path: the whole line is in the bufio buffer; one copy.
+			if msg, ok := p.accept(line); ok {
+				return bytes.Clone(msg), nil
+			}
+		case errors.Is(err, bufio.ErrBufferFull):
+			msg, ok := p.readLong(line)
+			if ok {
+				return msg, nil
+			}
+			if p.readErr != nil {
+				return nil, p.readErr
+			}
+		default:
+			// "The server may itself initiate shutdown by closing stdout
+			// and exiting": a last line without "\n" still counts.
+			p.endStdout(err)
+			if msg, ok := p.accept(line); ok {
+				return bytes.Clone(msg), nil
+			}
+			return nil, p.readErr
+		}
+	}
+}
+
+// readLong assembles a line longer than the bufio buffer, whose first part
+// is first, into its own slice, or discards it once it exceeds maxLine. It
+// reports whether a message was accepted; on a read error it records it.
+func (p *Process) readLong(first []byte) ([]byte, bool) {
+	// A line may carry "\r\n" beyond its maxLine bytes of content.
+	limit := p.maxLine + 2
+	var acc []byte
+	chunk, err := first, error(bufio.ErrBufferFull)
+	for {
+		if len(acc)+len(chunk) > limit {
+			// Oversize: drop what we have and throw the rest of the line
+			// away chunk by chunk until its newline, never holding more
+			// than one bufio buffer of it.
+			total := len(acc) + len(chunk)
+			acc = nil
+			for errors.Is(err, bufio.ErrBufferFull) {
+				chunk, err = p.rd.ReadSlice('\n')
+				total += len(chunk)
+			}
+			p.countOversize(total)
+			if err != nil {
+				p.endStdout(err)
+			}
+			return nil, false
+		}
+		if acc == nil {
+			acc = make([]byte, 0, min(2*len(chunk), limit))
+		}
+		acc = append(acc, chunk...)
+		switch {
+		case err == nil:
+			return p.accept(acc)
+		case errors.Is(err, bufio.ErrBufferFull):
+			chunk, err = p.rd.ReadSlice('\n')
+		default:
+			p.endStdout(err)
+			return p.accept(acc)
+		}
+	}
+}
+
+// accept strips the line ending and surrounding whitespace from line and
+// reports whether the rest is a JSON object; it counts what it rejects. The
+// result aliases line.
+func (p *Process) accept(line []byte) ([]byte, bool) {
+	line = bytes.TrimSuffix(line, []byte{'\n'})
+	line = bytes.TrimSuffix(line, []byte{'\r'})
+	if len(line) > p.maxLine {
+		p.countOversize(len(line))
+		return nil, false
+	}
+	msg := trimJSONSpace(line)
+	if len(msg) == 0 {
+		return nil, false
+	}
+	// "Nothing but valid MCP messages may be written to the child's stdin,
+	// and the child must not write anything else to stdout. Reality check:
+	// misbehaving servers do print banners to stdout; be prepared to
+	// log-and-skip unparsable lines rather than crash."
+	if msg[0] != '{' || !json.Valid(msg) {
+		n := p.skipped.Add(1)
+		prefix := msg[:min(len(msg), skippedPrefixLen)]
+		p.logAnomaly(n+p.oversize.Load(), "skipped non-json stdout line",
+			zap.String("line_prefix", strings.ToValidUTF8(string(prefix), "\uFFFD")),
+			zap.Int("line_size", len(msg)),
+			zap.Int64("lines_skipped", n))
+		return nil, false
+	}
+	return msg, true
+}
+
+func (p *Process) countOversize(size int) {
+	n := p.oversize.Add(1)
+	p.logAnomaly(n+p.skipped.Load(), "discarded oversize stdout line",
+		zap.Int("line_size_at_least", size),
+		zap.Int("max_line_size", p.maxLine),
+		zap.Int64("lines_oversize", n))
+}
+
+func (p *Process) logAnomaly(count int64, msg string, fields ...zap.Field) {
+	if count <= warnSkippedLines {
+		p.log.Warn(msg, fields...)
+		return
+	}
+	p.log.Debug(msg, fields...)
+}
+
+// endStdout records the end of stdout and closes it.
+func (p *Process) endStdout(err error) {
+	switch {
+	case errors.Is(err, io.EOF):
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		// Set by the waiter ShutdownGrace after the exit.
+		p.log.Warn("stdout still open after child exit, closing it")
+		err = io.EOF
+	default:
+		err = fmt.Errorf("read stdout of %q: %w", p.name, err)
+	}
+	p.readErr = err
+	_ = p.stdoutR.Close()
+}
+
+// trimJSONSpace trims the four JSON whitespace characters from both ends.
+func trimJSONSpace(b []byte) []byte {
+	isSpace := func(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
+	for len(b) > 0 && isSpace(b[0]) {
+		b = b[1:]
+	}
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// WriteMessage writes msg (one compact JSON value, no newline) followed by
+// "\n" to the child's stdin. It returns an error wrapping ErrClosed once stdin
+// is closed; a broken pipe is reported as ErrClosed too.
+//
+// The message and its "\n" go out in one Write under a mutex, so concurrent
+// writers never interleave. If msg contains a raw newline (pretty-printed
+// JSON from an app), it is compacted first: "a message must not contain a
+// raw newline"; if it then is not valid JSON, an error is returned and
+// nothing is written.
+func (p *Process) WriteMessage(msg []byte) error {
+	p.wmu.Lock()
+	defer p.wmu.Unlock()
+	if p.stdinClosed.Load() {
+		return fmt.Errorf("write to %q: %w", p.name, ErrClosed)
+	}
+	buf := p.wbuf[:0]
+	if bytes.IndexByte(msg, '\n') >= 0 {
+		w := bytes.NewBuffer(buf)
+		if err := json.Compact(w, msg); err != nil {
+			return fmt.Errorf("write to %q: message with a newline is not valid json: %w", p.name, err)
+		}
+		buf = w.Bytes()
+	} else {
+		buf = append(buf, msg...)
+	}
+	buf = append(buf, '\n')
+	_, err := p.stdinW.Write(buf)
+	if cap(buf) <= maxKeptWriteBuf {
+		p.wbuf = buf[:0]
+	} else {
+		p.wbuf = nil
+	}
+	if err != nil {
+		// os.ErrClosed: Stop or the waiter closed stdin under us. EPIPE:
+		// the child (and everything in its group) closed its stdin.
+		if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) {
+			return fmt.Errorf("write to %q: %w", p.name, ErrClosed)
+		}
+		return fmt.Errorf("write to %q: %w", p.name, err)
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+//go:build linux
+
+package transport
+
+import (
+	"errors"
+	"syscall"
+	"unsafe"
+)
+
+func platformSupported() error { return nil }
+
+// sysProcAttr puts the child in its own process group (so the whole group
+// can be signalled) and has the kernel SIGKILL it if mcpd dies. Pdeathsig
+// fires when the OS thread that forked the child exits; Go only ends a thread
+// when a goroutine exits while locked to it (runtime.LockOSThread), so Start
+// must not be called from such a goroutine.
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// signalGroup sends sig to every process of the group pgid. A group that no
+// longer exists is not an error.
+func signalGroup(pgid int, sig syscall.Signal) error {
+	err := syscall.Kill(-pgid, sig)
+	if errors.Is(err, syscall.ESRCH) {
+		return nil
+	}
+	return err
+}
+
+// waitExited blocks until the child pid has exited, without reaping it
+// (waitid with WNOWAIT), so that its pid and process group id stay reserved
+// while the rest of the group is killed.
+func waitExited(pid int) error {
+	const pPID = 1     // P_PID
+	var info [128]byte // siginfo_t
+	for {
+		_, _, errno := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid),
+			uintptr(unsafe.Pointer(&info[0])), syscall.WEXITED|syscall.WNOWAIT, 0, 0)
+		switch errno {
+		case 0:
+			return nil
+		case syscall.EINTR:
+			continue
+		default:
+			return errno
+		}
+	}
+}
