@@ -1,0 +1,31 @@
+package config
+
+import "encoding/json"
+
+// cachePolicy parses a server's "cache" key: "never", "always", or a
+// positive duration (a Go duration string or integer milliseconds), which
+// is normalized to its time.Duration spelling.
+func (p *parser) cachePolicy(server, key string, raw json.RawMessage) string {
+	if kind(raw) == "string" {
+		var v string
+		_ = json.Unmarshal(raw, &v)
+		if v == "never" || v == "always" {
+			return v
+		}
+	}
+	switch kind(raw) {
+	case "string", "number":
+		nerr := len(p.errs)
+		d := p.duration(server, key, raw, 0)
+		if len(p.errs) > nerr {
+			// Say what else the key accepts.
+			if e, ok := p.errs[len(p.errs)-1].(*Error); ok {
+				e.Msg += `; want a duration, "never" or "always"`
+			}
+			return ""
+		}
+		return d.String()
+	}
+	p.fail(server, key, `want a duration (a string like "30s" or integer milliseconds), "never" or "always", got %s`, kind(raw))
+	return ""
+}

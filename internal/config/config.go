@@ -1,0 +1,685 @@
+// Package config owns mcpd's config file: its JSON schema, loading and
+// validation into Config, and watching the file for changes (Watcher).
+//
+// # File format
+//
+// The file is a JSON object. Servers are declared under "mcpServers" (the
+// shape Claude Desktop, Cursor and most MCP hosts use), or under "servers"
+// (VS Code's mcp.json), so users can paste what they already have:
+//
+//	{
+//	  "mcpServers": {
+//	    "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"],
+//	               "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}, "autostart": true}
+//	  }
+//	}
+//
+// Both keys may be present; their servers are merged, and a name defined under
+// both is an error. The top-level keys "$schema" and "inputs" (VS Code) are
+// ignored; any other top-level key is an error.
+//
+// Per server, beside "command" (required), "args", "env" and "cwd", mcpd reads
+// "protocol" (auto|modern|legacy, default auto), "autostart" (default false),
+// "restart" (on-failure|always|never, default on-failure), "requestTimeout",
+// "shutdownGrace" (default 2s), "discoverTimeout" (default 3s), "disabled",
+// "maxLineSize" (bytes) and "cache" (see Server.Cache). Durations are Go duration strings ("1.5s", "500ms")
+// or integer milliseconds (1500), and must be positive. VS Code's
+// "type": "stdio" is accepted; any other type, or a "url", is rejected since
+// only stdio servers are supported. Unknown keys, wrong types and duplicate
+// keys are errors, so typos do not go unnoticed.
+//
+// # Paths
+//
+// A relative "command" that contains a slash ("./bin/server", "bin/server")
+// and a relative "cwd" are resolved against the directory of the config file,
+// not mcpd's working directory, so a config works the same wherever mcpd is
+// started from. A command without a slash ("npx", "uvx") is looked up in PATH
+// when the server starts. "~" is not expanded; write "${HOME}/...".
+//
+// # Variables
+//
+// In "command", "args", "cwd" and the values of "env", ${NAME} is replaced by
+// the value of the environment variable NAME of the mcpd process, and
+// ${NAME:-default} by its value, or by default if it is unset or empty.
+// ${env:NAME} is accepted as a synonym of ${NAME} (VS Code's spelling). An
+// unset variable without a default is an error naming it. "$${" yields a
+// literal "${"; every other "$" is kept as is ("$HOME" is not expanded).
+// Variables are expanded once, when the file is loaded or reloaded.
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Defaults applied by Parse to servers that do not set the key.
+const (
+	DefaultProtocol        = "auto"
+	DefaultRestart         = "on-failure"
+	DefaultShutdownGrace   = 2 * time.Second
+	DefaultDiscoverTimeout = 3 * time.Second
+)
+
+// Config is a parsed, validated config file.
+type Config struct {
+	// Path is the file the config was read from, as given to Load or Parse.
+	Path string
+	// Servers holds every declared server, disabled ones included, sorted
+	// by name.
+	Servers []Server
+	// Data is the file content Servers were parsed from. NewWatcher uses it
+	// to tell a real change from a save of identical bytes.
+	Data []byte
+}
+
+// Server is one declared MCP server. Its fields are in the same order and of
+// the same types as supervisor.Spec, so a Server converts to a Spec with a
+// plain type conversion; keep the two in step.
+type Server struct {
+	// Name is the key of the server in the file: non-empty, only
+	// [A-Za-z0-9_.-], and never containing "__" (the separator of
+	// aggregated tool names).
+	Name string
+	// Command is the program to run, with variables expanded. If it
+	// contains a slash it is absolute (relative ones are resolved against
+	// the config file's directory); otherwise it is looked up in PATH.
+	Command string
+	// Args are the program's arguments, with variables expanded.
+	Args []string
+	// Env is merged over mcpd's environment, with variables expanded in the
+	// values. Nil when the file sets none.
+	Env map[string]string
+	// Cwd is the working directory, absolute; "" means mcpd's own.
+	Cwd string
+	// Protocol is "auto" (the default), "modern" or "legacy".
+	Protocol string
+	// Autostart starts the server when mcpd starts rather than on first use.
+	Autostart bool
+	// Restart is "on-failure" (the default), "always" or "never".
+	Restart string
+	// RequestTimeout is the default request deadline. Zero means the key was
+	// not set and the supervisor's default applies.
+	RequestTimeout time.Duration
+	// ShutdownGrace is each wait of the stop sequence; 2s if not set.
+	ShutdownGrace time.Duration
+	// DiscoverTimeout bounds the server/discover probe; 3s if not set.
+	DiscoverTimeout time.Duration
+	// MaxLineSize caps one stdout line in bytes. Zero means not set and the
+	// default (32 MiB) applies.
+	MaxLineSize int
+	// Disabled servers are kept in the config but never started.
+	Disabled bool
+	// Cache is the result cache policy (key "cache"): "" when not set
+	// (results are kept only as long as the server itself promises: ttlMs,
+	// change notifications), a duration normalized by time.Duration.String
+	// ("30s", or integer milliseconds in the file) that keeps results that
+	// long when the server promises nothing longer, "never" (no caching, no
+	// coalescing) or "always" (until a change notification, restart, reload
+	// or mcpdctl cache clear).
+	Cache string
+}
+
+// Error is one problem in a config file. Parse returns one *Error, or
+// several joined with errors.Join; errors.As finds them in either case.
+type Error struct {
+	// Path is the config file.
+	Path string
+	// Line and Column locate a JSON syntax error (1-based); zero otherwise.
+	Line, Column int
+	// Server is the server the problem is in, if any.
+	Server string
+	// Key is the key the problem is in, if any ("args[1]", "env.TOKEN").
+	Key string
+	// Msg describes the problem.
+	Msg string
+}
+
+// Error formats the problem as
+// `config.json: server "foo": key "requestTimeout": invalid duration "abc"`,
+// or `config.json:3:5: invalid character ...` for syntax errors.
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(e.Path)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
+	}
+	b.WriteString(": ")
+	if e.Server != "" {
+		fmt.Fprintf(&b, "server %q: ", e.Server)
+	}
+	if e.Key != "" {
+		fmt.Fprintf(&b, "key %q: ", e.Key)
+	}
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Load reads and parses the config file at path. If the file does not exist
+// the error wraps fs.ErrNotExist, so the caller can run with no servers and
+// say where the file belongs.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses and validates data as the content of the config file at path.
+// path names the file in errors and is the base of relative commands and
+// working directories. Variables are expanded from the process environment.
+// All problems found are reported, each as an *Error.
+func Parse(path string, data []byte) (*Config, error) {
+	p := &parser{path: path, lookup: os.LookupEnv}
+	servers := p.parse(data)
+	if len(p.errs) > 0 {
+		return nil, errors.Join(p.errs...)
+	}
+	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data)}, nil
+}
+
+// The two keys a server map may sit under.
+const (
+	keyMCPServers = "mcpServers"
+	keyServers    = "servers"
+)
+
+// topKeys are the keys allowed at the top level; the ones other than the
+// server maps are ignored.
+var topKeys = []string{keyMCPServers, keyServers, "$schema", "inputs"}
+
+// serverKeys are the keys allowed in a server object.
+var serverKeys = []string{
+	"command", "args", "env", "cwd", "type", "protocol", "autostart", "restart",
+	"requestTimeout", "shutdownGrace", "discoverTimeout", "disabled", "maxLineSize",
+	"cache",
+}
+
+var (
+	protocols = []string{"auto", "modern", "legacy"}
+	restarts  = []string{"on-failure", "always", "never"}
+)
+
+// utf8BOM is skipped at the start of the file (Windows editors write it).
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+type parser struct {
+	path   string
+	lookup func(string) (string, bool)
+	errs   []error
+	base   string // directory relative paths are resolved against; set lazily
+}
+
+func (p *parser) fail(server, key, format string, args ...any) {
+	p.errs = append(p.errs, &Error{Path: p.path, Server: server, Key: key, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) parse(data []byte) []Server {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	if len(bytes.TrimSpace(data)) == 0 {
+		p.fail("", "", "file is empty, want a JSON object")
+		return nil
+	}
+	var v any
+	if err := json.Unmarshal(data, &v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := position(data, se.Offset)
+			p.errs = append(p.errs, &Error{Path: p.path, Line: line, Column: col, Msg: se.Error()})
+		} else {
+			p.fail("", "", "%v", err)
+		}
+		return nil
+	}
+	top, ok := p.object(data, "", "", "the top level")
+	if !ok {
+		return nil
+	}
+	var servers []Server
+	from := map[string]string{} // server name → the key it was declared under
+	for _, m := range top {
+		switch m.key {
+		case keyMCPServers, keyServers:
+			members, ok := p.object(m.val, "", m.key, "")
+			if !ok {
+				continue
+			}
+			for _, sm := range members {
+				// Duplicates inside one map were already reported by object.
+				if _, dup := from[sm.key]; dup {
+					p.fail(sm.key, "", "defined in both %q and %q", keyMCPServers, keyServers)
+					continue
+				}
+				from[sm.key] = m.key
+				if s, ok := p.server(m.key, sm.key, sm.val); ok {
+					servers = append(servers, s)
+				}
+			}
+		case "$schema", "inputs":
+			// Ignored: "$schema" points editors at a schema, "inputs" are
+			// VS Code's prompts for ${input:...} values.
+		default:
+			p.fail("", "", "unknown key %q%s", m.key, suggest(m.key, topKeys))
+		}
+	}
+	slices.SortFunc(servers, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })
+	return servers
+}
+
+func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool) {
+	nerr := len(p.errs)
+	if !p.checkName(mapKey, name) {
+		return Server{}, false
+	}
+	members, ok := p.object(raw, name, "", "")
+	if !ok {
+		return Server{}, false
+	}
+	s := Server{
+		Name:            name,
+		Protocol:        DefaultProtocol,
+		Restart:         DefaultRestart,
+		ShutdownGrace:   DefaultShutdownGrace,
+		DiscoverTimeout: DefaultDiscoverTimeout,
+	}
+	hasCommand := false
+	for _, m := range members {
+		switch k := m.key; k {
+		case "command":
+			hasCommand = true
+			if v, ok := p.str(name, k, m.val); ok {
+				s.Command = p.command(name, v)
+			}
+		case "args":
+			s.Args = p.args(name, m.val)
+		case "env":
+			s.Env = p.env(name, m.val)
+		case "cwd":
+			if v, ok := p.str(name, k, m.val); ok {
+				s.Cwd = p.cwd(name, v)
+			}
+		case "type":
+			// VS Code: "type": "stdio" | "http" | "sse".
+			if v, ok := p.str(name, k, m.val); ok && v != "stdio" {
+				p.fail(name, k, "only stdio servers are supported, got %q", v)
+			}
+		case "protocol":
+			s.Protocol = p.enum(name, k, m.val, protocols, s.Protocol)
+		case "restart":
+			s.Restart = p.enum(name, k, m.val, restarts, s.Restart)
+		case "autostart":
+			s.Autostart = p.boolean(name, k, m.val)
+		case "disabled":
+			s.Disabled = p.boolean(name, k, m.val)
+		case "requestTimeout":
+			s.RequestTimeout = p.duration(name, k, m.val, s.RequestTimeout)
+		case "shutdownGrace":
+			s.ShutdownGrace = p.duration(name, k, m.val, s.ShutdownGrace)
+		case "discoverTimeout":
+			s.DiscoverTimeout = p.duration(name, k, m.val, s.DiscoverTimeout)
+		case "maxLineSize":
+			s.MaxLineSize = p.positiveInt(name, k, m.val)
+		case "cache":
+			s.Cache = p.cachePolicy(name, k, m.val)
+		case "url":
+			p.fail(name, k, "only stdio servers are supported")
+		default:
+			p.fail(name, "", "unknown key %q%s", k, suggest(k, serverKeys))
+		}
+	}
+	if !hasCommand {
+		p.fail(name, "", "missing required key %q", "command")
+	}
+	return s, len(p.errs) == nerr
+}
+
+func (p *parser) checkName(mapKey, name string) bool {
+	if name == "" {
+		p.fail("", mapKey, "server name must not be empty")
+		return false
+	}
+	for _, r := range name {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
+			p.fail(name, "", `invalid name: use only letters, digits, "_", "." and "-"`)
+			return false
+		}
+	}
+	if strings.Contains(name, "__") {
+		p.fail(name, "", `invalid name: "__" is reserved as the separator of aggregated tool names`)
+		return false
+	}
+	return true
+}
+
+// command expands v and resolves a relative path containing a slash against
+// the config file's directory.
+func (p *parser) command(server, v string) string {
+	if v == "" {
+		p.fail(server, "command", "must not be empty")
+		return ""
+	}
+	x, ok := p.expand(server, "command", v)
+	if !ok {
+		return ""
+	}
+	if x == "" {
+		p.fail(server, "command", "%q expands to an empty string", v)
+		return ""
+	}
+	if strings.ContainsRune(x, '/') && !filepath.IsAbs(x) {
+		return p.resolve(server, "command", x)
+	}
+	return x
+}
+
+func (p *parser) cwd(server, v string) string {
+	x, ok := p.expand(server, "cwd", v)
+	if !ok || x == "" {
+		return x
+	}
+	if !filepath.IsAbs(x) {
+		return p.resolve(server, "cwd", x)
+	}
+	return filepath.Clean(x)
+}
+
+// resolve joins rel to the directory of the config file.
+func (p *parser) resolve(server, key, rel string) string {
+	if p.base == "" {
+		abs, err := filepath.Abs(p.path)
+		if err != nil {
+			p.fail(server, key, "resolve %q against the config directory: %v", rel, err)
+			return ""
+		}
+		p.base = filepath.Dir(abs)
+	}
+	return filepath.Join(p.base, rel)
+}
+
+func (p *parser) args(server string, raw json.RawMessage) []string {
+	if k := kind(raw); k != "array" {
+		p.fail(server, "args", "want an array of strings, got %s", k)
+		return nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(raw, &elems); err != nil {
+		p.fail(server, "args", "%v", err)
+		return nil
+	}
+	out := make([]string, 0, len(elems))
+	for i, e := range elems {
+		key := fmt.Sprintf("args[%d]", i)
+		v, ok := p.str(server, key, e)
+		if !ok {
+			continue
+		}
+		if x, ok := p.expand(server, key, v); ok {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func (p *parser) env(server string, raw json.RawMessage) map[string]string {
+	members, ok := p.object(raw, server, "env", "")
+	if !ok {
+		return nil
+	}
+	out := make(map[string]string, len(members))
+	for _, m := range members {
+		if m.key == "" || strings.ContainsAny(m.key, "=\x00") {
+			p.fail(server, "env", "invalid variable name %q", m.key)
+			continue
+		}
+		key := "env." + m.key
+		v, ok := p.str(server, key, m.val)
+		if !ok {
+			continue
+		}
+		if x, ok := p.expand(server, key, v); ok {
+			out[m.key] = x
+		}
+	}
+	return out
+}
+
+func (p *parser) expand(server, key, v string) (string, bool) {
+	x, err := expand(v, p.lookup)
+	if err != nil {
+		p.fail(server, key, "%v", err)
+		return "", false
+	}
+	return x, true
+}
+
+func (p *parser) str(server, key string, raw json.RawMessage) (string, bool) {
+	if k := kind(raw); k != "string" {
+		p.fail(server, key, "want a string, got %s", k)
+		return "", false
+	}
+	var v string
+	if err := json.Unmarshal(raw, &v); err != nil {
+		p.fail(server, key, "%v", err)
+		return "", false
+	}
+	return v, true
+}
+
+func (p *parser) boolean(server, key string, raw json.RawMessage) bool {
+	if k := kind(raw); k != "boolean" {
+		p.fail(server, key, "want a boolean, got %s", k)
+		return false
+	}
+	return bytes.Equal(bytes.TrimSpace(raw), []byte("true"))
+}
+
+func (p *parser) enum(server, key string, raw json.RawMessage, allowed []string, def string) string {
+	v, ok := p.str(server, key, raw)
+	if !ok {
+		return def
+	}
+	if !slices.Contains(allowed, v) {
+		p.fail(server, key, "invalid value %q, want one of %s", v, quoteList(allowed))
+		return def
+	}
+	return v
+}
+
+// duration accepts a Go duration string or a whole number of milliseconds.
+func (p *parser) duration(server, key string, raw json.RawMessage, def time.Duration) time.Duration {
+	switch kind(raw) {
+	case "string":
+		s, _ := p.str(server, key, raw)
+		d, err := time.ParseDuration(s)
+		if err != nil {
+			p.fail(server, key, "invalid duration %q", s)
+			return def
+		}
+		if d <= 0 {
+			p.fail(server, key, "invalid duration %q: must be positive", s)
+			return def
+		}
+		return d
+	case "number":
+		var n json.Number
+		_ = json.Unmarshal(raw, &n)
+		ms, err := n.Int64()
+		if err != nil {
+			p.fail(server, key, "invalid duration %s: a number is a whole count of milliseconds", n)
+			return def
+		}
+		if ms <= 0 {
+			p.fail(server, key, "invalid duration %s: must be positive", n)
+			return def
+		}
+		if ms > int64(1<<63-1)/int64(time.Millisecond) {
+			p.fail(server, key, "invalid duration %s: too large", n)
+			return def
+		}
+		return time.Duration(ms) * time.Millisecond
+	default:
+		p.fail(server, key, `want a duration (a string like "1.5s" or integer milliseconds), got %s`, kind(raw))
+		return def
+	}
+}
+
+func (p *parser) positiveInt(server, key string, raw json.RawMessage) int {
+	if k := kind(raw); k != "number" {
+		p.fail(server, key, "want a positive integer, got %s", k)
+		return 0
+	}
+	var n json.Number
+	_ = json.Unmarshal(raw, &n)
+	v, err := n.Int64()
+	if err != nil || v <= 0 || int64(int(v)) != v {
+		p.fail(server, key, "invalid value %s: want a positive integer", n)
+		return 0
+	}
+	return int(v)
+}
+
+// member is one key/value pair of a JSON object, in file order.
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+// object returns the members of the JSON object raw, reporting a wrong type
+// or a duplicate key. what names the value in the wrong-type error when it is
+// neither a server nor a key ("the top level").
+func (p *parser) object(raw json.RawMessage, server, key, what string) ([]member, bool) {
+	if k := kind(raw); k != "object" {
+		if what != "" {
+			p.fail(server, key, "%s must be a JSON object, got %s", what, k)
+		} else {
+			p.fail(server, key, "want an object, got %s", k)
+		}
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // '{'
+		p.fail(server, key, "%v", err)
+		return nil, false
+	}
+	var out []member
+	seen := map[string]bool{}
+	ok := true
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			p.fail(server, key, "%v", err)
+			return nil, false
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			p.fail(server, key, "%v", err)
+			return nil, false
+		}
+		if seen[k] {
+			p.fail(server, key, "duplicate key %q", k)
+			ok = false
+			continue
+		}
+		seen[k] = true
+		out = append(out, member{k, v})
+	}
+	return out, ok
+}
+
+// kind names the JSON type of raw for error messages.
+func kind(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	default:
+		return "number"
+	}
+}
+
+// position converts the offset of a json.SyntaxError (the number of bytes
+// read when the error was detected) to a 1-based line and column (in runes)
+// of the offending byte.
+func position(data []byte, offset int64) (line, col int) {
+	if offset > 0 {
+		offset-- // the byte that caused the error was the last one read
+	}
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	lineStart := bytes.LastIndexByte(before, '\n') + 1
+	col = len([]rune(string(before[lineStart:]))) + 1
+	return line, col
+}
+
+func quoteList(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// suggest returns `, did you mean "x"?` when key is a likely misspelling of
+// one of known (same letters ignoring case, "_" and "-", or at most two
+// edits away), else "".
+func suggest(key string, known []string) string {
+	norm := func(s string) string {
+		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
+	}
+	best, bestDist := "", 3
+	for _, k := range known {
+		if norm(k) == norm(key) {
+			return fmt.Sprintf(", did you mean %q?", k)
+		}
+		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(", did you mean %q?", best)
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
