@@ -21,11 +21,21 @@ bin/demo-server: FORCE
 run: build ## Run mcpd in the foreground on examples/config.json
 	./bin/mcpd --config examples/config.json --log-format console
 
-test: ## Run all tests with the race detector
-	$(GO) test -race -count=1 -timeout 20m ./...
+test: node_modules ## Run all tests with the race detector (installs the npm reference servers first)
+	$(GO) test -race -count=1 -timeout 30m ./...
+
+node_modules: package-lock.json
+	npm ci --no-audit --no-fund
+	@touch node_modules
 
 test-short: ## Run the unit tests only (no integration tests)
 	$(GO) test -race -short -count=1 ./...
+
+bench: bin/mcpd bin/demo-server node_modules ## Run the full benchmark (mcpd vs direct stdio vs bare gRPC; see BENCHMARKS.md)
+	$(GO) run ./cmd/mcpd-bench $(BENCHFLAGS)
+
+bench-smoke: bin/mcpd bin/demo-server node_modules ## Run a CI-sized benchmark (fails only when something does not work)
+	$(GO) run ./cmd/mcpd-bench -smoke $(BENCHFLAGS)
 
 proto: ## Regenerate the committed protobuf code (needs protoc: apt-get install protobuf-compiler)
 	protoc --plugin=protoc-gen-go="$$($(GO) tool -n protoc-gen-go)" \

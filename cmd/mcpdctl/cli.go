@@ -73,6 +73,7 @@ var commands = []*command{
 	promptCmd,
 	resourcesCmd,
 	readCmd,
+	cacheCmd,
 	versionCmd,
 }
 

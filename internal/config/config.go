@@ -22,7 +22,8 @@
 // "protocol" (auto|modern|legacy, default auto), "autostart" (default false),
 // "restart" (on-failure|always|never, default on-failure), "requestTimeout",
 // "shutdownGrace" (default 2s), "discoverTimeout" (default 3s), "disabled",
-// "maxLineSize" (bytes) and "cache" (see Server.Cache). Durations are Go duration strings ("1.5s", "500ms")
+// "maxLineSize" (bytes), "cache" (see Server.Cache) and "roots", "sampling",
+// "elicitation" (forwarding of the child's requests to hosts, default true). Durations are Go duration strings ("1.5s", "500ms")
 // or integer milliseconds (1500), and must be positive. VS Code's
 // "type": "stdio" is accepted; any other type, or a "url", is rejected since
 // only stdio servers are supported. Unknown keys, wrong types and duplicate
@@ -124,6 +125,14 @@ type Server struct {
 	// coalescing) or "always" (until a change notification, restart, reload
 	// or mcpdctl cache clear).
 	Cache string
+	// Roots, Sampling and Elicitation (keys "roots", "sampling",
+	// "elicitation") say whether mcpd declares that client capability to a
+	// legacy child at initialize and forwards the child's roots/list,
+	// sampling/createMessage and elicitation/create requests to an app
+	// registered as host (e.g. mcpdctl bridge). Nil when not set: on.
+	Roots       *bool
+	Sampling    *bool
+	Elicitation *bool
 }
 
 // Error is one problem in a config file. Parse returns one *Error, or
@@ -199,7 +208,7 @@ var topKeys = []string{keyMCPServers, keyServers, "$schema", "inputs"}
 var serverKeys = []string{
 	"command", "args", "env", "cwd", "type", "protocol", "autostart", "restart",
 	"requestTimeout", "shutdownGrace", "discoverTimeout", "disabled", "maxLineSize",
-	"cache",
+	"cache", "roots", "sampling", "elicitation",
 }
 
 var (
@@ -328,6 +337,8 @@ func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool)
 			s.MaxLineSize = p.positiveInt(name, k, m.val)
 		case "cache":
 			s.Cache = p.cachePolicy(name, k, m.val)
+		case "roots", "sampling", "elicitation":
+			p.forward(&s, name, k, m.val)
 		case "url":
 			p.fail(name, k, "only stdio servers are supported")
 		default:

@@ -30,6 +30,7 @@
 //	quiet        no "recv <method>" lines on stderr
 //	ignorestdin  keep running after stdin EOF (until a signal)
 //	ignoreterm   ignore SIGTERM
+//	exitonsubscribe  exits (status 4) on every resources/subscribe
 //
 // Every message received is counted (tool "stats") and, unless quiet, logged
 // to stderr as "recv <method> <id>" for a request, "recv <method>" for a
@@ -120,6 +121,7 @@ const (
 	exitCrashOnStart = 3
 	exitProbe        = 1
 	exitCrashTool    = 2
+	exitSubscribe    = 4
 )
 
 // message is any JSON-RPC message, decoded loosely.
@@ -504,6 +506,10 @@ func (s *server) dispatch(r *req) (map[string]any, *rpcError) {
 	case "resources/subscribe", "resources/unsubscribe":
 		if r.modern {
 			return nil, errorf(-32601, "method not found: %q", r.method)
+		}
+		if r.method == "resources/subscribe" && s.flags["exitonsubscribe"] {
+			s.errLine("fakemcp: exit on subscribe")
+			os.Exit(exitSubscribe)
 		}
 		return map[string]any{}, nil
 	case "prompts/list":

@@ -199,6 +199,7 @@ type Session struct {
 	pending   map[uint64]*call
 	progress  map[string]*call     // child-side progress token → call
 	incoming  map[string]*incoming // child's request id → its handler
+	listens   listenTable          // open subscriptions/listen requests (listen.go)
 }
 
 // call is one request waiting for its response.
@@ -514,6 +515,11 @@ func (s *Session) prepare(req *Request, version string, c *call) (json.RawMessag
 	if version == "" && (raw == nil || !bytes.Contains(raw, []byte(`"progressToken"`))) {
 		return raw, nil // legacy fast path: nothing to rewrite
 	}
+	if version != "" {
+		if b, ok := s.stampFast(raw, version, req.ClientInfo, req.ClientCapabilities); ok {
+			return b, nil // modern fast path: no _meta of the app's (stampfast.go)
+		}
+	}
 	var top map[string]json.RawMessage
 	if raw != nil {
 		if err := json.Unmarshal(raw, &top); err != nil || top == nil {
@@ -735,6 +741,7 @@ func (s *Session) shutdown(readErr error) {
 	for _, c := range pending {
 		c.ch <- outcome{err: fmt.Errorf("%s: %w", c.method, closed)}
 	}
+	s.closeListens(closed)
 	s.log.Debug("session closed", zap.Int("failed_calls", len(pending)), zap.Error(readErr))
 	s.stop()
 	s.handlers.Wait()
@@ -763,6 +770,9 @@ func (s *Session) handle(msg []byte) {
 }
 
 func (s *Session) response(env envelope) {
+	if s.listenResponse(env) {
+		return
+	}
 	id, err := strconv.ParseUint(string(env.ID), 10, 64)
 	var c *call
 	if err == nil {
@@ -788,6 +798,9 @@ func (s *Session) response(env envelope) {
 }
 
 func (s *Session) notification(env envelope) {
+	if s.listenNotification(env) {
+		return
+	}
 	switch env.Method {
 	case "notifications/progress":
 		s.progressNotification(env.Params)

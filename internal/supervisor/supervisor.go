@@ -1,30 +1,23 @@
-// Package supervisor owns the lifecycle of the configured MCP servers:
-// desired versus actual state, lazy start, restart with backoff, crash-loop
-// bounds, and the routing of app requests to each server's live session.
 package supervisor
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
 
+	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 	"github.com/mcpd-dev/mcpd/internal/transport"
-)
-
-// Sentinel errors; causes are wrapped with the server name and details.
-var (
-	// ErrUnknownServer: no server of that name is configured.
-	ErrUnknownServer = errors.New("supervisor: unknown server")
-	// ErrUnavailable: the server cannot serve now (crash loop, failed,
-	// disabled, explicitly stopped, shutting down). The wrapping error names
-	// the server, its last exit and last stderr lines.
-	ErrUnavailable = errors.New("supervisor: server unavailable")
-	// ErrInvalid: the request itself is malformed (e.g. params not a JSON object).
-	ErrInvalid = errors.New("supervisor: invalid request")
+	"github.com/mcpd-dev/mcpd/internal/version"
 )
 
 // Restart policies.
@@ -32,6 +25,18 @@ const (
 	RestartOnFailure = "on-failure"
 	RestartAlways    = "always"
 	RestartNever     = "never"
+)
+
+// Defaults used when the matching Options or Spec field is zero.
+const (
+	DefaultRequestTimeout    = 60 * time.Second
+	DefaultCrashLoopMax      = 5
+	DefaultCrashLoopWindow   = 60 * time.Second
+	DefaultCrashLoopCooldown = 60 * time.Second
+	DefaultBackoffMin        = 250 * time.Millisecond
+	DefaultBackoffMax        = 30 * time.Second
+	DefaultMaxRequestTimeout = 10 * time.Minute
+	DefaultHandshakeTimeout  = 30 * time.Second
 )
 
 // Spec is one server as configured.
@@ -46,6 +51,10 @@ type Spec struct {
 	Protocol  string
 	Autostart bool
 	// Restart is RestartOnFailure (default when empty), RestartAlways or RestartNever.
+	//
+	// on-failure restarts after an unexpected exit when there is demand
+	// (autostart, callers waiting); always restarts after every unexpected
+	// exit; never does not restart automatically (the next Call starts it).
 	Restart string
 	// RequestTimeout is the default deadline of a request. If zero, 60s.
 	RequestTimeout time.Duration
@@ -56,6 +65,18 @@ type Spec struct {
 	// MaxLineSize caps one stdout line. If zero, 32 MiB.
 	MaxLineSize int
 	Disabled    bool
+	// Cache is the result cache policy: "" (default: cache only what the
+	// server promises to keep valid), a duration such as "30s", "never" or
+	// "always"; see internal/cache.
+	Cache string
+	// Roots, Sampling and Elicitation say whether mcpd declares that client
+	// capability to a legacy child at initialize (and so forwards the
+	// child's roots/list, sampling/createMessage, elicitation/create to
+	// Options.OnRequest). Nil means on. Options.Capabilities, when set,
+	// overrides all three.
+	Roots       *bool
+	Sampling    *bool
+	Elicitation *bool
 }
 
 // State is a server's lifecycle state.
@@ -73,15 +94,17 @@ const (
 
 // Status is a snapshot of one server.
 type Status struct {
-	Name              string
-	State             State
-	Pid               int
-	StartedAt         time.Time // zero when not running
-	Restarts          int
-	Era               session.Era
-	ProtocolVersion   string
-	ServerInfo        json.RawMessage
-	Capabilities      json.RawMessage
+	Name            string
+	State           State
+	Pid             int
+	StartedAt       time.Time // zero when not running
+	Restarts        int
+	Era             session.Era
+	ProtocolVersion string
+	ServerInfo      json.RawMessage
+	Capabilities    json.RawMessage
+	// Instructions is the child's instructions text.
+	Instructions      string
 	LastError         string
 	LastExit          string
 	LastStderrLine    string
@@ -89,22 +112,30 @@ type Status struct {
 	Disabled          bool
 	ExplicitlyStopped bool
 	// NextRestartIn is the remaining backoff or crash-loop cooldown.
-	NextRestartIn    time.Duration
-	CallsInFlight    int64
-	CallsTotal       int64
+	NextRestartIn time.Duration
+	CallsInFlight int64
+	CallsTotal    int64
+	// CallsFailed counts calls that returned an error or a JSON-RPC error
+	// from the child.
 	CallsFailed      int64
 	LinesSkipped     int64
 	LinesOversize    int64
 	ResponsesDropped int64
 	Command          string
+	// Cache is the server's result cache counters and size.
+	Cache cache.Stats
 }
 
 // Options configure a Supervisor. Zero values mean the documented defaults.
 type Options struct {
 	Specs  []Spec
 	Logger *zap.Logger
-	// ClientInfo is mcpd's Implementation object sent to children.
+	// ClientInfo is mcpd's Implementation object sent to children. If nil,
+	// {"name":"mcpd","version":<version.Version>}.
 	ClientInfo json.RawMessage
+	// Capabilities is what mcpd declares to a legacy child at initialize;
+	// nil means {}.
+	Capabilities json.RawMessage
 	// CrashLoopMax unexpected exits within CrashLoopWindow enter crashloop
 	// (defaults 5 and 60s); CrashLoopCooldown is how long it lasts (60s).
 	CrashLoopMax      int
@@ -117,6 +148,25 @@ type Options struct {
 	MaxRequestTimeout time.Duration
 	// HandshakeTimeout bounds spawn + negotiation of one start (30s).
 	HandshakeTimeout time.Duration
+	// OnEvent, if set, receives every lifecycle transition of every server.
+	// It is called without any lock held, from the supervisor's goroutines,
+	// and must not block (queue the event and return).
+	OnEvent func(Event)
+	// OnNotification, if set, receives the notifications of every server's
+	// session that are not tied to a request (list changes, resource
+	// updates, untagged log messages). It is called on the session's reader
+	// goroutine and must not block.
+	OnNotification func(server string, n session.Notification)
+	// OnRequest, if set, answers requests a child sends to mcpd (roots/list,
+	// sampling/createMessage, elicitation/create); nil answers -32601.
+	OnRequest func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError)
+	// SubscriptionQueueEvents and SubscriptionQueueBytes bound each app
+	// subscription stream's queue (defaults 1024 events, 8 MiB).
+	SubscriptionQueueEvents int
+	SubscriptionQueueBytes  int
+	// DrainTimeout bounds how long a server removed or restarted by Apply
+	// waits for its calls in flight (reload.go). If zero, 30s.
+	DrainTimeout time.Duration
 }
 
 // CallOptions are per-call settings.
@@ -126,51 +176,295 @@ type CallOptions struct {
 }
 
 // Supervisor runs all servers. Its methods are safe for concurrent use.
-type Supervisor struct{}
+// Calls made before Run wait (within their deadline) until Run starts the
+// servers; calls after Run's context ended fail with ErrUnavailable.
+type Supervisor struct {
+	opts Options
+	log  *zap.Logger
+	bo   backoff
 
-// New returns a supervisor for opts.Specs; nothing starts before Run.
-func New(opts Options) *Supervisor { panic("unimplemented") }
+	// now and after are the clock, injectable by tests. after returns a
+	// channel that receives once d has passed and a func that stops it.
+	now   func() time.Time
+	after func(d time.Duration) (<-chan time.Time, func() bool)
+
+	// quit is closed when Run's context ends.
+	quit     chan struct{}
+	quitOnce sync.Once
+	// loops tracks the servers' loop goroutines; Run waits for them.
+	loops sync.WaitGroup
+
+	mu      sync.Mutex // guards following
+	servers map[string]*server
+	running bool
+
+	// subs is the subscription manager (subscriptions.go).
+	subs *subscriptions.Manager
+
+	// applyMu serializes Apply (reload.go).
+	applyMu sync.Mutex
+}
+
+// New returns a supervisor for opts.Specs; nothing starts before Run. Specs
+// with an empty or duplicate name are ignored (config validation rejects them
+// before this point).
+func New(opts Options) *Supervisor {
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.ClientInfo == nil {
+		ci, _ := json.Marshal(map[string]string{"name": "mcpd", "version": version.Version})
+		opts.ClientInfo = ci
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if opts.CrashLoopMax <= 0 {
+		opts.CrashLoopMax = DefaultCrashLoopMax
+	}
+	def(&opts.CrashLoopWindow, DefaultCrashLoopWindow)
+	def(&opts.CrashLoopCooldown, DefaultCrashLoopCooldown)
+	def(&opts.BackoffMin, DefaultBackoffMin)
+	def(&opts.BackoffMax, DefaultBackoffMax)
+	def(&opts.MaxRequestTimeout, DefaultMaxRequestTimeout)
+	def(&opts.HandshakeTimeout, DefaultHandshakeTimeout)
+	opts.BackoffMax = max(opts.BackoffMax, opts.BackoffMin)
+
+	s := &Supervisor{
+		opts:    opts,
+		log:     opts.Logger.Named("supervisor"),
+		bo:      backoff{min: opts.BackoffMin, max: opts.BackoffMax, rand: rand.Float64},
+		now:     time.Now,
+		after:   realAfter,
+		quit:    make(chan struct{}),
+		servers: make(map[string]*server, len(opts.Specs)),
+	}
+	for _, spec := range opts.Specs {
+		if spec.Name == "" {
+			continue
+		}
+		if _, dup := s.servers[spec.Name]; dup {
+			s.log.Warn("duplicate server name ignored", zap.String("server", spec.Name))
+			continue
+		}
+		s.servers[spec.Name] = newServer(s, spec)
+	}
+	s.subs = newSubscriptions(s)
+	return s
+}
+
+func realAfter(d time.Duration) (<-chan time.Time, func() bool) {
+	t := time.NewTimer(d)
+	return t.C, t.Stop
+}
 
 // Run starts autostart servers and supervises until ctx ends; then it stops
-// every child in parallel and returns once all are reaped.
-func (s *Supervisor) Run(ctx context.Context) error { panic("unimplemented") }
+// every child in parallel and returns once all are reaped. It returns nil
+// after a normal shutdown, ErrAlreadyRunning if called twice.
+func (s *Supervisor) Run(ctx context.Context) error {
+	s.mu.Lock()
+	if s.running {
+		s.mu.Unlock()
+		return ErrAlreadyRunning
+	}
+	s.running = true
+	for _, sv := range s.servers {
+		s.startLoopLocked(sv)
+	}
+	s.mu.Unlock()
+	s.log.Info("supervisor started", zap.Int("servers", len(s.servers)))
+
+	<-ctx.Done()
+	s.log.Info("stopping supervisor")
+	s.quitOnce.Do(func() { close(s.quit) })
+	s.subs.Close() // ends the app streams; its acquires fail once quit is closed
+	// Every loop stops its child (transport.Stop: at most about
+	// 2×ShutdownGrace each, all in parallel) and returns once it is reaped.
+	s.loops.Wait()
+	s.waitCaches()
+	s.log.Info("supervisor stopped")
+	return nil
+}
+
+// startLoopLocked starts sv's loop goroutine. s.mu must be held and Run
+// running. (A future reload adds servers at runtime through this too.)
+func (s *Supervisor) startLoopLocked(sv *server) {
+	s.loops.Add(1)
+	go func() {
+		defer s.loops.Done()
+		sv.run(s.quit)
+	}()
+}
+
+func (s *Supervisor) shuttingDown() bool {
+	select {
+	case <-s.quit:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *Supervisor) lookup(name string) (*server, error) {
+	s.mu.Lock()
+	sv := s.servers[name]
+	s.mu.Unlock()
+	if sv == nil {
+		return nil, unknownServer(name)
+	}
+	return sv, nil
+}
 
 // Call forwards req to the named server, starting it if needed, under the
 // server's request deadline (or opts.Timeout). An MCP error from the child
 // is returned in Response.Error, not as err.
 func (s *Supervisor) Call(ctx context.Context, server string, req *session.Request, opts CallOptions) (*session.Response, error) {
-	panic("unimplemented")
+	sv, err := s.lookup(server)
+	if err != nil {
+		return nil, err
+	}
+	if err := validateRequest(req); err != nil {
+		return nil, fmt.Errorf("call %q: %w", server, err)
+	}
+	timeout := sv.requestTimeout()
+	if opts.Timeout > 0 {
+		timeout = min(opts.Timeout, s.opts.MaxRequestTimeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+
+	sv.total.Add(1)
+	sv.inFlight.Add(1)
+	defer sv.callDone() // reload.go: wakes a drain when it reaches zero
+	resp, err := sv.call(ctx, req)
+	if err != nil || resp.Error != nil {
+		sv.failed.Add(1)
+	}
+	return resp, err
+}
+
+func validateRequest(req *session.Request) error {
+	if req == nil || req.Method == "" {
+		return fmt.Errorf("%w: method required", ErrInvalid)
+	}
+	p := strings.TrimSpace(string(req.Params))
+	if p == "" || p == "null" {
+		return nil
+	}
+	if p[0] != '{' || !json.Valid(req.Params) {
+		return fmt.Errorf("%w: params of %s must be a JSON object", ErrInvalid, req.Method)
+	}
+	return nil
 }
 
 // Start starts a server (clearing an explicit stop or crash loop) and waits
 // until it is ready or failed.
-func (s *Supervisor) Start(ctx context.Context, name string) (Status, error) { panic("unimplemented") }
+func (s *Supervisor) Start(ctx context.Context, name string) (Status, error) {
+	return s.command(ctx, name, cmdStart)
+}
 
-// Stop stops a server; it is not restarted until started again.
-func (s *Supervisor) Stop(ctx context.Context, name string) (Status, error) { panic("unimplemented") }
+// Stop stops a server; it is not restarted until started again. Calls in
+// flight fail at once with an ErrUnavailable error saying the server was
+// stopped. Stop returns once the child has been reaped.
+func (s *Supervisor) Stop(ctx context.Context, name string) (Status, error) {
+	return s.command(ctx, name, cmdStop)
+}
 
-// Restart stops the server if it runs and starts it again.
+// Restart stops the server if it runs and starts it again. It also clears an
+// explicit stop, a crash loop or a failed state.
 func (s *Supervisor) Restart(ctx context.Context, name string) (Status, error) {
-	panic("unimplemented")
+	return s.command(ctx, name, cmdRestart)
+}
+
+func (s *Supervisor) command(ctx context.Context, name string, kind cmdKind) (Status, error) {
+	sv, err := s.lookup(name)
+	if err != nil {
+		return Status{}, err
+	}
+	err = sv.send(ctx, kind)
+	return sv.status(), err
 }
 
 // Status returns every server's status, sorted by name.
-func (s *Supervisor) Status() []Status { panic("unimplemented") }
+func (s *Supervisor) Status() []Status {
+	s.mu.Lock()
+	servers := make([]*server, 0, len(s.servers))
+	for _, sv := range s.servers {
+		servers = append(servers, sv)
+	}
+	s.mu.Unlock()
+	out := make([]Status, 0, len(servers))
+	for _, sv := range servers {
+		out = append(out, sv.status())
+	}
+	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
 
 // ServerStatus returns one server's status.
-func (s *Supervisor) ServerStatus(name string) (Status, error) { panic("unimplemented") }
+func (s *Supervisor) ServerStatus(name string) (Status, error) {
+	sv, err := s.lookup(name)
+	if err != nil {
+		return Status{}, err
+	}
+	return sv.status(), nil
+}
 
-// Logs returns up to n recent stderr lines of a server.
-func (s *Supervisor) Logs(name string, n int) ([]transport.Line, error) { panic("unimplemented") }
+// Logs returns up to n recent stderr lines of a server, oldest first, across
+// restarts.
+func (s *Supervisor) Logs(name string, n int) ([]transport.Line, error) {
+	sv, err := s.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	return sv.ring.Last(n), nil
+}
 
 // Names returns the configured server names, sorted, disabled ones included.
-func (s *Supervisor) Names() []string { panic("unimplemented") }
+func (s *Supervisor) Names() []string {
+	s.mu.Lock()
+	names := make([]string, 0, len(s.servers))
+	for name := range s.servers {
+		names = append(names, name)
+	}
+	s.mu.Unlock()
+	slices.Sort(names)
+	return names
+}
 
-// List fetches every page of a list method (tools/list, prompts/list,
-// resources/list, resources/templates/list) from a server and returns the
-// merged items as one JSON array. A JSON-RPC error from the child is
-// returned as an error wrapping *session.RPCError; a cursor cycle or a
-// runaway page count is an error too.
-func (s *Supervisor) List(ctx context.Context, server, method string, base *session.Request, opts CallOptions) (json.RawMessage, error) {
-	panic("unimplemented")
+// emit calls OnEvent; it must be called without locks held.
+func (s *Supervisor) emit(ev Event) {
+	s.cacheOnEvent(ev)
+	s.subsOnEvent(ev)
+	if s.opts.OnEvent != nil {
+		s.opts.OnEvent(ev)
+	}
+}
+
+// childEnv returns os.Environ() with spec's Env merged over it (transport
+// removes NOTIFY_SOCKET and LISTEN_*).
+func childEnv(extra map[string]string) []string {
+	base := os.Environ()
+	if len(extra) == 0 {
+		return base
+	}
+	out := make([]string, 0, len(base)+len(extra))
+	for _, kv := range base {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, over := extra[k]; over {
+			continue
+		}
+		out = append(out, kv)
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		out = append(out, k+"="+extra[k])
+	}
+	return out
 }

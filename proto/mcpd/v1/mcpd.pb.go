@@ -147,6 +147,83 @@ func (ServerState) EnumDescriptor() ([]byte, []int) {
 	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{1}
 }
 
+type SubscriptionEventKind int32
+
+const (
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_UNSPECIFIED            SubscriptionEventKind = 0
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ACK                    SubscriptionEventKind = 1
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED     SubscriptionEventKind = 2
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED   SubscriptionEventKind = 3
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED SubscriptionEventKind = 4
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED       SubscriptionEventKind = 5
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE           SubscriptionEventKind = 6
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE            SubscriptionEventKind = 7
+	// RESTARTED: the server's child was replaced by a new process and every
+	// subscription was sent to it again.
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESTARTED SubscriptionEventKind = 8
+	// LAGGED (terminal): the app read too slowly; subscribe again to resync.
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED SubscriptionEventKind = 9
+	// ERROR (terminal): the subscription cannot continue; error says why.
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR SubscriptionEventKind = 10
+)
+
+// Enum value maps for SubscriptionEventKind.
+var (
+	SubscriptionEventKind_name = map[int32]string{
+		0:  "SUBSCRIPTION_EVENT_KIND_UNSPECIFIED",
+		1:  "SUBSCRIPTION_EVENT_KIND_ACK",
+		2:  "SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED",
+		3:  "SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED",
+		4:  "SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED",
+		5:  "SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED",
+		6:  "SUBSCRIPTION_EVENT_KIND_SERVER_STATE",
+		7:  "SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE",
+		8:  "SUBSCRIPTION_EVENT_KIND_RESTARTED",
+		9:  "SUBSCRIPTION_EVENT_KIND_LAGGED",
+		10: "SUBSCRIPTION_EVENT_KIND_ERROR",
+	}
+	SubscriptionEventKind_value = map[string]int32{
+		"SUBSCRIPTION_EVENT_KIND_UNSPECIFIED":            0,
+		"SUBSCRIPTION_EVENT_KIND_ACK":                    1,
+		"SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED":     2,
+		"SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED":   3,
+		"SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED": 4,
+		"SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED":       5,
+		"SUBSCRIPTION_EVENT_KIND_SERVER_STATE":           6,
+		"SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE":            7,
+		"SUBSCRIPTION_EVENT_KIND_RESTARTED":              8,
+		"SUBSCRIPTION_EVENT_KIND_LAGGED":                 9,
+		"SUBSCRIPTION_EVENT_KIND_ERROR":                  10,
+	}
+)
+
+func (x SubscriptionEventKind) Enum() *SubscriptionEventKind {
+	p := new(SubscriptionEventKind)
+	*p = x
+	return p
+}
+
+func (x SubscriptionEventKind) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (SubscriptionEventKind) Descriptor() protoreflect.EnumDescriptor {
+	return file_proto_mcpd_v1_mcpd_proto_enumTypes[2].Descriptor()
+}
+
+func (SubscriptionEventKind) Type() protoreflect.EnumType {
+	return &file_proto_mcpd_v1_mcpd_proto_enumTypes[2]
+}
+
+func (x SubscriptionEventKind) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use SubscriptionEventKind.Descriptor instead.
+func (SubscriptionEventKind) EnumDescriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{2}
+}
+
 // ClientInfo names the app making a call. Set it once per call or on the
 // connection's metadata (keys "mcpd-client-name", "mcpd-client-version").
 type ClientInfo struct {
@@ -444,8 +521,14 @@ type ServerStatus struct {
 	ResponsesDropped int64  `protobuf:"varint,22,opt,name=responses_dropped,json=responsesDropped,proto3" json:"responses_dropped,omitempty"`
 	CapabilitiesJson string `protobuf:"bytes,23,opt,name=capabilities_json,json=capabilitiesJson,proto3" json:"capabilities_json,omitempty"`
 	Command          string `protobuf:"bytes,24,opt,name=command,proto3" json:"command,omitempty"`
-	unknownFields    protoimpl.UnknownFields
-	sizeCache        protoimpl.SizeCache
+	// cache is the server's result cache: counters since mcpd started and
+	// current size.
+	Cache *CacheStats `protobuf:"bytes,25,opt,name=cache,proto3" json:"cache,omitempty"`
+	// instructions is the child's instructions text (initialize or
+	// server/discover), empty when not running.
+	Instructions  string `protobuf:"bytes,26,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ServerStatus) Reset() {
@@ -646,6 +729,20 @@ func (x *ServerStatus) GetCommand() string {
 	return ""
 }
 
+func (x *ServerStatus) GetCache() *CacheStats {
+	if x != nil {
+		return x.Cache
+	}
+	return nil
+}
+
+func (x *ServerStatus) GetInstructions() string {
+	if x != nil {
+		return x.Instructions
+	}
+	return ""
+}
+
 // AppStatus is one connected app.
 type AppStatus struct {
 	state             protoimpl.MessageState `protogen:"open.v1"`
@@ -758,10 +855,12 @@ type GetStatusResponse struct {
 	UptimeMs   int64                  `protobuf:"varint,3,opt,name=uptime_ms,json=uptimeMs,proto3" json:"uptime_ms,omitempty"`
 	ConfigPath string                 `protobuf:"bytes,4,opt,name=config_path,json=configPath,proto3" json:"config_path,omitempty"`
 	// config_error is the error of the last config load, empty when it was valid.
-	ConfigError   string          `protobuf:"bytes,5,opt,name=config_error,json=configError,proto3" json:"config_error,omitempty"`
-	SocketPath    string          `protobuf:"bytes,6,opt,name=socket_path,json=socketPath,proto3" json:"socket_path,omitempty"`
-	Servers       []*ServerStatus `protobuf:"bytes,7,rep,name=servers,proto3" json:"servers,omitempty"`
-	Apps          []*AppStatus    `protobuf:"bytes,8,rep,name=apps,proto3" json:"apps,omitempty"`
+	ConfigError string          `protobuf:"bytes,5,opt,name=config_error,json=configError,proto3" json:"config_error,omitempty"`
+	SocketPath  string          `protobuf:"bytes,6,opt,name=socket_path,json=socketPath,proto3" json:"socket_path,omitempty"`
+	Servers     []*ServerStatus `protobuf:"bytes,7,rep,name=servers,proto3" json:"servers,omitempty"`
+	Apps        []*AppStatus    `protobuf:"bytes,8,rep,name=apps,proto3" json:"apps,omitempty"`
+	// subscriptions are the open Subscribe streams with their queue counters.
+	Subscriptions []*SubscriptionStatus `protobuf:"bytes,9,rep,name=subscriptions,proto3" json:"subscriptions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -848,6 +947,13 @@ func (x *GetStatusResponse) GetServers() []*ServerStatus {
 func (x *GetStatusResponse) GetApps() []*AppStatus {
 	if x != nil {
 		return x.Apps
+	}
+	return nil
+}
+
+func (x *GetStatusResponse) GetSubscriptions() []*SubscriptionStatus {
+	if x != nil {
+		return x.Subscriptions
 	}
 	return nil
 }
@@ -2317,6 +2423,1360 @@ func (x *SendRequestRequest) GetOptions() *CallOptions {
 	return nil
 }
 
+// CacheStats are one server's result cache counters and size.
+type CacheStats struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// hits were answered from memory, misses asked the child, coalesced shared
+	// an identical request already in flight.
+	Hits      int64 `protobuf:"varint,1,opt,name=hits,proto3" json:"hits,omitempty"`
+	Misses    int64 `protobuf:"varint,2,opt,name=misses,proto3" json:"misses,omitempty"`
+	Coalesced int64 `protobuf:"varint,3,opt,name=coalesced,proto3" json:"coalesced,omitempty"`
+	// entries and bytes are the results held now.
+	Entries int64 `protobuf:"varint,4,opt,name=entries,proto3" json:"entries,omitempty"`
+	Bytes   int64 `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// invalidations counts results dropped by change notifications, restarts,
+	// reloads and clears; evictions those dropped to respect the size bounds.
+	Invalidations int64 `protobuf:"varint,6,opt,name=invalidations,proto3" json:"invalidations,omitempty"`
+	Evictions     int64 `protobuf:"varint,7,opt,name=evictions,proto3" json:"evictions,omitempty"`
+	// policy is the server's "cache" setting: empty (default), a duration,
+	// "never" or "always".
+	Policy        string `protobuf:"bytes,8,opt,name=policy,proto3" json:"policy,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CacheStats) Reset() {
+	*x = CacheStats{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CacheStats) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CacheStats) ProtoMessage() {}
+
+func (x *CacheStats) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CacheStats.ProtoReflect.Descriptor instead.
+func (*CacheStats) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *CacheStats) GetHits() int64 {
+	if x != nil {
+		return x.Hits
+	}
+	return 0
+}
+
+func (x *CacheStats) GetMisses() int64 {
+	if x != nil {
+		return x.Misses
+	}
+	return 0
+}
+
+func (x *CacheStats) GetCoalesced() int64 {
+	if x != nil {
+		return x.Coalesced
+	}
+	return 0
+}
+
+func (x *CacheStats) GetEntries() int64 {
+	if x != nil {
+		return x.Entries
+	}
+	return 0
+}
+
+func (x *CacheStats) GetBytes() int64 {
+	if x != nil {
+		return x.Bytes
+	}
+	return 0
+}
+
+func (x *CacheStats) GetInvalidations() int64 {
+	if x != nil {
+		return x.Invalidations
+	}
+	return 0
+}
+
+func (x *CacheStats) GetEvictions() int64 {
+	if x != nil {
+		return x.Evictions
+	}
+	return 0
+}
+
+func (x *CacheStats) GetPolicy() string {
+	if x != nil {
+		return x.Policy
+	}
+	return ""
+}
+
+type ClearCacheRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server empty means every server.
+	Server        string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearCacheRequest) Reset() {
+	*x = ClearCacheRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearCacheRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearCacheRequest) ProtoMessage() {}
+
+func (x *ClearCacheRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearCacheRequest.ProtoReflect.Descriptor instead.
+func (*ClearCacheRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{35}
+}
+
+func (x *ClearCacheRequest) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+type ClearCacheResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// cleared is how many cached results were dropped.
+	Cleared       int64 `protobuf:"varint,1,opt,name=cleared,proto3" json:"cleared,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ClearCacheResponse) Reset() {
+	*x = ClearCacheResponse{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ClearCacheResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ClearCacheResponse) ProtoMessage() {}
+
+func (x *ClearCacheResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ClearCacheResponse.ProtoReflect.Descriptor instead.
+func (*ClearCacheResponse) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{36}
+}
+
+func (x *ClearCacheResponse) GetCleared() int64 {
+	if x != nil {
+		return x.Cleared
+	}
+	return 0
+}
+
+type SubscribeRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// servers names the servers to watch; empty means every enabled server.
+	Servers              []string `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	ToolsListChanged     bool     `protobuf:"varint,2,opt,name=tools_list_changed,json=toolsListChanged,proto3" json:"tools_list_changed,omitempty"`
+	PromptsListChanged   bool     `protobuf:"varint,3,opt,name=prompts_list_changed,json=promptsListChanged,proto3" json:"prompts_list_changed,omitempty"`
+	ResourcesListChanged bool     `protobuf:"varint,4,opt,name=resources_list_changed,json=resourcesListChanged,proto3" json:"resources_list_changed,omitempty"`
+	// resource_uris are watched (notifications/resources/updated) on every
+	// named server; they need at least one server name.
+	ResourceUris []string `protobuf:"bytes,5,rep,name=resource_uris,json=resourceUris,proto3" json:"resource_uris,omitempty"`
+	// server_state asks for lifecycle events (started, ready, exited,
+	// restarting, crashloop, stopped, failed).
+	ServerState bool `protobuf:"varint,6,opt,name=server_state,json=serverState,proto3" json:"server_state,omitempty"`
+	// log_messages asks for notifications/message not tied to a request.
+	LogMessages   bool        `protobuf:"varint,7,opt,name=log_messages,json=logMessages,proto3" json:"log_messages,omitempty"`
+	Client        *ClientInfo `protobuf:"bytes,8,opt,name=client,proto3" json:"client,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscribeRequest) Reset() {
+	*x = SubscribeRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscribeRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscribeRequest) ProtoMessage() {}
+
+func (x *SubscribeRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscribeRequest.ProtoReflect.Descriptor instead.
+func (*SubscribeRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{37}
+}
+
+func (x *SubscribeRequest) GetServers() []string {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+func (x *SubscribeRequest) GetToolsListChanged() bool {
+	if x != nil {
+		return x.ToolsListChanged
+	}
+	return false
+}
+
+func (x *SubscribeRequest) GetPromptsListChanged() bool {
+	if x != nil {
+		return x.PromptsListChanged
+	}
+	return false
+}
+
+func (x *SubscribeRequest) GetResourcesListChanged() bool {
+	if x != nil {
+		return x.ResourcesListChanged
+	}
+	return false
+}
+
+func (x *SubscribeRequest) GetResourceUris() []string {
+	if x != nil {
+		return x.ResourceUris
+	}
+	return nil
+}
+
+func (x *SubscribeRequest) GetServerState() bool {
+	if x != nil {
+		return x.ServerState
+	}
+	return false
+}
+
+func (x *SubscribeRequest) GetLogMessages() bool {
+	if x != nil {
+		return x.LogMessages
+	}
+	return false
+}
+
+func (x *SubscribeRequest) GetClient() *ClientInfo {
+	if x != nil {
+		return x.Client
+	}
+	return nil
+}
+
+// SubscriptionServerAck is what one server agreed to deliver to a stream.
+type SubscriptionServerAck struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Server string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// era is "modern" or "legacy"; empty when the server is not running.
+	Era                  string `protobuf:"bytes,2,opt,name=era,proto3" json:"era,omitempty"`
+	ToolsListChanged     bool   `protobuf:"varint,3,opt,name=tools_list_changed,json=toolsListChanged,proto3" json:"tools_list_changed,omitempty"`
+	PromptsListChanged   bool   `protobuf:"varint,4,opt,name=prompts_list_changed,json=promptsListChanged,proto3" json:"prompts_list_changed,omitempty"`
+	ResourcesListChanged bool   `protobuf:"varint,5,opt,name=resources_list_changed,json=resourcesListChanged,proto3" json:"resources_list_changed,omitempty"`
+	// resource_uris are the requested URIs the server accepted.
+	ResourceUris []string `protobuf:"bytes,6,rep,name=resource_uris,json=resourceUris,proto3" json:"resource_uris,omitempty"`
+	LogMessages  bool     `protobuf:"varint,7,opt,name=log_messages,json=logMessages,proto3" json:"log_messages,omitempty"`
+	ServerState  bool     `protobuf:"varint,8,opt,name=server_state,json=serverState,proto3" json:"server_state,omitempty"`
+	// error says why the server cannot take the subscription now; the stream
+	// stays open and the subscription is set up when the server runs again.
+	Error         string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscriptionServerAck) Reset() {
+	*x = SubscriptionServerAck{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscriptionServerAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscriptionServerAck) ProtoMessage() {}
+
+func (x *SubscriptionServerAck) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscriptionServerAck.ProtoReflect.Descriptor instead.
+func (*SubscriptionServerAck) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{38}
+}
+
+func (x *SubscriptionServerAck) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *SubscriptionServerAck) GetEra() string {
+	if x != nil {
+		return x.Era
+	}
+	return ""
+}
+
+func (x *SubscriptionServerAck) GetToolsListChanged() bool {
+	if x != nil {
+		return x.ToolsListChanged
+	}
+	return false
+}
+
+func (x *SubscriptionServerAck) GetPromptsListChanged() bool {
+	if x != nil {
+		return x.PromptsListChanged
+	}
+	return false
+}
+
+func (x *SubscriptionServerAck) GetResourcesListChanged() bool {
+	if x != nil {
+		return x.ResourcesListChanged
+	}
+	return false
+}
+
+func (x *SubscriptionServerAck) GetResourceUris() []string {
+	if x != nil {
+		return x.ResourceUris
+	}
+	return nil
+}
+
+func (x *SubscriptionServerAck) GetLogMessages() bool {
+	if x != nil {
+		return x.LogMessages
+	}
+	return false
+}
+
+func (x *SubscriptionServerAck) GetServerState() bool {
+	if x != nil {
+		return x.ServerState
+	}
+	return false
+}
+
+func (x *SubscriptionServerAck) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+// SubscriptionAck is the first event of a Subscribe stream.
+type SubscriptionAck struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// subscription_id names the stream for UpdateSubscription.
+	SubscriptionId uint64                   `protobuf:"varint,1,opt,name=subscription_id,json=subscriptionId,proto3" json:"subscription_id,omitempty"`
+	Servers        []*SubscriptionServerAck `protobuf:"bytes,2,rep,name=servers,proto3" json:"servers,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
+}
+
+func (x *SubscriptionAck) Reset() {
+	*x = SubscriptionAck{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscriptionAck) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscriptionAck) ProtoMessage() {}
+
+func (x *SubscriptionAck) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscriptionAck.ProtoReflect.Descriptor instead.
+func (*SubscriptionAck) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{39}
+}
+
+func (x *SubscriptionAck) GetSubscriptionId() uint64 {
+	if x != nil {
+		return x.SubscriptionId
+	}
+	return 0
+}
+
+func (x *SubscriptionAck) GetServers() []*SubscriptionServerAck {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+// SubscriptionEvent is one message of a Subscribe stream.
+type SubscriptionEvent struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	Kind   SubscriptionEventKind  `protobuf:"varint,1,opt,name=kind,proto3,enum=mcpd.v1.SubscriptionEventKind" json:"kind,omitempty"`
+	Server string                 `protobuf:"bytes,2,opt,name=server,proto3" json:"server,omitempty"`
+	// uri is the updated resource (RESOURCE_UPDATED).
+	Uri string `protobuf:"bytes,3,opt,name=uri,proto3" json:"uri,omitempty"`
+	// params_json is the notification's params as the child sent them (list
+	// changes, resource updates, log messages); empty for mcpd's own events.
+	ParamsJson string `protobuf:"bytes,4,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	// state is the lifecycle transition (SERVER_STATE): started, ready,
+	// exited, restarting, crashloop, stopped or failed.
+	State string `protobuf:"bytes,5,opt,name=state,proto3" json:"state,omitempty"`
+	Pid   int64  `protobuf:"varint,6,opt,name=pid,proto3" json:"pid,omitempty"`
+	// exit is how the child exited (state exited or stopped).
+	Exit string `protobuf:"bytes,7,opt,name=exit,proto3" json:"exit,omitempty"`
+	// error is the reason of exited/crashloop/failed, LAGGED and ERROR.
+	Error string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
+	// synthetic marks change events mcpd sends after a restart (the lists
+	// may have changed while the child was down), not sent by the child.
+	Synthetic  bool  `protobuf:"varint,9,opt,name=synthetic,proto3" json:"synthetic,omitempty"`
+	TimeUnixMs int64 `protobuf:"varint,10,opt,name=time_unix_ms,json=timeUnixMs,proto3" json:"time_unix_ms,omitempty"`
+	// ack is set on the first event (ACK).
+	Ack           *SubscriptionAck `protobuf:"bytes,11,opt,name=ack,proto3" json:"ack,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscriptionEvent) Reset() {
+	*x = SubscriptionEvent{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscriptionEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscriptionEvent) ProtoMessage() {}
+
+func (x *SubscriptionEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscriptionEvent.ProtoReflect.Descriptor instead.
+func (*SubscriptionEvent) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{40}
+}
+
+func (x *SubscriptionEvent) GetKind() SubscriptionEventKind {
+	if x != nil {
+		return x.Kind
+	}
+	return SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_UNSPECIFIED
+}
+
+func (x *SubscriptionEvent) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *SubscriptionEvent) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *SubscriptionEvent) GetParamsJson() string {
+	if x != nil {
+		return x.ParamsJson
+	}
+	return ""
+}
+
+func (x *SubscriptionEvent) GetState() string {
+	if x != nil {
+		return x.State
+	}
+	return ""
+}
+
+func (x *SubscriptionEvent) GetPid() int64 {
+	if x != nil {
+		return x.Pid
+	}
+	return 0
+}
+
+func (x *SubscriptionEvent) GetExit() string {
+	if x != nil {
+		return x.Exit
+	}
+	return ""
+}
+
+func (x *SubscriptionEvent) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *SubscriptionEvent) GetSynthetic() bool {
+	if x != nil {
+		return x.Synthetic
+	}
+	return false
+}
+
+func (x *SubscriptionEvent) GetTimeUnixMs() int64 {
+	if x != nil {
+		return x.TimeUnixMs
+	}
+	return 0
+}
+
+func (x *SubscriptionEvent) GetAck() *SubscriptionAck {
+	if x != nil {
+		return x.Ack
+	}
+	return nil
+}
+
+type UpdateSubscriptionRequest struct {
+	state              protoimpl.MessageState `protogen:"open.v1"`
+	SubscriptionId     uint64                 `protobuf:"varint,1,opt,name=subscription_id,json=subscriptionId,proto3" json:"subscription_id,omitempty"`
+	AddResourceUris    []string               `protobuf:"bytes,2,rep,name=add_resource_uris,json=addResourceUris,proto3" json:"add_resource_uris,omitempty"`
+	RemoveResourceUris []string               `protobuf:"bytes,3,rep,name=remove_resource_uris,json=removeResourceUris,proto3" json:"remove_resource_uris,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *UpdateSubscriptionRequest) Reset() {
+	*x = UpdateSubscriptionRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSubscriptionRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSubscriptionRequest) ProtoMessage() {}
+
+func (x *UpdateSubscriptionRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSubscriptionRequest.ProtoReflect.Descriptor instead.
+func (*UpdateSubscriptionRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{41}
+}
+
+func (x *UpdateSubscriptionRequest) GetSubscriptionId() uint64 {
+	if x != nil {
+		return x.SubscriptionId
+	}
+	return 0
+}
+
+func (x *UpdateSubscriptionRequest) GetAddResourceUris() []string {
+	if x != nil {
+		return x.AddResourceUris
+	}
+	return nil
+}
+
+func (x *UpdateSubscriptionRequest) GetRemoveResourceUris() []string {
+	if x != nil {
+		return x.RemoveResourceUris
+	}
+	return nil
+}
+
+type UpdateSubscriptionResponse struct {
+	state         protoimpl.MessageState   `protogen:"open.v1"`
+	Servers       []*SubscriptionServerAck `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *UpdateSubscriptionResponse) Reset() {
+	*x = UpdateSubscriptionResponse{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *UpdateSubscriptionResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*UpdateSubscriptionResponse) ProtoMessage() {}
+
+func (x *UpdateSubscriptionResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use UpdateSubscriptionResponse.ProtoReflect.Descriptor instead.
+func (*UpdateSubscriptionResponse) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{42}
+}
+
+func (x *UpdateSubscriptionResponse) GetServers() []*SubscriptionServerAck {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+// SubscriptionStatus is one open Subscribe stream.
+type SubscriptionStatus struct {
+	state          protoimpl.MessageState `protogen:"open.v1"`
+	SubscriptionId uint64                 `protobuf:"varint,1,opt,name=subscription_id,json=subscriptionId,proto3" json:"subscription_id,omitempty"`
+	AppName        string                 `protobuf:"bytes,2,opt,name=app_name,json=appName,proto3" json:"app_name,omitempty"`
+	AppVersion     string                 `protobuf:"bytes,3,opt,name=app_version,json=appVersion,proto3" json:"app_version,omitempty"`
+	AppPid         int64                  `protobuf:"varint,4,opt,name=app_pid,json=appPid,proto3" json:"app_pid,omitempty"`
+	// servers is empty when the stream watches every server.
+	Servers       []string `protobuf:"bytes,5,rep,name=servers,proto3" json:"servers,omitempty"`
+	ResourceUris  int64    `protobuf:"varint,6,opt,name=resource_uris,json=resourceUris,proto3" json:"resource_uris,omitempty"`
+	CreatedUnixMs int64    `protobuf:"varint,7,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	// queued events wait for the app now (queued_bytes estimated).
+	Queued      int64  `protobuf:"varint,8,opt,name=queued,proto3" json:"queued,omitempty"`
+	QueuedBytes int64  `protobuf:"varint,9,opt,name=queued_bytes,json=queuedBytes,proto3" json:"queued_bytes,omitempty"`
+	Delivered   uint64 `protobuf:"varint,10,opt,name=delivered,proto3" json:"delivered,omitempty"`
+	// coalesced counts events merged into a queued one of the same server,
+	// kind and URI because the queue was full; dropped counts events lost
+	// after the stream ended (lagged).
+	Coalesced     uint64 `protobuf:"varint,11,opt,name=coalesced,proto3" json:"coalesced,omitempty"`
+	Dropped       uint64 `protobuf:"varint,12,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	Lagged        bool   `protobuf:"varint,13,opt,name=lagged,proto3" json:"lagged,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscriptionStatus) Reset() {
+	*x = SubscriptionStatus{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscriptionStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscriptionStatus) ProtoMessage() {}
+
+func (x *SubscriptionStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscriptionStatus.ProtoReflect.Descriptor instead.
+func (*SubscriptionStatus) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{43}
+}
+
+func (x *SubscriptionStatus) GetSubscriptionId() uint64 {
+	if x != nil {
+		return x.SubscriptionId
+	}
+	return 0
+}
+
+func (x *SubscriptionStatus) GetAppName() string {
+	if x != nil {
+		return x.AppName
+	}
+	return ""
+}
+
+func (x *SubscriptionStatus) GetAppVersion() string {
+	if x != nil {
+		return x.AppVersion
+	}
+	return ""
+}
+
+func (x *SubscriptionStatus) GetAppPid() int64 {
+	if x != nil {
+		return x.AppPid
+	}
+	return 0
+}
+
+func (x *SubscriptionStatus) GetServers() []string {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+func (x *SubscriptionStatus) GetResourceUris() int64 {
+	if x != nil {
+		return x.ResourceUris
+	}
+	return 0
+}
+
+func (x *SubscriptionStatus) GetCreatedUnixMs() int64 {
+	if x != nil {
+		return x.CreatedUnixMs
+	}
+	return 0
+}
+
+func (x *SubscriptionStatus) GetQueued() int64 {
+	if x != nil {
+		return x.Queued
+	}
+	return 0
+}
+
+func (x *SubscriptionStatus) GetQueuedBytes() int64 {
+	if x != nil {
+		return x.QueuedBytes
+	}
+	return 0
+}
+
+func (x *SubscriptionStatus) GetDelivered() uint64 {
+	if x != nil {
+		return x.Delivered
+	}
+	return 0
+}
+
+func (x *SubscriptionStatus) GetCoalesced() uint64 {
+	if x != nil {
+		return x.Coalesced
+	}
+	return 0
+}
+
+func (x *SubscriptionStatus) GetDropped() uint64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
+func (x *SubscriptionStatus) GetLagged() bool {
+	if x != nil {
+		return x.Lagged
+	}
+	return false
+}
+
+// HostRegistration is the first message of a Host stream.
+type HostRegistration struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// servers are the servers the app answers for; empty means every server.
+	Servers []string `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	// roots, sampling and elicitation say which requests the app answers
+	// (roots/list, sampling/createMessage, elicitation/create).
+	Roots         bool        `protobuf:"varint,2,opt,name=roots,proto3" json:"roots,omitempty"`
+	Sampling      bool        `protobuf:"varint,3,opt,name=sampling,proto3" json:"sampling,omitempty"`
+	Elicitation   bool        `protobuf:"varint,4,opt,name=elicitation,proto3" json:"elicitation,omitempty"`
+	Client        *ClientInfo `protobuf:"bytes,5,opt,name=client,proto3" json:"client,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostRegistration) Reset() {
+	*x = HostRegistration{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostRegistration) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostRegistration) ProtoMessage() {}
+
+func (x *HostRegistration) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostRegistration.ProtoReflect.Descriptor instead.
+func (*HostRegistration) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{44}
+}
+
+func (x *HostRegistration) GetServers() []string {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
+func (x *HostRegistration) GetRoots() bool {
+	if x != nil {
+		return x.Roots
+	}
+	return false
+}
+
+func (x *HostRegistration) GetSampling() bool {
+	if x != nil {
+		return x.Sampling
+	}
+	return false
+}
+
+func (x *HostRegistration) GetElicitation() bool {
+	if x != nil {
+		return x.Elicitation
+	}
+	return false
+}
+
+func (x *HostRegistration) GetClient() *ClientInfo {
+	if x != nil {
+		return x.Client
+	}
+	return nil
+}
+
+// HostAnswer is the app's answer to one HostCall: exactly one of
+// result_json and error is set.
+type HostAnswer struct {
+	state  protoimpl.MessageState `protogen:"open.v1"`
+	CallId uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// result_json is the JSON-RPC result object for the child.
+	ResultJson    string    `protobuf:"bytes,2,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	Error         *McpError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostAnswer) Reset() {
+	*x = HostAnswer{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostAnswer) ProtoMessage() {}
+
+func (x *HostAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostAnswer.ProtoReflect.Descriptor instead.
+func (*HostAnswer) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{45}
+}
+
+func (x *HostAnswer) GetCallId() uint64 {
+	if x != nil {
+		return x.CallId
+	}
+	return 0
+}
+
+func (x *HostAnswer) GetResultJson() string {
+	if x != nil {
+		return x.ResultJson
+	}
+	return ""
+}
+
+func (x *HostAnswer) GetError() *McpError {
+	if x != nil {
+		return x.Error
+	}
+	return nil
+}
+
+// HostRequest is one message from the app on a Host stream: the
+// registration first, then answers.
+type HostRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*HostRequest_Register
+	//	*HostRequest_Answer
+	Msg           isHostRequest_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostRequest) Reset() {
+	*x = HostRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostRequest) ProtoMessage() {}
+
+func (x *HostRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostRequest.ProtoReflect.Descriptor instead.
+func (*HostRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{46}
+}
+
+func (x *HostRequest) GetMsg() isHostRequest_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *HostRequest) GetRegister() *HostRegistration {
+	if x != nil {
+		if x, ok := x.Msg.(*HostRequest_Register); ok {
+			return x.Register
+		}
+	}
+	return nil
+}
+
+func (x *HostRequest) GetAnswer() *HostAnswer {
+	if x != nil {
+		if x, ok := x.Msg.(*HostRequest_Answer); ok {
+			return x.Answer
+		}
+	}
+	return nil
+}
+
+type isHostRequest_Msg interface {
+	isHostRequest_Msg()
+}
+
+type HostRequest_Register struct {
+	Register *HostRegistration `protobuf:"bytes,1,opt,name=register,proto3,oneof"`
+}
+
+type HostRequest_Answer struct {
+	Answer *HostAnswer `protobuf:"bytes,2,opt,name=answer,proto3,oneof"`
+}
+
+func (*HostRequest_Register) isHostRequest_Msg() {}
+
+func (*HostRequest_Answer) isHostRequest_Msg() {}
+
+// HostCall is a request of a child for the app to answer.
+type HostCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// call_id names the request in the app's HostAnswer and in HostCancel.
+	CallId uint64 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Server string `protobuf:"bytes,2,opt,name=server,proto3" json:"server,omitempty"`
+	// method is roots/list, sampling/createMessage or elicitation/create.
+	Method string `protobuf:"bytes,3,opt,name=method,proto3" json:"method,omitempty"`
+	// params_json is the request's params as the child sent them.
+	ParamsJson    string `protobuf:"bytes,4,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostCall) Reset() {
+	*x = HostCall{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostCall) ProtoMessage() {}
+
+func (x *HostCall) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostCall.ProtoReflect.Descriptor instead.
+func (*HostCall) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{47}
+}
+
+func (x *HostCall) GetCallId() uint64 {
+	if x != nil {
+		return x.CallId
+	}
+	return 0
+}
+
+func (x *HostCall) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *HostCall) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *HostCall) GetParamsJson() string {
+	if x != nil {
+		return x.ParamsJson
+	}
+	return ""
+}
+
+// HostCancel tells the app that a HostCall is no longer wanted (the child
+// cancelled it or exited); no answer is expected.
+type HostCancel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	CallId        uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostCancel) Reset() {
+	*x = HostCancel{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostCancel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostCancel) ProtoMessage() {}
+
+func (x *HostCancel) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostCancel.ProtoReflect.Descriptor instead.
+func (*HostCancel) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{48}
+}
+
+func (x *HostCancel) GetCallId() uint64 {
+	if x != nil {
+		return x.CallId
+	}
+	return 0
+}
+
+func (x *HostCancel) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+// HostRegistered acknowledges the registration.
+type HostRegistered struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// host_id names this registration in mcpd's logs.
+	HostId        uint64 `protobuf:"varint,1,opt,name=host_id,json=hostId,proto3" json:"host_id,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostRegistered) Reset() {
+	*x = HostRegistered{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostRegistered) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostRegistered) ProtoMessage() {}
+
+func (x *HostRegistered) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostRegistered.ProtoReflect.Descriptor instead.
+func (*HostRegistered) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{49}
+}
+
+func (x *HostRegistered) GetHostId() uint64 {
+	if x != nil {
+		return x.HostId
+	}
+	return 0
+}
+
+// HostResponse is one message from mcpd on a Host stream.
+type HostResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*HostResponse_Registered
+	//	*HostResponse_Call
+	//	*HostResponse_Cancel
+	Msg           isHostResponse_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostResponse) Reset() {
+	*x = HostResponse{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostResponse) ProtoMessage() {}
+
+func (x *HostResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostResponse.ProtoReflect.Descriptor instead.
+func (*HostResponse) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{50}
+}
+
+func (x *HostResponse) GetMsg() isHostResponse_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *HostResponse) GetRegistered() *HostRegistered {
+	if x != nil {
+		if x, ok := x.Msg.(*HostResponse_Registered); ok {
+			return x.Registered
+		}
+	}
+	return nil
+}
+
+func (x *HostResponse) GetCall() *HostCall {
+	if x != nil {
+		if x, ok := x.Msg.(*HostResponse_Call); ok {
+			return x.Call
+		}
+	}
+	return nil
+}
+
+func (x *HostResponse) GetCancel() *HostCancel {
+	if x != nil {
+		if x, ok := x.Msg.(*HostResponse_Cancel); ok {
+			return x.Cancel
+		}
+	}
+	return nil
+}
+
+type isHostResponse_Msg interface {
+	isHostResponse_Msg()
+}
+
+type HostResponse_Registered struct {
+	Registered *HostRegistered `protobuf:"bytes,1,opt,name=registered,proto3,oneof"`
+}
+
+type HostResponse_Call struct {
+	Call *HostCall `protobuf:"bytes,2,opt,name=call,proto3,oneof"`
+}
+
+type HostResponse_Cancel struct {
+	Cancel *HostCancel `protobuf:"bytes,3,opt,name=cancel,proto3,oneof"`
+}
+
+func (*HostResponse_Registered) isHostResponse_Msg() {}
+
+func (*HostResponse_Call) isHostResponse_Msg() {}
+
+func (*HostResponse_Cancel) isHostResponse_Msg() {}
+
 var File_proto_mcpd_v1_mcpd_proto protoreflect.FileDescriptor
 
 const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
@@ -2342,7 +3802,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x11.mcpd.v1.McpErrorR\x05error\x12*\n" +
 	"\x05cache\x18\x04 \x01(\x0e2\x14.mcpd.v1.CacheStatusR\x05cache\x12\x1f\n" +
 	"\vduration_us\x18\x05 \x01(\x03R\n" +
-	"durationUs\"\xd5\x06\n" +
+	"durationUs\"\xa4\a\n" +
 	"\fServerStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.mcpd.v1.ServerStateR\x05state\x12\x10\n" +
@@ -2370,13 +3830,15 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x0elines_oversize\x18\x15 \x01(\x03R\rlinesOversize\x12+\n" +
 	"\x11responses_dropped\x18\x16 \x01(\x03R\x10responsesDropped\x12+\n" +
 	"\x11capabilities_json\x18\x17 \x01(\tR\x10capabilitiesJson\x12\x18\n" +
-	"\acommand\x18\x18 \x01(\tR\acommand\"|\n" +
+	"\acommand\x18\x18 \x01(\tR\acommand\x12)\n" +
+	"\x05cache\x18\x19 \x01(\v2\x13.mcpd.v1.CacheStatsR\x05cache\x12\"\n" +
+	"\finstructions\x18\x1a \x01(\tR\finstructions\"|\n" +
 	"\tAppStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x10\n" +
 	"\x03pid\x18\x03 \x01(\x03R\x03pid\x12/\n" +
 	"\x14connected_at_unix_ms\x18\x04 \x01(\x03R\x11connectedAtUnixMs\"\x12\n" +
-	"\x10GetStatusRequest\"\x9a\x02\n" +
+	"\x10GetStatusRequest\"\xdd\x02\n" +
 	"\x11GetStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x10\n" +
 	"\x03pid\x18\x02 \x01(\x03R\x03pid\x12\x1b\n" +
@@ -2387,7 +3849,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\vsocket_path\x18\x06 \x01(\tR\n" +
 	"socketPath\x12/\n" +
 	"\aservers\x18\a \x03(\v2\x15.mcpd.v1.ServerStatusR\aservers\x12&\n" +
-	"\x04apps\x18\b \x03(\v2\x12.mcpd.v1.AppStatusR\x04apps\"\x14\n" +
+	"\x04apps\x18\b \x03(\v2\x12.mcpd.v1.AppStatusR\x04apps\x12A\n" +
+	"\rsubscriptions\x18\t \x03(\v2\x1b.mcpd.v1.SubscriptionStatusR\rsubscriptions\"\x14\n" +
 	"\x12ListServersRequest\"F\n" +
 	"\x13ListServersResponse\x12/\n" +
 	"\aservers\x18\x01 \x03(\v2\x15.mcpd.v1.ServerStatusR\aservers\"(\n" +
@@ -2478,7 +3941,115 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x06method\x18\x02 \x01(\tR\x06method\x12\x1f\n" +
 	"\vparams_json\x18\x03 \x01(\tR\n" +
 	"paramsJson\x12.\n" +
-	"\aoptions\x18\x04 \x01(\v2\x14.mcpd.v1.CallOptionsR\aoptions*w\n" +
+	"\aoptions\x18\x04 \x01(\v2\x14.mcpd.v1.CallOptionsR\aoptions\"\xe2\x01\n" +
+	"\n" +
+	"CacheStats\x12\x12\n" +
+	"\x04hits\x18\x01 \x01(\x03R\x04hits\x12\x16\n" +
+	"\x06misses\x18\x02 \x01(\x03R\x06misses\x12\x1c\n" +
+	"\tcoalesced\x18\x03 \x01(\x03R\tcoalesced\x12\x18\n" +
+	"\aentries\x18\x04 \x01(\x03R\aentries\x12\x14\n" +
+	"\x05bytes\x18\x05 \x01(\x03R\x05bytes\x12$\n" +
+	"\rinvalidations\x18\x06 \x01(\x03R\rinvalidations\x12\x1c\n" +
+	"\tevictions\x18\a \x01(\x03R\tevictions\x12\x16\n" +
+	"\x06policy\x18\b \x01(\tR\x06policy\"+\n" +
+	"\x11ClearCacheRequest\x12\x16\n" +
+	"\x06server\x18\x01 \x01(\tR\x06server\".\n" +
+	"\x12ClearCacheResponse\x12\x18\n" +
+	"\acleared\x18\x01 \x01(\x03R\acleared\"\xda\x02\n" +
+	"\x10SubscribeRequest\x12\x18\n" +
+	"\aservers\x18\x01 \x03(\tR\aservers\x12,\n" +
+	"\x12tools_list_changed\x18\x02 \x01(\bR\x10toolsListChanged\x120\n" +
+	"\x14prompts_list_changed\x18\x03 \x01(\bR\x12promptsListChanged\x124\n" +
+	"\x16resources_list_changed\x18\x04 \x01(\bR\x14resourcesListChanged\x12#\n" +
+	"\rresource_uris\x18\x05 \x03(\tR\fresourceUris\x12!\n" +
+	"\fserver_state\x18\x06 \x01(\bR\vserverState\x12!\n" +
+	"\flog_messages\x18\a \x01(\bR\vlogMessages\x12+\n" +
+	"\x06client\x18\b \x01(\v2\x13.mcpd.v1.ClientInfoR\x06client\"\xd8\x02\n" +
+	"\x15SubscriptionServerAck\x12\x16\n" +
+	"\x06server\x18\x01 \x01(\tR\x06server\x12\x10\n" +
+	"\x03era\x18\x02 \x01(\tR\x03era\x12,\n" +
+	"\x12tools_list_changed\x18\x03 \x01(\bR\x10toolsListChanged\x120\n" +
+	"\x14prompts_list_changed\x18\x04 \x01(\bR\x12promptsListChanged\x124\n" +
+	"\x16resources_list_changed\x18\x05 \x01(\bR\x14resourcesListChanged\x12#\n" +
+	"\rresource_uris\x18\x06 \x03(\tR\fresourceUris\x12!\n" +
+	"\flog_messages\x18\a \x01(\bR\vlogMessages\x12!\n" +
+	"\fserver_state\x18\b \x01(\bR\vserverState\x12\x14\n" +
+	"\x05error\x18\t \x01(\tR\x05error\"t\n" +
+	"\x0fSubscriptionAck\x12'\n" +
+	"\x0fsubscription_id\x18\x01 \x01(\x04R\x0esubscriptionId\x128\n" +
+	"\aservers\x18\x02 \x03(\v2\x1e.mcpd.v1.SubscriptionServerAckR\aservers\"\xd0\x02\n" +
+	"\x11SubscriptionEvent\x122\n" +
+	"\x04kind\x18\x01 \x01(\x0e2\x1e.mcpd.v1.SubscriptionEventKindR\x04kind\x12\x16\n" +
+	"\x06server\x18\x02 \x01(\tR\x06server\x12\x10\n" +
+	"\x03uri\x18\x03 \x01(\tR\x03uri\x12\x1f\n" +
+	"\vparams_json\x18\x04 \x01(\tR\n" +
+	"paramsJson\x12\x14\n" +
+	"\x05state\x18\x05 \x01(\tR\x05state\x12\x10\n" +
+	"\x03pid\x18\x06 \x01(\x03R\x03pid\x12\x12\n" +
+	"\x04exit\x18\a \x01(\tR\x04exit\x12\x14\n" +
+	"\x05error\x18\b \x01(\tR\x05error\x12\x1c\n" +
+	"\tsynthetic\x18\t \x01(\bR\tsynthetic\x12 \n" +
+	"\ftime_unix_ms\x18\n" +
+	" \x01(\x03R\n" +
+	"timeUnixMs\x12*\n" +
+	"\x03ack\x18\v \x01(\v2\x18.mcpd.v1.SubscriptionAckR\x03ack\"\xa2\x01\n" +
+	"\x19UpdateSubscriptionRequest\x12'\n" +
+	"\x0fsubscription_id\x18\x01 \x01(\x04R\x0esubscriptionId\x12*\n" +
+	"\x11add_resource_uris\x18\x02 \x03(\tR\x0faddResourceUris\x120\n" +
+	"\x14remove_resource_uris\x18\x03 \x03(\tR\x12removeResourceUris\"V\n" +
+	"\x1aUpdateSubscriptionResponse\x128\n" +
+	"\aservers\x18\x01 \x03(\v2\x1e.mcpd.v1.SubscriptionServerAckR\aservers\"\xa2\x03\n" +
+	"\x12SubscriptionStatus\x12'\n" +
+	"\x0fsubscription_id\x18\x01 \x01(\x04R\x0esubscriptionId\x12\x19\n" +
+	"\bapp_name\x18\x02 \x01(\tR\aappName\x12\x1f\n" +
+	"\vapp_version\x18\x03 \x01(\tR\n" +
+	"appVersion\x12\x17\n" +
+	"\aapp_pid\x18\x04 \x01(\x03R\x06appPid\x12\x18\n" +
+	"\aservers\x18\x05 \x03(\tR\aservers\x12#\n" +
+	"\rresource_uris\x18\x06 \x01(\x03R\fresourceUris\x12&\n" +
+	"\x0fcreated_unix_ms\x18\a \x01(\x03R\rcreatedUnixMs\x12\x16\n" +
+	"\x06queued\x18\b \x01(\x03R\x06queued\x12!\n" +
+	"\fqueued_bytes\x18\t \x01(\x03R\vqueuedBytes\x12\x1c\n" +
+	"\tdelivered\x18\n" +
+	" \x01(\x04R\tdelivered\x12\x1c\n" +
+	"\tcoalesced\x18\v \x01(\x04R\tcoalesced\x12\x18\n" +
+	"\adropped\x18\f \x01(\x04R\adropped\x12\x16\n" +
+	"\x06lagged\x18\r \x01(\bR\x06lagged\"\xad\x01\n" +
+	"\x10HostRegistration\x12\x18\n" +
+	"\aservers\x18\x01 \x03(\tR\aservers\x12\x14\n" +
+	"\x05roots\x18\x02 \x01(\bR\x05roots\x12\x1a\n" +
+	"\bsampling\x18\x03 \x01(\bR\bsampling\x12 \n" +
+	"\velicitation\x18\x04 \x01(\bR\velicitation\x12+\n" +
+	"\x06client\x18\x05 \x01(\v2\x13.mcpd.v1.ClientInfoR\x06client\"o\n" +
+	"\n" +
+	"HostAnswer\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12\x1f\n" +
+	"\vresult_json\x18\x02 \x01(\tR\n" +
+	"resultJson\x12'\n" +
+	"\x05error\x18\x03 \x01(\v2\x11.mcpd.v1.McpErrorR\x05error\"|\n" +
+	"\vHostRequest\x127\n" +
+	"\bregister\x18\x01 \x01(\v2\x19.mcpd.v1.HostRegistrationH\x00R\bregister\x12-\n" +
+	"\x06answer\x18\x02 \x01(\v2\x13.mcpd.v1.HostAnswerH\x00R\x06answerB\x05\n" +
+	"\x03msg\"t\n" +
+	"\bHostCall\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12\x16\n" +
+	"\x06server\x18\x02 \x01(\tR\x06server\x12\x16\n" +
+	"\x06method\x18\x03 \x01(\tR\x06method\x12\x1f\n" +
+	"\vparams_json\x18\x04 \x01(\tR\n" +
+	"paramsJson\"=\n" +
+	"\n" +
+	"HostCancel\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12\x16\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\")\n" +
+	"\x0eHostRegistered\x12\x17\n" +
+	"\ahost_id\x18\x01 \x01(\x04R\x06hostId\"\xa8\x01\n" +
+	"\fHostResponse\x129\n" +
+	"\n" +
+	"registered\x18\x01 \x01(\v2\x17.mcpd.v1.HostRegisteredH\x00R\n" +
+	"registered\x12'\n" +
+	"\x04call\x18\x02 \x01(\v2\x11.mcpd.v1.HostCallH\x00R\x04call\x12-\n" +
+	"\x06cancel\x18\x03 \x01(\v2\x13.mcpd.v1.HostCancelH\x00R\x06cancelB\x05\n" +
+	"\x03msg*w\n" +
 	"\vCacheStatus\x12\x1c\n" +
 	"\x18CACHE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CACHE_STATUS_FETCHED\x10\x01\x12\x14\n" +
@@ -2492,7 +4063,21 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x14SERVER_STATE_BACKOFF\x10\x04\x12\x1a\n" +
 	"\x16SERVER_STATE_CRASHLOOP\x10\x05\x12\x19\n" +
 	"\x15SERVER_STATE_STOPPING\x10\x06\x12\x17\n" +
-	"\x13SERVER_STATE_FAILED\x10\a2\xbd\b\n" +
+	"\x13SERVER_STATE_FAILED\x10\a*\xe6\x03\n" +
+	"\x15SubscriptionEventKind\x12'\n" +
+	"#SUBSCRIPTION_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bSUBSCRIPTION_EVENT_KIND_ACK\x10\x01\x12.\n" +
+	"*SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED\x10\x02\x120\n" +
+	",SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED\x10\x03\x122\n" +
+	".SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED\x10\x04\x12,\n" +
+	"(SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED\x10\x05\x12(\n" +
+	"$SUBSCRIPTION_EVENT_KIND_SERVER_STATE\x10\x06\x12'\n" +
+	"#SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE\x10\a\x12%\n" +
+	"!SUBSCRIPTION_EVENT_KIND_RESTARTED\x10\b\x12\"\n" +
+	"\x1eSUBSCRIPTION_EVENT_KIND_LAGGED\x10\t\x12!\n" +
+	"\x1dSUBSCRIPTION_EVENT_KIND_ERROR\x10\n" +
+	"2\xe2\n" +
+	"\n" +
 	"\x04Mcpd\x12B\n" +
 	"\tGetStatus\x12\x19.mcpd.v1.GetStatusRequest\x1a\x1a.mcpd.v1.GetStatusResponse\x12H\n" +
 	"\vListServers\x12\x1b.mcpd.v1.ListServersRequest\x1a\x1c.mcpd.v1.ListServersResponse\x12H\n" +
@@ -2509,7 +4094,12 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x15ListResourceTemplates\x12%.mcpd.v1.ListResourceTemplatesRequest\x1a&.mcpd.v1.ListResourceTemplatesResponse\x12B\n" +
 	"\fReadResource\x12\x1c.mcpd.v1.ReadResourceRequest\x1a\x14.mcpd.v1.McpResponse\x12:\n" +
 	"\bComplete\x12\x18.mcpd.v1.CompleteRequest\x1a\x14.mcpd.v1.McpResponse\x12D\n" +
-	"\vSendRequest\x12\x1b.mcpd.v1.SendRequestRequest\x1a\x16.mcpd.v1.CallToolEvent0\x01B/Z-github.com/mcpd-dev/mcpd/proto/mcpd/v1;mcpdv1b\x06proto3"
+	"\vSendRequest\x12\x1b.mcpd.v1.SendRequestRequest\x1a\x16.mcpd.v1.CallToolEvent0\x01\x12E\n" +
+	"\n" +
+	"ClearCache\x12\x1a.mcpd.v1.ClearCacheRequest\x1a\x1b.mcpd.v1.ClearCacheResponse\x12D\n" +
+	"\tSubscribe\x12\x19.mcpd.v1.SubscribeRequest\x1a\x1a.mcpd.v1.SubscriptionEvent0\x01\x12]\n" +
+	"\x12UpdateSubscription\x12\".mcpd.v1.UpdateSubscriptionRequest\x1a#.mcpd.v1.UpdateSubscriptionResponse\x127\n" +
+	"\x04Host\x12\x14.mcpd.v1.HostRequest\x1a\x15.mcpd.v1.HostResponse(\x010\x01B/Z-github.com/mcpd-dev/mcpd/proto/mcpd/v1;mcpdv1b\x06proto3"
 
 var (
 	file_proto_mcpd_v1_mcpd_proto_rawDescOnce sync.Once
@@ -2523,109 +4113,149 @@ func file_proto_mcpd_v1_mcpd_proto_rawDescGZIP() []byte {
 	return file_proto_mcpd_v1_mcpd_proto_rawDescData
 }
 
-var file_proto_mcpd_v1_mcpd_proto_enumTypes = make([]protoimpl.EnumInfo, 2)
-var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_proto_mcpd_v1_mcpd_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
 var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(CacheStatus)(0),                      // 0: mcpd.v1.CacheStatus
 	(ServerState)(0),                      // 1: mcpd.v1.ServerState
-	(*ClientInfo)(nil),                    // 2: mcpd.v1.ClientInfo
-	(*CallOptions)(nil),                   // 3: mcpd.v1.CallOptions
-	(*McpError)(nil),                      // 4: mcpd.v1.McpError
-	(*McpResponse)(nil),                   // 5: mcpd.v1.McpResponse
-	(*ServerStatus)(nil),                  // 6: mcpd.v1.ServerStatus
-	(*AppStatus)(nil),                     // 7: mcpd.v1.AppStatus
-	(*GetStatusRequest)(nil),              // 8: mcpd.v1.GetStatusRequest
-	(*GetStatusResponse)(nil),             // 9: mcpd.v1.GetStatusResponse
-	(*ListServersRequest)(nil),            // 10: mcpd.v1.ListServersRequest
-	(*ListServersResponse)(nil),           // 11: mcpd.v1.ListServersResponse
-	(*StartServerRequest)(nil),            // 12: mcpd.v1.StartServerRequest
-	(*StartServerResponse)(nil),           // 13: mcpd.v1.StartServerResponse
-	(*StopServerRequest)(nil),             // 14: mcpd.v1.StopServerRequest
-	(*StopServerResponse)(nil),            // 15: mcpd.v1.StopServerResponse
-	(*RestartServerRequest)(nil),          // 16: mcpd.v1.RestartServerRequest
-	(*RestartServerResponse)(nil),         // 17: mcpd.v1.RestartServerResponse
-	(*GetLogsRequest)(nil),                // 18: mcpd.v1.GetLogsRequest
-	(*LogLine)(nil),                       // 19: mcpd.v1.LogLine
-	(*GetLogsResponse)(nil),               // 20: mcpd.v1.GetLogsResponse
-	(*ListToolsRequest)(nil),              // 21: mcpd.v1.ListToolsRequest
-	(*ServerList)(nil),                    // 22: mcpd.v1.ServerList
-	(*ListToolsResponse)(nil),             // 23: mcpd.v1.ListToolsResponse
-	(*CallToolRequest)(nil),               // 24: mcpd.v1.CallToolRequest
-	(*CallToolEvent)(nil),                 // 25: mcpd.v1.CallToolEvent
-	(*ListPromptsRequest)(nil),            // 26: mcpd.v1.ListPromptsRequest
-	(*ListPromptsResponse)(nil),           // 27: mcpd.v1.ListPromptsResponse
-	(*GetPromptRequest)(nil),              // 28: mcpd.v1.GetPromptRequest
-	(*ListResourcesRequest)(nil),          // 29: mcpd.v1.ListResourcesRequest
-	(*ListResourcesResponse)(nil),         // 30: mcpd.v1.ListResourcesResponse
-	(*ListResourceTemplatesRequest)(nil),  // 31: mcpd.v1.ListResourceTemplatesRequest
-	(*ListResourceTemplatesResponse)(nil), // 32: mcpd.v1.ListResourceTemplatesResponse
-	(*ReadResourceRequest)(nil),           // 33: mcpd.v1.ReadResourceRequest
-	(*CompleteRequest)(nil),               // 34: mcpd.v1.CompleteRequest
-	(*SendRequestRequest)(nil),            // 35: mcpd.v1.SendRequestRequest
+	(SubscriptionEventKind)(0),            // 2: mcpd.v1.SubscriptionEventKind
+	(*ClientInfo)(nil),                    // 3: mcpd.v1.ClientInfo
+	(*CallOptions)(nil),                   // 4: mcpd.v1.CallOptions
+	(*McpError)(nil),                      // 5: mcpd.v1.McpError
+	(*McpResponse)(nil),                   // 6: mcpd.v1.McpResponse
+	(*ServerStatus)(nil),                  // 7: mcpd.v1.ServerStatus
+	(*AppStatus)(nil),                     // 8: mcpd.v1.AppStatus
+	(*GetStatusRequest)(nil),              // 9: mcpd.v1.GetStatusRequest
+	(*GetStatusResponse)(nil),             // 10: mcpd.v1.GetStatusResponse
+	(*ListServersRequest)(nil),            // 11: mcpd.v1.ListServersRequest
+	(*ListServersResponse)(nil),           // 12: mcpd.v1.ListServersResponse
+	(*StartServerRequest)(nil),            // 13: mcpd.v1.StartServerRequest
+	(*StartServerResponse)(nil),           // 14: mcpd.v1.StartServerResponse
+	(*StopServerRequest)(nil),             // 15: mcpd.v1.StopServerRequest
+	(*StopServerResponse)(nil),            // 16: mcpd.v1.StopServerResponse
+	(*RestartServerRequest)(nil),          // 17: mcpd.v1.RestartServerRequest
+	(*RestartServerResponse)(nil),         // 18: mcpd.v1.RestartServerResponse
+	(*GetLogsRequest)(nil),                // 19: mcpd.v1.GetLogsRequest
+	(*LogLine)(nil),                       // 20: mcpd.v1.LogLine
+	(*GetLogsResponse)(nil),               // 21: mcpd.v1.GetLogsResponse
+	(*ListToolsRequest)(nil),              // 22: mcpd.v1.ListToolsRequest
+	(*ServerList)(nil),                    // 23: mcpd.v1.ServerList
+	(*ListToolsResponse)(nil),             // 24: mcpd.v1.ListToolsResponse
+	(*CallToolRequest)(nil),               // 25: mcpd.v1.CallToolRequest
+	(*CallToolEvent)(nil),                 // 26: mcpd.v1.CallToolEvent
+	(*ListPromptsRequest)(nil),            // 27: mcpd.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),           // 28: mcpd.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),              // 29: mcpd.v1.GetPromptRequest
+	(*ListResourcesRequest)(nil),          // 30: mcpd.v1.ListResourcesRequest
+	(*ListResourcesResponse)(nil),         // 31: mcpd.v1.ListResourcesResponse
+	(*ListResourceTemplatesRequest)(nil),  // 32: mcpd.v1.ListResourceTemplatesRequest
+	(*ListResourceTemplatesResponse)(nil), // 33: mcpd.v1.ListResourceTemplatesResponse
+	(*ReadResourceRequest)(nil),           // 34: mcpd.v1.ReadResourceRequest
+	(*CompleteRequest)(nil),               // 35: mcpd.v1.CompleteRequest
+	(*SendRequestRequest)(nil),            // 36: mcpd.v1.SendRequestRequest
+	(*CacheStats)(nil),                    // 37: mcpd.v1.CacheStats
+	(*ClearCacheRequest)(nil),             // 38: mcpd.v1.ClearCacheRequest
+	(*ClearCacheResponse)(nil),            // 39: mcpd.v1.ClearCacheResponse
+	(*SubscribeRequest)(nil),              // 40: mcpd.v1.SubscribeRequest
+	(*SubscriptionServerAck)(nil),         // 41: mcpd.v1.SubscriptionServerAck
+	(*SubscriptionAck)(nil),               // 42: mcpd.v1.SubscriptionAck
+	(*SubscriptionEvent)(nil),             // 43: mcpd.v1.SubscriptionEvent
+	(*UpdateSubscriptionRequest)(nil),     // 44: mcpd.v1.UpdateSubscriptionRequest
+	(*UpdateSubscriptionResponse)(nil),    // 45: mcpd.v1.UpdateSubscriptionResponse
+	(*SubscriptionStatus)(nil),            // 46: mcpd.v1.SubscriptionStatus
+	(*HostRegistration)(nil),              // 47: mcpd.v1.HostRegistration
+	(*HostAnswer)(nil),                    // 48: mcpd.v1.HostAnswer
+	(*HostRequest)(nil),                   // 49: mcpd.v1.HostRequest
+	(*HostCall)(nil),                      // 50: mcpd.v1.HostCall
+	(*HostCancel)(nil),                    // 51: mcpd.v1.HostCancel
+	(*HostRegistered)(nil),                // 52: mcpd.v1.HostRegistered
+	(*HostResponse)(nil),                  // 53: mcpd.v1.HostResponse
 }
 var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
-	2,  // 0: mcpd.v1.CallOptions.client:type_name -> mcpd.v1.ClientInfo
-	4,  // 1: mcpd.v1.McpResponse.error:type_name -> mcpd.v1.McpError
+	3,  // 0: mcpd.v1.CallOptions.client:type_name -> mcpd.v1.ClientInfo
+	5,  // 1: mcpd.v1.McpResponse.error:type_name -> mcpd.v1.McpError
 	0,  // 2: mcpd.v1.McpResponse.cache:type_name -> mcpd.v1.CacheStatus
 	1,  // 3: mcpd.v1.ServerStatus.state:type_name -> mcpd.v1.ServerState
-	6,  // 4: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
-	7,  // 5: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
-	6,  // 6: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
-	6,  // 7: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	6,  // 8: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	6,  // 9: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	19, // 10: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
-	3,  // 11: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
-	4,  // 12: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
-	0,  // 13: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
-	22, // 14: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
-	3,  // 15: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
-	5,  // 16: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
-	3,  // 17: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
-	22, // 18: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
-	3,  // 19: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
-	3,  // 20: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
-	22, // 21: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
-	3,  // 22: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
-	22, // 23: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
-	3,  // 24: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
-	3,  // 25: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
-	3,  // 26: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
-	8,  // 27: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
-	10, // 28: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
-	12, // 29: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
-	14, // 30: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
-	16, // 31: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
-	18, // 32: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
-	21, // 33: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
-	24, // 34: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
-	26, // 35: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
-	28, // 36: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
-	29, // 37: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
-	31, // 38: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
-	33, // 39: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
-	34, // 40: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
-	35, // 41: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
-	9,  // 42: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
-	11, // 43: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
-	13, // 44: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
-	15, // 45: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
-	17, // 46: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
-	20, // 47: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
-	23, // 48: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
-	25, // 49: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
-	27, // 50: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
-	5,  // 51: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
-	30, // 52: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
-	32, // 53: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
-	5,  // 54: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
-	5,  // 55: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
-	25, // 56: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
-	42, // [42:57] is the sub-list for method output_type
-	27, // [27:42] is the sub-list for method input_type
-	27, // [27:27] is the sub-list for extension type_name
-	27, // [27:27] is the sub-list for extension extendee
-	0,  // [0:27] is the sub-list for field type_name
+	37, // 4: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
+	7,  // 5: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
+	8,  // 6: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
+	46, // 7: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
+	7,  // 8: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
+	7,  // 9: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	7,  // 10: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	7,  // 11: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	20, // 12: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
+	4,  // 13: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
+	5,  // 14: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
+	0,  // 15: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
+	23, // 16: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
+	4,  // 17: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
+	6,  // 18: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
+	4,  // 19: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
+	23, // 20: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
+	4,  // 21: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
+	4,  // 22: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
+	23, // 23: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
+	4,  // 24: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
+	23, // 25: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
+	4,  // 26: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
+	4,  // 27: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
+	4,  // 28: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
+	3,  // 29: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
+	41, // 30: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	2,  // 31: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
+	42, // 32: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
+	41, // 33: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	3,  // 34: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
+	5,  // 35: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
+	47, // 36: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
+	48, // 37: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
+	52, // 38: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
+	50, // 39: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
+	51, // 40: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
+	9,  // 41: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
+	11, // 42: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
+	13, // 43: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
+	15, // 44: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
+	17, // 45: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
+	19, // 46: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
+	22, // 47: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
+	25, // 48: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
+	27, // 49: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
+	29, // 50: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
+	30, // 51: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
+	32, // 52: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
+	34, // 53: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
+	35, // 54: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
+	36, // 55: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
+	38, // 56: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
+	40, // 57: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
+	44, // 58: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
+	49, // 59: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
+	10, // 60: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
+	12, // 61: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
+	14, // 62: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
+	16, // 63: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
+	18, // 64: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
+	21, // 65: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
+	24, // 66: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
+	26, // 67: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
+	28, // 68: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
+	6,  // 69: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
+	31, // 70: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
+	33, // 71: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
+	6,  // 72: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
+	6,  // 73: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
+	26, // 74: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
+	39, // 75: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
+	43, // 76: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
+	45, // 77: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
+	53, // 78: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
+	60, // [60:79] is the sub-list for method output_type
+	41, // [41:60] is the sub-list for method input_type
+	41, // [41:41] is the sub-list for extension type_name
+	41, // [41:41] is the sub-list for extension extendee
+	0,  // [0:41] is the sub-list for field type_name
 }
 
 func init() { file_proto_mcpd_v1_mcpd_proto_init() }
@@ -2638,13 +4268,22 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 		(*CallToolEvent_MessageJson)(nil),
 		(*CallToolEvent_Response)(nil),
 	}
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[46].OneofWrappers = []any{
+		(*HostRequest_Register)(nil),
+		(*HostRequest_Answer)(nil),
+	}
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[50].OneofWrappers = []any{
+		(*HostResponse_Registered)(nil),
+		(*HostResponse_Call)(nil),
+		(*HostResponse_Cancel)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_mcpd_v1_mcpd_proto_rawDesc), len(file_proto_mcpd_v1_mcpd_proto_rawDesc)),
-			NumEnums:      2,
-			NumMessages:   34,
+			NumEnums:      3,
+			NumMessages:   51,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

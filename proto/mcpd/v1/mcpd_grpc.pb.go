@@ -39,6 +39,10 @@ const (
 	Mcpd_ReadResource_FullMethodName          = "/mcpd.v1.Mcpd/ReadResource"
 	Mcpd_Complete_FullMethodName              = "/mcpd.v1.Mcpd/Complete"
 	Mcpd_SendRequest_FullMethodName           = "/mcpd.v1.Mcpd/SendRequest"
+	Mcpd_ClearCache_FullMethodName            = "/mcpd.v1.Mcpd/ClearCache"
+	Mcpd_Subscribe_FullMethodName             = "/mcpd.v1.Mcpd/Subscribe"
+	Mcpd_UpdateSubscription_FullMethodName    = "/mcpd.v1.Mcpd/UpdateSubscription"
+	Mcpd_Host_FullMethodName                  = "/mcpd.v1.Mcpd/Host"
 )
 
 // McpdClient is the client API for Mcpd service.
@@ -78,6 +82,23 @@ type McpdClient interface {
 	// SendRequest sends any other MCP request to a server and streams its
 	// request-scoped notifications, then the response.
 	SendRequest(ctx context.Context, in *SendRequestRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CallToolEvent], error)
+	// ClearCache drops the cached results of one server, or of every server.
+	ClearCache(ctx context.Context, in *ClearCacheRequest, opts ...grpc.CallOption) (*ClearCacheResponse, error)
+	// Subscribe watches list changes, resource updates, lifecycle events and
+	// log messages of one, several or all servers, until the app cancels. The
+	// first event acknowledges what each server agreed to deliver; the stream
+	// ends after a lagged event (resubscribe to resync) or an error event.
+	Subscribe(ctx context.Context, in *SubscribeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscriptionEvent], error)
+	// UpdateSubscription adds or removes resource URIs of an open Subscribe
+	// stream without reopening it.
+	UpdateSubscription(ctx context.Context, in *UpdateSubscriptionRequest, opts ...grpc.CallOption) (*UpdateSubscriptionResponse, error)
+	// Host registers the app as an MCP host for some servers: the app's first
+	// message declares which of roots/list, sampling/createMessage and
+	// elicitation/create it answers; mcpd then sends it the requests legacy
+	// children make (preferring the app whose call to that server is in
+	// flight, then the most recent host) and the app answers each on the same
+	// stream. A request whose host goes away is answered with an error.
+	Host(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostRequest, HostResponse], error)
 }
 
 type mcpdClient struct {
@@ -256,6 +277,58 @@ func (c *mcpdClient) SendRequest(ctx context.Context, in *SendRequestRequest, op
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Mcpd_SendRequestClient = grpc.ServerStreamingClient[CallToolEvent]
 
+func (c *mcpdClient) ClearCache(ctx context.Context, in *ClearCacheRequest, opts ...grpc.CallOption) (*ClearCacheResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ClearCacheResponse)
+	err := c.cc.Invoke(ctx, Mcpd_ClearCache_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *mcpdClient) Subscribe(ctx context.Context, in *SubscribeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscriptionEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Mcpd_ServiceDesc.Streams[2], Mcpd_Subscribe_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[SubscribeRequest, SubscriptionEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Mcpd_SubscribeClient = grpc.ServerStreamingClient[SubscriptionEvent]
+
+func (c *mcpdClient) UpdateSubscription(ctx context.Context, in *UpdateSubscriptionRequest, opts ...grpc.CallOption) (*UpdateSubscriptionResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(UpdateSubscriptionResponse)
+	err := c.cc.Invoke(ctx, Mcpd_UpdateSubscription_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *mcpdClient) Host(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostRequest, HostResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Mcpd_ServiceDesc.Streams[3], Mcpd_Host_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[HostRequest, HostResponse]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Mcpd_HostClient = grpc.BidiStreamingClient[HostRequest, HostResponse]
+
 // McpdServer is the server API for Mcpd service.
 // All implementations must embed UnimplementedMcpdServer
 // for forward compatibility.
@@ -293,6 +366,23 @@ type McpdServer interface {
 	// SendRequest sends any other MCP request to a server and streams its
 	// request-scoped notifications, then the response.
 	SendRequest(*SendRequestRequest, grpc.ServerStreamingServer[CallToolEvent]) error
+	// ClearCache drops the cached results of one server, or of every server.
+	ClearCache(context.Context, *ClearCacheRequest) (*ClearCacheResponse, error)
+	// Subscribe watches list changes, resource updates, lifecycle events and
+	// log messages of one, several or all servers, until the app cancels. The
+	// first event acknowledges what each server agreed to deliver; the stream
+	// ends after a lagged event (resubscribe to resync) or an error event.
+	Subscribe(*SubscribeRequest, grpc.ServerStreamingServer[SubscriptionEvent]) error
+	// UpdateSubscription adds or removes resource URIs of an open Subscribe
+	// stream without reopening it.
+	UpdateSubscription(context.Context, *UpdateSubscriptionRequest) (*UpdateSubscriptionResponse, error)
+	// Host registers the app as an MCP host for some servers: the app's first
+	// message declares which of roots/list, sampling/createMessage and
+	// elicitation/create it answers; mcpd then sends it the requests legacy
+	// children make (preferring the app whose call to that server is in
+	// flight, then the most recent host) and the app answers each on the same
+	// stream. A request whose host goes away is answered with an error.
+	Host(grpc.BidiStreamingServer[HostRequest, HostResponse]) error
 	mustEmbedUnimplementedMcpdServer()
 }
 
@@ -347,6 +437,18 @@ func (UnimplementedMcpdServer) Complete(context.Context, *CompleteRequest) (*Mcp
 }
 func (UnimplementedMcpdServer) SendRequest(*SendRequestRequest, grpc.ServerStreamingServer[CallToolEvent]) error {
 	return status.Error(codes.Unimplemented, "method SendRequest not implemented")
+}
+func (UnimplementedMcpdServer) ClearCache(context.Context, *ClearCacheRequest) (*ClearCacheResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ClearCache not implemented")
+}
+func (UnimplementedMcpdServer) Subscribe(*SubscribeRequest, grpc.ServerStreamingServer[SubscriptionEvent]) error {
+	return status.Error(codes.Unimplemented, "method Subscribe not implemented")
+}
+func (UnimplementedMcpdServer) UpdateSubscription(context.Context, *UpdateSubscriptionRequest) (*UpdateSubscriptionResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method UpdateSubscription not implemented")
+}
+func (UnimplementedMcpdServer) Host(grpc.BidiStreamingServer[HostRequest, HostResponse]) error {
+	return status.Error(codes.Unimplemented, "method Host not implemented")
 }
 func (UnimplementedMcpdServer) mustEmbedUnimplementedMcpdServer() {}
 func (UnimplementedMcpdServer) testEmbeddedByValue()              {}
@@ -625,6 +727,60 @@ func _Mcpd_SendRequest_Handler(srv interface{}, stream grpc.ServerStream) error 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Mcpd_SendRequestServer = grpc.ServerStreamingServer[CallToolEvent]
 
+func _Mcpd_ClearCache_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ClearCacheRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(McpdServer).ClearCache(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Mcpd_ClearCache_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(McpdServer).ClearCache(ctx, req.(*ClearCacheRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Mcpd_Subscribe_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(SubscribeRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(McpdServer).Subscribe(m, &grpc.GenericServerStream[SubscribeRequest, SubscriptionEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Mcpd_SubscribeServer = grpc.ServerStreamingServer[SubscriptionEvent]
+
+func _Mcpd_UpdateSubscription_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(UpdateSubscriptionRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(McpdServer).UpdateSubscription(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Mcpd_UpdateSubscription_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(McpdServer).UpdateSubscription(ctx, req.(*UpdateSubscriptionRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Mcpd_Host_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(McpdServer).Host(&grpc.GenericServerStream[HostRequest, HostResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Mcpd_HostServer = grpc.BidiStreamingServer[HostRequest, HostResponse]
+
 // Mcpd_ServiceDesc is the grpc.ServiceDesc for Mcpd service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -684,6 +840,14 @@ var Mcpd_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "Complete",
 			Handler:    _Mcpd_Complete_Handler,
 		},
+		{
+			MethodName: "ClearCache",
+			Handler:    _Mcpd_ClearCache_Handler,
+		},
+		{
+			MethodName: "UpdateSubscription",
+			Handler:    _Mcpd_UpdateSubscription_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -695,6 +859,17 @@ var Mcpd_ServiceDesc = grpc.ServiceDesc{
 			StreamName:    "SendRequest",
 			Handler:       _Mcpd_SendRequest_Handler,
 			ServerStreams: true,
+		},
+		{
+			StreamName:    "Subscribe",
+			Handler:       _Mcpd_Subscribe_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Host",
+			Handler:       _Mcpd_Host_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
 		},
 	},
 	Metadata: "proto/mcpd/v1/mcpd.proto",

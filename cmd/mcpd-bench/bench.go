@@ -1,0 +1,580 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/protobuf/types/known/wrapperspb"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// bench is one run.
+type bench struct {
+	o   *options
+	reg *registry
+	log io.Writer
+	rep report
+}
+
+// targets returns the servers to benchmark: the Go demo server and, unless
+// disabled, server-everything on node.
+func (b *bench) targets() []target {
+	ts := []target{{Name: "demo", Command: b.o.demo, Args: []string{"--name", "demo"}}}
+	if !b.o.noNode {
+		ts = append(ts, target{Name: "everything", Command: b.o.node, Args: []string{b.o.everything, "stdio"}})
+	}
+	return ts
+}
+
+func (b *bench) progress(format string, args ...any) {
+	fmt.Fprintf(b.log, "mcpd-bench: "+format+"\n", args...)
+}
+
+// run measures every section in turn. The main mcpd serves sections 1-3;
+// memory, startup and the idle footprint use fresh daemons.
+func (b *bench) run(ctx context.Context) error {
+	b.rep.Mode = "full"
+	if b.o.smoke {
+		b.rep.Mode = "smoke"
+	}
+	b.rep.Rounds, b.rep.Iterations = b.o.rounds, b.o.iters
+	b.rep.Machine = describeMachine(b.o)
+
+	dir, err := os.MkdirTemp("", "mcpd-bench-bare-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	bareSrv, err := startBare(ctx, b.reg, filepath.Join(dir, "bare.sock"))
+	if err != nil {
+		return err
+	}
+	defer bareSrv.close()
+
+	servers := map[string]serverConfig{}
+	for _, t := range b.targets() {
+		servers[t.Name] = serverConfig{Command: t.Command, Args: t.Args}
+	}
+	b.progress("starting mcpd")
+	d, err := startDaemon(ctx, b.reg, b.o.mcpd, servers)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+
+	for _, t := range b.targets() {
+		if err := b.overhead(ctx, d, bareSrv, t); err != nil {
+			return err
+		}
+	}
+	for _, t := range b.targets() {
+		if err := b.throughput(ctx, d, t); err != nil {
+			return err
+		}
+	}
+	for _, t := range b.targets() {
+		if err := b.lists(ctx, d, bareSrv, t); err != nil {
+			return err
+		}
+	}
+	// The Subscribe RPC reached the proto late in this work; measuring it
+	// needs a server that emits resources/updated on demand, which neither
+	// benchmarked server offers yet.
+	b.rep.FanOutNote = "n/a (not measured yet: Subscribe is new and no benchmarked server emits resources/updated on demand)"
+	b.rep.RecovNote = "n/a (not measured yet: see fan-out)"
+	d.stop()
+
+	if err := b.memory(ctx); err != nil {
+		return err
+	}
+	if err := b.startup(ctx); err != nil {
+		return err
+	}
+	b.checkTargets()
+	b.rep.complete = true
+	return nil
+}
+
+// overhead is section 1: sequential echo latency direct vs through mcpd vs
+// bare gRPC, interleaved in rounds.
+func (b *bench) overhead(ctx context.Context, d *daemon, bareSrv *bare, t target) error {
+	b.progress("call overhead: %s", t.Name)
+	dc, _, err := startDirect(ctx, b.reg, t)
+	if err != nil {
+		return err
+	}
+	defer dc.close()
+	client := d.client()
+	// Warm up: starts mcpd's child lazily, JITs node, fills pools.
+	for range 50 {
+		if err := dc.echo(ctx); err != nil {
+			return err
+		}
+		if err := callEcho(ctx, client, t.Name); err != nil {
+			return err
+		}
+	}
+	if _, err := d.serverPid(ctx, t.Name); err != nil {
+		return err
+	}
+	// The bare round trip carries about what an echo call carries.
+	res, err := dc.call(ctx, "tools/call", echoParams)
+	if err != nil {
+		return err
+	}
+	payload := wrapperspb.String(string(res))
+
+	variants := []func() error{
+		func() error { return dc.echo(ctx) },
+		func() error { return callEcho(ctx, client, t.Name) },
+		func() error { return bareSrv.echo(ctx, payload) },
+		func() error { return bareSrv.stream(ctx, payload) },
+	}
+	var p50s, p99s [4][]time.Duration
+	var added50, added99, addedStream []time.Duration
+	for r := range b.o.rounds {
+		var round [4]latencies
+		for _, v := range rotate(4, r) {
+			l, err := timeSequential(b.o.iters, variants[v])
+			if err != nil {
+				return err
+			}
+			round[v] = l
+		}
+		for v := range 4 {
+			p50s[v] = append(p50s[v], round[v].quantile(0.5))
+			p99s[v] = append(p99s[v], round[v].quantile(0.99))
+		}
+		addedStream = append(addedStream, round[1].quantile(0.5)-round[0].quantile(0.5)-round[3].quantile(0.5))
+		added50 = append(added50, round[1].quantile(0.5)-round[0].quantile(0.5)-round[2].quantile(0.5))
+		added99 = append(added99, round[1].quantile(0.99)-round[0].quantile(0.99)-round[2].quantile(0.99))
+	}
+	row := overheadRow{
+		Server:    t.Name,
+		DirectP50: us(medianDur(p50s[0])), DirectP99: us(medianDur(p99s[0])),
+		McpdP50: us(medianDur(p50s[1])), McpdP99: us(medianDur(p99s[1])),
+		BareP50: us(medianDur(p50s[2])), BareP99: us(medianDur(p99s[2])),
+		AddedP50: us(medianDur(added50)), AddedP99: us(medianDur(added99)),
+		BareStreamP50: us(medianDur(p50s[3])), AddedStreamP50: us(medianDur(addedStream)),
+		PayloadBytes: len(payload.Value),
+	}
+	row.RatioP50 = ratio(row.McpdP50, row.DirectP50)
+	b.rep.Overhead = append(b.rep.Overhead, row)
+	return nil
+}
+
+// timeSequential runs f n times back to back and returns each duration.
+func timeSequential(n int, f func() error) (latencies, error) {
+	l := make(latencies, 0, n)
+	for range n {
+		start := time.Now()
+		if err := f(); err != nil {
+			return nil, err
+		}
+		l = append(l, time.Since(start))
+	}
+	return l, nil
+}
+
+// throughputConcurrency is section 2's numbers of concurrent apps.
+var throughputConcurrency = []int{1, 16, 64}
+
+// throughput is section 2: c apps (each its own gRPC connection) calling
+// echo on one shared child through mcpd, against one direct client with c
+// requests in flight on its own child (the child's pipelined throughput).
+func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
+	b.progress("throughput: %s", t.Name)
+	dc, _, err := startDirect(ctx, b.reg, t)
+	if err != nil {
+		return err
+	}
+	defer dc.close()
+	maxC := throughputConcurrency[len(throughputConcurrency)-1]
+	apps := make([]mcpdv1.McpdClient, maxC)
+	for i := range apps {
+		conn, err := d.app()
+		if err != nil {
+			return err
+		}
+		apps[i] = mcpdv1.NewMcpdClient(conn)
+		if err := callEcho(ctx, apps[i], t.Name); err != nil { // connect and warm
+			return err
+		}
+	}
+	for _, c := range throughputConcurrency {
+		var direct, through []float64
+		for r := range b.o.rounds {
+			for _, v := range rotate(2, r) {
+				var rate float64
+				var err error
+				if v == 0 {
+					rate, err = parallelRate(b.o.tputDur, c, func(int) error { return dc.echo(ctx) })
+					direct = append(direct, rate)
+				} else {
+					rate, err = parallelRate(b.o.tputDur, c, func(i int) error { return callEcho(ctx, apps[i], t.Name) })
+					through = append(through, rate)
+				}
+				if err != nil {
+					return err
+				}
+			}
+		}
+		row := throughputRow{Server: t.Name, Concurrency: c, Direct: medianF(direct), Mcpd: medianF(through)}
+		row.Ratio = ratio(row.Mcpd, row.Direct)
+		b.rep.Throughput = append(b.rep.Throughput, row)
+		if c == maxC {
+			// mcpd's footprint right after the heaviest load.
+			if rss, err := statusField(d.pid(), "VmRSS"); err == nil && rss > b.rep.Daemon.LoadRSS {
+				b.rep.Daemon.LoadRSS = rss
+			}
+			if hwm, err := statusField(d.pid(), "VmHWM"); err == nil && hwm > b.rep.Daemon.LoadHWM {
+				b.rep.Daemon.LoadHWM = hwm
+			}
+			b.rep.Daemon.LoadApps = c
+		}
+	}
+	return nil
+}
+
+// parallelRate runs c workers calling f (with their index) until dur has
+// passed and returns completed calls per second.
+func parallelRate(dur time.Duration, c int, f func(i int) error) (float64, error) {
+	start := time.Now()
+	deadline := start.Add(dur)
+	counts := make([]int, c)
+	errs := make(chan error, c)
+	for i := range c {
+		go func() { // owned: all c report on errs below
+			for time.Now().Before(deadline) {
+				if err := f(i); err != nil {
+					errs <- err
+					return
+				}
+				counts[i]++
+			}
+			errs <- nil
+		}()
+	}
+	var first error
+	for range c {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	elapsed := time.Since(start)
+	if first != nil {
+		return 0, first
+	}
+	total := 0
+	for _, n := range counts {
+		total += n
+	}
+	return float64(total) / elapsed.Seconds(), nil
+}
+
+// lists is section 3: tools/list through mcpd (a cache hit once the cache
+// exists) vs direct vs a bare gRPC round trip returning as many bytes.
+func (b *bench) lists(ctx context.Context, d *daemon, bareSrv *bare, t target) error {
+	b.progress("cached lists: %s", t.Name)
+	dc, _, err := startDirect(ctx, b.reg, t)
+	if err != nil {
+		return err
+	}
+	defer dc.close()
+	client := d.client()
+	var cache mcpdv1.CacheStatus
+	var size int
+	listMcpd := func() error {
+		resp, err := client.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: t.Name})
+		if err != nil {
+			return fmt.Errorf("list tools of %s through mcpd: %w", t.Name, err)
+		}
+		if len(resp.GetServers()) != 1 || resp.GetServers()[0].GetItemsJson() == "" {
+			return fmt.Errorf("list tools of %s through mcpd: unexpected response %v", t.Name, resp)
+		}
+		s := resp.GetServers()[0]
+		if e := s.GetError(); e != nil {
+			return fmt.Errorf("list tools of %s through mcpd: mcp error %d: %s", t.Name, e.GetCode(), e.GetMessage())
+		}
+		cache, size = s.GetCache(), len(s.GetItemsJson())
+		return nil
+	}
+	listDirect := func() error {
+		_, err := dc.call(ctx, "tools/list", nil)
+		return err
+	}
+	for range 20 { // warm (fills the cache)
+		if err := listMcpd(); err != nil {
+			return err
+		}
+		if err := listDirect(); err != nil {
+			return err
+		}
+	}
+	listBare := func() error { return bareSrv.blob(ctx, int64(size)) }
+	variants := []func() error{listDirect, listMcpd, listBare}
+	var p50s [3][]time.Duration
+	var p99s []time.Duration
+	iters := max(b.o.iters/2, 50)
+	for r := range b.o.rounds {
+		for _, v := range rotate(3, r) {
+			l, err := timeSequential(iters, variants[v])
+			if err != nil {
+				return err
+			}
+			p50s[v] = append(p50s[v], l.quantile(0.5))
+			if v == 1 {
+				p99s = append(p99s, l.quantile(0.99))
+			}
+		}
+	}
+	row := listRow{
+		Server:    t.Name,
+		Cache:     strings.TrimPrefix(cache.String(), "CACHE_STATUS_"),
+		DirectP50: us(medianDur(p50s[0])),
+		McpdP50:   us(medianDur(p50s[1])), McpdP99: us(medianDur(p99s)),
+		BareP50:   us(medianDur(p50s[2])),
+		ListBytes: size,
+	}
+	row.Speedup = ratio(row.DirectP50, row.McpdP50)
+	row.OverBare = ratio(row.McpdP50, row.BareP50)
+	b.rep.Lists = append(b.rep.Lists, row)
+	return nil
+}
+
+// memoryTarget is the server whose copies section 4 counts: server-everything
+// (node) as the issue says, or the demo server without node.
+func (b *bench) memoryTarget() target {
+	ts := b.targets()
+	return ts[len(ts)-1]
+}
+
+// memory is section 4: N apps each running their own child vs mcpd + one
+// shared child used by N apps. The two are never alive at the same time,
+// so PSS (which splits shared pages among the processes mapping them) is
+// not flattered by the other side's processes.
+func (b *bench) memory(ctx context.Context) error {
+	t := b.memoryTarget()
+	b.progress("memory: %s", t.Name)
+	d, err := startDaemon(ctx, b.reg, b.o.mcpd, map[string]serverConfig{t.Name: {Command: t.Command, Args: t.Args}})
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	memRounds := 2
+	if b.o.smoke {
+		memRounds = 1
+	}
+	for _, n := range b.o.memN {
+		var sepR, sepP, shR, shP, mR []float64
+		for range memRounds {
+			sep, err := b.separateMemory(ctx, t, n)
+			if err != nil {
+				return err
+			}
+			shared, alone, err := b.sharedMemory(ctx, d, t, n)
+			if err != nil {
+				return err
+			}
+			sepR, sepP = append(sepR, float64(sep.RSS)), append(sepP, float64(sep.PSS))
+			shR, shP = append(shR, float64(shared.RSS)), append(shP, float64(shared.PSS))
+			mR = append(mR, float64(alone.RSS))
+		}
+		row := memoryRow{
+			Apps:        n,
+			SeparateRSS: int64(medianF(sepR)), SeparatePSS: int64(medianF(sepP)),
+			SharedRSS: int64(medianF(shR)), SharedPSS: int64(medianF(shP)),
+			McpdRSS: int64(medianF(mR)),
+		}
+		row.RSSRatio = ratio(float64(row.SharedRSS), float64(row.SeparateRSS))
+		row.PSSRatio = ratio(float64(row.SharedPSS), float64(row.SeparatePSS))
+		b.rep.Memory = append(b.rep.Memory, row)
+	}
+	return nil
+}
+
+// separateMemory starts n copies of t, each handshaken and called once as
+// its app would, and sums their process trees' memory.
+func (b *bench) separateMemory(ctx context.Context, t target, n int) (memory, error) {
+	var clients []*direct
+	defer func() {
+		for _, c := range clients {
+			c.close()
+		}
+	}()
+	for range n {
+		c, _, err := startDirect(ctx, b.reg, t)
+		if err != nil {
+			return memory{}, err
+		}
+		clients = append(clients, c)
+		if err := c.echo(ctx); err != nil {
+			return memory{}, err
+		}
+	}
+	var total memory
+	for _, c := range clients {
+		m, err := treeMemory(c.pid())
+		if err != nil {
+			return memory{}, err
+		}
+		total = total.add(m)
+	}
+	return total, nil
+}
+
+// sharedMemory starts t in mcpd, has n apps (connections) call it, and
+// measures mcpd's process tree (mcpd + child) and mcpd alone; then stops
+// the child again.
+func (b *bench) sharedMemory(ctx context.Context, d *daemon, t target, n int) (tree, alone memory, err error) {
+	client := d.client()
+	if _, err := client.StartServer(ctx, &mcpdv1.StartServerRequest{Name: t.Name}); err != nil {
+		return memory{}, memory{}, fmt.Errorf("start %s in mcpd: %w", t.Name, err)
+	}
+	var conns []*grpc.ClientConn
+	defer func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}()
+	for range n {
+		conn, err := dialApp(d.socket)
+		if err != nil {
+			return memory{}, memory{}, err
+		}
+		conns = append(conns, conn)
+		if err := callEcho(ctx, mcpdv1.NewMcpdClient(conn), t.Name); err != nil {
+			return memory{}, memory{}, err
+		}
+	}
+	if _, err := d.serverPid(ctx, t.Name); err != nil {
+		return memory{}, memory{}, err
+	}
+	if tree, err = treeMemory(d.pid()); err != nil {
+		return memory{}, memory{}, err
+	}
+	if alone, err = smapsRollup(d.pid()); err != nil {
+		return memory{}, memory{}, err
+	}
+	if _, err := client.StopServer(ctx, &mcpdv1.StopServerRequest{Name: t.Name}); err != nil {
+		return memory{}, memory{}, fmt.Errorf("stop %s in mcpd: %w", t.Name, err)
+	}
+	return tree, alone, nil
+}
+
+// idleServers is how many lazy servers the idle/startup daemon has.
+const idleServers = 10
+
+// startup is section 7 and mcpd's idle footprint: a fresh mcpd with ten
+// lazy servers, time to a health answer, its idle memory, then the first
+// (lazy) call on a server against warm calls and against that server's
+// direct spawn + handshake.
+func (b *bench) startup(ctx context.Context) error {
+	b.progress("startup and lazy first call")
+	ts := b.targets()
+	servers := map[string]serverConfig{}
+	for _, t := range ts {
+		servers[t.Name] = serverConfig{Command: t.Command, Args: t.Args}
+	}
+	for i := len(servers); i < idleServers; i++ {
+		servers[fmt.Sprintf("demo%d", i)] = serverConfig{Command: b.o.demo, Args: []string{"--name", fmt.Sprintf("demo%d", i)}}
+	}
+	rounds := b.o.rounds
+	var ready, idleRSS, idlePSS []float64
+	first := make([][]float64, len(ts))
+	warm := make([][]time.Duration, len(ts))
+	cold := make([][]float64, len(ts))
+	for range rounds {
+		d, err := startDaemon(ctx, b.reg, b.o.mcpd, servers)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			defer d.stop()
+			ready = append(ready, ms(d.ready))
+			if _, err := d.client().GetStatus(ctx, &mcpdv1.GetStatusRequest{}); err != nil {
+				return fmt.Errorf("mcpd status: %w", err)
+			}
+			m, err := smapsRollup(d.pid())
+			if err != nil {
+				return err
+			}
+			idleRSS, idlePSS = append(idleRSS, float64(m.RSS)), append(idlePSS, float64(m.PSS))
+			for i, t := range ts {
+				start := time.Now()
+				if err := callEcho(ctx, d.client(), t.Name); err != nil {
+					return err
+				}
+				first[i] = append(first[i], ms(time.Since(start)))
+				if _, err := d.serverPid(ctx, t.Name); err != nil {
+					return err
+				}
+				l, err := timeSequential(max(b.o.iters/10, 20), func() error { return callEcho(ctx, d.client(), t.Name) })
+				if err != nil {
+					return err
+				}
+				warm[i] = append(warm[i], l.quantile(0.5))
+				dc, took, err := startDirect(ctx, b.reg, t)
+				if err != nil {
+					return err
+				}
+				dc.close()
+				cold[i] = append(cold[i], ms(took))
+			}
+			return nil
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	b.rep.Startup = startupRow{ReadyMs: medianF(ready), Servers: len(servers)}
+	b.rep.Daemon.IdleRSS, b.rep.Daemon.IdlePSS = int64(medianF(idleRSS)), int64(medianF(idlePSS))
+	b.rep.Daemon.IdleServers = len(servers)
+	for i, t := range ts {
+		b.rep.Lazy = append(b.rep.Lazy, lazyRow{
+			Server:      t.Name,
+			FirstCallMs: medianF(first[i]),
+			WarmCallUs:  us(medianDur(warm[i])),
+			DirectCold:  medianF(cold[i]),
+		})
+	}
+	return nil
+}
+
+// describeMachine collects the machine description for BENCHMARKS.md.
+func describeMachine(o *options) machine {
+	m := machine{CPUs: runtime.NumCPU(), GoVersion: runtime.Version()}
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for line := range strings.SplitSeq(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				m.CPUModel = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	if b, err := os.ReadFile("/proc/meminfo"); err == nil {
+		line, _, _ := strings.Cut(string(b), "\n")
+		m.MemTotal = strings.Join(strings.Fields(strings.TrimPrefix(line, "MemTotal:")), " ")
+	}
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b))
+	}
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		m.Load = strings.Join(strings.Fields(string(b))[:3], " ")
+	}
+	if !o.noNode {
+		if out, err := exec.Command(o.node, "--version").Output(); err == nil {
+			m.Node = strings.TrimSpace(string(out))
+		}
+	}
+	return m
+}

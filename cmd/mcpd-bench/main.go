@@ -1,0 +1,188 @@
+// Command mcpd-bench measures mcpd side by side with the alternatives it
+// replaces, in one run on one machine: every app talking to its own copy of
+// an MCP server over stdio ("direct"), and a bare gRPC round trip on the
+// same kind of socket. It reports call overhead, throughput, cached lists,
+// memory, startup, and (when the API has them) fan-out and recovery, as
+// medians of interleaved rounds and as ratios, because a shared machine is
+// too noisy for absolute figures.
+//
+// It builds nothing: `make bench` builds bin/mcpd and bin/demo-server and
+// runs it. It starts its own mcpd on a temporary socket with a temporary
+// config, its own children, and checks at the end that every process it
+// started is gone (killing any that is left, by pid, and failing).
+//
+// Usage:
+//
+//	mcpd-bench [-smoke] [-json] [-mcpd bin/mcpd] [-demo-server bin/demo-server]
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+)
+
+const usage = `mcpd-bench measures mcpd against direct stdio children and bare gRPC.
+
+Usage:
+  mcpd-bench [flags]
+
+It starts its own mcpd (from -mcpd) on a temporary socket, the Go demo server
+(-demo-server) and the npm server-everything (-everything, run with -node),
+measures in interleaved rounds, prints one table (or JSON with -json), and
+stops every process it started. -smoke is a CI-sized run (well under 2
+minutes) that fails only when something does not work, never on a missed
+target. Run it through "make bench" or "make bench-smoke".
+
+Flags:
+`
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "mcpd-bench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command-line settings.
+type options struct {
+	mcpd       string
+	demo       string
+	node       string
+	everything string
+	smoke      bool
+	json       bool
+	rounds     int
+	iters      int
+	tputDur    time.Duration
+	memN       []int
+	noNode     bool
+	serveBare  string
+}
+
+func parseOptions(args []string, stderr io.Writer) (*options, error) {
+	var o options
+	fs := flag.NewFlagSet("mcpd-bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&o.mcpd, "mcpd", "bin/mcpd", "mcpd `binary` to benchmark")
+	fs.StringVar(&o.demo, "demo-server", "bin/demo-server", "Go demo MCP server `binary`")
+	fs.StringVar(&o.node, "node", "node", "node `binary` for server-everything")
+	fs.StringVar(&o.everything, "everything", "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
+		"server-everything entry `script`")
+	fs.BoolVar(&o.noNode, "no-node", false, "skip the node server (when node or node_modules is missing)")
+	fs.BoolVar(&o.smoke, "smoke", false, "CI-sized run: few iterations, small N; fails only on errors")
+	fs.BoolVar(&o.json, "json", false, "print the report as JSON instead of a table")
+	fs.IntVar(&o.rounds, "rounds", 0, "interleaved `rounds` per comparison (default 5, smoke 2)")
+	fs.IntVar(&o.iters, "iters", 0, "sequential calls per variant per round (default 2000, smoke 200)")
+	fs.DurationVar(&o.tputDur, "throughput-duration", 0, "length of one throughput measurement (default 1s, smoke 150ms)")
+	fs.StringVar(&o.serveBare, "serve-bare", "", "internal: serve the bare gRPC baseline on `socket`")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (see mcpd-bench -help)", fs.Arg(0))
+	}
+	def := func(v *int, full, smoke int) {
+		if *v <= 0 {
+			*v = full
+			if o.smoke {
+				*v = smoke
+			}
+		}
+	}
+	def(&o.rounds, 5, 2)
+	def(&o.iters, 2000, 200)
+	if o.tputDur <= 0 {
+		o.tputDur = time.Second
+		if o.smoke {
+			o.tputDur = 150 * time.Millisecond
+		}
+	}
+	o.memN = []int{1, 5, 10}
+	if o.smoke {
+		o.memN = []int{1, 2}
+	}
+	return &o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	o, err := parseOptions(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if o.serveBare != "" {
+		return serveBare(o.serveBare)
+	}
+	if err := o.resolve(); err != nil {
+		return err
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	reg := &registry{}
+	b := &bench{o: o, reg: reg, log: stderr}
+	runErr := b.run(ctx)
+	// Every process started must be gone, whatever happened.
+	goneErr := reg.verifyGone()
+	b.rep.Processes = processCheck{Started: reg.count(), LeftRunning: goneErr != nil}
+	if runErr == nil || b.rep.complete {
+		if o.json {
+			enc := json.NewEncoder(stdout)
+			enc.SetIndent("", "  ")
+			if err := enc.Encode(b.rep); err != nil {
+				return err
+			}
+		} else {
+			printReport(stdout, &b.rep)
+		}
+	}
+	return errors.Join(runErr, goneErr)
+}
+
+// resolve makes the paths absolute and checks the binaries exist.
+func (o *options) resolve() error {
+	for _, p := range []*string{&o.mcpd, &o.demo} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return fmt.Errorf("%w (build it first: make build, or run make bench)", err)
+		}
+		*p = abs
+	}
+	if o.noNode {
+		return nil
+	}
+	node, err := exec.LookPath(o.node)
+	if err != nil {
+		return fmt.Errorf("node not found (install node, or pass -no-node): %w", err)
+	}
+	o.node = node
+	abs, err := filepath.Abs(o.everything)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(abs); err != nil {
+		return fmt.Errorf("%w (run npm ci, or pass -no-node)", err)
+	}
+	o.everything = abs
+	return nil
+}

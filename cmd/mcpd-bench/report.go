@@ -1,0 +1,144 @@
+package main
+
+// report is everything one run measured; -json prints it as is, the table
+// is printed from it.
+type report struct {
+	Mode       string          `json:"mode"`
+	Machine    machine         `json:"machine"`
+	Rounds     int             `json:"rounds"`
+	Iterations int             `json:"iterations_per_round"`
+	Overhead   []overheadRow   `json:"call_overhead"`
+	Throughput []throughputRow `json:"throughput"`
+	Lists      []listRow       `json:"cached_lists"`
+	Memory     []memoryRow     `json:"memory"`
+	Daemon     daemonMemory    `json:"mcpd_memory"`
+	FanOut     []fanOutRow     `json:"fan_out"`
+	FanOutNote string          `json:"fan_out_note,omitempty"`
+	Recovery   *recoveryRow    `json:"recovery,omitempty"`
+	RecovNote  string          `json:"recovery_note,omitempty"`
+	Startup    startupRow      `json:"startup"`
+	Lazy       []lazyRow       `json:"lazy_first_call"`
+	Targets    []targetCheck   `json:"targets"`
+	Processes  processCheck    `json:"processes"`
+	complete   bool
+}
+
+// machine describes where the run happened.
+type machine struct {
+	CPUs      int    `json:"nproc"`
+	CPUModel  string `json:"cpu_model"`
+	MemTotal  string `json:"mem_total"`
+	Kernel    string `json:"kernel"`
+	GoVersion string `json:"go_version"`
+	Node      string `json:"node_version,omitempty"`
+	Load      string `json:"loadavg_at_start"`
+}
+
+// overheadRow is sequential tools/call echo latency for one server; each
+// figure is the median over rounds of that round's percentile.
+type overheadRow struct {
+	Server    string  `json:"server"`
+	DirectP50 float64 `json:"direct_p50_us"`
+	DirectP99 float64 `json:"direct_p99_us"`
+	McpdP50   float64 `json:"mcpd_p50_us"`
+	McpdP99   float64 `json:"mcpd_p99_us"`
+	BareP50   float64 `json:"bare_grpc_p50_us"`
+	BareP99   float64 `json:"bare_grpc_p99_us"`
+	AddedP50  float64 `json:"mcpd_added_p50_us"`
+	AddedP99  float64 `json:"mcpd_added_p99_us"`
+	RatioP50  float64 `json:"mcpd_over_direct_p50"`
+	// BareStreamP50 is a bare server-streaming round trip (CallTool's
+	// shape); AddedStreamP50 subtracts it instead of the unary one.
+	BareStreamP50  float64 `json:"bare_grpc_stream_p50_us"`
+	AddedStreamP50 float64 `json:"mcpd_added_vs_stream_p50_us"`
+	PayloadBytes   int     `json:"bare_payload_bytes"`
+}
+
+// throughputRow is calls/s of concurrent apps on one shared child.
+type throughputRow struct {
+	Server      string  `json:"server"`
+	Concurrency int     `json:"concurrency"`
+	Direct      float64 `json:"direct_calls_per_s"`
+	Mcpd        float64 `json:"mcpd_calls_per_s"`
+	Ratio       float64 `json:"mcpd_over_direct"`
+}
+
+// listRow is sequential tools/list latency.
+type listRow struct {
+	Server    string  `json:"server"`
+	Cache     string  `json:"cache_status"`
+	DirectP50 float64 `json:"direct_p50_us"`
+	McpdP50   float64 `json:"mcpd_p50_us"`
+	McpdP99   float64 `json:"mcpd_p99_us"`
+	BareP50   float64 `json:"bare_grpc_p50_us"`
+	Speedup   float64 `json:"direct_over_mcpd"`
+	OverBare  float64 `json:"mcpd_over_bare"`
+	ListBytes int     `json:"list_bytes"`
+}
+
+// memoryRow compares N apps each running their own child with mcpd + one
+// shared child.
+type memoryRow struct {
+	Apps        int     `json:"apps"`
+	SeparateRSS int64   `json:"separate_rss_bytes"`
+	SeparatePSS int64   `json:"separate_pss_bytes"`
+	SharedRSS   int64   `json:"mcpd_plus_child_rss_bytes"`
+	SharedPSS   int64   `json:"mcpd_plus_child_pss_bytes"`
+	McpdRSS     int64   `json:"mcpd_alone_rss_bytes"`
+	RSSRatio    float64 `json:"rss_ratio"`
+	PSSRatio    float64 `json:"pss_ratio"`
+}
+
+// daemonMemory is mcpd's own footprint.
+type daemonMemory struct {
+	IdleRSS     int64 `json:"idle_rss_bytes"`
+	IdlePSS     int64 `json:"idle_pss_bytes"`
+	IdleServers int   `json:"idle_configured_servers"`
+	LoadRSS     int64 `json:"under_load_rss_bytes"`
+	LoadHWM     int64 `json:"under_load_peak_rss_bytes"`
+	LoadApps    int   `json:"under_load_apps"`
+}
+
+// fanOutRow is notification delivery to subscribed apps.
+type fanOutRow struct {
+	Apps int     `json:"apps"`
+	P50  float64 `json:"p50_us"`
+	P99  float64 `json:"p99_us"`
+}
+
+// recoveryRow is the time until a subscription is live again after SIGKILL.
+type recoveryRow struct {
+	Total     float64 `json:"resubscribed_ms"`
+	ColdStart float64 `json:"cold_start_ms"`
+	Added     float64 `json:"added_ms"`
+}
+
+// startupRow is mcpd's own start.
+type startupRow struct {
+	ReadyMs float64 `json:"start_to_answering_ms"`
+	Servers int     `json:"configured_servers"`
+}
+
+// lazyRow is the first call on a lazy server (spawn + negotiation) against
+// a warm call, and the same server's direct cold start.
+type lazyRow struct {
+	Server      string  `json:"server"`
+	FirstCallMs float64 `json:"first_call_ms"`
+	WarmCallUs  float64 `json:"warm_call_us"`
+	DirectCold  float64 `json:"direct_spawn_handshake_ms"`
+}
+
+// targetCheck is one target of issue 7 and whether this run met it.
+type targetCheck struct {
+	Name   string  `json:"name"`
+	Target string  `json:"target"`
+	Value  float64 `json:"value"`
+	Unit   string  `json:"unit"`
+	Met    bool    `json:"met"`
+}
+
+// processCheck reports the final check that nothing was left running.
+type processCheck struct {
+	Started     int  `json:"started"`
+	LeftRunning bool `json:"left_running"`
+}

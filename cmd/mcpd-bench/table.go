@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// checkTargets compares the run with the targets of issue 7.
+func (b *bench) checkTargets() {
+	r := &b.rep
+	add := func(name, target string, v float64, unit string, met bool) {
+		r.Targets = append(r.Targets, targetCheck{Name: name, Target: target, Value: v, Unit: unit, Met: met})
+	}
+	for _, o := range r.Overhead {
+		add("mcpd added latency p50 ("+o.Server+")", "<= 30 us", o.AddedP50, "us", o.AddedP50 <= 30)
+	}
+	for _, t := range r.Throughput {
+		add(fmt.Sprintf("throughput mcpd/direct (%s, %d apps)", t.Server, t.Concurrency), ">= 0.80", t.Ratio, "x", t.Ratio >= 0.8)
+	}
+	for _, l := range r.Lists {
+		if l.Server == "everything" {
+			add("tools/list direct/mcpd ("+l.Server+")", ">= 10", l.Speedup, "x", l.Speedup >= 10)
+		}
+		add("tools/list mcpd/bare gRPC ("+l.Server+")", "<= 1.5", l.OverBare, "x", l.OverBare <= 1.5)
+	}
+	if n := len(r.Memory); n > 0 {
+		m := r.Memory[n-1]
+		add(fmt.Sprintf("memory PSS shared/separate (N=%d)", m.Apps), "<= 0.30", m.PSSRatio, "x", m.PSSRatio <= 0.3)
+		add(fmt.Sprintf("memory RSS shared/separate (N=%d)", m.Apps), "<= 0.15", m.RSSRatio, "x", m.RSSRatio <= 0.15)
+	}
+	idle := float64(r.Daemon.IdleRSS) / (1 << 20)
+	add(fmt.Sprintf("mcpd idle RSS (%d lazy servers)", r.Daemon.IdleServers), "<= 25 MiB", idle, "MiB", idle <= 25)
+	add("mcpd start to socket answering", "<= 50 ms", r.Startup.ReadyMs, "ms", r.Startup.ReadyMs <= 50)
+}
+
+func mib(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
+
+// printReport prints the report as one table per section.
+func printReport(w io.Writer, r *report) {
+	m := r.Machine
+	fmt.Fprintf(w, "mcpd-bench (%s): %d rounds, %d calls per variant per round\n", r.Mode, r.Rounds, r.Iterations)
+	fmt.Fprintf(w, "machine: %d CPUs (%s), %s RAM, kernel %s, %s, node %s, load %s\n\n",
+		m.CPUs, m.CPUModel, m.MemTotal, m.Kernel, m.GoVersion, m.Node, m.Load)
+
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	section := func(title, header string) {
+		fmt.Fprintf(w, "%s\n", title)
+		fmt.Fprintln(tw, header)
+	}
+	end := func() {
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+
+	section("1. call overhead: tools/call echo, sequential, µs (median of per-round percentiles)",
+		"server\tdirect p50\tdirect p99\tmcpd p50\tmcpd p99\tbare gRPC p50\tbare gRPC p99\tmcpd added p50\tadded p99\tbare stream p50\tadded vs stream p50\tmcpd/direct p50\t")
+	for _, o := range r.Overhead {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2fx\t\n", o.Server,
+			o.DirectP50, o.DirectP99, o.McpdP50, o.McpdP99, o.BareP50, o.BareP99, o.AddedP50, o.AddedP99,
+			o.BareStreamP50, o.AddedStreamP50, o.RatioP50)
+	}
+	end()
+
+	section("2. throughput: concurrent apps on one shared child, calls/s (median of rounds)",
+		"server\tapps\tdirect (pipelined)\tthrough mcpd\tmcpd/direct\t")
+	for _, t := range r.Throughput {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.2fx\t\n", t.Server, t.Concurrency, t.Direct, t.Mcpd, t.Ratio)
+	}
+	end()
+
+	section("3. tools/list, sequential, µs p50 (mcpd: cache status as reported)",
+		"server\tbytes\tcache\tdirect\tmcpd\tmcpd p99\tbare gRPC\tdirect/mcpd\tmcpd/bare\t")
+	for _, l := range r.Lists {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.2fx\t%.2fx\t\n", l.Server, l.ListBytes, l.Cache,
+			l.DirectP50, l.McpdP50, l.McpdP99, l.BareP50, l.Speedup, l.OverBare)
+	}
+	end()
+
+	section("4. memory: N apps each with its own child vs mcpd + one shared child, MiB",
+		"apps\tseparate RSS\tseparate PSS\tmcpd+child RSS\tmcpd+child PSS\tmcpd alone RSS\tRSS ratio\tPSS ratio\t")
+	for _, x := range r.Memory {
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.2fx\t%.2fx\t\n", x.Apps, mib(x.SeparateRSS), mib(x.SeparatePSS),
+			mib(x.SharedRSS), mib(x.SharedPSS), mib(x.McpdRSS), x.RSSRatio, x.PSSRatio)
+	}
+	tw.Flush()
+	d := r.Daemon
+	fmt.Fprintf(w, "mcpd idle with %d lazy servers: RSS %s MiB, PSS %s MiB; after %d apps of load: RSS %s MiB (peak %s MiB)\n\n",
+		d.IdleServers, mib(d.IdleRSS), mib(d.IdlePSS), d.LoadApps, mib(d.LoadRSS), mib(d.LoadHWM))
+
+	fmt.Fprintln(w, "5. fan-out: resources/updated to subscribed apps")
+	if len(r.FanOut) == 0 {
+		fmt.Fprintf(w, "%s\n\n", r.FanOutNote)
+	} else {
+		fmt.Fprintln(tw, "apps\tp50 µs\tp99 µs\t")
+		for _, f := range r.FanOut {
+			fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t\n", f.Apps, f.P50, f.P99)
+		}
+		end()
+	}
+	fmt.Fprintln(w, "6. recovery: SIGKILLed child with an open subscription")
+	if r.Recovery == nil {
+		fmt.Fprintf(w, "%s\n\n", r.RecovNote)
+	} else {
+		fmt.Fprintf(w, "resubscribed after %.1f ms, cold start %.1f ms, added %.1f ms\n\n", r.Recovery.Total, r.Recovery.ColdStart, r.Recovery.Added)
+	}
+
+	fmt.Fprintf(w, "7. startup: mcpd with %d lazy servers answers its socket after %.1f ms\n", r.Startup.Servers, r.Startup.ReadyMs)
+	fmt.Fprintln(tw, "server\tfirst call through mcpd (ms)\twarm call (µs)\tdirect spawn+handshake (ms)\t")
+	for _, l := range r.Lazy {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t\n", l.Server, l.FirstCallMs, l.WarmCallUs, l.DirectCold)
+	}
+	end()
+
+	fmt.Fprintln(w, "targets (issue 7)")
+	fmt.Fprintln(tw, "target\tgoal\tthis run\tmet\t")
+	for _, t := range r.Targets {
+		met := "yes"
+		if !t.Met {
+			met = "NO"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f %s\t%s\t\n", t.Name, t.Target, t.Value, t.Unit, met)
+	}
+	end()
+	fmt.Fprintf(w, "processes started: %d; left running: %v\n", r.Processes.Started, r.Processes.LeftRunning)
+}

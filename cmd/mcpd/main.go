@@ -1,0 +1,357 @@
+// Command mcpd is the per-user daemon that supervises local MCP servers as
+// child processes and serves them to local apps over gRPC on a Unix socket.
+//
+// main only parses flags, builds the logger and wires the components into
+// one oklog/run group; the logic lives under internal/.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/oklog/run"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
+
+	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/paths"
+	"github.com/mcpd-dev/mcpd/internal/sdnotify"
+	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/version"
+)
+
+// grpcStopTimeout bounds GracefulStop: open streams (a long tool call, logs
+// -f) would otherwise hold shutdown forever; after it, Stop cuts them.
+const grpcStopTimeout = time.Second
+
+const usage = `mcpd supervises local MCP servers and shares them with local apps over gRPC.
+
+Usage:
+  mcpd [flags]
+
+mcpd runs in the foreground (systemd: "systemctl --user start mcpd"). It reads
+the servers from a JSON config file in the "mcpServers" shape MCP hosts use:
+
+  {"mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]}}}
+
+Config file: --config, else $MCPD_CONFIG, else $XDG_CONFIG_HOME/mcpd/config.json,
+else ~/.config/mcpd/config.json. Without one, mcpd runs with no servers.
+Socket: --socket, else $MCPD_SOCKET, else $XDG_RUNTIME_DIR/mcpd/mcpd.sock, else
+/tmp/mcpd-<uid>/mcpd.sock. Talk to mcpd with mcpdctl.
+
+Signals: SIGINT/SIGTERM stop every server and exit; SIGHUP re-reads the config.
+The config file is also watched: a saved change is applied without restarting
+untouched servers; an invalid one is reported and the running config kept.
+
+Flags:
+`
+
+func main() {
+	if err := runDaemon(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintf(os.Stderr, "mcpd: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+// flags are mcpd's command-line settings.
+type flags struct {
+	config    string
+	socket    string
+	logLevel  string
+	logFormat string
+	version   bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (*flags, error) {
+	var f flags
+	set := flag.NewFlagSet("mcpd", flag.ContinueOnError)
+	set.SetOutput(stderr)
+	set.StringVar(&f.config, "config", "", "config `file` (default $MCPD_CONFIG or $XDG_CONFIG_HOME/mcpd/config.json)")
+	set.StringVar(&f.socket, "socket", "", "API socket `path` (default $MCPD_SOCKET or $XDG_RUNTIME_DIR/mcpd/mcpd.sock)")
+	set.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
+	set.StringVar(&f.logFormat, "log-format", "json", "log `format` on stderr: json (for journald) or console")
+	set.BoolVar(&f.version, "version", false, "print the version and exit")
+	set.Usage = func() {
+		fmt.Fprint(set.Output(), usage)
+		set.PrintDefaults()
+	}
+	if err := set.Parse(args); err != nil {
+		return nil, err
+	}
+	if set.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q (see mcpd --help)", set.Arg(0))
+	}
+	return &f, nil
+}
+
+// newLogger builds the one logger of the process, writing to stderr.
+func newLogger(level, format string) (*zap.Logger, error) {
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil || lvl < zapcore.DebugLevel || lvl > zapcore.ErrorLevel {
+		return nil, fmt.Errorf("invalid --log-level %q: want debug, info, warn or error", level)
+	}
+	cfg := zap.NewProductionConfig()
+	switch format {
+	case "json":
+	case "console":
+		cfg.Encoding = "console"
+		cfg.EncoderConfig = zap.NewDevelopmentEncoderConfig()
+	default:
+		return nil, fmt.Errorf("invalid --log-format %q: want json or console", format)
+	}
+	cfg.Level = zap.NewAtomicLevelAt(lvl)
+	cfg.Sampling = nil // lifecycle lines must never be dropped
+	cfg.OutputPaths = []string{"stderr"}
+	cfg.ErrorOutputPaths = []string{"stderr"}
+	return cfg.Build()
+}
+
+// runDaemon runs mcpd with the command-line args until a signal or a fatal
+// error; a signal is a clean exit (nil).
+func runDaemon(args []string, stdout, stderr io.Writer) error {
+	f, err := parseFlags(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if f.version {
+		fmt.Fprintf(stdout, "mcpd %s\n", version.Version)
+		return nil
+	}
+
+	// Signals are caught from the start, so that SIGTERM during startup is
+	// a clean shutdown rather than the default death. SIGPIPE is caught
+	// (not ignored) so that a write to a closed stdout or stderr returns
+	// EPIPE instead of killing mcpd, while children, whose handlers exec
+	// resets to the default, still get the usual SIGPIPE behaviour.
+	stopc := make(chan os.Signal, 1)
+	signal.Notify(stopc, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(stopc)
+	hupc := make(chan os.Signal, 1)
+	signal.Notify(hupc, syscall.SIGHUP)
+	defer signal.Stop(hupc)
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
+
+	log, err := newLogger(f.logLevel, f.logFormat)
+	if err != nil {
+		return err
+	}
+	defer log.Sync()
+
+	// Config.
+	cfgPath := paths.ConfigPath(f.config)
+	cfg, err := config.Load(cfgPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		log.Info("no config file, running with no servers; create it with an \"mcpServers\" object to add some",
+			zap.String("config_path", cfgPath))
+		cfg = nil
+	case err != nil:
+		return err
+	}
+
+	// Socket: systemd's, or our own.
+	ln, activated, err := api.ActivationListener()
+	if err != nil {
+		return err
+	}
+	socketPath := ""
+	if activated {
+		socketPath = ln.Addr().String()
+		log.Info("using socket from systemd", zap.String("socket_path", socketPath))
+	} else {
+		socketPath, err = paths.SocketPath(f.socket)
+		if err != nil {
+			return err
+		}
+		if ln, err = api.Listen(socketPath); err != nil {
+			return err
+		}
+	}
+	defer ln.Close()
+
+	// Components.
+	clientInfo, _ := json.Marshal(map[string]string{"name": "mcpd", "version": version.Version})
+	var srv *api.Server // set below, before any child can run
+	sup := supervisor.New(supervisor.Options{
+		Specs:      specs(cfg),
+		Logger:     log,
+		ClientInfo: clientInfo,
+		// Children's roots/list, sampling and elicitation requests go to
+		// the apps registered as hosts (api Host RPC).
+		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
+			return srv.ServeChildRequest(ctx, server, method, params)
+		},
+	})
+	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath})
+	gs := api.NewGRPCServer(srv, log.Named("api"))
+
+	var stopping sync.Once
+	beginShutdown := func() {
+		stopping.Do(func() {
+			if err := sdnotify.Notify(sdnotify.Stopping); err != nil {
+				log.Warn("sd_notify failed", zap.Error(err))
+			}
+		})
+	}
+
+	var g run.Group
+	{ // Signals.
+		ctx, cancel := context.WithCancel(context.Background())
+		g.Add(func() error {
+			select {
+			case sig := <-stopc:
+				log.Info("signal received", zap.String("signal", sig.String()))
+				return run.SignalError{Signal: sig}
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}, func(error) {
+			cancel()
+		})
+	}
+	{ // gRPC server.
+		g.Add(func() error {
+			log.Info("serving", zap.String("socket_path", socketPath), zap.String("version", version.Version))
+			err := gs.Serve(ln)
+			log.Info("grpc server stopped")
+			if errors.Is(err, grpc.ErrServerStopped) {
+				return nil // interrupted before Serve began
+			}
+			return err
+		}, func(error) {
+			beginShutdown()
+			log.Info("stopping grpc server")
+			stopGRPC(gs, grpcStopTimeout)
+		})
+	}
+	{ // Supervisor.
+		ctx, cancel := context.WithCancel(context.Background())
+		g.Add(func() error {
+			err := sup.Run(ctx)
+			log.Info("supervisor stopped")
+			return err
+		}, func(error) {
+			beginShutdown()
+			log.Info("stopping supervisor")
+			cancel()
+		})
+	}
+	{ // Config watcher and reload handler.
+		ctx, cancel := context.WithCancel(context.Background())
+		w := config.NewWatcher(cfgPath, cfg)
+		done := make(chan struct{})
+		g.Add(func() error {
+			defer close(done)
+			watchDone := make(chan struct{})
+			go func() { // owned: waited for below
+				defer close(watchDone)
+				if err := w.Run(ctx); err != nil {
+					log.Warn("config watch unavailable; reload with SIGHUP", zap.String("config_path", cfgPath), zap.Error(err))
+				}
+			}()
+			defer func() { <-watchDone }()
+			for {
+				select {
+				case <-ctx.Done():
+					log.Info("reload handler stopped")
+					return nil
+				case <-hupc:
+					c, err := config.Load(cfgPath)
+					reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err})
+				case ch := <-w.Changes():
+					reload(log, sup, srv, cfgPath, ch)
+				}
+			}
+		}, func(error) {
+			log.Info("stopping reload handler")
+			cancel()
+			<-done
+		})
+	}
+
+	// READY=1: the socket is bound and the supervisor has accepted the config.
+	if err := sdnotify.Notify(sdnotify.Ready + "\n" + sdnotify.Status("serving on "+socketPath)); err != nil {
+		log.Warn("sd_notify failed", zap.Error(err))
+	}
+	err = g.Run()
+	if errors.Is(err, run.ErrSignal) || errors.Is(err, context.Canceled) {
+		log.Info("mcpd stopped")
+		return nil
+	}
+	return err
+}
+
+// specs maps the config's servers to supervisor specs (nil config: none).
+func specs(cfg *config.Config) []supervisor.Spec {
+	if cfg == nil {
+		return nil
+	}
+	out := make([]supervisor.Spec, 0, len(cfg.Servers))
+	for _, s := range cfg.Servers {
+		out = append(out, supervisor.Spec(s))
+	}
+	return out
+}
+
+// reload applies a new state of the config file to the supervisor, which
+// changes only what differs. A config that cannot be used (invalid, or the
+// file was removed) keeps the running one and is reported in status and to
+// systemd.
+func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path string, ch config.Change) {
+	notify := func(state string) {
+		if err := sdnotify.Notify(state); err != nil {
+			log.Warn("sd_notify failed", zap.Error(err))
+		}
+	}
+	notify(sdnotify.Reloading)
+	err := ch.Err
+	if err == nil {
+		var res supervisor.ApplyResult
+		res, err = sup.Apply(specs(ch.Config))
+		if err == nil {
+			srv.SetConfig(path, nil)
+			log.Info("config reloaded", zap.String("config_path", path),
+				zap.Strings("added", res.Added), zap.Strings("removed", res.Removed),
+				zap.Strings("restarted", res.Restarted), zap.Strings("updated", res.Updated))
+			notify(sdnotify.Ready + "\n" + sdnotify.Status("serving; config reloaded"))
+			return
+		}
+	}
+	log.Error("config reload failed, keeping the running config", zap.String("config_path", path), zap.Error(err))
+	srv.SetConfig(path, err)
+	notify(sdnotify.Ready + "\n" + sdnotify.Status("config error: "+err.Error()))
+}
+
+// stopGRPC stops gs gracefully, waiting at most timeout for in-flight calls,
+// then closes whatever is left (open streams would block GracefulStop).
+func stopGRPC(gs *grpc.Server, timeout time.Duration) {
+	done := make(chan struct{})
+	go func() { // owned: waited for below in both paths
+		gs.GracefulStop()
+		close(done)
+	}()
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+		gs.Stop()
+		<-done
+	}
+}

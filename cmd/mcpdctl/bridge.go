@@ -1,0 +1,495 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcpd-dev/mcpd/internal/version"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+var bridgeCmd = &command{
+	name:     "bridge",
+	synopsis: "NAME... | --all",
+	short:    "serve mcpd's servers to an MCP host on stdin/stdout",
+	long: `The bridge is an MCP server on stdio for hosts that launch servers as
+commands (Claude Desktop, Cursor, VS Code, Zed): configure the host to run
+"mcpdctl bridge NAME" instead of the server itself, and it uses the shared,
+supervised, cached server through mcpd. It speaks both protocol eras
+(initialize and server/discover). With several names, or --all, the servers
+are served as one: tool and prompt names are prefixed "server__name".
+Requests a legacy server sends to its client (roots/list,
+sampling/createMessage, elicitation/create) reach the host behind the
+bridge when the host declared it answers them. The bridge exits when the
+host closes stdin; nothing but MCP messages is written to stdout.`,
+	run: runBridge,
+}
+
+// bridgeStdin is the host's side of the bridge; a variable for tests.
+var bridgeStdin io.Reader = os.Stdin
+
+// Protocol versions the bridge serves. "If the server supports the
+// requested version it echoes it; otherwise it answers with another
+// version it supports (preferably its latest)."
+var (
+	bridgeModernVersions = []string{"2026-07-28"}
+	bridgeLegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+)
+
+// Keys of the modern per-request _meta envelope.
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+// JSON-RPC error codes the bridge answers with.
+const (
+	codeInvalidRequest     = -32600
+	codeMethodNotFound     = -32601
+	codeInvalidParams      = -32602
+	codeInternal           = -32603
+	codeUnsupportedVersion = -32022
+)
+
+// Connection settings: mcpd restarts must be noticed quickly.
+const (
+	bridgeReadyTimeout = 3 * time.Second
+	bridgeRetryMin     = 100 * time.Millisecond
+	bridgeRetryMax     = 2 * time.Second
+	maxInputRounds     = 10
+)
+
+// rpcMsg is one JSON-RPC message; params and results stay raw.
+type rpcMsg struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id,omitempty"`
+	Method  string          `json:"method,omitempty"`
+	Params  json.RawMessage `json:"params,omitempty"`
+	Result  json.RawMessage `json:"result,omitempty"`
+	Error   *rpcErr         `json:"error,omitempty"`
+}
+
+// rpcErr is a JSON-RPC error object.
+type rpcErr struct {
+	Code    int64           `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
+}
+
+func (e *rpcErr) Error() string { return fmt.Sprintf("mcp error %d: %s", e.Code, e.Message) }
+
+func errorf(code int64, format string, args ...any) *rpcErr {
+	return &rpcErr{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// bridge is one running mcpdctl bridge. Request handlers run concurrently;
+// mu guards the shared state below it.
+type bridge struct {
+	c       *cli
+	conn    *grpc.ClientConn
+	client  mcpdv1.McpdClient
+	socket  string
+	names   []string // served servers, in order
+	aggr    bool     // several servers: prefixed names
+	ctx     context.Context
+	wg      sync.WaitGroup // every goroutine the bridge starts
+	writeMu sync.Mutex     // serializes stdout
+	out     io.Writer
+
+	mu          sync.Mutex // guards following
+	info        map[string]*mcpdv1.ServerStatus
+	inflight    map[string]context.CancelFunc // host request id → cancel
+	hostWaits   map[string]chan *rpcMsg       // our requests to the host
+	nextHostID  int64
+	initialized bool            // a legacy host ran initialize
+	hostCaps    json.RawMessage // what the legacy host declared
+	hostInfo    json.RawMessage // the legacy host's clientInfo
+	hostReg     bool            // the Host registration loop runs
+	routes      map[string]route
+	uris        map[string]string // resource URI → server that listed it
+	subs        subState          // bridge_subs.go
+}
+
+// route is where an exposed (possibly prefixed) tool or prompt name goes.
+type route struct {
+	server, name string
+}
+
+func runBridge(ctx context.Context, c *cli, cmd *command, args []string) error {
+	fs := c.flags(cmd)
+	all := fs.Bool("all", false, "serve every enabled server")
+	names, err := c.parse(cmd, fs, args)
+	if err != nil {
+		return err
+	}
+	if *all == (len(names) > 0) {
+		return &usageError{cmd: cmd, msg: "name at least one server, or use --all"}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b, err := newBridge(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer b.conn.Close()
+	if err := b.setup(ctx, names, *all); err != nil {
+		return err
+	}
+	err = b.serve(ctx, bridgeStdin)
+	cancel()
+	b.wg.Wait()
+	return err
+}
+
+func newBridge(ctx context.Context, c *cli) (*bridge, error) {
+	path, err := resolveSocket(c.socketFlag)
+	if err != nil {
+		return nil, err
+	}
+	conn, err := grpc.NewClient("unix://"+path,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		// Reconnect soon after mcpd comes back (the default backoff grows to 2 minutes).
+		grpc.WithConnectParams(grpc.ConnectParams{
+			Backoff:           backoff.Config{BaseDelay: bridgeRetryMin, Multiplier: 1.6, Jitter: 0.2, MaxDelay: bridgeRetryMax},
+			MinConnectTimeout: bridgeReadyTimeout,
+		}))
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", path, err)
+	}
+	c.socket = path
+	return &bridge{
+		c:         c,
+		conn:      conn,
+		client:    mcpdv1.NewMcpdClient(conn),
+		socket:    path,
+		ctx:       ctx,
+		out:       c.stdout,
+		info:      map[string]*mcpdv1.ServerStatus{},
+		inflight:  map[string]context.CancelFunc{},
+		hostWaits: map[string]chan *rpcMsg{},
+		routes:    map[string]route{},
+		uris:      map[string]string{},
+		subs:      newSubState(),
+	}, nil
+}
+
+// setup resolves the servers, learns what they offer and, when serving
+// several, checks that no prefixed name clashes.
+func (b *bridge) setup(ctx context.Context, names []string, all bool) error {
+	if err := b.ready(ctx); err != nil {
+		return err
+	}
+	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	resp, err := b.client.ListServers(rctx, &mcpdv1.ListServersRequest{})
+	if err != nil {
+		return b.c.rpcError(rctx, err, "")
+	}
+	known := map[string]bool{}
+	for _, s := range resp.GetServers() {
+		known[s.GetName()] = true
+		if all && !s.GetDisabled() {
+			names = append(names, s.GetName())
+		}
+	}
+	seen := map[string]bool{}
+	for _, n := range names {
+		if !known[n] {
+			return fmt.Errorf("no such server %q", n)
+		}
+		if seen[n] {
+			return fmt.Errorf("server %q named twice", n)
+		}
+		seen[n] = true
+	}
+	if len(names) == 0 {
+		return errors.New("mcpd has no enabled servers to bridge")
+	}
+	b.names = names
+	b.aggr = len(names) > 1 || all
+	if err := b.describe(rctx); err != nil {
+		return err
+	}
+	if b.aggr {
+		// "a clash is an error at start-up, not a silent shadow"
+		for _, kind := range []string{"tools/list", "prompts/list"} {
+			if _, err := b.list(rctx, kind); err != nil {
+				return fmt.Errorf("%s: %s", kind, err.Message)
+			}
+		}
+	}
+	b.wg.Go(func() { b.subscribeLoop(ctx) })
+	return nil
+}
+
+// describe learns each server's capabilities, serverInfo and instructions
+// from mcpd's status, starting servers that are not running yet (a list
+// call starts a server lazily; an operator's explicit stop is respected).
+func (b *bridge) describe(ctx context.Context) error {
+	st, err := b.client.ListServers(ctx, &mcpdv1.ListServersRequest{})
+	if err != nil {
+		return b.c.rpcError(ctx, err, "")
+	}
+	byName := map[string]*mcpdv1.ServerStatus{}
+	for _, s := range st.GetServers() {
+		byName[s.GetName()] = s
+	}
+	var missing bool
+	for _, n := range b.names {
+		if s := byName[n]; s == nil || s.GetCapabilitiesJson() == "" {
+			missing = true
+			_, _ = b.client.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: n, Options: b.c.callOptions()})
+		}
+	}
+	if missing {
+		if st, err = b.client.ListServers(ctx, &mcpdv1.ListServersRequest{}); err != nil {
+			return b.c.rpcError(ctx, err, "")
+		}
+		for _, s := range st.GetServers() {
+			byName[s.GetName()] = s
+		}
+	}
+	b.mu.Lock()
+	for _, n := range b.names {
+		if s := byName[n]; s != nil && s.GetCapabilitiesJson() != "" {
+			b.info[n] = s
+		}
+	}
+	b.mu.Unlock()
+	return nil
+}
+
+// ready waits until the connection to mcpd is up, reconnecting at once if
+// it was down; it fails with mcpdctl's "not running" error after a short
+// while.
+func (b *bridge) ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, bridgeReadyTimeout)
+	defer cancel()
+	failures := 0
+	for {
+		s := b.conn.GetState()
+		switch s {
+		case connectivity.Ready:
+			return nil
+		case connectivity.Idle:
+			b.conn.Connect()
+		case connectivity.TransientFailure:
+			if failures++; failures > 2 {
+				return b.c.notRunning()
+			}
+			b.conn.ResetConnectBackoff()
+		}
+		if !b.conn.WaitForStateChange(ctx, s) {
+			if err := b.ctx.Err(); err != nil {
+				return err
+			}
+			return b.c.notRunning()
+		}
+	}
+}
+
+// ---- stdio ----
+
+// serve reads the host's messages until stdin ends ("exit when the host
+// closes stdin").
+func (b *bridge) serve(ctx context.Context, in io.Reader) error {
+	r := bufio.NewReaderSize(in, 64<<10)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			b.dispatch(ctx, line)
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read stdin: %w", err)
+		}
+	}
+}
+
+func (b *bridge) write(m *rpcMsg) {
+	m.JSONRPC = "2.0"
+	data, err := json.Marshal(m)
+	if err != nil {
+		b.c.warnf("bridge: encode message: %v", err)
+		return
+	}
+	b.writeMu.Lock()
+	defer b.writeMu.Unlock()
+	if _, err := b.out.Write(append(data, '\n')); err != nil {
+		b.c.warnf("bridge: write stdout: %v", err)
+	}
+}
+
+func (b *bridge) notify(method string, params any) {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return
+	}
+	b.write(&rpcMsg{Method: method, Params: p})
+}
+
+func (b *bridge) dispatch(ctx context.Context, line []byte) {
+	var m rpcMsg
+	if err := json.Unmarshal(line, &m); err != nil {
+		b.write(&rpcMsg{ID: json.RawMessage("null"), Error: errorf(-32700, "parse error: %v", err)})
+		return
+	}
+	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	switch {
+	case m.Method != "" && hasID:
+		b.startRequest(ctx, &m)
+	case m.Method != "":
+		b.notification(&m)
+	case hasID:
+		b.mu.Lock()
+		ch := b.hostWaits[idKey(m.ID)]
+		delete(b.hostWaits, idKey(m.ID))
+		b.mu.Unlock()
+		if ch != nil {
+			ch <- &m
+		}
+	}
+}
+
+func (b *bridge) notification(m *rpcMsg) {
+	switch m.Method {
+	case "notifications/cancelled":
+		// "Receiver should stop work, free resources and not answer."
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
+			b.mu.Lock()
+			cancel := b.inflight[idKey(p.RequestID)]
+			b.mu.Unlock()
+			if cancel != nil {
+				cancel()
+			}
+		}
+	case "notifications/initialized", "notifications/roots/list_changed", "notifications/progress":
+		// Nothing to do: mcpd asks for roots when a child needs them.
+	}
+}
+
+// startRequest runs one host request in its own goroutine; a
+// notifications/cancelled for its id cancels its context, and then no
+// answer is sent.
+func (b *bridge) startRequest(ctx context.Context, m *rpcMsg) {
+	key := idKey(m.ID)
+	rctx, cancel := context.WithCancel(ctx)
+	b.mu.Lock()
+	b.inflight[key] = cancel
+	b.mu.Unlock()
+	b.wg.Go(func() {
+		defer func() {
+			b.mu.Lock()
+			delete(b.inflight, key)
+			b.mu.Unlock()
+			cancel()
+		}()
+		req := parseRequest(m)
+		result, rerr := b.handle(rctx, req)
+		if rctx.Err() != nil && !req.answerOnCancel {
+			return // cancelled by the host, or the bridge is exiting
+		}
+		if rerr != nil {
+			b.write(&rpcMsg{ID: m.ID, Error: rerr})
+			return
+		}
+		b.write(&rpcMsg{ID: m.ID, Result: result})
+	})
+}
+
+func idKey(raw json.RawMessage) string {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return string(raw)
+	}
+	return buf.String()
+}
+
+// hostRequest sends a request to the host and waits for its answer.
+func (b *bridge) hostRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpcErr) {
+	ch := make(chan *rpcMsg, 1)
+	b.mu.Lock()
+	b.nextHostID++
+	id := json.RawMessage(strconv.Quote("mcpd-" + strconv.FormatInt(b.nextHostID, 10)))
+	b.hostWaits[idKey(id)] = ch
+	b.mu.Unlock()
+	if len(params) == 0 {
+		params = nil
+	}
+	b.write(&rpcMsg{ID: id, Method: method, Params: params})
+	select {
+	case m := <-ch:
+		if m.Error != nil {
+			return nil, m.Error
+		}
+		if len(m.Result) == 0 {
+			return json.RawMessage("{}"), nil
+		}
+		return m.Result, nil
+	case <-ctx.Done():
+		b.mu.Lock()
+		delete(b.hostWaits, idKey(id))
+		b.mu.Unlock()
+		// "either side may cancel its own earlier requests"
+		b.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "cancelled by the server"})
+		return nil, errorf(codeInternal, "request cancelled")
+	}
+}
+
+// rpcToMCP turns a gRPC failure into the JSON-RPC error the host sees.
+func (b *bridge) rpcToMCP(ctx context.Context, err error, server string) *rpcErr {
+	if ctx.Err() != nil {
+		return errorf(codeInternal, "request cancelled")
+	}
+	st, _ := status.FromError(err)
+	switch st.Code() {
+	case codes.Unavailable:
+		if b.conn.GetState() != connectivity.Ready {
+			return errorf(codeInternal, "%s", b.c.notRunning().Error())
+		}
+		return errorf(codeInternal, "server %q is unavailable: %s", server, st.Message())
+	case codes.NotFound:
+		return errorf(codeInvalidParams, "%s", st.Message())
+	case codes.InvalidArgument:
+		return errorf(codeInvalidParams, "%s", st.Message())
+	case codes.DeadlineExceeded:
+		return errorf(codeInternal, "server %q: request timed out", server)
+	}
+	return errorf(codeInternal, "mcpd: %s", st.Message())
+}
+
+// clientInfoProto is the host's identity for mcpd.
+func clientInfoProto(info json.RawMessage) *mcpdv1.ClientInfo {
+	var ci struct {
+		Name    string `json:"name"`
+		Version string `json:"version"`
+	}
+	if json.Unmarshal(info, &ci) != nil || ci.Name == "" {
+		return &mcpdv1.ClientInfo{Name: "mcpdctl-bridge", Version: version.Version}
+	}
+	return &mcpdv1.ClientInfo{Name: ci.Name + " (mcpdctl bridge)", Version: ci.Version}
+}

@@ -1,0 +1,46 @@
+package api
+
+import (
+	"context"
+
+	"github.com/mcpd-dev/mcpd/internal/cache"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// ClearCache drops the cached results of one server, or of every server
+// when none is named.
+func (s *Server) ClearCache(ctx context.Context, req *mcpdv1.ClearCacheRequest) (*mcpdv1.ClearCacheResponse, error) {
+	n, err := s.sup.ClearCache(req.GetServer())
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &mcpdv1.ClearCacheResponse{Cleared: int64(n)}, nil
+}
+
+func cacheSourceToProto(src cache.Source) mcpdv1.CacheStatus {
+	switch src {
+	case cache.SourceHit:
+		return mcpdv1.CacheStatus_CACHE_STATUS_HIT
+	case cache.SourceCoalesced:
+		return mcpdv1.CacheStatus_CACHE_STATUS_COALESCED
+	}
+	return mcpdv1.CacheStatus_CACHE_STATUS_FETCHED
+}
+
+// cacheStatsToProto converts a server's cache stats; a cache that has never
+// been used and has the default policy is left out (nil).
+func cacheStatsToProto(st cache.Stats) *mcpdv1.CacheStats {
+	if st == (cache.Stats{}) {
+		return nil
+	}
+	return &mcpdv1.CacheStats{
+		Hits:          st.Hits,
+		Misses:        st.Misses,
+		Coalesced:     st.Coalesced,
+		Entries:       st.Entries,
+		Bytes:         st.Bytes,
+		Invalidations: st.Invalidations,
+		Evictions:     st.Evictions,
+		Policy:        st.Policy,
+	}
+}

@@ -1,0 +1,54 @@
+package api
+
+import (
+	"context"
+	"errors"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/transport"
+)
+
+// toStatus is the one mapping from domain errors to gRPC status errors. The
+// message is always err.Error(), so the supervisor's context (server name,
+// last exit, last stderr lines) reaches the app.
+func toStatus(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	code := codes.Internal
+	// Most specific first: a chain can hold several sentinels. The
+	// supervisor's own verdicts come before context errors, because an
+	// unavailable server may carry an internal timeout as its cause ("start
+	// timed out: context deadline exceeded") and the app should see
+	// UNAVAILABLE (retryable later), not a deadline it did not set. When the
+	// app's own deadline or cancellation ends a call, gRPC reports that to
+	// the app whatever the handler returns.
+	switch {
+	case errors.Is(err, supervisor.ErrUnknownServer):
+		code = codes.NotFound
+	case errors.Is(err, supervisor.ErrInvalid):
+		code = codes.InvalidArgument
+	case errors.Is(err, supervisor.ErrUnavailable):
+		code = codes.Unavailable
+	case errors.Is(err, context.DeadlineExceeded):
+		code = codes.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		code = codes.Canceled
+	case errors.Is(err, supervisor.ErrAlreadyRunning):
+		code = codes.FailedPrecondition
+	case errors.Is(err, session.ErrClosed),
+		errors.Is(err, session.ErrExitedAfterProbe),
+		errors.Is(err, session.ErrHandshake),
+		errors.Is(err, transport.ErrClosed),
+		errors.Is(err, transport.ErrCommandNotFound):
+		code = codes.Unavailable
+	}
+	return status.Error(code, err.Error())
+}

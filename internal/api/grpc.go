@@ -1,0 +1,103 @@
+package api
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/grpclog"
+	"google.golang.org/grpc/health"
+	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/reflection"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// HealthService is the name under which the health service reports the
+// Mcpd service; the empty name reports the daemon as a whole.
+const HealthService = "mcpd.v1.Mcpd"
+
+// NewGRPCServer returns a gRPC server for srv with the peer-credential
+// check, connection tracking for GetStatus, the standard health service
+// (SERVING) and server reflection, so grpcurl works. Extra options are
+// appended.
+//
+// The first call routes grpc-go's internal logging through log (at debug
+// level for its info chatter), so that nothing unstructured reaches stdio;
+// it must happen before any other gRPC activity in the process.
+func NewGRPCServer(srv *Server, log *zap.Logger, opts ...grpc.ServerOption) *grpc.Server {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	routeGRPCLog.Do(func() { grpclog.SetLoggerV2(&zapGRPCLogger{log: log.Named("grpc")}) })
+
+	opts = append([]grpc.ServerOption{
+		grpc.Creds(PeerCredentials(log.Named("peercred"))),
+		grpc.StatsHandler(srv.apps),
+		// Calls in flight per app and server route children's requests to
+		// the right host (host.go).
+		grpc.ChainUnaryInterceptor(srv.trackUnary),
+		grpc.ChainStreamInterceptor(srv.trackStream),
+	}, opts...)
+	gs := grpc.NewServer(opts...)
+	mcpdv1.RegisterMcpdServer(gs, srv)
+
+	hs := health.NewServer()
+	hs.SetServingStatus("", healthpb.HealthCheckResponse_SERVING)
+	hs.SetServingStatus(HealthService, healthpb.HealthCheckResponse_SERVING)
+	healthpb.RegisterHealthServer(gs, hs)
+
+	reflection.Register(gs)
+	return gs
+}
+
+var routeGRPCLog sync.Once
+
+func init() {
+	// Until NewGRPCServer routes it through zap, grpc-go logs nothing: its
+	// default logger writes unstructured lines to stderr.
+	grpclog.SetLoggerV2(&zapGRPCLogger{log: zap.NewNop()})
+}
+
+// zapGRPCLogger is a grpclog.LoggerV2 writing to zap with a constant message
+// and the text in a field. grpc-go's info level is chatty (every connection)
+// and goes to debug.
+type zapGRPCLogger struct {
+	log *zap.Logger
+}
+
+var _ grpclog.LoggerV2 = (*zapGRPCLogger)(nil)
+
+func (l *zapGRPCLogger) Info(args ...any) {
+	l.log.Debug("grpc", zap.String("grpc_message", fmt.Sprint(args...)))
+}
+func (l *zapGRPCLogger) Infoln(args ...any) { l.Info(sprintln(args...)) }
+func (l *zapGRPCLogger) Infof(f string, args ...any) {
+	l.Info(fmt.Sprintf(f, args...))
+}
+func (l *zapGRPCLogger) Warning(args ...any) {
+	l.log.Warn("grpc", zap.String("grpc_message", fmt.Sprint(args...)))
+}
+func (l *zapGRPCLogger) Warningln(args ...any) {
+	l.Warning(sprintln(args...))
+}
+func (l *zapGRPCLogger) Warningf(f string, args ...any) { l.Warning(fmt.Sprintf(f, args...)) }
+func (l *zapGRPCLogger) Error(args ...any) {
+	l.log.Error("grpc", zap.String("grpc_message", fmt.Sprint(args...)))
+}
+func (l *zapGRPCLogger) Errorln(args ...any)          { l.Error(sprintln(args...)) }
+func (l *zapGRPCLogger) Errorf(f string, args ...any) { l.Error(fmt.Sprintf(f, args...)) }
+func (l *zapGRPCLogger) Fatal(args ...any) {
+	l.log.Fatal("grpc", zap.String("grpc_message", fmt.Sprint(args...)))
+}
+func (l *zapGRPCLogger) Fatalln(args ...any)          { l.Fatal(sprintln(args...)) }
+func (l *zapGRPCLogger) Fatalf(f string, args ...any) { l.Fatal(fmt.Sprintf(f, args...)) }
+
+// V reports whether verbosity level v is enabled: only level 0, and only
+// when debug logging is on.
+func (l *zapGRPCLogger) V(v int) bool { return v <= 0 && l.log.Core().Enabled(zap.DebugLevel) }
+
+// sprintln is fmt.Sprintln without the trailing newline.
+func sprintln(args ...any) string { return strings.TrimSuffix(fmt.Sprintln(args...), "\n") }

@@ -1,0 +1,207 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"sync"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcpd-dev/mcpd/internal/session"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// ServeChildRequest answers a request a child sent to mcpd (roots/list,
+// sampling/createMessage, elicitation/create) by relaying it to an app
+// registered through the Host RPC, or -32601 when none answers it. Pass it
+// as supervisor.Options.OnRequest.
+func (s *Server) ServeChildRequest(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
+	return s.hosts.serve(ctx, server, method, params)
+}
+
+// Host registers the app as an MCP host: the first message declares what
+// it answers; then mcpd sends it its children's requests and it answers
+// them on the same stream, until it closes the stream.
+func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1.HostResponse]) error {
+	ctx := stream.Context()
+	msg0, err := stream.Recv()
+	if err != nil {
+		return nil // the app left before registering
+	}
+	reg := msg0.GetRegister()
+	if reg == nil {
+		return status.Error(codes.InvalidArgument, "the first message of a Host stream must be a registration")
+	}
+	if !reg.GetRoots() && !reg.GetSampling() && !reg.GetElicitation() {
+		return status.Error(codes.InvalidArgument, "a host must answer at least one of roots, sampling, elicitation")
+	}
+	known := s.sup.Names()
+	for _, n := range reg.GetServers() {
+		found := false
+		for _, k := range known {
+			found = found || k == n
+		}
+		if !found {
+			return status.Errorf(codes.NotFound, "unknown server %q", n)
+		}
+	}
+	name := reg.GetClient().GetName()
+	if name == "" {
+		if md, ok := metadata.FromIncomingContext(ctx); ok {
+			name = first(md.Get(MetadataClientName))
+		}
+	}
+	var connID uint64
+	if c := connFromContext(ctx); c != nil {
+		connID = c.id
+		c.setClient(reg.GetClient().GetName(), reg.GetClient().GetVersion())
+	}
+	h := s.hosts.register(connID, name, reg.GetServers(), hostCaps{
+		roots: reg.GetRoots(), sampling: reg.GetSampling(), elicitation: reg.GetElicitation(),
+	})
+	defer s.hosts.unregister(h)
+	log := s.log.With(zap.Uint64("host_id", h.id), zap.String("app", name))
+	log.Debug("host registered", zap.Strings("servers", reg.GetServers()),
+		zap.Bool("roots", h.caps.roots), zap.Bool("sampling", h.caps.sampling), zap.Bool("elicitation", h.caps.elicitation))
+
+	if err := stream.Send(&mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Registered{
+		Registered: &mcpdv1.HostRegistered{HostId: h.id},
+	}}); err != nil {
+		return nil
+	}
+
+	// The sender goroutine writes calls and cancels; this goroutine reads
+	// answers. Only one goroutine sends on the stream.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			var msg *mcpdv1.HostResponse
+			select {
+			case <-stop:
+				return
+			case <-ctx.Done():
+				return
+			case m := <-h.out:
+				switch m := m.(type) {
+				case hostCall:
+					msg = &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Call{Call: &mcpdv1.HostCall{
+						CallId: m.id, Server: m.server, Method: m.method, ParamsJson: string(m.params),
+					}}}
+				case hostCancel:
+					msg = &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Cancel{Cancel: &mcpdv1.HostCancel{
+						CallId: m.id, Reason: m.reason,
+					}}}
+				}
+			}
+			if err := stream.Send(msg); err != nil {
+				log.Debug("host send failed", zap.Error(err))
+				return
+			}
+		}
+	})
+	defer func() {
+		close(stop)
+		wg.Wait()
+	}()
+
+	for {
+		in, err := stream.Recv()
+		if errors.Is(err, io.EOF) || ctx.Err() != nil {
+			log.Debug("host unregistered")
+			return nil
+		}
+		if err != nil {
+			log.Debug("host stream failed", zap.Error(err))
+			return nil
+		}
+		a := in.GetAnswer()
+		if a == nil {
+			return status.Error(codes.InvalidArgument, "only answers may follow the registration")
+		}
+		ans := hostAnswer{}
+		if e := a.GetError(); e != nil {
+			ans.err = &session.RPCError{Code: e.GetCode(), Message: e.GetMessage()}
+			if e.GetDataJson() != "" && json.Valid([]byte(e.GetDataJson())) {
+				ans.err.Data = json.RawMessage(e.GetDataJson())
+			}
+		} else {
+			res, err := jsonObject("result_json", a.GetResultJson())
+			if err != nil {
+				ans.err = &session.RPCError{Code: codeInternalError, Message: "the host's answer is not a JSON object"}
+			} else {
+				if res == nil {
+					res = json.RawMessage("{}")
+				}
+				ans.result = res
+			}
+		}
+		h.deliver(a.GetCallId(), ans)
+	}
+}
+
+// serverNamer is a request message naming one server.
+type serverNamer interface{ GetServer() string }
+
+// trackUnary records the app's unary call on a server as in flight, so
+// that its children's requests prefer this app as host.
+func (s *Server) trackUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	if n, ok := req.(serverNamer); ok {
+		if c := connFromContext(ctx); c != nil {
+			defer s.hosts.beginCall(n.GetServer(), c.id)()
+		}
+	}
+	return handler(ctx, req)
+}
+
+// trackStream does what trackUnary does for streaming calls, once their
+// request message has been received.
+func (s *Server) trackStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	c := connFromContext(ss.Context())
+	if c == nil {
+		return handler(srv, ss)
+	}
+	ts := &trackedStream{ServerStream: ss, s: s, conn: c.id}
+	defer ts.end()
+	return handler(srv, ts)
+}
+
+// trackedStream begins tracking at the first received message that names a
+// server.
+type trackedStream struct {
+	grpc.ServerStream
+	s    *Server
+	conn uint64
+
+	mu   sync.Mutex
+	done func()
+}
+
+func (t *trackedStream) RecvMsg(m any) error {
+	err := t.ServerStream.RecvMsg(m)
+	if err != nil {
+		return err
+	}
+	if n, ok := m.(serverNamer); ok {
+		t.mu.Lock()
+		if t.done == nil {
+			t.done = t.s.hosts.beginCall(n.GetServer(), t.conn)
+		}
+		t.mu.Unlock()
+	}
+	return nil
+}
+
+func (t *trackedStream) end() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.done != nil {
+		t.done()
+	}
+}

@@ -1,0 +1,253 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/mcpd-dev/mcpd/internal/session"
+)
+
+// Methods a legacy child may ask of its client that mcpd relays to a host.
+const (
+	methodRootsList      = "roots/list"
+	methodCreateMessage  = "sampling/createMessage"
+	methodElicit         = "elicitation/create"
+	codeMethodNotFound   = -32601
+	codeInternalError    = -32603
+	hostCallQueue        = 16
+	hostGoneErrorMessage = "the app answering this request went away"
+)
+
+// hostCaps are the request kinds a host answers.
+type hostCaps struct {
+	roots, sampling, elicitation bool
+}
+
+func (c hostCaps) answers(method string) bool {
+	switch method {
+	case methodRootsList:
+		return c.roots
+	case methodCreateMessage:
+		return c.sampling
+	case methodElicit:
+		return c.elicitation
+	}
+	return false
+}
+
+// hostCall is one child request on its way to a host.
+type hostCall struct {
+	id     uint64
+	server string
+	method string
+	params json.RawMessage
+}
+
+// hostAnswer is a host's answer to one hostCall.
+type hostAnswer struct {
+	result json.RawMessage
+	err    *session.RPCError
+}
+
+// host is one registered Host stream.
+type host struct {
+	id      uint64
+	conn    uint64          // the app's connection (appConn.id), 0 if unknown
+	servers map[string]bool // nil: every server
+	caps    hostCaps
+	name    string
+
+	// out carries calls and cancels to the stream's sender; done is closed
+	// when the stream ended.
+	out  chan any // hostCall or hostCancel
+	done chan struct{}
+
+	mu      sync.Mutex // guards pending
+	pending map[uint64]chan hostAnswer
+}
+
+// hostCancel tells the host a call is no longer wanted.
+type hostCancel struct {
+	id     uint64
+	reason string
+}
+
+func (h *host) serves(server string) bool { return h.servers == nil || h.servers[server] }
+
+// deliver hands the host's answer to the waiting call; unknown ids (late
+// answers to cancelled calls) are dropped.
+func (h *host) deliver(id uint64, a hostAnswer) {
+	h.mu.Lock()
+	ch := h.pending[id]
+	delete(h.pending, id)
+	h.mu.Unlock()
+	if ch != nil {
+		ch <- a // buffered 1
+	}
+}
+
+// flightKey names the calls of one app connection on one server.
+type flightKey struct {
+	server string
+	conn   uint64
+}
+
+// flight counts an app's calls in flight on a server; seq orders the most
+// recent start.
+type flight struct {
+	n   int
+	seq uint64
+}
+
+// hostRegistry routes the requests children send to mcpd (roots/list,
+// sampling/createMessage, elicitation/create) to the apps registered as
+// hosts: "preferring the app whose call to that server is in flight, then
+// the most recent host". Its methods are safe for concurrent use.
+type hostRegistry struct {
+	mu      sync.Mutex // guards following
+	seq     uint64     // last host id, call id and flight sequence number
+	hosts   []*host    // registration order
+	flights map[flightKey]*flight
+}
+
+func newHostRegistry() *hostRegistry {
+	return &hostRegistry{flights: map[flightKey]*flight{}}
+}
+
+// register adds a host and returns it.
+func (r *hostRegistry) register(conn uint64, name string, servers []string, caps hostCaps) *host {
+	h := &host{
+		conn:    conn,
+		caps:    caps,
+		name:    name,
+		out:     make(chan any, hostCallQueue),
+		done:    make(chan struct{}),
+		pending: map[uint64]chan hostAnswer{},
+	}
+	if len(servers) > 0 {
+		h.servers = map[string]bool{}
+		for _, s := range servers {
+			h.servers[s] = true
+		}
+	}
+	r.mu.Lock()
+	r.seq++
+	h.id = r.seq
+	r.hosts = append(r.hosts, h)
+	r.mu.Unlock()
+	return h
+}
+
+// unregister removes h; its waiting calls fail ("A request whose host
+// disappears is answered with an error, never left hanging").
+func (r *hostRegistry) unregister(h *host) {
+	r.mu.Lock()
+	for i, x := range r.hosts {
+		if x == h {
+			r.hosts = append(r.hosts[:i:i], r.hosts[i+1:]...)
+			break
+		}
+	}
+	r.mu.Unlock()
+	close(h.done)
+}
+
+// beginCall records a call of conn on server; the returned func ends it.
+func (r *hostRegistry) beginCall(server string, conn uint64) func() {
+	if server == "" || conn == 0 {
+		return func() {}
+	}
+	k := flightKey{server, conn}
+	r.mu.Lock()
+	f := r.flights[k]
+	if f == nil {
+		f = &flight{}
+		r.flights[k] = f
+	}
+	r.seq++
+	f.n++
+	f.seq = r.seq
+	r.mu.Unlock()
+	return func() {
+		r.mu.Lock()
+		if f.n--; f.n == 0 {
+			delete(r.flights, k)
+		}
+		r.mu.Unlock()
+	}
+}
+
+// pick chooses the host for a request of server: among the hosts that
+// serve server and answer method, the one whose app has the most recently
+// started call in flight on server, else the most recently registered.
+func (r *hostRegistry) pick(server, method string) *host {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var best *host
+	var bestSeq uint64
+	for i := len(r.hosts) - 1; i >= 0; i-- {
+		h := r.hosts[i]
+		if !h.serves(server) || !h.caps.answers(method) {
+			continue
+		}
+		if best == nil {
+			best = h // the most recent host
+		}
+		if f := r.flights[flightKey{server, h.conn}]; f != nil && f.seq > bestSeq {
+			best, bestSeq = h, f.seq
+		}
+	}
+	return best
+}
+
+// serve answers one request of a child of server. It is the supervisor's
+// OnRequest hook.
+func (r *hostRegistry) serve(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
+	h := r.pick(server, method)
+	if h == nil {
+		// "If no host can answer, mcpd answers -32601."
+		return nil, &session.RPCError{Code: codeMethodNotFound,
+			Message: fmt.Sprintf("no app connected to mcpd answers %s for server %q", method, server)}
+	}
+	r.mu.Lock()
+	r.seq++
+	id := r.seq
+	r.mu.Unlock()
+	ch := make(chan hostAnswer, 1)
+	h.mu.Lock()
+	h.pending[id] = ch
+	h.mu.Unlock()
+	forget := func() {
+		h.mu.Lock()
+		delete(h.pending, id)
+		h.mu.Unlock()
+	}
+	call := hostCall{id: id, server: server, method: method, params: params}
+	select {
+	case h.out <- call:
+	case <-h.done:
+		forget()
+		return nil, &session.RPCError{Code: codeInternalError, Message: hostGoneErrorMessage}
+	case <-ctx.Done():
+		forget()
+		return nil, &session.RPCError{Code: codeInternalError, Message: "request cancelled"}
+	}
+	select {
+	case a := <-ch:
+		return a.result, a.err
+	case <-h.done:
+		forget()
+		return nil, &session.RPCError{Code: codeInternalError, Message: hostGoneErrorMessage}
+	case <-ctx.Done():
+		// The child cancelled the request or exited: tell the host.
+		forget()
+		select {
+		case h.out <- hostCancel{id: id, reason: context.Cause(ctx).Error()}:
+		case <-h.done:
+		default: // a full queue: the host's answer will be dropped as unknown
+		}
+		return nil, &session.RPCError{Code: codeInternalError, Message: "request cancelled"}
+	}
+}

@@ -1,0 +1,261 @@
+package api
+
+import (
+	"bufio"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/mcpd-dev/mcpd/internal/paths"
+)
+
+// shortDir returns a fresh directory with a short path, so socket paths stay
+// under paths.MaxSocketPathLen whatever the test's name.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "mcpd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
+func TestListenPermissions(t *testing.T) {
+	dir := filepath.Join(shortDir(t), "run", "mcpd")
+	path := filepath.Join(dir, "mcpd.sock")
+	l, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, c := range []struct {
+		path string
+		want os.FileMode
+	}{{dir, 0o700}, {path, 0o600}} {
+		fi, err := os.Stat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fi.Mode().Perm(); got != c.want {
+			t.Errorf("%s mode = %04o, want %04o", c.path, got, c.want)
+		}
+	}
+	fi, _ := os.Lstat(path)
+	if fi.Mode()&os.ModeSocket == 0 {
+		t.Errorf("%s is not a socket: %v", path, fi.Mode())
+	}
+	l.Close()
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("socket file still there after Close: %v", err)
+	}
+}
+
+func TestListenRefusesLiveSocket(t *testing.T) {
+	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
+	first, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer first.Close()
+
+	second, err := Listen(path)
+	if err == nil {
+		second.Close()
+		t.Fatal("second Listen on a live socket succeeded")
+	}
+	if want := "another mcpd is already listening on " + path; err.Error() != want {
+		t.Errorf("error = %q, want %q", err, want)
+	}
+	// The first listener still works.
+	accepted := make(chan error, 1)
+	go func() {
+		c, err := first.Accept()
+		if err == nil {
+			c.Close()
+		}
+		accepted <- err
+	}()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatalf("dial first listener: %v", err)
+	}
+	c.Close()
+	if err := <-accepted; err != nil {
+		t.Fatalf("accept: %v", err)
+	}
+}
+
+func TestListenReplacesStaleSocket(t *testing.T) {
+	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
+	if err := paths.EnsureSocketDir(filepath.Dir(path)); err != nil {
+		t.Fatal(err)
+	}
+	// A socket file nobody listens on, as a killed daemon leaves behind.
+	stale, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stale.SetUnlinkOnClose(false)
+	stale.Close()
+	if _, err := os.Lstat(path); err != nil {
+		t.Fatalf("stale socket file missing: %v", err)
+	}
+
+	l, err := Listen(path)
+	if err != nil {
+		t.Fatalf("Listen over a stale socket: %v", err)
+	}
+	defer l.Close()
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	c.Close()
+}
+
+func TestListenRefuses(t *testing.T) {
+	t.Run("not a socket", func(t *testing.T) {
+		dir := filepath.Join(shortDir(t), "s")
+		if err := paths.EnsureSocketDir(dir); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "mcpd.sock")
+		if err := os.WriteFile(path, []byte("keep me"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if l, err := Listen(path); err == nil {
+			l.Close()
+			t.Fatal("Listen over a regular file succeeded")
+		} else if !strings.Contains(err.Error(), "not a socket") {
+			t.Errorf("error = %v, want it to say the file is not a socket", err)
+		}
+		if b, _ := os.ReadFile(path); string(b) != "keep me" {
+			t.Errorf("regular file was modified: %q", b)
+		}
+	})
+	t.Run("path too long", func(t *testing.T) {
+		path := filepath.Join(shortDir(t), strings.Repeat("x", paths.MaxSocketPathLen), "mcpd.sock")
+		if l, err := Listen(path); err == nil {
+			l.Close()
+			t.Fatal("Listen on an overlong path succeeded")
+		} else if !errors.Is(err, paths.ErrSocketPathTooLong) {
+			t.Errorf("error = %v, want ErrSocketPathTooLong", err)
+		}
+	})
+	t.Run("directory too open", func(t *testing.T) {
+		dir := filepath.Join(shortDir(t), "s")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if l, err := Listen(filepath.Join(dir, "mcpd.sock")); err == nil {
+			l.Close()
+			t.Fatal("Listen in a 0755 directory succeeded")
+		}
+	})
+}
+
+// activationChild runs in a re-executed test binary: it plays a
+// socket-activated daemon, accepts one connection on the passed socket,
+// writes a report and exits.
+func activationChild() int {
+	if os.Getenv(envListenPID) == "self" {
+		// systemd sets LISTEN_PID after fork; a test can only do it here.
+		os.Setenv(envListenPID, strconv.Itoa(os.Getpid()))
+	}
+	l, ok, err := ActivationListener()
+	leftover := os.Getenv(envListenPID) + os.Getenv(envListenFDs) + os.Getenv(envListenFDNames)
+	w := bufio.NewWriter(os.Stdout)
+	defer w.Flush()
+	switch {
+	case err != nil:
+		w.WriteString("error " + err.Error() + "\n")
+		return 0
+	case leftover != "":
+		w.WriteString("env not unset: " + leftover + "\n")
+		return 0
+	case !ok:
+		w.WriteString("not activated\n")
+		return 0
+	}
+	defer l.Close()
+	c, err := l.Accept()
+	if err != nil {
+		w.WriteString("accept " + err.Error() + "\n")
+		return 0
+	}
+	c.Write([]byte("hello\n"))
+	c.Close()
+	w.WriteString("activated\n")
+	return 0
+}
+
+func TestActivationListener(t *testing.T) {
+	tests := []struct {
+		name      string
+		listenPID string
+		listenFDs string
+		want      string
+	}{
+		{"activated", "self", "1", "activated"},
+		{"other pid", "1", "1", "not activated"},
+		{"two fds", "self", "2", "error socket activation: LISTEN_FDS=\"2\", want exactly 1 socket"},
+		{"unset", "", "", "not activated"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(shortDir(t), "a.sock")
+			l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			f, err := l.File()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+
+			cmd := exec.Command(os.Args[0], "-test.run=^$")
+			cmd.Env = append(os.Environ(), envChild+"=activation", "LISTEN_FDNAMES=mcpd.sock")
+			if tt.listenPID != "" {
+				cmd.Env = append(cmd.Env, envListenPID+"="+tt.listenPID, envListenFDs+"="+tt.listenFDs)
+			}
+			cmd.ExtraFiles = []*os.File{f} // becomes fd 3
+			var out strings.Builder
+			cmd.Stdout = &out
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var greeting string
+			if tt.want == "activated" {
+				c, err := net.Dial("unix", path)
+				if err != nil {
+					cmd.Process.Kill()
+					cmd.Wait()
+					t.Fatal(err)
+				}
+				greeting, _ = bufio.NewReader(c).ReadString('\n')
+				c.Close()
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Fatalf("child: %v", err)
+			}
+			if got := strings.TrimSpace(out.String()); got != tt.want {
+				t.Errorf("child reported %q, want %q", got, tt.want)
+			}
+			if tt.want == "activated" && greeting != "hello\n" {
+				t.Errorf("greeting through the activated socket = %q", greeting)
+			}
+		})
+	}
+}

@@ -1,0 +1,545 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// Connection metadata keys by which an app names itself once per connection
+// (CallOptions.client overrides them per call).
+const (
+	MetadataClientName    = "mcpd-client-name"
+	MetadataClientVersion = "mcpd-client-version"
+)
+
+// progressBuffer is how many progress notifications of one call may wait for
+// the app's stream; beyond it the oldest are dropped.
+const progressBuffer = 64
+
+// MCP list methods served by the List RPCs.
+const (
+	methodToolsList             = "tools/list"
+	methodPromptsList           = "prompts/list"
+	methodResourcesList         = "resources/list"
+	methodResourceTemplatesList = "resources/templates/list"
+)
+
+// ListTools lists the tools of one server, or of every enabled server.
+func (s *Server) ListTools(ctx context.Context, req *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
+	lists, err := s.list(ctx, req.GetServer(), methodToolsList, req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
+	return &mcpdv1.ListToolsResponse{Servers: lists}, nil
+}
+
+// ListPrompts lists the prompts of one server, or of every enabled server.
+func (s *Server) ListPrompts(ctx context.Context, req *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error) {
+	lists, err := s.list(ctx, req.GetServer(), methodPromptsList, req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
+	return &mcpdv1.ListPromptsResponse{Servers: lists}, nil
+}
+
+// ListResources lists the resources of one server, or of every enabled server.
+func (s *Server) ListResources(ctx context.Context, req *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error) {
+	lists, err := s.list(ctx, req.GetServer(), methodResourcesList, req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
+	return &mcpdv1.ListResourcesResponse{Servers: lists}, nil
+}
+
+// ListResourceTemplates lists the resource templates of one server, or of
+// every enabled server.
+func (s *Server) ListResourceTemplates(ctx context.Context, req *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error) {
+	lists, err := s.list(ctx, req.GetServer(), methodResourceTemplatesList, req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
+	return &mcpdv1.ListResourceTemplatesResponse{Servers: lists}, nil
+}
+
+// list runs one list method on the named server or, when server is empty,
+// on every enabled server in parallel. In the aggregate form a server's
+// failure is reported in its ServerList entry and never fails the call; a
+// named server's JSON-RPC error is reported the same way, its other errors
+// become the call's status.
+func (s *Server) list(ctx context.Context, server, method string, opts *mcpdv1.CallOptions) ([]*mcpdv1.ServerList, error) {
+	base, copts, err := s.callSettings(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	base.Method = method
+	if server != "" {
+		items, src, err := s.sup.ListCached(ctx, server, method, base, copts)
+		entry := &mcpdv1.ServerList{Server: server}
+		if err := fillList(entry, items, src, err); err != nil {
+			return nil, toStatus(err)
+		}
+		return []*mcpdv1.ServerList{entry}, nil
+	}
+
+	var names []string
+	for _, st := range s.sup.Status() {
+		if !st.Disabled {
+			names = append(names, st.Name)
+		}
+	}
+	entries := make([]*mcpdv1.ServerList, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Go(func() {
+			r := *base // each call gets its own copy of the request
+			items, src, err := s.sup.ListCached(ctx, name, method, &r, copts)
+			entry := &mcpdv1.ServerList{Server: name}
+			if err := fillList(entry, items, src, err); err != nil {
+				if errors.Is(err, supervisor.ErrUnknownServer) {
+					return // removed by a reload meanwhile
+				}
+				entry.Unavailable = err.Error()
+			}
+			entries[i] = entry
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, toStatus(err)
+	}
+	out := make([]*mcpdv1.ServerList, 0, len(entries))
+	for _, e := range entries {
+		if e != nil {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// fillList puts a List outcome into entry. It returns err back unless err
+// is a JSON-RPC error of the child, which belongs in entry.Error.
+func fillList(entry *mcpdv1.ServerList, items json.RawMessage, src cache.Source, err error) error {
+	if err != nil {
+		var rpcErr *session.RPCError
+		if errors.As(err, &rpcErr) {
+			entry.Error = mcpErrorToProto(rpcErr)
+			return nil
+		}
+		return err
+	}
+	entry.ItemsJson = string(items)
+	entry.Cache = cacheSourceToProto(src)
+	return nil
+}
+
+// CallTool calls a tool, streaming its progress notifications and then the
+// response.
+func (s *Server) CallTool(req *mcpdv1.CallToolRequest, stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]) error {
+	ctx := stream.Context()
+	if req.GetServer() == "" {
+		return status.Error(codes.InvalidArgument, "server name required")
+	}
+	if req.GetTool() == "" {
+		return status.Error(codes.InvalidArgument, "tool name required")
+	}
+	args, err := jsonObject("arguments_json", req.GetArgumentsJson())
+	if err != nil {
+		return err
+	}
+	meta, err := jsonObject("meta_json", req.GetMetaJson())
+	if err != nil {
+		return err
+	}
+	inputResponses, err := jsonObject("input_responses_json", req.GetInputResponsesJson())
+	if err != nil {
+		return err
+	}
+	base, copts, err := s.callSettings(ctx, req.GetOptions())
+	if err != nil {
+		return err
+	}
+	// tools/call params: "name", "arguments?", plus modern "inputResponses?"
+	// and "requestState?" ("the exact string received (omit it if none was
+	// received)").
+	params, err := json.Marshal(struct {
+		Meta           json.RawMessage `json:"_meta,omitempty"`
+		Name           string          `json:"name"`
+		Arguments      json.RawMessage `json:"arguments,omitempty"`
+		InputResponses json.RawMessage `json:"inputResponses,omitempty"`
+		RequestState   string          `json:"requestState,omitempty"`
+	}{meta, req.GetTool(), args, inputResponses, req.GetRequestState()})
+	if err != nil {
+		return status.Errorf(codes.Internal, "encode tools/call params: %v", err)
+	}
+	base.Method = "tools/call"
+	base.Params = params
+	return s.streamCall(stream, req.GetServer(), base, copts)
+}
+
+// Methods SendRequest refuses: the session owns the lifecycle, and
+// subscriptions go through the subscription API.
+var reservedMethods = map[string]string{
+	"initialize":           "the session performs the handshake itself",
+	"server/discover":      "the session performs the handshake itself",
+	"subscriptions/listen": "subscriptions are managed by mcpd",
+}
+
+// SendRequest sends any other MCP request to a server, streaming its
+// progress notifications and then the response.
+func (s *Server) SendRequest(req *mcpdv1.SendRequestRequest, stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]) error {
+	ctx := stream.Context()
+	if req.GetServer() == "" {
+		return status.Error(codes.InvalidArgument, "server name required")
+	}
+	method := req.GetMethod()
+	if method == "" {
+		return status.Error(codes.InvalidArgument, "method required")
+	}
+	if strings.HasPrefix(method, "notifications/") {
+		return status.Errorf(codes.InvalidArgument, "method %q is a notification, not a request", method)
+	}
+	if why, ok := reservedMethods[method]; ok {
+		return status.Errorf(codes.InvalidArgument, "method %q cannot be sent: %s", method, why)
+	}
+	params, err := jsonObject("params_json", req.GetParamsJson())
+	if err != nil {
+		return err
+	}
+	if params == nil {
+		params = json.RawMessage("{}") // "empty means {}"
+	}
+	base, copts, err := s.callSettings(ctx, req.GetOptions())
+	if err != nil {
+		return err
+	}
+	base.Method = method
+	base.Params = params
+	return s.streamCall(stream, req.GetServer(), base, copts)
+}
+
+// GetPrompt gets one prompt.
+func (s *Server) GetPrompt(ctx context.Context, req *mcpdv1.GetPromptRequest) (*mcpdv1.McpResponse, error) {
+	if req.GetServer() == "" {
+		return nil, status.Error(codes.InvalidArgument, "server name required")
+	}
+	if req.GetName() == "" {
+		return nil, status.Error(codes.InvalidArgument, "prompt name required")
+	}
+	args, err := jsonObject("arguments_json", req.GetArgumentsJson())
+	if err != nil {
+		return nil, err
+	}
+	if args != nil {
+		// prompts/get params: "arguments?: {string: string}".
+		var m map[string]string
+		if err := json.Unmarshal(args, &m); err != nil {
+			return nil, status.Error(codes.InvalidArgument, "invalid arguments_json: values must be strings")
+		}
+	}
+	inputResponses, err := jsonObject("input_responses_json", req.GetInputResponsesJson())
+	if err != nil {
+		return nil, err
+	}
+	params, err := json.Marshal(struct {
+		Name           string          `json:"name"`
+		Arguments      json.RawMessage `json:"arguments,omitempty"`
+		InputResponses json.RawMessage `json:"inputResponses,omitempty"`
+		RequestState   string          `json:"requestState,omitempty"`
+	}{req.GetName(), args, inputResponses, req.GetRequestState()})
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "encode prompts/get params: %v", err)
+	}
+	return s.unaryCall(ctx, req.GetServer(), "prompts/get", params, req.GetOptions())
+}
+
+// ReadResource reads one resource.
+func (s *Server) ReadResource(ctx context.Context, req *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error) {
+	if req.GetServer() == "" {
+		return nil, status.Error(codes.InvalidArgument, "server name required")
+	}
+	if req.GetUri() == "" {
+		return nil, status.Error(codes.InvalidArgument, "resource uri required")
+	}
+	inputResponses, err := jsonObject("input_responses_json", req.GetInputResponsesJson())
+	if err != nil {
+		return nil, err
+	}
+	params, err := json.Marshal(struct {
+		URI            string          `json:"uri"`
+		InputResponses json.RawMessage `json:"inputResponses,omitempty"`
+		RequestState   string          `json:"requestState,omitempty"`
+	}{req.GetUri(), inputResponses, req.GetRequestState()})
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "encode resources/read params: %v", err)
+	}
+	return s.unaryCall(ctx, req.GetServer(), "resources/read", params, req.GetOptions())
+}
+
+// Complete asks a server for argument completions.
+func (s *Server) Complete(ctx context.Context, req *mcpdv1.CompleteRequest) (*mcpdv1.McpResponse, error) {
+	if req.GetServer() == "" {
+		return nil, status.Error(codes.InvalidArgument, "server name required")
+	}
+	params, err := jsonObject("params_json", req.GetParamsJson())
+	if err != nil {
+		return nil, err
+	}
+	if params == nil {
+		// completion/complete requires "ref" and "argument".
+		return nil, status.Error(codes.InvalidArgument, "params_json required")
+	}
+	return s.unaryCall(ctx, req.GetServer(), "completion/complete", params, req.GetOptions())
+}
+
+// unaryCall forwards one request and waits for its response.
+func (s *Server) unaryCall(ctx context.Context, server, method string, params json.RawMessage, opts *mcpdv1.CallOptions) (*mcpdv1.McpResponse, error) {
+	req, copts, err := s.callSettings(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	req.Method = method
+	req.Params = params
+	start := time.Now()
+	resp, src, err := s.sup.CallCached(ctx, server, req, copts)
+	if err != nil {
+		s.logCallError(ctx, server, method, err)
+		return nil, toStatus(err)
+	}
+	if resp == nil {
+		return nil, status.Errorf(codes.Internal, "%s on %q: no response", method, server)
+	}
+	return toMcpResponse(server, resp, src, time.Since(start)), nil
+}
+
+// streamCall forwards one request and streams its progress notifications,
+// then its response, to the app. The session delivers progress on the
+// child's reader goroutine, which must never block: notifications go
+// through a bounded queue that drops the oldest when the app reads too
+// slowly.
+//
+// The call runs on the handler goroutine itself. Most calls carry no
+// progress, so the goroutine that sends progress to the stream is started
+// only by the first notification; once the call returned, the handler stops
+// it, sends what is still queued, then the response. At any time only one
+// goroutine sends on the stream. (A goroutine per call for sup.Call, and a
+// channel hop back to the handler, cost two scheduler wake-ups per call on
+// the hot path; see BENCHMARKS.md.)
+func (s *Server) streamCall(stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent], server string, req *session.Request, copts supervisor.CallOptions) error {
+	ctx := stream.Context()
+	q := newProgressQueue(progressBuffer)
+
+	sendOK := true // used by the sender goroutine, then by the handler after it ended
+	sendProgress := func(p json.RawMessage) {
+		if !sendOK {
+			return
+		}
+		if err := stream.Send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_ProgressJson{ProgressJson: string(p)}}); err != nil {
+			// The app went away; its context ends and so does the call.
+			sendOK = false
+			s.log.Debug("progress send failed", zap.String("server", server), zap.Error(err))
+		}
+	}
+	var (
+		mu       sync.Mutex // guards started and finished
+		started  bool
+		finished bool
+	)
+	stopSender := make(chan struct{})
+	senderDone := make(chan struct{})
+	req.OnProgress = func(p json.RawMessage) {
+		q.push(p)
+		mu.Lock()
+		defer mu.Unlock()
+		if started || finished {
+			return
+		}
+		started = true
+		go func() { // owned: the handler waits for senderDone once the call returned
+			defer close(senderDone)
+			for {
+				select {
+				case p := <-q.ch:
+					sendProgress(p)
+				case <-stopSender:
+					return
+				}
+			}
+		}()
+	}
+
+	start := time.Now()
+	resp, src, err := s.sup.CallCached(ctx, server, req, copts)
+	mu.Lock()
+	finished = true
+	wasStarted := started
+	mu.Unlock()
+	close(stopSender)
+	if wasStarted {
+		<-senderDone
+	}
+	// Progress the child sent before its response was queued before the
+	// response arrived: deliver it first.
+drain:
+	for {
+		select {
+		case p := <-q.ch:
+			sendProgress(p)
+		default:
+			break drain
+		}
+	}
+	if n := q.dropped.Load(); n > 0 {
+		s.log.Debug("progress notifications dropped", zap.String("server", server), zap.Int64("dropped", n))
+	}
+	if err != nil {
+		s.logCallError(ctx, server, req.Method, err)
+		return toStatus(err)
+	}
+	if resp == nil {
+		return status.Errorf(codes.Internal, "%s on %q: no response", req.Method, server)
+	}
+	return stream.Send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{
+		Response: toMcpResponse(server, resp, src, time.Since(start)),
+	}})
+}
+
+// logCallError logs a failed call: client cancellations at debug, the rest
+// at warn level.
+func (s *Server) logCallError(ctx context.Context, server, method string, err error) {
+	fields := []zap.Field{zap.String("server", server), zap.String("method", method), zap.Error(err)}
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		s.log.Debug("call ended early", fields...)
+		return
+	}
+	s.log.Warn("call failed", fields...)
+}
+
+// progressQueue is a bounded queue of progress params for one call. push
+// never blocks: when the queue is full it drops the oldest entry.
+type progressQueue struct {
+	ch      chan json.RawMessage
+	dropped atomic.Int64
+}
+
+func newProgressQueue(n int) *progressQueue {
+	return &progressQueue{ch: make(chan json.RawMessage, n)}
+}
+
+// push is the session's OnProgress callback.
+func (q *progressQueue) push(params json.RawMessage) {
+	p := append(json.RawMessage(nil), params...) // the session may reuse its buffer
+	for {
+		select {
+		case q.ch <- p:
+			return
+		default:
+		}
+		select {
+		case <-q.ch:
+			q.dropped.Add(1)
+		default:
+		}
+	}
+}
+
+// callSettings turns the per-call options into the request fields the
+// session needs and the supervisor's call options. It also records the
+// app's identity on its connection for GetStatus.
+func (s *Server) callSettings(ctx context.Context, opts *mcpdv1.CallOptions) (*session.Request, supervisor.CallOptions, error) {
+	var copts supervisor.CallOptions
+	if ms := opts.GetTimeoutMs(); ms < 0 {
+		return nil, copts, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is negative", ms)
+	} else if ms > 0 {
+		copts.Timeout = time.Duration(ms) * time.Millisecond
+	}
+	req := &session.Request{}
+	caps, err := jsonObject("options.client_capabilities_json", opts.GetClientCapabilitiesJson())
+	if err != nil {
+		return nil, copts, err
+	}
+	req.ClientCapabilities = caps
+
+	name, ver := opts.GetClient().GetName(), opts.GetClient().GetVersion()
+	if name == "" {
+		if md, ok := metadata.FromIncomingContext(ctx); ok {
+			name, ver = first(md.Get(MetadataClientName)), first(md.Get(MetadataClientVersion))
+		}
+	}
+	if name != "" {
+		// Implementation: "name" and "version" are both required members.
+		info, err := json.Marshal(struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		}{name, ver})
+		if err != nil {
+			return nil, copts, status.Errorf(codes.Internal, "encode client info: %v", err)
+		}
+		req.ClientInfo = info
+		if c := connFromContext(ctx); c != nil {
+			c.setClient(name, ver)
+		}
+	}
+	return req, copts, nil
+}
+
+func first(vs []string) string {
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[0]
+}
+
+// jsonObject validates a *_json request field that must hold a JSON object
+// and returns it compacted (one line, as stdio framing needs); empty means
+// absent (nil). Anything else is INVALID_ARGUMENT naming the field.
+func jsonObject(field, text string) (json.RawMessage, error) {
+	if strings.TrimSpace(text) == "" {
+		return nil, nil
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, []byte(text)); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
+	}
+	if buf.Len() == 0 || buf.Bytes()[0] != '{' {
+		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: must be a JSON object", field)
+	}
+	return buf.Bytes(), nil
+}
+
+// toMcpResponse converts a child's (non-nil) response; the result bytes pass
+// through unchanged, and a JSON-RPC error of the child becomes
+// McpResponse.error, not a gRPC error. src says where it came from.
+func toMcpResponse(server string, resp *session.Response, src cache.Source, d time.Duration) *mcpdv1.McpResponse {
+	out := &mcpdv1.McpResponse{
+		Server:     server,
+		Cache:      cacheSourceToProto(src),
+		DurationUs: d.Microseconds(),
+	}
+	if resp.Error != nil {
+		out.Error = mcpErrorToProto(resp.Error)
+		return out
+	}
+	out.ResultJson = string(resp.Result)
+	return out
+}
+
+func mcpErrorToProto(e *session.RPCError) *mcpdv1.McpError {
+	return &mcpdv1.McpError{Code: e.Code, Message: e.Message, DataJson: string(e.Data)}
+}

@@ -1,0 +1,211 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"go.uber.org/zap"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcpd-dev/mcpd/internal/subscriptions"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// subscriber is implemented by a backend that serves subscriptions
+// (*supervisor.Supervisor).
+type subscriber interface {
+	Subscriptions() *subscriptions.Manager
+}
+
+func (s *Server) subscriptions() (*subscriptions.Manager, error) {
+	sp, ok := s.sup.(subscriber)
+	if !ok || sp.Subscriptions() == nil {
+		return nil, status.Error(codes.Unimplemented, "subscriptions are not served by this daemon")
+	}
+	return sp.Subscriptions(), nil
+}
+
+// Subscribe streams the events an app asked for: first the
+// acknowledgement, then events as they come, until the app cancels (nil),
+// the stream lags (lagged event, then nil) or fails (error event, then
+// UNAVAILABLE).
+func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStreamingServer[mcpdv1.SubscriptionEvent]) error {
+	ctx := stream.Context()
+	m, err := s.subscriptions()
+	if err != nil {
+		return err
+	}
+	w := subscriptions.Watch{
+		Servers:              req.GetServers(),
+		ToolsListChanged:     req.GetToolsListChanged(),
+		PromptsListChanged:   req.GetPromptsListChanged(),
+		ResourcesListChanged: req.GetResourcesListChanged(),
+		URIs:                 req.GetResourceUris(),
+		State:                req.GetServerState(),
+		Logs:                 req.GetLogMessages(),
+	}
+	if !w.ToolsListChanged && !w.PromptsListChanged && !w.ResourcesListChanged && len(w.URIs) == 0 && !w.State && !w.Logs {
+		return status.Error(codes.InvalidArgument, "nothing to watch: ask for at least one kind of event or a resource URI")
+	}
+	if len(w.URIs) > 0 && len(w.Servers) == 0 {
+		return status.Error(codes.InvalidArgument, "resource_uris need at least one server name")
+	}
+	known := s.sup.Names()
+	for _, n := range w.Servers {
+		if !slices.Contains(known, n) {
+			return status.Errorf(codes.NotFound, "unknown server %q", n)
+		}
+	}
+	app := subscriptions.AppInfo{Name: req.GetClient().GetName(), Version: req.GetClient().GetVersion()}
+	if app.Name == "" {
+		if md, ok := metadata.FromIncomingContext(ctx); ok {
+			app.Name, app.Version = first(md.Get(MetadataClientName)), first(md.Get(MetadataClientVersion))
+		}
+	}
+	if c := connFromContext(ctx); c != nil {
+		app.Pid, app.Conn = c.pid, c.id
+		c.setClient(app.Name, app.Version)
+	}
+
+	st, acks, err := m.Subscribe(ctx, app, w)
+	if err != nil {
+		if errors.Is(err, subscriptions.ErrInvalid) {
+			return status.Error(codes.InvalidArgument, err.Error())
+		}
+		return status.Error(codes.Unavailable, err.Error())
+	}
+	defer st.Close() // also when the app's connection drops without a word
+	log := s.log.With(zap.Uint64("subscription_id", st.ID()), zap.String("app", app.Name))
+	log.Debug("subscription opened", zap.Strings("servers", w.Servers))
+
+	first := &mcpdv1.SubscriptionEvent{
+		Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ACK,
+		Ack:  &mcpdv1.SubscriptionAck{SubscriptionId: st.ID(), Servers: acksToProto(acks)},
+	}
+	if err := stream.Send(first); err != nil {
+		log.Debug("subscription ended by the app", zap.Error(err))
+		return nil
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			log.Debug("subscription cancelled by the app")
+			return nil
+		case <-st.Ready():
+		}
+		evs, end := st.Take()
+		for i := range evs {
+			if err := stream.Send(eventToProto(&evs[i])); err != nil {
+				log.Debug("subscription ended by the app", zap.Error(err))
+				return nil
+			}
+		}
+		if end {
+			last := evs[len(evs)-1]
+			if last.Kind == subscriptions.KindError {
+				log.Info("subscription failed", zap.String("server", last.Server), zap.String("reason", last.Error))
+				return status.Error(codes.Unavailable, last.Error)
+			}
+			stats := st.Stats()
+			log.Warn("subscription lagged", zap.Uint64("coalesced", stats.Coalesced), zap.Uint64("dropped", stats.Dropped))
+			return nil
+		}
+	}
+}
+
+// UpdateSubscription adds or removes resource URIs of an open stream.
+func (s *Server) UpdateSubscription(ctx context.Context, req *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
+	m, err := s.subscriptions()
+	if err != nil {
+		return nil, err
+	}
+	if req.GetSubscriptionId() == 0 {
+		return nil, status.Error(codes.InvalidArgument, "subscription_id required")
+	}
+	acks, err := m.Update(ctx, req.GetSubscriptionId(), req.GetAddResourceUris(), req.GetRemoveResourceUris())
+	switch {
+	case errors.Is(err, subscriptions.ErrUnknownStream):
+		return nil, status.Error(codes.NotFound, err.Error())
+	case errors.Is(err, subscriptions.ErrInvalid):
+		return nil, status.Error(codes.InvalidArgument, err.Error())
+	case err != nil:
+		return nil, toStatus(err)
+	}
+	return &mcpdv1.UpdateSubscriptionResponse{Servers: acksToProto(acks)}, nil
+}
+
+// subscriptionStatus lists the open streams for GetStatus.
+func (s *Server) subscriptionStatus() []*mcpdv1.SubscriptionStatus {
+	sp, ok := s.sup.(subscriber)
+	if !ok || sp.Subscriptions() == nil {
+		return nil
+	}
+	var out []*mcpdv1.SubscriptionStatus
+	for _, st := range sp.Subscriptions().Streams() {
+		out = append(out, &mcpdv1.SubscriptionStatus{
+			SubscriptionId: st.ID,
+			AppName:        st.App.Name,
+			AppVersion:     st.App.Version,
+			AppPid:         int64(st.App.Pid),
+			Servers:        st.Servers,
+			ResourceUris:   int64(st.URIs),
+			CreatedUnixMs:  st.Created.UnixMilli(),
+			Queued:         int64(st.Queue.Queued),
+			QueuedBytes:    int64(st.Queue.Bytes),
+			Delivered:      st.Queue.Delivered,
+			Coalesced:      st.Queue.Coalesced,
+			Dropped:        st.Queue.Dropped,
+			Lagged:         st.Queue.Lagged,
+		})
+	}
+	return out
+}
+
+func acksToProto(acks []subscriptions.ServerAck) []*mcpdv1.SubscriptionServerAck {
+	out := make([]*mcpdv1.SubscriptionServerAck, 0, len(acks))
+	for _, a := range acks {
+		out = append(out, &mcpdv1.SubscriptionServerAck{
+			Server:               a.Server,
+			Era:                  a.Era,
+			ToolsListChanged:     a.ToolsListChanged,
+			PromptsListChanged:   a.PromptsListChanged,
+			ResourcesListChanged: a.ResourcesListChanged,
+			ResourceUris:         a.URIs,
+			LogMessages:          a.Logs,
+			ServerState:          a.State,
+			Error:                a.Error,
+		})
+	}
+	return out
+}
+
+var eventKinds = map[subscriptions.Kind]mcpdv1.SubscriptionEventKind{
+	subscriptions.KindToolsListChanged:     mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED,
+	subscriptions.KindPromptsListChanged:   mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED,
+	subscriptions.KindResourcesListChanged: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED,
+	subscriptions.KindResourceUpdated:      mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED,
+	subscriptions.KindState:                mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE,
+	subscriptions.KindLog:                  mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE,
+	subscriptions.KindRestarted:            mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESTARTED,
+	subscriptions.KindLagged:               mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED,
+	subscriptions.KindError:                mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR,
+}
+
+func eventToProto(ev *subscriptions.Event) *mcpdv1.SubscriptionEvent {
+	return &mcpdv1.SubscriptionEvent{
+		Kind:       eventKinds[ev.Kind],
+		Server:     ev.Server,
+		Uri:        ev.URI,
+		ParamsJson: string(ev.Params),
+		State:      ev.State,
+		Pid:        int64(ev.Pid),
+		Exit:       ev.Exit,
+		Error:      ev.Error,
+		Synthetic:  ev.Synthetic,
+		TimeUnixMs: ev.Time.UnixMilli(),
+	}
+}

@@ -1,0 +1,355 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"go.uber.org/zap"
+)
+
+// MetaSubscriptionID is the _meta key with which a modern server tags every
+// notification it delivers on a subscriptions/listen stream: the JSON-RPC id
+// of that listen request.
+const MetaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+
+// Notification methods of the listen protocol.
+const (
+	methodListen       = "subscriptions/listen"
+	methodAcknowledged = "notifications/subscriptions/acknowledged"
+	methodCancelled    = "notifications/cancelled"
+)
+
+// maxForgotten bounds how many ended listen ids are remembered so that their
+// late closing result and stray tagged notifications are absorbed silently.
+const maxForgotten = 256
+
+// ErrListenEnded is the error of a listen the server closed (with a result
+// or with notifications/cancelled).
+var ErrListenEnded = errors.New("session: listen closed by the server")
+
+// Listen is one open subscriptions/listen request on a modern child. It has
+// no deadline: it lasts until the server closes it (a result or
+// notifications/cancelled), Cancel, or the child's exit.
+type Listen struct {
+	s        *Session
+	id       uint64
+	key      string
+	onNotify func(Notification)
+
+	ackCh  chan struct{} // closed when the acknowledgement (or the end) arrived
+	done   chan struct{} // closed when the listen ended
+	closed chan struct{} // closed when the server's closing message arrived (or the child exited)
+
+	mu        sync.Mutex // guards the fields below
+	ack       json.RawMessage
+	ackClosed bool
+	cancelled bool // Cancel was called; routing stopped
+	err       error
+	closedSet bool
+}
+
+// ID is the listen's JSON-RPC id, which is also its subscription id.
+func (l *Listen) ID() uint64 { return l.id }
+
+// Ack is the params.notifications object of the server's acknowledgement:
+// the subset of the filter it agreed to honour.
+func (l *Listen) Ack() json.RawMessage {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ack
+}
+
+// Closed is closed once the server has closed the listen (its closing
+// result or notifications/cancelled arrived, also after Cancel) or the child
+// exited. Servers that send nothing after a cancel never close it: call
+// Forget after a grace period.
+func (l *Listen) Closed() <-chan struct{} { return l.closed }
+
+// Forget stops waiting for the server's closing message of a cancelled
+// listen; a late one is absorbed silently.
+func (l *Listen) Forget() {
+	l.s.mu.Lock()
+	if l.s.listens.open[l.key] == l {
+		l.s.listens.forget(l.key)
+	}
+	l.s.mu.Unlock()
+}
+
+func (l *Listen) markClosed() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.closedSet {
+		l.closedSet = true
+		close(l.closed)
+	}
+}
+
+// Done is closed when the listen has ended; Err says why.
+func (l *Listen) Done() <-chan struct{} { return l.done }
+
+// Err is nil while the listen is open; then ErrListenEnded (the server
+// closed it), context.Canceled (Cancel), an error wrapping ErrClosed (the
+// child exited) or the server's *RPCError (it refused the listen).
+func (l *Listen) Err() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.err
+}
+
+// end closes the listen with err once; it reports whether it did.
+func (l *Listen) end(err error) bool {
+	l.mu.Lock()
+	if l.err != nil {
+		l.mu.Unlock()
+		return false
+	}
+	l.err = err
+	if !l.ackClosed {
+		l.ackClosed = true
+		close(l.ackCh)
+	}
+	l.mu.Unlock()
+	close(l.done)
+	return true
+}
+
+// listenTable is the session's open listens, keyed by the compact JSON of
+// their id. It is guarded by Session.mu.
+type listenTable struct {
+	open      map[string]*Listen
+	forgotten map[string]struct{}
+	order     []string // forgotten keys, oldest first
+}
+
+func (t *listenTable) forget(key string) {
+	delete(t.open, key)
+	if t.forgotten == nil {
+		t.forgotten = map[string]struct{}{}
+	}
+	if _, ok := t.forgotten[key]; ok {
+		return
+	}
+	t.forgotten[key] = struct{}{}
+	t.order = append(t.order, key)
+	if len(t.order) > maxForgotten {
+		delete(t.forgotten, t.order[0])
+		t.order = t.order[1:]
+	}
+}
+
+// Listen opens a subscriptions/listen with the given filter (the
+// params.notifications object) and returns once the server acknowledged it.
+// ctx bounds only that wait: the listen itself has no deadline. Every
+// notification tagged with the listen's subscription id is passed to
+// onNotify (on the reader goroutine; it must not block) instead of
+// Options.OnNotification. If the server answers with an error, that
+// *RPCError is returned.
+func (s *Session) Listen(ctx context.Context, filter json.RawMessage, onNotify func(Notification)) (*Listen, error) {
+	info := s.info.Load()
+	if info == nil || info.Era != EraModern {
+		return nil, fmt.Errorf("listen %q: %w", s.opts.Server, errors.New("subscriptions/listen needs a modern server"))
+	}
+	if len(filter) == 0 {
+		filter = emptyObject
+	}
+	params, err := s.stamp(map[string]json.RawMessage{"notifications": filter}, nil, info.ProtocolVersion, nil, nil)
+	if err != nil {
+		return nil, fmt.Errorf("listen %q: %w", s.opts.Server, err)
+	}
+	l := &Listen{
+		s:        s,
+		id:       s.nextID.Add(1),
+		onNotify: onNotify,
+		ackCh:    make(chan struct{}),
+		done:     make(chan struct{}),
+		closed:   make(chan struct{}),
+	}
+	l.key = strconv.FormatUint(l.id, 10)
+	msg, err := encodeRequest(l.id, methodListen, params)
+	if err != nil {
+		return nil, fmt.Errorf("listen %q: encode: %w", s.opts.Server, err)
+	}
+	s.mu.Lock()
+	if s.closedErr != nil {
+		err := s.closedErr
+		s.mu.Unlock()
+		return nil, err
+	}
+	if s.listens.open == nil {
+		s.listens.open = map[string]*Listen{}
+	}
+	s.listens.open[l.key] = l
+	s.mu.Unlock()
+
+	if err := s.conn.WriteMessage(msg); err != nil {
+		s.mu.Lock()
+		s.listens.forget(l.key)
+		s.mu.Unlock()
+		return nil, s.writeErr(err)
+	}
+	select {
+	case <-l.ackCh:
+	case <-ctx.Done():
+		l.Cancel(ctx.Err().Error())
+		return nil, fmt.Errorf("listen %q: waiting for the acknowledgement: %w", s.opts.Server, ctx.Err())
+	}
+	l.mu.Lock()
+	ended := l.err
+	l.mu.Unlock()
+	var rerr *RPCError
+	if ended != nil && (errors.As(ended, &rerr) || errors.Is(ended, ErrClosed)) {
+		return nil, ended
+	}
+	// A listen closed right after its acknowledgement is still returned:
+	// the caller sees Done closed.
+	return l, nil
+}
+
+// Cancel ends the listen: it sends notifications/cancelled with the
+// listen's id (only if the listen is still open) and stops routing to
+// onNotify. The server's closing result still closes Closed; call Forget
+// when no longer interested in it. Idempotent.
+func (l *Listen) Cancel(reason string) {
+	l.s.mu.Lock()
+	open := l.s.listens.open[l.key] == l
+	l.mu.Lock()
+	first := !l.cancelled
+	l.cancelled = true
+	l.mu.Unlock()
+	l.s.mu.Unlock()
+	if !open || !first {
+		l.end(context.Canceled)
+		return
+	}
+	p, _ := json.Marshal(struct {
+		RequestID uint64 `json:"requestId"`
+		Reason    string `json:"reason,omitempty"`
+	}{l.id, reason})
+	if err := l.s.Notify(methodCancelled, p); err != nil {
+		l.s.log.Debug("send listen cancel failed", zap.Uint64("id", l.id), zap.Error(err))
+	}
+	l.end(context.Canceled)
+}
+
+// listenResponse handles a response whose id is a listen's: the server's
+// closing result or its refusal. It reports whether id belonged to a listen
+// (open or forgotten).
+func (s *Session) listenResponse(env envelope) bool {
+	key := idKey(env.ID)
+	s.mu.Lock()
+	l := s.listens.open[key]
+	_, gone := s.listens.forgotten[key]
+	if l != nil {
+		s.listens.forget(key)
+	}
+	s.mu.Unlock()
+	switch {
+	case l != nil && env.Error != nil:
+		l.end(env.Error)
+	case l != nil:
+		l.end(fmt.Errorf("%w (server %q)", ErrListenEnded, s.opts.Server))
+	}
+	if l != nil {
+		l.markClosed()
+	}
+	return l != nil || gone
+}
+
+// listenNotification routes a notification tagged with a subscription id
+// (or a server's notifications/cancelled for a listen) to its listen. It
+// reports whether the notification was consumed.
+func (s *Session) listenNotification(env envelope) bool {
+	if env.Method == methodCancelled {
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(env.Params, &p) != nil || len(p.RequestID) == 0 {
+			return false
+		}
+		key := idKey(p.RequestID)
+		s.mu.Lock()
+		l := s.listens.open[key]
+		if l != nil {
+			s.listens.forget(key)
+		}
+		s.mu.Unlock()
+		if l == nil {
+			return false
+		}
+		// "the only permitted server use of that notification": the server
+		// ended the listen on its own.
+		l.end(fmt.Errorf("%w (server %q, by notifications/cancelled)", ErrListenEnded, s.opts.Server))
+		l.markClosed()
+		return true
+	}
+	if !bytes.Contains(env.Params, []byte(MetaSubscriptionID)) {
+		return false
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(env.Params, &p) != nil {
+		return false
+	}
+	raw, ok := p.Meta[MetaSubscriptionID]
+	if !ok {
+		return false
+	}
+	key := idKey(raw)
+	s.mu.Lock()
+	l := s.listens.open[key]
+	_, gone := s.listens.forgotten[key]
+	s.mu.Unlock()
+	if l != nil {
+		l.mu.Lock()
+		cancelled := l.cancelled
+		l.mu.Unlock()
+		if cancelled {
+			l, gone = nil, true
+		}
+	}
+	if l == nil {
+		if gone {
+			s.log.Debug("notification for an ended listen dropped", zap.String("method", env.Method))
+		}
+		return gone
+	}
+	if env.Method == methodAcknowledged {
+		var a struct {
+			Notifications json.RawMessage `json:"notifications"`
+		}
+		_ = json.Unmarshal(env.Params, &a)
+		if len(a.Notifications) == 0 {
+			a.Notifications = emptyObject
+		}
+		l.mu.Lock()
+		if l.ack == nil && !l.ackClosed {
+			l.ack = a.Notifications
+			l.ackClosed = true
+			close(l.ackCh)
+		}
+		l.mu.Unlock()
+		return true
+	}
+	if l.onNotify != nil {
+		l.onNotify(Notification{Method: env.Method, Params: env.Params})
+	}
+	return true
+}
+
+// closeListens ends every open listen when the child's stdout closed.
+func (s *Session) closeListens(closed error) {
+	s.mu.Lock()
+	open := s.listens.open
+	s.listens.open = nil
+	s.mu.Unlock()
+	for _, l := range open {
+		l.end(closed)
+		l.markClosed()
+	}
+}

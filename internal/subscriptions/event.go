@@ -1,0 +1,128 @@
+// Package subscriptions lets many apps watch what changes on the shared MCP
+// servers with one upstream subscription per child process, and fans the
+// notifications out to every app through a bounded queue per app stream.
+//
+// Upstream, per server: a legacy child gets one resources/subscribe per URI
+// (reference-counted across every app and stream) and resources/unsubscribe
+// when the last one leaves; list_changed needs no opt-in. A modern child gets
+// one subscriptions/listen whose filter is the union of what the apps want;
+// when the union changes the new listen is opened before the old one is
+// cancelled, and notifications delivered on both during the switch are
+// passed on once. After the child is restarted every subscription is sent
+// again and the apps get a restarted event plus synthetic change events.
+//
+// Downstream, each app stream has a bounded queue (by events and bytes).
+// A full queue coalesces entries by identity (server + kind + URI), so a
+// slow app loses repeats, never its only notice of something; when that
+// cannot make room the stream gets a terminal lagged event. Producers never
+// block.
+//
+// The package knows the supervisor only through the small Source and Child
+// interfaces, and imports only the standard library and zap.
+package subscriptions
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Kind is the kind of an Event.
+type Kind string
+
+// Event kinds.
+const (
+	KindToolsListChanged     Kind = "tools_list_changed"
+	KindPromptsListChanged   Kind = "prompts_list_changed"
+	KindResourcesListChanged Kind = "resources_list_changed"
+	// KindResourceUpdated: notifications/resources/updated for URI.
+	KindResourceUpdated Kind = "resource_updated"
+	// KindState: a lifecycle transition of the server (State names it).
+	KindState Kind = "state"
+	// KindLog: a notifications/message not tied to a request.
+	KindLog Kind = "log"
+	// KindRestarted: the server's child was replaced by a new process and
+	// every subscription was sent to it again.
+	KindRestarted Kind = "restarted"
+	// KindLagged is terminal: the app fell too far behind; it must
+	// subscribe again and resync.
+	KindLagged Kind = "lagged"
+	// KindError is terminal: the subscription cannot continue (Error says
+	// why and names the server).
+	KindError Kind = "error"
+)
+
+// Event is one thing an app stream receives.
+type Event struct {
+	Kind   Kind
+	Server string
+	// URI is the updated resource (KindResourceUpdated).
+	URI string
+	// Params is the notification's params object as the child sent it,
+	// without mcpd's subscription tag (list changes, resource updates, log
+	// messages); nil for synthetic and mcpd's own events.
+	Params json.RawMessage
+	// State is the lifecycle transition for KindState: started, ready,
+	// exited, restarting, crashloop, stopped or failed.
+	State string
+	Pid   int
+	// Exit is how the child exited (KindState exited/stopped).
+	Exit string
+	// Error is the reason of KindState exited/crashloop/failed and of
+	// KindError.
+	Error string
+	// Synthetic marks change events mcpd made up after a restart (the
+	// lists may have changed while the child was down).
+	Synthetic bool
+	Time      time.Time
+}
+
+// terminal reports whether ev ends its stream.
+func (ev *Event) terminal() bool { return ev.Kind == KindLagged || ev.Kind == KindError }
+
+// size estimates the memory an event holds in a queue.
+func (ev *Event) size() int {
+	return 96 + len(ev.Server) + len(ev.URI) + len(ev.Params) + len(ev.State) + len(ev.Exit) + len(ev.Error)
+}
+
+// Watch is what one app stream asks for.
+type Watch struct {
+	// Servers names the servers watched; empty means every configured server.
+	Servers              []string
+	ToolsListChanged     bool
+	PromptsListChanged   bool
+	ResourcesListChanged bool
+	// URIs are resource URIs watched on every named server.
+	URIs []string
+	// State asks for the servers' lifecycle events.
+	State bool
+	// Logs asks for log messages not tied to a request.
+	Logs bool
+}
+
+// upstream reports whether w needs anything from the children themselves
+// (as opposed to mcpd's own state events).
+func (w *Watch) upstream() bool {
+	return w.ToolsListChanged || w.PromptsListChanged || w.ResourcesListChanged || len(w.URIs) > 0 || w.Logs
+}
+
+// ServerAck is what one server agreed to deliver to a stream: for a modern
+// child, what its listen acknowledgement honoured; for a legacy child, what
+// its capabilities promise (and which resources/subscribe succeeded).
+type ServerAck struct {
+	Server string
+	// Era is "modern" or "legacy"; empty when the server is not running.
+	Era                  string
+	ToolsListChanged     bool
+	PromptsListChanged   bool
+	ResourcesListChanged bool
+	// URIs are the requested resource URIs the server accepted.
+	URIs []string
+	// Logs: the server may send log messages not tied to a request.
+	Logs bool
+	// State: mcpd's lifecycle events (always delivered).
+	State bool
+	// Error says why the server could not take the subscription now
+	// (crash loop, failed, stopped); the stream stays open and the
+	// subscription is set up when the server runs again.
+	Error string
+}

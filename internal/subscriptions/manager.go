@@ -1,0 +1,502 @@
+package subscriptions
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// DefaultAckTimeout bounds how long Subscribe and Update wait for the
+// servers to acknowledge (start the child, subscribe upstream).
+const DefaultAckTimeout = 30 * time.Second
+
+// ErrUnknownStream: no open stream has that subscription id.
+var ErrUnknownStream = errors.New("subscriptions: unknown subscription")
+
+// ErrInvalid: the watch request is malformed.
+var ErrInvalid = errors.New("subscriptions: invalid request")
+
+// Source is the set of supervised servers as the manager needs it; the
+// supervisor implements it.
+type Source interface {
+	// Acquire returns the live child of server, starting it if needed. A
+	// pending Acquire counts as demand: it keeps the server restarted after
+	// an unexpected exit. It fails when the server cannot run (crash loop,
+	// failed, stopped by the operator, unknown).
+	Acquire(ctx context.Context, server string) (Child, error)
+	// Names lists the configured servers.
+	Names() []string
+}
+
+// Child is one running, handshaken child process.
+type Child interface {
+	Pid() int
+	// Modern reports whether the child speaks the modern era.
+	Modern() bool
+	// Capabilities is the child's ServerCapabilities object.
+	Capabilities() json.RawMessage
+	// Call sends one request (resources/subscribe, resources/unsubscribe);
+	// a JSON-RPC error from the child is returned as the error.
+	Call(ctx context.Context, method string, params json.RawMessage) error
+	// Listen opens a subscriptions/listen with filter and returns once the
+	// child acknowledged it; onNotify receives the notifications tagged
+	// with it (on the child's reader goroutine; it must not block).
+	Listen(ctx context.Context, filter json.RawMessage, onNotify func(method string, params json.RawMessage)) (Listener, error)
+	// Done is closed when the child has exited.
+	Done() <-chan struct{}
+}
+
+// Listener is one open subscriptions/listen.
+type Listener interface {
+	// Ack is the params.notifications object the child acknowledged.
+	Ack() json.RawMessage
+	// Done is closed when the listen ended (the server closed it, Cancel,
+	// or the child exited).
+	Done() <-chan struct{}
+	// Cancel sends notifications/cancelled for the listen and ends it (no
+	// more notifications reach onNotify).
+	Cancel(reason string)
+	// Closed is closed once the server closed the listen (its closing
+	// result, also after Cancel) or the child exited.
+	Closed() <-chan struct{}
+	// Forget stops waiting for the closing message of a cancelled listen.
+	Forget()
+}
+
+// StateEvent is a lifecycle transition reported by the supervisor.
+type StateEvent struct {
+	Server string
+	// State is started, ready, exited, restarting, crashloop, stopped or failed.
+	State string
+	Pid   int
+	Exit  string
+	Error string
+	Time  time.Time
+}
+
+// Options configure a Manager.
+type Options struct {
+	Source Source
+	// Logger may be nil.
+	Logger *zap.Logger
+	// QueueEvents and QueueBytes bound each stream's queue (1024, 8 MiB).
+	QueueEvents int
+	QueueBytes  int
+	// AckTimeout bounds Subscribe's wait for acknowledgements (30s).
+	AckTimeout time.Duration
+	// Observe, if set, is called with every notification a child delivered
+	// on a subscriptions/listen (after the de-duplication of a listen
+	// switch), before any app hears of it, so that caches can be
+	// invalidated first. (Notifications passed to OnNotification have
+	// already been observed by the caller.) It runs on the child's reader
+	// goroutine and must not block.
+	Observe func(server, method string, params json.RawMessage)
+	// OnPromises, if set, is told what the upstream subscriptions on the
+	// process pid of server guarantee to deliver, whenever that changes
+	// (an acknowledged listen, legacy resources/subscribe, a release).
+	OnPromises func(server string, pid int, a ServerAck)
+}
+
+// Manager holds every app stream and one upstream aggregator per server.
+// Its methods are safe for concurrent use.
+type Manager struct {
+	opts   Options
+	log    *zap.Logger
+	nextID atomic.Uint64
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup // the upstream loops
+
+	mu        sync.RWMutex // guards the fields below
+	streams   map[uint64]*Stream
+	upstreams map[string]*upstream
+	closed    bool
+}
+
+// New returns a manager; its upstream goroutines run until Close.
+func New(opts Options) *Manager {
+	if opts.Logger == nil {
+		opts.Logger = zap.NewNop()
+	}
+	if opts.AckTimeout <= 0 {
+		opts.AckTimeout = DefaultAckTimeout
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Manager{
+		opts:      opts,
+		log:       opts.Logger.Named("subscriptions"),
+		ctx:       ctx,
+		cancel:    cancel,
+		streams:   map[uint64]*Stream{},
+		upstreams: map[string]*upstream{},
+	}
+}
+
+// Close ends every stream with an error event and stops the upstream
+// goroutines. Idempotent.
+func (m *Manager) Close() {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return
+	}
+	m.closed = true
+	streams := make([]*Stream, 0, len(m.streams))
+	for _, st := range m.streams {
+		streams = append(streams, st)
+	}
+	m.mu.Unlock()
+	for _, st := range streams {
+		st.fail("", "mcpd is shutting down")
+	}
+	m.cancel()
+	m.wg.Wait()
+}
+
+// upstream returns the aggregator of server, creating it (and its
+// goroutine) on first use; nil after Close.
+func (m *Manager) upstream(server string) *upstream {
+	m.mu.RLock()
+	u := m.upstreams[server]
+	m.mu.RUnlock()
+	if u != nil {
+		return u
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil
+	}
+	if u = m.upstreams[server]; u == nil {
+		u = newUpstream(m, server)
+		m.upstreams[server] = u
+		m.wg.Add(1)
+		go func() {
+			defer m.wg.Done()
+			u.run(m.ctx)
+		}()
+	}
+	return u
+}
+
+func (m *Manager) existing(server string) *upstream {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.upstreams[server]
+}
+
+// Subscribe opens a stream for app and waits (bounded by ctx and
+// AckTimeout) until each watched server has set up what the stream needs
+// upstream, starting lazily started servers. It returns the stream and one
+// acknowledgement per server. Events may be queued before it returns; they
+// are delivered after the acknowledgement.
+func (m *Manager) Subscribe(ctx context.Context, app AppInfo, w Watch) (*Stream, []ServerAck, error) {
+	names := slices.Clone(w.Servers)
+	all := len(names) == 0
+	if all {
+		if len(w.URIs) > 0 {
+			return nil, nil, fmt.Errorf("%w: resource URIs need at least one server name", ErrInvalid)
+		}
+		names = m.opts.Source.Names()
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	st := &Stream{
+		id:      m.nextID.Add(1),
+		app:     app,
+		m:       m,
+		q:       newQueue(m.opts.QueueEvents, m.opts.QueueBytes),
+		created: time.Now(),
+		watch:   w,
+		uris:    map[string]map[string]bool{},
+	}
+	st.watch.URIs = nil
+	if !all {
+		st.servers = map[string]bool{}
+		for _, n := range names {
+			st.servers[n] = true
+			if len(w.URIs) > 0 {
+				st.uris[n] = map[string]bool{}
+				for _, u := range w.URIs {
+					if u != "" {
+						st.uris[n][u] = true
+					}
+				}
+			}
+		}
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil, nil, errors.New("subscribe: mcpd is shutting down")
+	}
+	m.streams[st.id] = st
+	m.mu.Unlock()
+	m.log.Debug("stream opened", zap.Uint64("subscription_id", st.id), zap.String("app", app.Name), zap.Strings("servers", names))
+	return st, m.acks(ctx, st, names), nil
+}
+
+// acks bumps the upstream of every server in names and waits for their
+// acknowledgements, intersected with what st asked for.
+func (m *Manager) acks(ctx context.Context, st *Stream, names []string) []ServerAck {
+	ctx, cancel := context.WithTimeout(ctx, m.opts.AckTimeout)
+	defer cancel()
+	type pending struct {
+		u *upstream
+		v uint64
+	}
+	waits := make([]pending, len(names))
+	for i, n := range names {
+		if !st.wantsFrom(n).any() {
+			continue
+		}
+		if u := m.upstream(n); u != nil {
+			waits[i] = pending{u, u.changed()}
+		}
+	}
+	out := make([]ServerAck, len(names))
+	var wg sync.WaitGroup
+	for i, n := range names {
+		want := st.wantsFrom(n)
+		if waits[i].u == nil {
+			out[i] = ServerAck{Server: n, State: st.watch.State}
+			continue
+		}
+		wg.Go(func() {
+			a := waits[i].u.wait(ctx, waits[i].v)
+			out[i] = intersect(a, want, st.watch.State)
+		})
+	}
+	wg.Wait()
+	return out
+}
+
+func intersect(a ServerAck, w wants, state bool) ServerAck {
+	out := ServerAck{Server: a.Server, Era: a.Era, Error: a.Error, State: state,
+		ToolsListChanged:     a.ToolsListChanged && w.tools,
+		PromptsListChanged:   a.PromptsListChanged && w.prompts,
+		ResourcesListChanged: a.ResourcesListChanged && w.resources,
+		Logs:                 a.Logs && w.logs,
+	}
+	for _, u := range w.uris {
+		if slices.Contains(a.URIs, u) {
+			out.URIs = append(out.URIs, u)
+		}
+	}
+	return out
+}
+
+// Update adds and removes resource URIs of an open stream (on every server
+// it names) without reopening it, and returns the new acknowledgements.
+func (m *Manager) Update(ctx context.Context, id uint64, add, remove []string) ([]ServerAck, error) {
+	m.mu.RLock()
+	st := m.streams[id]
+	m.mu.RUnlock()
+	if st == nil {
+		return nil, fmt.Errorf("%w %d", ErrUnknownStream, id)
+	}
+	st.mu.Lock()
+	if st.servers == nil {
+		st.mu.Unlock()
+		return nil, fmt.Errorf("%w: subscription %d watches every server; resource URIs need named servers", ErrInvalid, id)
+	}
+	names := make([]string, 0, len(st.servers))
+	for n := range st.servers {
+		names = append(names, n)
+		set := st.uris[n]
+		if set == nil {
+			set = map[string]bool{}
+			st.uris[n] = set
+		}
+		for _, u := range remove {
+			delete(set, u)
+		}
+		for _, u := range add {
+			if u != "" {
+				set[u] = true
+			}
+		}
+	}
+	st.mu.Unlock()
+	slices.Sort(names)
+	// Removed URIs may leave a server with no interest: bump it too.
+	for _, n := range names {
+		if u := m.existing(n); u != nil && !st.wantsFrom(n).any() {
+			u.changed()
+		}
+	}
+	return m.acks(ctx, st, names), nil
+}
+
+// remove unregisters a closed stream and releases its upstream interest.
+func (m *Manager) remove(st *Stream) {
+	m.mu.Lock()
+	delete(m.streams, st.id)
+	var ups []*upstream
+	for name, u := range m.upstreams {
+		if st.servers == nil || st.servers[name] {
+			ups = append(ups, u)
+		}
+	}
+	m.mu.Unlock()
+	st.mu.Lock()
+	st.closed = true
+	st.mu.Unlock()
+	for _, u := range ups {
+		u.changed()
+	}
+	m.log.Debug("stream closed", zap.Uint64("subscription_id", st.id), zap.String("app", st.app.Name))
+}
+
+// union is what every open stream wants from server.
+func (m *Manager) union(server string) wants {
+	m.mu.RLock()
+	streams := make([]*Stream, 0, len(m.streams))
+	for _, st := range m.streams {
+		streams = append(streams, st)
+	}
+	m.mu.RUnlock()
+	var u wants
+	set := map[string]bool{}
+	for _, st := range streams {
+		w := st.wantsFrom(server)
+		u.tools = u.tools || w.tools
+		u.prompts = u.prompts || w.prompts
+		u.resources = u.resources || w.resources
+		u.logs = u.logs || w.logs
+		for _, uri := range w.uris {
+			set[uri] = true
+		}
+	}
+	for uri := range set {
+		u.uris = append(u.uris, uri)
+	}
+	slices.Sort(u.uris)
+	return u
+}
+
+// publish hands ev to every stream that wants it; it never blocks.
+func (m *Manager) publish(ev Event) {
+	m.mu.RLock()
+	targets := make([]*Stream, 0, len(m.streams))
+	for _, st := range m.streams {
+		if st.wants(&ev) {
+			targets = append(targets, st)
+		}
+	}
+	m.mu.RUnlock()
+	for _, st := range targets {
+		st.q.push(ev)
+	}
+}
+
+// OnNotification takes a notification of server's child that is not tied
+// to a request (the supervisor's session hook): list changes, resource
+// updates and log messages are fanned out; anything else is ignored. It
+// never blocks.
+func (m *Manager) OnNotification(server, method string, params json.RawMessage) {
+	m.notification(server, method, params)
+}
+
+// notification maps one child notification to an event, tells OnChange
+// and publishes it.
+func (m *Manager) notification(server, method string, params json.RawMessage) {
+	ev := Event{Server: server, Params: params, Time: time.Now()}
+	switch method {
+	case "notifications/tools/list_changed":
+		ev.Kind = KindToolsListChanged
+	case "notifications/prompts/list_changed":
+		ev.Kind = KindPromptsListChanged
+	case "notifications/resources/list_changed":
+		ev.Kind = KindResourcesListChanged
+	case "notifications/resources/updated":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(params, &p) != nil || p.URI == "" {
+			m.log.Debug("resources/updated without uri dropped", zap.String("server", server))
+			return
+		}
+		ev.Kind, ev.URI = KindResourceUpdated, p.URI
+	case "notifications/message":
+		ev.Kind = KindLog
+	default:
+		return
+	}
+	m.publish(ev)
+}
+
+// OnState takes a lifecycle transition of a server: it is published to the
+// streams watching state, it wakes that server's upstream (a new child may
+// be ready), and a crash loop or failure ends the streams that need the
+// server upstream with an error naming the server and the reason.
+func (m *Manager) OnState(se StateEvent) {
+	m.publish(Event{Kind: KindState, Server: se.Server, State: se.State, Pid: se.Pid, Exit: se.Exit, Error: se.Error, Time: se.Time})
+	if u := m.existing(se.Server); u != nil {
+		u.nudge()
+	}
+	if se.State != "crashloop" && se.State != "failed" {
+		return
+	}
+	reason := se.Error
+	if reason == "" {
+		reason = fmt.Sprintf("server %q is in %s", se.Server, se.State)
+	}
+	m.mu.RLock()
+	var victims []*Stream
+	for _, st := range m.streams {
+		if st.wantsFrom(se.Server).any() {
+			victims = append(victims, st)
+		}
+	}
+	m.mu.RUnlock()
+	for _, st := range victims {
+		st.fail(se.Server, fmt.Sprintf("subscription to server %q ended: %s", se.Server, reason))
+	}
+	if len(victims) > 0 {
+		m.log.Warn("subscriptions ended", zap.String("server", se.Server), zap.String("state", se.State), zap.Int("streams", len(victims)))
+	}
+}
+
+// StreamStatus is one open stream, for status.
+type StreamStatus struct {
+	ID      uint64
+	App     AppInfo
+	Servers []string // empty: every server
+	URIs    int
+	Created time.Time
+	Queue   QueueStats
+}
+
+// Streams returns every open stream, oldest first.
+func (m *Manager) Streams() []StreamStatus {
+	m.mu.RLock()
+	streams := make([]*Stream, 0, len(m.streams))
+	for _, st := range m.streams {
+		streams = append(streams, st)
+	}
+	m.mu.RUnlock()
+	slices.SortFunc(streams, func(a, b *Stream) int { return int(a.id) - int(b.id) })
+	out := make([]StreamStatus, 0, len(streams))
+	for _, st := range streams {
+		s := StreamStatus{ID: st.id, App: st.app, Created: st.created, Queue: st.q.snapshot()}
+		st.mu.Lock()
+		for n := range st.servers {
+			s.Servers = append(s.Servers, n)
+		}
+		for _, set := range st.uris {
+			s.URIs += len(set)
+		}
+		st.mu.Unlock()
+		slices.Sort(s.Servers)
+		out = append(out, s)
+	}
+	return out
+}

@@ -1,0 +1,139 @@
+package subscriptions
+
+import (
+	"slices"
+	"sync"
+	"time"
+)
+
+// AppInfo identifies the app that opened a stream, for status.
+type AppInfo struct {
+	Name    string
+	Version string
+	Pid     int
+	// Conn identifies the app's connection (0 when unknown).
+	Conn uint64
+}
+
+// Stream is one app's subscription: what it watches and its queue. Read it
+// by waiting on Ready and calling Take until Take reports the end; Close it
+// when the app goes away.
+type Stream struct {
+	id      uint64
+	app     AppInfo
+	m       *Manager
+	q       *queue
+	created time.Time
+
+	closeOnce sync.Once
+
+	mu      sync.Mutex      // guards the fields below
+	servers map[string]bool // nil: every server
+	watch   Watch           // kinds; URIs are in uris
+	uris    map[string]map[string]bool
+	closed  bool
+}
+
+// ID is the stream's subscription id (for Manager.Update).
+func (st *Stream) ID() uint64 { return st.id }
+
+// Ready receives when events are queued.
+func (st *Stream) Ready() <-chan struct{} { return st.q.ready }
+
+// Take returns the queued events, oldest first, and whether the stream has
+// ended (the last event is then lagged or error).
+func (st *Stream) Take() ([]Event, bool) { return st.q.take() }
+
+// Stats returns the stream's queue counters.
+func (st *Stream) Stats() QueueStats { return st.q.snapshot() }
+
+// Close ends the stream and releases its upstream subscriptions (the last
+// one leaving a URI unsubscribes it on the child). Idempotent.
+func (st *Stream) Close() {
+	st.closeOnce.Do(func() {
+		st.q.close()
+		st.m.remove(st)
+	})
+}
+
+// fail ends the stream with a terminal error event.
+func (st *Stream) fail(server, msg string) {
+	st.q.push(Event{Kind: KindError, Server: server, Error: msg, Time: time.Now()})
+	st.Close()
+}
+
+// watches reports whether the stream watches server at all.
+func (st *Stream) watchesLocked(server string) bool {
+	return st.servers == nil || st.servers[server]
+}
+
+// wants reports whether ev is for this stream.
+func (st *Stream) wants(ev *Event) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed || !st.watchesLocked(ev.Server) {
+		return false
+	}
+	w := &st.watch
+	switch ev.Kind {
+	case KindToolsListChanged:
+		return w.ToolsListChanged
+	case KindPromptsListChanged:
+		return w.PromptsListChanged
+	case KindResourcesListChanged:
+		return w.ResourcesListChanged
+	case KindResourceUpdated:
+		for u := range st.uris[ev.Server] {
+			if uriMatches(u, ev.URI) {
+				return true
+			}
+		}
+		return false
+	case KindState:
+		return w.State
+	case KindLog:
+		return w.Logs
+	case KindRestarted:
+		return w.ToolsListChanged || w.PromptsListChanged || w.ResourcesListChanged || w.Logs || len(st.uris[ev.Server]) > 0
+	}
+	return false
+}
+
+// uriMatches: "uri may be a sub-resource of the subscribed URI".
+func uriMatches(subscribed, updated string) bool {
+	if subscribed == updated {
+		return true
+	}
+	if len(updated) <= len(subscribed) || updated[:len(subscribed)] != subscribed {
+		return false
+	}
+	return subscribed[len(subscribed)-1] == '/' || updated[len(subscribed)] == '/'
+}
+
+// wantsFrom returns what the stream needs upstream from server.
+func (st *Stream) wantsFrom(server string) (w wants) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.closed || !st.watchesLocked(server) {
+		return w
+	}
+	w.tools = st.watch.ToolsListChanged
+	w.prompts = st.watch.PromptsListChanged
+	w.resources = st.watch.ResourcesListChanged
+	w.logs = st.watch.Logs
+	for u := range st.uris[server] {
+		w.uris = append(w.uris, u)
+	}
+	slices.Sort(w.uris)
+	return w
+}
+
+// wants is one stream's (or the union's) upstream interest in one server.
+type wants struct {
+	tools, prompts, resources, logs bool
+	uris                            []string
+}
+
+func (w wants) any() bool {
+	return w.tools || w.prompts || w.resources || w.logs || len(w.uris) > 0
+}

@@ -1,0 +1,569 @@
+package subscriptions
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// Timing of the upstream loop.
+const (
+	// upstreamCallTimeout bounds one resources/(un)subscribe or the wait
+	// for a listen's acknowledgement.
+	upstreamCallTimeout = 30 * time.Second
+	// dedupeWindow is how long after a listen switch a notification that
+	// arrives on the new listen is matched against those already delivered
+	// from the old one.
+	dedupeWindow = 2 * time.Second
+	// relistenDelay spaces out re-opening a listen the server closed.
+	relistenDelay = time.Second
+	// closeGrace is how long a switch waits for the server to close the
+	// cancelled listen (servers that send nothing after a cancel exist).
+	closeGrace = time.Second
+)
+
+// upstream aggregates what every stream wants from one server into one
+// upstream subscription on its live child. Its state is owned by its loop
+// goroutine (run); other goroutines bump the wanted version and kick it.
+type upstream struct {
+	m    *Manager
+	name string
+	log  *zap.Logger
+	kick chan struct{} // capacity 1
+	// nudged is set by a lifecycle event: a child may be ready again.
+	nudged atomic.Bool
+
+	mu      sync.Mutex // guards the fields below
+	version uint64     // bumped on every change of interest
+	applied uint64     // version the last reconcile applied
+	ack     ServerAck  // what the server acknowledged for the union
+	waiters []waiter
+
+	dmu sync.Mutex // guards dd
+	dd  dedupe
+
+	// Loop-owned.
+	child       Child
+	subscribed  map[string]bool // legacy: URIs subscribed on child
+	listen      Listener        // modern: the current listen
+	listenKey   string          // its filter
+	listenGen   uint64
+	zombie      Listener // a previous listen deliberately left open (see switchListen)
+	curGen      atomic.Uint64
+	established bool // something was subscribed upstream on a child: a new child is a restart
+	waitEvent   bool // acquiring failed; wait for a lifecycle event
+	retryAt     time.Time
+	timer       *time.Timer
+}
+
+type waiter struct {
+	v  uint64
+	ch chan struct{}
+}
+
+// dedupe matches notifications delivered on both the old and the new listen
+// during a switch. Each side counts what it delivered; a notification whose
+// twin the other side already delivered is dropped once.
+type dedupe struct {
+	oldGen, newGen uint64
+	seen           map[uint64]map[string]int
+	until          time.Time
+}
+
+func newUpstream(m *Manager, name string) *upstream {
+	return &upstream{
+		m:    m,
+		name: name,
+		log:  m.log.With(zap.String("server", name)),
+		kick: make(chan struct{}, 1),
+	}
+}
+
+// changed records a change of interest and wakes the loop; it returns the
+// version whose acknowledgement to wait for.
+func (u *upstream) changed() uint64 {
+	u.mu.Lock()
+	u.version++
+	v := u.version
+	u.mu.Unlock()
+	u.wake()
+	return v
+}
+
+func (u *upstream) nudge() {
+	u.nudged.Store(true)
+	u.wake()
+}
+
+func (u *upstream) wake() {
+	select {
+	case u.kick <- struct{}{}:
+	default:
+	}
+}
+
+// wait returns the acknowledgement once version v has been applied, or an
+// ack with an error when ctx ends first.
+func (u *upstream) wait(ctx context.Context, v uint64) ServerAck {
+	u.mu.Lock()
+	if u.applied >= v {
+		a := u.ack
+		u.mu.Unlock()
+		return a
+	}
+	w := waiter{v: v, ch: make(chan struct{})}
+	u.waiters = append(u.waiters, w)
+	u.mu.Unlock()
+	select {
+	case <-w.ch:
+		u.mu.Lock()
+		defer u.mu.Unlock()
+		return u.ack
+	case <-ctx.Done():
+		return ServerAck{Server: u.name, Error: "server " + quote(u.name) + " did not acknowledge the subscription in time: " + ctx.Err().Error()}
+	}
+}
+
+func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
+
+// resolve publishes the ack of version v and releases its waiters.
+func (u *upstream) resolve(v uint64, a ServerAck) {
+	a.Server = u.name
+	u.mu.Lock()
+	u.applied, u.ack = v, a
+	kept := u.waiters[:0]
+	var done []waiter
+	for _, w := range u.waiters {
+		if w.v <= v {
+			done = append(done, w)
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	u.waiters = kept
+	u.mu.Unlock()
+	for _, w := range done {
+		close(w.ch)
+	}
+}
+
+func (u *upstream) run(ctx context.Context) {
+	defer func() {
+		if u.timer != nil {
+			u.timer.Stop()
+		}
+		u.cancelListens("mcpd is shutting down")
+	}()
+	for {
+		var childDone, listenDone <-chan struct{}
+		if u.child != nil {
+			childDone = u.child.Done()
+		}
+		if u.listen != nil {
+			listenDone = u.listen.Done()
+		}
+		var timerC <-chan time.Time
+		if u.timer != nil {
+			timerC = u.timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-u.kick:
+		case <-childDone:
+			u.lost()
+		case <-listenDone:
+			u.log.Debug("listen ended")
+			u.listen, u.listenKey = nil, ""
+			u.promise(ServerAck{})
+			u.retryAt = time.Now().Add(relistenDelay)
+			u.arm(relistenDelay)
+		case <-timerC:
+			u.timer = nil
+		}
+		if u.nudged.Swap(false) {
+			u.waitEvent = false
+		}
+		u.reconcile(ctx)
+	}
+}
+
+func (u *upstream) arm(d time.Duration) {
+	if u.timer != nil {
+		u.timer.Stop()
+	}
+	u.timer = time.NewTimer(d)
+}
+
+// lost forgets a child that exited: its subscriptions died with it.
+func (u *upstream) lost() {
+	u.log.Debug("child gone", zap.Int("pid", u.child.Pid()))
+	u.child, u.subscribed = nil, nil
+	u.listen, u.listenKey, u.zombie = nil, "", nil
+	u.curGen.Store(0)
+	u.dmu.Lock()
+	u.dd = dedupe{}
+	u.dmu.Unlock()
+}
+
+// reconcile brings the upstream subscription on the live child in line with
+// the union of what the streams want.
+func (u *upstream) reconcile(ctx context.Context) {
+	u.mu.Lock()
+	v := u.version
+	u.mu.Unlock()
+	want := u.m.union(u.name)
+	if !want.any() {
+		u.release(ctx)
+		u.resolve(v, ServerAck{})
+		return
+	}
+	restarted := false
+	if u.child == nil {
+		if u.waitEvent {
+			u.mu.Lock()
+			a := u.ack
+			u.mu.Unlock()
+			u.resolve(v, a)
+			return
+		}
+		c, err := u.m.opts.Source.Acquire(ctx, u.name)
+		if ctx.Err() != nil {
+			return
+		}
+		if err != nil {
+			u.log.Debug("server unavailable for subscriptions", zap.Error(err))
+			u.waitEvent = true
+			u.resolve(v, ServerAck{Error: err.Error()})
+			return
+		}
+		select {
+		case <-c.Done():
+			// Acquired just as it exited: wait for the supervisor's next event.
+			u.waitEvent = true
+			return
+		default:
+		}
+		u.child, u.subscribed = c, map[string]bool{}
+		u.retryAt = time.Time{} // a listen ended with the old child: no delay
+		restarted = u.established
+	}
+	var a ServerAck
+	if u.child.Modern() {
+		a = u.applyModern(ctx, want)
+	} else {
+		a = u.applyLegacy(ctx, want)
+	}
+	u.established = true
+	u.resolve(v, a)
+	u.promise(a)
+	if restarted {
+		u.restarted(want)
+	}
+}
+
+// release drops every upstream subscription (no stream wants any).
+func (u *upstream) release(ctx context.Context) {
+	u.established = false
+	if u.child == nil {
+		return
+	}
+	u.cancelListens("no more subscribers")
+	for uri := range u.subscribed {
+		u.unsubscribe(ctx, uri)
+	}
+	u.promise(ServerAck{})
+	// Without demand the child may now stop (idle): forget it.
+	u.child, u.subscribed = nil, nil
+}
+
+// capabilities is the part of ServerCapabilities subscriptions depend on.
+type capabilities struct {
+	Tools *struct {
+		ListChanged bool `json:"listChanged"`
+	} `json:"tools"`
+	Prompts *struct {
+		ListChanged bool `json:"listChanged"`
+	} `json:"prompts"`
+	Resources *struct {
+		ListChanged bool `json:"listChanged"`
+		Subscribe   bool `json:"subscribe"`
+	} `json:"resources"`
+	Logging json.RawMessage `json:"logging"`
+}
+
+func (u *upstream) applyLegacy(ctx context.Context, want wants) ServerAck {
+	var caps capabilities
+	_ = json.Unmarshal(u.child.Capabilities(), &caps)
+	a := ServerAck{Era: "legacy", State: true,
+		ToolsListChanged:     caps.Tools != nil && caps.Tools.ListChanged,
+		PromptsListChanged:   caps.Prompts != nil && caps.Prompts.ListChanged,
+		ResourcesListChanged: caps.Resources != nil && caps.Resources.ListChanged,
+		Logs:                 len(caps.Logging) > 0 && string(caps.Logging) != "null",
+	}
+	canSubscribe := caps.Resources != nil && caps.Resources.Subscribe
+	for _, uri := range want.uris {
+		if u.subscribed[uri] || !canSubscribe {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, upstreamCallTimeout)
+		err := u.child.Call(cctx, "resources/subscribe", uriParams(uri))
+		cancel()
+		if err != nil {
+			u.log.Warn("resources/subscribe failed", zap.String("uri", uri), zap.Error(err))
+			continue
+		}
+		u.subscribed[uri] = true
+	}
+	for uri := range u.subscribed {
+		if !slices.Contains(want.uris, uri) {
+			u.unsubscribe(ctx, uri)
+		}
+	}
+	for uri := range u.subscribed {
+		a.URIs = append(a.URIs, uri)
+	}
+	slices.Sort(a.URIs)
+	return a
+}
+
+func (u *upstream) unsubscribe(ctx context.Context, uri string) {
+	delete(u.subscribed, uri)
+	cctx, cancel := context.WithTimeout(ctx, upstreamCallTimeout)
+	defer cancel()
+	if err := u.child.Call(cctx, "resources/unsubscribe", uriParams(uri)); err != nil {
+		u.log.Debug("resources/unsubscribe failed", zap.String("uri", uri), zap.Error(err))
+	}
+}
+
+func uriParams(uri string) json.RawMessage {
+	b, _ := json.Marshal(map[string]string{"uri": uri})
+	return b
+}
+
+// listenFilter is the params.notifications object of a listen.
+type listenFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+func (u *upstream) applyModern(ctx context.Context, want wants) ServerAck {
+	f := listenFilter{ToolsListChanged: want.tools, PromptsListChanged: want.prompts,
+		ResourcesListChanged: want.resources, ResourceSubscriptions: want.uris}
+	filter, _ := json.Marshal(f)
+	key := string(filter)
+	if key == "{}" {
+		// Only log messages are wanted: modern servers never send them on a listen.
+		u.cancelListens("subscription filter changed")
+		return ServerAck{Era: "modern", State: true}
+	}
+	if u.listen != nil && key == u.listenKey {
+		u.mu.Lock()
+		a := u.ack
+		u.mu.Unlock()
+		return a
+	}
+	if u.listen == nil && time.Now().Before(u.retryAt) {
+		u.mu.Lock()
+		a := u.ack
+		u.mu.Unlock()
+		return a
+	}
+	old := u.listen
+	l, a, err := u.open(ctx, filter, old != nil)
+	if err != nil {
+		if old != nil {
+			u.mu.Lock()
+			a = u.ack
+			u.mu.Unlock()
+		}
+		return a
+	}
+	u.listen, u.listenKey = l, key
+	if old == nil {
+		return a
+	}
+	// The new listen delivers: cancel the old one (and a listen left open
+	// by the previous switch).
+	retire := []Listener{old}
+	if u.zombie != nil {
+		retire = append(retire, u.zombie)
+		u.zombie = nil
+	}
+	for _, r := range retire {
+		r.Cancel("subscription filter changed")
+	}
+	closed := false
+	t := time.NewTimer(closeGrace)
+	select {
+	case <-old.Closed():
+		closed = true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	t.Stop()
+	for _, r := range retire {
+		r.Forget()
+	}
+	u.log.Debug("listen switched", zap.String("filter", key))
+	if !closed || ctx.Err() != nil {
+		return a
+	}
+	// Some servers (the Go SDK v1.8.0) keep one registration per session:
+	// closing the cancelled listen dropped the new listen's registrations
+	// too. Open the filter once more and leave the listen just replaced
+	// open but ignored, so that its cancel (at the next switch, after a
+	// newer listen delivers) cannot drop the fresh one. On servers that
+	// keep listens apart this costs one idle listen.
+	r, ra, err := u.open(ctx, filter, true)
+	if err != nil {
+		return a
+	}
+	u.zombie = l
+	u.listen = r
+	return ra
+}
+
+// open opens a listen with filter and makes it the one whose notifications
+// are delivered; with overlap, notifications of the current listen keep
+// being delivered, de-duplicated against the new one's, for a while.
+func (u *upstream) open(ctx context.Context, filter json.RawMessage, overlap bool) (Listener, ServerAck, error) {
+	prevGen := u.curGen.Load()
+	u.listenGen++
+	gen := u.listenGen
+	if overlap && prevGen != 0 {
+		u.dmu.Lock()
+		u.dd = dedupe{oldGen: prevGen, newGen: gen, seen: map[uint64]map[string]int{prevGen: {}, gen: {}}}
+		u.dmu.Unlock()
+	}
+	cctx, cancel := context.WithTimeout(ctx, upstreamCallTimeout)
+	l, err := u.child.Listen(cctx, filter, func(method string, params json.RawMessage) {
+		u.onListen(gen, method, params)
+	})
+	cancel()
+	if err != nil {
+		u.log.Warn("subscriptions/listen failed", zap.Error(err))
+		u.dmu.Lock()
+		u.dd = dedupe{}
+		u.dmu.Unlock()
+		return nil, ServerAck{Era: "modern", State: true, Error: "subscriptions/listen failed: " + err.Error()}, err
+	}
+	u.curGen.Store(gen)
+	if overlap {
+		u.dmu.Lock()
+		u.dd.until = time.Now().Add(dedupeWindow)
+		u.dmu.Unlock()
+	}
+	var got listenFilter
+	_ = json.Unmarshal(l.Ack(), &got)
+	return l, ServerAck{Era: "modern", State: true,
+		ToolsListChanged:     got.ToolsListChanged,
+		PromptsListChanged:   got.PromptsListChanged,
+		ResourcesListChanged: got.ResourcesListChanged,
+		URIs:                 got.ResourceSubscriptions,
+	}, nil
+}
+
+// cancelListens cancels every listen (no listen is wanted any more).
+func (u *upstream) cancelListens(reason string) {
+	for _, l := range []Listener{u.listen, u.zombie} {
+		if l != nil {
+			l.Cancel(reason)
+			l.Forget()
+		}
+	}
+	u.listen, u.listenKey, u.zombie = nil, "", nil
+	u.curGen.Store(0)
+}
+
+// promise reports what the upstream subscription on the current child
+// guarantees (OnPromises).
+func (u *upstream) promise(a ServerAck) {
+	if u.m.opts.OnPromises != nil && u.child != nil {
+		u.m.opts.OnPromises(u.name, u.child.Pid(), a)
+	}
+}
+
+// onListen takes a notification delivered on listen gen (reader goroutine).
+func (u *upstream) onListen(gen uint64, method string, params json.RawMessage) {
+	params = stripSubscriptionID(params)
+	key := method + "\x00" + string(params)
+	u.dmu.Lock()
+	d := &u.dd
+	if d.seen != nil && !d.until.IsZero() && time.Now().After(d.until) {
+		*d = dedupe{}
+	}
+	inPair := d.seen != nil && (gen == d.oldGen || gen == d.newGen)
+	if !inPair && gen != u.curGen.Load() {
+		u.dmu.Unlock()
+		return // a listen being retired or left open on purpose
+	}
+	if inPair {
+		other := d.oldGen
+		if gen == d.oldGen {
+			other = d.newGen
+		}
+		if d.seen[other][key] > 0 {
+			d.seen[other][key]--
+			u.dmu.Unlock()
+			return // its twin on the other listen was delivered
+		}
+		d.seen[gen][key]++
+	}
+	u.dmu.Unlock()
+	if u.m.opts.Observe != nil {
+		u.m.opts.Observe(u.name, method, params)
+	}
+	u.m.notification(u.name, method, params)
+}
+
+// stripSubscriptionID removes mcpd's listen tag from params._meta (apps
+// never see mcpd's listen ids).
+func stripSubscriptionID(params json.RawMessage) json.RawMessage {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(params, &top) != nil {
+		return params
+	}
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(top["_meta"], &meta) != nil || meta == nil {
+		return params
+	}
+	delete(meta, "io.modelcontextprotocol/subscriptionId")
+	if len(meta) == 0 {
+		delete(top, "_meta")
+	} else {
+		b, _ := json.Marshal(meta)
+		top["_meta"] = b
+	}
+	b, err := json.Marshal(top)
+	if err != nil {
+		return params
+	}
+	return b
+}
+
+// restarted tells the streams that the child was replaced: a restarted
+// event, then synthetic change events for what they watch (the lists and
+// resources may have changed while the child was down).
+func (u *upstream) restarted(want wants) {
+	now := time.Now()
+	pid := 0
+	if u.child != nil {
+		pid = u.child.Pid()
+	}
+	u.log.Info("subscriptions re-sent after restart", zap.Int("pid", pid), zap.Int("uris", len(want.uris)))
+	u.m.publish(Event{Kind: KindRestarted, Server: u.name, Pid: pid, Time: now})
+	for _, k := range []Kind{KindToolsListChanged, KindPromptsListChanged, KindResourcesListChanged} {
+		u.m.publish(Event{Kind: k, Server: u.name, Synthetic: true, Time: now})
+	}
+	for _, uri := range want.uris {
+		u.m.publish(Event{Kind: KindResourceUpdated, Server: u.name, URI: uri, Synthetic: true, Time: now})
+	}
+}

@@ -1,0 +1,278 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/session"
+)
+
+// This file wires each server's result cache (internal/cache) into the
+// supervisor:
+//
+//   - CallCached and ListCached answer cacheable requests through the cache;
+//     Call and List stay the plain upstream path.
+//   - observeNotification invalidates on the child's change notifications.
+//     It runs for every notification the session hands to
+//     Options.OnNotification (start.go). Code that receives child
+//     notifications by another route (a subscriptions/listen stream) must
+//     call Supervisor.ObserveNotification before delivering them to anyone,
+//     so that no app can read a stale result after it heard of the change.
+//   - cacheOnEvent empties a server's cache whenever its process changes
+//     (started, exited, stopped, failed), and takes the legacy listChanged
+//     promises from the capabilities when it becomes ready.
+//   - SetCachePromises is how upstream subscriptions (modern listen
+//     acknowledgements, legacy resources/subscribe) extend validity to "until
+//     notified".
+
+// rpcFailure carries a child's JSON-RPC error through the cache: it is
+// shared with coalesced callers but never stored.
+type rpcFailure struct{ err *session.RPCError }
+
+func (f *rpcFailure) Error() string { return f.err.Error() }
+
+func newServerCache(s *Supervisor, spec Spec, log *zap.Logger) *cache.Cache {
+	p, err := cache.ParsePolicy(spec.Cache)
+	if err != nil {
+		// Config validation rejects this before it gets here.
+		log.Warn("invalid cache policy ignored", zap.String("cache", spec.Cache), zap.Error(err))
+	}
+	// The supervisor's clock, which tests replace after New.
+	return cache.New(cache.Options{Policy: p, Now: func() time.Time { return s.now() }})
+}
+
+// CallCached is Call for apps: tools/list, prompts/list, resources/list,
+// resources/templates/list (one page each) and resources/read are answered
+// from the server's cache when valid, concurrent identical requests share
+// one upstream request, and everything else goes upstream as Call does. The
+// Source says which happened. A JSON-RPC error of the child is returned in
+// Response.Error and never cached.
+func (s *Supervisor) CallCached(ctx context.Context, server string, req *session.Request, opts CallOptions) (*session.Response, cache.Source, error) {
+	sv, err := s.lookup(server)
+	if err != nil {
+		return nil, cache.SourceFetched, err
+	}
+	if req == nil {
+		return nil, cache.SourceFetched, fmt.Errorf("call %q: %w: method required", server, ErrInvalid)
+	}
+	key, err := cache.NewKey(req.Method, req.Params)
+	if err != nil {
+		resp, err := s.Call(ctx, server, req, opts)
+		return resp, cache.SourceFetched, err
+	}
+	body, src, err := sv.cache.Do(ctx, key, func(ctx context.Context) (cache.Result, error) {
+		resp, err := s.Call(ctx, server, req, opts)
+		if err != nil {
+			return cache.Result{}, err
+		}
+		if resp.Error != nil {
+			return cache.Result{}, &rpcFailure{resp.Error}
+		}
+		ttl, storable := cache.Hints(resp.Result)
+		return cache.Result{Body: resp.Result, TTL: ttl, NoStore: !storable}, nil
+	})
+	var rf *rpcFailure
+	if errors.As(err, &rf) {
+		return &session.Response{Error: rf.err}, src, nil
+	}
+	if err != nil {
+		return nil, src, err
+	}
+	return &session.Response{Result: body}, src, nil
+}
+
+// List fetches every page of a list method (tools/list, prompts/list,
+// resources/list, resources/templates/list) and returns the merged items as
+// one JSON array, from the server's cache when valid; see ListCached.
+func (s *Supervisor) List(ctx context.Context, server, method string, base *session.Request, opts CallOptions) (json.RawMessage, error) {
+	items, _, err := s.ListCached(ctx, server, method, base, opts)
+	return items, err
+}
+
+// ListCached is List that also says where the list came from. The merged
+// array is cached as a whole: a hit costs no JSON work and returns the same
+// bytes the fetch produced. It is valid while every page is (the shortest
+// ttlMs of the pages), or until the matching list_changed when the server
+// promised one. A JSON-RPC error of the child is returned as an error
+// wrapping *session.RPCError, shared with coalesced callers and never cached.
+func (s *Supervisor) ListCached(ctx context.Context, server, method string, base *session.Request, opts CallOptions) (json.RawMessage, cache.Source, error) {
+	sv, err := s.lookup(server)
+	if err != nil {
+		return nil, cache.SourceFetched, err
+	}
+	var params json.RawMessage
+	if base != nil {
+		params = base.Params
+	}
+	key, err := cache.ListKey(method, params)
+	if err != nil {
+		items, err := s.fetchList(ctx, server, method, base, opts, nil)
+		return items, cache.SourceFetched, err
+	}
+	body, src, err := sv.cache.Do(ctx, key, func(ctx context.Context) (cache.Result, error) {
+		var h listHints
+		items, err := s.fetchList(ctx, server, method, base, opts, &h)
+		if err != nil {
+			return cache.Result{}, err
+		}
+		return cache.Result{Body: items, TTL: h.ttl, NoStore: !h.storable}, nil
+	})
+	return body, src, err
+}
+
+// listHints gathers the caching hints of the pages of one list: "each page
+// is cached independently with its own ttlMs", so the merged list lives as
+// long as its shortest-lived page.
+type listHints struct {
+	ttl      time.Duration
+	storable bool
+	pages    int
+}
+
+func (h *listHints) page(result json.RawMessage) {
+	ttl, ok := cache.Hints(result)
+	if h.pages == 0 {
+		h.ttl, h.storable = ttl, ok
+	} else {
+		h.ttl, h.storable = min(h.ttl, ttl), h.storable && ok
+	}
+	h.pages++
+}
+
+// ObserveNotification invalidates the cached results a child notification
+// of server announces (list_changed, resources/updated). Whoever delivers a
+// child's notifications to apps by a route other than
+// Options.OnNotification must call it first.
+func (s *Supervisor) ObserveNotification(server string, n session.Notification) {
+	sv, err := s.lookup(server)
+	if err != nil {
+		return
+	}
+	sv.observeNotification(n)
+}
+
+func (sv *server) observeNotification(n session.Notification) {
+	if ch, ok := cache.ChangeOf(n.Method, n.Params); ok {
+		dropped := sv.cache.Invalidate(ch)
+		sv.log.Debug("cache invalidated", zap.String("method", n.Method), zap.String("uri", ch.URI), zap.Int("entries", dropped))
+	}
+}
+
+// SetCachePromises records the change notifications that mcpd's upstream
+// subscriptions on the process pid of server guarantee: the list kinds an
+// acknowledged modern listen covers and the resource URIs with an
+// acknowledged subscription (modern listen or legacy resources/subscribe).
+// Results of those kinds then stay cached until their notification. Call it
+// again with the new set whenever it changes (a listen ended: fewer
+// promises); results that relied on a withdrawn promise are dropped. A call
+// for a process that is no longer current is ignored.
+func (s *Supervisor) SetCachePromises(server string, pid int, p cache.Promises) error {
+	sv, err := s.lookup(server)
+	if err != nil {
+		return err
+	}
+	sv.mu.Lock()
+	cur := sv.st.pid
+	sv.mu.Unlock()
+	if pid != cur {
+		return nil
+	}
+	sv.cache.SetPromises(cache.FromSubscriptions, p)
+	return nil
+}
+
+// ClearCache drops the cached results of the named server, or of every
+// server when name is empty ("mcpdctl cache clear [NAME]"); it returns how many
+// results were dropped.
+func (s *Supervisor) ClearCache(name string) (int, error) {
+	if name != "" {
+		sv, err := s.lookup(name)
+		if err != nil {
+			return 0, err
+		}
+		n := sv.cache.Clear()
+		sv.log.Info("cache cleared", zap.Int("entries", n))
+		return n, nil
+	}
+	s.mu.Lock()
+	servers := make([]*server, 0, len(s.servers))
+	for _, sv := range s.servers {
+		servers = append(servers, sv)
+	}
+	s.mu.Unlock()
+	total := 0
+	for _, sv := range servers {
+		total += sv.cache.Clear()
+	}
+	s.log.Info("cache cleared", zap.Int("entries", total))
+	return total, nil
+}
+
+// cacheOnEvent keeps a server's cache in step with its process: "cached
+// results of that process are dropped" with its promises when it exits or
+// is stopped, so a new process starts with an empty cache; a legacy process
+// that is ready promises list_changed for the kinds whose capabilities say
+// listChanged: true. It runs before the event is published.
+func (s *Supervisor) cacheOnEvent(ev Event) {
+	sv, err := s.lookup(ev.Server)
+	if err != nil {
+		return
+	}
+	switch ev.Kind {
+	case EventExited, EventStopped, EventFailed, EventCrashLoop:
+		// (Not EventStarted: requests waiting for the new process are
+		// answered by it, and what the old one said was dropped when it
+		// ended.)
+		if n := sv.cache.Reset(); n > 0 {
+			sv.log.Debug("cache emptied", zap.String("event", string(ev.Kind)), zap.Int("entries", n))
+		}
+	case EventReady:
+		sv.mu.Lock()
+		info := sv.st.info
+		sv.mu.Unlock()
+		sv.cache.SetPromises(cache.FromCapabilities, legacyPromises(info))
+	}
+}
+
+// legacyPromises reads the listChanged flags of a legacy child: "a server
+// that advertised <kind>.listChanged: true sends notifications/<kind>/
+// list_changed ... whenever it likes after initialization; no opt-in". A
+// modern child's flags only say what a listen could deliver; they promise
+// nothing until a listen is acknowledged (SetCachePromises).
+func legacyPromises(info session.Info) cache.Promises {
+	if info.Era != session.EraLegacy || len(info.Capabilities) == 0 {
+		return cache.Promises{}
+	}
+	var caps struct {
+		Tools     struct{ ListChanged bool } `json:"tools"`
+		Prompts   struct{ ListChanged bool } `json:"prompts"`
+		Resources struct{ ListChanged bool } `json:"resources"`
+	}
+	if json.Unmarshal(info.Capabilities, &caps) != nil {
+		return cache.Promises{}
+	}
+	return cache.Promises{
+		Tools:     caps.Tools.ListChanged,
+		Prompts:   caps.Prompts.ListChanged,
+		Resources: caps.Resources.ListChanged,
+	}
+}
+
+// waitCaches waits for the fetches every server's cache started.
+func (s *Supervisor) waitCaches() {
+	s.mu.Lock()
+	servers := make([]*server, 0, len(s.servers))
+	for _, sv := range s.servers {
+		servers = append(servers, sv)
+	}
+	s.mu.Unlock()
+	for _, sv := range servers {
+		sv.cache.Wait()
+	}
+}

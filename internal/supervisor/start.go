@@ -1,0 +1,153 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"go.uber.org/zap"
+
+	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/transport"
+)
+
+// startResult is the outcome of one start attempt, sent to the loop.
+type startResult struct {
+	c   *child // non-nil on success
+	err error
+	// exit is the child's exit status if it exited during the attempt.
+	exit string
+	// verdict is a protocol verdict learned even by a failed attempt
+	// (legacy after an exit right after the probe).
+	verdict string
+	// permanent: command not found or handshake impossible → failed.
+	permanent bool
+	// canceled: the attempt was cancelled by a stop or shutdown.
+	canceled bool
+}
+
+// attempt spawns the child and negotiates the era under one start timeout.
+// On failure every process it spawned has been reaped.
+func (sv *server) attempt(ctx context.Context, protocol string) startResult {
+	opts := &sv.sup.opts
+	hctx, cancel := context.WithTimeout(ctx, opts.HandshakeTimeout)
+	defer cancel()
+
+	var verdict string
+	proto := protocol
+	reprobed := false
+	for {
+		c, exit, err := sv.spawn(hctx, proto)
+		if err == nil {
+			return startResult{c: c, verdict: verdict}
+		}
+		switch {
+		case ctx.Err() != nil:
+			return startResult{err: fmt.Errorf("start %q: %w", sv.spec.Name, context.Cause(ctx)), canceled: true, exit: exit, verdict: verdict}
+		case errors.Is(err, session.ErrExitedAfterProbe) && proto != session.ProtocolLegacy:
+			// "falls back to initialize on ... exit right after the probe
+			// (restart straight into initialize)"; not a crash.
+			sv.log.Info("server exited after the discover probe; restarting as legacy")
+			proto, verdict = session.ProtocolLegacy, session.ProtocolLegacy
+			continue
+		case exit != "":
+			// Crash on start: counts as an unexpected exit.
+			return startResult{err: err, exit: exit, verdict: verdict}
+		case errors.Is(err, session.ErrHandshake) && !reprobed && proto == session.ProtocolModern &&
+			(sv.configuredProtocol() == "" || sv.configuredProtocol() == session.ProtocolAuto):
+			// A remembered modern verdict no longer holds: probe again.
+			sv.log.Info("remembered modern verdict failed; probing again", zap.Error(err))
+			proto, verdict, reprobed = session.ProtocolAuto, session.ProtocolAuto, true
+			continue
+		case errors.Is(err, transport.ErrCommandNotFound), errors.Is(err, session.ErrHandshake):
+			return startResult{err: err, exit: exit, verdict: verdict, permanent: true}
+		case hctx.Err() != nil:
+			return startResult{err: fmt.Errorf("start %q: handshake timed out after %s", sv.spec.Name, opts.HandshakeTimeout), exit: exit, verdict: verdict}
+		default:
+			return startResult{err: err, exit: exit, verdict: verdict}
+		}
+	}
+}
+
+// spawn starts one process and runs the handshake. On failure the process
+// has been reaped; exit is its exit status when it exited by itself.
+func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit string, err error) {
+	specCopy := sv.currentSpec() // reload may change sv.spec meanwhile
+	spec := &specCopy
+	proc, err := transport.Start(transport.Options{
+		Name:          spec.Name,
+		Command:       spec.Command,
+		Args:          spec.Args,
+		Env:           childEnv(spec.Env),
+		Dir:           spec.Cwd,
+		MaxLineSize:   spec.MaxLineSize,
+		ShutdownGrace: spec.ShutdownGrace,
+		Stderr:        sv.ring,
+		Logger:        sv.sup.log, // transport adds the server field
+	})
+	if err != nil {
+		return nil, "", fmt.Errorf("start %q: %w", spec.Name, err)
+	}
+	pid := proc.Pid()
+	sv.update(func(st *snapshot) { st.pid = pid })
+	sv.log.Info("server started", zap.Int("pid", pid), zap.String("protocol", proto))
+	sv.emit(EventStarted, pid, "", "")
+
+	sopts := session.Options{
+		Server:          spec.Name,
+		Protocol:        proto,
+		DiscoverTimeout: spec.DiscoverTimeout,
+		ClientInfo:      sv.sup.opts.ClientInfo,
+		Capabilities:    sv.clientCapabilities(),
+		Logger:          sv.sup.log, // session adds the server field
+	}
+	{
+		name, on := spec.Name, sv.sup.opts.OnNotification
+		sopts.OnNotification = func(n session.Notification) {
+			// Invalidate before anyone hears of the change (cache.go).
+			sv.observeNotification(n)
+			sv.sup.subs.OnNotification(name, n.Method, n.Params)
+			if on != nil {
+				on(name, n)
+			}
+		}
+	}
+	if on := sv.sup.opts.OnRequest; on != nil {
+		name := spec.Name
+		sopts.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
+			return on(ctx, name, method, params)
+		}
+	}
+	sess := session.New(proc, sopts)
+	info, err := sess.Handshake(ctx)
+	if err == nil {
+		cctx, cancel := context.WithCancelCause(context.Background())
+		return &child{proc: proc, sess: sess, info: info, pid: pid, ctx: cctx, cancel: cancel}, "", nil
+	}
+
+	// "Kill the child on any start failure."
+	exited := errors.Is(err, session.ErrClosed) || errors.Is(err, session.ErrExitedAfterProbe)
+	select {
+	case <-proc.Done():
+		exited = true
+	default:
+	}
+	if exited {
+		// It is exiting by itself: let it, to learn its real exit status
+		// (Stop escalates if it lingers).
+		_ = proc.Stop()
+	} else {
+		proc.Kill()
+	}
+	<-proc.Done()
+	sess.Wait()
+	if !exited {
+		return nil, "", fmt.Errorf("start %q: handshake: %w", spec.Name, err)
+	}
+	exit = describeExit(proc.ExitError())
+	if errors.Is(err, session.ErrExitedAfterProbe) {
+		return nil, exit, err
+	}
+	return nil, exit, fmt.Errorf("start %q: exited before the handshake (%s): %w", spec.Name, exit, err)
+}

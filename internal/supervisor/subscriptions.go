@@ -1,0 +1,124 @@
+package supervisor
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/subscriptions"
+)
+
+// This file wires the subscription manager (internal/subscriptions) into the
+// supervisor:
+//
+//   - the manager reaches the live child of a server through subsSource
+//     (Acquire: a pending acquire counts as demand, so a server with open
+//     subscriptions is started lazily and restarted after an unexpected
+//     exit without any app request);
+//   - every lifecycle event goes to Manager.OnState (emit), every child
+//     notification not tied to a request to Manager.OnNotification
+//     (start.go), after the cache observed it;
+//   - notifications delivered on a listen are observed by the cache
+//     (ObserveNotification) before any app hears of them, and the upstream
+//     acknowledgements become cache promises (SetCachePromises).
+//
+// Every unexpected exit counts toward the crash-loop bound, so a process
+// that exits within 5 s after its subscriptions were re-sent to it does too;
+// once the server is in crashloop, OnState ends the streams that need it
+// with an error naming the server and the reason.
+
+// Subscriptions returns the supervisor's subscription manager.
+func (s *Supervisor) Subscriptions() *subscriptions.Manager { return s.subs }
+
+func newSubscriptions(s *Supervisor) *subscriptions.Manager {
+	return subscriptions.New(subscriptions.Options{
+		Source:      subsSource{s},
+		Logger:      s.opts.Logger,
+		QueueEvents: s.opts.SubscriptionQueueEvents,
+		QueueBytes:  s.opts.SubscriptionQueueBytes,
+		Observe: func(server, method string, params json.RawMessage) {
+			s.ObserveNotification(server, session.Notification{Method: method, Params: params})
+		},
+		OnPromises: func(server string, pid int, a subscriptions.ServerAck) {
+			_ = s.SetCachePromises(server, pid, cache.Promises{
+				Tools: a.ToolsListChanged, Prompts: a.PromptsListChanged, Resources: a.ResourcesListChanged,
+				URIs: a.URIs,
+			})
+		},
+	})
+}
+
+// subsOnEvent hands a lifecycle event to the subscription manager.
+func (s *Supervisor) subsOnEvent(ev Event) {
+	s.subs.OnState(subscriptions.StateEvent{
+		Server: ev.Server, State: string(ev.Kind), Pid: ev.Pid, Exit: ev.Exit, Error: ev.Error, Time: ev.Time,
+	})
+}
+
+// subsSource is the supervisor as the subscription manager sees it.
+type subsSource struct{ s *Supervisor }
+
+// Acquire returns the ready child of server, starting it if needed.
+func (src subsSource) Acquire(ctx context.Context, name string) (subscriptions.Child, error) {
+	sv, err := src.s.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if src.s.shuttingDown() {
+		return nil, errShuttingDown
+	}
+	c := sv.ready.Load()
+	if c == nil {
+		r, err := sv.roundTrip(ctx, cmdAcquire)
+		if err == nil {
+			c, err = r.c, r.err
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &subsChild{sv: sv, c: c}, nil
+}
+
+// Names lists the enabled servers.
+func (src subsSource) Names() []string {
+	var out []string
+	for _, st := range src.s.Status() {
+		if !st.Disabled {
+			out = append(out, st.Name)
+		}
+	}
+	return out
+}
+
+// subsChild is one ready child as the subscription manager sees it.
+type subsChild struct {
+	sv *server
+	c  *child
+}
+
+func (sc *subsChild) Pid() int                      { return sc.c.pid }
+func (sc *subsChild) Modern() bool                  { return sc.c.info.Era == session.EraModern }
+func (sc *subsChild) Capabilities() json.RawMessage { return sc.c.info.Capabilities }
+func (sc *subsChild) Done() <-chan struct{}         { return sc.c.sess.Done() }
+
+func (sc *subsChild) Call(ctx context.Context, method string, params json.RawMessage) error {
+	resp, err := sc.c.sess.Call(ctx, &session.Request{Method: method, Params: params})
+	if err != nil {
+		return fmt.Errorf("server %q: %s: %w", sc.sv.spec.Name, method, err)
+	}
+	if resp.Error != nil {
+		return fmt.Errorf("server %q: %s: %w", sc.sv.spec.Name, method, resp.Error)
+	}
+	return nil
+}
+
+func (sc *subsChild) Listen(ctx context.Context, filter json.RawMessage, onNotify func(method string, params json.RawMessage)) (subscriptions.Listener, error) {
+	l, err := sc.c.sess.Listen(ctx, filter, func(n session.Notification) { onNotify(n.Method, n.Params) })
+	if err != nil {
+		return nil, fmt.Errorf("server %q: %w", sc.sv.spec.Name, err)
+	}
+	return l, nil
+}
