@@ -30,6 +30,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/sdnotify"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/transport"
 	"github.com/mcpd-dev/mcpd/internal/version"
 )
 
@@ -52,7 +53,10 @@ else ~/.config/mcpd/config.json. Without one, mcpd runs with no servers.
 Socket: --socket, else $MCPD_SOCKET, else $XDG_RUNTIME_DIR/mcpd/mcpd.sock, else
 /tmp/mcpd-<uid>/mcpd.sock. Talk to mcpd with mcpdctl.
 
-Signals: SIGINT/SIGTERM stop every server and exit; SIGHUP re-reads the config.
+Signals: SIGINT/SIGTERM stop every server and exit; SIGHUP re-reads the config
+and applies only what changed, as saving the file and "mcpdctl reload" do.
+systemd: READY=1/RELOADING=1/STOPPING=1 go to $NOTIFY_SOCKET; a socket passed
+by socket activation (LISTEN_FDS=1) is used instead of --socket.
 The config file is also watched: a saved change is applied without restarting
 untouched servers; an invalid one is reported and the running config kept.
 
@@ -152,6 +156,9 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer log.Sync()
+	// mcpd's own recent log lines, for "mcpdctl logs" without a name (ops.go).
+	daemonLog := transport.NewRing(daemonLogLines, daemonLogBytes)
+	log = teeToRing(log, daemonLog)
 
 	// Config.
 	cfgPath := paths.ConfigPath(f.config)
@@ -200,6 +207,15 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	})
 	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath})
 	gs := api.NewGRPCServer(srv, log.Named("api"))
+	// "mcpdctl reload" goes through the reload actor below, like SIGHUP.
+	reloadReqs := make(chan reloadRequest)
+	srv.SetConfigOps(api.ConfigOps{
+		Reload: func(ctx context.Context) api.ConfigOutcome { return requestReload(ctx, reloadReqs) },
+		Check: func(_ context.Context, path string, content []byte) api.ConfigOutcome {
+			return checkConfig(sup, cfgPath, path, content)
+		},
+	})
+	srv.SetDaemonLog(daemonLog)
 
 	var stopping sync.Once
 	beginShutdown := func() {
@@ -274,6 +290,9 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 				case <-hupc:
 					c, err := config.Load(cfgPath)
 					reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err})
+				case req := <-reloadReqs:
+					c, err := config.Load(cfgPath)
+					req.reply <- reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err})
 				case ch := <-w.Changes():
 					reload(log, sup, srv, cfgPath, ch)
 				}
@@ -313,7 +332,7 @@ func specs(cfg *config.Config) []supervisor.Spec {
 // changes only what differs. A config that cannot be used (invalid, or the
 // file was removed) keeps the running one and is reported in status and to
 // systemd.
-func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path string, ch config.Change) {
+func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path string, ch config.Change) api.ConfigOutcome {
 	notify := func(state string) {
 		if err := sdnotify.Notify(state); err != nil {
 			log.Warn("sd_notify failed", zap.Error(err))
@@ -330,12 +349,13 @@ func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path s
 				zap.Strings("added", res.Added), zap.Strings("removed", res.Removed),
 				zap.Strings("restarted", res.Restarted), zap.Strings("updated", res.Updated))
 			notify(sdnotify.Ready + "\n" + sdnotify.Status("serving; config reloaded"))
-			return
+			return api.ConfigOutcome{Path: path, Diff: res}
 		}
 	}
 	log.Error("config reload failed, keeping the running config", zap.String("config_path", path), zap.Error(err))
 	srv.SetConfig(path, err)
 	notify(sdnotify.Ready + "\n" + sdnotify.Status("config error: "+err.Error()))
+	return outcome(path, err)
 }
 
 // stopGRPC stops gs gracefully, waiting at most timeout for in-flight calls,

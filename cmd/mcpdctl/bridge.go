@@ -110,9 +110,12 @@ type bridge struct {
 	socket  string
 	names   []string // served servers, in order
 	aggr    bool     // several servers: prefixed names
+	timeout time.Duration
 	ctx     context.Context
-	wg      sync.WaitGroup // every goroutine the bridge starts
+	wg      sync.WaitGroup // the bridge's own goroutines
+	reqs    sync.WaitGroup // request handlers
 	writeMu sync.Mutex     // serializes stdout
+	syncMu  sync.Mutex     // serializes UpdateSubscription calls
 	out     io.Writer
 
 	mu          sync.Mutex // guards following
@@ -137,6 +140,8 @@ type route struct {
 func runBridge(ctx context.Context, c *cli, cmd *command, args []string) error {
 	fs := c.flags(cmd)
 	all := fs.Bool("all", false, "serve every enabled server")
+	// Per forwarded request; the bridge itself runs until stdin ends.
+	timeout := timeoutFlag(fs, 0)
 	names, err := c.parse(cmd, fs, args)
 	if err != nil {
 		return err
@@ -144,18 +149,24 @@ func runBridge(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if *all == (len(names) > 0) {
 		return &usageError{cmd: cmd, msg: "name at least one server, or use --all"}
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	// life ends when the host closes stdin: subscriptions and requests to
+	// the host end then, while requests in flight still get their answer.
+	life, cancel := context.WithCancel(ctx)
 	defer cancel()
-	b, err := newBridge(ctx, c)
+	b, err := newBridge(life, c)
 	if err != nil {
 		return err
 	}
 	defer b.conn.Close()
-	if err := b.setup(ctx, names, *all); err != nil {
+	b.timeout = *timeout
+	if err := b.setup(life, names, *all); err != nil {
+		cancel()
+		b.wg.Wait()
 		return err
 	}
 	err = b.serve(ctx, bridgeStdin)
 	cancel()
+	b.reqs.Wait()
 	b.wg.Wait()
 	return err
 }
@@ -226,6 +237,16 @@ func (b *bridge) setup(ctx context.Context, names []string, all bool) error {
 	}
 	b.names = names
 	b.aggr = len(names) > 1 || all
+	// Subscribing starts the servers and their upstream subscriptions, so
+	// that the lists fetched next stay in mcpd's cache.
+	b.wg.Go(func() { b.subscribeLoop(ctx) })
+	b.mu.Lock()
+	open := b.subs.open
+	b.mu.Unlock()
+	select {
+	case <-open:
+	case <-rctx.Done():
+	}
 	if err := b.describe(rctx); err != nil {
 		return err
 	}
@@ -237,7 +258,6 @@ func (b *bridge) setup(ctx context.Context, names []string, all bool) error {
 			}
 		}
 	}
-	b.wg.Go(func() { b.subscribeLoop(ctx) })
 	return nil
 }
 
@@ -401,7 +421,7 @@ func (b *bridge) startRequest(ctx context.Context, m *rpcMsg) {
 	b.mu.Lock()
 	b.inflight[key] = cancel
 	b.mu.Unlock()
-	b.wg.Go(func() {
+	b.reqs.Go(func() {
 		defer func() {
 			b.mu.Lock()
 			delete(b.inflight, key)
@@ -450,6 +470,11 @@ func (b *bridge) hostRequest(ctx context.Context, method string, params json.Raw
 			return json.RawMessage("{}"), nil
 		}
 		return m.Result, nil
+	case <-b.ctx.Done():
+		b.mu.Lock()
+		delete(b.hostWaits, idKey(id))
+		b.mu.Unlock()
+		return nil, errorf(codeInternal, "the client closed the connection")
 	case <-ctx.Done():
 		b.mu.Lock()
 		delete(b.hostWaits, idKey(id))

@@ -67,6 +67,7 @@ var commands = []*command{
 	stopCmd,
 	restartCmd,
 	logsCmd,
+	watchCmd,
 	toolsCmd,
 	callCmd,
 	promptsCmd,
@@ -74,6 +75,9 @@ var commands = []*command{
 	resourcesCmd,
 	readCmd,
 	cacheCmd,
+	bridgeCmd,
+	reloadCmd,
+	configCmd,
 	versionCmd,
 }
 

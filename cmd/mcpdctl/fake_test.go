@@ -26,6 +26,9 @@ type fakeMcpd struct {
 	metadata []metadata.MD
 	calls    []*mcpdv1.CallToolRequest
 	prompts  []*mcpdv1.GetPromptRequest
+	// reloadBad and followers serve ops_test.go.
+	reloadBad bool
+	followers int
 }
 
 var _ mcpdv1.McpdServer = (*fakeMcpd)(nil)

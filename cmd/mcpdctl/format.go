@@ -141,6 +141,12 @@ type serverJSON struct {
 	ResponsesDropped  int64           `json:"responses_dropped"`
 	Capabilities      json.RawMessage `json:"capabilities"`
 	Command           string          `json:"command"`
+	// Set by "status --json" only (status_ops.go): the Subscribe streams
+	// watching the server, their apps and the events they lost.
+	Subscriptions          *int     `json:"subscriptions,omitempty"`
+	SubscribedApps         []string `json:"subscribed_apps,omitempty"`
+	NotificationsDropped   *uint64  `json:"notifications_dropped,omitempty"`
+	NotificationsCoalesced *uint64  `json:"notifications_coalesced,omitempty"`
 }
 
 func toServerJSON(s *mcpdv1.ServerStatus) serverJSON {

@@ -2,17 +2,25 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 var logsCmd = &command{
 	name:     "logs",
-	synopsis: "NAME [-n N] [--json]",
-	short:    "print a server's most recent stderr lines",
-	run:      runLogs,
+	synopsis: "[NAME] [-n N] [-f] [--json]",
+	short:    "print a server's most recent stderr lines, or mcpd's own log",
+	long: `With NAME, prints the server's stderr lines (kept across restarts); without,
+mcpd's own recent log. -f keeps printing new lines as they come, until
+Ctrl-C (exit status 0).`,
+	run: runLogs,
 }
 
 // logLineJSON is one line in "logs --json".
@@ -26,16 +34,24 @@ type logLineJSON struct {
 func runLogs(ctx context.Context, c *cli, cmd *command, args []string) error {
 	fs := c.flags(cmd)
 	n := fs.Int("n", 100, "print the last `N` lines")
-	asJSON := fs.Bool("json", false, "print a JSON array of lines")
+	follow := fs.Bool("f", false, "follow: print new lines as they come, until interrupted")
+	asJSON := fs.Bool("json", false, "print a JSON array of lines (with -f: one JSON object a line)")
 	timeout := timeoutFlag(fs, 10*time.Second)
-	pos, err := c.parseArgs(cmd, fs, args, 1, 1)
+	pos, err := c.parseArgs(cmd, fs, args, 0, 1)
 	if err != nil {
 		return err
 	}
 	if *n <= 0 {
 		return &usageError{cmd: cmd, msg: fmt.Sprintf("-n must be positive, not %d", *n)}
 	}
-	name := pos[0]
+	name := ""
+	if len(pos) == 1 {
+		name = pos[0]
+	}
+	if *follow {
+		// -f runs until interrupted; --timeout bounds only a plain print.
+		return c.followLogs(ctx, name, *n, *asJSON)
+	}
 	ctx, cancel := c.withTimeout(ctx, *timeout)
 	defer cancel()
 	client, err := c.connect()
@@ -49,16 +65,61 @@ func runLogs(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if *asJSON {
 		out := []logLineJSON{}
 		for _, l := range resp.GetLines() {
-			out = append(out, logLineJSON{l.GetTimeUnixMs(), l.GetPid(), l.GetText(), l.GetTruncated()})
+			out = append(out, toLogLineJSON(l))
 		}
 		return writeJSON(c.stdout, out)
 	}
 	for _, l := range resp.GetLines() {
-		text := l.GetText()
-		if l.GetTruncated() {
-			text += " [truncated]"
-		}
-		fmt.Fprintln(c.stdout, text)
+		printLogLine(c.stdout, l)
 	}
 	return nil
+}
+
+func toLogLineJSON(l *mcpdv1.LogLine) logLineJSON {
+	return logLineJSON{l.GetTimeUnixMs(), l.GetPid(), l.GetText(), l.GetTruncated()}
+}
+
+func printLogLine(w io.Writer, l *mcpdv1.LogLine) {
+	text := l.GetText()
+	if l.GetTruncated() {
+		text += " [truncated]"
+	}
+	fmt.Fprintln(w, text)
+}
+
+// followLogs streams lines until the user interrupts (exit 0) or mcpd goes
+// away (exit 1).
+func (c *cli) followLogs(ctx context.Context, name string, n int, asJSON bool) error {
+	ctx, cancel := c.withTimeout(ctx, 0)
+	defer cancel()
+	client, err := c.connect()
+	if err != nil {
+		return err
+	}
+	stream, err := client.FollowLogs(ctx, &mcpdv1.FollowLogsRequest{Name: name, Lines: int32(min(n, 1<<30))})
+	if err != nil {
+		return c.rpcError(ctx, err, name)
+	}
+	for {
+		resp, err := stream.Recv()
+		if err != nil {
+			if errors.Is(ctx.Err(), context.Canceled) || status.Code(err) == codes.Canceled && ctx.Err() != nil {
+				return nil // Ctrl-C
+			}
+			if err == io.EOF {
+				return errors.New("mcpd ended the log stream")
+			}
+			return c.rpcError(ctx, err, name)
+		}
+		l := resp.GetLine()
+		if asJSON {
+			b, err := marshalNoEscape(toLogLineJSON(l))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.stdout, "%s\n", b)
+			continue
+		}
+		printLogLine(c.stdout, l)
+	}
 }

@@ -30,6 +30,8 @@ type statusJSON struct {
 	ConfigError string       `json:"config_error"`
 	Servers     []serverJSON `json:"servers"`
 	Apps        []appJSON    `json:"apps"`
+	// Subscriptions are the open Subscribe streams (status_ops.go).
+	Subscriptions []subscriptionJSON `json:"subscriptions"`
 }
 
 // appJSON is one connected app in "status --json".
@@ -61,15 +63,17 @@ func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
 	switch {
 	case *asJSON:
 		out := statusJSON{
-			Version:     st.GetVersion(),
-			Pid:         st.GetPid(),
-			UptimeMs:    st.GetUptimeMs(),
-			SocketPath:  st.GetSocketPath(),
-			ConfigPath:  st.GetConfigPath(),
-			ConfigError: st.GetConfigError(),
-			Servers:     toServersJSON(st.GetServers()),
-			Apps:        []appJSON{},
+			Version:       st.GetVersion(),
+			Pid:           st.GetPid(),
+			UptimeMs:      st.GetUptimeMs(),
+			SocketPath:    st.GetSocketPath(),
+			ConfigPath:    st.GetConfigPath(),
+			ConfigError:   st.GetConfigError(),
+			Servers:       toServersJSON(st.GetServers()),
+			Apps:          []appJSON{},
+			Subscriptions: toSubscriptionsJSON(st.GetSubscriptions()),
 		}
+		addServerOps(out.Servers, st)
 		for _, a := range st.GetApps() {
 			out.Apps = append(out.Apps, appJSON{
 				Name:              a.GetName(),
@@ -97,7 +101,7 @@ func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if len(st.GetServers()) == 0 {
 		fmt.Fprintln(w, "no servers configured")
 	} else {
-		printServerTable(w, st.GetServers())
+		printStatusTable(w, st) // status_ops.go
 	}
 	if apps := st.GetApps(); len(apps) > 0 {
 		fmt.Fprintln(w)
@@ -113,6 +117,7 @@ func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
 		}
 		tw.Flush()
 	}
+	printSubscriptions(w, st.GetSubscriptions())
 	return nil
 }
 

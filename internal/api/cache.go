@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"unsafe"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -43,4 +44,16 @@ func cacheStatsToProto(st cache.Stats) *mcpdv1.CacheStats {
 		Evictions:     st.Evictions,
 		Policy:        st.Policy,
 	}
+}
+
+// resultString returns b as a string without copying it. b must never be
+// modified afterwards: it is a child's result or a merged list, which the
+// session and the cache hand out read-only (a cache hit returns the same
+// bytes to every caller). Saving the copy matters on the hot path of
+// cached lists, which are often tens of KiB.
+func resultString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }

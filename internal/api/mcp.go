@@ -144,7 +144,7 @@ func fillList(entry *mcpdv1.ServerList, items json.RawMessage, src cache.Source,
 		}
 		return err
 	}
-	entry.ItemsJson = string(items)
+	entry.ItemsJson = resultString(items)
 	entry.Cache = cacheSourceToProto(src)
 	return nil
 }
@@ -536,7 +536,7 @@ func toMcpResponse(server string, resp *session.Response, src cache.Source, d ti
 		out.Error = mcpErrorToProto(resp.Error)
 		return out
 	}
-	out.ResultJson = string(resp.Result)
+	out.ResultJson = resultString(resp.Result)
 	return out
 }
 

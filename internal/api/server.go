@@ -76,6 +76,7 @@ type Server struct {
 	socketPath  string
 	configPath  string
 	configError string
+	ops         opsState // config reload/check and mcpd's own log (ops.go)
 }
 
 var _ mcpdv1.McpdServer = (*Server)(nil)
@@ -202,7 +203,8 @@ func (s *Server) RestartServer(ctx context.Context, req *mcpdv1.RestartServerReq
 
 // GetLogs returns the most recent stderr lines of a server.
 func (s *Server) GetLogs(ctx context.Context, req *mcpdv1.GetLogsRequest) (*mcpdv1.GetLogsResponse, error) {
-	if req.GetName() == "" {
+	daemonLog := s.opsSnapshot().daemonLog // ops.go: an empty name means mcpd's own log
+	if req.GetName() == "" && daemonLog == nil {
 		return nil, status.Error(codes.InvalidArgument, "server name required")
 	}
 	n := int(req.GetLines())
@@ -214,8 +216,11 @@ func (s *Server) GetLogs(ctx context.Context, req *mcpdv1.GetLogsRequest) (*mcpd
 	case n > MaxLogLines:
 		n = MaxLogLines
 	}
-	lines, err := s.sup.Logs(req.GetName(), n)
-	if err != nil {
+	var lines []transport.Line
+	var err error
+	if req.GetName() == "" {
+		lines = daemonLog.Last(n)
+	} else if lines, err = s.sup.Logs(req.GetName(), n); err != nil {
 		return nil, toStatus(err)
 	}
 	resp := &mcpdv1.GetLogsResponse{Lines: make([]*mcpdv1.LogLine, 0, len(lines))}

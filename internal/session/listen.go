@@ -147,7 +147,7 @@ func (t *listenTable) forget(key string) {
 // ctx bounds only that wait: the listen itself has no deadline. Every
 // notification tagged with the listen's subscription id is passed to
 // onNotify (on the reader goroutine; it must not block) instead of
-// Options.OnNotification. If the server answers with an error, that
+// Options.OnNotification, the acknowledgement first. If the server answers with an error, that
 // *RPCError is returned.
 func (s *Session) Listen(ctx context.Context, filter json.RawMessage, onNotify func(Notification)) (*Listen, error) {
 	info := s.info.Load()
@@ -328,12 +328,18 @@ func (s *Session) listenNotification(env envelope) bool {
 			a.Notifications = emptyObject
 		}
 		l.mu.Lock()
-		if l.ack == nil && !l.ackClosed {
+		first := l.ack == nil && !l.ackClosed
+		if first {
 			l.ack = a.Notifications
 			l.ackClosed = true
 			close(l.ackCh)
 		}
 		l.mu.Unlock()
+		if first && l.onNotify != nil {
+			// In stream order, so the caller can cut over from an older
+			// listen exactly here.
+			l.onNotify(Notification{Method: env.Method, Params: env.Params})
+		}
 		return true
 	}
 	if l.onNotify != nil {

@@ -240,12 +240,14 @@ func (m *Manager) Subscribe(ctx context.Context, app AppInfo, w Watch) (*Stream,
 	m.streams[st.id] = st
 	m.mu.Unlock()
 	m.log.Debug("stream opened", zap.Uint64("subscription_id", st.id), zap.String("app", app.Name), zap.Strings("servers", names))
-	return st, m.acks(ctx, st, names), nil
+	return st, m.acks(ctx, st, names, false), nil
 }
 
 // acks bumps the upstream of every server in names and waits for their
-// acknowledgements, intersected with what st asked for.
-func (m *Manager) acks(ctx context.Context, st *Stream, names []string) []ServerAck {
+// acknowledgements, intersected with what st asked for. Servers st wants
+// nothing from are skipped unless all is set (an update may just have
+// withdrawn st's interest: wait until that is applied too).
+func (m *Manager) acks(ctx context.Context, st *Stream, names []string, all bool) []ServerAck {
 	ctx, cancel := context.WithTimeout(ctx, m.opts.AckTimeout)
 	defer cancel()
 	type pending struct {
@@ -254,7 +256,7 @@ func (m *Manager) acks(ctx context.Context, st *Stream, names []string) []Server
 	}
 	waits := make([]pending, len(names))
 	for i, n := range names {
-		if !st.wantsFrom(n).any() {
+		if !all && !st.wantsFrom(n).any() {
 			continue
 		}
 		if u := m.upstream(n); u != nil {
@@ -326,13 +328,7 @@ func (m *Manager) Update(ctx context.Context, id uint64, add, remove []string) (
 	}
 	st.mu.Unlock()
 	slices.Sort(names)
-	// Removed URIs may leave a server with no interest: bump it too.
-	for _, n := range names {
-		if u := m.existing(n); u != nil && !st.wantsFrom(n).any() {
-			u.changed()
-		}
-	}
-	return m.acks(ctx, st, names), nil
+	return m.acks(ctx, st, names, true), nil
 }
 
 // remove unregisters a closed stream and releases its upstream interest.

@@ -16,10 +16,6 @@ const (
 	// upstreamCallTimeout bounds one resources/(un)subscribe or the wait
 	// for a listen's acknowledgement.
 	upstreamCallTimeout = 30 * time.Second
-	// dedupeWindow is how long after a listen switch a notification that
-	// arrives on the new listen is matched against those already delivered
-	// from the old one.
-	dedupeWindow = 2 * time.Second
 	// relistenDelay spaces out re-opening a listen the server closed.
 	relistenDelay = time.Second
 	// closeGrace is how long a switch waits for the server to close the
@@ -44,9 +40,6 @@ type upstream struct {
 	ack     ServerAck  // what the server acknowledged for the union
 	waiters []waiter
 
-	dmu sync.Mutex // guards dd
-	dd  dedupe
-
 	// Loop-owned.
 	child       Child
 	subscribed  map[string]bool // legacy: URIs subscribed on child
@@ -64,15 +57,6 @@ type upstream struct {
 type waiter struct {
 	v  uint64
 	ch chan struct{}
-}
-
-// dedupe matches notifications delivered on both the old and the new listen
-// during a switch. Each side counts what it delivered; a notification whose
-// twin the other side already delivered is dropped once.
-type dedupe struct {
-	oldGen, newGen uint64
-	seen           map[uint64]map[string]int
-	until          time.Time
 }
 
 func newUpstream(m *Manager, name string) *upstream {
@@ -206,9 +190,6 @@ func (u *upstream) lost() {
 	u.child, u.subscribed = nil, nil
 	u.listen, u.listenKey, u.zombie = nil, "", nil
 	u.curGen.Store(0)
-	u.dmu.Lock()
-	u.dd = dedupe{}
-	u.dmu.Unlock()
 }
 
 // reconcile brings the upstream subscription on the live child in line with
@@ -377,7 +358,7 @@ func (u *upstream) applyModern(ctx context.Context, want wants) ServerAck {
 		return a
 	}
 	old := u.listen
-	l, a, err := u.open(ctx, filter, old != nil)
+	l, a, err := u.open(ctx, filter)
 	if err != nil {
 		if old != nil {
 			u.mu.Lock()
@@ -422,7 +403,7 @@ func (u *upstream) applyModern(ctx context.Context, want wants) ServerAck {
 	// open but ignored, so that its cancel (at the next switch, after a
 	// newer listen delivers) cannot drop the fresh one. On servers that
 	// keep listens apart this costs one idle listen.
-	r, ra, err := u.open(ctx, filter, true)
+	r, ra, err := u.open(ctx, filter)
 	if err != nil {
 		return a
 	}
@@ -431,18 +412,11 @@ func (u *upstream) applyModern(ctx context.Context, want wants) ServerAck {
 	return ra
 }
 
-// open opens a listen with filter and makes it the one whose notifications
-// are delivered; with overlap, notifications of the current listen keep
-// being delivered, de-duplicated against the new one's, for a while.
-func (u *upstream) open(ctx context.Context, filter json.RawMessage, overlap bool) (Listener, ServerAck, error) {
-	prevGen := u.curGen.Load()
+// open opens a listen with filter; its acknowledgement makes it the one
+// whose notifications are delivered (onListen).
+func (u *upstream) open(ctx context.Context, filter json.RawMessage) (Listener, ServerAck, error) {
 	u.listenGen++
 	gen := u.listenGen
-	if overlap && prevGen != 0 {
-		u.dmu.Lock()
-		u.dd = dedupe{oldGen: prevGen, newGen: gen, seen: map[uint64]map[string]int{prevGen: {}, gen: {}}}
-		u.dmu.Unlock()
-	}
 	cctx, cancel := context.WithTimeout(ctx, upstreamCallTimeout)
 	l, err := u.child.Listen(cctx, filter, func(method string, params json.RawMessage) {
 		u.onListen(gen, method, params)
@@ -450,16 +424,7 @@ func (u *upstream) open(ctx context.Context, filter json.RawMessage, overlap boo
 	cancel()
 	if err != nil {
 		u.log.Warn("subscriptions/listen failed", zap.Error(err))
-		u.dmu.Lock()
-		u.dd = dedupe{}
-		u.dmu.Unlock()
 		return nil, ServerAck{Era: "modern", State: true, Error: "subscriptions/listen failed: " + err.Error()}, err
-	}
-	u.curGen.Store(gen)
-	if overlap {
-		u.dmu.Lock()
-		u.dd.until = time.Now().Add(dedupeWindow)
-		u.dmu.Unlock()
 	}
 	var got listenFilter
 	_ = json.Unmarshal(l.Ack(), &got)
@@ -491,33 +456,24 @@ func (u *upstream) promise(a ServerAck) {
 	}
 }
 
-// onListen takes a notification delivered on listen gen (reader goroutine).
+// onListen takes a message delivered on listen gen (reader goroutine, in
+// stream order). The acknowledgement of a newer listen is the cut-over
+// point: from there on only that listen's notifications are delivered, and
+// the older one's (duplicates of the same changes, while the server
+// delivers on both) are dropped. Before it, the older listen delivers.
 func (u *upstream) onListen(gen uint64, method string, params json.RawMessage) {
-	params = stripSubscriptionID(params)
-	key := method + "\x00" + string(params)
-	u.dmu.Lock()
-	d := &u.dd
-	if d.seen != nil && !d.until.IsZero() && time.Now().After(d.until) {
-		*d = dedupe{}
+	if method == "notifications/subscriptions/acknowledged" {
+		for {
+			cur := u.curGen.Load()
+			if gen <= cur || u.curGen.CompareAndSwap(cur, gen) {
+				return
+			}
+		}
 	}
-	inPair := d.seen != nil && (gen == d.oldGen || gen == d.newGen)
-	if !inPair && gen != u.curGen.Load() {
-		u.dmu.Unlock()
+	if gen != u.curGen.Load() {
 		return // a listen being retired or left open on purpose
 	}
-	if inPair {
-		other := d.oldGen
-		if gen == d.oldGen {
-			other = d.newGen
-		}
-		if d.seen[other][key] > 0 {
-			d.seen[other][key]--
-			u.dmu.Unlock()
-			return // its twin on the other listen was delivered
-		}
-		d.seen[gen][key]++
-	}
-	u.dmu.Unlock()
+	params = stripSubscriptionID(params)
 	if u.m.opts.Observe != nil {
 		u.m.opts.Observe(u.name, method, params)
 	}

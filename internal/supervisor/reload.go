@@ -503,3 +503,41 @@ func (sv *server) configuredProtocol() string {
 	defer sv.mu.Unlock()
 	return sv.spec.Protocol
 }
+
+// Diff reports what Apply(specs) would change now, changing nothing.
+func (s *Supervisor) Diff(specs []Spec) ApplyResult {
+	var res ApplyResult
+	want := map[string]bool{}
+	current := map[string]Spec{}
+	for _, sp := range s.Specs() {
+		current[sp.Name] = sp
+	}
+	for _, sp := range specs {
+		if sp.Name == "" || want[sp.Name] {
+			continue
+		}
+		want[sp.Name] = true
+		old, ok := current[sp.Name]
+		if !ok {
+			res.Added = append(res.Added, sp.Name)
+			continue
+		}
+		switch CompareSpecs(old, sp) {
+		case SpecUnchanged:
+			res.Unchanged = append(res.Unchanged, sp.Name)
+		case SpecSettings:
+			res.Updated = append(res.Updated, sp.Name)
+		case SpecIdentity:
+			res.Restarted = append(res.Restarted, sp.Name)
+		}
+	}
+	for name := range current {
+		if !want[name] {
+			res.Removed = append(res.Removed, name)
+		}
+	}
+	for _, l := range []*[]string{&res.Added, &res.Removed, &res.Restarted, &res.Updated, &res.Unchanged} {
+		slices.Sort(*l)
+	}
+	return res
+}

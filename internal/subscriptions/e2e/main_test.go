@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
@@ -155,7 +156,9 @@ func newDaemon(t *testing.T, opts supervisor.Options) *daemon {
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs := api.NewGRPCServer(api.NewServer(sup, api.Options{Logger: log, SocketPath: path}), log)
+	// grpc-go's logging is routed once per process to the first logger
+	// NewGRPCServer gets: give it one that outlives every test.
+	gs := api.NewGRPCServer(api.NewServer(sup, api.Options{Logger: log, SocketPath: path}), zap.NewNop())
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(ln) }()
 	t.Cleanup(func() {

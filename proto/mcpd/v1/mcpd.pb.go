@@ -3777,6 +3777,528 @@ func (*HostResponse_Call) isHostResponse_Msg() {}
 
 func (*HostResponse_Cancel) isHostResponse_Msg() {}
 
+// ConfigProblem is one problem found in a config file.
+type ConfigProblem struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// line and column locate a JSON syntax error (1-based); 0 otherwise.
+	Line   int32 `protobuf:"varint,2,opt,name=line,proto3" json:"line,omitempty"`
+	Column int32 `protobuf:"varint,3,opt,name=column,proto3" json:"column,omitempty"`
+	// server and key say where the problem is, when it is in one.
+	Server        string `protobuf:"bytes,4,opt,name=server,proto3" json:"server,omitempty"`
+	Key           string `protobuf:"bytes,5,opt,name=key,proto3" json:"key,omitempty"`
+	Message       string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfigProblem) Reset() {
+	*x = ConfigProblem{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigProblem) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigProblem) ProtoMessage() {}
+
+func (x *ConfigProblem) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigProblem.ProtoReflect.Descriptor instead.
+func (*ConfigProblem) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{51}
+}
+
+func (x *ConfigProblem) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *ConfigProblem) GetLine() int32 {
+	if x != nil {
+		return x.Line
+	}
+	return 0
+}
+
+func (x *ConfigProblem) GetColumn() int32 {
+	if x != nil {
+		return x.Column
+	}
+	return 0
+}
+
+func (x *ConfigProblem) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *ConfigProblem) GetKey() string {
+	if x != nil {
+		return x.Key
+	}
+	return ""
+}
+
+func (x *ConfigProblem) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// ConfigDiff is what applying a config changes, by server name.
+type ConfigDiff struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Added []string               `protobuf:"bytes,1,rep,name=added,proto3" json:"added,omitempty"`
+	// removed servers stop once their calls in flight finish.
+	Removed []string `protobuf:"bytes,2,rep,name=removed,proto3" json:"removed,omitempty"`
+	// restarted servers' process identity changed (command, args, env, cwd,
+	// protocol, client capabilities).
+	Restarted []string `protobuf:"bytes,3,rep,name=restarted,proto3" json:"restarted,omitempty"`
+	// updated servers' settings changed; they keep their process.
+	Updated       []string `protobuf:"bytes,4,rep,name=updated,proto3" json:"updated,omitempty"`
+	Unchanged     []string `protobuf:"bytes,5,rep,name=unchanged,proto3" json:"unchanged,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ConfigDiff) Reset() {
+	*x = ConfigDiff{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ConfigDiff) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ConfigDiff) ProtoMessage() {}
+
+func (x *ConfigDiff) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ConfigDiff.ProtoReflect.Descriptor instead.
+func (*ConfigDiff) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{52}
+}
+
+func (x *ConfigDiff) GetAdded() []string {
+	if x != nil {
+		return x.Added
+	}
+	return nil
+}
+
+func (x *ConfigDiff) GetRemoved() []string {
+	if x != nil {
+		return x.Removed
+	}
+	return nil
+}
+
+func (x *ConfigDiff) GetRestarted() []string {
+	if x != nil {
+		return x.Restarted
+	}
+	return nil
+}
+
+func (x *ConfigDiff) GetUpdated() []string {
+	if x != nil {
+		return x.Updated
+	}
+	return nil
+}
+
+func (x *ConfigDiff) GetUnchanged() []string {
+	if x != nil {
+		return x.Unchanged
+	}
+	return nil
+}
+
+type ReloadConfigRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReloadConfigRequest) Reset() {
+	*x = ReloadConfigRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReloadConfigRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReloadConfigRequest) ProtoMessage() {}
+
+func (x *ReloadConfigRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReloadConfigRequest.ProtoReflect.Descriptor instead.
+func (*ReloadConfigRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{53}
+}
+
+type ReloadConfigResponse struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ConfigPath string                 `protobuf:"bytes,1,opt,name=config_path,json=configPath,proto3" json:"config_path,omitempty"`
+	// applied is false when the config could not be used; error and problems
+	// say why and the running config stays.
+	Applied       bool             `protobuf:"varint,2,opt,name=applied,proto3" json:"applied,omitempty"`
+	Error         string           `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	Problems      []*ConfigProblem `protobuf:"bytes,4,rep,name=problems,proto3" json:"problems,omitempty"`
+	Diff          *ConfigDiff      `protobuf:"bytes,5,opt,name=diff,proto3" json:"diff,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReloadConfigResponse) Reset() {
+	*x = ReloadConfigResponse{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReloadConfigResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReloadConfigResponse) ProtoMessage() {}
+
+func (x *ReloadConfigResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReloadConfigResponse.ProtoReflect.Descriptor instead.
+func (*ReloadConfigResponse) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{54}
+}
+
+func (x *ReloadConfigResponse) GetConfigPath() string {
+	if x != nil {
+		return x.ConfigPath
+	}
+	return ""
+}
+
+func (x *ReloadConfigResponse) GetApplied() bool {
+	if x != nil {
+		return x.Applied
+	}
+	return false
+}
+
+func (x *ReloadConfigResponse) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *ReloadConfigResponse) GetProblems() []*ConfigProblem {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *ReloadConfigResponse) GetDiff() *ConfigDiff {
+	if x != nil {
+		return x.Diff
+	}
+	return nil
+}
+
+type CheckConfigRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// path names the file in problems and is the base of relative paths;
+	// empty means the daemon's config file.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// content is the file's content; empty means read path on the daemon.
+	Content       []byte `protobuf:"bytes,2,opt,name=content,proto3" json:"content,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckConfigRequest) Reset() {
+	*x = CheckConfigRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckConfigRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckConfigRequest) ProtoMessage() {}
+
+func (x *CheckConfigRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckConfigRequest.ProtoReflect.Descriptor instead.
+func (*CheckConfigRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{55}
+}
+
+func (x *CheckConfigRequest) GetPath() string {
+	if x != nil {
+		return x.Path
+	}
+	return ""
+}
+
+func (x *CheckConfigRequest) GetContent() []byte {
+	if x != nil {
+		return x.Content
+	}
+	return nil
+}
+
+type CheckConfigResponse struct {
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	ConfigPath string                 `protobuf:"bytes,1,opt,name=config_path,json=configPath,proto3" json:"config_path,omitempty"`
+	// valid is false when problems (or error) were found.
+	Valid    bool             `protobuf:"varint,2,opt,name=valid,proto3" json:"valid,omitempty"`
+	Error    string           `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	Problems []*ConfigProblem `protobuf:"bytes,4,rep,name=problems,proto3" json:"problems,omitempty"`
+	// diff is what a reload with this config would change (when valid).
+	Diff          *ConfigDiff `protobuf:"bytes,5,opt,name=diff,proto3" json:"diff,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CheckConfigResponse) Reset() {
+	*x = CheckConfigResponse{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CheckConfigResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CheckConfigResponse) ProtoMessage() {}
+
+func (x *CheckConfigResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CheckConfigResponse.ProtoReflect.Descriptor instead.
+func (*CheckConfigResponse) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{56}
+}
+
+func (x *CheckConfigResponse) GetConfigPath() string {
+	if x != nil {
+		return x.ConfigPath
+	}
+	return ""
+}
+
+func (x *CheckConfigResponse) GetValid() bool {
+	if x != nil {
+		return x.Valid
+	}
+	return false
+}
+
+func (x *CheckConfigResponse) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
+func (x *CheckConfigResponse) GetProblems() []*ConfigProblem {
+	if x != nil {
+		return x.Problems
+	}
+	return nil
+}
+
+func (x *CheckConfigResponse) GetDiff() *ConfigDiff {
+	if x != nil {
+		return x.Diff
+	}
+	return nil
+}
+
+type FollowLogsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the server; empty follows mcpd's own log.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// lines is how many recent lines to send first; 0 means 100.
+	Lines         int32 `protobuf:"varint,2,opt,name=lines,proto3" json:"lines,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FollowLogsRequest) Reset() {
+	*x = FollowLogsRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FollowLogsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FollowLogsRequest) ProtoMessage() {}
+
+func (x *FollowLogsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FollowLogsRequest.ProtoReflect.Descriptor instead.
+func (*FollowLogsRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *FollowLogsRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *FollowLogsRequest) GetLines() int32 {
+	if x != nil {
+		return x.Lines
+	}
+	return 0
+}
+
+type FollowLogsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Line  *LogLine               `protobuf:"bytes,1,opt,name=line,proto3" json:"line,omitempty"`
+	// dropped counts lines this stream missed because it fell behind.
+	Dropped       int64 `protobuf:"varint,2,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *FollowLogsResponse) Reset() {
+	*x = FollowLogsResponse{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *FollowLogsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*FollowLogsResponse) ProtoMessage() {}
+
+func (x *FollowLogsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use FollowLogsResponse.ProtoReflect.Descriptor instead.
+func (*FollowLogsResponse) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{58}
+}
+
+func (x *FollowLogsResponse) GetLine() *LogLine {
+	if x != nil {
+		return x.Line
+	}
+	return nil
+}
+
+func (x *FollowLogsResponse) GetDropped() int64 {
+	if x != nil {
+		return x.Dropped
+	}
+	return 0
+}
+
 var File_proto_mcpd_v1_mcpd_proto protoreflect.FileDescriptor
 
 const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
@@ -4049,7 +4571,45 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"registered\x12'\n" +
 	"\x04call\x18\x02 \x01(\v2\x11.mcpd.v1.HostCallH\x00R\x04call\x12-\n" +
 	"\x06cancel\x18\x03 \x01(\v2\x13.mcpd.v1.HostCancelH\x00R\x06cancelB\x05\n" +
-	"\x03msg*w\n" +
+	"\x03msg\"\x93\x01\n" +
+	"\rConfigProblem\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
+	"\x04line\x18\x02 \x01(\x05R\x04line\x12\x16\n" +
+	"\x06column\x18\x03 \x01(\x05R\x06column\x12\x16\n" +
+	"\x06server\x18\x04 \x01(\tR\x06server\x12\x10\n" +
+	"\x03key\x18\x05 \x01(\tR\x03key\x12\x18\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\"\x92\x01\n" +
+	"\n" +
+	"ConfigDiff\x12\x14\n" +
+	"\x05added\x18\x01 \x03(\tR\x05added\x12\x18\n" +
+	"\aremoved\x18\x02 \x03(\tR\aremoved\x12\x1c\n" +
+	"\trestarted\x18\x03 \x03(\tR\trestarted\x12\x18\n" +
+	"\aupdated\x18\x04 \x03(\tR\aupdated\x12\x1c\n" +
+	"\tunchanged\x18\x05 \x03(\tR\tunchanged\"\x15\n" +
+	"\x13ReloadConfigRequest\"\xc4\x01\n" +
+	"\x14ReloadConfigResponse\x12\x1f\n" +
+	"\vconfig_path\x18\x01 \x01(\tR\n" +
+	"configPath\x12\x18\n" +
+	"\aapplied\x18\x02 \x01(\bR\aapplied\x12\x14\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\x122\n" +
+	"\bproblems\x18\x04 \x03(\v2\x16.mcpd.v1.ConfigProblemR\bproblems\x12'\n" +
+	"\x04diff\x18\x05 \x01(\v2\x13.mcpd.v1.ConfigDiffR\x04diff\"B\n" +
+	"\x12CheckConfigRequest\x12\x12\n" +
+	"\x04path\x18\x01 \x01(\tR\x04path\x12\x18\n" +
+	"\acontent\x18\x02 \x01(\fR\acontent\"\xbf\x01\n" +
+	"\x13CheckConfigResponse\x12\x1f\n" +
+	"\vconfig_path\x18\x01 \x01(\tR\n" +
+	"configPath\x12\x14\n" +
+	"\x05valid\x18\x02 \x01(\bR\x05valid\x12\x14\n" +
+	"\x05error\x18\x03 \x01(\tR\x05error\x122\n" +
+	"\bproblems\x18\x04 \x03(\v2\x16.mcpd.v1.ConfigProblemR\bproblems\x12'\n" +
+	"\x04diff\x18\x05 \x01(\v2\x13.mcpd.v1.ConfigDiffR\x04diff\"=\n" +
+	"\x11FollowLogsRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x14\n" +
+	"\x05lines\x18\x02 \x01(\x05R\x05lines\"T\n" +
+	"\x12FollowLogsResponse\x12$\n" +
+	"\x04line\x18\x01 \x01(\v2\x10.mcpd.v1.LogLineR\x04line\x12\x18\n" +
+	"\adropped\x18\x02 \x01(\x03R\adropped*w\n" +
 	"\vCacheStatus\x12\x1c\n" +
 	"\x18CACHE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CACHE_STATUS_FETCHED\x10\x01\x12\x14\n" +
@@ -4076,8 +4636,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"!SUBSCRIPTION_EVENT_KIND_RESTARTED\x10\b\x12\"\n" +
 	"\x1eSUBSCRIPTION_EVENT_KIND_LAGGED\x10\t\x12!\n" +
 	"\x1dSUBSCRIPTION_EVENT_KIND_ERROR\x10\n" +
-	"2\xe2\n" +
-	"\n" +
+	"2\xc2\f\n" +
 	"\x04Mcpd\x12B\n" +
 	"\tGetStatus\x12\x19.mcpd.v1.GetStatusRequest\x1a\x1a.mcpd.v1.GetStatusResponse\x12H\n" +
 	"\vListServers\x12\x1b.mcpd.v1.ListServersRequest\x1a\x1c.mcpd.v1.ListServersResponse\x12H\n" +
@@ -4099,7 +4658,11 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"ClearCache\x12\x1a.mcpd.v1.ClearCacheRequest\x1a\x1b.mcpd.v1.ClearCacheResponse\x12D\n" +
 	"\tSubscribe\x12\x19.mcpd.v1.SubscribeRequest\x1a\x1a.mcpd.v1.SubscriptionEvent0\x01\x12]\n" +
 	"\x12UpdateSubscription\x12\".mcpd.v1.UpdateSubscriptionRequest\x1a#.mcpd.v1.UpdateSubscriptionResponse\x127\n" +
-	"\x04Host\x12\x14.mcpd.v1.HostRequest\x1a\x15.mcpd.v1.HostResponse(\x010\x01B/Z-github.com/mcpd-dev/mcpd/proto/mcpd/v1;mcpdv1b\x06proto3"
+	"\x04Host\x12\x14.mcpd.v1.HostRequest\x1a\x15.mcpd.v1.HostResponse(\x010\x01\x12K\n" +
+	"\fReloadConfig\x12\x1c.mcpd.v1.ReloadConfigRequest\x1a\x1d.mcpd.v1.ReloadConfigResponse\x12H\n" +
+	"\vCheckConfig\x12\x1b.mcpd.v1.CheckConfigRequest\x1a\x1c.mcpd.v1.CheckConfigResponse\x12G\n" +
+	"\n" +
+	"FollowLogs\x12\x1a.mcpd.v1.FollowLogsRequest\x1a\x1b.mcpd.v1.FollowLogsResponse0\x01B/Z-github.com/mcpd-dev/mcpd/proto/mcpd/v1;mcpdv1b\x06proto3"
 
 var (
 	file_proto_mcpd_v1_mcpd_proto_rawDescOnce sync.Once
@@ -4114,7 +4677,7 @@ func file_proto_mcpd_v1_mcpd_proto_rawDescGZIP() []byte {
 }
 
 var file_proto_mcpd_v1_mcpd_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 51)
+var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 59)
 var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(CacheStatus)(0),                      // 0: mcpd.v1.CacheStatus
 	(ServerState)(0),                      // 1: mcpd.v1.ServerState
@@ -4170,6 +4733,14 @@ var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(*HostCancel)(nil),                    // 51: mcpd.v1.HostCancel
 	(*HostRegistered)(nil),                // 52: mcpd.v1.HostRegistered
 	(*HostResponse)(nil),                  // 53: mcpd.v1.HostResponse
+	(*ConfigProblem)(nil),                 // 54: mcpd.v1.ConfigProblem
+	(*ConfigDiff)(nil),                    // 55: mcpd.v1.ConfigDiff
+	(*ReloadConfigRequest)(nil),           // 56: mcpd.v1.ReloadConfigRequest
+	(*ReloadConfigResponse)(nil),          // 57: mcpd.v1.ReloadConfigResponse
+	(*CheckConfigRequest)(nil),            // 58: mcpd.v1.CheckConfigRequest
+	(*CheckConfigResponse)(nil),           // 59: mcpd.v1.CheckConfigResponse
+	(*FollowLogsRequest)(nil),             // 60: mcpd.v1.FollowLogsRequest
+	(*FollowLogsResponse)(nil),            // 61: mcpd.v1.FollowLogsResponse
 }
 var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	3,  // 0: mcpd.v1.CallOptions.client:type_name -> mcpd.v1.ClientInfo
@@ -4213,49 +4784,60 @@ var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	52, // 38: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
 	50, // 39: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
 	51, // 40: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
-	9,  // 41: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
-	11, // 42: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
-	13, // 43: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
-	15, // 44: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
-	17, // 45: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
-	19, // 46: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
-	22, // 47: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
-	25, // 48: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
-	27, // 49: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
-	29, // 50: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
-	30, // 51: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
-	32, // 52: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
-	34, // 53: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
-	35, // 54: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
-	36, // 55: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
-	38, // 56: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
-	40, // 57: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
-	44, // 58: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
-	49, // 59: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
-	10, // 60: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
-	12, // 61: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
-	14, // 62: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
-	16, // 63: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
-	18, // 64: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
-	21, // 65: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
-	24, // 66: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
-	26, // 67: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
-	28, // 68: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
-	6,  // 69: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
-	31, // 70: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
-	33, // 71: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
-	6,  // 72: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
-	6,  // 73: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
-	26, // 74: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
-	39, // 75: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
-	43, // 76: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
-	45, // 77: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
-	53, // 78: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
-	60, // [60:79] is the sub-list for method output_type
-	41, // [41:60] is the sub-list for method input_type
-	41, // [41:41] is the sub-list for extension type_name
-	41, // [41:41] is the sub-list for extension extendee
-	0,  // [0:41] is the sub-list for field type_name
+	54, // 41: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	55, // 42: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	54, // 43: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	55, // 44: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	20, // 45: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
+	9,  // 46: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
+	11, // 47: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
+	13, // 48: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
+	15, // 49: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
+	17, // 50: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
+	19, // 51: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
+	22, // 52: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
+	25, // 53: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
+	27, // 54: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
+	29, // 55: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
+	30, // 56: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
+	32, // 57: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
+	34, // 58: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
+	35, // 59: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
+	36, // 60: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
+	38, // 61: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
+	40, // 62: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
+	44, // 63: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
+	49, // 64: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
+	56, // 65: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
+	58, // 66: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
+	60, // 67: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
+	10, // 68: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
+	12, // 69: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
+	14, // 70: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
+	16, // 71: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
+	18, // 72: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
+	21, // 73: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
+	24, // 74: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
+	26, // 75: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
+	28, // 76: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
+	6,  // 77: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
+	31, // 78: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
+	33, // 79: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
+	6,  // 80: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
+	6,  // 81: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
+	26, // 82: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
+	39, // 83: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
+	43, // 84: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
+	45, // 85: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
+	53, // 86: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
+	57, // 87: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
+	59, // 88: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
+	61, // 89: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
+	68, // [68:90] is the sub-list for method output_type
+	46, // [46:68] is the sub-list for method input_type
+	46, // [46:46] is the sub-list for extension type_name
+	46, // [46:46] is the sub-list for extension extendee
+	0,  // [0:46] is the sub-list for field type_name
 }
 
 func init() { file_proto_mcpd_v1_mcpd_proto_init() }
@@ -4283,7 +4865,7 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_mcpd_v1_mcpd_proto_rawDesc), len(file_proto_mcpd_v1_mcpd_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   51,
+			NumMessages:   59,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

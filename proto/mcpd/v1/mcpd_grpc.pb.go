@@ -43,6 +43,9 @@ const (
 	Mcpd_Subscribe_FullMethodName             = "/mcpd.v1.Mcpd/Subscribe"
 	Mcpd_UpdateSubscription_FullMethodName    = "/mcpd.v1.Mcpd/UpdateSubscription"
 	Mcpd_Host_FullMethodName                  = "/mcpd.v1.Mcpd/Host"
+	Mcpd_ReloadConfig_FullMethodName          = "/mcpd.v1.Mcpd/ReloadConfig"
+	Mcpd_CheckConfig_FullMethodName           = "/mcpd.v1.Mcpd/CheckConfig"
+	Mcpd_FollowLogs_FullMethodName            = "/mcpd.v1.Mcpd/FollowLogs"
 )
 
 // McpdClient is the client API for Mcpd service.
@@ -99,6 +102,16 @@ type McpdClient interface {
 	// flight, then the most recent host) and the app answers each on the same
 	// stream. A request whose host goes away is answered with an error.
 	Host(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostRequest, HostResponse], error)
+	// ReloadConfig re-reads the config file and applies what changed, exactly
+	// as SIGHUP and a save of the file do. An invalid file keeps the running
+	// config; the response (and GetStatus) carries the problems.
+	ReloadConfig(ctx context.Context, in *ReloadConfigRequest, opts ...grpc.CallOption) (*ReloadConfigResponse, error)
+	// CheckConfig validates a config (the given content, or the daemon's
+	// config file) and reports what a reload would change, applying nothing.
+	CheckConfig(ctx context.Context, in *CheckConfigRequest, opts ...grpc.CallOption) (*CheckConfigResponse, error)
+	// FollowLogs streams a server's recent stderr lines, then every new line
+	// until the app cancels; an empty name follows mcpd's own log.
+	FollowLogs(ctx context.Context, in *FollowLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FollowLogsResponse], error)
 }
 
 type mcpdClient struct {
@@ -329,6 +342,45 @@ func (c *mcpdClient) Host(ctx context.Context, opts ...grpc.CallOption) (grpc.Bi
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Mcpd_HostClient = grpc.BidiStreamingClient[HostRequest, HostResponse]
 
+func (c *mcpdClient) ReloadConfig(ctx context.Context, in *ReloadConfigRequest, opts ...grpc.CallOption) (*ReloadConfigResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReloadConfigResponse)
+	err := c.cc.Invoke(ctx, Mcpd_ReloadConfig_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *mcpdClient) CheckConfig(ctx context.Context, in *CheckConfigRequest, opts ...grpc.CallOption) (*CheckConfigResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CheckConfigResponse)
+	err := c.cc.Invoke(ctx, Mcpd_CheckConfig_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *mcpdClient) FollowLogs(ctx context.Context, in *FollowLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FollowLogsResponse], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Mcpd_ServiceDesc.Streams[4], Mcpd_FollowLogs_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[FollowLogsRequest, FollowLogsResponse]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Mcpd_FollowLogsClient = grpc.ServerStreamingClient[FollowLogsResponse]
+
 // McpdServer is the server API for Mcpd service.
 // All implementations must embed UnimplementedMcpdServer
 // for forward compatibility.
@@ -383,6 +435,16 @@ type McpdServer interface {
 	// flight, then the most recent host) and the app answers each on the same
 	// stream. A request whose host goes away is answered with an error.
 	Host(grpc.BidiStreamingServer[HostRequest, HostResponse]) error
+	// ReloadConfig re-reads the config file and applies what changed, exactly
+	// as SIGHUP and a save of the file do. An invalid file keeps the running
+	// config; the response (and GetStatus) carries the problems.
+	ReloadConfig(context.Context, *ReloadConfigRequest) (*ReloadConfigResponse, error)
+	// CheckConfig validates a config (the given content, or the daemon's
+	// config file) and reports what a reload would change, applying nothing.
+	CheckConfig(context.Context, *CheckConfigRequest) (*CheckConfigResponse, error)
+	// FollowLogs streams a server's recent stderr lines, then every new line
+	// until the app cancels; an empty name follows mcpd's own log.
+	FollowLogs(*FollowLogsRequest, grpc.ServerStreamingServer[FollowLogsResponse]) error
 	mustEmbedUnimplementedMcpdServer()
 }
 
@@ -449,6 +511,15 @@ func (UnimplementedMcpdServer) UpdateSubscription(context.Context, *UpdateSubscr
 }
 func (UnimplementedMcpdServer) Host(grpc.BidiStreamingServer[HostRequest, HostResponse]) error {
 	return status.Error(codes.Unimplemented, "method Host not implemented")
+}
+func (UnimplementedMcpdServer) ReloadConfig(context.Context, *ReloadConfigRequest) (*ReloadConfigResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReloadConfig not implemented")
+}
+func (UnimplementedMcpdServer) CheckConfig(context.Context, *CheckConfigRequest) (*CheckConfigResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CheckConfig not implemented")
+}
+func (UnimplementedMcpdServer) FollowLogs(*FollowLogsRequest, grpc.ServerStreamingServer[FollowLogsResponse]) error {
+	return status.Error(codes.Unimplemented, "method FollowLogs not implemented")
 }
 func (UnimplementedMcpdServer) mustEmbedUnimplementedMcpdServer() {}
 func (UnimplementedMcpdServer) testEmbeddedByValue()              {}
@@ -781,6 +852,53 @@ func _Mcpd_Host_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Mcpd_HostServer = grpc.BidiStreamingServer[HostRequest, HostResponse]
 
+func _Mcpd_ReloadConfig_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReloadConfigRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(McpdServer).ReloadConfig(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Mcpd_ReloadConfig_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(McpdServer).ReloadConfig(ctx, req.(*ReloadConfigRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Mcpd_CheckConfig_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CheckConfigRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(McpdServer).CheckConfig(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Mcpd_CheckConfig_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(McpdServer).CheckConfig(ctx, req.(*CheckConfigRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Mcpd_FollowLogs_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(FollowLogsRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(McpdServer).FollowLogs(m, &grpc.GenericServerStream[FollowLogsRequest, FollowLogsResponse]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Mcpd_FollowLogsServer = grpc.ServerStreamingServer[FollowLogsResponse]
+
 // Mcpd_ServiceDesc is the grpc.ServiceDesc for Mcpd service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -848,6 +966,14 @@ var Mcpd_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "UpdateSubscription",
 			Handler:    _Mcpd_UpdateSubscription_Handler,
 		},
+		{
+			MethodName: "ReloadConfig",
+			Handler:    _Mcpd_ReloadConfig_Handler,
+		},
+		{
+			MethodName: "CheckConfig",
+			Handler:    _Mcpd_CheckConfig_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -870,6 +996,11 @@ var Mcpd_ServiceDesc = grpc.ServiceDesc{
 			Handler:       _Mcpd_Host_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
+		},
+		{
+			StreamName:    "FollowLogs",
+			Handler:       _Mcpd_FollowLogs_Handler,
+			ServerStreams: true,
 		},
 	},
 	Metadata: "proto/mcpd/v1/mcpd.proto",

@@ -1,0 +1,111 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+
+	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/transport"
+)
+
+// reloadRequest asks the reload actor to reload (mcpdctl reload); the
+// outcome comes back on reply (capacity 1).
+type reloadRequest struct {
+	reply chan api.ConfigOutcome
+}
+
+// requestReload sends a reload request to the reload actor and waits for
+// its outcome; it is the api's ConfigOps.Reload.
+func requestReload(ctx context.Context, reqc chan<- reloadRequest) api.ConfigOutcome {
+	req := reloadRequest{reply: make(chan api.ConfigOutcome, 1)}
+	select {
+	case reqc <- req:
+	case <-ctx.Done():
+		return api.ConfigOutcome{Err: fmt.Errorf("reload: %w", ctx.Err())}
+	}
+	select {
+	case out := <-req.reply:
+		return out
+	case <-ctx.Done():
+		return api.ConfigOutcome{Err: fmt.Errorf("reload: %w", ctx.Err())}
+	}
+}
+
+// checkConfig parses content (or the file at path) in mcpd's environment and
+// diffs it against the running servers, applying nothing.
+func checkConfig(sup *supervisor.Supervisor, defaultPath, path string, content []byte) api.ConfigOutcome {
+	if path == "" {
+		path = defaultPath
+	}
+	var (
+		cfg *config.Config
+		err error
+	)
+	if content == nil {
+		cfg, err = config.Load(path)
+	} else {
+		cfg, err = config.Parse(path, content)
+	}
+	if err != nil {
+		return outcome(path, err)
+	}
+	return api.ConfigOutcome{Path: path, Diff: sup.Diff(specs(cfg))}
+}
+
+// outcome is the api form of a config error.
+func outcome(path string, err error) api.ConfigOutcome {
+	out := api.ConfigOutcome{Path: path, Err: err}
+	for _, e := range unjoin(err) {
+		var ce *config.Error
+		if errors.As(e, &ce) {
+			out.Problems = append(out.Problems, api.ConfigProblem{
+				Path: ce.Path, Line: ce.Line, Column: ce.Column, Server: ce.Server, Key: ce.Key, Message: ce.Msg,
+			})
+		}
+	}
+	return out
+}
+
+// unjoin splits an errors.Join error into its parts.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// daemonLogLines and daemonLogBytes bound the ring of mcpd's own log lines
+// that "mcpdctl logs" (without a server name) serves.
+const (
+	daemonLogLines = 2000
+	daemonLogBytes = 2 << 20
+)
+
+// teeToRing returns log writing also, as console-encoded lines, to ring,
+// at the level log has.
+func teeToRing(log *zap.Logger, ring *transport.Ring) *zap.Logger {
+	enc := zap.NewDevelopmentEncoderConfig()
+	enc.EncodeTime = zapcore.ISO8601TimeEncoder
+	level := zapcore.LevelOf(log.Core())
+	rc := zapcore.NewCore(zapcore.NewConsoleEncoder(enc), ringSink{ring}, level)
+	return log.WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, rc) }))
+}
+
+// ringSink is a zapcore.WriteSyncer adding each encoded entry to a ring.
+type ringSink struct{ ring *transport.Ring }
+
+func (s ringSink) Write(p []byte) (int, error) {
+	s.ring.Add(transport.Line{Time: time.Now(), Text: strings.TrimRight(string(p), "\n"), Pid: os.Getpid()})
+	return len(p), nil
+}
+
+func (ringSink) Sync() error { return nil }

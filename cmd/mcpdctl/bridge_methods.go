@@ -1,0 +1,742 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/mcpd-dev/mcpd/internal/version"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// maxToolName is the MCP limit on tool names ("Tool names: 1–128 chars").
+const maxToolName = 128
+
+// prefixSep separates the server from the name in aggregated names; config
+// never allows it in a server name.
+const prefixSep = "__"
+
+// hostReq is one request of the host, decoded down to the top-level keys.
+type hostReq struct {
+	id     json.RawMessage
+	method string
+	params map[string]json.RawMessage // nil when absent
+	meta   map[string]json.RawMessage // params._meta
+	// modern: the request carries the per-request envelope ("a request
+	// carrying modern _meta is served statelessly").
+	modern  bool
+	version string
+	caps    json.RawMessage
+	info    json.RawMessage
+	// answerOnCancel: a cancelled subscriptions/listen still gets its
+	// closing result.
+	answerOnCancel bool
+	bad            *rpcErr
+}
+
+func parseRequest(m *rpcMsg) *hostReq {
+	r := &hostReq{id: m.ID, method: m.Method}
+	if len(m.Params) > 0 && string(m.Params) != "null" {
+		if err := json.Unmarshal(m.Params, &r.params); err != nil || r.params == nil {
+			r.bad = errorf(codeInvalidParams, "params must be an object")
+			return r
+		}
+	}
+	if raw := r.params["_meta"]; len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &r.meta); err != nil {
+			r.bad = errorf(codeInvalidParams, "params._meta must be an object")
+			return r
+		}
+	}
+	if v, ok := r.meta[metaProtocolVersion]; ok {
+		r.modern = true
+		_ = json.Unmarshal(v, &r.version)
+		r.caps = r.meta[metaClientCapabilities]
+		r.info = r.meta[metaClientInfo]
+		if r.method != "server/discover" && len(r.caps) == 0 {
+			// "Missing a required key ⇒ malformed ⇒ server must answer -32602."
+			r.bad = errorf(codeInvalidParams, "missing or invalid _meta field %q", metaClientCapabilities)
+		}
+	}
+	return r
+}
+
+// forwardParams are the request's params for mcpd: the modern envelope
+// keys are dropped (mcpd stamps its own, with the host's capabilities and
+// identity passed in CallOptions); everything else passes unchanged.
+func (r *hostReq) forwardParams() (json.RawMessage, error) {
+	if r.params == nil {
+		return json.RawMessage("{}"), nil
+	}
+	top := make(map[string]json.RawMessage, len(r.params))
+	for k, v := range r.params {
+		top[k] = v
+	}
+	if r.meta != nil {
+		meta := map[string]json.RawMessage{}
+		for k, v := range r.meta {
+			switch k {
+			case metaProtocolVersion, metaClientCapabilities, metaClientInfo:
+			default:
+				meta[k] = v
+			}
+		}
+		delete(top, "_meta")
+		if len(meta) > 0 {
+			b, err := json.Marshal(meta)
+			if err != nil {
+				return nil, err
+			}
+			top["_meta"] = b
+		}
+	}
+	return json.Marshal(top)
+}
+
+func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+	if r.bad != nil {
+		return nil, r.bad
+	}
+	if r.modern && !slices.Contains(bridgeModernVersions, r.version) {
+		// "-32022 UnsupportedProtocolVersion — any request whose version
+		// the server does not implement".
+		return nil, unsupportedVersion(r.version)
+	}
+	switch r.method {
+	case "initialize":
+		return b.initialize(ctx, r)
+	case "ping":
+		return json.RawMessage("{}"), nil
+	case "server/discover":
+		return b.discover(ctx)
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+		items, err := b.list(ctx, r.method)
+		if err != nil {
+			return nil, err
+		}
+		return listResult(r, r.method, items)
+	case "tools/call", "prompts/get":
+		return b.routedCall(ctx, r)
+	case "resources/read":
+		return b.read(ctx, r)
+	case "completion/complete":
+		return b.complete(ctx, r)
+	case "resources/subscribe", "resources/unsubscribe":
+		return b.legacySubscribe(ctx, r)
+	case "subscriptions/listen":
+		return b.listen(ctx, r)
+	case "logging/setLevel":
+		var last *rpcErr
+		ok := false
+		for _, n := range b.names {
+			if _, err := b.forward(ctx, r, n, r.method, r.params); err != nil {
+				last = err
+			} else {
+				ok = true
+			}
+		}
+		if !ok && last != nil {
+			return nil, last
+		}
+		return json.RawMessage("{}"), nil
+	}
+	if b.aggr {
+		return nil, errorf(codeMethodNotFound, "method %q not found", r.method)
+	}
+	return b.forward(ctx, r, b.names[0], r.method, r.params)
+}
+
+func unsupportedVersion(requested string) *rpcErr {
+	data, _ := json.Marshal(map[string]any{
+		"supported": slices.Concat(bridgeModernVersions, bridgeLegacyVersions),
+		"requested": requested,
+	})
+	return &rpcErr{Code: codeUnsupportedVersion, Message: "unsupported protocol version", Data: data}
+}
+
+// ---- lifecycle ----
+
+// initialize answers the legacy handshake: "If the server supports the
+// requested version it echoes it; otherwise it answers with another
+// version it supports (preferably its latest)."
+func (b *bridge) initialize(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+	var p struct {
+		ProtocolVersion string          `json:"protocolVersion"`
+		Capabilities    json.RawMessage `json:"capabilities"`
+		ClientInfo      json.RawMessage `json:"clientInfo"`
+	}
+	if r.params != nil {
+		raw, _ := json.Marshal(r.params)
+		_ = json.Unmarshal(raw, &p)
+	}
+	v := bridgeLegacyVersions[0]
+	if slices.Contains(bridgeLegacyVersions, p.ProtocolVersion) {
+		v = p.ProtocolVersion
+	}
+	b.refreshInfo(ctx)
+	b.mu.Lock()
+	b.initialized = true
+	b.hostCaps = p.Capabilities
+	b.hostInfo = p.ClientInfo
+	startHost := !b.hostReg && hostAnswersAny(p.Capabilities)
+	b.hostReg = b.hostReg || startHost
+	b.mu.Unlock()
+	if startHost {
+		b.wg.Go(func() { b.hostLoop(b.ctx) })
+	}
+	res := map[string]any{
+		"protocolVersion": v,
+		"capabilities":    b.capabilities(),
+		"serverInfo":      b.serverInfo(),
+	}
+	if ins := b.instructions(); ins != "" {
+		res["instructions"] = ins
+	}
+	return marshalResult(res)
+}
+
+// discover answers server/discover (modern).
+func (b *bridge) discover(ctx context.Context) (json.RawMessage, *rpcErr) {
+	b.refreshInfo(ctx)
+	res := map[string]any{
+		"resultType":        "complete",
+		"supportedVersions": slices.Concat(bridgeModernVersions, bridgeLegacyVersions),
+		"capabilities":      b.capabilities(),
+		"_meta":             map[string]any{metaServerInfo: b.serverInfo()},
+		"ttlMs":             0,
+		"cacheScope":        "private",
+	}
+	if ins := b.instructions(); ins != "" {
+		res["instructions"] = ins
+	}
+	return marshalResult(res)
+}
+
+// refreshInfo describes servers not described yet (not running at start).
+func (b *bridge) refreshInfo(ctx context.Context) {
+	b.mu.Lock()
+	missing := len(b.info) < len(b.names)
+	b.mu.Unlock()
+	if missing && b.ready(ctx) == nil {
+		_ = b.describe(ctx)
+	}
+}
+
+func marshalResult(v any) (json.RawMessage, *rpcErr) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, errorf(codeInternal, "encode result: %v", err)
+	}
+	return data, nil
+}
+
+// capabilities merges what the served servers offer.
+func (b *bridge) capabilities() map[string]any {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	out := map[string]any{}
+	merge := func(key string, flags ...string) {
+		var m map[string]any
+		for _, n := range b.names {
+			s := b.info[n]
+			if s == nil {
+				continue
+			}
+			var caps map[string]map[string]any
+			if json.Unmarshal([]byte(s.GetCapabilitiesJson()), &caps) != nil {
+				continue
+			}
+			c, ok := caps[key]
+			if !ok {
+				continue
+			}
+			if m == nil {
+				m = map[string]any{}
+			}
+			for _, f := range flags {
+				if v, _ := c[f].(bool); v {
+					m[f] = true
+				}
+			}
+		}
+		if m != nil {
+			out[key] = m
+		}
+	}
+	merge("tools", "listChanged")
+	merge("prompts", "listChanged")
+	merge("resources", "subscribe", "listChanged")
+	merge("logging")
+	merge("completions")
+	return out
+}
+
+// serverInfo is the child's Implementation for one server, the bridge's
+// own when serving several.
+func (b *bridge) serverInfo() json.RawMessage {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.aggr {
+		if s := b.info[b.names[0]]; s != nil && json.Valid([]byte(s.GetServerInfoJson())) && s.GetServerInfoJson() != "" {
+			return json.RawMessage(s.GetServerInfoJson())
+		}
+	}
+	info, _ := json.Marshal(map[string]string{"name": "mcpdctl-bridge", "version": version.Version})
+	return info
+}
+
+func (b *bridge) instructions() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.aggr {
+		if s := b.info[b.names[0]]; s != nil {
+			return s.GetInstructions()
+		}
+		return ""
+	}
+	var parts []string
+	for _, n := range b.names {
+		if s := b.info[n]; s != nil && s.GetInstructions() != "" {
+			parts = append(parts, fmt.Sprintf("## %s (tools and prompts prefixed %s%s)\n\n%s", n, n, prefixSep, s.GetInstructions()))
+		}
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// ---- lists ----
+
+var listKeys = map[string]string{
+	"tools/list":               "tools",
+	"prompts/list":             "prompts",
+	"resources/list":           "resources",
+	"resources/templates/list": "resourceTemplates",
+}
+
+// list returns the merged items of method over the served servers; names
+// are prefixed when serving several, and routes are recorded.
+func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *rpcErr) {
+	if err := b.ready(ctx); err != nil {
+		return nil, errorf(codeInternal, "%s", err.Error())
+	}
+	var items []json.RawMessage
+	seen := map[string]string{}
+	routes := map[string]route{}
+	for _, n := range b.names {
+		entries, err := b.listOne(ctx, method, n)
+		if err != nil {
+			return nil, b.rpcToMCP(ctx, err, n)
+		}
+		for _, e := range entries {
+			switch {
+			case e.GetError() != nil && !b.aggr:
+				return nil, mcpErr(e.GetError())
+			case e.GetUnavailable() != "" && !b.aggr:
+				return nil, errorf(codeInternal, "server %q is unavailable: %s", n, e.GetUnavailable())
+			case e.GetError() != nil, e.GetUnavailable() != "":
+				continue // aggregated: a server without this kind of item
+			}
+			var arr []map[string]json.RawMessage
+			if err := json.Unmarshal([]byte(e.GetItemsJson()), &arr); err != nil {
+				return nil, errorf(codeInternal, "server %q: bad %s items: %v", n, method, err)
+			}
+			for _, it := range arr {
+				switch method {
+				case "tools/list", "prompts/list":
+					var name string
+					_ = json.Unmarshal(it["name"], &name)
+					exposed := name
+					if b.aggr {
+						exposed = prefixed(n, name)
+						if other, clash := seen[exposed]; clash {
+							return nil, errorf(codeInternal, "%s name %q of server %q clashes with one of server %q after prefixing",
+								strings.TrimSuffix(method, "s/list"), exposed, n, other)
+						}
+						seen[exposed] = n
+						it["name"], _ = json.Marshal(exposed)
+					}
+					routes[exposed] = route{server: n, name: name}
+				case "resources/list":
+					var uri string
+					_ = json.Unmarshal(it["uri"], &uri)
+					b.mu.Lock()
+					b.uris[uri] = n
+					b.mu.Unlock()
+				case "resources/templates/list":
+					var tmpl string
+					_ = json.Unmarshal(it["uriTemplate"], &tmpl)
+					b.mu.Lock()
+					b.uris[tmpl] = n
+					b.mu.Unlock()
+				}
+				raw, err := json.Marshal(it)
+				if err != nil {
+					return nil, errorf(codeInternal, "encode item: %v", err)
+				}
+				items = append(items, raw)
+			}
+		}
+	}
+	if method == "tools/list" || method == "prompts/list" {
+		kind := strings.TrimSuffix(method, "/list")
+		b.mu.Lock()
+		for k := range b.routes {
+			if strings.HasPrefix(k, kind+"\x00") {
+				delete(b.routes, k)
+			}
+		}
+		for k, r := range routes {
+			b.routes[kind+"\x00"+k] = r
+		}
+		b.mu.Unlock()
+	}
+	if items == nil {
+		items = []json.RawMessage{}
+	}
+	return items, nil
+}
+
+func (b *bridge) listOne(ctx context.Context, method, server string) ([]*mcpdv1.ServerList, error) {
+	opts := b.c.callOptions()
+	b.mu.Lock()
+	opts.Client = clientInfoProto(b.hostInfo)
+	b.mu.Unlock()
+	switch method {
+	case "tools/list":
+		r, err := b.client.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: server, Options: opts})
+		return r.GetServers(), err
+	case "prompts/list":
+		r, err := b.client.ListPrompts(ctx, &mcpdv1.ListPromptsRequest{Server: server, Options: opts})
+		return r.GetServers(), err
+	case "resources/list":
+		r, err := b.client.ListResources(ctx, &mcpdv1.ListResourcesRequest{Server: server, Options: opts})
+		return r.GetServers(), err
+	default:
+		r, err := b.client.ListResourceTemplates(ctx, &mcpdv1.ListResourceTemplatesRequest{Server: server, Options: opts})
+		return r.GetServers(), err
+	}
+}
+
+// prefixed is server__name, shortened to fit the 128-character limit with a
+// hash of the full name so that shortened names stay distinct.
+func prefixed(server, name string) string {
+	full := server + prefixSep + name
+	if len(full) <= maxToolName {
+		return full
+	}
+	h := fnv.New32a()
+	h.Write([]byte(full))
+	suffix := fmt.Sprintf("_%08x", h.Sum32())
+	return full[:maxToolName-len(suffix)] + suffix
+}
+
+func listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMessage, *rpcErr) {
+	res := map[string]any{listKeys[method]: items}
+	if r.modern {
+		// Modern list results "must carry ttlMs and cacheScope"; mcpd
+		// caches, so the host need not.
+		res["resultType"] = "complete"
+		res["ttlMs"] = 0
+		res["cacheScope"] = "private"
+	}
+	return marshalResult(res)
+}
+
+func mcpErr(e *mcpdv1.McpError) *rpcErr {
+	out := &rpcErr{Code: e.GetCode(), Message: e.GetMessage()}
+	if d := e.GetDataJson(); d != "" && json.Valid([]byte(d)) {
+		out.Data = json.RawMessage(d)
+	}
+	return out
+}
+
+// ---- calls ----
+
+// resolve finds the server and original name of an exposed tool or prompt.
+func (b *bridge) resolve(ctx context.Context, kind, exposed string) (route, bool) {
+	if !b.aggr {
+		return route{server: b.names[0], name: exposed}, true
+	}
+	b.mu.Lock()
+	r, ok := b.routes[kind+"\x00"+exposed]
+	b.mu.Unlock()
+	if ok {
+		return r, true
+	}
+	if server, name, found := strings.Cut(exposed, prefixSep); found && slices.Contains(b.names, server) && len(exposed) < maxToolName {
+		return route{server: server, name: name}, true
+	}
+	// A shortened name not listed yet: list, then look again.
+	if _, err := b.list(ctx, kind+"/list"); err == nil {
+		b.mu.Lock()
+		r, ok = b.routes[kind+"\x00"+exposed]
+		b.mu.Unlock()
+	}
+	return r, ok
+}
+
+func (b *bridge) routedCall(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+	var name string
+	if err := json.Unmarshal(r.params["name"], &name); err != nil || name == "" {
+		return nil, errorf(codeInvalidParams, "params.name required")
+	}
+	kind := map[string]string{"tools/call": "tools", "prompts/get": "prompts"}[r.method]
+	rt, ok := b.resolve(ctx, kind, name)
+	if !ok {
+		return nil, errorf(codeInvalidParams, "unknown %s %q", strings.TrimSuffix(kind, "s"), name)
+	}
+	params := cloneParams(r.params)
+	params["name"], _ = json.Marshal(rt.name)
+	return b.forward(ctx, r, rt.server, r.method, params)
+}
+
+func cloneParams(p map[string]json.RawMessage) map[string]json.RawMessage {
+	out := make(map[string]json.RawMessage, len(p)+2)
+	for k, v := range p {
+		out[k] = v
+	}
+	return out
+}
+
+// read serves resources/read through mcpd's ReadResource (cached), on the
+// server that listed the URI, else on each server in turn.
+func (b *bridge) read(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+	var uri string
+	if err := json.Unmarshal(r.params["uri"], &uri); err != nil || uri == "" {
+		return nil, errorf(codeInvalidParams, "params.uri required")
+	}
+	b.mu.Lock()
+	first, known := b.uris[uri]
+	b.mu.Unlock()
+	servers := b.names
+	if known {
+		servers = []string{first}
+	}
+	var last *rpcErr
+	for _, n := range servers {
+		res, err := b.readOne(ctx, r, n, uri)
+		if err == nil {
+			return res, nil
+		}
+		last = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return nil, last
+}
+
+func (b *bridge) readOne(ctx context.Context, r *hostReq, server, uri string) (json.RawMessage, *rpcErr) {
+	params := cloneParams(r.params)
+	for round := 0; ; round++ {
+		var state string
+		_ = json.Unmarshal(params["requestState"], &state)
+		if err := b.ready(ctx); err != nil {
+			return nil, errorf(codeInternal, "%s", err.Error())
+		}
+		resp, err := b.client.ReadResource(ctx, &mcpdv1.ReadResourceRequest{
+			Server: server, Uri: uri, Options: b.options(r),
+			InputResponsesJson: string(params["inputResponses"]), RequestState: state,
+		})
+		if err != nil {
+			return nil, b.rpcToMCP(ctx, err, server)
+		}
+		if resp.GetError() != nil {
+			return nil, mcpErr(resp.GetError())
+		}
+		res, again, rerr := b.fulfil(ctx, r, json.RawMessage(resp.GetResultJson()), params, round)
+		if !again {
+			return res, rerr
+		}
+	}
+}
+
+// complete routes completion/complete by its ref.
+func (b *bridge) complete(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+	var ref struct {
+		Type string `json:"type"`
+		Name string `json:"name"`
+		URI  string `json:"uri"`
+	}
+	_ = json.Unmarshal(r.params["ref"], &ref)
+	params := cloneParams(r.params)
+	server := b.names[0]
+	switch {
+	case ref.Type == "ref/prompt" && b.aggr:
+		rt, ok := b.resolve(ctx, "prompts", ref.Name)
+		if !ok {
+			return nil, errorf(codeInvalidParams, "unknown prompt %q", ref.Name)
+		}
+		server = rt.server
+		params["ref"], _ = json.Marshal(map[string]string{"type": ref.Type, "name": rt.name})
+	case ref.Type == "ref/resource" && b.aggr:
+		b.mu.Lock()
+		s, ok := b.uris[ref.URI]
+		b.mu.Unlock()
+		if !ok {
+			return nil, errorf(codeInvalidParams, "unknown resource %q", ref.URI)
+		}
+		server = s
+	}
+	return b.forward(ctx, r, server, r.method, params)
+}
+
+// options are the per-call settings: the host's identity and capabilities.
+func (b *bridge) options(r *hostReq) *mcpdv1.CallOptions {
+	opts := &mcpdv1.CallOptions{TimeoutMs: b.timeout.Milliseconds()}
+	b.mu.Lock()
+	info, caps := b.hostInfo, b.hostCaps
+	b.mu.Unlock()
+	if r.modern {
+		info, caps = r.info, r.caps
+	}
+	opts.Client = clientInfoProto(info)
+	if len(caps) > 0 && caps[0] == '{' {
+		opts.ClientCapabilitiesJson = string(caps)
+	}
+	return opts
+}
+
+// forward sends one request to server through mcpd's SendRequest, relaying
+// its progress and log notifications to the host, and fulfils
+// input_required results for a legacy host.
+func (b *bridge) forward(ctx context.Context, r *hostReq, server, method string, params map[string]json.RawMessage) (json.RawMessage, *rpcErr) {
+	req := *r
+	req.params = cloneParams(params)
+	for round := 0; ; round++ {
+		p, err := req.forwardParams()
+		if err != nil {
+			return nil, errorf(codeInternal, "encode params: %v", err)
+		}
+		res, rerr := b.send(ctx, &req, server, method, p)
+		if rerr != nil {
+			return nil, rerr
+		}
+		res, again, rerr := b.fulfil(ctx, r, res, req.params, round)
+		if !again {
+			return res, rerr
+		}
+	}
+}
+
+func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, params json.RawMessage) (json.RawMessage, *rpcErr) {
+	if err := b.ready(ctx); err != nil {
+		return nil, errorf(codeInternal, "%s", err.Error())
+	}
+	stream, err := b.client.SendRequest(ctx, &mcpdv1.SendRequestRequest{
+		Server: server, Method: method, ParamsJson: string(params), Options: b.options(r),
+	})
+	if err != nil {
+		return nil, b.rpcToMCP(ctx, err, server)
+	}
+	for {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return nil, errorf(codeInternal, "mcpd ended the call without a response")
+		}
+		if err != nil {
+			return nil, b.rpcToMCP(ctx, err, server)
+		}
+		switch e := ev.GetEvent().(type) {
+		case *mcpdv1.CallToolEvent_ProgressJson:
+			b.write(&rpcMsg{Method: "notifications/progress", Params: json.RawMessage(e.ProgressJson)})
+		case *mcpdv1.CallToolEvent_MessageJson:
+			b.write(&rpcMsg{Method: "notifications/message", Params: json.RawMessage(e.MessageJson)})
+		case *mcpdv1.CallToolEvent_Response:
+			if e.Response.GetError() != nil {
+				return nil, mcpErr(e.Response.GetError())
+			}
+			res := json.RawMessage(e.Response.GetResultJson())
+			if r.modern {
+				res = withResultType(res)
+			}
+			return res, nil
+		}
+	}
+}
+
+// withResultType adds resultType "complete" to a legacy child's result
+// for a modern host ("an absent one [is treated] as complete", but modern
+// results carry it).
+func withResultType(res json.RawMessage) json.RawMessage {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(res, &top) != nil || top == nil {
+		return res
+	}
+	if _, ok := top["resultType"]; ok {
+		return res
+	}
+	top["resultType"] = json.RawMessage(`"complete"`)
+	out, err := json.Marshal(top)
+	if err != nil {
+		return res
+	}
+	return out
+}
+
+// fulfil handles an input_required result. A modern host gets it
+// unchanged and retries itself. For a legacy host the bridge sends the
+// host the equivalent requests and reports, with again, that the request
+// must be retried with params now holding inputResponses and requestState.
+func (b *bridge) fulfil(ctx context.Context, r *hostReq, res json.RawMessage, params map[string]json.RawMessage, round int) (json.RawMessage, bool, *rpcErr) {
+	if r.modern {
+		return res, false, nil
+	}
+	var ir struct {
+		ResultType    string `json:"resultType"`
+		InputRequests map[string]struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		} `json:"inputRequests"`
+		RequestState *string `json:"requestState"`
+	}
+	if json.Unmarshal(res, &ir) != nil || ir.ResultType != "input_required" {
+		return res, false, nil
+	}
+	if round+1 >= maxInputRounds {
+		return nil, false, errorf(codeInternal, "the server still asks for input after %d rounds", maxInputRounds)
+	}
+	b.mu.Lock()
+	caps := b.hostCaps
+	b.mu.Unlock()
+	responses := map[string]json.RawMessage{}
+	for key, in := range ir.InputRequests {
+		if !hostDeclares(caps, in.Method) {
+			return nil, false, errorf(codeInternal, "the server needs %s, which this client did not declare", in.Method)
+		}
+		ans, rerr := b.hostRequest(ctx, in.Method, in.Params)
+		if rerr != nil {
+			return nil, false, rerr
+		}
+		responses[key] = ans
+	}
+	// "Client retry (a new JSON-RPC request with a new id, same method and
+	// params, plus inputResponses and requestState: the exact string
+	// received (omit it if none was received))."
+	params["inputResponses"], _ = json.Marshal(responses)
+	delete(params, "requestState")
+	if ir.RequestState != nil {
+		params["requestState"] = json.RawMessage(strconv.Quote(*ir.RequestState))
+	}
+	return nil, true, nil
+}
+
+// hostDeclares reports whether the legacy host's capabilities answer method.
+func hostDeclares(caps json.RawMessage, method string) bool {
+	var c map[string]json.RawMessage
+	if json.Unmarshal(caps, &c) != nil {
+		return false
+	}
+	key := map[string]string{"roots/list": "roots", "sampling/createMessage": "sampling", "elicitation/create": "elicitation"}[method]
+	v, ok := c[key]
+	return key != "" && ok && string(v) != "null"
+}
+
+func hostAnswersAny(caps json.RawMessage) bool {
+	return hostDeclares(caps, "roots/list") || hostDeclares(caps, "sampling/createMessage") || hostDeclares(caps, "elicitation/create")
+}

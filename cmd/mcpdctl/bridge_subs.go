@@ -1,0 +1,357 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"time"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// subState is the host's subscriptions and the bridge's one Subscribe
+// stream to mcpd that carries them. Guarded by bridge.mu.
+type subState struct {
+	refs    map[string]int        // resource URI → legacy subscribe (1) + listens naming it
+	legacy  map[string]bool       // URIs of resources/subscribe
+	listens map[string]*listenSub // open subscriptions/listen by request id
+	id      uint64                // the open Subscribe stream, 0 when none
+	sent    map[string]bool       // URIs that stream watches
+	open    chan struct{}         // closed while a stream is open
+}
+
+// listenSub is one modern subscriptions/listen of the host.
+type listenSub struct {
+	id                        json.RawMessage
+	tools, prompts, resources bool
+	uris                      map[string]bool
+}
+
+func newSubState() subState {
+	return subState{
+		refs:    map[string]int{},
+		legacy:  map[string]bool{},
+		listens: map[string]*listenSub{},
+		sent:    map[string]bool{},
+		open:    make(chan struct{}),
+	}
+}
+
+// subscribeLoop keeps one Subscribe stream to mcpd open for the served
+// servers, resubscribing (with the host's resource URIs) whenever it ends:
+// "When mcpd is down or restarts ... reconnect when mcpd is back,
+// re-establish the host's subscriptions".
+func (b *bridge) subscribeLoop(ctx context.Context) {
+	delay := bridgeRetryMin
+	first := true
+	for ctx.Err() == nil {
+		if b.subscribeOnce(ctx, first) {
+			first = false
+			delay = bridgeRetryMin
+			continue
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		delay = min(delay*2, bridgeRetryMax)
+	}
+}
+
+// subscribeOnce runs one Subscribe stream; it reports whether it was
+// acknowledged.
+func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
+	if b.ready(ctx) != nil {
+		return false
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b.mu.Lock()
+	var uris []string
+	for u, n := range b.subs.refs {
+		if n > 0 {
+			uris = append(uris, u)
+		}
+	}
+	info := clientInfoProto(b.hostInfo)
+	b.mu.Unlock()
+	slices.Sort(uris)
+	stream, err := b.client.Subscribe(sctx, &mcpdv1.SubscribeRequest{
+		Servers:              b.names,
+		ToolsListChanged:     true,
+		PromptsListChanged:   true,
+		ResourcesListChanged: true,
+		ResourceUris:         uris,
+		Client:               info,
+	})
+	if err != nil {
+		return false
+	}
+	ack, err := stream.Recv()
+	if err != nil || ack.GetAck() == nil {
+		return false
+	}
+	b.mu.Lock()
+	b.subs.id = ack.GetAck().GetSubscriptionId()
+	b.subs.sent = map[string]bool{}
+	for _, u := range uris {
+		b.subs.sent[u] = true
+	}
+	close(b.subs.open)
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.subs.id = 0
+		b.subs.open = make(chan struct{})
+		b.mu.Unlock()
+	}()
+	// URIs the host added while the stream was opening.
+	b.syncURIs(ctx)
+	if !first {
+		// mcpd came back: the lists may have changed while it was down.
+		for _, k := range []mcpdv1.SubscriptionEventKind{
+			mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED,
+			mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED,
+			mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED,
+		} {
+			b.deliver(&mcpdv1.SubscriptionEvent{Kind: k})
+		}
+	}
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			return true
+		}
+		b.deliver(ev)
+	}
+}
+
+// deliver forwards one event to the host: untagged to a legacy host,
+// tagged with the subscription id to each modern listen that asked.
+func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
+	var method string
+	params := map[string]any{}
+	match := func(l *listenSub) bool { return false }
+	legacy := false
+	b.mu.Lock()
+	caps := b.capsLocked()
+	switch ev.GetKind() {
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED:
+		method, legacy = "notifications/tools/list_changed", b.initialized && caps.tools
+		match = func(l *listenSub) bool { return l.tools }
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED:
+		method, legacy = "notifications/prompts/list_changed", b.initialized && caps.prompts
+		match = func(l *listenSub) bool { return l.prompts }
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED:
+		method, legacy = "notifications/resources/list_changed", b.initialized && caps.resources
+		match = func(l *listenSub) bool { return l.resources }
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED:
+		uri := ev.GetUri()
+		method, legacy = "notifications/resources/updated", b.subs.legacy[uri]
+		params["uri"] = uri
+		match = func(l *listenSub) bool { return l.uris[uri] }
+	}
+	var tagged []json.RawMessage
+	for _, l := range b.subs.listens {
+		if match(l) {
+			tagged = append(tagged, l.id)
+		}
+	}
+	b.mu.Unlock()
+	if method == "" {
+		return
+	}
+	if legacy {
+		b.notify(method, params)
+	}
+	for _, id := range tagged {
+		// "Every notification on the stream carries
+		// _meta[io.modelcontextprotocol/subscriptionId]".
+		p := map[string]any{"_meta": map[string]any{metaSubscriptionID: id}}
+		for k, v := range params {
+			p[k] = v
+		}
+		b.notify(method, p)
+	}
+}
+
+// listCaps says which list_changed notifications the served servers send.
+type listCaps struct{ tools, prompts, resources, subscribe bool }
+
+func (b *bridge) capsLocked() listCaps {
+	var out listCaps
+	for _, n := range b.names {
+		s := b.info[n]
+		if s == nil {
+			continue
+		}
+		var caps map[string]map[string]any
+		if json.Unmarshal([]byte(s.GetCapabilitiesJson()), &caps) != nil {
+			continue
+		}
+		on := func(k, f string) bool { v, _ := caps[k][f].(bool); return v }
+		out.tools = out.tools || on("tools", "listChanged")
+		out.prompts = out.prompts || on("prompts", "listChanged")
+		out.resources = out.resources || on("resources", "listChanged")
+		out.subscribe = out.subscribe || on("resources", "subscribe")
+	}
+	return out
+}
+
+// syncURIs makes the open Subscribe stream watch exactly the URIs the host
+// subscribed to, waiting a short while for a stream to be open.
+func (b *bridge) syncURIs(ctx context.Context) {
+	b.syncMu.Lock()
+	defer b.syncMu.Unlock()
+	b.mu.Lock()
+	open := b.subs.open
+	b.mu.Unlock()
+	t := time.NewTimer(bridgeReadyTimeout)
+	defer t.Stop()
+	select {
+	case <-open:
+	case <-t.C:
+		return // resubscribing will include them
+	case <-ctx.Done():
+		return
+	}
+	b.mu.Lock()
+	id := b.subs.id
+	var add, remove []string
+	for u, n := range b.subs.refs {
+		if n > 0 && !b.subs.sent[u] {
+			add = append(add, u)
+		}
+	}
+	for u := range b.subs.sent {
+		if b.subs.refs[u] == 0 {
+			remove = append(remove, u)
+		}
+	}
+	b.mu.Unlock()
+	if id == 0 || len(add)+len(remove) == 0 {
+		return
+	}
+	if _, err := b.client.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{
+		SubscriptionId: id, AddResourceUris: add, RemoveResourceUris: remove,
+	}); err != nil {
+		return // the stream ended; resubscribing will include them
+	}
+	b.mu.Lock()
+	if b.subs.id == id {
+		for _, u := range add {
+			b.subs.sent[u] = true
+		}
+		for _, u := range remove {
+			delete(b.subs.sent, u)
+		}
+	}
+	b.mu.Unlock()
+}
+
+// legacySubscribe serves resources/subscribe and resources/unsubscribe.
+func (b *bridge) legacySubscribe(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+	var uri string
+	if err := json.Unmarshal(r.params["uri"], &uri); err != nil || uri == "" {
+		return nil, errorf(codeInvalidParams, "params.uri required")
+	}
+	sub := r.method == "resources/subscribe"
+	b.mu.Lock()
+	switch {
+	case sub && !b.subs.legacy[uri]:
+		b.subs.legacy[uri] = true
+		b.subs.refs[uri]++
+	case !sub && b.subs.legacy[uri]:
+		delete(b.subs.legacy, uri)
+		b.subs.refs[uri]--
+	}
+	b.mu.Unlock()
+	b.syncURIs(ctx)
+	return json.RawMessage("{}"), nil
+}
+
+// listen serves a modern subscriptions/listen until the host cancels it.
+func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+	r.answerOnCancel = true
+	var p struct {
+		ToolsListChanged      bool     `json:"toolsListChanged"`
+		PromptsListChanged    bool     `json:"promptsListChanged"`
+		ResourcesListChanged  bool     `json:"resourcesListChanged"`
+		ResourceSubscriptions []string `json:"resourceSubscriptions"`
+	}
+	_ = json.Unmarshal(r.params["notifications"], &p)
+	b.refreshInfo(ctx)
+	b.mu.Lock()
+	caps := b.capsLocked()
+	l := &listenSub{
+		id:        r.id,
+		tools:     p.ToolsListChanged && caps.tools,
+		prompts:   p.PromptsListChanged && caps.prompts,
+		resources: p.ResourcesListChanged && caps.resources,
+		uris:      map[string]bool{},
+	}
+	if caps.subscribe {
+		for _, u := range p.ResourceSubscriptions {
+			if !l.uris[u] {
+				l.uris[u] = true
+				b.subs.refs[u]++
+			}
+		}
+	}
+	b.mu.Unlock()
+	b.syncURIs(ctx)
+
+	// "params.notifications is the subset the server agreed to honour."
+	agreed := map[string]any{}
+	if l.tools {
+		agreed["toolsListChanged"] = true
+	}
+	if l.prompts {
+		agreed["promptsListChanged"] = true
+	}
+	if l.resources {
+		agreed["resourcesListChanged"] = true
+	}
+	if len(l.uris) > 0 {
+		var us []string
+		for u := range l.uris {
+			us = append(us, u)
+		}
+		slices.Sort(us)
+		agreed["resourceSubscriptions"] = us
+	}
+	// "The first message the server sends for a subscription is
+	// notifications/subscriptions/acknowledged, tagged with the
+	// subscription id."
+	b.notify("notifications/subscriptions/acknowledged", map[string]any{
+		"_meta":         map[string]any{metaSubscriptionID: r.id},
+		"notifications": agreed,
+	})
+	key := idKey(r.id)
+	b.mu.Lock()
+	b.subs.listens[key] = l
+	b.mu.Unlock()
+
+	select {
+	case <-ctx.Done():
+	case <-b.ctx.Done():
+	}
+
+	b.mu.Lock()
+	delete(b.subs.listens, key)
+	for u := range l.uris {
+		b.subs.refs[u]--
+	}
+	b.mu.Unlock()
+	sctx, cancel := context.WithTimeout(b.ctx, bridgeReadyTimeout)
+	b.syncURIs(sctx)
+	cancel()
+	// "it should answer the listen request with a plain success result
+	// tagged with the subscription id".
+	return marshalResult(map[string]any{
+		"resultType": "complete",
+		"_meta":      map[string]any{metaSubscriptionID: r.id},
+	})
+}

@@ -1,0 +1,225 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/paths"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+var configCmd = &command{
+	name:     "config",
+	synopsis: "check [FILE] [--json] | import FILE [--write [--force]] [--config PATH]",
+	short:    "validate a config file, or import another MCP host's config",
+	long: `config check [FILE]
+  Validates FILE (default: mcpd's config file) and, when mcpd is running, prints
+  what "mcpdctl reload" would change against the running config. mcpd checks
+  the file in its own environment (the ${VAR} values it would use); when mcpd
+  is not running, mcpdctl checks it in its own environment. Exit status 1 when
+  the file is invalid.
+
+config import FILE
+  Reads the MCP servers of another host's config - Claude Desktop and Cursor
+  ("mcpServers"), VS Code (".vscode/mcp.json" "servers", or "mcp.servers" in
+  settings.json) - and prints an mcpd config with them. --write writes it to
+  the config file (--config, else $MCPD_CONFIG, else
+  $XDG_CONFIG_HOME/mcpd/config.json), refusing to replace an existing file
+  without --force. Remote (url) servers are skipped; VS Code ${input:NAME}
+  values become ${NAME} variables to set in mcpd's environment.`,
+	run: runConfig,
+}
+
+func runConfig(ctx context.Context, c *cli, cmd *command, args []string) error {
+	fs := c.flags(cmd)
+	asJSON := fs.Bool("json", false, "check: print the outcome as JSON")
+	write := fs.Bool("write", false, "import: write the config file instead of printing it")
+	force := fs.Bool("force", false, "import: with --write, replace an existing config file")
+	cfgFlag := fs.String("config", "", "import: the config `PATH` --write writes (default $MCPD_CONFIG, else $XDG_CONFIG_HOME/mcpd/config.json)")
+	timeout := timeoutFlag(fs, 10*time.Second)
+	pos, err := c.parseArgs(cmd, fs, args, 1, 2)
+	if err != nil {
+		return err
+	}
+	switch pos[0] {
+	case "check":
+		if *write || *force || *cfgFlag != "" {
+			return &usageError{cmd: cmd, msg: "--write, --force and --config are for import"}
+		}
+		file := ""
+		if len(pos) == 2 {
+			file = pos[1]
+		}
+		ctx, cancel := c.withTimeout(ctx, *timeout)
+		defer cancel()
+		return c.configCheck(ctx, file, *asJSON)
+	case "import":
+		if len(pos) != 2 {
+			return &usageError{cmd: cmd, msg: "import needs the FILE to import"}
+		}
+		if *asJSON {
+			return &usageError{cmd: cmd, msg: "--json is for check (import always prints JSON)"}
+		}
+		if *force && !*write {
+			return &usageError{cmd: cmd, msg: "--force needs --write"}
+		}
+		return c.configImport(pos[1], *write, *force, paths.ConfigPath(*cfgFlag))
+	}
+	return &usageError{cmd: cmd, msg: fmt.Sprintf("unknown config action %q, want check or import", pos[0])}
+}
+
+// configCheck validates file (empty: mcpd's config file) through mcpd when
+// it runs, else locally.
+func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
+	req := &mcpdv1.CheckConfigRequest{}
+	if file != "" {
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			return fmt.Errorf("config file: %w", err)
+		}
+		data, err := os.ReadFile(abs)
+		if err != nil {
+			return fmt.Errorf("read config: %w", err)
+		}
+		if len(data) == 0 {
+			data = []byte{} // an empty file is a problem mcpd reports
+		}
+		req.Path, req.Content = abs, data
+	}
+	var resp *mcpdv1.CheckConfigResponse
+	client, err := c.connect()
+	if err == nil {
+		resp, err = client.CheckConfig(ctx, req)
+		if err != nil {
+			if status.Code(err) != codes.Unavailable {
+				return c.rpcError(ctx, err, "")
+			}
+			err = c.rpcError(ctx, err, "")
+		}
+	}
+	running := resp != nil
+	if !running {
+		// mcpd is not running (or not reachable): check here.
+		resp = checkLocally(req, file)
+	}
+	if asJSON {
+		out := configResultJSON{ConfigPath: resp.GetConfigPath(), OK: resp.GetValid(), Error: resp.GetError(),
+			Problems: toProblemsJSON(resp.GetProblems())}
+		if resp.GetValid() && running {
+			out.Diff = toDiffJSON(resp.GetDiff())
+		}
+		if err := writeJSON(c.stdout, out); err != nil {
+			return err
+		}
+		if !resp.GetValid() {
+			return errInvalidConfig
+		}
+		return nil
+	}
+	if !resp.GetValid() {
+		printProblems(c.stderr, resp.GetError(), resp.GetProblems())
+		return errInvalidConfig
+	}
+	fmt.Fprintf(c.stdout, "%s: valid\n", resp.GetConfigPath())
+	if running {
+		printDiff(c.stdout, resp.GetDiff(), true)
+	} else {
+		fmt.Fprintln(c.stdout, "  (mcpd is not running: nothing to compare with)")
+	}
+	return nil
+}
+
+var errInvalidConfig = errors.New("config is invalid")
+
+// checkLocally validates like mcpd would, in mcpdctl's environment.
+func checkLocally(req *mcpdv1.CheckConfigRequest, file string) *mcpdv1.CheckConfigResponse {
+	path := req.GetPath()
+	var err error
+	if file == "" {
+		path = paths.ConfigPath("")
+		_, err = config.Load(path)
+	} else {
+		_, err = config.Parse(path, req.GetContent())
+	}
+	resp := &mcpdv1.CheckConfigResponse{ConfigPath: path, Valid: err == nil}
+	if err == nil {
+		return resp
+	}
+	resp.Error = err.Error()
+	parts := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		parts = j.Unwrap()
+	}
+	for _, e := range parts {
+		var ce *config.Error
+		if errors.As(e, &ce) {
+			resp.Problems = append(resp.Problems, &mcpdv1.ConfigProblem{
+				Path: ce.Path, Line: int32(ce.Line), Column: int32(ce.Column), Server: ce.Server, Key: ce.Key, Message: ce.Msg,
+			})
+		}
+	}
+	return resp
+}
+
+// configImport converts another host's config and prints or writes it.
+func (c *cli) configImport(file string, write, force bool, dest string) error {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", file, err)
+	}
+	out, warnings, err := importConfig(data)
+	if err != nil {
+		return fmt.Errorf("import %s: %w", file, err)
+	}
+	for _, w := range warnings {
+		c.warnf("%s", w)
+	}
+	if !write {
+		_, err := c.stdout.Write(out)
+		return err
+	}
+	if _, err := os.Stat(dest); err == nil && !force {
+		return fmt.Errorf("%s already exists; use --force to replace it (or merge by hand: mcpdctl config import %s)", dest, file)
+	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("config file: %w", err)
+	}
+	if err := writeFileAtomic(dest, out); err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "wrote %s; apply it with: mcpdctl reload\n", dest)
+	return nil
+}
+
+// writeFileAtomic writes data to a temporary file next to path and renames
+// it over path, so that a running mcpd never reads half a file.
+func writeFileAtomic(path string, data []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("create config directory: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".config-*.json")
+	if err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	defer os.Remove(f.Name()) // after the rename: nothing to remove
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("write config: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return fmt.Errorf("write config: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+// Package systemd holds mcpd's systemd user units; its test checks them
+// with systemd-analyze verify.
+package systemd
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestUnitsVerify runs "systemd-analyze --user verify" on the units as
+// "make install" installs them: a temporary HOME holding an executable
+// ~/.local/bin/mcpd (ExecStart=%h/.local/bin/mcpd) and a temporary
+// XDG_RUNTIME_DIR (%t of mcpd.socket). Without systemd-analyze the test is
+// skipped, unless MCPD_REQUIRE_SYSTEMD is set (CI installs systemd).
+func TestUnitsVerify(t *testing.T) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		if os.Getenv("MCPD_REQUIRE_SYSTEMD") != "" {
+			t.Fatal("systemd-analyze not found and MCPD_REQUIRE_SYSTEMD is set")
+		}
+		t.Skip("systemd-analyze not installed")
+	}
+	home := t.TempDir()
+	runtime := t.TempDir()
+	bin := filepath.Join(home, ".local", "bin")
+	unitDir := filepath.Join(home, ".config", "systemd", "user")
+	for _, d := range []string{bin, unitDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(bin, "mcpd"), []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var units []string
+	for _, name := range []string{"mcpd.service", "mcpd.socket"} {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(unitDir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		units = append(units, p)
+	}
+	cmd := exec.Command(analyze, append([]string{"--user", "verify"}, units...)...)
+	cmd.Env = append(os.Environ(), "HOME="+home, "XDG_RUNTIME_DIR="+runtime, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"))
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "" {
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// TestUnitsContract checks the settings mcpd's behaviour relies on.
+func TestUnitsContract(t *testing.T) {
+	service, err := os.ReadFile("mcpd.service")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(service)
+	for _, want := range []string{
+		"Type=notify\n",                        // READY=1 after listen + config
+		"ExecReload=/bin/kill -HUP $MAINPID\n", // reload = SIGHUP
+		"ExecStart=%h/.local/bin/mcpd\n",       // where make install puts it
+		"WantedBy=default.target\n",            // user units start on login
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("mcpd.service lacks %q", strings.TrimSpace(want))
+		}
+	}
+	for _, bad := range []string{"KillMode=process", "KillMode=none", "MemoryDenyWriteExecute=yes"} {
+		// Children must die with the unit; node's JIT needs W+X memory.
+		if strings.Contains(s, bad) {
+			t.Errorf("mcpd.service has %q", bad)
+		}
+	}
+	socket, err := os.ReadFile("mcpd.socket")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(socket), "ListenStream=%t/mcpd/mcpd.sock\n") {
+		t.Errorf("mcpd.socket does not listen on %s (the default socket path)", "%t/mcpd/mcpd.sock")
+	}
+}

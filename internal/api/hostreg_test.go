@@ -1,0 +1,54 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+)
+
+func TestHostPick(t *testing.T) {
+	r := newHostRegistry()
+	a := r.register(1, "a", nil, hostCaps{sampling: true, elicitation: true})
+	b := r.register(2, "b", []string{"s"}, hostCaps{sampling: true})
+	if got := r.pick("s", methodCreateMessage); got != b {
+		t.Errorf("no call in flight: picked %v, want the most recent host", got.name)
+	}
+	end := r.beginCall("s", 1)
+	if got := r.pick("s", methodCreateMessage); got != a {
+		t.Errorf("a's call in flight: picked %v, want a", got.name)
+	}
+	end()
+	if got := r.pick("s", methodElicit); got != a {
+		t.Errorf("elicitation: picked %v, want a (b does not answer it)", got)
+	}
+	if got := r.pick("other", methodRootsList); got != nil {
+		t.Errorf("roots: picked %v, want none", got.name)
+	}
+	if got := r.pick("other", methodCreateMessage); got != a {
+		t.Errorf("server b does not serve: picked %v, want a", got.name)
+	}
+}
+
+func TestHostServe(t *testing.T) {
+	r := newHostRegistry()
+	if _, err := r.serve(context.Background(), "s", methodCreateMessage, nil); err == nil || err.Code != codeMethodNotFound {
+		t.Fatalf("no host: %v, want -32601", err)
+	}
+	h := r.register(1, "h", nil, hostCaps{sampling: true})
+	done := make(chan struct{})
+	go func() { // answers the first call, then leaves while a second one waits
+		defer close(done)
+		c := (<-h.out).(hostCall)
+		h.deliver(c.id, hostAnswer{result: json.RawMessage(`{"model":"m"}`)})
+		<-h.out
+		r.unregister(h)
+	}()
+	res, err := r.serve(context.Background(), "s", methodCreateMessage, json.RawMessage(`{}`))
+	if err != nil || string(res) != `{"model":"m"}` {
+		t.Errorf("answer = %s, %v", res, err)
+	}
+	if _, err := r.serve(context.Background(), "s", methodCreateMessage, json.RawMessage(`{}`)); err == nil || err.Code != codeInternalError {
+		t.Errorf("host gone: %v, want an error", err)
+	}
+	<-done
+}
