@@ -119,13 +119,17 @@ func runChild(name string) int {
 		os.Stdin.Close()
 		say(`{"ready":true}`)
 		sleepForever()
-	case "grandchild", "grandchild-exit":
+	case "grandchild", "grandchild-exit", "grandchild-escape":
 		exe, err := os.Executable()
 		if err != nil {
 			return 10
 		}
 		gc := exec.Command(exe)
 		gc.Env = append(os.Environ(), childEnvVar+"=sleep")
+		if name == "grandchild-escape" {
+			// Leaves the process group, so the group kill cannot reach it.
+			gc.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		}
 		// The grandchild holds our stdout and stderr: Done must not wait
 		// for it.
 		gc.Stdout, gc.Stderr = os.Stdout, os.Stderr
@@ -133,7 +137,7 @@ func runChild(name string) int {
 			return 11
 		}
 		say(`{"grandchild":` + strconv.Itoa(gc.Process.Pid) + `}`)
-		if name == "grandchild-exit" {
+		if name != "grandchild" {
 			return 1
 		}
 		readStdinToEOF()

@@ -321,6 +321,24 @@ func TestGrandchildDoesNotOutliveChild(t *testing.T) {
 	}
 }
 
+// TestEscapedGrandchildHoldingPipes: a grandchild that left the process
+// group (so the group kill misses it) and holds stdout and stderr must not
+// keep ReadMessage or Done blocked after the child exits.
+func TestEscapedGrandchildHoldingPipes(t *testing.T) {
+	p := startChild(t, "grandchild-escape", nil)
+	var msg struct{ Grandchild int }
+	readJSON(t, p, &msg)
+	gpid := msg.Grandchild
+	t.Cleanup(func() { _ = syscall.Kill(gpid, syscall.SIGKILL) })
+	<-p.Done()
+	if _, err := p.ReadMessage(); err != io.EOF {
+		t.Fatalf("ReadMessage = %v, want io.EOF", err)
+	}
+	if code := waitStatus(t, p.ExitError()).ExitStatus(); code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+}
+
 func TestCrashOnStart(t *testing.T) {
 	p := startChild(t, "crash", nil)
 	if _, err := p.ReadMessage(); err != io.EOF {
