@@ -309,6 +309,88 @@ func TestCacheAPIGoSDK(t *testing.T) {
 	})
 }
 
+// TestCacheAPIModernListen: a modern go-sdk server answers ttlMs 0, so its
+// lists are asked every time until an app's Subscribe makes mcpd keep a
+// listen open that the server acknowledged; then they stay cached until the
+// list_changed delivered on that listen, which no app can outrun.
+func TestCacheAPIModernListen(t *testing.T) {
+	d := startDaemon(t, zaptest.NewLogger(t), supervisor.Options{
+		Specs: []supervisor.Spec{{Name: "m", Command: gosdkBin, Protocol: session.ProtocolModern}},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for range 2 {
+		if l := d.listTools(t, "m"); l.GetCache() != mcpdv1.CacheStatus_CACHE_STATUS_FETCHED {
+			t.Fatalf("ttlMs 0 and no listen: %v", l.GetCache())
+		}
+	}
+	read := func() *mcpdv1.McpResponse {
+		t.Helper()
+		resp, err := d.client.ReadResource(ctx, &mcpdv1.ReadResourceRequest{Server: "m", Uri: "test://a"})
+		if err != nil || resp.GetError() != nil {
+			t.Fatalf("read: %v %v", resp, err)
+		}
+		return resp
+	}
+
+	subCtx, unsubscribe := context.WithCancel(ctx)
+	defer unsubscribe()
+	stream, err := d.client.Subscribe(subCtx, &mcpdv1.SubscribeRequest{
+		Servers: []string{"m"}, ToolsListChanged: true, ResourceUris: []string{"test://a"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ack, err := stream.Recv()
+	if err != nil || ack.GetKind() != mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ACK {
+		t.Fatalf("first event %v, %v", ack, err)
+	}
+	if a := ack.GetAck().GetServers(); len(a) != 1 || !a[0].GetToolsListChanged() || len(a[0].GetResourceUris()) != 1 {
+		t.Fatalf("ack %v", ack.GetAck())
+	}
+	waitFor(t, "tools/list cached under the acknowledged listen", func() bool {
+		return d.listTools(t, "m").GetCache() == mcpdv1.CacheStatus_CACHE_STATUS_HIT
+	})
+	waitFor(t, "resources/read cached under the acknowledged subscription", func() bool {
+		return read().GetCache() == mcpdv1.CacheStatus_CACHE_STATUS_HIT
+	})
+	next := func(kind mcpdv1.SubscriptionEventKind) {
+		t.Helper()
+		for {
+			ev, err := stream.Recv()
+			if err != nil {
+				t.Fatalf("waiting for %v: %v", kind, err)
+			}
+			if ev.GetKind() == kind {
+				return
+			}
+		}
+	}
+
+	d.callTool(t, "m", "add_tool", `{"name":"modern_tool"}`)
+	next(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED)
+	after := d.listTools(t, "m")
+	if after.GetCache() != mcpdv1.CacheStatus_CACHE_STATUS_FETCHED || !strings.Contains(after.GetItemsJson(), `"modern_tool"`) {
+		t.Fatalf("after list_changed: %v", after)
+	}
+	if l := d.listTools(t, "m"); l.GetCache() != mcpdv1.CacheStatus_CACHE_STATUS_HIT || l.GetItemsJson() != after.GetItemsJson() {
+		t.Fatalf("then: %v", l)
+	}
+
+	d.callTool(t, "m", "touch", `{"uri":"test://a"}`)
+	next(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED)
+	if r := read(); r.GetCache() != mcpdv1.CacheStatus_CACHE_STATUS_FETCHED {
+		t.Fatalf("read after resources/updated: %v", r.GetCache())
+	}
+
+	// The last app leaves: the listen ends and the promise with it.
+	unsubscribe()
+	waitFor(t, "lists no longer kept after the listen ended", func() bool {
+		return d.listTools(t, "m").GetCache() == mcpdv1.CacheStatus_CACHE_STATUS_FETCHED &&
+			d.listTools(t, "m").GetCache() == mcpdv1.CacheStatus_CACHE_STATUS_FETCHED
+	})
+}
+
 // startDirect runs a child outside mcpd with mcpd's own transport and
 // session, for the side-by-side benchmark.
 func startDirect(tb testing.TB, command string, args ...string) *session.Session {

@@ -159,8 +159,11 @@ func (s *Supervisor) ObserveNotification(server string, n session.Notification) 
 
 func (sv *server) observeNotification(n session.Notification) {
 	if ch, ok := cache.ChangeOf(n.Method, n.Params); ok {
-		dropped := sv.cache.Invalidate(ch)
-		sv.log.Debug("cache invalidated", zap.String("method", n.Method), zap.String("uri", ch.URI), zap.Int("entries", dropped))
+		// Logged only when something was dropped: a server may send
+		// thousands of updates for resources nobody reads.
+		if dropped := sv.cache.Invalidate(ch); dropped > 0 {
+			sv.log.Debug("cache invalidated", zap.String("method", n.Method), zap.String("uri", ch.URI), zap.Int("entries", dropped))
+		}
 	}
 }
 
