@@ -24,9 +24,10 @@ server. The next request of each kind asks the server again.`,
 	run: runCache,
 }
 
-// cacheJSON is one server in "cache --json".
+// cacheJSON is one server in "cache --json", and the "cache" object of a
+// server in "status --json" and "servers --json" (without "server").
 type cacheJSON struct {
-	Server        string `json:"server"`
+	Server        string `json:"server,omitempty"`
 	Policy        string `json:"policy"`
 	Hits          int64  `json:"hits"`
 	Misses        int64  `json:"misses"`
@@ -82,13 +83,9 @@ func runCache(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if *asJSON {
 		out := make([]cacheJSON, 0, len(servers))
 		for _, s := range servers {
-			cs := s.GetCache()
-			out = append(out, cacheJSON{
-				Server: s.GetName(), Policy: policyCell(cs.GetPolicy()),
-				Hits: cs.GetHits(), Misses: cs.GetMisses(), Coalesced: cs.GetCoalesced(),
-				Entries: cs.GetEntries(), Bytes: cs.GetBytes(),
-				Invalidations: cs.GetInvalidations(), Evictions: cs.GetEvictions(),
-			})
+			cj := newCacheJSON(s.GetCache())
+			cj.Server = s.GetName()
+			out = append(out, cj)
 		}
 		return writeJSON(c.stdout, out)
 	}
@@ -116,4 +113,23 @@ func policyCell(p string) string {
 		return "default"
 	}
 	return p
+}
+
+func newCacheJSON(cs *mcpdv1.CacheStats) cacheJSON {
+	return cacheJSON{
+		Policy: policyCell(cs.GetPolicy()),
+		Hits:   cs.GetHits(), Misses: cs.GetMisses(), Coalesced: cs.GetCoalesced(),
+		Entries: cs.GetEntries(), Bytes: cs.GetBytes(),
+		Invalidations: cs.GetInvalidations(), Evictions: cs.GetEvictions(),
+	}
+}
+
+// toCacheJSON is the "cache" object of a server in status --json, nil when
+// mcpd reported none.
+func toCacheJSON(s *mcpdv1.ServerStatus) *cacheJSON {
+	if s.GetCache() == nil {
+		return nil
+	}
+	cj := newCacheJSON(s.GetCache())
+	return &cj
 }

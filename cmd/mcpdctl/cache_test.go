@@ -64,3 +64,14 @@ a     default  0     0       0          0        0
 		t.Fatalf("table (-want +got):\n%s", diff)
 	}
 }
+
+func TestStatusJSONCache(t *testing.T) {
+	got := toServerJSON(&mcpdv1.ServerStatus{Name: "b", Cache: &mcpdv1.CacheStats{Hits: 10, Misses: 2, Coalesced: 49, Entries: 3, Bytes: 4096}})
+	want := &cacheJSON{Policy: "default", Hits: 10, Misses: 2, Coalesced: 49, Entries: 3, Bytes: 4096}
+	if diff := cmp.Diff(want, got.Cache); diff != "" {
+		t.Fatalf("cache (-want +got):\n%s", diff)
+	}
+	if toServerJSON(&mcpdv1.ServerStatus{Name: "a"}).Cache != nil {
+		t.Fatal("cache object without stats")
+	}
+}

@@ -48,9 +48,7 @@ func runCall(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if err != nil {
 		return &usageError{cmd: cmd, msg: err.Error()}
 	}
-	ctx, cancel := c.withTimeout(ctx, *timeout)
-	defer cancel()
-	client, err := c.connect()
+	ctx, client, err := c.dial(ctx, *timeout)
 	if err != nil {
 		return err
 	}

@@ -101,6 +101,8 @@ type cli struct {
 
 	// timeout is the current verb's --timeout, for error messages.
 	timeout time.Duration
+	// cancels end the contexts dial made; close calls them.
+	cancels []context.CancelFunc
 }
 
 // usageError is a wrong command line; report prints it with the usage line
@@ -365,7 +367,20 @@ func (c *cli) connect() (mcpdv1.McpdClient, error) {
 	return mcpdv1.NewMcpdClient(conn), nil
 }
 
+// dial is withTimeout and connect, for a verb that talks to mcpd until it
+// returns: the context ends when the invocation does (close).
+func (c *cli) dial(ctx context.Context, timeout time.Duration) (context.Context, mcpdv1.McpdClient, error) {
+	ctx, cancel := c.withTimeout(ctx, timeout)
+	c.cancels = append(c.cancels, cancel)
+	client, err := c.connect()
+	return ctx, client, err
+}
+
 func (c *cli) close() {
+	for _, cancel := range c.cancels {
+		cancel()
+	}
+	c.cancels = nil
 	if c.conn != nil {
 		c.conn.Close()
 		c.conn = nil

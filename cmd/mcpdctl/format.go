@@ -147,6 +147,9 @@ type serverJSON struct {
 	SubscribedApps         []string `json:"subscribed_apps,omitempty"`
 	NotificationsDropped   *uint64  `json:"notifications_dropped,omitempty"`
 	NotificationsCoalesced *uint64  `json:"notifications_coalesced,omitempty"`
+	// Cache is the server's result cache (cache.go); absent before its
+	// first use.
+	Cache *cacheJSON `json:"cache,omitempty"`
 }
 
 func toServerJSON(s *mcpdv1.ServerStatus) serverJSON {
@@ -175,6 +178,7 @@ func toServerJSON(s *mcpdv1.ServerStatus) serverJSON {
 		ResponsesDropped:  s.GetResponsesDropped(),
 		Capabilities:      rawOrNull(s.GetCapabilitiesJson()),
 		Command:           s.GetCommand(),
+		Cache:             toCacheJSON(s),
 	}
 }
 

@@ -20,9 +20,7 @@ func runLifecycle(ctx context.Context, c *cli, cmd *command, args []string,
 		return err
 	}
 	name := pos[0]
-	ctx, cancel := c.withTimeout(ctx, *timeout)
-	defer cancel()
-	client, err := c.connect()
+	ctx, client, err := c.dial(ctx, *timeout)
 	if err != nil {
 		return err
 	}

@@ -52,9 +52,7 @@ func runLogs(ctx context.Context, c *cli, cmd *command, args []string) error {
 		// -f runs until interrupted; --timeout bounds only a plain print.
 		return c.followLogs(ctx, name, *n, *asJSON)
 	}
-	ctx, cancel := c.withTimeout(ctx, *timeout)
-	defer cancel()
-	client, err := c.connect()
+	ctx, client, err := c.dial(ctx, *timeout)
 	if err != nil {
 		return err
 	}
@@ -90,9 +88,7 @@ func printLogLine(w io.Writer, l *mcpdv1.LogLine) {
 // followLogs streams lines until the user interrupts (exit 0) or mcpd goes
 // away (exit 1).
 func (c *cli) followLogs(ctx context.Context, name string, n int, asJSON bool) error {
-	ctx, cancel := c.withTimeout(ctx, 0)
-	defer cancel()
-	client, err := c.connect()
+	ctx, client, err := c.dial(ctx, 0)
 	if err != nil {
 		return err
 	}

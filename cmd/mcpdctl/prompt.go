@@ -36,9 +36,7 @@ func runPrompt(ctx context.Context, c *cli, cmd *command, args []string) error {
 			return &usageError{cmd: cmd, msg: err.Error()}
 		}
 	}
-	ctx, cancel := c.withTimeout(ctx, *timeout)
-	defer cancel()
-	client, err := c.connect()
+	ctx, client, err := c.dial(ctx, *timeout)
 	if err != nil {
 		return err
 	}

@@ -27,9 +27,7 @@ func runRead(ctx context.Context, c *cli, cmd *command, args []string) error {
 		return err
 	}
 	server, uri := pos[0], pos[1]
-	ctx, cancel := c.withTimeout(ctx, *timeout)
-	defer cancel()
-	client, err := c.connect()
+	ctx, client, err := c.dial(ctx, *timeout)
 	if err != nil {
 		return err
 	}

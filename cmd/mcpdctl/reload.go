@@ -84,9 +84,7 @@ func runReload(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if _, err := c.parseArgs(cmd, fs, args, 0, 0); err != nil {
 		return err
 	}
-	ctx, cancel := c.withTimeout(ctx, *timeout)
-	defer cancel()
-	client, err := c.connect()
+	ctx, client, err := c.dial(ctx, *timeout)
 	if err != nil {
 		return err
 	}

@@ -50,9 +50,7 @@ func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if _, err := c.parseArgs(cmd, fs, args, 0, 0); err != nil {
 		return err
 	}
-	ctx, cancel := c.withTimeout(ctx, *timeout)
-	defer cancel()
-	client, err := c.connect()
+	ctx, client, err := c.dial(ctx, *timeout)
 	if err != nil {
 		return err
 	}

@@ -58,6 +58,9 @@ type Options struct {
 	// StartTime is when the daemon started. If zero, the time NewServer was
 	// called is used.
 	StartTime time.Time
+	// Observer, if set, is told the duration of every MCP request per
+	// server and method (metrics.go).
+	Observer CallObserver
 }
 
 // Server implements the mcpd.v1.Mcpd service on top of a supervisor. Its
@@ -95,6 +98,9 @@ func newServer(b backend, opts Options) *Server {
 	start := opts.StartTime
 	if start.IsZero() {
 		start = time.Now()
+	}
+	if opts.Observer != nil {
+		b = observedBackend{backend: b, obs: opts.Observer}
 	}
 	return &Server{
 		sup:        b,

@@ -118,6 +118,7 @@ type Manager struct {
 	streams   map[uint64]*Stream
 	upstreams map[string]*upstream
 	closed    bool
+	retired   Totals // counters of the closed streams (totals.go)
 }
 
 // New returns a manager; its upstream goroutines run until Close.
@@ -334,6 +335,9 @@ func (m *Manager) Update(ctx context.Context, id uint64, add, remove []string) (
 // remove unregisters a closed stream and releases its upstream interest.
 func (m *Manager) remove(st *Stream) {
 	m.mu.Lock()
+	if m.streams[st.id] == st {
+		m.retireLocked(st)
+	}
 	delete(m.streams, st.id)
 	var ups []*upstream
 	for name, u := range m.upstreams {
