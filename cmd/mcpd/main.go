@@ -60,6 +60,11 @@ by socket activation (LISTEN_FDS=1) is used instead of --socket.
 The config file is also watched: a saved change is applied without restarting
 untouched servers; an invalid one is reported and the running config kept.
 
+Metrics: with --metrics-listen, Prometheus metrics are served at /metrics on a
+unix socket (unix:/path/to.sock, mode 0600) or a loopback address
+(127.0.0.1:PORT, [::1]:PORT, localhost:PORT); other addresses are refused.
+Off by default.
+
 Flags:
 `
 
@@ -77,6 +82,8 @@ type flags struct {
 	logLevel  string
 	logFormat string
 	version   bool
+	// metricsListen is --metrics-listen (metrics.go); empty: off.
+	metricsListen string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -88,6 +95,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	set.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	set.StringVar(&f.logFormat, "log-format", "json", "log `format` on stderr: json (for journald) or console")
 	set.BoolVar(&f.version, "version", false, "print the version and exit")
+	set.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at /metrics on `addr`: unix:/path/to.sock or a loopback HOST:PORT (default off)")
 	set.Usage = func() {
 		fmt.Fprint(set.Output(), usage)
 		set.PrintDefaults()
@@ -97,6 +105,11 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	if set.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (see mcpd --help)", set.Arg(0))
+	}
+	if f.metricsListen != "" {
+		if _, err := parseMetricsListen(f.metricsListen); err != nil {
+			return nil, err
+		}
 	}
 	return &f, nil
 }
@@ -205,7 +218,12 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 			return srv.ServeChildRequest(ctx, server, method, params)
 		},
 	})
-	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath})
+	ms, err := listenMetrics(f.metricsListen, sup, log) // nil when off (metrics.go)
+	if err != nil {
+		return err
+	}
+	defer ms.close()
+	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath, Observer: ms.observer()})
 	gs := api.NewGRPCServer(srv, log.Named("api"))
 	// "mcpdctl reload" goes through the reload actor below, like SIGHUP.
 	reloadReqs := make(chan reloadRequest)
@@ -256,6 +274,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 			stopGRPC(gs, grpcStopTimeout)
 		})
 	}
+	// Metrics HTTP server, when --metrics-listen is set (metrics.go).
+	ms.addActor(&g, log)
 	{ // Supervisor.
 		ctx, cancel := context.WithCancel(context.Background())
 		g.Add(func() error {

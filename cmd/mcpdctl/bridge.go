@@ -327,6 +327,26 @@ func (b *bridge) ready(ctx context.Context) error {
 	}
 }
 
+// keepOpen runs stream until ctx ends: again at once after a stream that
+// was established (it returned true), else after a delay that doubles from
+// bridgeRetryMin up to bridgeRetryMax while mcpd stays away.
+func keepOpen(ctx context.Context, stream func() (established bool)) {
+	delay := bridgeRetryMin
+	for ctx.Err() == nil {
+		if stream() {
+			delay = bridgeRetryMin
+			continue
+		}
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		delay = min(delay*2, bridgeRetryMax)
+	}
+}
+
 // ---- stdio ----
 
 // serve reads the host's messages until stdin ends ("exit when the host

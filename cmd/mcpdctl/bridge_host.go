@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
-	"time"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -15,20 +14,7 @@ import (
 // sampling/createMessage and elicitation/create requests of legacy
 // children, which the bridge relays to the MCP host.
 func (b *bridge) hostLoop(ctx context.Context) {
-	delay := bridgeRetryMin
-	for ctx.Err() == nil {
-		if b.hostOnce(ctx) {
-			delay = bridgeRetryMin
-			continue
-		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
-		delay = min(delay*2, bridgeRetryMax)
-	}
+	keepOpen(ctx, func() bool { return b.hostOnce(ctx) })
 }
 
 // hostOnce runs one Host stream; it reports whether mcpd accepted the

@@ -241,17 +241,10 @@ func (b *bridge) capabilities() map[string]any {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := map[string]any{}
+	served := b.servedCapsLocked()
 	merge := func(key string, flags ...string) {
 		var m map[string]any
-		for _, n := range b.names {
-			s := b.info[n]
-			if s == nil {
-				continue
-			}
-			var caps map[string]map[string]any
-			if json.Unmarshal([]byte(s.GetCapabilitiesJson()), &caps) != nil {
-				continue
-			}
+		for _, caps := range served {
 			c, ok := caps[key]
 			if !ok {
 				continue
@@ -361,17 +354,15 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *r
 						it["name"], _ = json.Marshal(exposed)
 					}
 					routes[exposed] = route{server: n, name: name}
-				case "resources/list":
+				case "resources/list", "resources/templates/list":
+					key := "uri"
+					if method == "resources/templates/list" {
+						key = "uriTemplate"
+					}
 					var uri string
-					_ = json.Unmarshal(it["uri"], &uri)
+					_ = json.Unmarshal(it[key], &uri)
 					b.mu.Lock()
 					b.uris[uri] = n
-					b.mu.Unlock()
-				case "resources/templates/list":
-					var tmpl string
-					_ = json.Unmarshal(it["uriTemplate"], &tmpl)
-					b.mu.Lock()
-					b.uris[tmpl] = n
 					b.mu.Unlock()
 				}
 				raw, err := json.Marshal(it)
@@ -406,20 +397,7 @@ func (b *bridge) listOne(ctx context.Context, method, server string) ([]*mcpdv1.
 	b.mu.Lock()
 	opts.Client = clientInfoProto(b.hostInfo)
 	b.mu.Unlock()
-	switch method {
-	case "tools/list":
-		r, err := b.client.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: server, Options: opts})
-		return r.GetServers(), err
-	case "prompts/list":
-		r, err := b.client.ListPrompts(ctx, &mcpdv1.ListPromptsRequest{Server: server, Options: opts})
-		return r.GetServers(), err
-	case "resources/list":
-		r, err := b.client.ListResources(ctx, &mcpdv1.ListResourcesRequest{Server: server, Options: opts})
-		return r.GetServers(), err
-	default:
-		r, err := b.client.ListResourceTemplates(ctx, &mcpdv1.ListResourceTemplatesRequest{Server: server, Options: opts})
-		return r.GetServers(), err
-	}
+	return listFrom(ctx, b.client, method, server, opts)
 }
 
 // prefixed is server__name, shortened to fit the 128-character limit with a

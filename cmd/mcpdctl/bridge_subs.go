@@ -42,22 +42,14 @@ func newSubState() subState {
 // "When mcpd is down or restarts ... reconnect when mcpd is back,
 // re-establish the host's subscriptions".
 func (b *bridge) subscribeLoop(ctx context.Context) {
-	delay := bridgeRetryMin
 	first := true
-	for ctx.Err() == nil {
-		if b.subscribeOnce(ctx, first) {
-			first = false
-			delay = bridgeRetryMin
-			continue
+	keepOpen(ctx, func() bool {
+		if !b.subscribeOnce(ctx, first) {
+			return false
 		}
-		t := time.NewTimer(delay)
-		select {
-		case <-ctx.Done():
-		case <-t.C:
-		}
-		t.Stop()
-		delay = min(delay*2, bridgeRetryMax)
-	}
+		first = false
+		return true
+	})
 }
 
 // subscribeOnce runs one Subscribe stream; it reports whether it was
@@ -182,6 +174,20 @@ type listCaps struct{ tools, prompts, resources, subscribe bool }
 
 func (b *bridge) capsLocked() listCaps {
 	var out listCaps
+	for _, caps := range b.servedCapsLocked() {
+		on := func(k, f string) bool { v, _ := caps[k][f].(bool); return v }
+		out.tools = out.tools || on("tools", "listChanged")
+		out.prompts = out.prompts || on("prompts", "listChanged")
+		out.resources = out.resources || on("resources", "listChanged")
+		out.subscribe = out.subscribe || on("resources", "subscribe")
+	}
+	return out
+}
+
+// servedCapsLocked returns the capabilities object of each served server
+// that is described and sent a valid one. b.mu must be held.
+func (b *bridge) servedCapsLocked() []map[string]map[string]any {
+	var out []map[string]map[string]any
 	for _, n := range b.names {
 		s := b.info[n]
 		if s == nil {
@@ -191,11 +197,7 @@ func (b *bridge) capsLocked() listCaps {
 		if json.Unmarshal([]byte(s.GetCapabilitiesJson()), &caps) != nil {
 			continue
 		}
-		on := func(k, f string) bool { v, _ := caps[k][f].(bool); return v }
-		out.tools = out.tools || on("tools", "listChanged")
-		out.prompts = out.prompts || on("prompts", "listChanged")
-		out.resources = out.resources || on("resources", "listChanged")
-		out.subscribe = out.subscribe || on("resources", "subscribe")
+		out = append(out, caps)
 	}
 	return out
 }

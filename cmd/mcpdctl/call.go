@@ -44,7 +44,7 @@ func runCall(ctx context.Context, c *cli, cmd *command, args []string) error {
 		return err
 	}
 	server, tool := pos[0], pos[1]
-	arguments, err := toolArguments(pos[2:])
+	arguments, err := argumentsJSON(pos[2:], true)
 	if err != nil {
 		return &usageError{cmd: cmd, msg: err.Error()}
 	}
@@ -82,25 +82,16 @@ func runCall(ctx context.Context, c *cli, cmd *command, args []string) error {
 			resp = e.Response
 		}
 	}
-	if resp.GetError() != nil {
-		return mcpError(server, resp.GetError())
-	}
-	raw := []byte(resp.GetResultJson())
-	kind, err := resultType(raw)
+	raw, kind, err := resultOf(server, resp)
 	if err != nil {
-		return fmt.Errorf("server %s: %w", server, err)
+		return err
 	}
 	var res toolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return fmt.Errorf("server %s: bad tool result: %w", server, err)
 	}
-	if *asJSON {
-		if err := writeRawJSON(c.stdout, resp.GetResultJson()); err != nil {
-			return err
-		}
-	}
-	if kind == "input_required" {
-		return inputRequired(server, fmt.Sprintf("tool %s", tool))
+	if err := c.echoResult(*asJSON, raw, kind, server, "tool "+tool); err != nil {
+		return err
 	}
 	if !*asJSON {
 		c.printToolResult(res)
@@ -112,13 +103,14 @@ func runCall(ctx context.Context, c *cli, cmd *command, args []string) error {
 	return nil
 }
 
-// toolArguments builds the arguments object from the command line: nothing,
-// one JSON object, or key=value pairs.
-func toolArguments(args []string) (string, error) {
+// argumentsJSON builds the arguments object of a tool call (jsonValues) or
+// a prompt from the command line: "" for none, else key=value pairs (see
+// parseKeyValues). A tool's arguments may also be one JSON object.
+func argumentsJSON(args []string, jsonValues bool) (string, error) {
 	if len(args) == 0 {
 		return "", nil
 	}
-	if strings.HasPrefix(strings.TrimSpace(args[0]), "{") {
+	if jsonValues && strings.HasPrefix(strings.TrimSpace(args[0]), "{") {
 		if len(args) > 1 {
 			return "", errors.New("give the arguments either as one JSON object or as key=value pairs")
 		}
@@ -128,7 +120,7 @@ func toolArguments(args []string) (string, error) {
 		}
 		return args[0], nil
 	}
-	return parseKeyValues(args, true)
+	return parseKeyValues(args, jsonValues)
 }
 
 func (c *cli) printToolResult(res toolResult) {

@@ -1,12 +1,87 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"iter"
 	"sort"
+	"time"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
+
+// listCommand is an aggregate list verb (tools, prompts, resources) after
+// its "[NAME] [--json]" command line was parsed and mcpd dialed.
+type listCommand struct {
+	c      *cli
+	client mcpdv1.McpdClient
+	server string // NAME, empty for every server
+	asJSON bool
+	warned map[string]bool // servers already warned about, see gather
+}
+
+// startList parses the command line of an aggregate list verb and dials
+// mcpd; jsonUsage says what --json prints. The returned context is bounded
+// by --timeout.
+func (c *cli) startList(ctx context.Context, cmd *command, args []string, jsonUsage string) (context.Context, *listCommand, error) {
+	fs := c.flags(cmd)
+	asJSON := fs.Bool("json", false, jsonUsage)
+	timeout := timeoutFlag(fs, 60*time.Second)
+	pos, err := c.parseArgs(cmd, fs, args, 0, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	lc := &listCommand{c: c, asJSON: *asJSON, warned: map[string]bool{}}
+	if len(pos) == 1 {
+		lc.server = pos[0]
+	}
+	ctx, lc.client, err = c.dial(ctx, *timeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	return ctx, lc, nil
+}
+
+// fetch sends the list RPC of method ("tools/list", ...).
+func (lc *listCommand) fetch(ctx context.Context, method string) ([]*mcpdv1.ServerList, error) {
+	lists, err := listFrom(ctx, lc.client, method, lc.server, lc.c.callOptions())
+	if err != nil {
+		return nil, lc.c.rpcError(ctx, err, lc.server)
+	}
+	return lists, nil
+}
+
+// list fetches and gathers the items of method, of the given kind.
+func (lc *listCommand) list(ctx context.Context, method, kind string) ([]serverItems, error) {
+	lists, err := lc.fetch(ctx, method)
+	if err != nil {
+		return nil, err
+	}
+	return lc.gather(kind, lists, false)
+}
+
+// listFrom sends the list RPC of the MCP method ("tools/list",
+// "prompts/list", "resources/list" or "resources/templates/list") for one
+// server, or for every server when server is empty.
+func listFrom(ctx context.Context, client mcpdv1.McpdClient, method, server string, opts *mcpdv1.CallOptions) ([]*mcpdv1.ServerList, error) {
+	switch method {
+	case "tools/list":
+		r, err := client.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: server, Options: opts})
+		return r.GetServers(), err
+	case "prompts/list":
+		r, err := client.ListPrompts(ctx, &mcpdv1.ListPromptsRequest{Server: server, Options: opts})
+		return r.GetServers(), err
+	case "resources/list":
+		r, err := client.ListResources(ctx, &mcpdv1.ListResourcesRequest{Server: server, Options: opts})
+		return r.GetServers(), err
+	case "resources/templates/list":
+		r, err := client.ListResourceTemplates(ctx, &mcpdv1.ListResourceTemplatesRequest{Server: server, Options: opts})
+		return r.GetServers(), err
+	}
+	return nil, fmt.Errorf("no list rpc for %q", method)
+}
 
 // serverItems is one server's part of an aggregated list: Tool, Prompt,
 // Resource or ResourceTemplate objects exactly as the server sent them.
@@ -15,14 +90,13 @@ type serverItems struct {
 	items  []json.RawMessage
 }
 
-// gatherLists checks the per-server parts of a list answer, sorted by
-// server name. When the operator named one server (explicit), a server that
-// could not be listed fails the command; in an aggregate list it is a
-// warning on stderr and the others go on. warned, if not nil, keeps a
-// server from being reported twice by verbs that make two list calls.
-// optional marks a list some servers lack on purpose (resource templates):
-// a server without it is not worth a warning.
-func (c *cli) gatherLists(kind, explicit string, lists []*mcpdv1.ServerList, warned map[string]bool, optional bool) ([]serverItems, error) {
+// gather checks the per-server parts of a list answer, sorted by server
+// name. When the operator named one server, a server that could not be
+// listed fails the command; in an aggregate list it is a warning on stderr
+// and the others go on, and a verb that makes two list calls warns about a
+// server once. optional marks a list some servers lack on purpose
+// (resource templates): a server without it is not worth a warning.
+func (lc *listCommand) gather(kind string, lists []*mcpdv1.ServerList, optional bool) ([]serverItems, error) {
 	lists = append([]*mcpdv1.ServerList(nil), lists...)
 	sort.SliceStable(lists, func(i, j int) bool { return lists[i].GetServer() < lists[j].GetServer() })
 	var out []serverItems
@@ -34,8 +108,8 @@ func (c *cli) gatherLists(kind, explicit string, lists []*mcpdv1.ServerList, war
 			problem = fmt.Errorf("server %s is unavailable: %s", name, l.GetUnavailable())
 		case l.GetError() != nil && l.GetError().GetCode() == jsonRPCMethodNotFound:
 			// A server without the capability has nothing of this kind.
-			if explicit != "" && !optional {
-				c.warnf("server %s does not list %s: %s", name, kind, l.GetError().GetMessage())
+			if lc.server != "" && !optional {
+				lc.c.warnf("server %s does not list %s: %s", name, kind, l.GetError().GetMessage())
 			}
 			continue
 		case l.GetError() != nil:
@@ -48,15 +122,13 @@ func (c *cli) gatherLists(kind, explicit string, lists []*mcpdv1.ServerList, war
 			}
 		}
 		if problem != nil {
-			if explicit != "" {
+			if lc.server != "" {
 				return nil, problem
 			}
-			if warned == nil || !warned[name] {
-				c.warnf("%s", problem)
+			if !lc.warned[name] {
+				lc.c.warnf("%s", problem)
 			}
-			if warned != nil {
-				warned[name] = true
-			}
+			lc.warned[name] = true
 			continue
 		}
 		out = append(out, serverItems{server: name, items: items})
@@ -78,6 +150,28 @@ func itemsJSON(lists []serverItems) ([]json.RawMessage, error) {
 		}
 	}
 	return out, nil
+}
+
+// printItemsJSON prints every item of lists with a "server" member added.
+func printItemsJSON(w io.Writer, lists []serverItems) error {
+	items, err := itemsJSON(lists)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, items)
+}
+
+// allItems yields every item of lists with the server it came from.
+func allItems(lists []serverItems) iter.Seq2[string, listItem] {
+	return func(yield func(string, listItem) bool) {
+		for _, l := range lists {
+			for _, raw := range l.items {
+				if !yield(l.server, decodeItem(raw)) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // listItem holds the members of a list item that the tables show.

@@ -28,13 +28,10 @@ func runPrompt(ctx context.Context, c *cli, cmd *command, args []string) error {
 		return err
 	}
 	server, prompt := pos[0], pos[1]
-	arguments := ""
-	if len(pos) > 2 {
-		// "prompts/get params {name, arguments?: {string: string}}"
-		arguments, err = parseKeyValues(pos[2:], false)
-		if err != nil {
-			return &usageError{cmd: cmd, msg: err.Error()}
-		}
+	// "prompts/get params {name, arguments?: {string: string}}"
+	arguments, err := argumentsJSON(pos[2:], false)
+	if err != nil {
+		return &usageError{cmd: cmd, msg: err.Error()}
 	}
 	ctx, client, err := c.dial(ctx, *timeout)
 	if err != nil {
@@ -46,24 +43,9 @@ func runPrompt(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if err != nil {
 		return c.rpcError(ctx, err, server)
 	}
-	if resp.GetError() != nil {
-		return mcpError(server, resp.GetError())
-	}
-	raw := []byte(resp.GetResultJson())
-	kind, err := resultType(raw)
-	if err != nil {
-		return fmt.Errorf("server %s: %w", server, err)
-	}
-	if *asJSON {
-		if err := writeRawJSON(c.stdout, resp.GetResultJson()); err != nil {
-			return err
-		}
-	}
-	if kind == "input_required" {
-		return inputRequired(server, "prompt "+prompt)
-	}
-	if *asJSON {
-		return nil
+	raw, err := c.rawResult(server, "prompt "+prompt, resp, *asJSON)
+	if err != nil || *asJSON {
+		return err
 	}
 	var res struct {
 		Messages []struct {

@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"strings"
 	"text/tabwriter"
-	"time"
-
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 var promptsCmd = &command{
@@ -20,53 +17,29 @@ MCP Prompt objects as the servers sent them, each with a "server" member added.`
 }
 
 func runPrompts(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
-	asJSON := fs.Bool("json", false, "print a JSON array of Prompt objects")
-	timeout := timeoutFlag(fs, 60*time.Second)
-	pos, err := c.parseArgs(cmd, fs, args, 0, 1)
+	ctx, lc, err := c.startList(ctx, cmd, args, "print a JSON array of Prompt objects")
 	if err != nil {
 		return err
 	}
-	name := ""
-	if len(pos) == 1 {
-		name = pos[0]
-	}
-	ctx, cancel := c.withTimeout(ctx, *timeout)
-	defer cancel()
-	client, err := c.connect()
+	lists, err := lc.list(ctx, "prompts/list", "prompts")
 	if err != nil {
 		return err
 	}
-	resp, err := client.ListPrompts(ctx, &mcpdv1.ListPromptsRequest{Server: name, Options: c.callOptions()})
-	if err != nil {
-		return c.rpcError(ctx, err, name)
-	}
-	lists, err := c.gatherLists("prompts", name, resp.GetServers(), nil, false)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		items, err := itemsJSON(lists)
-		if err != nil {
-			return err
-		}
-		return writeJSON(c.stdout, items)
+	if lc.asJSON {
+		return printItemsJSON(c.stdout, lists)
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tPROMPT\tARGUMENTS\tDESCRIPTION")
-	for _, l := range lists {
-		for _, raw := range l.items {
-			it := decodeItem(raw)
-			var argNames []string
-			for _, a := range it.Arguments {
-				n := a.Name
-				if a.Required {
-					n += "*"
-				}
-				argNames = append(argNames, n)
+	for server, it := range allItems(lists) {
+		var argNames []string
+		for _, a := range it.Arguments {
+			n := a.Name
+			if a.Required {
+				n += "*"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", l.server, it.Name, dash(strings.Join(argNames, ",")), it.describe())
+			argNames = append(argNames, n)
 		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", server, it.Name, dash(strings.Join(argNames, ",")), it.describe())
 	}
 	return tw.Flush()
 }

@@ -35,24 +35,9 @@ func runRead(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if err != nil {
 		return c.rpcError(ctx, err, server)
 	}
-	if resp.GetError() != nil {
-		return mcpError(server, resp.GetError())
-	}
-	raw := []byte(resp.GetResultJson())
-	kind, err := resultType(raw)
-	if err != nil {
-		return fmt.Errorf("server %s: %w", server, err)
-	}
-	if *asJSON {
-		if err := writeRawJSON(c.stdout, resp.GetResultJson()); err != nil {
-			return err
-		}
-	}
-	if kind == "input_required" {
-		return inputRequired(server, "reading "+uri)
-	}
-	if *asJSON {
-		return nil
+	raw, err := c.rawResult(server, "reading "+uri, resp, *asJSON)
+	if err != nil || *asJSON {
+		return err
 	}
 	var res struct {
 		Contents []struct {

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"text/tabwriter"
-	"time"
-
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 var resourcesCmd = &command{
@@ -21,41 +18,28 @@ Resource and ResourceTemplate objects as the servers sent them, each with a
 }
 
 func runResources(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
-	asJSON := fs.Bool("json", false, "print the resources and templates as JSON")
-	timeout := timeoutFlag(fs, 60*time.Second)
-	pos, err := c.parseArgs(cmd, fs, args, 0, 1)
+	ctx, lc, err := c.startList(ctx, cmd, args, "print the resources and templates as JSON")
 	if err != nil {
 		return err
 	}
-	name := ""
-	if len(pos) == 1 {
-		name = pos[0]
-	}
-	ctx, cancel := c.withTimeout(ctx, *timeout)
-	defer cancel()
-	client, err := c.connect()
+	res, err := lc.fetch(ctx, "resources/list")
 	if err != nil {
 		return err
 	}
-	res, err := client.ListResources(ctx, &mcpdv1.ListResourcesRequest{Server: name, Options: c.callOptions()})
-	if err != nil {
-		return c.rpcError(ctx, err, name)
-	}
-	tmpl, err := client.ListResourceTemplates(ctx, &mcpdv1.ListResourceTemplatesRequest{Server: name, Options: c.callOptions()})
-	if err != nil {
-		return c.rpcError(ctx, err, name)
-	}
-	warned := make(map[string]bool)
-	resources, err := c.gatherLists("resources", name, res.GetServers(), warned, false)
+	tmpl, err := lc.fetch(ctx, "resources/templates/list")
 	if err != nil {
 		return err
 	}
-	templates, err := c.gatherLists("resource templates", name, tmpl.GetServers(), warned, true)
+	resources, err := lc.gather("resources", res, false)
 	if err != nil {
 		return err
 	}
-	if *asJSON {
+	// A server without templates has nothing to warn about.
+	templates, err := lc.gather("resource templates", tmpl, true)
+	if err != nil {
+		return err
+	}
+	if lc.asJSON {
 		r, err := itemsJSON(resources)
 		if err != nil {
 			return err
@@ -71,11 +55,8 @@ func runResources(ctx context.Context, c *cli, cmd *command, args []string) erro
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tURI\tNAME\tMIME TYPE\tDESCRIPTION")
-	for _, l := range resources {
-		for _, raw := range l.items {
-			it := decodeItem(raw)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.server, it.URI, it.Name, dash(it.MimeType), it.describe())
-		}
+	for server, it := range allItems(resources) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", server, it.URI, it.Name, dash(it.MimeType), it.describe())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -87,11 +68,8 @@ func runResources(ctx context.Context, c *cli, cmd *command, args []string) erro
 	fmt.Fprintln(c.stdout, "Templates:")
 	tw = tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tURI TEMPLATE\tNAME\tMIME TYPE\tDESCRIPTION")
-	for _, l := range templates {
-		for _, raw := range l.items {
-			it := decodeItem(raw)
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", l.server, it.URITemplate, it.Name, dash(it.MimeType), it.describe())
-		}
+	for server, it := range allItems(templates) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", server, it.URITemplate, it.Name, dash(it.MimeType), it.describe())
 	}
 	return tw.Flush()
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"time"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -17,14 +16,11 @@ the shape of status --json; -q prints the names only.`,
 }
 
 func runServers(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
-	asJSON := fs.Bool("json", false, "print JSON")
-	quiet := fs.Bool("q", false, "print server names only")
-	timeout := timeoutFlag(fs, 10*time.Second)
-	if _, err := c.parseArgs(cmd, fs, args, 0, 0); err != nil {
+	view, err := c.parseViewArgs(cmd, args, "print JSON")
+	if err != nil {
 		return err
 	}
-	ctx, client, err := c.dial(ctx, *timeout)
+	ctx, client, err := c.dial(ctx, view.timeout)
 	if err != nil {
 		return err
 	}
@@ -33,11 +29,11 @@ func runServers(ctx context.Context, c *cli, cmd *command, args []string) error 
 		return c.rpcError(ctx, err, "")
 	}
 	switch {
-	case *asJSON:
+	case view.asJSON:
 		return writeJSON(c.stdout, struct {
 			Servers []serverJSON `json:"servers"`
 		}{toServersJSON(resp.GetServers())})
-	case *quiet:
+	case view.quiet:
 		printNames(c.stdout, resp.GetServers())
 	default:
 		printServerTable(c.stdout, resp.GetServers())

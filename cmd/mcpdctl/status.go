@@ -43,14 +43,11 @@ type appJSON struct {
 }
 
 func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	quiet := fs.Bool("q", false, "print server names only")
-	timeout := timeoutFlag(fs, 10*time.Second)
-	if _, err := c.parseArgs(cmd, fs, args, 0, 0); err != nil {
+	view, err := c.parseViewArgs(cmd, args, "print one JSON object")
+	if err != nil {
 		return err
 	}
-	ctx, client, err := c.dial(ctx, *timeout)
+	ctx, client, err := c.dial(ctx, view.timeout)
 	if err != nil {
 		return err
 	}
@@ -59,7 +56,7 @@ func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
 		return c.rpcError(ctx, err, "")
 	}
 	switch {
-	case *asJSON:
+	case view.asJSON:
 		out := statusJSON{
 			Version:       st.GetVersion(),
 			Pid:           st.GetPid(),
@@ -81,7 +78,7 @@ func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
 			})
 		}
 		return writeJSON(c.stdout, out)
-	case *quiet:
+	case view.quiet:
 		printNames(c.stdout, st.GetServers())
 		return nil
 	}
@@ -117,6 +114,26 @@ func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
 	}
 	printSubscriptions(w, st.GetSubscriptions())
 	return nil
+}
+
+// viewArgs is the command line that status and servers share.
+type viewArgs struct {
+	asJSON  bool
+	quiet   bool
+	timeout time.Duration
+}
+
+// parseViewArgs parses the command line of status and servers: no
+// arguments, --json (printing what jsonUsage says), -q and --timeout.
+func (c *cli) parseViewArgs(cmd *command, args []string, jsonUsage string) (viewArgs, error) {
+	fs := c.flags(cmd)
+	asJSON := fs.Bool("json", false, jsonUsage)
+	quiet := fs.Bool("q", false, "print server names only")
+	timeout := timeoutFlag(fs, 10*time.Second)
+	if _, err := c.parseArgs(cmd, fs, args, 0, 0); err != nil {
+		return viewArgs{}, err
+	}
+	return viewArgs{asJSON: *asJSON, quiet: *quiet, timeout: *timeout}, nil
 }
 
 // printServerTable prints the servers table that status and servers share.

@@ -4,9 +4,6 @@ import (
 	"context"
 	"fmt"
 	"text/tabwriter"
-	"time"
-
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 var toolsCmd = &command{
@@ -19,45 +16,21 @@ each with a "server" member added.`,
 }
 
 func runTools(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
-	asJSON := fs.Bool("json", false, "print a JSON array of Tool objects")
-	timeout := timeoutFlag(fs, 60*time.Second)
-	pos, err := c.parseArgs(cmd, fs, args, 0, 1)
+	ctx, lc, err := c.startList(ctx, cmd, args, "print a JSON array of Tool objects")
 	if err != nil {
 		return err
 	}
-	name := ""
-	if len(pos) == 1 {
-		name = pos[0]
-	}
-	ctx, cancel := c.withTimeout(ctx, *timeout)
-	defer cancel()
-	client, err := c.connect()
+	lists, err := lc.list(ctx, "tools/list", "tools")
 	if err != nil {
 		return err
 	}
-	resp, err := client.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: name, Options: c.callOptions()})
-	if err != nil {
-		return c.rpcError(ctx, err, name)
-	}
-	lists, err := c.gatherLists("tools", name, resp.GetServers(), nil, false)
-	if err != nil {
-		return err
-	}
-	if *asJSON {
-		items, err := itemsJSON(lists)
-		if err != nil {
-			return err
-		}
-		return writeJSON(c.stdout, items)
+	if lc.asJSON {
+		return printItemsJSON(c.stdout, lists)
 	}
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tTOOL\tDESCRIPTION")
-	for _, l := range lists {
-		for _, raw := range l.items {
-			it := decodeItem(raw)
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", l.server, it.Name, it.describe())
-		}
+	for server, it := range allItems(lists) {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", server, it.Name, it.describe())
 	}
 	return tw.Flush()
 }

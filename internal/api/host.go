@@ -154,7 +154,7 @@ type serverNamer interface{ GetServer() string }
 func (s *Server) trackUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	if n, ok := req.(serverNamer); ok {
 		if c := connFromContext(ctx); c != nil {
-			defer s.hosts.beginCall(n.GetServer(), c.id)()
+			defer s.hosts.endCall(s.hosts.beginCall(n.GetServer(), c.id))
 		}
 	}
 	return handler(ctx, req)
@@ -179,8 +179,9 @@ type trackedStream struct {
 	s    *Server
 	conn uint64
 
-	mu   sync.Mutex
-	done func()
+	mu     sync.Mutex
+	began  bool
+	flight flightKey
 }
 
 func (t *trackedStream) RecvMsg(m any) error {
@@ -190,8 +191,9 @@ func (t *trackedStream) RecvMsg(m any) error {
 	}
 	if n, ok := m.(serverNamer); ok {
 		t.mu.Lock()
-		if t.done == nil {
-			t.done = t.s.hosts.beginCall(n.GetServer(), t.conn)
+		if !t.began {
+			t.began = true
+			t.flight = t.s.hosts.beginCall(n.GetServer(), t.conn)
 		}
 		t.mu.Unlock()
 	}
@@ -201,7 +203,7 @@ func (t *trackedStream) RecvMsg(m any) error {
 func (t *trackedStream) end() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.done != nil {
-		t.done()
+	if t.began {
+		t.s.hosts.endCall(t.flight)
 	}
 }

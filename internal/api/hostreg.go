@@ -95,7 +95,8 @@ type flightKey struct {
 }
 
 // flight counts an app's calls in flight on a server; seq orders the most
-// recent start.
+// recent start. Flights are stored by value, so that beginning a call
+// allocates nothing under the registry's lock.
 type flight struct {
 	n   int
 	seq uint64
@@ -109,11 +110,11 @@ type hostRegistry struct {
 	mu      sync.Mutex // guards following
 	seq     uint64     // last host id, call id and flight sequence number
 	hosts   []*host    // registration order
-	flights map[flightKey]*flight
+	flights map[flightKey]flight
 }
 
 func newHostRegistry() *hostRegistry {
-	return &hostRegistry{flights: map[flightKey]*flight{}}
+	return &hostRegistry{flights: map[flightKey]flight{}}
 }
 
 // register adds a host and returns it.
@@ -154,29 +155,37 @@ func (r *hostRegistry) unregister(h *host) {
 	close(h.done)
 }
 
-// beginCall records a call of conn on server; the returned func ends it.
-func (r *hostRegistry) beginCall(server string, conn uint64) func() {
+// beginCall records a call of conn on server; endCall with the returned
+// key ends it. It is on every call's path, so it allocates nothing (no
+// closure, flights stored by value).
+func (r *hostRegistry) beginCall(server string, conn uint64) flightKey {
 	if server == "" || conn == 0 {
-		return func() {}
+		return flightKey{}
 	}
 	k := flightKey{server, conn}
 	r.mu.Lock()
 	f := r.flights[k]
-	if f == nil {
-		f = &flight{}
-		r.flights[k] = f
-	}
 	r.seq++
 	f.n++
 	f.seq = r.seq
+	r.flights[k] = f
 	r.mu.Unlock()
-	return func() {
-		r.mu.Lock()
-		if f.n--; f.n == 0 {
-			delete(r.flights, k)
-		}
-		r.mu.Unlock()
+	return k
+}
+
+// endCall ends a call begun by beginCall; the zero key is ignored.
+func (r *hostRegistry) endCall(k flightKey) {
+	if k.conn == 0 {
+		return
 	}
+	r.mu.Lock()
+	if f := r.flights[k]; f.n <= 1 {
+		delete(r.flights, k)
+	} else {
+		f.n--
+		r.flights[k] = f
+	}
+	r.mu.Unlock()
 }
 
 // pick chooses the host for a request of server: among the hosts that
@@ -195,7 +204,7 @@ func (r *hostRegistry) pick(server, method string) *host {
 		if best == nil {
 			best = h // the most recent host
 		}
-		if f := r.flights[flightKey{server, h.conn}]; f != nil && f.seq > bestSeq {
+		if f, ok := r.flights[flightKey{server, h.conn}]; ok && f.seq > bestSeq {
 			best, bestSeq = h, f.seq
 		}
 	}

@@ -13,11 +13,22 @@ func TestHostPick(t *testing.T) {
 	if got := r.pick("s", methodCreateMessage); got != b {
 		t.Errorf("no call in flight: picked %v, want the most recent host", got.name)
 	}
-	end := r.beginCall("s", 1)
+	k1 := r.beginCall("s", 1)
+	k2 := r.beginCall("s", 1)
 	if got := r.pick("s", methodCreateMessage); got != a {
-		t.Errorf("a's call in flight: picked %v, want a", got.name)
+		t.Errorf("a's calls in flight: picked %v, want a", got.name)
 	}
-	end()
+	r.endCall(k1)
+	if got := r.pick("s", methodCreateMessage); got != a {
+		t.Errorf("one of a's calls in flight: picked %v, want a", got.name)
+	}
+	r.endCall(k2)
+	if got := r.pick("s", methodCreateMessage); got != b {
+		t.Errorf("a's calls ended: picked %v, want the most recent host", got.name)
+	}
+	if len(r.flights) != 0 {
+		t.Errorf("flights left after the calls ended: %v", r.flights)
+	}
 	if got := r.pick("s", methodElicit); got != a {
 		t.Errorf("elicitation: picked %v, want a (b does not answer it)", got)
 	}

@@ -90,7 +90,7 @@ func (s *Server) list(ctx context.Context, server, method string, opts *mcpdv1.C
 	}
 	base.Method = method
 	if server != "" {
-		items, src, err := s.sup.ListCached(ctx, server, method, base, copts)
+		items, src, err := s.listCached(ctx, server, method, base, copts)
 		entry := &mcpdv1.ServerList{Server: server}
 		if err := fillList(entry, items, src, err); err != nil {
 			return nil, toStatus(err)
@@ -109,7 +109,7 @@ func (s *Server) list(ctx context.Context, server, method string, opts *mcpdv1.C
 	for i, name := range names {
 		wg.Go(func() {
 			r := *base // each call gets its own copy of the request
-			items, src, err := s.sup.ListCached(ctx, name, method, &r, copts)
+			items, src, err := s.listCached(ctx, name, method, &r, copts)
 			entry := &mcpdv1.ServerList{Server: name}
 			if err := fillList(entry, items, src, err); err != nil {
 				if errors.Is(err, supervisor.ErrUnknownServer) {
@@ -178,13 +178,7 @@ func (s *Server) CallTool(req *mcpdv1.CallToolRequest, stream grpc.ServerStreami
 	// tools/call params: "name", "arguments?", plus modern "inputResponses?"
 	// and "requestState?" ("the exact string received (omit it if none was
 	// received)").
-	params, err := json.Marshal(struct {
-		Meta           json.RawMessage `json:"_meta,omitempty"`
-		Name           string          `json:"name"`
-		Arguments      json.RawMessage `json:"arguments,omitempty"`
-		InputResponses json.RawMessage `json:"inputResponses,omitempty"`
-		RequestState   string          `json:"requestState,omitempty"`
-	}{meta, req.GetTool(), args, inputResponses, req.GetRequestState()})
+	params, err := toolCallParams(meta, req.GetTool(), args, inputResponses, req.GetRequestState())
 	if err != nil {
 		return status.Errorf(codes.Internal, "encode tools/call params: %v", err)
 	}
@@ -317,7 +311,7 @@ func (s *Server) unaryCall(ctx context.Context, server, method string, params js
 	req.Method = method
 	req.Params = params
 	start := time.Now()
-	resp, src, err := s.sup.CallCached(ctx, server, req, copts)
+	resp, src, err := s.callCached(ctx, server, req, copts)
 	if err != nil {
 		s.logCallError(ctx, server, method, err)
 		return nil, toStatus(err)
@@ -335,79 +329,21 @@ func (s *Server) unaryCall(ctx context.Context, server, method string, params js
 // slowly.
 //
 // The call runs on the handler goroutine itself. Most calls carry no
-// progress, so the goroutine that sends progress to the stream is started
-// only by the first notification; once the call returned, the handler stops
-// it, sends what is still queued, then the response. At any time only one
-// goroutine sends on the stream. (A goroutine per call for sup.Call, and a
-// channel hop back to the handler, cost two scheduler wake-ups per call on
-// the hot path; see BENCHMARKS.md.)
+// progress, so the queue and the goroutine that sends progress to the
+// stream are made only by the first notification (progressRelay); once the
+// call returned, the handler stops that goroutine, sends what is still
+// queued, then the response. At any time only one goroutine sends on the
+// stream. (A goroutine per call for sup.Call, and a channel hop back to the
+// handler, cost two scheduler wake-ups per call on the hot path; see
+// BENCHMARKS.md.)
 func (s *Server) streamCall(stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent], server string, req *session.Request, copts supervisor.CallOptions) error {
 	ctx := stream.Context()
-	q := newProgressQueue(progressBuffer)
-
-	sendOK := true // used by the sender goroutine, then by the handler after it ended
-	sendProgress := func(p json.RawMessage) {
-		if !sendOK {
-			return
-		}
-		if err := stream.Send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_ProgressJson{ProgressJson: string(p)}}); err != nil {
-			// The app went away; its context ends and so does the call.
-			sendOK = false
-			s.log.Debug("progress send failed", zap.String("server", server), zap.Error(err))
-		}
-	}
-	var (
-		mu       sync.Mutex // guards started and finished
-		started  bool
-		finished bool
-	)
-	stopSender := make(chan struct{})
-	senderDone := make(chan struct{})
-	req.OnProgress = func(p json.RawMessage) {
-		q.push(p)
-		mu.Lock()
-		defer mu.Unlock()
-		if started || finished {
-			return
-		}
-		started = true
-		go func() { // owned: the handler waits for senderDone once the call returned
-			defer close(senderDone)
-			for {
-				select {
-				case p := <-q.ch:
-					sendProgress(p)
-				case <-stopSender:
-					return
-				}
-			}
-		}()
-	}
+	r := &progressRelay{log: s.log, stream: stream, server: server}
+	req.OnProgress = r.push
 
 	start := time.Now()
-	resp, src, err := s.sup.CallCached(ctx, server, req, copts)
-	mu.Lock()
-	finished = true
-	wasStarted := started
-	mu.Unlock()
-	close(stopSender)
-	if wasStarted {
-		<-senderDone
-	}
-	// Progress the child sent before its response was queued before the
-	// response arrived: deliver it first.
-drain:
-	for {
-		select {
-		case p := <-q.ch:
-			sendProgress(p)
-		default:
-			break drain
-		}
-	}
-	if n := q.dropped.Load(); n > 0 {
-		s.log.Debug("progress notifications dropped", zap.String("server", server), zap.Int64("dropped", n))
-	}
+	resp, src, err := s.callCached(ctx, server, req, copts)
+	r.finish()
 	if err != nil {
 		s.logCallError(ctx, server, req.Method, err)
 		return toStatus(err)
@@ -478,8 +414,11 @@ func (s *Server) callSettings(ctx context.Context, opts *mcpdv1.CallOptions) (*s
 
 	name, ver := opts.GetClient().GetName(), opts.GetClient().GetVersion()
 	if name == "" {
-		if md, ok := metadata.FromIncomingContext(ctx); ok {
-			name, ver = first(md.Get(MetadataClientName)), first(md.Get(MetadataClientVersion))
+		// ValueFromIncomingContext reads the two keys without copying the
+		// whole metadata map, as FromIncomingContext does on every call.
+		name = first(metadata.ValueFromIncomingContext(ctx, MetadataClientName))
+		if name != "" {
+			ver = first(metadata.ValueFromIncomingContext(ctx, MetadataClientVersion))
 		}
 	}
 	if name != "" {
@@ -514,6 +453,7 @@ func jsonObject(field, text string) (json.RawMessage, error) {
 		return nil, nil
 	}
 	var buf bytes.Buffer
+	buf.Grow(len(text)) // one allocation: compact JSON is never longer
 	if err := json.Compact(&buf, []byte(text)); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
 	}

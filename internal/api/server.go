@@ -74,6 +74,7 @@ type Server struct {
 	hosts *hostRegistry // Host streams and calls in flight (host.go)
 	start time.Time
 	pid   int
+	obs   CallObserver // nil: requests are not timed (metrics.go)
 
 	mu          sync.Mutex // guards following
 	socketPath  string
@@ -99,9 +100,6 @@ func newServer(b backend, opts Options) *Server {
 	if start.IsZero() {
 		start = time.Now()
 	}
-	if opts.Observer != nil {
-		b = observedBackend{backend: b, obs: opts.Observer}
-	}
 	return &Server{
 		sup:        b,
 		log:        log,
@@ -109,6 +107,7 @@ func newServer(b backend, opts Options) *Server {
 		hosts:      newHostRegistry(),
 		start:      start,
 		pid:        os.Getpid(),
+		obs:        opts.Observer,
 		socketPath: opts.SocketPath,
 		configPath: opts.ConfigPath,
 	}

@@ -61,8 +61,14 @@ func (s *Supervisor) CallCached(ctx context.Context, server string, req *session
 	if req == nil {
 		return nil, cache.SourceFetched, fmt.Errorf("call %q: %w: method required", server, ErrInvalid)
 	}
-	key, err := cache.NewKey(req.Method, req.Params)
-	if err != nil {
+	// tools/call and every other method that is never cached skip the key
+	// (and the error NewKey would build for them): no work on params.
+	var key cache.Key
+	_, cacheable := cache.KindOf(req.Method)
+	if cacheable {
+		key, err = cache.NewKey(req.Method, req.Params)
+	}
+	if !cacheable || err != nil {
 		resp, err := s.Call(ctx, server, req, opts)
 		return resp, cache.SourceFetched, err
 	}

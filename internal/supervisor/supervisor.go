@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -349,11 +350,11 @@ func validateRequest(req *session.Request) error {
 	if req == nil || req.Method == "" {
 		return fmt.Errorf("%w: method required", ErrInvalid)
 	}
-	p := strings.TrimSpace(string(req.Params))
-	if p == "" || p == "null" {
+	p := bytes.TrimSpace(req.Params) // no copy: this runs on every call
+	if len(p) == 0 || string(p) == "null" {
 		return nil
 	}
-	if p[0] != '{' || !json.Valid(req.Params) {
+	if p[0] != '{' || !json.Valid(p) {
 		return fmt.Errorf("%w: params of %s must be a JSON object", ErrInvalid, req.Method)
 	}
 	return nil

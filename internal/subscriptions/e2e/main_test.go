@@ -232,9 +232,11 @@ type watcher struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 
-	mu     sync.Mutex
-	events []*mcpdv1.SubscriptionEvent
-	err    error
+	mu      sync.Mutex
+	events  []*mcpdv1.SubscriptionEvent
+	err     error
+	discard bool // keep only per-kind counts (a flood would fill memory)
+	kinds   map[mcpdv1.SubscriptionEventKind]int
 }
 
 // subscribe opens a stream and waits for its acknowledgement; read=false
@@ -256,7 +258,8 @@ func subscribe(t *testing.T, c mcpdv1.McpdClient, req *mcpdv1.SubscribeRequest, 
 		cancel()
 		t.Fatalf("first event is %v, want the acknowledgement", first.GetKind())
 	}
-	w := &watcher{t: t, ack: first.GetAck(), cancel: cancel, done: make(chan struct{})}
+	w := &watcher{t: t, ack: first.GetAck(), cancel: cancel, done: make(chan struct{}),
+		kinds: map[mcpdv1.SubscriptionEventKind]int{}}
 	resume := make(chan struct{})
 	if read {
 		close(resume)
@@ -278,7 +281,10 @@ func subscribe(t *testing.T, c mcpdv1.McpdClient, req *mcpdv1.SubscribeRequest, 
 				w.mu.Unlock()
 				return
 			}
-			w.events = append(w.events, ev)
+			w.kinds[ev.GetKind()]++
+			if !w.discard {
+				w.events = append(w.events, ev)
+			}
 			w.mu.Unlock()
 		}
 	}()
@@ -307,6 +313,13 @@ func (w *watcher) count(f func(*mcpdv1.SubscriptionEvent) bool) int {
 		}
 	}
 	return n
+}
+
+// kindCount counts received events of kind k (also for discarding watchers).
+func (w *watcher) kindCount(k mcpdv1.SubscriptionEventKind) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.kinds[k]
 }
 
 func kindIs(k mcpdv1.SubscriptionEventKind) func(*mcpdv1.SubscriptionEvent) bool {

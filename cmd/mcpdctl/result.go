@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// resultOf checks server's answer to an MCP request: its MCP error, or a
+// result that is not a JSON object or has an unknown resultType, fails the
+// command. It returns the result and its resultType.
+func resultOf(server string, resp *mcpdv1.McpResponse) ([]byte, string, error) {
+	if resp.GetError() != nil {
+		return nil, "", mcpError(server, resp.GetError())
+	}
+	raw := []byte(resp.GetResultJson())
+	kind, err := resultType(raw)
+	if err != nil {
+		return nil, "", fmt.Errorf("server %s: %w", server, err)
+	}
+	return raw, kind, nil
+}
+
+// echoResult prints the result as the server sent it when asJSON, then
+// fails the command for an input_required result: mcpdctl cannot answer the
+// requests it carries. what names the request in that error.
+func (c *cli) echoResult(asJSON bool, raw []byte, kind, server, what string) error {
+	if asJSON {
+		if err := writeRawJSON(c.stdout, string(raw)); err != nil {
+			return err
+		}
+	}
+	if kind == "input_required" {
+		return inputRequired(server, what)
+	}
+	return nil
+}
+
+// rawResult is resultOf then echoResult, for a verb that has nothing more
+// to print with --json: it returns the result to print without.
+func (c *cli) rawResult(server, what string, resp *mcpdv1.McpResponse, asJSON bool) ([]byte, error) {
+	raw, kind, err := resultOf(server, resp)
+	if err != nil {
+		return nil, err
+	}
+	return raw, c.echoResult(asJSON, raw, kind, server, what)
+}
