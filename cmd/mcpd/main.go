@@ -224,6 +224,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	}
 	defer ms.close()
 	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath, Observer: ms.observer()})
+	api.RouteGRPCLog(log.Named("grpc"))
 	gs := api.NewGRPCServer(srv, log.Named("api"))
 	// "mcpdctl reload" goes through the reload actor below, like SIGHUP.
 	reloadReqs := make(chan reloadRequest)

@@ -3,7 +3,6 @@ package api
 import (
 	"fmt"
 	"strings"
-	"sync"
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -23,15 +22,12 @@ const HealthService = "mcpd.v1.Mcpd"
 // check, connection tracking for GetStatus, the standard health service
 // (SERVING) and server reflection, so grpcurl works. Extra options are
 // appended.
-//
-// The first call routes grpc-go's internal logging through log (at debug
-// level for its info chatter), so that nothing unstructured reaches stdio;
-// it must happen before any other gRPC activity in the process.
+// It leaves grpc-go's process-wide logger alone: the daemon routes it with
+// RouteGRPCLog.
 func NewGRPCServer(srv *Server, log *zap.Logger, opts ...grpc.ServerOption) *grpc.Server {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	routeGRPCLog.Do(func() { grpclog.SetLoggerV2(&zapGRPCLogger{log: log.Named("grpc")}) })
 
 	opts = append([]grpc.ServerOption{
 		grpc.Creds(PeerCredentials(log.Named("peercred"))),
@@ -53,10 +49,16 @@ func NewGRPCServer(srv *Server, log *zap.Logger, opts ...grpc.ServerOption) *grp
 	return gs
 }
 
-var routeGRPCLog sync.Once
+// RouteGRPCLog sends grpc-go's process-wide internal logging to log (its
+// chatty info level at debug), so that nothing unstructured reaches stdio.
+// Call it once, before any other gRPC activity in the process; the logger
+// must outlive every gRPC server and client of the process.
+func RouteGRPCLog(log *zap.Logger) {
+	grpclog.SetLoggerV2(&zapGRPCLogger{log: log})
+}
 
 func init() {
-	// Until NewGRPCServer routes it through zap, grpc-go logs nothing: its
+	// Until RouteGRPCLog routes it through zap, grpc-go logs nothing: its
 	// default logger writes unstructured lines to stderr.
 	grpclog.SetLoggerV2(&zapGRPCLogger{log: zap.NewNop()})
 }

@@ -561,23 +561,24 @@ func testHandshake(t *testing.T, p peer, c *child) {
 		t.Errorf("capabilities = %s, want tools", info.Capabilities)
 	}
 	if p.recvLog {
-		// The child saw exactly the negotiation the era calls for.
-		discover := stderrIndex(c.ring, "recv server/discover", 0) >= 0
-		initialize := stderrIndex(c.ring, "recv initialize", 0) >= 0
-		switch {
-		case p.protocol == session.ProtocolLegacy && discover:
-			t.Errorf("protocol legacy sent server/discover; stderr:\n%s", stderrText(c.ring))
-		case p.protocol != session.ProtocolLegacy && !discover:
-			t.Errorf("protocol %s did not probe server/discover; stderr:\n%s", p.protocol, stderrText(c.ring))
-		case p.wantEra == session.EraModern && initialize:
-			t.Errorf("modern child received initialize; stderr:\n%s", stderrText(c.ring))
-		case p.wantEra == session.EraLegacy && !initialize:
-			t.Errorf("legacy child did not receive initialize; stderr:\n%s", stderrText(c.ring))
+		// The child saw exactly the negotiation the era calls for. Its
+		// stderr is drained concurrently with stdout, so wait for the line
+		// that must come; the child logs requests in the order it reads
+		// them, so once that line is there an earlier one would be too.
+		seen := func(line string) bool { return stderrIndex(c.ring, line, 0) >= 0 }
+		if p.protocol != session.ProtocolLegacy {
+			waitFor(t, "recv server/discover", func() bool { return seen("recv server/discover") })
 		}
 		if p.wantEra == session.EraLegacy {
-			waitFor(t, "recv notifications/initialized", func() bool {
-				return stderrIndex(c.ring, "recv notifications/initialized", 0) >= 0
-			})
+			waitFor(t, "recv notifications/initialized", func() bool { return seen("recv notifications/initialized") })
+			if p.protocol == session.ProtocolLegacy && seen("recv server/discover") {
+				t.Errorf("protocol legacy sent server/discover; stderr:\n%s", stderrText(c.ring))
+			}
+			if !seen("recv initialize") {
+				t.Errorf("legacy child did not receive initialize; stderr:\n%s", stderrText(c.ring))
+			}
+		} else if seen("recv initialize") {
+			t.Errorf("modern child received initialize; stderr:\n%s", stderrText(c.ring))
 		}
 	}
 }
