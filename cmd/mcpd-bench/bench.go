@@ -72,16 +72,25 @@ func (b *bench) run(ctx context.Context) error {
 	defer d.stop()
 
 	for _, t := range b.targets() {
+		if !b.o.runs("calls") {
+			break
+		}
 		if err := b.overhead(ctx, d, bareSrv, t); err != nil {
 			return err
 		}
 	}
 	for _, t := range b.targets() {
+		if !b.o.runs("throughput") {
+			break
+		}
 		if err := b.throughput(ctx, d, t); err != nil {
 			return err
 		}
 	}
 	for _, t := range b.targets() {
+		if !b.o.runs("lists") {
+			break
+		}
 		if err := b.lists(ctx, d, bareSrv, t); err != nil {
 			return err
 		}
@@ -93,11 +102,15 @@ func (b *bench) run(ctx context.Context) error {
 	b.rep.RecovNote = "n/a (not measured yet: see fan-out)"
 	d.stop()
 
-	if err := b.memory(ctx); err != nil {
-		return err
+	if b.o.runs("memory") {
+		if err := b.memory(ctx); err != nil {
+			return err
+		}
 	}
-	if err := b.startup(ctx); err != nil {
-		return err
+	if b.o.runs("startup") {
+		if err := b.startup(ctx); err != nil {
+			return err
+		}
 	}
 	b.checkTargets()
 	b.rep.complete = true

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"go.uber.org/zap"
+	"google.golang.org/grpc"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
@@ -37,7 +38,7 @@ func fakeEnv(mode string) map[string]string {
 
 // inProcess wires a supervisor and the gRPC API on a temporary socket, as
 // cmd/mcpd does, and returns a client; everything stops at cleanup.
-func inProcess(tb testing.TB, mode string) mcpdv1.McpdClient {
+func inProcess(tb testing.TB, mode string, opts ...grpc.ServerOption) mcpdv1.McpdClient {
 	tb.Helper()
 	cmd, args := fakemcp.Command()
 	sup := supervisor.New(supervisor.Options{
@@ -49,7 +50,7 @@ func inProcess(tb testing.TB, mode string) mcpdv1.McpdClient {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	gs := api.NewGRPCServer(api.NewServer(sup, api.Options{Logger: zap.NewNop(), SocketPath: path}), zap.NewNop())
+	gs := api.NewGRPCServer(api.NewServer(sup, api.Options{Logger: zap.NewNop(), SocketPath: path}), zap.NewNop(), opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	supDone := make(chan error, 1)
 	go func() { supDone <- sup.Run(ctx) }()

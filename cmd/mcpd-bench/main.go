@@ -13,7 +13,7 @@
 //
 // Usage:
 //
-//	mcpd-bench [-smoke] [-json] [-mcpd bin/mcpd] [-demo-server bin/demo-server]
+//	mcpd-bench [-smoke] [-json] [-sections calls,throughput,...] [-mcpd bin/mcpd] [-demo-server bin/demo-server]
 package main
 
 import (
@@ -27,6 +27,8 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -67,7 +69,14 @@ type options struct {
 	memN       []int
 	noNode     bool
 	serveBare  string
+	sections   map[string]bool // nil: every section
 }
+
+// sectionNames are the values of -sections, in the order they run.
+var sectionNames = []string{"calls", "throughput", "lists", "memory", "startup"}
+
+// runs reports whether section is to be measured.
+func (o *options) runs(section string) bool { return o.sections == nil || o.sections[section] }
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	var o options
@@ -85,6 +94,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.iters, "iters", 0, "sequential calls per variant per round (default 2000, smoke 200)")
 	fs.DurationVar(&o.tputDur, "throughput-duration", 0, "length of one throughput measurement (default 1s, smoke 150ms)")
 	fs.StringVar(&o.serveBare, "serve-bare", "", "internal: serve the bare gRPC baseline on `socket`")
+	sections := fs.String("sections", "", "comma-separated `list` of sections to run, of "+strings.Join(sectionNames, ",")+" (default all)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
 		fs.PrintDefaults()
@@ -94,6 +104,15 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	}
 	if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (see mcpd-bench -help)", fs.Arg(0))
+	}
+	if *sections != "" {
+		o.sections = map[string]bool{}
+		for _, s := range strings.Split(*sections, ",") {
+			if !slices.Contains(sectionNames, s) {
+				return nil, fmt.Errorf("unknown section %q in -sections (want some of %s)", s, strings.Join(sectionNames, ","))
+			}
+			o.sections[s] = true
+		}
 	}
 	def := func(v *int, full, smoke int) {
 		if *v <= 0 {

@@ -2,13 +2,15 @@ package api
 
 import (
 	"context"
+	"net"
 	"sort"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/peer"
-	"google.golang.org/grpc/stats"
 )
 
 // appConn is one connected app: one gRPC connection on the socket.
@@ -16,6 +18,7 @@ type appConn struct {
 	id          uint64
 	pid         int
 	connectedAt time.Time
+	open        func() bool // false once gRPC closed the connection
 
 	mu      sync.Mutex // guards following
 	name    string
@@ -40,10 +43,13 @@ type appStatus struct {
 	ConnectedAt time.Time
 }
 
-type appConnKey struct{}
-
-// appTracker is a stats.Handler that keeps the set of open connections with
-// the peer pid from the handshake. Its methods are safe for concurrent use.
+// appTracker keeps the set of open connections with the peer pid from the
+// handshake. It learns of a connection in the credentials handshake
+// (trackCredentials) and of its end when gRPC has closed it, without a
+// grpc stats.Handler: with one installed, gRPC builds stats events and
+// copies the metadata for every RPC, which is most of what an idle app
+// tracker would cost on the call path. Its methods are safe for concurrent
+// use.
 type appTracker struct {
 	now    func() time.Time
 	nextID atomic.Uint64
@@ -52,49 +58,103 @@ type appTracker struct {
 	conns map[uint64]*appConn
 }
 
-var _ stats.Handler = (*appTracker)(nil)
-
 func newAppTracker() *appTracker {
 	return &appTracker{now: time.Now, conns: make(map[uint64]*appConn)}
 }
 
-// TagConn registers a connection; the RPCs on it run under the returned
-// context, so handlers find their appConn with connFromContext.
-func (t *appTracker) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
-	c := &appConn{id: t.nextID.Add(1), pid: -1, connectedAt: t.now()}
-	if p, ok := peer.FromContext(ctx); ok {
-		if ai, ok := p.AuthInfo.(AuthInfo); ok {
-			c.pid = ai.PID
-		}
-	}
-	return context.WithValue(ctx, appConnKey{}, c)
+// trackCredentials wraps the server credentials (PeerCredentials) so that
+// every accepted connection is registered; RPCs find their appConn with
+// connFromContext, through the peer's AuthInfo.
+func (t *appTracker) trackCredentials(inner credentials.TransportCredentials) credentials.TransportCredentials {
+	return &trackingCreds{TransportCredentials: inner, t: t}
 }
 
-// HandleConn adds the connection at ConnBegin and removes it at ConnEnd.
-func (t *appTracker) HandleConn(ctx context.Context, s stats.ConnStats) {
-	c, ok := ctx.Value(appConnKey{}).(*appConn)
-	if !ok {
-		return
+// trackingCreds registers connections as their handshake succeeds.
+type trackingCreds struct {
+	credentials.TransportCredentials
+	t *appTracker
+}
+
+// ServerHandshake runs the inner handshake and registers the connection.
+// A connection of a kind whose closing cannot be seen from its file
+// descriptor is wrapped to see its Close; a Unix socket is returned as it
+// is, so that gRPC keeps reading it with its pooled, readiness-based
+// reader.
+func (c *trackingCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	conn, ai, err := c.TransportCredentials.ServerHandshake(raw)
+	if err != nil {
+		return conn, ai, err
 	}
+	a, ok := ai.(AuthInfo)
+	if !ok {
+		return conn, ai, nil
+	}
+	app := &appConn{id: c.t.nextID.Add(1), pid: a.PID, connectedAt: c.t.now()}
+	if app.open = fdOpen(conn); app.open == nil {
+		wrapped := &closeNotifyConn{Conn: conn}
+		app.open = func() bool { return !wrapped.closed.Load() }
+		conn = wrapped
+	}
+	c.t.add(app)
+	a.app = app
+	return conn, a, nil
+}
+
+// Clone implements credentials.TransportCredentials.
+func (c *trackingCreds) Clone() credentials.TransportCredentials {
+	return &trackingCreds{TransportCredentials: c.TransportCredentials.Clone(), t: c.t}
+}
+
+// fdOpen returns a func reporting whether conn's file descriptor is still
+// open (gRPC closes it when the connection ends), or nil when conn has no
+// descriptor to ask.
+func fdOpen(conn net.Conn) func() bool {
+	sc, ok := conn.(syscall.Conn)
+	if !ok {
+		return nil
+	}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return nil
+	}
+	// Control fails with net.ErrClosed once the descriptor was closed.
+	return func() bool { return raw.Control(func(uintptr) {}) == nil }
+}
+
+// closeNotifyConn records that it was closed.
+type closeNotifyConn struct {
+	net.Conn
+	closed atomic.Bool
+}
+
+func (c *closeNotifyConn) Close() error {
+	c.closed.Store(true)
+	return c.Conn.Close()
+}
+
+// add registers a new connection and forgets the ones that have ended, so
+// that the set stays as small as the open connections even when nobody
+// asks for a snapshot.
+func (t *appTracker) add(c *appConn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	switch s.(type) {
-	case *stats.ConnBegin:
-		t.conns[c.id] = c
-	case *stats.ConnEnd:
-		delete(t.conns, c.id)
-	}
+	t.pruneLocked()
+	t.conns[c.id] = c
 }
 
-// TagRPC implements stats.Handler.
-func (t *appTracker) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-
-// HandleRPC implements stats.Handler.
-func (t *appTracker) HandleRPC(context.Context, stats.RPCStats) {}
+// pruneLocked forgets the connections that have ended.
+func (t *appTracker) pruneLocked() {
+	for id, c := range t.conns {
+		if !c.open() {
+			delete(t.conns, id)
+		}
+	}
+}
 
 // snapshot returns the connected apps, oldest connection first.
 func (t *appTracker) snapshot() []appStatus {
 	t.mu.Lock()
+	t.pruneLocked()
 	conns := make([]*appConn, 0, len(t.conns))
 	for _, c := range t.conns {
 		conns = append(conns, c)
@@ -112,6 +172,10 @@ func (t *appTracker) snapshot() []appStatus {
 
 // connFromContext returns the connection an RPC arrived on, or nil.
 func connFromContext(ctx context.Context) *appConn {
-	c, _ := ctx.Value(appConnKey{}).(*appConn)
-	return c
+	p, ok := peer.FromContext(ctx)
+	if !ok {
+		return nil
+	}
+	a, _ := p.AuthInfo.(AuthInfo)
+	return a.app
 }

@@ -18,6 +18,13 @@ import (
 // Mcpd service; the empty name reports the daemon as a whole.
 const HealthService = "mcpd.v1.Mcpd"
 
+// Flow-control windows of the gRPC server, for what apps send: credit, not
+// memory that is allocated up front.
+const (
+	serverStreamWindow = 4 << 20
+	serverConnWindow   = 16 << 20
+)
+
 // NewGRPCServer returns a gRPC server for srv with the peer-credential
 // check, connection tracking for GetStatus, the standard health service
 // (SERVING) and server reflection, so grpcurl works. Extra options are
@@ -30,12 +37,19 @@ func NewGRPCServer(srv *Server, log *zap.Logger, opts ...grpc.ServerOption) *grp
 	}
 
 	opts = append([]grpc.ServerOption{
-		grpc.Creds(PeerCredentials(log.Named("peercred"))),
-		grpc.StatsHandler(srv.apps),
+		// The app tracker learns of connections in the handshake rather
+		// than as a stats.Handler, which would cost every RPC (apps.go).
+		grpc.Creds(srv.apps.trackCredentials(PeerCredentials(log.Named("peercred")))),
 		// Calls in flight per app and server route children's requests to
 		// the right host (host.go).
 		grpc.ChainUnaryInterceptor(srv.trackUnary),
 		grpc.ChainStreamInterceptor(srv.trackStream),
+		// Static flow-control windows: with them gRPC does no bandwidth
+		// estimation, which costs a ping and its ack for every request an
+		// app sends; on a local socket a large fixed window is all it
+		// would find anyway.
+		grpc.InitialWindowSize(serverStreamWindow),
+		grpc.InitialConnWindowSize(serverConnWindow),
 	}, opts...)
 	gs := grpc.NewServer(opts...)
 	mcpdv1.RegisterMcpdServer(gs, srv)

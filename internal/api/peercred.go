@@ -26,6 +26,8 @@ type AuthInfo struct {
 	credentials.CommonAuthInfo
 	UID int
 	PID int
+
+	app *appConn // the connection's entry in the app tracker (apps.go)
 }
 
 // AuthType implements credentials.AuthInfo.

@@ -146,7 +146,9 @@ func TestMetricsLoopbackTCP(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close() // a race with another process taking the port is possible but harmless: mcpd then fails to start and the test says why
+	// Another process could take the port before mcpd does; then mcpd
+	// exits and waitServing reports it.
+	l.Close()
 	dir := newDir(t)
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), filepath.Join(dir, "none.json"), "--metrics-listen", addr)
 	d.waitServing()

@@ -366,3 +366,17 @@ func TestConcurrentObserveAndScrape(t *testing.T) {
 		t.Error("no observation of s0 survived")
 	}
 }
+
+// BenchmarkObserveCall is the cost the API layer pays per request when
+// metrics are on.
+func BenchmarkObserveCall(b *testing.B) {
+	src := &fakeSource{}
+	src.set("a")
+	m := New(src, nil)
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.ObserveCall("a", "tools/call", time.Millisecond)
+		}
+	})
+}

@@ -240,12 +240,18 @@ func (l *Listen) Cancel(reason string) {
 // closing result or its refusal. It reports whether id belonged to a listen
 // (open or forgotten).
 func (s *Session) listenResponse(env envelope) bool {
-	key := idKey(env.ID)
+	// Every response passes here: a scalar id (the usual number) is its own
+	// key, looked up without building a string; only an object or array id
+	// needs idKey's compaction.
+	key := []byte(env.ID)
+	if len(key) > 0 && (key[0] == '{' || key[0] == '[') {
+		key = []byte(idKey(env.ID))
+	}
 	s.mu.Lock()
-	l := s.listens.open[key]
-	_, gone := s.listens.forgotten[key]
+	l := s.listens.open[string(key)]
+	_, gone := s.listens.forgotten[string(key)]
 	if l != nil {
-		s.listens.forget(key)
+		s.listens.forget(l.key)
 	}
 	s.mu.Unlock()
 	switch {

@@ -668,15 +668,14 @@ func (s *Session) writeErr(err error) error {
 }
 
 func encodeRequest(id uint64, method string, params json.RawMessage) ([]byte, error) {
-	m, err := json.Marshal(method)
-	if err != nil {
-		return nil, err
-	}
-	b := make([]byte, 0, 48+len(m)+len(params))
+	b := make([]byte, 0, 50+len(method)+len(params))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendUint(b, id, 10)
 	b = append(b, `,"method":`...)
-	b = append(b, m...)
+	b, err := appendJSONString(b, method)
+	if err != nil {
+		return nil, err
+	}
 	if params != nil {
 		b = append(b, `,"params":`...)
 		b = append(b, params...)
@@ -749,8 +748,8 @@ func (s *Session) shutdown(readErr error) {
 }
 
 func (s *Session) handle(msg []byte) {
-	var env envelope
-	if err := json.Unmarshal(msg, &env); err != nil {
+	env, err := decodeEnvelope(msg) // envelope.go: no copy of params or result
+	if err != nil {
 		s.invalid.Add(1)
 		s.log.Debug("invalid message skipped", zap.Error(err))
 		return

@@ -69,11 +69,11 @@ func (s *Supervisor) CallCached(ctx context.Context, server string, req *session
 		key, err = cache.NewKey(req.Method, req.Params)
 	}
 	if !cacheable || err != nil {
-		resp, err := s.Call(ctx, server, req, opts)
+		resp, err := s.callServer(ctx, sv, req, opts)
 		return resp, cache.SourceFetched, err
 	}
 	body, src, err := sv.cache.Do(ctx, key, func(ctx context.Context) (cache.Result, error) {
-		resp, err := s.Call(ctx, server, req, opts)
+		resp, err := s.callServer(ctx, sv, req, opts)
 		if err != nil {
 			return cache.Result{}, err
 		}

@@ -195,7 +195,7 @@ type Supervisor struct {
 	// loops tracks the servers' loop goroutines; Run waits for them.
 	loops sync.WaitGroup
 
-	mu      sync.Mutex // guards following
+	mu      sync.RWMutex // guards following; calls only read-lock it (lookup)
 	servers map[string]*server
 	running bool
 
@@ -309,9 +309,9 @@ func (s *Supervisor) shuttingDown() bool {
 }
 
 func (s *Supervisor) lookup(name string) (*server, error) {
-	s.mu.Lock()
+	s.mu.RLock()
 	sv := s.servers[name]
-	s.mu.Unlock()
+	s.mu.RUnlock()
 	if sv == nil {
 		return nil, unknownServer(name)
 	}
@@ -326,8 +326,13 @@ func (s *Supervisor) Call(ctx context.Context, server string, req *session.Reque
 	if err != nil {
 		return nil, err
 	}
+	return s.callServer(ctx, sv, req, opts)
+}
+
+// callServer is Call on a server already looked up.
+func (s *Supervisor) callServer(ctx context.Context, sv *server, req *session.Request, opts CallOptions) (*session.Response, error) {
 	if err := validateRequest(req); err != nil {
-		return nil, fmt.Errorf("call %q: %w", server, err)
+		return nil, fmt.Errorf("call %q: %w", sv.spec.Name, err)
 	}
 	timeout := sv.requestTimeout()
 	if opts.Timeout > 0 {

@@ -1,0 +1,104 @@
+package api
+
+import (
+	"net"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc/credentials"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// An app that disconnects leaves the status: the tracker sees gRPC close
+// the connection without a stats handler.
+func TestGetStatusAppLeaves(t *testing.T) {
+	h := newHarness(t, &fakeBackend{})
+	ctx := ctxT(t)
+	apps := func() int {
+		t.Helper()
+		resp, err := h.client.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(resp.GetApps())
+	}
+	other := dial(t, h.path)
+	if _, err := mcpdv1.NewMcpdClient(other).GetStatus(ctx, &mcpdv1.GetStatusRequest{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := apps(); n != 2 {
+		t.Fatalf("%d apps connected, want 2", n)
+	}
+	other.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for apps() != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the closed connection is still listed after 10s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// fakeCreds accepts every connection, as PeerCredentials does for our uid.
+type fakeCreds struct{ credentials.TransportCredentials }
+
+func (fakeCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
+	return c, AuthInfo{UID: 1, PID: 42}, nil
+}
+
+// A connection without a file descriptor (net.Pipe) is tracked through
+// its Close; one on a Unix socket is handed back unwrapped.
+func TestTrackCredentials(t *testing.T) {
+	tr := newAppTracker()
+	creds := tr.trackCredentials(fakeCreds{})
+
+	a, b := net.Pipe()
+	defer b.Close()
+	conn, ai, err := creds.ServerHandshake(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := conn.(*closeNotifyConn); !ok {
+		t.Errorf("pipe conn returned as %T, want it wrapped", conn)
+	}
+	if app := ai.(AuthInfo).app; app == nil || app.pid != 42 {
+		t.Fatalf("AuthInfo.app = %+v, want the tracked conn with pid 42", app)
+	}
+	if got := tr.snapshot(); len(got) != 1 || got[0].Pid != 42 {
+		t.Fatalf("snapshot = %+v, want one app with pid 42", got)
+	}
+	conn.Close()
+	if got := tr.snapshot(); len(got) != 0 {
+		t.Fatalf("snapshot after close = %+v, want none", got)
+	}
+
+	ln, err := net.Listen("unix", shortDir(t)+"/t.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("unix", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, _, err = creds.ServerHandshake(server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if conn != server {
+		t.Errorf("unix conn returned as %T, want it unwrapped", conn)
+	}
+	if got := tr.snapshot(); len(got) != 1 {
+		t.Fatalf("snapshot = %+v, want one app", got)
+	}
+	server.Close()
+	if got := tr.snapshot(); len(got) != 0 {
+		t.Fatalf("snapshot after close = %+v, want none", got)
+	}
+}

@@ -1,0 +1,197 @@
+package session
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// decodeEnvelope decodes the JSON-RPC envelope of one message from the
+// child: it finds the top-level members and keeps id, params and result as
+// slices of msg (no copy; the transport hands every line over as its own
+// slice), the method as a string, and decodes only an error object. It
+// gives the same envelope as json.Unmarshal into an envelope, which it
+// falls back to for anything unusual: a key with an escape or a key that
+// matches a member only case-insensitively (encoding/json accepts "ID"), a
+// method with an escape or not a string, an error member, or anything it
+// cannot scan.
+//
+// The transport has already checked that msg is one valid JSON object, so
+// this scans it once, without validating again, and without copying the
+// result: on the hot path every response passes through here.
+func decodeEnvelope(msg []byte) (envelope, error) {
+	if env, ok := scanEnvelope(msg); ok {
+		return env, nil
+	}
+	var env envelope
+	err := json.Unmarshal(msg, &env)
+	return env, err
+}
+
+// scanEnvelope is the fast path of decodeEnvelope; ok is false when the
+// general path must decide.
+func scanEnvelope(msg []byte) (env envelope, ok bool) {
+	i := skipWS(msg, 0)
+	if i >= len(msg) || msg[i] != '{' {
+		return env, false
+	}
+	i = skipWS(msg, i+1)
+	if i < len(msg) && msg[i] == '}' {
+		return env, skipWS(msg, i+1) == len(msg)
+	}
+	for {
+		// key
+		if i >= len(msg) || msg[i] != '"' {
+			return env, false
+		}
+		end, escaped := stringEnd(msg, i)
+		if end < 0 || escaped {
+			return env, false
+		}
+		key := msg[i+1 : end-1]
+		i = skipWS(msg, end)
+		if i >= len(msg) || msg[i] != ':' {
+			return env, false
+		}
+		i = skipWS(msg, i+1)
+		vstart := i
+		i = valueEnd(msg, i)
+		if i < 0 {
+			return env, false
+		}
+		val := msg[vstart:i]
+		switch string(key) {
+		case "id":
+			env.ID = val
+		case "params":
+			env.Params = val
+		case "result":
+			env.Result = val
+		case "method":
+			switch {
+			case string(val) == "null":
+				// json.Unmarshal leaves the string as it was.
+			case val[0] != '"' || len(val) < 2:
+				return env, false
+			default:
+				s := val[1 : len(val)-1]
+				for _, c := range s {
+					if c == '\\' || c < 0x20 || c >= 0x80 {
+						return env, false // escapes; non-ASCII (invalid UTF-8 is replaced)
+					}
+				}
+				env.Method = string(s)
+			}
+		case "error":
+			if string(val) == "null" {
+				env.Error = nil
+				break
+			}
+			return env, false // rare: leave the error object to encoding/json
+		default:
+			for _, name := range [...]string{"id", "params", "result", "method", "error"} {
+				if strings.EqualFold(string(key), name) {
+					return env, false
+				}
+			}
+		}
+		i = skipWS(msg, i)
+		if i >= len(msg) {
+			return env, false
+		}
+		switch msg[i] {
+		case ',':
+			i = skipWS(msg, i+1)
+		case '}':
+			return env, skipWS(msg, i+1) == len(msg)
+		default:
+			return env, false
+		}
+	}
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string starting at b[i] (a
+// '"'), and whether it contains a backslash; -1 if it does not end.
+func stringEnd(b []byte, i int) (end int, escaped bool) {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '"':
+			return j + 1, escaped
+		case '\\':
+			escaped = true
+			j++ // the escaped character, never the end of the string
+		}
+	}
+	return -1, escaped
+}
+
+// valueEnd returns the index just past the JSON value starting at b[i],
+// or -1. Nested objects and arrays are skipped by counting brackets outside
+// strings; the input is known to be valid JSON.
+func valueEnd(b []byte, i int) int {
+	if i >= len(b) {
+		return -1
+	}
+	switch b[i] {
+	case '"':
+		end, _ := stringEnd(b, i)
+		return end
+	case '{', '[':
+		depth := 0
+		for j := i; j < len(b); j++ {
+			switch b[j] {
+			case '"':
+				end, _ := stringEnd(b, j)
+				if end < 0 {
+					return -1
+				}
+				j = end - 1
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return j + 1
+				}
+			}
+		}
+		return -1
+	default: // number, true, false, null
+		j := i
+		for j < len(b) {
+			switch b[j] {
+			case ',', '}', ']', ' ', '\t', '\n', '\r':
+				if j == i {
+					return -1
+				}
+				return j
+			}
+			j++
+		}
+		return -1 // a top-level member is always followed by ',' or '}'
+	}
+}
+
+// appendJSONString appends s as a JSON string exactly as json.Marshal
+// writes it: printable ASCII other than '"', '\\', '<', '>' and '&' is
+// copied as is, anything else goes through json.Marshal.
+func appendJSONString(b []byte, s string) ([]byte, error) {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, err := json.Marshal(s)
+			if err != nil {
+				return nil, err
+			}
+			return append(b, q...), nil
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"'), nil
+}
