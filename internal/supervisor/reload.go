@@ -289,13 +289,22 @@ func (sv *server) setSpec(sp Spec) {
 	o.Roots, o.Sampling, o.Elicitation = sp.Roots, sp.Sampling, sp.Elicitation
 }
 
-// post hands cmd to the loop without waiting for its outcome. It returns
-// once the loop took it, or the loop is gone, or the supervisor shuts down.
+// post hands cmd to the loop and returns once the loop has applied it (a
+// reconfigure has installed the new spec, a removal has begun draining), or
+// the loop is gone, or the supervisor shuts down. What the command starts
+// (drains, restarts) goes on in the background.
 func (sv *server) post(cmd command) {
 	cmd.ctx = context.Background()
 	cmd.reply = make(chan reply, 1)
 	select {
 	case sv.cmds <- cmd:
+	case <-sv.rl.gone:
+		return
+	case <-sv.sup.quit:
+		return
+	}
+	select {
+	case <-cmd.reply:
 	case <-sv.rl.gone:
 	case <-sv.sup.quit:
 	}
@@ -306,18 +315,18 @@ func (sv *server) post(cmd command) {
 func (sv *server) handleReload(cmd command) bool {
 	switch cmd.kind {
 	case cmdReconfigure:
-		cmd.reply <- reply{}
 		if !sv.shutting {
 			sv.reconfigure(*cmd.spec, cmd.restart)
 		}
+		cmd.reply <- reply{}
 		return true
 	case cmdRemove:
-		cmd.reply <- reply{}
 		if !sv.shutting {
 			sv.log.Info("server removed from the config")
 			sv.rl.restartWhenReady = false
 			sv.startDrain(cmdRemove)
 		}
+		cmd.reply <- reply{}
 		return true
 	}
 	return false
