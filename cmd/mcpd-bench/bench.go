@@ -95,12 +95,21 @@ func (b *bench) run(ctx context.Context) error {
 			return err
 		}
 	}
-	// The Subscribe RPC reached the proto late in this work; measuring it
-	// needs a server that emits resources/updated on demand, which neither
-	// benchmarked server offers yet.
-	b.rep.FanOutNote = "n/a (not measured yet: Subscribe is new and no benchmarked server emits resources/updated on demand)"
-	b.rep.RecovNote = "n/a (not measured yet: see fan-out)"
+	if b.o.runs("fanout") {
+		if err := b.fanOut(ctx, d); err != nil { // subs.go
+			return err
+		}
+	} else {
+		b.rep.FanOutNote = "not run (-sections)"
+	}
 	d.stop()
+	if b.o.runs("recovery") {
+		if err := b.recovery(ctx); err != nil { // subs.go
+			return err
+		}
+	} else {
+		b.rep.RecovNote = "not run (-sections)"
+	}
 
 	if b.o.runs("memory") {
 		if err := b.memory(ctx); err != nil {

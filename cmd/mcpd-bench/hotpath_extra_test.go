@@ -11,9 +11,11 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
+	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // BenchmarkHotPathBare is the in-process baseline of the HotPath
@@ -108,4 +110,114 @@ func BenchmarkHotPathSupervisor(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkHotPathParallel is the throughput shape in one process: 16 apps
+// (each its own gRPC connection) calling echo on one shared child at once.
+// Its CPU profile shows what one call costs when mcpd, not latency, is the
+// limit.
+func BenchmarkHotPathParallel(b *testing.B) {
+	const apps = 16
+	cmd, args := fakemcp.Command()
+	sup := supervisor.New(supervisor.Options{
+		Specs:  []supervisor.Spec{{Name: "fake", Command: cmd, Args: args, Env: fakeEnv("modern,quiet")}},
+		Logger: zap.NewNop(),
+	})
+	path := filepath.Join(b.TempDir(), "s", "mcpd.sock")
+	ln, err := api.Listen(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gs := api.NewGRPCServer(api.NewServer(sup, api.Options{Logger: zap.NewNop(), SocketPath: path}), zap.NewNop())
+	ctx, cancel := context.WithCancel(context.Background())
+	supDone := make(chan error, 1)
+	go func() { supDone <- sup.Run(ctx) }()
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- gs.Serve(ln) }()
+	clients := make(chan mcpdv1.McpdClient, apps)
+	var conns []*grpc.ClientConn
+	b.Cleanup(func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		gs.Stop()
+		<-serveDone
+		cancel()
+		if err := <-supDone; err != nil {
+			b.Errorf("supervisor: %v", err)
+		}
+	})
+	for range apps {
+		conn, err := dialApp(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, conn)
+		c := mcpdv1.NewMcpdClient(conn)
+		if err := callEcho(ctx, c, "fake"); err != nil {
+			b.Fatal(err)
+		}
+		clients <- c
+	}
+	b.SetParallelism(apps) // with GOMAXPROCS 2: 32 goroutines on 16 connections
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		c := <-clients
+		clients <- c
+		for pb.Next() {
+			if err := callEcho(ctx, c, "fake"); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+// BenchmarkHotPathBareParallel is HotPathParallel's ceiling: 16 clients
+// (each its own connection) making the bare server-streaming round trip at
+// once, with no mcpd code and no child. What a throughput target can ask of
+// mcpd on this machine is bounded by it.
+func BenchmarkHotPathBareParallel(b *testing.B) {
+	const apps = 16
+	path := filepath.Join(b.TempDir(), "bare.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	gs.RegisterService(&bareServiceDesc, nil)
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- gs.Serve(ln) }()
+	clients := make(chan *bare, apps)
+	var conns []*grpc.ClientConn
+	b.Cleanup(func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		gs.Stop()
+		<-serveDone
+	})
+	payload := wrapperspb.String(`{"content":[{"type":"text","text":"hello from mcpd-bench"}]}`)
+	for range apps {
+		conn, err := dialApp(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		conns = append(conns, conn)
+		clients <- &bare{conn: conn}
+	}
+	b.SetParallelism(apps)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		c := <-clients
+		clients <- c
+		for pb.Next() {
+			if err := c.stream(context.Background(), payload); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }

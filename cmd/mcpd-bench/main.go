@@ -2,7 +2,7 @@
 // replaces, in one run on one machine: every app talking to its own copy of
 // an MCP server over stdio ("direct"), and a bare gRPC round trip on the
 // same kind of socket. It reports call overhead, throughput, cached lists,
-// memory, startup, and (when the API has them) fan-out and recovery, as
+// memory, startup, notification fan-out and recovery after a crash, as
 // medians of interleaved rounds and as ratios, because a shared machine is
 // too noisy for absolute figures.
 //
@@ -73,7 +73,7 @@ type options struct {
 }
 
 // sectionNames are the values of -sections, in the order they run.
-var sectionNames = []string{"calls", "throughput", "lists", "memory", "startup"}
+var sectionNames = []string{"calls", "throughput", "lists", "fanout", "recovery", "memory", "startup"}
 
 // runs reports whether section is to be measured.
 func (o *options) runs(section string) bool { return o.sections == nil || o.sections[section] }

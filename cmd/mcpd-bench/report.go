@@ -99,18 +99,46 @@ type daemonMemory struct {
 	LoadApps    int   `json:"under_load_apps"`
 }
 
-// fanOutRow is notification delivery to subscribed apps.
+// fanOutRow is notification delivery to subscribed apps: from the child
+// stamping a resources/updated just before writing it to each app
+// receiving it; the median over rounds of each round's percentiles over
+// every (notification, app) pair.
 type fanOutRow struct {
 	Apps int     `json:"apps"`
 	P50  float64 `json:"p50_us"`
 	P99  float64 `json:"p99_us"`
+	// DirectP50/P99: one app with its own child, listening over stdio.
+	DirectP50 float64 `json:"direct_1_app_p50_us"`
+	DirectP99 float64 `json:"direct_1_app_p99_us"`
+	// Notifications is how many touches were timed (each to every app).
+	Notifications int `json:"notifications"`
 }
 
-// recoveryRow is the time until a subscription is live again after SIGKILL.
+// recoveryRow is the time until a subscription is live again after SIGKILL
+// (medians over rounds, each a different server killed once). Every time
+// is measured from the kill to the app receiving the event.
 type recoveryRow struct {
+	// Total: kill → the restarted event (the subscription was re-sent to
+	// the new process and acknowledged).
 	Total     float64 `json:"resubscribed_ms"`
 	ColdStart float64 `json:"cold_start_ms"`
-	Added     float64 `json:"added_ms"`
+	// Added is Total minus ColdStart (per round, then the median).
+	Added float64 `json:"added_ms"`
+	// FirstUpdate: kill → an update triggered right after restarted.
+	FirstUpdate float64 `json:"first_update_ms"`
+	// The steps, from the lifecycle events the app receives: Detect is
+	// kill → restarting (exit seen, restart scheduled); Backoff is
+	// restarting → started (the supervisor's restart delay, plus the
+	// spawn); Handshake is started → ready; Resubscribe is ready →
+	// restarted (the subscription re-sent and acknowledged).
+	Detect      float64 `json:"detect_ms"`
+	Backoff     float64 `json:"backoff_and_spawn_ms"`
+	Handshake   float64 `json:"handshake_ms"`
+	Resubscribe float64 `json:"resubscribe_ms"`
+	// McpdOwn is Detect + Resubscribe: what mcpd adds besides waiting out
+	// the backoff and starting the child.
+	McpdOwn float64 `json:"mcpd_own_ms"`
+	Rounds  int     `json:"rounds"`
 }
 
 // startupRow is mcpd's own start.

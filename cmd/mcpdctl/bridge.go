@@ -126,10 +126,13 @@ type bridge struct {
 	initialized bool            // a legacy host ran initialize
 	hostCaps    json.RawMessage // what the legacy host declared
 	hostInfo    json.RawMessage // the legacy host's clientInfo
-	hostReg     bool            // the Host registration loop runs
 	routes      map[string]route
 	uris        map[string]string // resource URI → server that listed it
 	subs        subState          // bridge_subs.go
+	upst        upState           // bridge_up.go
+	host        hostState         // bridge_host.go
+	open        openCalls         // bridge_mrtr.go
+	logLevel    string            // set by a legacy host's logging/setLevel
 }
 
 // route is where an exposed (possibly prefixed) tool or prompt name goes.
@@ -159,7 +162,17 @@ func runBridge(ctx context.Context, c *cli, cmd *command, args []string) error {
 	}
 	defer b.conn.Close()
 	b.timeout = *timeout
-	if err := b.setup(life, names, *all); err != nil {
+	if err := b.setup(life, names, *all); err == nil {
+		close(b.upst.up)
+	} else if b.mcpdDown() {
+		// Hosts start their servers at launch, maybe before mcpd: serve
+		// anyway and reach mcpd when it is there.
+		b.c.warnf("bridge: %v; waiting for it", b.c.notRunning())
+		b.mu.Lock()
+		b.upst.err = b.c.notRunning()
+		b.mu.Unlock()
+		b.wg.Go(func() { b.setupLoop(life, names, *all) })
+	} else {
 		cancel()
 		b.wg.Wait()
 		return err
@@ -200,17 +213,55 @@ func newBridge(ctx context.Context, c *cli) (*bridge, error) {
 		routes:    map[string]route{},
 		uris:      map[string]string{},
 		subs:      newSubState(),
+		upst:      newUpState(),
+		host:      newHostState(),
+		open:      newOpenCalls(),
 	}, nil
 }
 
 // setup resolves the servers, learns what they offer and, when serving
-// several, checks that no prefixed name clashes.
+// several, checks that no prefixed name clashes. It runs on one goroutine
+// at a time; after a failure it may run again (setupLoop), and then does
+// not resolve the names twice.
 func (b *bridge) setup(ctx context.Context, names []string, all bool) error {
 	if err := b.ready(ctx); err != nil {
 		return err
 	}
 	rctx, cancel := context.WithTimeout(ctx, 60*time.Second)
 	defer cancel()
+	if !b.upst.resolved {
+		if err := b.resolveNames(rctx, names, all); err != nil {
+			return err
+		}
+		b.upst.resolved = true
+		// Subscribing starts the servers and their upstream subscriptions, so
+		// that the lists fetched next stay in mcpd's cache.
+		b.wg.Go(func() { b.subscribeLoop(ctx) })
+	}
+	b.mu.Lock()
+	open := b.subs.open
+	b.mu.Unlock()
+	select {
+	case <-open:
+	case <-rctx.Done():
+	}
+	if err := b.describe(rctx); err != nil {
+		return err
+	}
+	if b.aggr {
+		// "a clash is an error at start-up, not a silent shadow"
+		for _, kind := range []string{"tools/list", "prompts/list"} {
+			if _, err := b.list(rctx, kind); err != nil {
+				return fmt.Errorf("%s: %s", kind, err.Message)
+			}
+		}
+	}
+	return nil
+}
+
+// resolveNames checks the named servers (or finds every enabled one) and
+// records them.
+func (b *bridge) resolveNames(rctx context.Context, names []string, all bool) error {
 	resp, err := b.client.ListServers(rctx, &mcpdv1.ListServersRequest{})
 	if err != nil {
 		return b.c.rpcError(rctx, err, "")
@@ -235,29 +286,12 @@ func (b *bridge) setup(ctx context.Context, names []string, all bool) error {
 	if len(names) == 0 {
 		return errors.New("mcpd has no enabled servers to bridge")
 	}
+	// Request handlers read names and aggr without the lock once the
+	// bridge is up; listens and subscription events may read them before.
+	b.mu.Lock()
 	b.names = names
 	b.aggr = len(names) > 1 || all
-	// Subscribing starts the servers and their upstream subscriptions, so
-	// that the lists fetched next stay in mcpd's cache.
-	b.wg.Go(func() { b.subscribeLoop(ctx) })
-	b.mu.Lock()
-	open := b.subs.open
 	b.mu.Unlock()
-	select {
-	case <-open:
-	case <-rctx.Done():
-	}
-	if err := b.describe(rctx); err != nil {
-		return err
-	}
-	if b.aggr {
-		// "a clash is an error at start-up, not a silent shadow"
-		for _, kind := range []string{"tools/list", "prompts/list"} {
-			if _, err := b.list(rctx, kind); err != nil {
-				return fmt.Errorf("%s: %s", kind, err.Message)
-			}
-		}
-	}
 	return nil
 }
 

@@ -4,76 +4,202 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"time"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// hostLoop registers the bridge with mcpd as host for its servers, with
-// what the MCP host declared at initialize, and keeps the registration
-// alive across mcpd restarts. mcpd then sends it the roots/list,
-// sampling/createMessage and elicitation/create requests of legacy
-// children, which the bridge relays to the MCP host.
-func (b *bridge) hostLoop(ctx context.Context) {
-	keepOpen(ctx, func() bool { return b.hostOnce(ctx) })
+// hostFlags are the kinds of child requests the MCP host answers.
+type hostFlags struct{ roots, sampling, elicitation bool }
+
+func (f hostFlags) any() bool { return f.roots || f.sampling || f.elicitation }
+
+// flagsOf reads what a ClientCapabilities object declares.
+func flagsOf(caps json.RawMessage) hostFlags {
+	return hostFlags{
+		roots:       hostDeclares(caps, "roots/list"),
+		sampling:    hostDeclares(caps, "sampling/createMessage"),
+		elicitation: hostDeclares(caps, "elicitation/create"),
+	}
 }
 
-// hostOnce runs one Host stream; it reports whether mcpd accepted the
-// registration.
-func (b *bridge) hostOnce(ctx context.Context) bool {
-	if b.ready(ctx) != nil {
-		return false
-	}
-	sctx, cancel := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	stream, err := b.client.Host(sctx)
-	if err != nil {
-		return false
+// hostState is what the bridge registered with mcpd as host. Guarded by
+// bridge.mu.
+type hostState struct {
+	flags   hostFlags     // what the host ever declared
+	changed chan struct{} // closed, and replaced, when flags grow
+	started bool          // hostLoop runs
+}
+
+func newHostState() hostState { return hostState{changed: make(chan struct{})} }
+
+// declare adds what the host declared it answers (a legacy host at
+// initialize, a modern one in each request's clientCapabilities) to the
+// bridge's Host registration with mcpd, which it starts or renews. mcpd
+// then routes a legacy child's roots/list, sampling/createMessage and
+// elicitation/create to the bridge only for kinds the host answers.
+func (b *bridge) declare(caps json.RawMessage) {
+	f := flagsOf(caps)
+	if !f.any() {
+		return
 	}
 	b.mu.Lock()
-	caps, info := b.hostCaps, b.hostInfo
+	old := b.host.flags
+	merged := hostFlags{old.roots || f.roots, old.sampling || f.sampling, old.elicitation || f.elicitation}
+	grew := merged != old
+	start := !b.host.started
+	if grew {
+		b.host.flags = merged
+		close(b.host.changed)
+		b.host.changed = make(chan struct{})
+	}
+	b.host.started = true
+	b.mu.Unlock()
+	if start {
+		b.wg.Go(func() { b.hostLoop(b.ctx) })
+	}
+}
+
+// hostLoop keeps the bridge registered with mcpd as host for its servers
+// across mcpd restarts, and renews the registration when the host declares
+// more: the new registration is made before the old one ends, and the old
+// one ends only once its requests in flight are answered.
+func (b *bridge) hostLoop(ctx context.Context) {
+	select {
+	case <-b.upst.up: // the server names are known
+	case <-ctx.Done():
+		return
+	}
+	var regs sync.WaitGroup
+	defer regs.Wait()
+	var prev *hostReg
+	defer func() {
+		if prev != nil {
+			prev.retire()
+		}
+	}()
+	delay := bridgeRetryMin
+	for ctx.Err() == nil {
+		b.mu.Lock()
+		flags, changed := b.host.flags, b.host.changed
+		b.mu.Unlock()
+		reg := newHostReg(ctx)
+		regs.Go(func() { b.hostRun(reg, flags) })
+		select {
+		case <-reg.registered:
+			if prev != nil {
+				prev.retire()
+				prev = nil
+			}
+			delay = bridgeRetryMin
+			select {
+			case <-reg.done: // mcpd went away: register again
+			case <-changed:
+				prev = reg
+			case <-ctx.Done():
+				reg.retire()
+			}
+		case <-reg.done: // not accepted: mcpd is down
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+			case <-t.C:
+			}
+			t.Stop()
+			delay = min(delay*2, bridgeRetryMax)
+		case <-ctx.Done():
+			reg.retire()
+		}
+	}
+}
+
+// hostReg is one Host stream of the bridge.
+type hostReg struct {
+	ctx        context.Context
+	cancel     context.CancelFunc
+	registered chan struct{} // closed when mcpd accepted the registration
+	done       chan struct{} // closed when the stream ended
+
+	mu       sync.Mutex // guards calls, retiring
+	calls    map[uint64]context.CancelFunc
+	retiring bool
+}
+
+func newHostReg(ctx context.Context) *hostReg {
+	rctx, cancel := context.WithCancel(ctx)
+	return &hostReg{ctx: rctx, cancel: cancel, registered: make(chan struct{}), done: make(chan struct{}),
+		calls: map[uint64]context.CancelFunc{}}
+}
+
+// retire ends the stream once no call on it is waiting for the host.
+func (r *hostReg) retire() {
+	r.mu.Lock()
+	r.retiring = true
+	idle := len(r.calls) == 0
+	r.mu.Unlock()
+	if idle {
+		r.cancel()
+	}
+}
+
+// hostRun runs one Host stream until it ends.
+func (b *bridge) hostRun(reg *hostReg, flags hostFlags) {
+	defer close(reg.done)
+	defer reg.cancel()
+	if b.ready(reg.ctx) != nil {
+		return
+	}
+	stream, err := b.client.Host(reg.ctx)
+	if err != nil {
+		return
+	}
+	b.mu.Lock()
+	info := b.hostInfo
 	b.mu.Unlock()
 	err = stream.Send(&mcpdv1.HostRequest{Msg: &mcpdv1.HostRequest_Register{Register: &mcpdv1.HostRegistration{
 		Servers:     b.names,
-		Roots:       hostDeclares(caps, "roots/list"),
-		Sampling:    hostDeclares(caps, "sampling/createMessage"),
-		Elicitation: hostDeclares(caps, "elicitation/create"),
+		Roots:       flags.roots,
+		Sampling:    flags.sampling,
+		Elicitation: flags.elicitation,
 		Client:      clientInfoProto(info),
 	}}})
 	if err != nil {
-		return false
+		return
 	}
 	if m, err := stream.Recv(); err != nil || m.GetRegistered() == nil {
-		return false
+		return
 	}
+	close(reg.registered)
 	var (
+		wg     sync.WaitGroup
 		sendMu sync.Mutex
-		mu     sync.Mutex // guards calls
-		calls  = map[uint64]context.CancelFunc{}
 	)
+	defer wg.Wait()
 	for {
 		m, err := stream.Recv()
 		if err != nil {
-			return true
+			reg.cancel() // ends the calls still waiting for the host
+			return
 		}
 		switch msg := m.GetMsg().(type) {
 		case *mcpdv1.HostResponse_Call:
 			call := msg.Call
-			cctx, ccancel := context.WithCancel(sctx)
-			mu.Lock()
-			calls[call.GetCallId()] = ccancel
-			mu.Unlock()
+			cctx, ccancel := context.WithCancel(reg.ctx)
+			reg.mu.Lock()
+			reg.calls[call.GetCallId()] = ccancel
+			reg.mu.Unlock()
 			wg.Go(func() {
 				defer func() {
-					mu.Lock()
-					delete(calls, call.GetCallId())
-					mu.Unlock()
+					reg.mu.Lock()
+					delete(reg.calls, call.GetCallId())
+					idle := reg.retiring && len(reg.calls) == 0
+					reg.mu.Unlock()
 					ccancel()
+					if idle {
+						reg.cancel()
+					}
 				}()
-				res, rerr := b.hostRequest(cctx, call.GetMethod(), json.RawMessage(call.GetParamsJson()))
+				res, rerr := b.answerChild(cctx, call.GetServer(), call.GetMethod(), json.RawMessage(call.GetParamsJson()))
 				if cctx.Err() != nil {
 					return // cancelled by the child, or the stream ended
 				}
@@ -88,11 +214,28 @@ func (b *bridge) hostOnce(ctx context.Context) bool {
 				_ = stream.Send(&mcpdv1.HostRequest{Msg: &mcpdv1.HostRequest_Answer{Answer: ans}})
 			})
 		case *mcpdv1.HostResponse_Cancel:
-			mu.Lock()
-			if c := calls[msg.Cancel.GetCallId()]; c != nil {
+			reg.mu.Lock()
+			if c := reg.calls[msg.Cancel.GetCallId()]; c != nil {
 				c()
 			}
-			mu.Unlock()
+			reg.mu.Unlock()
 		}
 	}
+}
+
+// answerChild answers a legacy child's request that mcpd routed to the
+// bridge: a legacy host gets it as a request; for a modern host, which
+// cannot be sent requests, it becomes the input_required result of the
+// host's call in flight on that server (bridge_mrtr.go).
+func (b *bridge) answerChild(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *rpcErr) {
+	b.mu.Lock()
+	legacy, caps := b.initialized, b.hostCaps
+	b.mu.Unlock()
+	if legacy {
+		if !hostDeclares(caps, method) {
+			return nil, errorf(codeMethodNotFound, "the MCP client behind this bridge does not answer %s", method)
+		}
+		return b.hostRequest(ctx, method, params)
+	}
+	return b.askOpen(ctx, server, method, params)
 }

@@ -108,6 +108,11 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 		// the server does not implement".
 		return nil, unsupportedVersion(r.version)
 	}
+	if r.modern {
+		// A modern host declares per request what it answers; the bridge
+		// registers with mcpd as host for what it ever declared.
+		b.declare(r.caps)
+	}
 	switch r.method {
 	case "initialize":
 		return b.initialize(ctx, r)
@@ -115,6 +120,14 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 		return json.RawMessage("{}"), nil
 	case "server/discover":
 		return b.discover(ctx)
+	case "subscriptions/listen":
+		return b.listen(ctx, r)
+	}
+	// Everything else needs mcpd.
+	if err := b.waitUp(ctx); err != nil {
+		return nil, err
+	}
+	switch r.method {
 	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 		items, err := b.list(ctx, r.method)
 		if err != nil {
@@ -129,22 +142,8 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 		return b.complete(ctx, r)
 	case "resources/subscribe", "resources/unsubscribe":
 		return b.legacySubscribe(ctx, r)
-	case "subscriptions/listen":
-		return b.listen(ctx, r)
 	case "logging/setLevel":
-		var last *rpcErr
-		ok := false
-		for _, n := range b.names {
-			if _, err := b.forward(ctx, r, n, r.method, r.params); err != nil {
-				last = err
-			} else {
-				ok = true
-			}
-		}
-		if !ok && last != nil {
-			return nil, last
-		}
-		return json.RawMessage("{}"), nil
+		return b.setLevel(ctx, r)
 	}
 	if b.aggr {
 		return nil, errorf(codeMethodNotFound, "method %q not found", r.method)
@@ -184,12 +183,9 @@ func (b *bridge) initialize(ctx context.Context, r *hostReq) (json.RawMessage, *
 	b.initialized = true
 	b.hostCaps = p.Capabilities
 	b.hostInfo = p.ClientInfo
-	startHost := !b.hostReg && hostAnswersAny(p.Capabilities)
-	b.hostReg = b.hostReg || startHost
+	b.upst.degraded = b.upst.degraded || !b.isUp()
 	b.mu.Unlock()
-	if startHost {
-		b.wg.Go(func() { b.hostLoop(b.ctx) })
-	}
+	b.declare(p.Capabilities)
 	res := map[string]any{
 		"protocolVersion": v,
 		"capabilities":    b.capabilities(),
@@ -204,6 +200,9 @@ func (b *bridge) initialize(ctx context.Context, r *hostReq) (json.RawMessage, *
 // discover answers server/discover (modern).
 func (b *bridge) discover(ctx context.Context) (json.RawMessage, *rpcErr) {
 	b.refreshInfo(ctx)
+	b.mu.Lock()
+	b.upst.degraded = b.upst.degraded || !b.isUp()
+	b.mu.Unlock()
 	res := map[string]any{
 		"resultType":        "complete",
 		"supportedVersions": slices.Concat(bridgeModernVersions, bridgeLegacyVersions),
@@ -220,6 +219,9 @@ func (b *bridge) discover(ctx context.Context) (json.RawMessage, *rpcErr) {
 
 // refreshInfo describes servers not described yet (not running at start).
 func (b *bridge) refreshInfo(ctx context.Context) {
+	if !b.isUp() {
+		return
+	}
 	b.mu.Lock()
 	missing := len(b.info) < len(b.names)
 	b.mu.Unlock()
@@ -238,6 +240,9 @@ func marshalResult(v any) (json.RawMessage, *rpcErr) {
 
 // capabilities merges what the served servers offer.
 func (b *bridge) capabilities() map[string]any {
+	if !b.isUp() {
+		return defaultCapabilities()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	out := map[string]any{}
@@ -275,7 +280,7 @@ func (b *bridge) capabilities() map[string]any {
 func (b *bridge) serverInfo() json.RawMessage {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.aggr {
+	if !b.aggr && len(b.names) > 0 {
 		if s := b.info[b.names[0]]; s != nil && json.Valid([]byte(s.GetServerInfoJson())) && s.GetServerInfoJson() != "" {
 			return json.RawMessage(s.GetServerInfoJson())
 		}
@@ -287,6 +292,9 @@ func (b *bridge) serverInfo() json.RawMessage {
 func (b *bridge) instructions() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if len(b.names) == 0 {
+		return ""
+	}
 	if !b.aggr {
 		if s := b.info[b.names[0]]; s != nil {
 			return s.GetInstructions()
@@ -459,6 +467,9 @@ func (b *bridge) resolve(ctx context.Context, kind, exposed string) (route, bool
 }
 
 func (b *bridge) routedCall(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+	if oc := b.takeParked(r); oc != nil {
+		return b.resume(ctx, r, oc)
+	}
 	var name string
 	if err := json.Unmarshal(r.params["name"], &name); err != nil || name == "" {
 		return nil, errorf(codeInvalidParams, "params.name required")
@@ -484,6 +495,9 @@ func cloneParams(p map[string]json.RawMessage) map[string]json.RawMessage {
 // read serves resources/read through mcpd's ReadResource (cached), on the
 // server that listed the URI, else on each server in turn.
 func (b *bridge) read(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+	if oc := b.takeParked(r); oc != nil {
+		return b.resume(ctx, r, oc)
+	}
 	var uri string
 	if err := json.Unmarshal(r.params["uri"], &uri); err != nil || uri == "" {
 		return nil, errorf(codeInvalidParams, "params.uri required")
@@ -510,28 +524,48 @@ func (b *bridge) read(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr
 }
 
 func (b *bridge) readOne(ctx context.Context, r *hostReq, server, uri string) (json.RawMessage, *rpcErr) {
+	if b.mrtr(r) {
+		// A legacy child's requests during the read reach a modern host as
+		// input_required (bridge_mrtr.go).
+		return b.awaitOpen(ctx, r, server, func(uctx context.Context) (json.RawMessage, *rpcErr) {
+			return b.readOnce(uctx, r, server, uri, r.params)
+		})
+	}
 	params := cloneParams(r.params)
 	for round := 0; ; round++ {
-		var state string
-		_ = json.Unmarshal(params["requestState"], &state)
-		if err := b.ready(ctx); err != nil {
-			return nil, errorf(codeInternal, "%s", err.Error())
+		res, rerr := b.readOnce(ctx, r, server, uri, params)
+		if rerr != nil {
+			return nil, rerr
 		}
-		resp, err := b.client.ReadResource(ctx, &mcpdv1.ReadResourceRequest{
-			Server: server, Uri: uri, Options: b.options(r),
-			InputResponsesJson: string(params["inputResponses"]), RequestState: state,
-		})
-		if err != nil {
-			return nil, b.rpcToMCP(ctx, err, server)
-		}
-		if resp.GetError() != nil {
-			return nil, mcpErr(resp.GetError())
-		}
-		res, again, rerr := b.fulfil(ctx, r, json.RawMessage(resp.GetResultJson()), params, round)
+		res, again, rerr := b.fulfil(ctx, r, res, params, round)
 		if !again {
 			return res, rerr
 		}
 	}
+}
+
+// readOnce is one ReadResource through mcpd.
+func (b *bridge) readOnce(ctx context.Context, r *hostReq, server, uri string, params map[string]json.RawMessage) (json.RawMessage, *rpcErr) {
+	var state string
+	_ = json.Unmarshal(params["requestState"], &state)
+	if err := b.ready(ctx); err != nil {
+		return nil, errorf(codeInternal, "%s", err.Error())
+	}
+	resp, err := b.client.ReadResource(ctx, &mcpdv1.ReadResourceRequest{
+		Server: server, Uri: uri, Options: b.options(r),
+		InputResponsesJson: string(params["inputResponses"]), RequestState: state,
+	})
+	if err != nil {
+		return nil, b.rpcToMCP(ctx, err, server)
+	}
+	if resp.GetError() != nil {
+		return nil, mcpErr(resp.GetError())
+	}
+	res := json.RawMessage(resp.GetResultJson())
+	if r.modern {
+		res = withResultType(res)
+	}
+	return res, nil
 }
 
 // complete routes completion/complete by its ref.
@@ -586,6 +620,18 @@ func (b *bridge) options(r *hostReq) *mcpdv1.CallOptions {
 func (b *bridge) forward(ctx context.Context, r *hostReq, server, method string, params map[string]json.RawMessage) (json.RawMessage, *rpcErr) {
 	req := *r
 	req.params = cloneParams(params)
+	b.stampLogLevel(&req)
+	if b.mrtr(&req) {
+		// A legacy child's requests during the call reach a modern host as
+		// input_required (bridge_mrtr.go).
+		p, err := req.forwardParams()
+		if err != nil {
+			return nil, errorf(codeInternal, "encode params: %v", err)
+		}
+		return b.awaitOpen(ctx, r, server, func(uctx context.Context) (json.RawMessage, *rpcErr) {
+			return b.send(uctx, &req, server, method, p)
+		})
+	}
 	for round := 0; ; round++ {
 		p, err := req.forwardParams()
 		if err != nil {
@@ -704,7 +750,7 @@ func (b *bridge) fulfil(ctx context.Context, r *hostReq, res json.RawMessage, pa
 	return nil, true, nil
 }
 
-// hostDeclares reports whether the legacy host's capabilities answer method.
+// hostDeclares reports whether the host's capabilities answer method.
 func hostDeclares(caps json.RawMessage, method string) bool {
 	var c map[string]json.RawMessage
 	if json.Unmarshal(caps, &c) != nil {
@@ -713,8 +759,4 @@ func hostDeclares(caps json.RawMessage, method string) bool {
 	key := map[string]string{"roots/list": "roots", "sampling/createMessage": "sampling", "elicitation/create": "elicitation"}[method]
 	v, ok := c[key]
 	return key != "" && ok && string(v) != "null"
-}
-
-func hostAnswersAny(caps json.RawMessage) bool {
-	return hostDeclares(caps, "roots/list") || hostDeclares(caps, "sampling/createMessage") || hostDeclares(caps, "elicitation/create")
 }

@@ -285,8 +285,15 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 	}
 	_ = json.Unmarshal(r.params["notifications"], &p)
 	b.refreshInfo(ctx)
+	up := b.isUp()
 	b.mu.Lock()
 	caps := b.capsLocked()
+	if !up {
+		// Not up yet (mcpd is down): agree to what the host asks; the
+		// bridge announces the list changes itself once it is up.
+		caps = listCaps{tools: true, prompts: true, resources: true, subscribe: true}
+		b.upst.degraded = true
+	}
 	l := &listenSub{
 		id:        r.id,
 		tools:     p.ToolsListChanged && caps.tools,
@@ -303,7 +310,9 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 		}
 	}
 	b.mu.Unlock()
-	b.syncURIs(ctx)
+	if up {
+		b.syncURIs(ctx) // else the Subscribe stream opens with them (announceUp)
+	}
 
 	// "params.notifications is the subset the server agreed to honour."
 	agreed := map[string]any{}

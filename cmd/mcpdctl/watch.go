@@ -25,7 +25,9 @@ event a line until Ctrl-C (exit status 0): tools/prompts/resources list
 changes, server state changes, log messages and, with --uri (needs a NAME),
 updates of those resources. The first line says what each server agreed
 to deliver. Watching a server keeps it running: it is started if needed and
-restarted after a crash. --json prints each event as one JSON object.`,
+restarted after a crash. A config reload prints "NAME added" for a server
+it adds (watched from then on when no NAME was given) and "NAME removed" for
+a watched server it removes. --json prints each event as one JSON object.`,
 	run: runWatch,
 }
 

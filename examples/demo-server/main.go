@@ -4,8 +4,10 @@
 // the modern per-request envelope with server/discover (2026-07-28).
 //
 // It offers the tools echo, add, slow_count (with progress notifications and
-// cancellation) and time; the resource demo://readme and the template
-// demo://echo/{text}; and the prompt review. Diagnostics go to stderr, never
+// cancellation), time, touch (announces notifications/resources/updated for
+// demo://counter) and toggle_tool (adds or removes the tool surprise, so the
+// tool list changes); the resources demo://readme and demo://counter
+// (subscribable) and the template demo://echo/{text}; and the prompt review. Diagnostics go to stderr, never
 // to stdout, which carries only the protocol.
 //
 // Usage:
@@ -34,8 +36,11 @@ import (
 const readme = `This is mcpd's demo MCP server.
 
 Tools: echo (returns its message), add (a+b), slow_count (counts to n with
-progress notifications, delay_ms between steps; stops when cancelled) and time.
-Resources: demo://readme (this text) and demo://echo/{text}.
+progress notifications, delay_ms between steps; stops when cancelled), time,
+touch (increments demo://counter and announces its update to subscribers) and
+toggle_tool (adds or removes the tool surprise: the tool list changes).
+Resources: demo://readme (this text), demo://counter (subscribable) and
+demo://echo/{text}.
 Prompts: review (argument: code).
 `
 
@@ -97,8 +102,13 @@ type timeIn struct {
 
 func newServer(name string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: version.Version}, &mcp.ServerOptions{
-		Instructions: "A demo server for mcpd: echo, add, slow_count, time; demo://readme; prompt review.",
+		Instructions: "A demo server for mcpd: echo, add, slow_count, time, touch, toggle_tool; demo://readme, demo://counter; prompt review.",
+		// Handlers make the server advertise resources.subscribe; the SDK
+		// keeps the subscriptions (notify.go: touch).
+		SubscribeHandler:   func(context.Context, *mcp.SubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
+	addNotifyTools(s)
 
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Return the message unchanged."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {

@@ -41,7 +41,9 @@ func TestGetStatusAppLeaves(t *testing.T) {
 }
 
 // fakeCreds accepts every connection, as PeerCredentials does for our uid.
-type fakeCreds struct{ credentials.TransportCredentials }
+type fakeCreds struct {
+	credentials.TransportCredentials
+}
 
 func (fakeCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	return c, AuthInfo{UID: 1, PID: 42}, nil

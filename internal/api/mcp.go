@@ -340,6 +340,7 @@ func (s *Server) streamCall(stream grpc.ServerStreamingServer[mcpdv1.CallToolEve
 	ctx := stream.Context()
 	r := &progressRelay{log: s.log, stream: stream, server: server}
 	req.OnProgress = r.push
+	req.OnMessage = r.pushMessage
 
 	start := time.Now()
 	resp, src, err := s.callCached(ctx, server, req, copts)
@@ -367,20 +368,30 @@ func (s *Server) logCallError(ctx context.Context, server, method string, err er
 	s.log.Warn("call failed", fields...)
 }
 
-// progressQueue is a bounded queue of progress params for one call. push
-// never blocks: when the queue is full it drops the oldest entry.
+// progressQueue is a bounded queue of the progress (and log message)
+// params of one call. push never blocks: when the queue is full it drops
+// the oldest entry.
 type progressQueue struct {
-	ch      chan json.RawMessage
+	ch      chan relayItem
 	dropped atomic.Int64
 }
 
+// relayItem is one queued notification of a call.
+type relayItem struct {
+	params  json.RawMessage
+	message bool // notifications/message, else notifications/progress
+}
+
 func newProgressQueue(n int) *progressQueue {
-	return &progressQueue{ch: make(chan json.RawMessage, n)}
+	return &progressQueue{ch: make(chan relayItem, n)}
 }
 
 // push is the session's OnProgress callback.
-func (q *progressQueue) push(params json.RawMessage) {
-	p := append(json.RawMessage(nil), params...) // the session may reuse its buffer
+func (q *progressQueue) push(params json.RawMessage) { q.pushItem(params, false) }
+
+// pushItem queues a copy of params.
+func (q *progressQueue) pushItem(params json.RawMessage, message bool) {
+	p := relayItem{params: append(json.RawMessage(nil), params...), message: message} // the session may reuse its buffer
 	for {
 		select {
 		case q.ch <- p:

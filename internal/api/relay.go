@@ -34,7 +34,13 @@ type progressRelay struct {
 
 // push is the session's OnProgress callback; it never blocks. After finish
 // it drops the notification: the call has returned, its response is next.
-func (r *progressRelay) push(p json.RawMessage) {
+func (r *progressRelay) push(p json.RawMessage) { r.pushItem(p, false) }
+
+// pushMessage is the session's OnMessage callback: a notifications/message
+// of this call travels like its progress, in order with it.
+func (r *progressRelay) pushMessage(p json.RawMessage) { r.pushItem(p, true) }
+
+func (r *progressRelay) pushItem(p json.RawMessage, message bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.finished {
@@ -43,7 +49,7 @@ func (r *progressRelay) push(p json.RawMessage) {
 	if r.q == nil {
 		r.q = newProgressQueue(progressBuffer)
 	}
-	r.q.push(p)
+	r.q.pushItem(p, message)
 	if r.started {
 		return
 	}
@@ -94,14 +100,18 @@ func (r *progressRelay) finish() {
 	}
 }
 
-// send sends one progress notification to the app; after a failed send
+// send sends one progress or log notification to the app; after a failed send
 // (the app went away: its context ends and so does the call) the rest are
 // dropped.
-func (r *progressRelay) send(p json.RawMessage) {
+func (r *progressRelay) send(p relayItem) {
 	if !r.sendOK {
 		return
 	}
-	if err := r.stream.Send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_ProgressJson{ProgressJson: string(p)}}); err != nil {
+	ev := &mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_ProgressJson{ProgressJson: string(p.params)}}
+	if p.message {
+		ev.Event = &mcpdv1.CallToolEvent_MessageJson{MessageJson: string(p.params)}
+	}
+	if err := r.stream.Send(ev); err != nil {
 		r.sendOK = false
 		r.log.Debug("progress send failed", zap.String("server", r.server), zap.Error(err))
 	}

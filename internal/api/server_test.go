@@ -348,7 +348,7 @@ func TestProgressQueueNeverBlocks(t *testing.T) {
 	}
 	var got []string
 	for range 4 {
-		got = append(got, string(<-q.ch))
+		got = append(got, string((<-q.ch).params))
 	}
 	// The newest survive.
 	if diff := cmp.Diff([]string{"96", "97", "98", "99"}, got); diff != "" {
@@ -361,7 +361,7 @@ func TestProgressQueueCopiesParams(t *testing.T) {
 	buf := []byte(`{"progress":1}`)
 	q.push(buf)
 	copy(buf, `{"progress":9}`)
-	if got := string(<-q.ch); got != `{"progress":1}` {
+	if got := string((<-q.ch).params); got != `{"progress":1}` {
 		t.Errorf("queued params changed with the caller's buffer: %s", got)
 	}
 }

@@ -6,6 +6,7 @@ package session
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -138,6 +139,12 @@ type Request struct {
 	// OnProgress receives notifications/progress params for this request with
 	// the app's own token restored. It runs on the reader goroutine and must not block.
 	OnProgress func(params json.RawMessage)
+	// OnMessage receives the notifications/message params the child sent for
+	// this request, when the request opted in with
+	// _meta["io.modelcontextprotocol/logLevel"] and the message can be
+	// attributed to it (messages.go). It runs on the reader goroutine and
+	// must not block.
+	OnMessage func(params json.RawMessage)
 }
 
 // Response is the child's answer: exactly one of Result and Error is set.
@@ -196,6 +203,7 @@ type Session struct {
 
 	mu        sync.Mutex // guards the fields below
 	closedErr error      // set once the reader ended
+	failErr   error      // set by FailCalls: later calls fail with it (fail.go)
 	pending   map[uint64]*call
 	progress  map[string]*call     // child-side progress token → call
 	incoming  map[string]*incoming // child's request id → its handler
@@ -210,6 +218,7 @@ type call struct {
 	token      string       // child-side progress token, "" if none
 	appToken   json.RawMessage
 	onProgress func(json.RawMessage)
+	onMessage  func(json.RawMessage) // nil unless the request opted in to log messages
 }
 
 // incoming is one request of the child being answered.
@@ -493,7 +502,7 @@ func (s *Session) Call(ctx context.Context, req *Request) (*Response, error) {
 	if modern {
 		version = info.ProtocolVersion
 	}
-	c := &call{onProgress: req.OnProgress}
+	c := &call{onProgress: req.OnProgress, onMessage: messageHandler(req)}
 	params, err := s.prepare(req, version, c)
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", req.Method, s.opts.Server, err)
@@ -593,8 +602,7 @@ func (s *Session) roundTrip(ctx context.Context, method string, params json.RawM
 	}
 
 	s.mu.Lock()
-	if s.closedErr != nil {
-		err := s.closedErr
+	if err := cmp.Or(s.closedErr, s.failErr); err != nil {
 		s.mu.Unlock()
 		return nil, err
 	}
@@ -804,6 +812,10 @@ func (s *Session) notification(env envelope) {
 	case "notifications/progress":
 		s.progressNotification(env.Params)
 		return
+	case "notifications/message":
+		if s.routeMessage(env.Params) {
+			return
+		}
 	case "notifications/cancelled":
 		// "when a child's id is referenced in a cancel from the server
 		// (legacy), abort the local handler for that server→client request."

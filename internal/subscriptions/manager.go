@@ -177,11 +177,14 @@ func (m *Manager) upstream(server string) *upstream {
 	}
 	if u = m.upstreams[server]; u == nil {
 		u = newUpstream(m, server)
+		ctx, stop := context.WithCancel(m.ctx)
+		u.stop = stop
 		m.upstreams[server] = u
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
-			u.run(m.ctx)
+			defer stop()
+			u.run(ctx)
 		}()
 	}
 	return u

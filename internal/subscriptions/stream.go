@@ -90,7 +90,7 @@ func (st *Stream) wants(ev *Event) bool {
 		}
 		return false
 	case KindState:
-		return w.State
+		return w.State || ev.State == StateAdded || ev.State == StateRemoved
 	case KindLog:
 		return w.Logs
 	case KindRestarted:

@@ -39,6 +39,10 @@ type upstream struct {
 	applied uint64     // version the last reconcile applied
 	ack     ServerAck  // what the server acknowledged for the union
 	waiters []waiter
+	gone    string // why the upstream was retired (reload.go); empty while it runs
+
+	// stop ends the loop of this upstream alone (set before it starts).
+	stop context.CancelFunc
 
 	// Loop-owned.
 	child       Child
@@ -95,6 +99,10 @@ func (u *upstream) wake() {
 // ack with an error when ctx ends first.
 func (u *upstream) wait(ctx context.Context, v uint64) ServerAck {
 	u.mu.Lock()
+	if u.gone != "" {
+		u.mu.Unlock()
+		return ServerAck{Server: u.name, Error: u.gone}
+	}
 	if u.applied >= v {
 		a := u.ack
 		u.mu.Unlock()
@@ -107,6 +115,9 @@ func (u *upstream) wait(ctx context.Context, v uint64) ServerAck {
 	case <-w.ch:
 		u.mu.Lock()
 		defer u.mu.Unlock()
+		if u.gone != "" {
+			return ServerAck{Server: u.name, Error: u.gone}
+		}
 		return u.ack
 	case <-ctx.Done():
 		return ServerAck{Server: u.name, Error: "server " + quote(u.name) + " did not acknowledge the subscription in time: " + ctx.Err().Error()}
@@ -136,12 +147,28 @@ func (u *upstream) resolve(v uint64, a ServerAck) {
 	}
 }
 
+// releaseWaiters answers every pending wait once the loop has ended (the
+// upstream was retired, or the manager closed).
+func (u *upstream) releaseWaiters() {
+	u.mu.Lock()
+	if u.gone == "" {
+		u.gone = "server " + quote(u.name) + ": subscriptions are shutting down"
+	}
+	ws := u.waiters
+	u.waiters = nil
+	u.mu.Unlock()
+	for _, w := range ws {
+		close(w.ch)
+	}
+}
+
 func (u *upstream) run(ctx context.Context) {
 	defer func() {
 		if u.timer != nil {
 			u.timer.Stop()
 		}
 		u.cancelListens("mcpd is shutting down")
+		u.releaseWaiters()
 	}()
 	for {
 		var childDone, listenDone <-chan struct{}
@@ -254,7 +281,7 @@ func (u *upstream) release(ctx context.Context) {
 	if u.child == nil {
 		return
 	}
-	u.cancelListens("no more subscribers")
+	u.closeListens(ctx, "no more subscribers")
 	for uri := range u.subscribed {
 		u.unsubscribe(ctx, uri)
 	}
@@ -342,7 +369,7 @@ func (u *upstream) applyModern(ctx context.Context, want wants) ServerAck {
 	key := string(filter)
 	if key == "{}" {
 		// Only log messages are wanted: modern servers never send them on a listen.
-		u.cancelListens("subscription filter changed")
+		u.closeListens(ctx, "subscription filter changed")
 		return ServerAck{Era: "modern", State: true}
 	}
 	if u.listen != nil && key == u.listenKey {
@@ -434,6 +461,38 @@ func (u *upstream) open(ctx context.Context, filter json.RawMessage) (Listener, 
 		ResourcesListChanged: got.ResourcesListChanged,
 		URIs:                 got.ResourceSubscriptions,
 	}, nil
+}
+
+// closeListens cancels every listen and waits, at most closeGrace, until
+// the server has closed them. A server that keeps one registration per
+// session (the Go SDK v1.8.0) drops it when it closes a cancelled listen;
+// a listen opened before that cleanup (the next app subscribing right after
+// the last one left) would lose its registration and never deliver.
+func (u *upstream) closeListens(ctx context.Context, reason string) {
+	var ls []Listener
+	for _, l := range []Listener{u.listen, u.zombie} {
+		if l != nil {
+			l.Cancel(reason)
+			ls = append(ls, l)
+		}
+	}
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+wait:
+	for _, l := range ls {
+		select {
+		case <-l.Closed():
+		case <-t.C:
+			break wait
+		case <-ctx.Done():
+			break wait
+		}
+	}
+	for _, l := range ls {
+		l.Forget()
+	}
+	u.listen, u.listenKey, u.zombie = nil, "", nil
+	u.curGen.Store(0)
 }
 
 // cancelListens cancels every listen (no listen is wanted any more).

@@ -191,6 +191,7 @@ func (s *Supervisor) Apply(specs []Spec) (ApplyResult, error) {
 	for _, l := range []*[]string{&res.Added, &res.Removed, &res.Restarted, &res.Updated, &res.Unchanged} {
 		slices.Sort(*l)
 	}
+	s.subsOnApply(res) // subscriptions.go
 	s.log.Info("config applied", zap.Strings("added", res.Added), zap.Strings("removed", res.Removed),
 		zap.Strings("restarted", res.Restarted), zap.Strings("updated", res.Updated), zap.Int("unchanged", len(res.Unchanged)))
 	return res, nil

@@ -241,12 +241,10 @@ func (sv *server) call(ctx context.Context, req *session.Request) (*session.Resp
 	if sv.sup.shuttingDown() {
 		return nil, errShuttingDown
 	}
-	callCtx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	stop := context.AfterFunc(c.ctx, func() { cancel(context.Cause(c.ctx)) })
-	defer stop()
-
-	resp, err := c.sess.Call(callCtx, req)
+	// When mcpd stops the child, c.cancel fails the session's calls in
+	// flight with the reason (start.go), so a call needs no context of its
+	// own watching c.ctx.
+	resp, err := c.sess.Call(ctx, req)
 	if err == nil {
 		return resp, nil
 	}

@@ -123,7 +123,12 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 	info, err := sess.Handshake(ctx)
 	if err == nil {
 		cctx, cancel := context.WithCancelCause(context.Background())
-		return &child{proc: proc, sess: sess, info: info, pid: pid, ctx: cctx, cancel: cancel}, "", nil
+		stop := func(cause error) {
+			cancel(cause)
+			// Calls in flight fail now with the reason (the first one).
+			sess.FailCalls(context.Cause(cctx))
+		}
+		return &child{proc: proc, sess: sess, info: info, pid: pid, ctx: cctx, cancel: stop}, "", nil
 	}
 
 	// "Kill the child on any start failure."

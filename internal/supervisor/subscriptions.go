@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/session"
@@ -121,4 +122,22 @@ func (sc *subsChild) Listen(ctx context.Context, filter json.RawMessage, onNotif
 		return nil, fmt.Errorf("server %q: %w", sc.sv.spec.Name, err)
 	}
 	return l, nil
+}
+
+// subsOnApply tells the subscription manager what a reload changed: streams
+// watching every server pick up the added servers, streams lose the removed
+// ones (with an event saying so), and the upstreams of changed servers are
+// woken (a server enabled again, or whose new command may start now). A
+// server whose process identity changed needs nothing more: the manager
+// sees its child go and re-sends every subscription to the new one.
+func (s *Supervisor) subsOnApply(res ApplyResult) {
+	for _, name := range res.Removed {
+		s.subs.ServerRemoved(name, fmt.Sprintf("server %q was removed from the config", name))
+	}
+	for _, name := range res.Added {
+		s.subs.ServerAdded(name)
+	}
+	for _, name := range slices.Concat(res.Restarted, res.Updated) {
+		s.subs.ServerChanged(name)
+	}
 }

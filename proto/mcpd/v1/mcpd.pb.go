@@ -2905,7 +2905,11 @@ type SubscriptionEvent struct {
 	// changes, resource updates, log messages); empty for mcpd's own events.
 	ParamsJson string `protobuf:"bytes,4,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
 	// state is the lifecycle transition (SERVER_STATE): started, ready,
-	// exited, restarting, crashloop, stopped or failed.
+	// exited, restarting, crashloop, stopped or failed; or what a config
+	// reload did: added (a stream watching every server now watches it too)
+	// or removed (error says so; the stream no longer watches it). added and
+	// removed reach every stream watching the server, even without
+	// server_state.
 	State string `protobuf:"bytes,5,opt,name=state,proto3" json:"state,omitempty"`
 	Pid   int64  `protobuf:"varint,6,opt,name=pid,proto3" json:"pid,omitempty"`
 	// exit is how the child exited (state exited or stopped).

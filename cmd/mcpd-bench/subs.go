@@ -1,0 +1,561 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/mcpd-dev/mcpd/internal/session"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// Sections 5 (fan-out) and 6 (recovery) use the demo server's touch tool:
+// it increments demo://counter and sends notifications/resources/updated
+// for it with the send time (Unix nanoseconds, taken just before the
+// write) and the counter value in _meta.
+const (
+	counterURI = "demo://counter"
+	metaSent   = "mcpd.dev/sentUnixNano"
+	metaCount  = "mcpd.dev/count"
+)
+
+// fanOutApps is section 5's numbers of subscribed apps.
+var fanOutApps = []int{1, 10, 100}
+
+// eventWait bounds every wait for a notification or a lifecycle event.
+const eventWait = 30 * time.Second
+
+// touchMeta is the part of a touch notification's params the benchmark reads.
+type touchMeta struct {
+	Meta map[string]json.Number `json:"_meta"`
+}
+
+// parseTouch returns the send time and counter value of a touch
+// notification's params.
+func parseTouch(params string) (sent time.Time, count int64, err error) {
+	var p touchMeta
+	d := json.NewDecoder(strings.NewReader(params))
+	d.UseNumber()
+	if err := d.Decode(&p); err != nil {
+		return time.Time{}, 0, fmt.Errorf("touch notification params %.200q: %w", params, err)
+	}
+	ns, err1 := p.Meta[metaSent].Int64()
+	n, err2 := p.Meta[metaCount].Int64()
+	if err1 != nil || err2 != nil {
+		return time.Time{}, 0, fmt.Errorf("touch notification params %.200q: no %s/%s in _meta", params, metaSent, metaCount)
+	}
+	return time.Unix(0, ns), n, nil
+}
+
+// receipt is one touch notification an app received.
+type receipt struct {
+	count   int64
+	latency time.Duration
+}
+
+// touchThroughMcpd calls the demo server's touch tool through mcpd.
+func touchThroughMcpd(ctx context.Context, c mcpdv1.McpdClient, server string) error {
+	stream, err := c.CallTool(ctx, &mcpdv1.CallToolRequest{Server: server, Tool: "touch", ArgumentsJson: "{}"})
+	if err != nil {
+		return fmt.Errorf("call touch on %s through mcpd: %w", server, err)
+	}
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			return fmt.Errorf("call touch on %s through mcpd: %w", server, err)
+		}
+		if r := ev.GetResponse(); r != nil {
+			if e := r.GetError(); e != nil {
+				return fmt.Errorf("call touch on %s through mcpd: mcp error %d: %s", server, e.GetCode(), e.GetMessage())
+			}
+			return nil
+		}
+	}
+}
+
+// fanOutApp is one subscribed app (its own gRPC connection and stream).
+type fanOutApp struct {
+	conn   *grpc.ClientConn
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// openFanOutApps subscribes n apps to demo://counter on server; every
+// touch notification they receive goes to out (never blocking: out is
+// drained by the caller).
+func openFanOutApps(ctx context.Context, d *daemon, server string, n int, out chan<- receipt, errs chan<- error) ([]*fanOutApp, error) {
+	var apps []*fanOutApp
+	for i := range n {
+		conn, err := dialApp(d.socket)
+		if err != nil {
+			closeFanOutApps(apps)
+			return nil, err
+		}
+		sctx, cancel := context.WithCancel(ctx)
+		a := &fanOutApp{conn: conn, cancel: cancel, done: make(chan struct{})}
+		st, err := mcpdv1.NewMcpdClient(conn).Subscribe(sctx, &mcpdv1.SubscribeRequest{
+			Servers: []string{server}, ResourceUris: []string{counterURI},
+			Client: &mcpdv1.ClientInfo{Name: fmt.Sprintf("mcpd-bench-app-%d", i)},
+		})
+		if err == nil {
+			var ack *mcpdv1.SubscriptionEvent
+			if ack, err = st.Recv(); err == nil && len(ack.GetAck().GetServers()) == 1 {
+				if e := ack.GetAck().GetServers()[0].GetError(); e != "" {
+					err = errors.New(e)
+				} else if len(ack.GetAck().GetServers()[0].GetResourceUris()) != 1 {
+					err = fmt.Errorf("%s not acknowledged: %v", counterURI, ack)
+				}
+			}
+		}
+		if err != nil {
+			cancel()
+			_ = conn.Close()
+			closeFanOutApps(apps)
+			return nil, fmt.Errorf("subscribe app %d to %s on %s: %w", i, counterURI, server, err)
+		}
+		apps = append(apps, a)
+		go func() { // owned: closeFanOutApps waits for done
+			defer close(a.done)
+			for {
+				ev, err := st.Recv()
+				if err != nil {
+					if sctx.Err() == nil {
+						select {
+						case errs <- fmt.Errorf("app %d subscription: %w", i, err):
+						default:
+						}
+					}
+					return
+				}
+				now := time.Now()
+				if ev.GetKind() != mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED || ev.GetSynthetic() {
+					continue
+				}
+				sent, count, err := parseTouch(ev.GetParamsJson())
+				if err != nil {
+					select {
+					case errs <- err:
+					default:
+					}
+					continue
+				}
+				select {
+				case out <- receipt{count: count, latency: now.Sub(sent)}:
+				case <-sctx.Done():
+					return
+				}
+			}
+		}()
+	}
+	return apps, nil
+}
+
+func closeFanOutApps(apps []*fanOutApp) {
+	for _, a := range apps {
+		a.cancel()
+	}
+	for _, a := range apps {
+		<-a.done
+		_ = a.conn.Close()
+	}
+}
+
+// awaitTouch waits until want receipts of counter value count arrived and
+// returns their latencies (receipts of earlier touches are skipped).
+func awaitTouch(ctx context.Context, in <-chan receipt, errs <-chan error, count int64, want int) (latencies, error) {
+	timeout := time.NewTimer(eventWait)
+	defer timeout.Stop()
+	out := make(latencies, 0, want)
+	for len(out) < want {
+		select {
+		case r := <-in:
+			if r.count == count {
+				out = append(out, r.latency)
+			}
+		case err := <-errs:
+			return nil, err
+		case <-timeout.C:
+			return nil, fmt.Errorf("only %d of %d apps received touch %d within %s", len(out), want, count, eventWait)
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return out, nil
+}
+
+// directListener is section 5's baseline: one app with its own demo child,
+// listening for demo://counter over stdio (what a host does today).
+type directListener struct {
+	dc     *direct
+	listen *session.Listen
+}
+
+func startDirectListener(ctx context.Context, reg *registry, t target, out chan<- receipt, errs chan<- error) (*directListener, error) {
+	dc, _, err := startDirect(ctx, reg, t)
+	if err != nil {
+		return nil, err
+	}
+	filter := json.RawMessage(`{"resourceSubscriptions":["` + counterURI + `"]}`)
+	lctx, cancel := context.WithTimeout(ctx, eventWait)
+	defer cancel()
+	l, err := dc.sess.Listen(lctx, filter, func(n session.Notification) {
+		now := time.Now() // on the session's reader goroutine
+		if n.Method != "notifications/resources/updated" {
+			return
+		}
+		sent, count, err := parseTouch(string(n.Params))
+		if err != nil {
+			select {
+			case errs <- err:
+			default:
+			}
+			return
+		}
+		select {
+		case out <- receipt{count: count, latency: now.Sub(sent)}:
+		default: // the buffer is sized for one touch at a time
+		}
+	})
+	if err != nil {
+		dc.close()
+		return nil, fmt.Errorf("listen on %s directly: %w", t.Name, err)
+	}
+	return &directListener{dc: dc, listen: l}, nil
+}
+
+func (dl *directListener) touch(ctx context.Context) (int64, error) {
+	res, err := dl.dc.call(ctx, "tools/call", json.RawMessage(`{"name":"touch","arguments":{}}`))
+	if err != nil {
+		return 0, err
+	}
+	return touchCount(string(res))
+}
+
+func (dl *directListener) close() {
+	dl.listen.Cancel("benchmark done")
+	dl.listen.Forget()
+	dl.dc.close()
+}
+
+// touchCount reads the counter value from touch's answer text
+// ("touched demo://counter (count N)").
+func touchCount(result string) (int64, error) {
+	_, after, ok := strings.Cut(result, "(count ")
+	var n int64
+	if ok {
+		_, err := fmt.Sscanf(after, "%d)", &n)
+		ok = err == nil
+	}
+	if !ok {
+		return 0, fmt.Errorf("touch: unexpected result %.200s", result)
+	}
+	return n, nil
+}
+
+// fanOut is section 5: one resources/updated from the demo child to 1, 10
+// and 100 apps subscribed through mcpd (each its own gRPC connection and
+// stream); latency from the child stamping the notification just before
+// writing it to each app receiving it. Side by side, in the same rounds:
+// one app with its own child listening directly over stdio.
+func (b *bench) fanOut(ctx context.Context, d *daemon) error {
+	t := b.targets()[0] // the demo server
+	b.progress("fan-out: %s", t.Name)
+	client := d.client()
+	iters := 100
+	if b.o.smoke {
+		iters = 20
+	}
+	maxApps := fanOutApps[len(fanOutApps)-1]
+	recv := make(chan receipt, maxApps*4)
+	errs := make(chan error, 1)
+	direct, err := startDirectListener(ctx, b.reg, t, recv, errs)
+	if err != nil {
+		return err
+	}
+	defer direct.close()
+	for _, n := range fanOutApps {
+		apps, err := openFanOutApps(ctx, d, t.Name, n, recv, errs)
+		if err != nil {
+			return err
+		}
+		err = func() error {
+			defer closeFanOutApps(apps)
+			if _, err := d.serverPid(ctx, t.Name); err != nil {
+				return err
+			}
+			var p50, p99, dp50, dp99 []time.Duration
+			for r := range b.o.rounds {
+				for _, v := range rotate(2, r) {
+					var all latencies
+					for range iters {
+						var got latencies
+						if v == 0 {
+							count, err := direct.touch(ctx)
+							if err != nil {
+								return err
+							}
+							if got, err = awaitTouch(ctx, recv, errs, count, 1); err != nil {
+								return fmt.Errorf("direct: %w", err)
+							}
+						} else {
+							if err := touchThroughMcpd(ctx, client, t.Name); err != nil {
+								return err
+							}
+							// The count is the child's; read it from the first receipt.
+							first, err := awaitAny(ctx, recv, errs)
+							if err != nil {
+								return fmt.Errorf("%d apps: %w", n, err)
+							}
+							if got, err = awaitTouch(ctx, recv, errs, first.count, n-1); err != nil {
+								return fmt.Errorf("%d apps: %w", n, err)
+							}
+							got = append(got, first.latency)
+						}
+						all = append(all, got...)
+					}
+					if v == 0 {
+						dp50, dp99 = append(dp50, all.quantile(0.5)), append(dp99, all.quantile(0.99))
+					} else {
+						p50, p99 = append(p50, all.quantile(0.5)), append(p99, all.quantile(0.99))
+					}
+				}
+			}
+			b.rep.FanOut = append(b.rep.FanOut, fanOutRow{Apps: n,
+				P50: us(medianDur(p50)), P99: us(medianDur(p99)),
+				DirectP50: us(medianDur(dp50)), DirectP99: us(medianDur(dp99)),
+				Notifications: iters * b.o.rounds})
+			return nil
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// awaitAny waits for the next receipt.
+func awaitAny(ctx context.Context, in <-chan receipt, errs <-chan error) (receipt, error) {
+	timeout := time.NewTimer(eventWait)
+	defer timeout.Stop()
+	select {
+	case r := <-in:
+		return r, nil
+	case err := <-errs:
+		return receipt{}, err
+	case <-timeout.C:
+		return receipt{}, fmt.Errorf("no touch notification within %s", eventWait)
+	case <-ctx.Done():
+		return receipt{}, ctx.Err()
+	}
+}
+
+// stamped is one subscription event with the time the app received it.
+type stamped struct {
+	ev *mcpdv1.SubscriptionEvent
+	at time.Time
+}
+
+// recoveryRounds is how many kills section 6 measures; it configures as
+// many demo servers and kills each once, so that no server nears the
+// crash-loop bound (5 unexpected exits in 60 s).
+func (b *bench) recoveryRounds() int {
+	if b.o.smoke {
+		return 2
+	}
+	return max(b.o.rounds, 5)
+}
+
+// recovery is section 6: an app subscribed to demo://counter on a demo
+// server through mcpd; SIGKILL the child; measure until the app receives
+// the restarted event (sent once the subscription was re-sent to the new
+// process and acknowledged), and until it receives an update triggered
+// right after that event. The server's cold start (spawn + handshake of
+// the same server, directly) is measured in the same rounds and
+// subtracted. The lifecycle events the app receives on the way split the
+// time into detection, the supervisor's restart backoff (with the spawn),
+// the new child's handshake, and the re-subscription.
+func (b *bench) recovery(ctx context.Context) error {
+	t := b.targets()[0]
+	rounds := b.recoveryRounds()
+	b.progress("recovery: %s, %d rounds", t.Name, rounds)
+	servers := map[string]serverConfig{}
+	for i := range rounds {
+		servers[fmt.Sprintf("rec%d", i)] = serverConfig{Command: t.Command, Args: t.Args}
+	}
+	d, err := startDaemon(ctx, b.reg, b.o.mcpd, servers)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	var total, cold, added, firstUpdate, detect, backoff, handshake, resub, own []float64
+	for r := range rounds {
+		name := fmt.Sprintf("rec%d", r)
+		var res recoveryRound
+		var took time.Duration
+		for _, v := range rotate(2, r) {
+			if v == 0 {
+				dc, tk, err := startDirect(ctx, b.reg, t)
+				if err != nil {
+					return err
+				}
+				dc.close()
+				took = tk
+				continue
+			}
+			if res, err = b.recoverOnce(ctx, d, name); err != nil {
+				return err
+			}
+		}
+		total = append(total, ms(res.restarted))
+		cold = append(cold, ms(took))
+		added = append(added, ms(res.restarted-took))
+		firstUpdate = append(firstUpdate, ms(res.update))
+		detect = append(detect, ms(res.restarting))
+		backoff = append(backoff, ms(res.started-res.restarting))
+		handshake = append(handshake, ms(res.ready-res.started))
+		resub = append(resub, ms(res.restarted-res.ready))
+		own = append(own, ms(res.restarting+res.restarted-res.ready))
+	}
+	b.rep.Recovery = &recoveryRow{
+		Total: medianF(total), ColdStart: medianF(cold), Added: medianF(added),
+		FirstUpdate: medianF(firstUpdate), Detect: medianF(detect), Backoff: medianF(backoff),
+		Handshake: medianF(handshake), Resubscribe: medianF(resub), McpdOwn: medianF(own), Rounds: rounds,
+	}
+	return nil
+}
+
+// recoveryRound is one kill, as offsets from the SIGKILL to the app
+// receiving each event.
+type recoveryRound struct {
+	restarting, started, ready, restarted, update time.Duration
+}
+
+// recoverOnce subscribes an app to server, kills its child and times the
+// way back (see recovery).
+func (b *bench) recoverOnce(ctx context.Context, d *daemon, server string) (recoveryRound, error) {
+	var res recoveryRound
+	conn, err := dialApp(d.socket)
+	if err != nil {
+		return res, err
+	}
+	defer conn.Close()
+	client := mcpdv1.NewMcpdClient(conn)
+	sctx, cancel := context.WithCancel(ctx)
+	events := make(chan stamped, 256)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	st, err := client.Subscribe(sctx, &mcpdv1.SubscribeRequest{Servers: []string{server},
+		ResourceUris: []string{counterURI}, ServerState: true, Client: &mcpdv1.ClientInfo{Name: "mcpd-bench-recovery"}})
+	if err != nil {
+		return res, fmt.Errorf("subscribe to %s: %w", server, err)
+	}
+	if ack, err := st.Recv(); err != nil || len(ack.GetAck().GetServers()) != 1 || ack.GetAck().GetServers()[0].GetError() != "" {
+		return res, fmt.Errorf("subscribe to %s: acknowledgement %v, %v", server, ack, err)
+	}
+	wg.Go(func() {
+		defer close(events)
+		for {
+			ev, err := st.Recv()
+			if err != nil {
+				return
+			}
+			select {
+			case events <- stamped{ev, time.Now()}:
+			case <-sctx.Done():
+				return
+			}
+		}
+	})
+	pid, err := d.serverPid(ctx, server)
+	if err != nil {
+		return res, err
+	}
+	if pid == 0 {
+		return res, fmt.Errorf("%s has no child after the subscription", server)
+	}
+	// Make sure the subscription delivers before the kill.
+	if err := touchThroughMcpd(ctx, client, server); err != nil {
+		return res, err
+	}
+	if _, err := nextEvent(events, func(ev *mcpdv1.SubscriptionEvent) bool { return isRealUpdate(ev) }); err != nil {
+		return res, fmt.Errorf("%s before the kill: %w", server, err)
+	}
+
+	killed := time.Now()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		return res, fmt.Errorf("kill %s (pid %d): %w", server, pid, err)
+	}
+	seen := map[string]time.Duration{}
+	for {
+		s, err := nextEvent(events, func(*mcpdv1.SubscriptionEvent) bool { return true })
+		if err != nil {
+			return res, fmt.Errorf("%s after the kill: %w", server, err)
+		}
+		off := s.at.Sub(killed)
+		switch s.ev.GetKind() {
+		case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE:
+			if _, ok := seen[s.ev.GetState()]; !ok {
+				seen[s.ev.GetState()] = off
+			}
+			if state := s.ev.GetState(); state == "crashloop" || state == "failed" {
+				return res, fmt.Errorf("%s went to %s: %s", server, state, s.ev.GetError())
+			}
+		case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESTARTED:
+			res.restarted = off
+		case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR, mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED:
+			return res, fmt.Errorf("%s subscription ended: %s", server, s.ev.GetError())
+		}
+		if res.restarted > 0 {
+			break
+		}
+	}
+	// Live again: an update triggered now reaches the app.
+	if err := touchThroughMcpd(ctx, client, server); err != nil {
+		return res, err
+	}
+	u, err := nextEvent(events, isRealUpdate)
+	if err != nil {
+		return res, fmt.Errorf("%s after the restart: %w", server, err)
+	}
+	res.update = u.at.Sub(killed)
+	res.restarting, res.started, res.ready = seen["restarting"], seen["started"], seen["ready"]
+	if res.restarting == 0 || res.started == 0 || res.ready == 0 {
+		return res, fmt.Errorf("%s: lifecycle events missing after the kill (got %v)", server, seen)
+	}
+	if _, err := d.serverPid(ctx, server); err != nil { // record the new child
+		return res, err
+	}
+	return res, nil
+}
+
+func isRealUpdate(ev *mcpdv1.SubscriptionEvent) bool {
+	return ev.GetKind() == mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED && !ev.GetSynthetic() &&
+		ev.GetUri() == counterURI
+}
+
+// nextEvent returns the next event matching f, skipping others.
+func nextEvent(events <-chan stamped, f func(*mcpdv1.SubscriptionEvent) bool) (stamped, error) {
+	timeout := time.NewTimer(eventWait)
+	defer timeout.Stop()
+	for {
+		select {
+		case s, ok := <-events:
+			if !ok {
+				return stamped{}, errors.New("the subscription ended")
+			}
+			if f(s.ev) {
+				return s, nil
+			}
+		case <-timeout.C:
+			return stamped{}, fmt.Errorf("no expected event within %s", eventWait)
+		}
+	}
+}

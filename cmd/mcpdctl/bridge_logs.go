@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strconv"
+)
+
+// metaLogLevel is the modern per-request opt-in to notifications/message.
+const metaLogLevel = "io.modelcontextprotocol/logLevel"
+
+// logLevels are the syslog levels MCP uses.
+var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// setLevel serves a legacy host's logging/setLevel. The level is
+// remembered and sent with each of the host's later requests as
+// _meta["io.modelcontextprotocol/logLevel"]: a modern child sends log
+// messages only for requests that carry it, and mcpd delivers a child's
+// messages to the request's caller only when the request opted in this way.
+// It is also passed on to legacy children, whose level is session-wide.
+func (b *bridge) setLevel(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+	var level string
+	if err := json.Unmarshal(r.params["level"], &level); err != nil || !slices.Contains(logLevels, level) {
+		return nil, errorf(codeInvalidParams, "params.level must be one of %v", logLevels)
+	}
+	b.mu.Lock()
+	b.logLevel = level
+	b.mu.Unlock()
+	for _, n := range b.names {
+		b.mu.Lock()
+		legacy := b.info[n] == nil || b.info[n].GetEra() != "modern"
+		b.mu.Unlock()
+		if legacy {
+			// Modern children have no logging/setLevel; the per-request
+			// level reaches them.
+			_, _ = b.forward(ctx, r, n, r.method, r.params)
+		}
+	}
+	return json.RawMessage("{}"), nil
+}
+
+// stampLogLevel adds the level a legacy host set to the _meta of one of its
+// requests (a modern host sets it per request itself).
+func (b *bridge) stampLogLevel(r *hostReq) {
+	if r.modern || r.method == "logging/setLevel" {
+		return
+	}
+	b.mu.Lock()
+	level := b.logLevel
+	b.mu.Unlock()
+	if level == "" {
+		return
+	}
+	meta := make(map[string]json.RawMessage, len(r.meta)+1)
+	for k, v := range r.meta {
+		meta[k] = v
+	}
+	meta[metaLogLevel] = json.RawMessage(strconv.Quote(level))
+	r.meta = meta
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"google.golang.org/grpc/connectivity"
+)
+
+// upState is whether the bridge has reached mcpd and learned its servers.
+// A bridge started while mcpd is down does not exit: it answers
+// initialize, server/discover and ping from what it knows, answers other
+// requests with a clear JSON-RPC error, and keeps trying to reach mcpd;
+// once it has, it tells the host its lists changed. Guarded by bridge.mu,
+// except up, which is closed once.
+type upState struct {
+	up       chan struct{} // closed once setup succeeded
+	err      error         // the last setup failure
+	tried    chan struct{} // closed, and replaced, after each failed attempt
+	kick     chan struct{} // buffered 1: attempt now
+	resolved bool          // the server names are known (setup goroutine only)
+	// degraded: the host was answered initialize or server/discover, or
+	// opened a listen, before setup succeeded, with the default
+	// capabilities; it is told the lists changed once the bridge is up.
+	degraded bool
+}
+
+func newUpState() upState {
+	return upState{up: make(chan struct{}), tried: make(chan struct{}), kick: make(chan struct{}, 1)}
+}
+
+// isUp reports whether setup succeeded.
+func (b *bridge) isUp() bool {
+	select {
+	case <-b.upst.up:
+		return true
+	default:
+		return false
+	}
+}
+
+// mcpdDown reports whether a setup failure means mcpd is not reachable.
+func (b *bridge) mcpdDown() bool { return b.conn.GetState() != connectivity.Ready }
+
+// setupLoop retries setup until it succeeds or ctx ends, at once when a
+// request kicks it, else with a delay doubling from bridgeRetryMin to
+// bridgeRetryMax: "reconnect when mcpd is back".
+func (b *bridge) setupLoop(ctx context.Context, names []string, all bool) {
+	delay := bridgeRetryMin
+	for {
+		err := b.setup(ctx, names, all)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			close(b.upst.up)
+			b.announceUp()
+			return
+		}
+		if b.mcpdDown() {
+			err = b.c.notRunning()
+		}
+		b.mu.Lock()
+		b.upst.err = err
+		close(b.upst.tried)
+		b.upst.tried = make(chan struct{})
+		b.mu.Unlock()
+		t := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+		case <-t.C:
+			delay = min(delay*2, bridgeRetryMax)
+		case <-b.upst.kick:
+			delay = bridgeRetryMin
+		}
+		t.Stop()
+	}
+}
+
+// waitUp returns nil once the bridge is up. Before that it makes the setup
+// loop try at once and waits for that attempt: a request right after mcpd
+// came back succeeds, one while it is down gets the reason.
+func (b *bridge) waitUp(ctx context.Context) *rpcErr {
+	if b.isUp() {
+		return nil
+	}
+	b.mu.Lock()
+	tried := b.upst.tried
+	b.mu.Unlock()
+	select {
+	case b.upst.kick <- struct{}{}:
+	default:
+	}
+	select {
+	case <-b.upst.up:
+		return nil
+	case <-tried:
+		b.mu.Lock()
+		err := b.upst.err
+		b.mu.Unlock()
+		return errorf(codeInternal, "%s", err.Error())
+	case <-ctx.Done():
+		return errorf(codeInternal, "request cancelled")
+	}
+}
+
+// defaultCapabilities are declared to a host before the bridge could learn
+// the servers' own: everything a server may offer, with list changes, which
+// the bridge announces once it is up.
+func defaultCapabilities() map[string]any {
+	return map[string]any{
+		"tools":     map[string]any{"listChanged": true},
+		"prompts":   map[string]any{"listChanged": true},
+		"resources": map[string]any{"listChanged": true, "subscribe": true},
+	}
+}
+
+// announceUp tells a host that was served before the bridge was up that
+// every list may have changed: a legacy host untagged, each modern listen
+// for what it asked.
+func (b *bridge) announceUp() {
+	b.mu.Lock()
+	degraded, legacy := b.upst.degraded, b.initialized
+	var listens []*listenSub
+	for _, l := range b.subs.listens {
+		listens = append(listens, l)
+	}
+	b.mu.Unlock()
+	if !degraded {
+		return
+	}
+	b.syncURIs(b.ctx) // URIs of listens opened meanwhile
+	kinds := []struct {
+		method string
+		on     func(*listenSub) bool
+	}{
+		{"notifications/tools/list_changed", func(l *listenSub) bool { return l.tools }},
+		{"notifications/prompts/list_changed", func(l *listenSub) bool { return l.prompts }},
+		{"notifications/resources/list_changed", func(l *listenSub) bool { return l.resources }},
+	}
+	for _, k := range kinds {
+		if legacy {
+			b.notify(k.method, map[string]any{})
+		}
+		for _, l := range listens {
+			if k.on(l) {
+				b.notify(k.method, map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: l.id}})
+			}
+		}
+	}
+}

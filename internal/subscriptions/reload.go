@@ -1,0 +1,110 @@
+package subscriptions
+
+import (
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// States of KindState events that come from a config reload rather than
+// from a child's lifecycle. Unlike the lifecycle states they reach every
+// stream that watches the server, whether or not it asked for state
+// events: they change what the stream covers.
+const (
+	// StateAdded: a reload added the server; streams watching every
+	// server now watch it too (its upstream subscription is being opened).
+	StateAdded = "added"
+	// StateRemoved: a reload removed the server; Error says so. A stream
+	// that named it no longer watches it; one that named nothing else ends
+	// with an error event.
+	StateRemoved = "removed"
+)
+
+// ServerAdded tells the manager that a config reload added server: the
+// streams watching every server get a StateAdded event, and the server's
+// upstream subscription is opened for them (starting the child, as
+// Subscribe does). It never blocks on the child.
+func (m *Manager) ServerAdded(server string) {
+	m.publish(Event{Kind: KindState, Server: server, State: StateAdded, Time: time.Now()})
+	if !m.union(server).any() {
+		return
+	}
+	if u := m.upstream(server); u != nil {
+		u.changed()
+	}
+	m.log.Info("server added to watching streams", zap.String("server", server))
+}
+
+// ServerRemoved tells the manager that a config reload removed server:
+// every stream watching it gets a StateRemoved event with reason; streams
+// that named it stop watching it and keep their other servers (a stream
+// left with no server ends with an error event naming the server); the
+// server's upstream aggregator is retired (its listens are cancelled;
+// the supervisor stops the child).
+func (m *Manager) ServerRemoved(server, reason string) {
+	if reason == "" {
+		reason = fmt.Sprintf("server %q was removed from the config", server)
+	}
+	m.publish(Event{Kind: KindState, Server: server, State: StateRemoved, Error: reason, Time: time.Now()})
+
+	m.mu.Lock()
+	u := m.upstreams[server]
+	delete(m.upstreams, server)
+	streams := make([]*Stream, 0, len(m.streams))
+	for _, st := range m.streams {
+		streams = append(streams, st)
+	}
+	m.mu.Unlock()
+
+	var orphans []*Stream
+	for _, st := range streams {
+		st.mu.Lock()
+		named := st.servers != nil && st.servers[server]
+		if named {
+			delete(st.servers, server)
+			delete(st.uris, server)
+		}
+		empty := named && len(st.servers) == 0
+		st.mu.Unlock()
+		if empty {
+			orphans = append(orphans, st)
+		}
+	}
+	for _, st := range orphans {
+		st.fail(server, fmt.Sprintf("subscription ended: %s and it watched no other server", reason))
+	}
+	if u != nil {
+		u.retire(reason)
+	}
+	m.log.Info("server removed from watching streams", zap.String("server", server), zap.Int("streams_ended", len(orphans)))
+}
+
+// ServerChanged wakes the upstream of server after a reload changed its
+// config (enabled again, new command): if it was waiting for the server to
+// become available, it tries again now.
+func (m *Manager) ServerChanged(server string) {
+	if u := m.existing(server); u != nil {
+		u.nudge()
+		return
+	}
+	// Streams watching every server may want a server the config has just
+	// enabled.
+	if m.union(server).any() {
+		if u := m.upstream(server); u != nil {
+			u.changed()
+		}
+	}
+}
+
+// retire stops the upstream's loop for good: its listens are cancelled,
+// and Subscribe/Update calls waiting for its acknowledgement get an error
+// with reason.
+func (u *upstream) retire(reason string) {
+	u.mu.Lock()
+	u.gone = reason
+	u.mu.Unlock()
+	if u.stop != nil {
+		u.stop()
+	}
+}
