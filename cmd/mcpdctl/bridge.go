@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"sync"
@@ -36,8 +37,13 @@ supervised, cached server through mcpd. It speaks both protocol eras
 are served as one: tool and prompt names are prefixed "server__name".
 Requests a legacy server sends to its client (roots/list,
 sampling/createMessage, elicitation/create) reach the host behind the
-bridge when the host declared it answers them. The bridge exits when the
-host closes stdin; nothing but MCP messages is written to stdout.`,
+bridge when the host declared it answers them: a legacy host as requests,
+a modern host as an input_required result of its call in flight. Log
+messages reach the host for its own requests once it asked for them
+(logging/setLevel, or a per-request logLevel). If mcpd is not running,
+the bridge still starts, answers requests with "mcpd is not running",
+and connects when mcpd is there. The bridge exits when the host closes
+stdin; nothing but MCP messages is written to stdout.`,
 	run: runBridge,
 }
 
@@ -336,6 +342,11 @@ func (b *bridge) describe(ctx context.Context) error {
 // it was down; it fails with mcpdctl's "not running" error after a short
 // while.
 func (b *bridge) ready(ctx context.Context) error {
+	if b.conn.GetState() != connectivity.Ready {
+		if _, err := os.Stat(b.socket); errors.Is(err, fs.ErrNotExist) {
+			return b.c.notRunning() // no need to wait: mcpd is not there
+		}
+	}
 	ctx, cancel := context.WithTimeout(ctx, bridgeReadyTimeout)
 	defer cancel()
 	failures := 0

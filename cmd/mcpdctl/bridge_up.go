@@ -102,6 +102,8 @@ func (b *bridge) waitUp(ctx context.Context) *rpcErr {
 		return errorf(codeInternal, "%s", err.Error())
 	case <-ctx.Done():
 		return errorf(codeInternal, "request cancelled")
+	case <-b.ctx.Done():
+		return errorf(codeInternal, "the client closed the connection")
 	}
 }
 

@@ -394,6 +394,10 @@ func (c *cli) notRunning() error {
 		// A socket file nobody answers on: mcpd died without removing it.
 		where = "nothing answers on " + c.socket
 	}
+	if c.socketFlag != "" {
+		// A plain "mcpd" (or the systemd unit) would listen elsewhere.
+		return fmt.Errorf("mcpd is not running (%s); start it with: mcpd --socket %s", where, c.socket)
+	}
 	return fmt.Errorf("mcpd is not running (%s); start it with: mcpd  (or: systemctl --user start mcpd)", where)
 }
 

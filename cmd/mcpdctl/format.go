@@ -99,10 +99,11 @@ func uptimeCell(s *mcpdv1.ServerStatus) string {
 	return formatDuration(s.GetUptimeMs())
 }
 
-// lastErrorCell is the last error, else the last exit, on one line.
+// lastErrorCell is the last error, else the last exit unless it was a clean
+// one (a stopped or restarted server exits 0: that is no error), on one line.
 func lastErrorCell(s *mcpdv1.ServerStatus) string {
 	msg := s.GetLastError()
-	if msg == "" && s.GetLastExit() != "" {
+	if msg == "" && s.GetLastExit() != "" && s.GetLastExit() != "exit status 0" {
 		msg = "exited: " + s.GetLastExit()
 	}
 	return oneLine(msg, 80)

@@ -223,7 +223,7 @@ func TestHelp(t *testing.T) {
 // every verb that talks to it.
 func TestNotRunning(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "mcpd.sock")
-	want := "mcpdctl: mcpd is not running (no socket at " + sock + "); start it with: mcpd  (or: systemctl --user start mcpd)\n"
+	want := "mcpdctl: mcpd is not running (no socket at " + sock + "); start it with: mcpd --socket " + sock + "\n"
 	verbs := [][]string{
 		{"status"}, {"servers"}, {"start", "x"}, {"stop", "x"}, {"restart", "x"}, {"logs", "x"},
 		{"tools"}, {"call", "x", "t"}, {"prompts"}, {"prompt", "x", "p"}, {"resources"}, {"read", "x", "u"},
@@ -258,7 +258,7 @@ func TestStaleSocket(t *testing.T) {
 	ln.SetUnlinkOnClose(false)
 	ln.Close()
 	r := mcpdctl(t, "--socket", sock, "status")
-	want := "mcpdctl: mcpd is not running (nothing answers on " + sock + "); start it with: mcpd  (or: systemctl --user start mcpd)\n"
+	want := "mcpdctl: mcpd is not running (nothing answers on " + sock + "); start it with: mcpd --socket " + sock + "\n"
 	if r.code != exitFailure || r.stderr != want {
 		t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 )
 
@@ -168,6 +169,20 @@ func (t *appTracker) snapshot() []appStatus {
 		c.mu.Unlock()
 	}
 	return out
+}
+
+// identifyFromMetadata records the identity an app sent in its request
+// metadata (MetadataClientName/MetadataClientVersion) on the connection the
+// RPC arrived on, so that an app that only asks for status (mcpdctl status)
+// is listed by name too.
+func identifyFromMetadata(ctx context.Context) {
+	c := connFromContext(ctx)
+	if c == nil {
+		return
+	}
+	if name := first(metadata.ValueFromIncomingContext(ctx, MetadataClientName)); name != "" {
+		c.setClient(name, first(metadata.ValueFromIncomingContext(ctx, MetadataClientVersion)))
+	}
 }
 
 // connFromContext returns the connection an RPC arrived on, or nil.

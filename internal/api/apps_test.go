@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/metadata"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -37,6 +38,24 @@ func TestGetStatusAppLeaves(t *testing.T) {
 			t.Fatal("the closed connection is still listed after 10s")
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// An app that only asks for status, naming itself in the metadata as
+// mcpdctl does, is listed under that name.
+func TestGetStatusNamesStatusOnlyApp(t *testing.T) {
+	h := newHarness(t, &fakeBackend{})
+	ctx := metadata.AppendToOutgoingContext(ctxT(t), MetadataClientName, "mcpdctl", MetadataClientVersion, "1.2")
+	resp, err := h.client.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range resp.GetApps() {
+		got = append(got, a.GetName()+"/"+a.GetVersion())
+	}
+	if len(got) != 1 || got[0] != "mcpdctl/1.2" {
+		t.Fatalf("apps = %v, want [mcpdctl/1.2]", got)
 	}
 }
 

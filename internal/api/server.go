@@ -148,6 +148,7 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 	for _, st := range s.sup.Status() {
 		resp.Servers = append(resp.Servers, serverStatusToProto(st, now))
 	}
+	identifyFromMetadata(ctx)
 	for _, a := range s.apps.snapshot() {
 		resp.Apps = append(resp.Apps, &mcpdv1.AppStatus{
 			Name:              a.Name,

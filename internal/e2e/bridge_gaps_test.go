@@ -132,7 +132,6 @@ func TestBridgeStartsBeforeMcpd(t *testing.T) {
 				t.Errorf("tools/list without mcpd: %v", err)
 			}
 
-			t.Log("spawn")
 			d := spawnDaemon(t, absent.socket, cfg)
 			d.waitServing()
 			if got := callText(t, cs, "echo", map[string]any{"message": "back"}); got != "back" {
@@ -148,7 +147,6 @@ func TestBridgeStartsBeforeMcpd(t *testing.T) {
 			if err != nil || len(tools.Tools) < 5 {
 				t.Errorf("tools once mcpd runs = %v, %v", tools, err)
 			}
-			t.Log("status")
 			d.status(d.client()) // record the child for the leak check
 			if err := d.cmd.Process.Signal(os.Interrupt); err != nil {
 				t.Fatal(err)

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"testing"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// The LAST ERROR cell shows the last error, else an unclean last exit; a
+// server that was stopped or restarted and exited 0 shows none.
+func TestLastErrorCell(t *testing.T) {
+	for _, tt := range []struct {
+		name, lastError, lastExit, want string
+	}{
+		{"nothing", "", "", ""},
+		{"clean exit after a stop", "", "exit status 0", ""},
+		{"killed", "", "signal: killed", "exited: signal: killed"},
+		{"exit status 1", "", "exit status 1", "exited: exit status 1"},
+		{"error wins", "crash loop", "exit status 0", "crash loop"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			s := &mcpdv1.ServerStatus{LastError: tt.lastError, LastExit: tt.lastExit}
+			if got := lastErrorCell(s); got != tt.want {
+				t.Errorf("lastErrorCell = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
