@@ -119,6 +119,11 @@ func TestCacheCoalescesWhileInFlight(t *testing.T) {
 	// possible, so hold the flight in the cache itself: a first caller whose
 	// fetch waits until 49 others joined.
 	release := make(chan struct{})
+	var releaseOnce sync.Once
+	releaseFirst := func() { releaseOnce.Do(func() { close(release) }) }
+	// On a failed wait the held fetch must still end, or stopping the
+	// supervisor in the cleanup would wait for it for ever.
+	defer releaseFirst()
 	key, _ := cache.ListKey("tools/list", nil)
 	first := make(chan cache.Source, 1)
 	go func() {
@@ -140,7 +145,7 @@ func TestCacheCoalescesWhileInFlight(t *testing.T) {
 		})
 	}
 	waitFor(t, "49 coalesced", func() bool { return sv.cache.Stats().Coalesced == 49 })
-	close(release)
+	releaseFirst()
 	wg.Wait()
 	if src := <-first; src != cache.SourceFetched {
 		t.Fatalf("first source %v", src)
