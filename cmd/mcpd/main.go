@@ -84,6 +84,9 @@ type flags struct {
 	version   bool
 	// metricsListen is --metrics-listen (metrics.go); empty: off.
 	metricsListen string
+	// queueEvents and queueBytes bound each app's subscription queue.
+	queueEvents int
+	queueBytes  int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -95,6 +98,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	set.StringVar(&f.logLevel, "log-level", "info", "log `level`: debug, info, warn or error")
 	set.StringVar(&f.logFormat, "log-format", "json", "log `format` on stderr: json (for journald) or console")
 	set.BoolVar(&f.version, "version", false, "print the version and exit")
+	set.IntVar(&f.queueEvents, "subscription-queue-events", 1024, "events one app's subscription stream may queue before coalescing")
+	set.IntVar(&f.queueBytes, "subscription-queue-bytes", 8<<20, "bytes one app's subscription stream may queue before coalescing")
 	set.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at /metrics on `addr`: unix:/path/to.sock or a loopback HOST:PORT (default off)")
 	set.Usage = func() {
 		fmt.Fprint(set.Output(), usage)
@@ -105,6 +110,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	if set.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (see mcpd --help)", set.Arg(0))
+	}
+	if f.queueEvents < 1 || f.queueBytes < 1 {
+		return nil, fmt.Errorf("--subscription-queue-events and --subscription-queue-bytes must be positive")
 	}
 	if f.metricsListen != "" {
 		if _, err := parseMetricsListen(f.metricsListen); err != nil {
@@ -209,9 +217,11 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	clientInfo, _ := json.Marshal(map[string]string{"name": "mcpd", "version": version.Version})
 	var srv *api.Server // set below, before any child can run
 	sup := supervisor.New(supervisor.Options{
-		Specs:      specs(cfg),
-		Logger:     log,
-		ClientInfo: clientInfo,
+		Specs:                   specs(cfg),
+		Logger:                  log,
+		ClientInfo:              clientInfo,
+		SubscriptionQueueEvents: f.queueEvents,
+		SubscriptionQueueBytes:  f.queueBytes,
 		// Children's roots/list, sampling and elicitation requests go to
 		// the apps registered as hosts (api Host RPC).
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
