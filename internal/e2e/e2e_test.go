@@ -352,10 +352,11 @@ func TestSIGTERMStopsEverything(t *testing.T) {
 	took := time.Since(start)
 	bound := 2*grace + time.Second
 	t.Logf("shutdown took %v (bound 2×shutdownGrace+1s = %v)", took, bound)
-	// The stop sequence is timer-driven, so only a hang or a serial stop of
-	// the children can overshoot by seconds; the slack absorbs a loaded
-	// machine running race-enabled binaries.
-	if slack := 3 * time.Second; took > bound+slack {
+	// The stop sequence is timer-driven, so only a hang (a drain or a
+	// stop sequence waiting on something that never comes) overshoots by
+	// many seconds; the generous slack keeps a loaded machine running
+	// race-enabled binaries from failing this.
+	if slack := 10 * time.Second; took > bound+slack {
 		t.Errorf("shutdown took %v, more than 2×shutdownGrace+1s = %v (+%v slack)", took, bound, slack)
 	}
 	for _, pid := range pids {
