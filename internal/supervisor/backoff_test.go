@@ -13,11 +13,12 @@ func TestBackoffDelay(t *testing.T) {
 		n    int
 		want time.Duration
 	}{
-		{"first", 0.5, 1, 250 * ms},
-		{"doubles", 0.5, 3, time.Second},
+		{"first restarts at once", 0.5, 1, 0},
+		{"second", 0.5, 2, 250 * ms},
+		{"doubles", 0.5, 4, time.Second},
 		{"capped", 0.5, 20, 30 * time.Second},
-		{"jitter low", 0, 2, 400 * ms},
-		{"jitter high", 0.999999, 2, 599999 * time.Microsecond},
+		{"jitter low", 0, 3, 400 * ms},
+		{"jitter high", 0.999999, 3, 599999 * time.Microsecond},
 		{"jitter never above max", 0.999999, 20, 30 * time.Second},
 	}
 	for _, tt := range tests {
