@@ -374,7 +374,7 @@ func (b *bench) lists(ctx context.Context, d *daemon, bareSrv *bare, t target) e
 }
 
 // memoryTarget is the server whose copies section 4 counts: server-everything
-// (node) as the issue says, or the demo server without node.
+// (node), the typical heavy child, or the demo server when node is missing.
 func (b *bench) memoryTarget() target {
 	ts := b.targets()
 	return ts[len(ts)-1]

@@ -156,7 +156,7 @@ type lazyRow struct {
 	DirectCold  float64 `json:"direct_spawn_handshake_ms"`
 }
 
-// targetCheck is one target of issue 7 and whether this run met it.
+// targetCheck is one benchmark target and whether this run met it.
 type targetCheck struct {
 	Name   string  `json:"name"`
 	Target string  `json:"target"`

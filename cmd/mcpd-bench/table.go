@@ -6,7 +6,7 @@ import (
 	"text/tabwriter"
 )
 
-// checkTargets compares the run with the targets of issue 7.
+// checkTargets compares the run with the benchmark targets.
 func (b *bench) checkTargets() {
 	r := &b.rep
 	add := func(name, target string, v float64, unit string, met bool) {
@@ -129,7 +129,7 @@ func printReport(w io.Writer, r *report) {
 	}
 	end()
 
-	fmt.Fprintln(w, "targets (issue 7)")
+	fmt.Fprintln(w, "targets")
 	fmt.Fprintln(tw, "target\tgoal\tthis run\tmet\t")
 	for _, t := range r.Targets {
 		met := "yes"
