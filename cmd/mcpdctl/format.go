@@ -103,8 +103,11 @@ func uptimeCell(s *mcpdv1.ServerStatus) string {
 // one (a stopped or restarted server exits 0: that is no error), on one line.
 func lastErrorCell(s *mcpdv1.ServerStatus) string {
 	msg := s.GetLastError()
-	if msg == "" && s.GetLastExit() != "" && s.GetLastExit() != "exit status 0" {
-		msg = "exited: " + s.GetLastExit()
+	exit := s.GetLastExit()
+	// A clean exit (a stop, or an idle stop: "idle timeout (exit status 0)")
+	// is no error.
+	if msg == "" && exit != "" && exit != "exit status 0" && !strings.HasSuffix(exit, "(exit status 0)") {
+		msg = "exited: " + exit
 	}
 	return oneLine(msg, 80)
 }

@@ -14,6 +14,8 @@ func TestLastErrorCell(t *testing.T) {
 	}{
 		{"nothing", "", "", ""},
 		{"clean exit after a stop", "", "exit status 0", ""},
+		{"idle stop", "", "idle timeout (exit status 0)", ""},
+		{"idle stop that had to be killed", "", "idle timeout (signal: killed)", "exited: idle timeout (signal: killed)"},
 		{"killed", "", "signal: killed", "exited: signal: killed"},
 		{"exit status 1", "", "exit status 1", "exited: exit status 1"},
 		{"error wins", "crash loop", "exit status 0", "crash loop"},

@@ -22,8 +22,9 @@
 // "protocol" (auto|modern|legacy, default auto), "autostart" (default false),
 // "restart" (on-failure|always|never, default on-failure), "requestTimeout",
 // "shutdownGrace" (default 2s), "discoverTimeout" (default 3s), "disabled",
-// "maxLineSize" (bytes), "cache" (see Server.Cache) and "roots", "sampling",
-// "elicitation" (forwarding of the child's requests to hosts, default true). Durations are Go duration strings ("1.5s", "500ms")
+// "maxLineSize" (bytes), "cache" (see Server.Cache), "roots", "sampling",
+// "elicitation" (forwarding of the child's requests to hosts, default true)
+// and "idleTimeout" (see Server.IdleTimeout; 0 or absent: never). Durations are Go duration strings ("1.5s", "500ms")
 // or integer milliseconds (1500), and must be positive. VS Code's
 // "type": "stdio" is accepted; any other type, or a "url", is rejected since
 // only stdio servers are supported. Unknown keys, wrong types and duplicate
@@ -133,6 +134,12 @@ type Server struct {
 	Roots       *bool
 	Sampling    *bool
 	Elicitation *bool
+	// IdleTimeout (key "idleTimeout") stops the server's child once it has
+	// had no request in flight and no app subscription for that long; the
+	// next request starts it again. Zero (not set, or 0): never. It has no
+	// effect on a server with autostart or restart "always", which are
+	// kept running.
+	IdleTimeout time.Duration
 }
 
 // Error is one problem in a config file. Parse returns one *Error, or
@@ -208,7 +215,7 @@ var topKeys = []string{keyMCPServers, keyServers, "$schema", "inputs"}
 var serverKeys = []string{
 	"command", "args", "env", "cwd", "type", "protocol", "autostart", "restart",
 	"requestTimeout", "shutdownGrace", "discoverTimeout", "disabled", "maxLineSize",
-	"cache", "roots", "sampling", "elicitation",
+	"cache", "roots", "sampling", "elicitation", "idleTimeout",
 }
 
 var (
@@ -339,6 +346,8 @@ func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool)
 			s.Cache = p.cachePolicy(name, k, m.val)
 		case "roots", "sampling", "elicitation":
 			p.forward(&s, name, k, m.val)
+		case "idleTimeout":
+			s.IdleTimeout = p.idleTimeout(name, k, m.val)
 		case "url":
 			p.fail(name, k, "only stdio servers are supported")
 		default:

@@ -102,6 +102,10 @@ type Options struct {
 	// process pid of server guarantee to deliver, whenever that changes
 	// (an acknowledged listen, legacy resources/subscribe, a release).
 	OnPromises func(server string, pid int, a ServerAck)
+	// OnDemand, if set, is told whether the open streams want anything
+	// from server's child (demand.go) whenever that is computed; it must
+	// not block.
+	OnDemand func(server string, demand bool)
 }
 
 // Manager holds every app stream and one upstream aggregator per server.
@@ -382,6 +386,7 @@ func (m *Manager) union(server string) wants {
 		u.uris = append(u.uris, uri)
 	}
 	slices.Sort(u.uris)
+	m.reportDemand(server, u.any()) // demand.go
 	return u
 }
 

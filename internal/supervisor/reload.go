@@ -258,6 +258,7 @@ func newReloadState() reloadState {
 
 // callDone ends one call in flight (Supervisor.Call).
 func (sv *server) callDone() {
+	sv.idleTouch() // idle.go
 	if sv.inFlight.Add(-1) == 0 {
 		select {
 		case sv.rl.idle <- struct{}{}:
@@ -288,6 +289,7 @@ func (sv *server) setSpec(sp Spec) {
 	o.RequestTimeout, o.ShutdownGrace, o.DiscoverTimeout = sp.RequestTimeout, sp.ShutdownGrace, sp.DiscoverTimeout
 	o.MaxLineSize, o.Disabled, o.Cache = sp.MaxLineSize, sp.Disabled, sp.Cache
 	o.Roots, o.Sampling, o.Elicitation = sp.Roots, sp.Sampling, sp.Elicitation
+	o.IdleTimeout = sp.IdleTimeout
 }
 
 // post hands cmd to the loop and returns once the loop has applied it (a

@@ -117,6 +117,8 @@ type server struct {
 
 	// rl is the live-reload state (reload.go).
 	rl reloadState
+	// idle is the idle-timeout state (idle.go).
+	idle idleState
 
 	mu sync.Mutex // guards st, and spec's writes (reload.go: setSpec)
 	st snapshot
@@ -282,9 +284,13 @@ func (sv *server) run(quit <-chan struct{}) {
 			sv.onTimer()
 		case <-sv.rl.drainedC:
 			sv.afterDrain()
+		case <-sv.idle.c:
+			sv.onIdleTimer()
 		}
 		sv.afterEvent()
+		sv.idleSync() // idle.go
 	}
+	sv.idleDisarm()
 	sv.replyAll(&sv.stopWaiters, reply{})
 	sv.replyAll(&sv.startWaiters, reply{err: errShuttingDown})
 	sv.replyAll(&sv.waiters, reply{err: errShuttingDown})
@@ -593,7 +599,7 @@ func (sv *server) onExit(e exitReport) {
 		sv.cur = nil
 	}
 	sv.ready.CompareAndSwap(c, nil)
-	exit := describeExit(e.err)
+	exit := sv.idleExit(c, describeExit(e.err)) // idle.go
 	// Calls still returning from this child report the exit (a stopped
 	// child's context was already cancelled with the stop reason).
 	c.cancel(unavailable(nil, "server %q exited (%s)", sv.spec.Name, exit))

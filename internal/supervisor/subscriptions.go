@@ -42,6 +42,7 @@ func newSubscriptions(s *Supervisor) *subscriptions.Manager {
 		Observe: func(server, method string, params json.RawMessage) {
 			s.ObserveNotification(server, session.Notification{Method: method, Params: params})
 		},
+		OnDemand: s.onSubsDemand, // idle.go
 		OnPromises: func(server string, pid int, a subscriptions.ServerAck) {
 			_ = s.SetCachePromises(server, pid, cache.Promises{
 				Tools: a.ToolsListChanged, Prompts: a.PromptsListChanged, Resources: a.ResourcesListChanged,

@@ -78,6 +78,11 @@ type Spec struct {
 	Roots       *bool
 	Sampling    *bool
 	Elicitation *bool
+	// IdleTimeout, if positive, stops the child once it has had no call in
+	// flight and no app subscription for that long (idle.go); the next call
+	// starts it again. Ignored with Autostart or RestartAlways, which mean
+	// "keep it running". Zero: never.
+	IdleTimeout time.Duration
 }
 
 // State is a server's lifecycle state.
