@@ -309,13 +309,15 @@ func TestCacheAPIGoSDK(t *testing.T) {
 	})
 }
 
-// TestCacheAPIModernListen: a modern go-sdk server answers ttlMs 0, so its
-// lists are asked every time until an app's Subscribe makes mcpd keep a
-// listen open that the server acknowledged; then they stay cached until the
-// list_changed delivered on that listen, which no app can outrun.
+// TestCacheAPIModernListen: a modern go-sdk server answers ttlMs 0, so
+// (with mcpd's own listen turned off: ownlisten_test.go) its lists are asked
+// every time until an app's Subscribe makes mcpd keep a listen open that the
+// server acknowledged; then they stay cached until the list_changed
+// delivered on that listen, which no app can outrun.
 func TestCacheAPIModernListen(t *testing.T) {
 	d := startDaemon(t, zaptest.NewLogger(t), supervisor.Options{
-		Specs: []supervisor.Spec{{Name: "m", Command: gosdkBin, Protocol: session.ProtocolModern}},
+		Specs:          []supervisor.Spec{{Name: "m", Command: gosdkBin, Protocol: session.ProtocolModern}},
+		NoCacheListens: true,
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

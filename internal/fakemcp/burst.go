@@ -21,6 +21,8 @@ func toolBurst(s *server, r *req, args map[string]json.RawMessage) (string, *rpc
 	if uris < 1 {
 		uris = 1
 	}
+	s.fanMu.RLock() // see toolChanged
+	defer s.fanMu.RUnlock()
 	s.mu.Lock()
 	var ids []json.RawMessage
 	for id := range s.listens {

@@ -157,6 +157,18 @@ type server struct {
 	errw     io.Writer
 
 	outMu sync.Mutex // guards writes to out
+	// fanMu orders listens and the notifications fanned out to them: a
+	// listen is registered and acknowledged under the write lock, a change
+	// is fanned out (the listens read and every copy written) under the
+	// read lock. So nothing is sent on a listen before its acknowledgement
+	// ("nothing may be sent on that subscription before it"), and a change
+	// reaches every listen acknowledged before it. (The spec allows a
+	// server to interleave a change sent on older listens with a newer
+	// listen's acknowledgement; mcpd copes with that too, see
+	// subscriptions/cutover.go, but then repeated changes of one resource
+	// may reach apps as one notice, which tests counting notices cannot
+	// tell from a loss.)
+	fanMu sync.RWMutex
 	errMu sync.Mutex // guards writes to errw
 
 	mu          sync.Mutex // guards the fields below
@@ -549,6 +561,7 @@ func (s *server) listen(r *req) (map[string]any, *rpcError) {
 	if f := r.params["notifications"]; f != nil {
 		filter = f
 	}
+	s.fanMu.Lock()
 	s.mu.Lock()
 	s.listens[string(r.id)] = filter
 	s.mu.Unlock()
@@ -556,6 +569,7 @@ func (s *server) listen(r *req) (map[string]any, *rpcError) {
 		"_meta":         map[string]any{"io.modelcontextprotocol/subscriptionId": r.id},
 		"notifications": filter,
 	})
+	s.fanMu.Unlock()
 	<-r.ctx.Done()
 	s.mu.Lock()
 	delete(s.listens, string(r.id))

@@ -236,6 +236,10 @@ func toolChanged(s *server, r *req, args map[string]json.RawMessage) (string, *r
 		method = "notifications/resources/updated"
 		params["uri"] = uri
 	}
+	// Under fanMu: every listen gets this change, or none that is
+	// acknowledged after it.
+	s.fanMu.RLock()
+	defer s.fanMu.RUnlock()
 	s.mu.Lock()
 	var ids []string
 	for id := range s.listens {

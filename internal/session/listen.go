@@ -48,7 +48,7 @@ type Listen struct {
 	mu        sync.Mutex // guards the fields below
 	ack       json.RawMessage
 	ackClosed bool
-	cancelled bool // Cancel was called; routing stopped
+	cancelled bool // Cancel was called (notifications/cancelled sent)
 	err       error
 	closedSet bool
 }
@@ -71,7 +71,8 @@ func (l *Listen) Ack() json.RawMessage {
 func (l *Listen) Closed() <-chan struct{} { return l.closed }
 
 // Forget stops waiting for the server's closing message of a cancelled
-// listen; a late one is absorbed silently.
+// listen and stops routing its notifications; late ones are absorbed
+// silently.
 func (l *Listen) Forget() {
 	l.s.mu.Lock()
 	if l.s.listens.open[l.key] == l {
@@ -196,6 +197,7 @@ func (s *Session) Listen(ctx context.Context, filter json.RawMessage, onNotify f
 	case <-l.ackCh:
 	case <-ctx.Done():
 		l.Cancel(ctx.Err().Error())
+		l.Forget()
 		return nil, fmt.Errorf("listen %q: waiting for the acknowledgement: %w", s.opts.Server, ctx.Err())
 	}
 	l.mu.Lock()
@@ -211,9 +213,11 @@ func (s *Session) Listen(ctx context.Context, filter json.RawMessage, onNotify f
 }
 
 // Cancel ends the listen: it sends notifications/cancelled with the
-// listen's id (only if the listen is still open) and stops routing to
-// onNotify. The server's closing result still closes Closed; call Forget
-// when no longer interested in it. Idempotent.
+// listen's id (only if the listen is still open) and closes Done.
+// Notifications the server sent before it read the cancel still reach
+// onNotify until the server closes the listen (its closing result closes
+// Closed) or Forget is called; call Forget when no longer interested.
+// Idempotent.
 func (l *Listen) Cancel(reason string) {
 	l.s.mu.Lock()
 	open := l.s.listens.open[l.key] == l
@@ -311,14 +315,11 @@ func (s *Session) listenNotification(env envelope) bool {
 	l := s.listens.open[key]
 	_, gone := s.listens.forgotten[key]
 	s.mu.Unlock()
-	if l != nil {
-		l.mu.Lock()
-		cancelled := l.cancelled
-		l.mu.Unlock()
-		if cancelled {
-			l, gone = nil, true
-		}
-	}
+	// A cancelled listen still routes until the server closed it or the
+	// caller forgot it: what the server wrote before it read the cancel is
+	// legitimately delivered ("the canceller should ignore any response",
+	// not notifications already sent), and may be the only notice of a
+	// change (subscriptions' listen switch).
 	if l == nil {
 		if gone {
 			s.log.Debug("notification for an ended listen dropped", zap.String("method", env.Method))

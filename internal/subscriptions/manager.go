@@ -60,8 +60,9 @@ type Listener interface {
 	// Done is closed when the listen ended (the server closed it, Cancel,
 	// or the child exited).
 	Done() <-chan struct{}
-	// Cancel sends notifications/cancelled for the listen and ends it (no
-	// more notifications reach onNotify).
+	// Cancel sends notifications/cancelled for the listen and ends it
+	// (Done). What the server sent before it read the cancel still reaches
+	// onNotify until the server closed the listen or Forget.
 	Cancel(reason string)
 	// Closed is closed once the server closed the listen (its closing
 	// result, also after Cancel) or the child exited.
@@ -92,8 +93,9 @@ type Options struct {
 	// AckTimeout bounds Subscribe's wait for acknowledgements (30s).
 	AckTimeout time.Duration
 	// Observe, if set, is called with every notification a child delivered
-	// on a subscriptions/listen (after the de-duplication of a listen
-	// switch), before any app hears of it, so that caches can be
+	// on a subscriptions/listen (also the copies that the de-duplication
+	// of a listen switch holds back or drops), before any app hears of it,
+	// so that caches can be
 	// invalidated first. (Notifications passed to OnNotification have
 	// already been observed by the caller.) It runs on the child's reader
 	// goroutine and must not block.
@@ -106,6 +108,11 @@ type Options struct {
 	// from server's child (demand.go) whenever that is computed; it must
 	// not block.
 	OnDemand func(server string, demand bool)
+	// CacheListens makes mcpd its own subscriber (own.go): every ready
+	// modern child keeps the list kinds it advertises as listChanged in its
+	// upstream listen, so the acknowledged listen becomes cache promises.
+	// It is not demand and needs a Source that is a ReadySource.
+	CacheListens bool
 }
 
 // Manager holds every app stream and one upstream aggregator per server.
@@ -447,7 +454,7 @@ func (m *Manager) notification(server, method string, params json.RawMessage) {
 // server upstream with an error naming the server and the reason.
 func (m *Manager) OnState(se StateEvent) {
 	m.publish(Event{Kind: KindState, Server: se.Server, State: se.State, Pid: se.Pid, Exit: se.Exit, Error: se.Error, Time: se.Time})
-	if u := m.existing(se.Server); u != nil {
+	if u := m.stateUpstream(se); u != nil { // own.go
 		u.nudge()
 	}
 	if se.State != "crashloop" && se.State != "failed" {

@@ -51,7 +51,9 @@ type upstream struct {
 	listenKey   string          // its filter
 	listenGen   uint64
 	zombie      Listener // a previous listen deliberately left open (see switchListen)
-	curGen      atomic.Uint64
+	cut         cutover  // which listen's notifications are delivered (cutover.go)
+	heldWake    chan struct{}
+	heldTimer   *time.Timer
 	established bool // something was subscribed upstream on a child: a new child is a restart
 	waitEvent   bool // acquiring failed; wait for a lifecycle event
 	retryAt     time.Time
@@ -65,10 +67,11 @@ type waiter struct {
 
 func newUpstream(m *Manager, name string) *upstream {
 	return &upstream{
-		m:    m,
-		name: name,
-		log:  m.log.With(zap.String("server", name)),
-		kick: make(chan struct{}, 1),
+		m:        m,
+		name:     name,
+		log:      m.log.With(zap.String("server", name)),
+		kick:     make(chan struct{}, 1),
+		heldWake: make(chan struct{}, 1),
 	}
 }
 
@@ -167,6 +170,9 @@ func (u *upstream) run(ctx context.Context) {
 		if u.timer != nil {
 			u.timer.Stop()
 		}
+		if u.heldTimer != nil {
+			u.heldTimer.Stop()
+		}
 		u.cancelListens("mcpd is shutting down")
 		u.releaseWaiters()
 	}()
@@ -178,13 +184,25 @@ func (u *upstream) run(ctx context.Context) {
 		if u.listen != nil {
 			listenDone = u.listen.Done()
 		}
-		var timerC <-chan time.Time
+		var timerC, heldC <-chan time.Time
 		if u.timer != nil {
 			timerC = u.timer.C
+		}
+		if u.heldTimer != nil {
+			heldC = u.heldTimer.C
 		}
 		select {
 		case <-ctx.Done():
 			return
+		case <-u.heldWake:
+			if u.heldTimer == nil {
+				u.heldTimer = time.NewTimer(dupWindow)
+			}
+			continue
+		case <-heldC:
+			u.heldTimer = nil
+			u.releaseHeld(false)
+			continue
 		case <-u.kick:
 		case <-childDone:
 			u.lost()
@@ -216,7 +234,9 @@ func (u *upstream) lost() {
 	u.log.Debug("child gone", zap.Int("pid", u.child.Pid()))
 	u.child, u.subscribed = nil, nil
 	u.listen, u.listenKey, u.zombie = nil, "", nil
-	u.curGen.Store(0)
+	// What the listens of the dead child still held is not delivered: the
+	// restart sends synthetic change events.
+	u.cut.reset()
 }
 
 // reconcile brings the upstream subscription on the live child in line with
@@ -227,8 +247,14 @@ func (u *upstream) reconcile(ctx context.Context) {
 	u.mu.Unlock()
 	want := u.m.union(u.name)
 	if !want.any() {
-		u.release(ctx)
-		u.resolve(v, ServerAck{})
+		// mcpd's own listen (own.go) may stay; it is not demand. Its
+		// acknowledgement is what the next app's subscription starts from
+		// (each app sees only what it asked for).
+		a, own := u.reconcileOwn(ctx)
+		if !own {
+			u.release(ctx)
+		}
+		u.resolve(v, a)
 		return
 	}
 	restarted := false
@@ -263,7 +289,7 @@ func (u *upstream) reconcile(ctx context.Context) {
 	}
 	var a ServerAck
 	if u.child.Modern() {
-		a = u.applyModern(ctx, want)
+		a = u.applyModern(ctx, u.withOwn(want))
 	} else {
 		a = u.applyLegacy(ctx, want)
 	}
@@ -408,13 +434,22 @@ func (u *upstream) applyModern(ctx context.Context, want wants) ServerAck {
 	for _, r := range retire {
 		r.Cancel("subscription filter changed")
 	}
-	closed := false
+	// Wait until the server closed every retired listen, the zombie too:
+	// on a server that keeps one registration per session, a retired
+	// listen closing after the re-open below would drop the fresh one's.
+	closed := true
 	t := time.NewTimer(closeGrace)
-	select {
-	case <-old.Closed():
-		closed = true
-	case <-t.C:
-	case <-ctx.Done():
+wait:
+	for _, r := range retire {
+		select {
+		case <-r.Closed():
+		case <-t.C:
+			closed = false
+			break wait
+		case <-ctx.Done():
+			closed = false
+			break wait
+		}
 	}
 	t.Stop()
 	for _, r := range retire {
@@ -492,7 +527,8 @@ wait:
 		l.Forget()
 	}
 	u.listen, u.listenKey, u.zombie = nil, "", nil
-	u.curGen.Store(0)
+	u.releaseHeld(true)
+	u.cut.reset()
 }
 
 // cancelListens cancels every listen (no listen is wanted any more).
@@ -504,7 +540,8 @@ func (u *upstream) cancelListens(reason string) {
 		}
 	}
 	u.listen, u.listenKey, u.zombie = nil, "", nil
-	u.curGen.Store(0)
+	u.releaseHeld(true)
+	u.cut.reset()
 }
 
 // promise reports what the upstream subscription on the current child
@@ -517,26 +554,43 @@ func (u *upstream) promise(a ServerAck) {
 
 // onListen takes a message delivered on listen gen (reader goroutine, in
 // stream order). The acknowledgement of a newer listen is the cut-over
-// point: from there on only that listen's notifications are delivered, and
-// the older one's (duplicates of the same changes, while the server
-// delivers on both) are dropped. Before it, the older listen delivers.
+// point; cutover.go decides which notifications of the listens that overlap
+// around it reach the apps, so that none is lost and none is delivered
+// twice. Every notification invalidates the cache first, whether it is
+// delivered, held or dropped as a duplicate.
 func (u *upstream) onListen(gen uint64, method string, params json.RawMessage) {
-	if method == "notifications/subscriptions/acknowledged" {
-		for {
-			cur := u.curGen.Load()
-			if gen <= cur || u.curGen.CompareAndSwap(cur, gen) {
-				return
-			}
+	if method != "notifications/subscriptions/acknowledged" {
+		params = stripSubscriptionID(params)
+		if u.m.opts.Observe != nil {
+			u.m.opts.Observe(u.name, method, params)
 		}
 	}
-	if gen != u.curGen.Load() {
-		return // a listen being retired or left open on purpose
+	out, held := u.cut.take(gen, method, params, time.Now())
+	for _, n := range out {
+		u.m.notification(u.name, n.method, n.params)
 	}
-	params = stripSubscriptionID(params)
-	if u.m.opts.Observe != nil {
-		u.m.opts.Observe(u.name, method, params)
+	if held {
+		select {
+		case u.heldWake <- struct{}{}:
+		default:
+		}
 	}
-	u.m.notification(u.name, method, params)
+}
+
+// releaseHeld delivers the notifications that waited long enough for a
+// twin (all of them when all is set) and re-arms the timer for the rest
+// (loop only).
+func (u *upstream) releaseHeld(all bool) {
+	out, more := u.cut.release(time.Now(), all)
+	for _, n := range out {
+		u.m.notification(u.name, n.method, n.params)
+	}
+	if len(out) > 0 {
+		u.log.Debug("held listen notifications delivered", zap.Int("count", len(out)))
+	}
+	if more && u.heldTimer == nil {
+		u.heldTimer = time.NewTimer(dupWindow)
+	}
 }
 
 // stripSubscriptionID removes mcpd's listen tag from params._meta (apps

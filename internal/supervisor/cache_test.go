@@ -58,6 +58,8 @@ func withTTL(spec Spec, ms string) Spec {
 }
 
 // Fifty apps asking a cold cache at once: the child sees one tools/list.
+// (The ttlMs tests turn mcpd's own listen off: its promise would keep the
+// modern fake's lists regardless of ttlMs; ownlisten.go.)
 func TestCacheColdListsShareOneUpstream(t *testing.T) {
 	for _, mode := range []string{"legacy", "modern"} {
 		t.Run(mode, func(t *testing.T) {
@@ -65,7 +67,7 @@ func TestCacheColdListsShareOneUpstream(t *testing.T) {
 			// nothing is stored: only coalescing can keep the count at one,
 			// hence the slow answers ("ms") of a blocked first request.
 			spec := fakeSpec("f", mode)
-			h := newHarness(t, Options{Specs: []Spec{withTTL(spec, "0")}}, nil)
+			h := newHarness(t, Options{NoCacheListens: true, Specs: []Spec{withTTL(spec, "0")}}, nil)
 			h.mustEcho("f", "warm")
 			const n = 50
 			var wg sync.WaitGroup
@@ -112,7 +114,7 @@ func TestCacheColdListsShareOneUpstream(t *testing.T) {
 // A deterministic single flight on a modern server that promises nothing:
 // the first request is held by the child until all 50 joined.
 func TestCacheCoalescesWhileInFlight(t *testing.T) {
-	h := newHarness(t, Options{Specs: []Spec{withTTL(fakeSpec("f", "modern"), "0")}}, nil)
+	h := newHarness(t, Options{NoCacheListens: true, Specs: []Spec{withTTL(fakeSpec("f", "modern"), "0")}}, nil)
 	h.mustEcho("f", "warm")
 	sv, _ := h.s.lookup("f")
 	// resources/read of fake://hello with the fake's slow echo is not
@@ -184,7 +186,7 @@ func TestCacheLegacyListChanged(t *testing.T) {
 
 func TestCacheModernTTL(t *testing.T) {
 	clk := newFakeClock()
-	h := newHarness(t, Options{Specs: []Spec{withTTL(fakeSpec("f", "modern"), "5000")}}, clk.install)
+	h := newHarness(t, Options{NoCacheListens: true, Specs: []Spec{withTTL(fakeSpec("f", "modern"), "5000")}}, clk.install)
 	h.wantList("f", "tools/list", cache.SourceFetched)
 	clk.advance(4999 * time.Millisecond)
 	h.wantList("f", "tools/list", cache.SourceHit)
@@ -196,7 +198,7 @@ func TestCacheModernTTL(t *testing.T) {
 }
 
 func TestCacheModernTTLZeroNotServedStale(t *testing.T) {
-	h := newHarness(t, Options{Specs: []Spec{withTTL(fakeSpec("f", "modern"), "0")}}, nil)
+	h := newHarness(t, Options{NoCacheListens: true, Specs: []Spec{withTTL(fakeSpec("f", "modern"), "0")}}, nil)
 	for range 3 {
 		h.wantList("f", "tools/list", cache.SourceFetched)
 		if _, src, err := h.s.CallCached(context.Background(), "f", &session.Request{Method: "resources/read", Params: json.RawMessage(`{"uri":"fake://hello"}`)}, CallOptions{}); err != nil || src != cache.SourceFetched {
@@ -211,7 +213,7 @@ func TestCacheModernTTLZeroNotServedStale(t *testing.T) {
 // A modern listen acknowledged by the child (reported by the subscriptions
 // code through SetCachePromises) keeps ttlMs-0 lists until the notification.
 func TestCacheModernListenPromise(t *testing.T) {
-	h := newHarness(t, Options{Specs: []Spec{withTTL(fakeSpec("f", "modern"), "0")}}, nil)
+	h := newHarness(t, Options{NoCacheListens: true, Specs: []Spec{withTTL(fakeSpec("f", "modern"), "0")}}, nil)
 	h.mustEcho("f", "warm")
 	pid := h.status("f").Pid
 	if err := h.s.SetCachePromises("f", pid+1, cache.Promises{Tools: true}); err != nil {

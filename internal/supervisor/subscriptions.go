@@ -43,6 +43,8 @@ func newSubscriptions(s *Supervisor) *subscriptions.Manager {
 			s.ObserveNotification(server, session.Notification{Method: method, Params: params})
 		},
 		OnDemand: s.onSubsDemand, // idle.go
+		// mcpd's own listen for the list kinds (ownlisten.go).
+		CacheListens: !s.opts.NoCacheListens,
 		OnPromises: func(server string, pid int, a subscriptions.ServerAck) {
 			_ = s.SetCachePromises(server, pid, cache.Promises{
 				Tools: a.ToolsListChanged, Prompts: a.PromptsListChanged, Resources: a.ResourcesListChanged,

@@ -173,6 +173,10 @@ type Options struct {
 	// DrainTimeout bounds how long a server removed or restarted by Apply
 	// waits for its calls in flight (reload.go). If zero, 30s.
 	DrainTimeout time.Duration
+	// NoCacheListens turns off mcpd's own upstream listen (ownlisten.go):
+	// modern children then promise list changes to the cache only while
+	// an app subscribes to them.
+	NoCacheListens bool
 }
 
 // CallOptions are per-call settings.
