@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -71,6 +72,9 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 		c.setClient(app.Name, app.Version)
 	}
 
+	// The acknowledgement carries the time the stream opened: events it
+	// waited for (a server becoming ready) come after it.
+	opened := time.Now()
 	st, acks, err := m.Subscribe(ctx, app, w)
 	if err != nil {
 		if errors.Is(err, subscriptions.ErrInvalid) {
@@ -83,8 +87,9 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 	log.Debug("subscription opened", zap.Strings("servers", w.Servers))
 
 	first := &mcpdv1.SubscriptionEvent{
-		Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ACK,
-		Ack:  &mcpdv1.SubscriptionAck{SubscriptionId: st.ID(), Servers: acksToProto(acks)},
+		Kind:       mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ACK,
+		TimeUnixMs: opened.UnixMilli(),
+		Ack:        &mcpdv1.SubscriptionAck{SubscriptionId: st.ID(), Servers: acksToProto(acks)},
 	}
 	if err := stream.Send(first); err != nil {
 		log.Debug("subscription ended by the app", zap.Error(err))

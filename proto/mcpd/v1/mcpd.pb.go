@@ -2918,7 +2918,9 @@ type SubscriptionEvent struct {
 	Error string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
 	// synthetic marks change events mcpd sends after a restart (the lists
 	// may have changed while the child was down), not sent by the child.
-	Synthetic  bool  `protobuf:"varint,9,opt,name=synthetic,proto3" json:"synthetic,omitempty"`
+	Synthetic bool `protobuf:"varint,9,opt,name=synthetic,proto3" json:"synthetic,omitempty"`
+	// time_unix_ms is when the event happened; for the ACK, when the stream
+	// opened (events it waited for come after it).
 	TimeUnixMs int64 `protobuf:"varint,10,opt,name=time_unix_ms,json=timeUnixMs,proto3" json:"time_unix_ms,omitempty"`
 	// ack is set on the first event (ACK).
 	Ack           *SubscriptionAck `protobuf:"bytes,11,opt,name=ack,proto3" json:"ack,omitempty"`
