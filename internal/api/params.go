@@ -2,6 +2,8 @@ package api
 
 import (
 	"encoding/json"
+
+	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
 // toolCallParams builds the params of tools/call: "name", "arguments?",
@@ -19,7 +21,7 @@ func toolCallParams(meta json.RawMessage, name string, args, inputResponses json
 		b = append(b, ',')
 	}
 	b = append(b, `"name":`...)
-	b, err := appendJSONString(b, name)
+	b, err := session.AppendJSONString(b, name)
 	if err != nil {
 		return nil, err
 	}
@@ -33,29 +35,9 @@ func toolCallParams(meta json.RawMessage, name string, args, inputResponses json
 	}
 	if requestState != "" {
 		b = append(b, `,"requestState":`...)
-		if b, err = appendJSONString(b, requestState); err != nil {
+		if b, err = session.AppendJSONString(b, requestState); err != nil {
 			return nil, err
 		}
 	}
 	return append(b, '}'), nil
-}
-
-// appendJSONString appends s as a JSON string exactly as json.Marshal
-// writes it. Printable ASCII without '"', '\\' and the characters
-// json.Marshal escapes for HTML ('<', '>', '&') is copied as is; anything
-// else goes through json.Marshal.
-func appendJSONString(b []byte, s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, err := json.Marshal(s)
-			if err != nil {
-				return nil, err
-			}
-			return append(b, q...), nil
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"'), nil
 }

@@ -178,10 +178,11 @@ func valueEnd(b []byte, i int) int {
 	}
 }
 
-// appendJSONString appends s as a JSON string exactly as json.Marshal
+// AppendJSONString appends s as a JSON string exactly as json.Marshal
 // writes it: printable ASCII other than '"', '\\', '<', '>' and '&' is
-// copied as is, anything else goes through json.Marshal.
-func appendJSONString(b []byte, s string) ([]byte, error) {
+// copied as is, anything else goes through json.Marshal. The api layer
+// builds tools/call params with it too.
+func AppendJSONString(b []byte, s string) ([]byte, error) {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
 			q, err := json.Marshal(s)

@@ -680,7 +680,7 @@ func encodeRequest(id uint64, method string, params json.RawMessage) ([]byte, er
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendUint(b, id, 10)
 	b = append(b, `,"method":`...)
-	b, err := appendJSONString(b, method)
+	b, err := AppendJSONString(b, method)
 	if err != nil {
 		return nil, err
 	}

@@ -33,28 +33,7 @@ func (c *fakeClock) pendingDurations() []time.Duration {
 
 // fireNow fires the pending timer without advancing the clock (the test
 // advanced it by hand) and returns its duration.
-func (c *fakeClock) fireNow(t *testing.T) time.Duration {
-	t.Helper()
-	var ft *fakeTimer
-	waitFor(t, "a pending timer", func() bool {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		for i, x := range c.timers {
-			if !x.stopped {
-				ft = x
-				c.timers = append(c.timers[:i:i], c.timers[i+1:]...)
-				return true
-			}
-		}
-		return false
-	})
-	c.mu.Lock()
-	ft.stopped = true
-	now := c.now
-	c.mu.Unlock()
-	ft.c <- now
-	return ft.d
-}
+func (c *fakeClock) fireNow(t *testing.T) time.Duration { return c.fire(t, false) }
 
 // waitIdleHandled waits until the loop handled a fired idle timer: either it
 // armed a new one or the server left the ready state.

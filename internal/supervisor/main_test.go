@@ -327,7 +327,11 @@ func (c *fakeClock) After(d time.Duration) (<-chan time.Time, func() bool) {
 
 // fireNext waits for a pending timer, advances the clock by its duration,
 // fires it and returns the duration.
-func (c *fakeClock) fireNext(t *testing.T) time.Duration {
+func (c *fakeClock) fireNext(t *testing.T) time.Duration { return c.fire(t, true) }
+
+// fire waits for a pending timer, takes it, advances the clock by its
+// duration if advance is set, fires it and returns the duration.
+func (c *fakeClock) fire(t *testing.T, advance bool) time.Duration {
 	t.Helper()
 	var ft *fakeTimer
 	waitFor(t, "a pending timer", func() bool {
@@ -343,7 +347,9 @@ func (c *fakeClock) fireNext(t *testing.T) time.Duration {
 		return false
 	})
 	c.mu.Lock()
-	c.now = c.now.Add(ft.d)
+	if advance {
+		c.now = c.now.Add(ft.d)
+	}
 	ft.stopped = true
 	now := c.now
 	c.mu.Unlock()

@@ -228,17 +228,24 @@ func (sv *server) roundTrip(ctx context.Context, kind cmdKind) (reply, error) {
 	}
 }
 
+// readyChild returns the ready child, asking the loop to start one (and
+// waiting for it within ctx) when there is none.
+func (sv *server) readyChild(ctx context.Context) (*child, error) {
+	if c := sv.ready.Load(); c != nil {
+		return c, nil
+	}
+	r, err := sv.roundTrip(ctx, cmdAcquire)
+	if err != nil {
+		return nil, err
+	}
+	return r.c, r.err
+}
+
 // call runs req on a ready child, starting one if needed.
 func (sv *server) call(ctx context.Context, req *session.Request) (*session.Response, error) {
-	c := sv.ready.Load()
-	if c == nil {
-		r, err := sv.roundTrip(ctx, cmdAcquire)
-		if err == nil {
-			c, err = r.c, r.err
-		}
-		if err != nil {
-			return nil, err
-		}
+	c, err := sv.readyChild(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if sv.sup.shuttingDown() {
 		return nil, errShuttingDown

@@ -73,15 +73,9 @@ func (src subsSource) Acquire(ctx context.Context, name string) (subscriptions.C
 	if src.s.shuttingDown() {
 		return nil, errShuttingDown
 	}
-	c := sv.ready.Load()
-	if c == nil {
-		r, err := sv.roundTrip(ctx, cmdAcquire)
-		if err == nil {
-			c, err = r.c, r.err
-		}
-		if err != nil {
-			return nil, err
-		}
+	c, err := sv.readyChild(ctx)
+	if err != nil {
+		return nil, err
 	}
 	return &subsChild{sv: sv, c: c}, nil
 }
