@@ -10,11 +10,13 @@ import (
 	"os/exec"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/protobuf/types/known/emptypb"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 )
 
@@ -75,6 +77,94 @@ var bareServiceDesc = grpc.ServiceDesc{
 	}},
 }
 
+// The bare fan-out baseline (section 5): Watch streams every message that
+// Fire is given to each open Watch stream, each through its own buffered
+// queue and handler goroutine, as mcpd's subscription streams do; no
+// mcpd code.
+const (
+	bareFanOutService = "mcpdbench.BareFanOut"
+	bareWatchMethod   = "/" + bareFanOutService + "/Watch"
+	bareFireMethod    = "/" + bareFanOutService + "/Fire"
+)
+
+// bareWatchDesc describes the Watch method for the client.
+var bareWatchDesc = grpc.StreamDesc{StreamName: "Watch", ServerStreams: true}
+
+// fanOutHub is the bare fan-out server's set of watchers.
+type fanOutHub struct {
+	mu       sync.Mutex
+	watchers map[chan *wrapperspb.StringValue]struct{}
+}
+
+// serviceDesc serves Watch and Fire on h.
+func (h *fanOutHub) serviceDesc() *grpc.ServiceDesc {
+	return &grpc.ServiceDesc{
+		ServiceName: bareFanOutService,
+		HandlerType: (*any)(nil),
+		Methods: []grpc.MethodDesc{{
+			MethodName: "Fire",
+			Handler: func(_ any, _ context.Context, dec func(any) error, _ grpc.UnaryServerInterceptor) (any, error) {
+				in := new(wrapperspb.StringValue)
+				if err := dec(in); err != nil {
+					return nil, err
+				}
+				h.fire(in)
+				return &emptypb.Empty{}, nil
+			},
+		}},
+		Streams: []grpc.StreamDesc{{
+			StreamName:    "Watch",
+			ServerStreams: true,
+			Handler:       func(_ any, stream grpc.ServerStream) error { return h.watch(stream) },
+		}},
+	}
+}
+
+// watch registers the stream, acknowledges it with an empty message and
+// sends it every fired message until the app goes away.
+func (h *fanOutHub) watch(stream grpc.ServerStream) error {
+	if err := stream.RecvMsg(new(emptypb.Empty)); err != nil {
+		return err
+	}
+	ch := make(chan *wrapperspb.StringValue, 64)
+	h.mu.Lock()
+	if h.watchers == nil {
+		h.watchers = map[chan *wrapperspb.StringValue]struct{}{}
+	}
+	h.watchers[ch] = struct{}{}
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.watchers, ch)
+		h.mu.Unlock()
+	}()
+	if err := stream.SendMsg(&wrapperspb.StringValue{}); err != nil {
+		return err
+	}
+	for {
+		select {
+		case <-stream.Context().Done():
+			return nil
+		case m := <-ch:
+			if err := stream.SendMsg(m); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// fire queues m for every watcher (dropping it for one whose queue is full).
+func (h *fanOutHub) fire(m *wrapperspb.StringValue) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for ch := range h.watchers {
+		select {
+		case ch <- m:
+		default:
+		}
+	}
+}
+
 // serveBare runs the bare gRPC server on path until SIGTERM or SIGINT.
 func serveBare(path string) error {
 	ln, err := net.Listen("unix", path)
@@ -83,6 +173,7 @@ func serveBare(path string) error {
 	}
 	gs := grpc.NewServer()
 	gs.RegisterService(&bareServiceDesc, nil)
+	gs.RegisterService(new(fanOutHub).serviceDesc(), nil)
 	sigc := make(chan os.Signal, 1)
 	signal.Notify(sigc, syscall.SIGTERM, os.Interrupt)
 	done := make(chan error, 1)

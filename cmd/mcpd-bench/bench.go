@@ -23,6 +23,7 @@ type bench struct {
 	reg *registry
 	log io.Writer
 	rep report
+	tmp string // a private directory for the baselines' sockets
 }
 
 // targets returns the servers to benchmark: the Go demo server and, unless
@@ -54,6 +55,7 @@ func (b *bench) run(ctx context.Context) error {
 		return err
 	}
 	defer os.RemoveAll(dir)
+	b.tmp = dir
 	bareSrv, err := startBare(ctx, b.reg, filepath.Join(dir, "bare.sock"))
 	if err != nil {
 		return err
@@ -96,7 +98,7 @@ func (b *bench) run(ctx context.Context) error {
 		}
 	}
 	if b.o.runs("fanout") {
-		if err := b.fanOut(ctx, d); err != nil { // subs.go
+		if err := b.fanOut(ctx, d, bareSrv, filepath.Join(dir, "bare.sock")); err != nil { // subs.go
 			return err
 		}
 	} else {
@@ -135,6 +137,11 @@ func (b *bench) overhead(ctx context.Context, d *daemon, bareSrv *bare, t target
 		return err
 	}
 	defer dc.close()
+	rl, err := startRelay(ctx, b.reg, filepath.Join(b.tmp, "relay-"+t.Name+".sock"), t)
+	if err != nil {
+		return err
+	}
+	defer rl.close()
 	client := d.client()
 	// Warm up: starts mcpd's child lazily, JITs node, fills pools.
 	for range 50 {
@@ -142,6 +149,9 @@ func (b *bench) overhead(ctx context.Context, d *daemon, bareSrv *bare, t target
 			return err
 		}
 		if err := callEcho(ctx, client, t.Name); err != nil {
+			return err
+		}
+		if err := rl.relayEcho(ctx, t.Name); err != nil {
 			return err
 		}
 	}
@@ -160,22 +170,26 @@ func (b *bench) overhead(ctx context.Context, d *daemon, bareSrv *bare, t target
 		func() error { return callEcho(ctx, client, t.Name) },
 		func() error { return bareSrv.echo(ctx, payload) },
 		func() error { return bareSrv.stream(ctx, payload) },
+		func() error { return rl.relayEcho(ctx, t.Name) },
 	}
-	var p50s, p99s [4][]time.Duration
-	var added50, added99, addedStream []time.Duration
+	const n = 5
+	var p50s, p99s [n][]time.Duration
+	var added50, added99, addedStream, relayAdded, overRelay []time.Duration
 	for r := range b.o.rounds {
-		var round [4]latencies
-		for _, v := range rotate(4, r) {
+		var round [n]latencies
+		for _, v := range rotate(n, r) {
 			l, err := timeSequential(b.o.iters, variants[v])
 			if err != nil {
 				return err
 			}
 			round[v] = l
 		}
-		for v := range 4 {
+		for v := range n {
 			p50s[v] = append(p50s[v], round[v].quantile(0.5))
 			p99s[v] = append(p99s[v], round[v].quantile(0.99))
 		}
+		relayAdded = append(relayAdded, round[4].quantile(0.5)-round[0].quantile(0.5)-round[2].quantile(0.5))
+		overRelay = append(overRelay, round[1].quantile(0.5)-round[4].quantile(0.5))
 		addedStream = append(addedStream, round[1].quantile(0.5)-round[0].quantile(0.5)-round[3].quantile(0.5))
 		added50 = append(added50, round[1].quantile(0.5)-round[0].quantile(0.5)-round[2].quantile(0.5))
 		added99 = append(added99, round[1].quantile(0.99)-round[0].quantile(0.99)-round[2].quantile(0.99))
@@ -187,6 +201,8 @@ func (b *bench) overhead(ctx context.Context, d *daemon, bareSrv *bare, t target
 		BareP50: us(medianDur(p50s[2])), BareP99: us(medianDur(p99s[2])),
 		AddedP50: us(medianDur(added50)), AddedP99: us(medianDur(added99)),
 		BareStreamP50: us(medianDur(p50s[3])), AddedStreamP50: us(medianDur(addedStream)),
+		RelayP50: us(medianDur(p50s[4])), RelayP99: us(medianDur(p99s[4])),
+		RelayAddedP50: us(medianDur(relayAdded)), McpdOverRelayP50: us(medianDur(overRelay)),
 		PayloadBytes: len(payload.Value),
 	}
 	row.RatioP50 = ratio(row.McpdP50, row.DirectP50)
@@ -220,8 +236,15 @@ func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
 		return err
 	}
 	defer dc.close()
+	relaySock := filepath.Join(b.tmp, "relay-"+t.Name+".sock")
+	rl, err := startRelay(ctx, b.reg, relaySock, t)
+	if err != nil {
+		return err
+	}
+	defer rl.close()
 	maxC := throughputConcurrency[len(throughputConcurrency)-1]
 	apps := make([]mcpdv1.McpdClient, maxC)
+	relayApps := make([]*bare, maxC)
 	for i := range apps {
 		conn, err := d.app()
 		if err != nil {
@@ -231,27 +254,37 @@ func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
 		if err := callEcho(ctx, apps[i], t.Name); err != nil { // connect and warm
 			return err
 		}
+		rconn, err := dialApp(relaySock)
+		if err != nil {
+			return err
+		}
+		defer rconn.Close()
+		relayApps[i] = &bare{conn: rconn}
+		if err := relayApps[i].relayEcho(ctx, t.Name); err != nil {
+			return err
+		}
 	}
 	for _, c := range throughputConcurrency {
-		var direct, through []float64
+		variants := []func(i int) error{
+			func(int) error { return dc.echo(ctx) },
+			func(i int) error { return callEcho(ctx, apps[i], t.Name) },
+			func(i int) error { return relayApps[i].relayEcho(ctx, t.Name) },
+		}
+		var rates [3][]float64
 		for r := range b.o.rounds {
-			for _, v := range rotate(2, r) {
-				var rate float64
-				var err error
-				if v == 0 {
-					rate, err = parallelRate(b.o.tputDur, c, func(int) error { return dc.echo(ctx) })
-					direct = append(direct, rate)
-				} else {
-					rate, err = parallelRate(b.o.tputDur, c, func(i int) error { return callEcho(ctx, apps[i], t.Name) })
-					through = append(through, rate)
-				}
+			for _, v := range rotate(len(variants), r) {
+				rate, err := parallelRate(b.o.tputDur, c, variants[v])
 				if err != nil {
 					return err
 				}
+				rates[v] = append(rates[v], rate)
 			}
 		}
-		row := throughputRow{Server: t.Name, Concurrency: c, Direct: medianF(direct), Mcpd: medianF(through)}
+		row := throughputRow{Server: t.Name, Concurrency: c,
+			Direct: medianF(rates[0]), Mcpd: medianF(rates[1]), Relay: medianF(rates[2])}
 		row.Ratio = ratio(row.Mcpd, row.Direct)
+		row.RelayRatio = ratio(row.Relay, row.Direct)
+		row.McpdOverRelay = ratio(row.Mcpd, row.Relay)
 		b.rep.Throughput = append(b.rep.Throughput, row)
 		if c == maxC {
 			// mcpd's footprint right after the heaviest load.
@@ -369,6 +402,7 @@ func (b *bench) lists(ctx context.Context, d *daemon, bareSrv *bare, t target) e
 	}
 	row.Speedup = ratio(row.DirectP50, row.McpdP50)
 	row.OverBare = ratio(row.McpdP50, row.BareP50)
+	row.Ceiling = ratio(row.DirectP50, row.BareP50)
 	b.rep.Lists = append(b.rep.Lists, row)
 	return nil
 }

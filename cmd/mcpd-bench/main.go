@@ -69,6 +69,8 @@ type options struct {
 	memN       []int
 	noNode     bool
 	serveBare  string
+	serveRelay string
+	relayCmd   []string        // the server command after -serve-relay's flags
 	sections   map[string]bool // nil: every section
 }
 
@@ -94,6 +96,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.IntVar(&o.iters, "iters", 0, "sequential calls per variant per round (default 2000, smoke 200)")
 	fs.DurationVar(&o.tputDur, "throughput-duration", 0, "length of one throughput measurement (default 1s, smoke 150ms)")
 	fs.StringVar(&o.serveBare, "serve-bare", "", "internal: serve the bare gRPC baseline on `socket`")
+	fs.StringVar(&o.serveRelay, "serve-relay", "", "internal: serve the relay baseline on `socket` in front of the command after --")
 	sections := fs.String("sections", "", "comma-separated `list` of sections to run, of "+strings.Join(sectionNames, ",")+" (default all)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
@@ -102,7 +105,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
+	if o.serveRelay != "" {
+		o.relayCmd = fs.Args()
+	} else if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (see mcpd-bench -help)", fs.Arg(0))
 	}
 	if *sections != "" {
@@ -147,6 +152,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.serveBare != "" {
 		return serveBare(o.serveBare)
+	}
+	if o.serveRelay != "" {
+		return serveRelay(o.serveRelay, o.relayCmd)
 	}
 	if err := o.resolve(); err != nil {
 		return err

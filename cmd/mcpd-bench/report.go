@@ -51,7 +51,14 @@ type overheadRow struct {
 	// shape); AddedStreamP50 subtracts it instead of the unary one.
 	BareStreamP50  float64 `json:"bare_grpc_stream_p50_us"`
 	AddedStreamP50 float64 `json:"mcpd_added_vs_stream_p50_us"`
-	PayloadBytes   int     `json:"bare_payload_bytes"`
+	// Relay is the least a gRPC-to-stdio proxy does (relay.go):
+	// RelayAddedP50 = relay − direct − bare unary, the cost of the extra
+	// process hop itself; McpdOverRelayP50 = mcpd − relay, mcpd's own code.
+	RelayP50         float64 `json:"relay_p50_us"`
+	RelayP99         float64 `json:"relay_p99_us"`
+	RelayAddedP50    float64 `json:"relay_added_p50_us"`
+	McpdOverRelayP50 float64 `json:"mcpd_over_relay_p50_us"`
+	PayloadBytes     int     `json:"bare_payload_bytes"`
 }
 
 // throughputRow is calls/s of concurrent apps on one shared child.
@@ -61,6 +68,11 @@ type throughputRow struct {
 	Direct      float64 `json:"direct_calls_per_s"`
 	Mcpd        float64 `json:"mcpd_calls_per_s"`
 	Ratio       float64 `json:"mcpd_over_direct"`
+	// Relay is the least a gRPC-to-stdio proxy does (relay.go), with as
+	// many connections as apps.
+	Relay         float64 `json:"relay_calls_per_s"`
+	RelayRatio    float64 `json:"relay_over_direct"`
+	McpdOverRelay float64 `json:"mcpd_over_relay"`
 }
 
 // listRow is sequential tools/list latency.
@@ -73,6 +85,9 @@ type listRow struct {
 	BareP50   float64 `json:"bare_grpc_p50_us"`
 	Speedup   float64 `json:"direct_over_mcpd"`
 	OverBare  float64 `json:"mcpd_over_bare"`
+	// Ceiling is direct/bare: the most any answer over gRPC on this
+	// socket could gain on the direct call, even one costing nothing.
+	Ceiling   float64 `json:"direct_over_bare"`
 	ListBytes int     `json:"list_bytes"`
 }
 
@@ -110,6 +125,10 @@ type fanOutRow struct {
 	// DirectP50/P99: one app with its own child, listening over stdio.
 	DirectP50 float64 `json:"direct_1_app_p50_us"`
 	DirectP99 float64 `json:"direct_1_app_p99_us"`
+	// BareP50/P99: the same number of apps on a bare gRPC fan-out server
+	// (no mcpd code), from the stamp before the unary call that fires it.
+	BareP50 float64 `json:"bare_grpc_p50_us"`
+	BareP99 float64 `json:"bare_grpc_p99_us"`
 	// Notifications is how many touches were timed (each to every app).
 	Notifications int `json:"notifications"`
 }

@@ -264,7 +264,7 @@ func touchCount(result string) (int64, error) {
 // stream); latency from the child stamping the notification just before
 // writing it to each app receiving it. Side by side, in the same rounds:
 // one app with its own child listening directly over stdio.
-func (b *bench) fanOut(ctx context.Context, d *daemon) error {
+func (b *bench) fanOut(ctx context.Context, d *daemon, bareSrv *bare, bareSock string) error {
 	t := b.targets()[0] // the demo server
 	b.progress("fan-out: %s", t.Name)
 	client := d.client()
@@ -280,23 +280,38 @@ func (b *bench) fanOut(ctx context.Context, d *daemon) error {
 		return err
 	}
 	defer direct.close()
+	bareCount := bareFanOutFirst
 	for _, n := range fanOutApps {
 		apps, err := openFanOutApps(ctx, d, t.Name, n, recv, errs)
 		if err != nil {
 			return err
 		}
+		bareApps, err := openBareFanOutApps(ctx, bareSock, n, recv, errs)
+		if err != nil {
+			closeFanOutApps(apps)
+			return err
+		}
 		err = func() error {
 			defer closeFanOutApps(apps)
+			defer closeFanOutApps(bareApps)
 			if _, err := d.serverPid(ctx, t.Name); err != nil {
 				return err
 			}
-			var p50, p99, dp50, dp99 []time.Duration
+			var p50, p99, dp50, dp99, bp50, bp99 []time.Duration
 			for r := range b.o.rounds {
-				for _, v := range rotate(2, r) {
+				for _, v := range rotate(3, r) {
 					var all latencies
 					for range iters {
 						var got latencies
-						if v == 0 {
+						if v == 2 {
+							bareCount++
+							if err := fireBare(ctx, bareSrv.conn, bareCount); err != nil {
+								return err
+							}
+							if got, err = awaitTouch(ctx, recv, errs, bareCount, n); err != nil {
+								return fmt.Errorf("bare, %d apps: %w", n, err)
+							}
+						} else if v == 0 {
 							count, err := direct.touch(ctx)
 							if err != nil {
 								return err
@@ -320,9 +335,12 @@ func (b *bench) fanOut(ctx context.Context, d *daemon) error {
 						}
 						all = append(all, got...)
 					}
-					if v == 0 {
+					switch v {
+					case 0:
 						dp50, dp99 = append(dp50, all.quantile(0.5)), append(dp99, all.quantile(0.99))
-					} else {
+					case 2:
+						bp50, bp99 = append(bp50, all.quantile(0.5)), append(bp99, all.quantile(0.99))
+					default:
 						p50, p99 = append(p50, all.quantile(0.5)), append(p99, all.quantile(0.99))
 					}
 				}
@@ -330,6 +348,7 @@ func (b *bench) fanOut(ctx context.Context, d *daemon) error {
 			b.rep.FanOut = append(b.rep.FanOut, fanOutRow{Apps: n,
 				P50: us(medianDur(p50)), P99: us(medianDur(p99)),
 				DirectP50: us(medianDur(dp50)), DirectP99: us(medianDur(dp99)),
+				BareP50: us(medianDur(bp50)), BareP99: us(medianDur(bp99)),
 				Notifications: iters * b.o.rounds})
 			return nil
 		}()

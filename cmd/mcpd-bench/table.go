@@ -64,26 +64,35 @@ func printReport(w io.Writer, r *report) {
 	}
 
 	section("1. call overhead: tools/call echo, sequential, µs (median of per-round percentiles)",
-		"server\tdirect p50\tdirect p99\tmcpd p50\tmcpd p99\tbare gRPC p50\tbare gRPC p99\tmcpd added p50\tadded p99\tbare stream p50\tadded vs stream p50\tmcpd/direct p50\t")
+		"server\tdirect p50\tdirect p99\tmcpd p50\tmcpd p99\tbare gRPC p50\tbare gRPC p99\tbare stream p50\trelay p50\trelay p99\tmcpd/direct p50\t")
 	for _, o := range r.Overhead {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2fx\t\n", o.Server,
-			o.DirectP50, o.DirectP99, o.McpdP50, o.McpdP99, o.BareP50, o.BareP99, o.AddedP50, o.AddedP99,
-			o.BareStreamP50, o.AddedStreamP50, o.RatioP50)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2fx\t\n", o.Server,
+			o.DirectP50, o.DirectP99, o.McpdP50, o.McpdP99, o.BareP50, o.BareP99, o.BareStreamP50,
+			o.RelayP50, o.RelayP99, o.RatioP50)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "added latency, µs p50 (median of per-round differences): mcpd − direct − bare unary; the same with the")
+	fmt.Fprintln(w, "bare stream; relay − direct − bare unary (any proxy's hop); mcpd − relay (mcpd's own code)")
+	fmt.Fprintln(tw, "server\tmcpd added\tadded p99\tadded vs stream\trelay added\tmcpd − relay\t")
+	for _, o := range r.Overhead {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", o.Server,
+			o.AddedP50, o.AddedP99, o.AddedStreamP50, o.RelayAddedP50, o.McpdOverRelayP50)
 	}
 	end()
 
 	section("2. throughput: concurrent apps on one shared child, calls/s (median of rounds)",
-		"server\tapps\tdirect (pipelined)\tthrough mcpd\tmcpd/direct\t")
+		"server\tapps\tdirect (pipelined)\tthrough mcpd\trelay\tmcpd/direct\trelay/direct\tmcpd/relay\t")
 	for _, t := range r.Throughput {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.2fx\t\n", t.Server, t.Concurrency, t.Direct, t.Mcpd, t.Ratio)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.2fx\t%.2fx\t%.2fx\t\n", t.Server, t.Concurrency,
+			t.Direct, t.Mcpd, t.Relay, t.Ratio, t.RelayRatio, t.McpdOverRelay)
 	}
 	end()
 
 	section("3. tools/list, sequential, µs p50 (mcpd: cache status as reported)",
-		"server\tbytes\tcache\tdirect\tmcpd\tmcpd p99\tbare gRPC\tdirect/mcpd\tmcpd/bare\t")
+		"server\tbytes\tcache\tdirect\tmcpd\tmcpd p99\tbare gRPC\tdirect/mcpd\tmcpd/bare\tceiling: direct/bare\t")
 	for _, l := range r.Lists {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.2fx\t%.2fx\t\n", l.Server, l.ListBytes, l.Cache,
-			l.DirectP50, l.McpdP50, l.McpdP99, l.BareP50, l.Speedup, l.OverBare)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.2fx\t%.2fx\t%.2fx\t\n", l.Server, l.ListBytes, l.Cache,
+			l.DirectP50, l.McpdP50, l.McpdP99, l.BareP50, l.Speedup, l.OverBare, l.Ceiling)
 	}
 	end()
 
@@ -103,9 +112,11 @@ func printReport(w io.Writer, r *report) {
 		fmt.Fprintf(w, "%s\n\n", r.FanOutNote)
 	} else {
 		fmt.Fprintln(w, "child stamps the notification → each app receives it, µs (median of per-round percentiles)")
-		fmt.Fprintln(tw, "apps through mcpd\tp50\tp99\tdirect, 1 app, own child: p50\tp99\tnotifications\t")
+		fmt.Fprintln(w, "bare gRPC: the same apps on a fan-out server with no mcpd code, from the stamp before the call that fires it")
+		fmt.Fprintln(tw, "apps through mcpd\tp50\tp99\tbare gRPC p50\tp99\tdirect, 1 app, own child: p50\tp99\tnotifications\t")
 		for _, f := range r.FanOut {
-			fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t\n", f.Apps, f.P50, f.P99, f.DirectP50, f.DirectP99, f.Notifications)
+			fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t\n", f.Apps, f.P50, f.P99, f.BareP50, f.BareP99,
+				f.DirectP50, f.DirectP99, f.Notifications)
 		}
 		end()
 	}
