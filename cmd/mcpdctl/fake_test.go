@@ -24,6 +24,7 @@ type fakeMcpd struct {
 
 	mu       sync.Mutex // guards following
 	metadata []metadata.MD
+	options  []*mcpdv1.CallOptions // of every unary request that has them
 	calls    []*mcpdv1.CallToolRequest
 	prompts  []*mcpdv1.GetPromptRequest
 	// reloadBad and followers serve ops_test.go.
@@ -65,12 +66,26 @@ func (f *fakeMcpd) record(ctx context.Context) {
 
 func (f *fakeMcpd) recordUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
 	f.record(ctx)
+	if r, ok := req.(interface{ GetOptions() *mcpdv1.CallOptions }); ok {
+		f.mu.Lock()
+		f.options = append(f.options, r.GetOptions())
+		f.mu.Unlock()
+	}
 	return h(ctx, req)
 }
 
 func (f *fakeMcpd) recordStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
 	f.record(ss.Context())
 	return h(srv, ss)
+}
+
+func (f *fakeMcpd) lastOptions() *mcpdv1.CallOptions {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.options) == 0 {
+		return nil
+	}
+	return f.options[len(f.options)-1]
 }
 
 func (f *fakeMcpd) lastMetadata() metadata.MD {

@@ -24,11 +24,11 @@ type listCommand struct {
 
 // startList parses the command line of an aggregate list verb and dials
 // mcpd; jsonUsage says what --json prints. The returned context is bounded
-// by --timeout.
+// by --timeout; without it, each server's own requestTimeout bounds its list.
 func (c *cli) startList(ctx context.Context, cmd *command, args []string, jsonUsage string) (context.Context, *listCommand, error) {
 	fs := c.flags(cmd)
 	asJSON := fs.Bool("json", false, jsonUsage)
-	timeout := timeoutFlag(fs, 60*time.Second)
+	timeout := timeoutFlag(fs, 0)
 	pos, err := c.parseArgs(cmd, fs, args, 0, 1)
 	if err != nil {
 		return nil, nil, err
@@ -46,11 +46,29 @@ func (c *cli) startList(ctx context.Context, cmd *command, args []string, jsonUs
 
 // fetch sends the list RPC of method ("tools/list", ...).
 func (lc *listCommand) fetch(ctx context.Context, method string) ([]*mcpdv1.ServerList, error) {
-	lists, err := listFrom(ctx, lc.client, method, lc.server, lc.c.callOptions())
+	opts := lc.c.callOptions()
+	if lc.server == "" {
+		opts.TimeoutMs = perServerTimeout(ctx).Milliseconds()
+	}
+	lists, err := listFrom(ctx, lc.client, method, lc.server, opts)
 	if err != nil {
 		return nil, lc.c.rpcError(ctx, err, lc.server)
 	}
 	return lists, nil
+}
+
+// perServerTimeout is the request timeout of each server in an aggregate
+// list: a little less than what is left of ctx, so that mcpd answers with a
+// server too slow to list marked unavailable and the others listed, rather
+// than the whole list running into the deadline. Zero (each server's own
+// requestTimeout) when ctx has no deadline.
+func perServerTimeout(ctx context.Context) time.Duration {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return 0
+	}
+	left := time.Until(dl)
+	return max(left-min(left/10, time.Second), time.Millisecond)
 }
 
 // list fetches and gathers the items of method, of the given kind.

@@ -321,6 +321,36 @@ func TestTimeout(t *testing.T) {
 	}
 }
 
+// TestRequestTimeout: without --timeout, mcpdctl leaves each server's
+// requestTimeout in force; with it, one server gets all of it and each server
+// of an aggregate list a little less, so that mcpd can still report a server
+// too slow to list and list the others.
+func TestRequestTimeout(t *testing.T) {
+	f, sock := startFake(t)
+	tests := []struct {
+		args     []string
+		min, max int64 // options.timeout_ms
+	}{
+		{[]string{"tools"}, 0, 0},
+		{[]string{"tools", "weather"}, 0, 0},
+		{[]string{"prompts", "--json"}, 0, 0},
+		{[]string{"read", "notes", "file:///notes/todo.md"}, 0, 0},
+		{[]string{"prompt", "weather", "plan_trip", "city=Paris"}, 0, 0},
+		{[]string{"tools", "weather", "--timeout", "5s"}, 5000, 5000},
+		{[]string{"read", "notes", "file:///notes/todo.md", "--timeout", "5s"}, 5000, 5000},
+		{[]string{"tools", "--timeout", "5s"}, 4000, 4500},
+		{[]string{"resources", "--timeout", "30s"}, 27000, 29000},
+	}
+	for _, tt := range tests {
+		if r := mcpdctl(t, append([]string{"--socket", sock}, tt.args...)...); r.code != exitOK {
+			t.Fatalf("%v: exit %d: %s", tt.args, r.code, r.stderr)
+		}
+		if got := f.lastOptions().GetTimeoutMs(); got < tt.min || got > tt.max {
+			t.Errorf("%v: options.timeout_ms = %d, want %d..%d", tt.args, got, tt.min, tt.max)
+		}
+	}
+}
+
 func TestParseKeyValues(t *testing.T) {
 	tests := []struct {
 		args       []string

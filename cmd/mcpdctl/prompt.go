@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"time"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -22,7 +21,7 @@ result JSON as the server sent it.`,
 func runPrompt(ctx context.Context, c *cli, cmd *command, args []string) error {
 	fs := c.flags(cmd)
 	asJSON := fs.Bool("json", false, "print the result JSON as the server sent it")
-	timeout := timeoutFlag(fs, 60*time.Second)
+	timeout := timeoutFlag(fs, 0)
 	pos, err := c.parseArgs(cmd, fs, args, 2, -1)
 	if err != nil {
 		return err
