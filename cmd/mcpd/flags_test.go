@@ -1,7 +1,10 @@
 package main
 
 import (
+	"errors"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -25,5 +28,43 @@ func TestParseFlagsSubscriptionQueue(t *testing.T) {
 	}
 	if _, err := parseFlags([]string{"extra"}, io.Discard); err == nil {
 		t.Error("parseFlags accepted a positional argument")
+	}
+}
+
+// TestLoggerNoStacktrace: an error line carries its message and fields but
+// no Go stack, in either format.
+func TestLoggerNoStacktrace(t *testing.T) {
+	for _, format := range []string{"json", "console"} {
+		cfg, err := loggerConfig("info", format)
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(t.TempDir(), "log")
+		cfg.OutputPaths = []string{path}
+		log, err := cfg.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		log.Error("server in crash loop")
+		_ = log.Sync()
+		out, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := string(out); !strings.Contains(got, "server in crash loop") ||
+			strings.Contains(got, "stacktrace") || strings.Contains(got, "TestLoggerNoStacktrace") {
+			t.Errorf("%s: error line = %q, want the message without a stack trace", format, got)
+		}
+	}
+}
+
+// Every line of a multi-line error (a config with several errors) says
+// where it comes from.
+func TestPrintErrorPrefixesEveryLine(t *testing.T) {
+	var b strings.Builder
+	printError(&b, errors.Join(errors.New(`config: server "a": key "cmd": unknown`), errors.New(`config: server "b": empty command`)))
+	want := "mcpd: config: server \"a\": key \"cmd\": unknown\nmcpd: config: server \"b\": empty command\n"
+	if b.String() != want {
+		t.Fatalf("printed %q, want %q", b.String(), want)
 	}
 }

@@ -15,6 +15,8 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -70,8 +72,16 @@ Flags:
 
 func main() {
 	if err := runDaemon(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		fmt.Fprintf(os.Stderr, "mcpd: %v\n", err)
+		printError(os.Stderr, err)
 		os.Exit(1)
+	}
+}
+
+// printError writes err with "mcpd: " before each of its lines (a config
+// with several errors has one line each).
+func printError(w io.Writer, err error) {
+	for line := range strings.SplitSeq(err.Error(), "\n") {
+		fmt.Fprintf(w, "mcpd: %s\n", line)
 	}
 }
 
@@ -124,9 +134,19 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 
 // newLogger builds the one logger of the process, writing to stderr.
 func newLogger(level, format string) (*zap.Logger, error) {
+	cfg, err := loggerConfig(level, format)
+	if err != nil {
+		return nil, err
+	}
+	return cfg.Build()
+}
+
+// loggerConfig is the config of newLogger's logger, from --log-level and
+// --log-format.
+func loggerConfig(level, format string) (zap.Config, error) {
 	lvl, err := zapcore.ParseLevel(level)
 	if err != nil || lvl < zapcore.DebugLevel || lvl > zapcore.ErrorLevel {
-		return nil, fmt.Errorf("invalid --log-level %q: want debug, info, warn or error", level)
+		return zap.Config{}, fmt.Errorf("invalid --log-level %q: want debug, info, warn or error", level)
 	}
 	cfg := zap.NewProductionConfig()
 	switch format {
@@ -135,13 +155,16 @@ func newLogger(level, format string) (*zap.Logger, error) {
 		cfg.Encoding = "console"
 		cfg.EncoderConfig = zap.NewDevelopmentEncoderConfig()
 	default:
-		return nil, fmt.Errorf("invalid --log-format %q: want json or console", format)
+		return zap.Config{}, fmt.Errorf("invalid --log-format %q: want json or console", format)
 	}
 	cfg.Level = zap.NewAtomicLevelAt(lvl)
 	cfg.Sampling = nil // lifecycle lines must never be dropped
+	// An error line (a crash loop, a failed reload) is for an operator, who
+	// needs its fields, not the Go stack that logged it.
+	cfg.DisableStacktrace = true
 	cfg.OutputPaths = []string{"stderr"}
 	cfg.ErrorOutputPaths = []string{"stderr"}
-	return cfg.Build()
+	return cfg, nil
 }
 
 // runDaemon runs mcpd with the command-line args until a signal or a fatal
@@ -183,6 +206,9 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 
 	// Config.
 	cfgPath := paths.ConfigPath(f.config)
+	if abs, err := filepath.Abs(cfgPath); err == nil {
+		cfgPath = abs // as status and the logs show it, whatever the cwd of who reads them
+	}
 	cfg, err := config.Load(cfgPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
