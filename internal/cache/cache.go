@@ -56,9 +56,10 @@ type Result struct {
 }
 
 // Fetch asks the child. It runs on a goroutine owned by the cache with a
-// context that carries the first caller's values and deadline and is
-// cancelled once every caller waiting for it has gone away. An error is
-// handed to every waiting caller and never stored.
+// context that carries the first caller's values (not its deadline: a
+// caller that joins later may wait longer) and is cancelled once every
+// caller waiting for it has gone away. An error is handed to every waiting
+// caller and never stored.
 type Fetch func(ctx context.Context) (Result, error)
 
 // Options configure a Cache. Zero values mean the documented defaults.
@@ -204,17 +205,11 @@ func (c *Cache) Do(ctx context.Context, key Key, fetch Fetch) ([]byte, Source, e
 	return c.wait(ctx, f, SourceFetched)
 }
 
-// flightContext keeps ctx's values and deadline but not its cancellation:
-// the fetch serves every coalesced caller, not only the first.
+// flightContext keeps ctx's values but neither its cancellation nor its
+// deadline: the fetch serves every coalesced caller, not only the first, so
+// it ends when the last caller leaves (wait), each caller by its own ctx.
 func flightContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	fctx := context.WithoutCancel(ctx)
-	if dl, ok := ctx.Deadline(); ok {
-		var cancelDL context.CancelFunc
-		fctx, cancelDL = context.WithDeadline(fctx, dl)
-		fctx, cancel := context.WithCancel(fctx)
-		return fctx, func() { cancel(); cancelDL() }
-	}
-	return context.WithCancel(fctx)
+	return context.WithCancel(context.WithoutCancel(ctx))
 }
 
 func (c *Cache) wait(ctx context.Context, f *flight, src Source) ([]byte, Source, error) {

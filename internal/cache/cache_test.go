@@ -438,6 +438,57 @@ func TestCallerLeavesButOthersWait(t *testing.T) {
 	c.Wait()
 }
 
+// The first caller's deadline ends only its own wait: a caller that joined
+// its request and may wait longer still gets the result.
+func TestFirstCallersDeadlineDoesNotEndTheFetch(t *testing.T) {
+	c := New(Options{Policy: Policy{Mode: ModeAlways}})
+	k := mustKey(t, "tools/list", "")
+	release := make(chan struct{})
+	fetchCtx := make(chan context.Context, 1)
+	fetch := func(ctx context.Context) (Result, error) {
+		fetchCtx <- ctx
+		select {
+		case <-release:
+			return Result{Body: []byte(`{"tools":[]}`)}, nil
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		}
+	}
+	leaderCtx, cancelLeader := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancelLeader()
+	leaderDone := make(chan error, 1)
+	go func() {
+		_, _, err := c.Do(leaderCtx, k, fetch)
+		leaderDone <- err
+	}()
+	fctx := <-fetchCtx
+	if _, ok := fctx.Deadline(); ok {
+		t.Error("the fetch carries the first caller's deadline")
+	}
+	otherDone := make(chan error, 1)
+	var otherBody []byte
+	go func() {
+		b, _, err := c.Do(context.Background(), k, fetch)
+		otherBody = b
+		otherDone <- err
+	}()
+	waitFor(t, "the coalesced caller", func() bool { return c.Stats().Coalesced == 1 })
+	if err := <-leaderDone; !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("leader err = %v, want its deadline", err)
+	}
+	if fctx.Err() != nil {
+		t.Fatalf("fetch ended (%v) at the first caller's deadline while another caller waits", fctx.Err())
+	}
+	close(release)
+	if err := <-otherDone; err != nil {
+		t.Fatalf("other err = %v", err)
+	}
+	if string(otherBody) != `{"tools":[]}` {
+		t.Fatalf("other body = %s", otherBody)
+	}
+	c.Wait()
+}
+
 func TestNeverDoesNotCoalesce(t *testing.T) {
 	c := New(Options{Policy: Policy{Mode: ModeNever}})
 	k := mustKey(t, "tools/list", "")

@@ -57,6 +57,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Environment variables read by the fake.
@@ -70,6 +71,9 @@ const (
 	EnvTTL = "MCPD_FAKE_TTL_MS"
 	// EnvOversize is the size of the garbage mode's oversize line in bytes.
 	EnvOversize = "MCPD_FAKE_OVERSIZE"
+	// EnvListDelay delays every tools/list answer by this many
+	// milliseconds (a cancellation still ends it at once). Default 0.
+	EnvListDelay = "MCPD_FAKE_LIST_DELAY_MS"
 )
 
 // Default values of the knobs above.
@@ -153,6 +157,7 @@ type server struct {
 	flags    map[string]bool
 	versions []string
 	ttl      int64
+	listWait time.Duration // EnvListDelay
 	out      io.Writer
 	errw     io.Writer
 
@@ -208,6 +213,9 @@ func run(mode string, in io.Reader, out, errw io.Writer) int {
 	s.versions = strings.Split(envOr(EnvVersions, DefaultVersions), ",")
 	if v, err := strconv.ParseInt(os.Getenv(EnvTTL), 10, 64); err == nil {
 		s.ttl = v
+	}
+	if v, err := strconv.ParseInt(os.Getenv(EnvListDelay), 10, 64); err == nil {
+		s.listWait = time.Duration(v) * time.Millisecond
 	}
 
 	if s.flags["crashonstart"] {
@@ -490,6 +498,13 @@ func (s *server) dispatch(r *req) (map[string]any, *rpcError) {
 			"instructions":      instructions,
 		}), nil
 	case "tools/list":
+		if s.listWait > 0 {
+			select {
+			case <-time.After(s.listWait):
+			case <-r.ctx.Done():
+				return nil, errNoReply
+			}
+		}
 		list := make([]map[string]any, 0, len(tools))
 		for _, t := range tools {
 			list = append(list, map[string]any{

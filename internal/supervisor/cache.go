@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -72,6 +73,8 @@ func (s *Supervisor) CallCached(ctx context.Context, server string, req *session
 		resp, err := s.callServer(ctx, sv, req, opts)
 		return resp, cache.SourceFetched, err
 	}
+	ctx, cancel, opts := s.sharedCall(ctx, sv, opts)
+	defer cancel()
 	body, src, err := sv.cache.Do(ctx, key, func(ctx context.Context) (cache.Result, error) {
 		resp, err := s.callServer(ctx, sv, req, opts)
 		if err != nil {
@@ -88,9 +91,35 @@ func (s *Supervisor) CallCached(ctx context.Context, server string, req *session
 		return &session.Response{Error: rf.err}, src, nil
 	}
 	if err != nil {
-		return nil, src, err
+		return nil, src, waitError(server, req.Method, err)
 	}
 	return &session.Response{Result: body}, src, nil
+}
+
+// sharedCall splits a caller's per-call timeout for a request that other
+// callers may join: the caller waits at most its own timeout (the returned
+// context), while the shared upstream request is bounded by the longer of
+// that and the server's default, so that a caller who joined it is not cut
+// short by the first caller's timeout.
+func (s *Supervisor) sharedCall(ctx context.Context, sv *server, opts CallOptions) (context.Context, context.CancelFunc, CallOptions) {
+	if opts.Timeout <= 0 {
+		return ctx, func() {}, opts
+	}
+	own := min(opts.Timeout, s.opts.MaxRequestTimeout)
+	wctx, cancel := context.WithTimeout(ctx, own)
+	opts.Timeout = max(own, sv.requestTimeout())
+	return wctx, cancel, opts
+}
+
+// waitError names the server and method in the error of a caller whose
+// own wait for a shared request ended (its deadline, its cancellation).
+func waitError(server, method string, err error) error {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		if !strings.Contains(err.Error(), server) {
+			return fmt.Errorf("server %q: %s: %w", server, method, err)
+		}
+	}
+	return err
 }
 
 // List fetches every page of a list method (tools/list, prompts/list,
@@ -121,6 +150,8 @@ func (s *Supervisor) ListCached(ctx context.Context, server, method string, base
 		items, err := s.fetchList(ctx, server, method, base, opts, nil)
 		return items, cache.SourceFetched, err
 	}
+	ctx, cancel, opts := s.sharedCall(ctx, sv, opts)
+	defer cancel()
 	body, src, err := sv.cache.Do(ctx, key, func(ctx context.Context) (cache.Result, error) {
 		var h listHints
 		items, err := s.fetchList(ctx, server, method, base, opts, &h)
@@ -129,7 +160,7 @@ func (s *Supervisor) ListCached(ctx context.Context, server, method string, base
 		}
 		return cache.Result{Body: items, TTL: h.ttl, NoStore: !h.storable}, nil
 	})
-	return body, src, err
+	return body, src, waitError(server, method, err)
 }
 
 // listHints gathers the caching hints of the pages of one list: "each page

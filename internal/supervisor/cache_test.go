@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -159,6 +161,44 @@ func TestCacheCoalescesWhileInFlight(t *testing.T) {
 	h.wantList("f", "tools/list", cache.SourceFetched)
 	if got := h.upstream("f", "tools/list"); got != 2 {
 		t.Fatalf("child saw %d tools/list, want 2", got)
+	}
+}
+
+// A caller's own timeout ends only its own wait: an app that joined the
+// same upstream request still gets the list, and the child is asked once.
+func TestCacheCallerTimeoutDoesNotEndSharedFetch(t *testing.T) {
+	spec := fakeSpec("f", "legacy")
+	spec.Env[fakemcp.EnvListDelay] = "600"
+	h := newHarness(t, Options{NoCacheListens: true, Specs: []Spec{spec}}, nil)
+	h.mustEcho("f", "warm")
+	sv, _ := h.s.lookup("f")
+
+	first := make(chan error, 1)
+	go func() {
+		_, _, err := h.s.ListCached(context.Background(), "f", "tools/list", nil, CallOptions{Timeout: 100 * time.Millisecond})
+		first <- err
+	}()
+	waitFor(t, "the first flight", func() bool { return sv.cache.Stats().Misses == 1 })
+	type answer struct {
+		items string
+		src   cache.Source
+		err   error
+	}
+	second := make(chan answer, 1)
+	go func() {
+		items, src, err := h.s.ListCached(context.Background(), "f", "tools/list", nil, CallOptions{})
+		second <- answer{string(items), src, err}
+	}()
+	err := <-first
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), `"f"`) {
+		t.Fatalf("first caller: %v; want its deadline, naming the server", err)
+	}
+	got := <-second
+	if got.err != nil || got.src != cache.SourceCoalesced || !strings.Contains(got.items, "echo") {
+		t.Fatalf("second caller: %v %v %.80s", got.err, got.src, got.items)
+	}
+	if n := h.upstream("f", "tools/list"); n != 1 {
+		t.Fatalf("child saw %d tools/list, want 1", n)
 	}
 }
 
