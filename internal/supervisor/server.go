@@ -654,11 +654,11 @@ func (sv *server) afterUnexpectedExit(err error) {
 	sv.restartNext = true
 
 	if len(sv.exits) >= sv.sup.opts.CrashLoopMax {
-		cerr := sv.crashLoopErrorAt(len(sv.exits))
 		sv.log.Error("server in crash loop", zap.Int("exits", len(sv.exits)),
 			zap.Duration("window", window), zap.Duration("cooldown", sv.sup.opts.CrashLoopCooldown))
 		sv.setState(StateCrashLoop)
 		sv.setTimer(sv.sup.opts.CrashLoopCooldown)
+		cerr := sv.crashLoopErrorAt(len(sv.exits)) // after setTimer: it says how long
 		sv.emit(EventCrashLoop, 0, sv.lastExit(), cerr.Error())
 		sv.replyAll(&sv.waiters, reply{err: cerr})
 		return

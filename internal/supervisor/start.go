@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -30,8 +31,8 @@ type startResult struct {
 // attempt spawns the child and negotiates the era under one start timeout.
 // On failure every process it spawned has been reaped.
 func (sv *server) attempt(ctx context.Context, protocol string) startResult {
-	opts := &sv.sup.opts
-	hctx, cancel := context.WithTimeout(ctx, opts.HandshakeTimeout)
+	limit := sv.startTimeout()
+	hctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 
 	var verdict string
@@ -63,11 +64,28 @@ func (sv *server) attempt(ctx context.Context, protocol string) startResult {
 		case errors.Is(err, transport.ErrCommandNotFound), errors.Is(err, session.ErrHandshake):
 			return startResult{err: err, exit: exit, verdict: verdict, permanent: true}
 		case hctx.Err() != nil:
-			return startResult{err: fmt.Errorf("start %q: handshake timed out after %s", sv.spec.Name, opts.HandshakeTimeout), exit: exit, verdict: verdict}
+			return startResult{err: fmt.Errorf("start %q: handshake timed out after %s", sv.spec.Name, limit), exit: exit, verdict: verdict}
 		default:
 			return startResult{err: err, exit: exit, verdict: verdict}
 		}
 	}
+}
+
+// startTimeout bounds one start attempt (spawn, discover probe, initialize):
+// the supervisor's HandshakeTimeout, or less when the server's own
+// requestTimeout is configured, since initialize is a request like any
+// other: the probe's timeout plus the request timeout.
+func (sv *server) startTimeout() time.Duration {
+	spec := sv.currentSpec()
+	limit := sv.sup.opts.HandshakeTimeout
+	if spec.RequestTimeout > 0 {
+		probe := spec.DiscoverTimeout
+		if probe <= 0 {
+			probe = session.DefaultDiscoverTimeout
+		}
+		limit = min(limit, probe+spec.RequestTimeout)
+	}
+	return limit
 }
 
 // spawn starts one process and runs the handshake. On failure the process
@@ -154,5 +172,5 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 	if errors.Is(err, session.ErrExitedAfterProbe) {
 		return nil, exit, err
 	}
-	return nil, exit, fmt.Errorf("start %q: exited before the handshake (%s): %w", spec.Name, exit, err)
+	return nil, exit, fmt.Errorf("start %q: exited before the handshake (%s): %w%s", spec.Name, exit, err, stderrTail(sv.ring, 5))
 }

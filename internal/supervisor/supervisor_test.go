@@ -153,6 +153,10 @@ func TestCrashOnStartEntersCrashLoop(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("first call: %v, want ErrUnavailable", err)
 	}
+	// Even the first caller learns how long the server is held down.
+	if !strings.Contains(err.Error(), "held down for 1h0m0s") {
+		t.Fatalf("first call: %v; want the hold-down time", err)
+	}
 	st := h.status("c")
 	if st.State != StateCrashLoop || st.Restarts != 4 || st.LastExit != "exit status 3" || st.NextRestartIn != time.Hour {
 		t.Fatalf("status: %+v", st)
@@ -616,5 +620,21 @@ func TestHandshakeTimeoutCountsAsCrash(t *testing.T) {
 	h.mu.Unlock()
 	if pid == 0 || !pidGone(pid) {
 		t.Fatalf("the timed-out child %d was not killed", pid)
+	}
+}
+
+// A server that never answers initialize fails its start within the
+// server's own timeouts (probe + request), not the supervisor's longer
+// HandshakeTimeout.
+func TestStartBoundedByServerTimeouts(t *testing.T) {
+	slow := fakeSpec("slow", "legacy,hanginit")
+	slow.DiscoverTimeout = 100 * time.Millisecond
+	slow.RequestTimeout = 200 * time.Millisecond
+	h := newHarness(t, Options{Specs: []Spec{slow}, HandshakeTimeout: time.Hour}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := h.s.Start(ctx, "slow")
+	if err == nil || !strings.Contains(err.Error(), "handshake timed out after 300ms") {
+		t.Fatalf("Start: %v; want a handshake timeout after 300ms", err)
 	}
 }
