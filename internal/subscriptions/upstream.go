@@ -276,12 +276,10 @@ func (u *upstream) reconcile(ctx context.Context) {
 			u.resolve(v, ServerAck{Error: err.Error()})
 			return
 		}
-		select {
-		case <-c.Done():
+		if exited(c) {
 			// Acquired just as it exited: wait for the supervisor's next event.
 			u.waitEvent = true
 			return
-		default:
 		}
 		u.child, u.subscribed = c, map[string]bool{}
 		u.retryAt = time.Time{} // a listen ended with the old child: no delay
@@ -296,7 +294,10 @@ func (u *upstream) reconcile(ctx context.Context) {
 	u.established = true
 	u.resolve(v, a)
 	u.promise(a)
-	if restarted {
+	if restarted && !exited(u.child) {
+		// (A child that died while its subscriptions were re-sent gets no
+		// restarted event after its exited one; its successor's re-send
+		// announces the restart.)
 		u.restarted(want)
 	}
 }
@@ -616,6 +617,16 @@ func stripSubscriptionID(params json.RawMessage) json.RawMessage {
 		return params
 	}
 	return b
+}
+
+// exited reports whether c's process has already gone.
+func exited(c Child) bool {
+	select {
+	case <-c.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // restarted tells the streams that the child was replaced: a restarted

@@ -272,6 +272,17 @@ func TestCrashLoopAfterResendFailsSubscriptions(t *testing.T) {
 	if status.Code(err) != codes.Unavailable {
 		t.Fatalf("stream ended with %v, want UNAVAILABLE", err)
 	}
+	// A child that died during the re-send is never announced as the
+	// restarted one after its exit.
+	gone := map[int64]bool{}
+	for _, ev := range evs {
+		switch {
+		case ev.GetKind() == mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE && ev.GetState() == "exited":
+			gone[ev.GetPid()] = true
+		case ev.GetKind() == mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESTARTED && gone[ev.GetPid()]:
+			t.Fatalf("restarted event for pid %d after its exit: %v", ev.GetPid(), evs)
+		}
+	}
 	if n := d.stderrCount("doomed", "exit on subscribe"); n != 3 {
 		t.Fatalf("the child died %d times on subscribe, want 3", n)
 	}
