@@ -140,6 +140,7 @@ func fillList(entry *mcpdv1.ServerList, items json.RawMessage, src cache.Source,
 		var rpcErr *session.RPCError
 		if errors.As(err, &rpcErr) {
 			entry.Error = mcpErrorToProto(rpcErr)
+			entry.Cache = cacheSourceToProto(src) // errors are never cached: fetched or coalesced
 			return nil
 		}
 		return err

@@ -607,7 +607,7 @@ func TestListAggregates(t *testing.T) {
 	want := []*mcpdv1.ServerList{
 		{Server: "a", ItemsJson: `[{"name":"t1"}]`, Cache: mcpdv1.CacheStatus_CACHE_STATUS_FETCHED},
 		{Server: "b", Unavailable: `server "b" is in a crash loop: supervisor: server unavailable`},
-		{Server: "c", Error: &mcpdv1.McpError{Code: -32601, Message: "Method not found"}},
+		{Server: "c", Error: &mcpdv1.McpError{Code: -32601, Message: "Method not found"}, Cache: mcpdv1.CacheStatus_CACHE_STATUS_FETCHED},
 	}
 	if diff := cmp.Diff(want, resp.GetServers(), protocmp.Transform()); diff != "" {
 		t.Errorf("servers (-want +got):\n%s", diff)

@@ -1528,10 +1528,16 @@ type ServerList struct {
 	Server string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
 	// items_json is a JSON array of the merged items of all pages (Tool,
 	// Prompt, Resource or ResourceTemplate objects), unchanged.
-	ItemsJson string    `protobuf:"bytes,2,opt,name=items_json,json=itemsJson,proto3" json:"items_json,omitempty"`
-	Error     *McpError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
-	// unavailable is set when the server could not be asked (crash loop, failed).
-	Unavailable   string      `protobuf:"bytes,4,opt,name=unavailable,proto3" json:"unavailable,omitempty"`
+	ItemsJson string `protobuf:"bytes,2,opt,name=items_json,json=itemsJson,proto3" json:"items_json,omitempty"`
+	// error is the server's JSON-RPC error answer.
+	Error *McpError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// unavailable is set when the server gave no usable answer: it could not
+	// be asked (crash loop, failed), did not answer in time, or its answer
+	// broke the protocol (a cursor cycle). A named server's such failure is
+	// the call's status instead.
+	Unavailable string `protobuf:"bytes,4,opt,name=unavailable,proto3" json:"unavailable,omitempty"`
+	// cache says where the items or the error came from; unset with
+	// unavailable.
 	Cache         CacheStatus `protobuf:"varint,5,opt,name=cache,proto3,enum=mcpd.v1.CacheStatus" json:"cache,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
