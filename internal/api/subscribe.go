@@ -9,6 +9,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -95,6 +96,7 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 		log.Debug("subscription ended by the app", zap.Error(err))
 		return nil
 	}
+	plain := uncompressed(ctx)
 	for {
 		select {
 		case <-ctx.Done():
@@ -104,7 +106,7 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 		}
 		evs, end := st.Take()
 		for i := range evs {
-			if err := stream.Send(eventToProto(&evs[i])); err != nil {
+			if err := sendEvent(stream, &evs[i], plain); err != nil {
 				log.Debug("subscription ended by the app", zap.Error(err))
 				return nil
 			}
@@ -120,6 +122,39 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 			return nil
 		}
 	}
+}
+
+// sendEvent sends ev on stream. An event delivered to several streams is
+// encoded once, by the first of them, and the others send the same bytes;
+// shared says the stream's messages are not compressed, as the shared
+// encoding is not (a stream whose app compresses encodes its own).
+func sendEvent(stream grpc.ServerStream, ev *subscriptions.Event, shared bool) error {
+	if ev.Memo == nil || !shared {
+		return stream.SendMsg(eventToProto(ev))
+	}
+	pm, _ := ev.Memo.Get(func() any {
+		pm := new(grpc.PreparedMsg)
+		if pm.Encode(stream, eventToProto(ev)) != nil {
+			return nil
+		}
+		return pm
+	}).(*grpc.PreparedMsg)
+	if pm == nil {
+		return stream.SendMsg(eventToProto(ev))
+	}
+	return stream.SendMsg(pm)
+}
+
+// uncompressed reports whether the stream of a handler's ctx sends its
+// messages uncompressed (gRPC answers with the app's request compressor
+// when this binary has it registered).
+func uncompressed(ctx context.Context) bool {
+	sc, ok := grpc.ServerTransportStreamFromContext(ctx).(interface{ SendCompress() string })
+	if !ok {
+		return false
+	}
+	name := sc.SendCompress()
+	return name == "" || name == encoding.Identity
 }
 
 // UpdateSubscription adds or removes resource URIs of an open stream.

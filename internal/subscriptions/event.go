@@ -23,6 +23,7 @@ package subscriptions
 
 import (
 	"encoding/json"
+	"sync"
 	"time"
 )
 
@@ -74,6 +75,23 @@ type Event struct {
 	// lists may have changed while the child was down).
 	Synthetic bool
 	Time      time.Time
+	// Memo is shared by every stream the event is delivered to (nil for an
+	// event only one stream gets): the delivering layer keeps its encoding
+	// of the event there, so that a hundred streams encode it once.
+	Memo *Memo
+}
+
+// Memo holds one value computed once for an event and shared by every
+// stream that delivers it.
+type Memo struct {
+	once sync.Once
+	v    any
+}
+
+// Get returns the memo's value, computing it with f the first time.
+func (m *Memo) Get(f func() any) any {
+	m.once.Do(func() { m.v = f() })
+	return m.v
 }
 
 // terminal reports whether ev ends its stream.

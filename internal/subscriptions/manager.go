@@ -407,6 +407,9 @@ func (m *Manager) publish(ev Event) {
 		}
 	}
 	m.mu.RUnlock()
+	if len(targets) > 1 {
+		ev.Memo = new(Memo)
+	}
 	for _, st := range targets {
 		st.q.push(ev)
 	}
