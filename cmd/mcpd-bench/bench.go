@@ -93,7 +93,7 @@ func (b *bench) run(ctx context.Context) error {
 		if !b.o.runs("lists") {
 			break
 		}
-		if err := b.lists(ctx, d, bareSrv, t); err != nil {
+		if err := b.lists(ctx, d, bareSrv, filepath.Join(dir, "bare.sock"), t); err != nil {
 			return err
 		}
 	}
@@ -338,7 +338,7 @@ func parallelRate(dur time.Duration, c int, f func(i int) error) (float64, error
 
 // lists is section 3: tools/list through mcpd (a cache hit once the cache
 // exists) vs direct vs a bare gRPC round trip returning as many bytes.
-func (b *bench) lists(ctx context.Context, d *daemon, bareSrv *bare, t target) error {
+func (b *bench) lists(ctx context.Context, d *daemon, bareSrv *bare, bareSock string, t target) error {
 	b.progress("cached lists: %s", t.Name)
 	dc, _, err := startDirect(ctx, b.reg, t)
 	if err != nil {
@@ -403,8 +403,54 @@ func (b *bench) lists(ctx context.Context, d *daemon, bareSrv *bare, t target) e
 	row.Speedup = ratio(row.DirectP50, row.McpdP50)
 	row.OverBare = ratio(row.McpdP50, row.BareP50)
 	row.Ceiling = ratio(row.DirectP50, row.BareP50)
+	if row.McpdRate, row.BareRate, err = b.listRates(ctx, d, bareSock, t.Name, int64(size)); err != nil {
+		return err
+	}
+	row.RateRatio = ratio(row.McpdRate, row.BareRate)
 	b.rep.Lists = append(b.rep.Lists, row)
 	return nil
+}
+
+// listClients is how many apps at once section 3's throughput uses.
+const listClients = 64
+
+// listRates is cached tools/list throughput with listClients apps, each its
+// own connection, through mcpd vs a bare unary round trip of as many bytes
+// (interleaved rounds, medians).
+func (b *bench) listRates(ctx context.Context, d *daemon, bareSock, server string, size int64) (mcpdRate, bareRate float64, err error) {
+	apps := make([]mcpdv1.McpdClient, listClients)
+	bares := make([]*bare, listClients)
+	for i := range listClients {
+		conn, err := d.app()
+		if err != nil {
+			return 0, 0, err
+		}
+		apps[i] = mcpdv1.NewMcpdClient(conn)
+		bconn, err := dialApp(bareSock)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer bconn.Close()
+		bares[i] = &bare{conn: bconn}
+	}
+	variants := []func(i int) error{
+		func(i int) error {
+			_, err := apps[i].ListTools(ctx, &mcpdv1.ListToolsRequest{Server: server})
+			return err
+		},
+		func(i int) error { return bares[i].blob(ctx, size) },
+	}
+	var rates [2][]float64
+	for r := range b.o.rounds {
+		for _, v := range rotate(len(variants), r) {
+			rate, err := parallelRate(b.o.tputDur, listClients, variants[v])
+			if err != nil {
+				return 0, 0, err
+			}
+			rates[v] = append(rates[v], rate)
+		}
+	}
+	return medianF(rates[0]), medianF(rates[1]), nil
 }
 
 // memoryTarget is the server whose copies section 4 counts: server-everything

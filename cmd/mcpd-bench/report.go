@@ -89,6 +89,10 @@ type listRow struct {
 	// socket could gain on the direct call, even one costing nothing.
 	Ceiling   float64 `json:"direct_over_bare"`
 	ListBytes int     `json:"list_bytes"`
+	// McpdRate and BareRate are lists per second with 64 apps at once.
+	McpdRate  float64 `json:"mcpd_64_apps_per_s"`
+	BareRate  float64 `json:"bare_grpc_64_apps_per_s"`
+	RateRatio float64 `json:"mcpd_over_bare_64_apps"`
 }
 
 // memoryRow compares N apps each running their own child with mcpd + one

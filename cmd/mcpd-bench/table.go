@@ -23,6 +23,7 @@ func (b *bench) checkTargets() {
 			add("tools/list direct/mcpd ("+l.Server+")", ">= 10", l.Speedup, "x", l.Speedup >= 10)
 		}
 		add("tools/list mcpd/bare gRPC ("+l.Server+")", "<= 1.5", l.OverBare, "x", l.OverBare <= 1.5)
+		add(fmt.Sprintf("tools/list %d apps, mcpd/bare gRPC lists/s (%s)", listClients, l.Server), ">= 0.70", l.RateRatio, "x", l.RateRatio >= 0.7)
 	}
 	if n := len(r.Memory); n > 0 {
 		m := r.Memory[n-1]
@@ -94,6 +95,12 @@ func printReport(w io.Writer, r *report) {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.2fx\t%.2fx\t%.2fx\t\n", l.Server, l.ListBytes, l.Cache,
 			l.DirectP50, l.McpdP50, l.McpdP99, l.BareP50, l.Speedup, l.OverBare, l.Ceiling)
 	}
+	tw.Flush()
+	fmt.Fprintf(w, "with %d apps at once (each its own connection), lists/s (median of rounds)\n", listClients)
+	fmt.Fprintln(tw, "server\tthrough mcpd (cached)\tbare gRPC, same bytes\tmcpd/bare\t")
+	for _, l := range r.Lists {
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2fx\t\n", l.Server, l.McpdRate, l.BareRate, l.RateRatio)
+	}
 	end()
 
 	section("4. memory: N apps each with its own child vs mcpd + one shared child, MiB",
@@ -103,9 +110,12 @@ func printReport(w io.Writer, r *report) {
 			mib(x.SharedRSS), mib(x.SharedPSS), mib(x.McpdRSS), x.RSSRatio, x.PSSRatio)
 	}
 	tw.Flush()
-	d := r.Daemon
-	fmt.Fprintf(w, "mcpd idle with %d lazy servers: RSS %s MiB, PSS %s MiB; after %d apps of load: RSS %s MiB (peak %s MiB)\n\n",
-		d.IdleServers, mib(d.IdleRSS), mib(d.IdlePSS), d.LoadApps, mib(d.LoadRSS), mib(d.LoadHWM))
+	if d := r.Daemon; d.IdleServers > 0 {
+		fmt.Fprintf(w, "mcpd idle with %d lazy servers: RSS %s MiB, PSS %s MiB; after %d apps of load: RSS %s MiB (peak %s MiB)\n\n",
+			d.IdleServers, mib(d.IdleRSS), mib(d.IdlePSS), d.LoadApps, mib(d.LoadRSS), mib(d.LoadHWM))
+	} else {
+		fmt.Fprint(w, "mcpd idle: not measured (-sections)\n\n")
+	}
 
 	fmt.Fprintln(w, "5. fan-out: resources/updated to subscribed apps")
 	if len(r.FanOut) == 0 {
@@ -133,12 +143,16 @@ func printReport(w io.Writer, r *report) {
 		fmt.Fprintf(w, "mcpd's own part (detect + re-subscribe, without the backoff and the child's start) %.1f\n\n", rc.McpdOwn)
 	}
 
-	fmt.Fprintf(w, "7. startup: mcpd with %d lazy servers answers its socket after %.1f ms\n", r.Startup.Servers, r.Startup.ReadyMs)
-	fmt.Fprintln(tw, "server\tfirst call through mcpd (ms)\twarm call (µs)\tdirect spawn+handshake (ms)\t")
-	for _, l := range r.Lazy {
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t\n", l.Server, l.FirstCallMs, l.WarmCallUs, l.DirectCold)
+	if r.Startup.Servers == 0 {
+		fmt.Fprint(w, "7. startup\nnot run (-sections)\n\n")
+	} else {
+		fmt.Fprintf(w, "7. startup: mcpd with %d lazy servers answers its socket after %.1f ms\n", r.Startup.Servers, r.Startup.ReadyMs)
+		fmt.Fprintln(tw, "server\tfirst call through mcpd (ms)\twarm call (µs)\tdirect spawn+handshake (ms)\t")
+		for _, l := range r.Lazy {
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t\n", l.Server, l.FirstCallMs, l.WarmCallUs, l.DirectCold)
+		}
+		end()
 	}
-	end()
 
 	fmt.Fprintln(w, "targets")
 	fmt.Fprintln(tw, "target\tgoal\tthis run\tmet\t")
