@@ -236,26 +236,36 @@ func (b *bare) echo(ctx context.Context, payload *wrapperspb.StringValue) error 
 // stream makes one server-streaming round trip (request, one message back,
 // end of stream), as a CallTool client does.
 func (b *bare) stream(ctx context.Context, payload *wrapperspb.StringValue) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	st, err := b.conn.NewStream(ctx, &bareStreamDesc, bareStreamMethod)
+	_, err := streamOnce(ctx, b.conn, &bareStreamDesc, bareStreamMethod, payload)
 	if err != nil {
 		return fmt.Errorf("bare stream: %w", err)
 	}
-	if err := st.SendMsg(payload); err != nil {
-		return fmt.Errorf("bare stream: %w", err)
+	return nil
+}
+
+// streamOnce sends in on a new server-streaming call of method and returns
+// its one message, checking that the stream then ends.
+func streamOnce(ctx context.Context, conn *grpc.ClientConn, desc *grpc.StreamDesc, method string, in *wrapperspb.StringValue) (*wrapperspb.StringValue, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	st, err := conn.NewStream(ctx, desc, method)
+	if err != nil {
+		return nil, err
+	}
+	if err := st.SendMsg(in); err != nil {
+		return nil, err
 	}
 	if err := st.CloseSend(); err != nil {
-		return fmt.Errorf("bare stream: %w", err)
+		return nil, err
 	}
 	out := new(wrapperspb.StringValue)
 	if err := st.RecvMsg(out); err != nil {
-		return fmt.Errorf("bare stream: %w", err)
+		return nil, err
 	}
-	if err := st.RecvMsg(out); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("bare stream: want end of stream, got %v", err)
+	if err := st.RecvMsg(new(wrapperspb.StringValue)); !errors.Is(err, io.EOF) {
+		return nil, fmt.Errorf("want end of stream, got %v", err)
 	}
-	return nil
+	return out, nil
 }
 
 // blob fetches n bytes in one unary round trip.

@@ -50,32 +50,11 @@ func openBareFanOutApps(ctx context.Context, path string, n int, out chan<- rece
 		apps = append(apps, a)
 		go func() { // owned: closeFanOutApps waits for done
 			defer close(a.done)
-			for {
+			recv := func() (*wrapperspb.StringValue, error) {
 				m := new(wrapperspb.StringValue)
-				if err := st.RecvMsg(m); err != nil {
-					if sctx.Err() == nil {
-						select {
-						case errs <- fmt.Errorf("bare fan-out app %d: %w", i, err):
-						default:
-						}
-					}
-					return
-				}
-				now := time.Now()
-				count, sent, err := parseBareFire(m.Value)
-				if err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-					continue
-				}
-				select {
-				case out <- receipt{count: count, latency: now.Sub(sent)}:
-				case <-sctx.Done():
-					return
-				}
+				return m, st.RecvMsg(m)
 			}
+			receiveAll(sctx, fmt.Sprintf("bare fan-out app %d", i), recv, bareReceipt, out, errs)
 		}()
 	}
 	return apps, nil
@@ -89,6 +68,15 @@ func fireBare(ctx context.Context, conn *grpc.ClientConn, count int64) error {
 		return fmt.Errorf("bare fire: %w", err)
 	}
 	return nil
+}
+
+// bareReceipt is the receipt of a bare fan-out message.
+func bareReceipt(m *wrapperspb.StringValue, now time.Time) (receipt, bool, error) {
+	count, sent, err := parseBareFire(m.Value)
+	if err != nil {
+		return receipt{}, false, err
+	}
+	return receipt{count: count, latency: now.Sub(sent)}, true, nil
 }
 
 // parseBareFire reads fireBare's message.

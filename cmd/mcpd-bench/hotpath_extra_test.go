@@ -25,25 +25,7 @@ import (
 // payload the size of the echo result. mcpd's own cost in one process is
 // about HotPathCallTool − HotPathDirect − HotPathBare/stream.
 func BenchmarkHotPathBare(b *testing.B) {
-	path := filepath.Join(b.TempDir(), "bare.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	gs.RegisterService(&bareServiceDesc, nil)
-	serveDone := make(chan error, 1)
-	go func() { serveDone <- gs.Serve(ln) }()
-	conn, err := dialApp(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = conn.Close()
-		gs.Stop()
-		<-serveDone
-	})
-	bs := &bare{conn: conn}
+	bs := &bare{conn: dialInProcess(b, serveInProcess(b, &bareServiceDesc))}
 	// About the size of the echo result mcpd returns.
 	payload := wrapperspb.String(`{"content":[{"type":"text","text":"hello from mcpd-bench"}]}`)
 	for _, v := range []struct {
@@ -180,32 +162,11 @@ func BenchmarkHotPathParallel(b *testing.B) {
 // mcpd on this machine is bounded by it.
 func BenchmarkHotPathBareParallel(b *testing.B) {
 	const apps = 16
-	path := filepath.Join(b.TempDir(), "bare.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	gs.RegisterService(&bareServiceDesc, nil)
-	serveDone := make(chan error, 1)
-	go func() { serveDone <- gs.Serve(ln) }()
+	path := serveInProcess(b, &bareServiceDesc)
 	clients := make(chan *bare, apps)
-	var conns []*grpc.ClientConn
-	b.Cleanup(func() {
-		for _, c := range conns {
-			_ = c.Close()
-		}
-		gs.Stop()
-		<-serveDone
-	})
 	payload := wrapperspb.String(`{"content":[{"type":"text","text":"hello from mcpd-bench"}]}`)
 	for range apps {
-		conn, err := dialApp(path)
-		if err != nil {
-			b.Fatal(err)
-		}
-		conns = append(conns, conn)
-		clients <- &bare{conn: conn}
+		clients <- &bare{conn: dialInProcess(b, path)}
 	}
 	b.SetParallelism(apps)
 	b.ReportAllocs()
@@ -220,4 +181,36 @@ func BenchmarkHotPathBareParallel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// serveInProcess serves desc on a Unix socket in this process until the
+// benchmark's cleanup and returns the socket's path.
+func serveInProcess(tb testing.TB, desc *grpc.ServiceDesc) string {
+	tb.Helper()
+	path := filepath.Join(tb.TempDir(), "bare.sock")
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	gs := grpc.NewServer()
+	gs.RegisterService(desc, nil)
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- gs.Serve(ln) }() // owned: cleanup waits for it
+	tb.Cleanup(func() {
+		gs.Stop()
+		<-serveDone
+	})
+	return path
+}
+
+// dialInProcess connects to path; the connection is closed at cleanup
+// (before the server registered earlier stops).
+func dialInProcess(tb testing.TB, path string) *grpc.ClientConn {
+	tb.Helper()
+	conn, err := dialApp(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = conn.Close() })
+	return conn
 }

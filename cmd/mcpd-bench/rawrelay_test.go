@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"context"
 	"io"
-	"net"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -113,13 +111,7 @@ func BenchmarkHotPathRawRelay(b *testing.B) {
 	if err := checkEcho("fake", r.call(`"method":"tools/call","params":`+string(echoParams))); err != nil {
 		b.Fatal(err)
 	}
-	path := filepath.Join(b.TempDir(), "relay.sock")
-	ln, err := net.Listen("unix", path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	gs := grpc.NewServer()
-	gs.RegisterService(&grpc.ServiceDesc{
+	path := serveInProcess(b, &grpc.ServiceDesc{
 		ServiceName: bareService,
 		HandlerType: (*any)(nil),
 		Streams: []grpc.StreamDesc{{StreamName: "Stream", ServerStreams: true,
@@ -131,18 +123,8 @@ func BenchmarkHotPathRawRelay(b *testing.B) {
 				line := r.call(`"method":"tools/call","params":` + in.Value)
 				return stream.SendMsg(wrapperspb.String(line))
 			}}},
-	}, nil)
-	serveDone := make(chan error, 1)
-	go func() { serveDone <- gs.Serve(ln) }()
-	conn, err := dialApp(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() {
-		_ = conn.Close()
-		gs.Stop()
-		<-serveDone
 	})
+	conn := dialInProcess(b, path)
 	bs := &bare{conn: conn}
 	ctx := context.Background()
 	params := wrapperspb.String(string(echoParams))

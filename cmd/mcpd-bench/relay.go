@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -125,24 +124,12 @@ func startRelay(ctx context.Context, reg *registry, path string, t target) (*bar
 
 // relayEcho calls echo through the relay and checks the result.
 func (b *bare) relayEcho(ctx context.Context, server string) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	st, err := b.conn.NewStream(ctx, &grpc.StreamDesc{StreamName: "Relay", ServerStreams: true}, relayStreamMethod)
+	out, err := streamOnce(ctx, b.conn, &relayStreamDesc, relayStreamMethod, wrapperspb.String(string(echoParams)))
 	if err != nil {
 		return fmt.Errorf("relay: %w", err)
 	}
-	if err := st.SendMsg(wrapperspb.String(string(echoParams))); err != nil {
-		return fmt.Errorf("relay: %w", err)
-	}
-	if err := st.CloseSend(); err != nil {
-		return fmt.Errorf("relay: %w", err)
-	}
-	out := new(wrapperspb.StringValue)
-	if err := st.RecvMsg(out); err != nil {
-		return fmt.Errorf("relay: %w", err)
-	}
-	if err := st.RecvMsg(out); !errors.Is(err, io.EOF) {
-		return fmt.Errorf("relay: want end of stream, got %v", err)
-	}
 	return checkEcho(server, out.Value)
 }
+
+// relayStreamDesc describes the Relay method for the client.
+var relayStreamDesc = grpc.StreamDesc{StreamName: "Relay", ServerStreams: true}

@@ -123,38 +123,59 @@ func openFanOutApps(ctx context.Context, d *daemon, server string, n int, out ch
 		apps = append(apps, a)
 		go func() { // owned: closeFanOutApps waits for done
 			defer close(a.done)
-			for {
-				ev, err := st.Recv()
-				if err != nil {
-					if sctx.Err() == nil {
-						select {
-						case errs <- fmt.Errorf("app %d subscription: %w", i, err):
-						default:
-						}
-					}
-					return
-				}
-				now := time.Now()
-				if ev.GetKind() != mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED || ev.GetSynthetic() {
-					continue
-				}
-				sent, count, err := parseTouch(ev.GetParamsJson())
-				if err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-					continue
-				}
-				select {
-				case out <- receipt{count: count, latency: now.Sub(sent)}:
-				case <-sctx.Done():
-					return
-				}
-			}
+			receiveAll(sctx, fmt.Sprintf("app %d subscription", i), st.Recv, touchReceipt, out, errs)
 		}()
 	}
 	return apps, nil
+}
+
+// touchReceipt is the receipt of a touch notification (ok false for any
+// other event).
+func touchReceipt(ev *mcpdv1.SubscriptionEvent, now time.Time) (receipt, bool, error) {
+	if ev.GetKind() != mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED || ev.GetSynthetic() {
+		return receipt{}, false, nil
+	}
+	sent, count, err := parseTouch(ev.GetParamsJson())
+	if err != nil {
+		return receipt{}, false, err
+	}
+	return receipt{count: count, latency: now.Sub(sent)}, true, nil
+}
+
+// receiveAll is an app's receiving loop: every message recv returns is
+// timed on arrival and turned into a receipt by parse, which goes to out
+// (parse errors to errs, not ending the loop), until the stream ends; its
+// error goes to errs unless the app was closed (sctx done). errs never
+// blocks.
+func receiveAll[T any](sctx context.Context, name string, recv func() (T, error),
+	parse func(T, time.Time) (receipt, bool, error), out chan<- receipt, errs chan<- error) {
+	report := func(err error) {
+		select {
+		case errs <- err:
+		default:
+		}
+	}
+	for {
+		m, err := recv()
+		if err != nil {
+			if sctx.Err() == nil {
+				report(fmt.Errorf("%s: %w", name, err))
+			}
+			return
+		}
+		r, ok, err := parse(m, time.Now())
+		if err != nil {
+			report(err)
+		}
+		if !ok {
+			continue
+		}
+		select {
+		case out <- r:
+		case <-sctx.Done():
+			return
+		}
+	}
 }
 
 func closeFanOutApps(apps []*fanOutApp) {
