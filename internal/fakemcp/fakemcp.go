@@ -71,6 +71,9 @@ const (
 	EnvTTL = "MCPD_FAKE_TTL_MS"
 	// EnvOversize is the size of the garbage mode's oversize line in bytes.
 	EnvOversize = "MCPD_FAKE_OVERSIZE"
+	// EnvCrashWhile names a file: while it exists the fake crashes on
+	// start as with the crashonstart flag.
+	EnvCrashWhile = "MCPD_FAKE_CRASH_WHILE"
 	// EnvListDelay delays every tools/list answer by this many
 	// milliseconds (a cancellation still ends it at once). Default 0.
 	EnvListDelay = "MCPD_FAKE_LIST_DELAY_MS"
@@ -218,7 +221,7 @@ func run(mode string, in io.Reader, out, errw io.Writer) int {
 		s.listWait = time.Duration(v) * time.Millisecond
 	}
 
-	if s.flags["crashonstart"] {
+	if s.flags["crashonstart"] || fileExists(os.Getenv(EnvCrashWhile)) {
 		fmt.Fprintln(errw, "fakemcp: crash on start")
 		return exitCrashOnStart
 	}
@@ -677,4 +680,13 @@ func (s *server) errLine(line string) {
 	s.errMu.Lock()
 	defer s.errMu.Unlock()
 	_, _ = io.WriteString(s.errw, line+"\n")
+}
+
+// fileExists reports whether path names an existing file ("" never does).
+func fileExists(path string) bool {
+	if path == "" {
+		return false
+	}
+	_, err := os.Stat(path)
+	return err == nil
 }

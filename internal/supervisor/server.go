@@ -390,6 +390,7 @@ func (sv *server) start(cmd command) {
 		sv.setState(StateStopping)
 	default: // stopped, backoff, crashloop, failed
 		sv.exits = nil
+		sv.forgetVerdictIfBroken()
 		sv.beginStart()
 	}
 	sv.startWaiters = append(sv.startWaiters, cmd)
@@ -421,9 +422,20 @@ func (sv *server) stop(cmd command) {
 	}
 }
 
+// forgetVerdictIfBroken drops the remembered era verdict of a server that
+// failed or is crash-looping: the operator who starts it again has fixed
+// something, and the era is negotiated afresh. (A running server keeps
+// its verdict across restarts.)
+func (sv *server) forgetVerdictIfBroken() {
+	if sv.state == StateFailed || sv.state == StateCrashLoop {
+		sv.verdict = ""
+	}
+}
+
 func (sv *server) restart(cmd command) {
 	sv.explicitStop = false
 	sv.exits = nil
+	sv.forgetVerdictIfBroken()
 	sv.startWaiters = append(sv.startWaiters, cmd)
 	switch {
 	case sv.cur != nil:

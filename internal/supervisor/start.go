@@ -55,10 +55,12 @@ func (sv *server) attempt(ctx context.Context, protocol string) startResult {
 		case exit != "":
 			// Crash on start: counts as an unexpected exit.
 			return startResult{err: err, exit: exit, verdict: verdict}
-		case errors.Is(err, session.ErrHandshake) && !reprobed && proto == session.ProtocolModern &&
+		case errors.Is(err, session.ErrHandshake) && !reprobed && proto != session.ProtocolAuto &&
 			(sv.configuredProtocol() == "" || sv.configuredProtocol() == session.ProtocolAuto):
-			// A remembered modern verdict no longer holds: probe again.
-			sv.log.Info("remembered modern verdict failed; probing again", zap.Error(err))
+			// A remembered verdict no longer holds (a server updated to the
+			// other era, or a legacy verdict learned from a crash on start
+			// that looked like an exit after the probe): probe again.
+			sv.log.Info("remembered era verdict failed; probing again", zap.String("verdict", proto), zap.Error(err))
 			proto, verdict, reprobed = session.ProtocolAuto, session.ProtocolAuto, true
 			continue
 		case errors.Is(err, transport.ErrCommandNotFound), errors.Is(err, session.ErrHandshake):

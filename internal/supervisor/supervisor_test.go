@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
@@ -636,5 +639,46 @@ func TestStartBoundedByServerTimeouts(t *testing.T) {
 	_, err := h.s.Start(ctx, "slow")
 	if err == nil || !strings.Contains(err.Error(), "handshake timed out after 300ms") {
 		t.Fatalf("Start: %v; want a handshake timeout after 300ms", err)
+	}
+}
+
+// A modern-only server that crashed on start looked like a legacy server
+// exiting right after the probe, so legacy was remembered. Once it starts
+// again it comes up modern: its failed initialize makes mcpd probe again,
+// and an operator's restart of the crash-looping server negotiates afresh.
+func TestLegacyVerdictFromACrashIsNotForever(t *testing.T) {
+	for _, how := range []string{"after the cooldown", "operator restart"} {
+		t.Run(how, func(t *testing.T) {
+			flag := filepath.Join(t.TempDir(), "crash")
+			if err := os.WriteFile(flag, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			spec := fakeSpec("m", "modern")
+			spec.Env[fakemcp.EnvCrashWhile] = flag
+			h := newHarness(t, Options{Specs: []Spec{spec}, CrashLoopMax: 2,
+				BackoffMin: time.Millisecond, BackoffMax: time.Millisecond, CrashLoopCooldown: 200 * time.Millisecond}, nil)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			if _, err := h.s.Call(ctx, "m", toolCall("echo", nil), CallOptions{}); err == nil {
+				t.Fatal("a call to a server crashing on start succeeded")
+			}
+			h.waitState("m", StateCrashLoop)
+			if err := os.Remove(flag); err != nil {
+				t.Fatal(err)
+			}
+			if how == "operator restart" {
+				if _, err := h.s.Restart(ctx, "m"); err != nil {
+					t.Fatalf("restart: %v", err)
+				}
+			} else {
+				h.waitState("m", StateStopped)
+				if _, err := h.echo("m", "hi"); err != nil {
+					t.Fatalf("call after the cooldown: %v", err)
+				}
+			}
+			if st := h.status("m"); st.State != StateReady || st.Era != session.EraModern {
+				t.Fatalf("state %s era %q, want ready and modern", st.State, st.Era)
+			}
+		})
 	}
 }
