@@ -40,7 +40,8 @@ sampling/createMessage, elicitation/create) reach the host behind the
 bridge when the host declared it answers them: a legacy host as requests,
 a modern host as an input_required result of its call in flight. Log
 messages reach the host for its own requests once it asked for them
-(logging/setLevel, or a per-request logLevel). If mcpd is not running,
+(logging/setLevel, or a per-request logLevel); after logging/setLevel, also
+those a server sends outside any request. If mcpd is not running,
 the bridge still starts, answers requests with "mcpd is not running",
 and connects when mcpd is there. The bridge exits when the host closes
 stdin; nothing but MCP messages is written to stdout.`,
@@ -401,7 +402,7 @@ func (b *bridge) serve(ctx context.Context, in io.Reader) error {
 	for {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
-			b.dispatch(ctx, line)
+			b.awaitListen(ctx, b.dispatch(ctx, line))
 		}
 		if errors.Is(err, io.EOF) {
 			return nil
@@ -434,16 +435,36 @@ func (b *bridge) notify(method string, params any) {
 	b.write(&rpcMsg{Method: method, Params: p})
 }
 
-func (b *bridge) dispatch(ctx context.Context, line []byte) {
+// awaitListen holds back the host's next message until the
+// subscriptions/listen just dispatched is in place (its acknowledgement is
+// written), for at most bridgeReadyTimeout: SDK clients open a listen
+// without waiting for its acknowledgement, so a call the host sends right
+// after it must not overtake it (an update that call causes would be lost).
+func (b *bridge) awaitListen(ctx context.Context, acked <-chan struct{}) {
+	if acked == nil {
+		return
+	}
+	t := time.NewTimer(bridgeReadyTimeout)
+	defer t.Stop()
+	select {
+	case <-acked:
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
+
+// dispatch handles one line of the host; for a subscriptions/listen it
+// returns a channel closed once the listen is in place.
+func (b *bridge) dispatch(ctx context.Context, line []byte) <-chan struct{} {
 	var m rpcMsg
 	if err := json.Unmarshal(line, &m); err != nil {
 		b.write(&rpcMsg{ID: json.RawMessage("null"), Error: errorf(-32700, "parse error: %v", err)})
-		return
+		return nil
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
 	switch {
 	case m.Method != "" && hasID:
-		b.startRequest(ctx, &m)
+		return b.startRequest(ctx, &m)
 	case m.Method != "":
 		b.notification(&m)
 	case hasID:
@@ -455,6 +476,7 @@ func (b *bridge) dispatch(ctx context.Context, line []byte) {
 			ch <- &m
 		}
 	}
+	return nil
 }
 
 func (b *bridge) notification(m *rpcMsg) {
@@ -479,21 +501,26 @@ func (b *bridge) notification(m *rpcMsg) {
 
 // startRequest runs one host request in its own goroutine; a
 // notifications/cancelled for its id cancels its context, and then no
-// answer is sent.
-func (b *bridge) startRequest(ctx context.Context, m *rpcMsg) {
+// answer is sent. For a subscriptions/listen it returns a channel closed
+// once the listen is acknowledged, or has ended.
+func (b *bridge) startRequest(ctx context.Context, m *rpcMsg) <-chan struct{} {
 	key := idKey(m.ID)
 	rctx, cancel := context.WithCancel(ctx)
 	b.mu.Lock()
 	b.inflight[key] = cancel
 	b.mu.Unlock()
+	req := parseRequest(m)
+	if m.Method == "subscriptions/listen" {
+		req.acked = make(chan struct{})
+	}
 	b.reqs.Go(func() {
 		defer func() {
 			b.mu.Lock()
 			delete(b.inflight, key)
 			b.mu.Unlock()
 			cancel()
+			req.ack()
 		}()
-		req := parseRequest(m)
 		result, rerr := b.handle(rctx, req)
 		if rctx.Err() != nil && !req.answerOnCancel {
 			return // cancelled by the host, or the bridge is exiting
@@ -504,6 +531,7 @@ func (b *bridge) startRequest(ctx context.Context, m *rpcMsg) {
 		}
 		b.write(&rpcMsg{ID: m.ID, Result: result})
 	})
+	return req.acked
 }
 
 func idKey(raw json.RawMessage) string {

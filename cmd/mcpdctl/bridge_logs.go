@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // metaLogLevel is the modern per-request opt-in to notifications/message.
@@ -58,4 +60,27 @@ func (b *bridge) stampLogLevel(r *hostReq) {
 	}
 	meta[metaLogLevel] = json.RawMessage(strconv.Quote(level))
 	r.meta = meta
+}
+
+// deliverLog forwards a log message a served server sent outside any
+// request (mcpd gives those to its watchers) to a legacy host that set a
+// level, if the message is at that level or above: such a host expects the
+// server's messages after logging/setLevel, not only those of its own
+// calls. A modern host has no channel for them.
+func (b *bridge) deliverLog(ev *mcpdv1.SubscriptionEvent) {
+	b.mu.Lock()
+	legacy, level := b.initialized, b.logLevel
+	b.mu.Unlock()
+	params := json.RawMessage(ev.GetParamsJson())
+	if !legacy || level == "" || !json.Valid(params) {
+		return
+	}
+	var msg struct {
+		Level string `json:"level"`
+	}
+	_ = json.Unmarshal(params, &msg)
+	if at := slices.Index(logLevels, msg.Level); at >= 0 && at < slices.Index(logLevels, level) {
+		return
+	}
+	b.write(&rpcMsg{Method: "notifications/message", Params: params})
 }

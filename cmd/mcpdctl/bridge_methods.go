@@ -37,7 +37,23 @@ type hostReq struct {
 	// answerOnCancel: a cancelled subscriptions/listen still gets its
 	// closing result.
 	answerOnCancel bool
-	bad            *rpcErr
+	// acked is closed once a subscriptions/listen is acknowledged, or has
+	// ended; nil for other methods.
+	acked chan struct{}
+	bad   *rpcErr
+}
+
+// ack closes acked, if any and not closed yet. Only the request's own
+// goroutine calls it.
+func (r *hostReq) ack() {
+	if r.acked == nil {
+		return
+	}
+	select {
+	case <-r.acked:
+	default:
+		close(r.acked)
+	}
 }
 
 func parseRequest(m *rpcMsg) *hostReq {

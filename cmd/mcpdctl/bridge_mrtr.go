@@ -141,12 +141,14 @@ func (b *bridge) park(oc *openCall, asks []*childAsk) (json.RawMessage, *rpcErr)
 		oc.nextKey++
 		key := "mcpd-" + strconv.Itoa(oc.nextKey)
 		oc.pending[key] = a
-		// "values are request objects without jsonrpc/id"
-		req := map[string]any{"method": a.method}
+		// "values are request objects without jsonrpc/id". params is
+		// optional for roots/list, but the Go SDK client fails to decode an
+		// input request without it: a child's request without params gets {}.
+		params := json.RawMessage("{}")
 		if len(a.params) > 0 && string(a.params) != "null" {
-			req["params"] = a.params
+			params = a.params
 		}
-		requests[key] = req
+		requests[key] = map[string]any{"method": a.method, "params": params}
 	}
 	var nonce [16]byte
 	_, _ = rand.Read(nonce[:])

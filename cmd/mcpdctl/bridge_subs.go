@@ -76,6 +76,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 		PromptsListChanged:   true,
 		ResourcesListChanged: true,
 		ResourceUris:         uris,
+		LogMessages:          true, // forwarded once a legacy host set a level
 		Client:               info,
 	})
 	if err != nil {
@@ -123,6 +124,10 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 // deliver forwards one event to the host: untagged to a legacy host,
 // tagged with the subscription id to each modern listen that asked.
 func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
+	if ev.GetKind() == mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE {
+		b.deliverLog(ev)
+		return
+	}
 	var method string
 	params := map[string]any{}
 	match := func(l *listenSub) bool { return false }
@@ -344,6 +349,7 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 	b.mu.Lock()
 	b.subs.listens[key] = l
 	b.mu.Unlock()
+	r.ack()
 
 	select {
 	case <-ctx.Done():
