@@ -246,10 +246,13 @@ func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
 	apps := make([]mcpdv1.McpdClient, maxC)
 	relayApps := make([]*bare, maxC)
 	for i := range apps {
-		conn, err := d.app()
+		// The section's own connections, closed at its end so that later
+		// sections measure only their own apps.
+		conn, err := dialApp(d.socket)
 		if err != nil {
 			return err
 		}
+		defer conn.Close()
 		apps[i] = mcpdv1.NewMcpdClient(conn)
 		if err := callEcho(ctx, apps[i], t.Name); err != nil { // connect and warm
 			return err
@@ -421,10 +424,11 @@ func (b *bench) listRates(ctx context.Context, d *daemon, bareSock, server strin
 	apps := make([]mcpdv1.McpdClient, listClients)
 	bares := make([]*bare, listClients)
 	for i := range listClients {
-		conn, err := d.app()
+		conn, err := dialApp(d.socket) // closed at the section's end, as in throughput
 		if err != nil {
 			return 0, 0, err
 		}
+		defer conn.Close()
 		apps[i] = mcpdv1.NewMcpdClient(conn)
 		bconn, err := dialApp(bareSock)
 		if err != nil {
