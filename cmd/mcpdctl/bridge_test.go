@@ -4,10 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
-	"net"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -37,27 +34,12 @@ type bridgeMcpd struct {
 // directory; the server is stopped when the test ends.
 func startBridgeMcpd(t *testing.T) (*bridgeMcpd, string) {
 	t.Helper()
-	sock := filepath.Join(t.TempDir(), "mcpd.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	f := &bridgeMcpd{
 		events: make(chan *mcpdv1.SubscriptionEvent, 16),
 		host:   make(chan mcpdv1.Mcpd_HostServer, 1),
 		calls:  make(chan string, 16),
 	}
-	srv := grpc.NewServer()
-	mcpdv1.RegisterMcpdServer(srv, f)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }()
-	t.Cleanup(func() {
-		srv.Stop()
-		if err := <-done; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return f, sock
+	return f, serveMcpd(t, f)
 }
 
 func (f *bridgeMcpd) record(what string) {

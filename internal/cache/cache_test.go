@@ -382,17 +382,7 @@ func TestResetForgetsEntriesAndPromises(t *testing.T) {
 func TestCallerLeavesButOthersWait(t *testing.T) {
 	c := New(Options{Policy: Policy{Mode: ModeAlways}})
 	k := mustKey(t, "tools/list", "")
-	release := make(chan struct{})
-	fetchCtx := make(chan context.Context, 1)
-	fetch := func(ctx context.Context) (Result, error) {
-		fetchCtx <- ctx
-		select {
-		case <-release:
-			return Result{Body: []byte(`{}`)}, nil
-		case <-ctx.Done():
-			return Result{}, ctx.Err()
-		}
-	}
+	fetch, fetchCtx, release := heldFetch(`{}`)
 	leaderCtx, cancelLeader := context.WithCancel(context.Background())
 	leaderDone := make(chan error, 1)
 	go func() {
@@ -443,17 +433,7 @@ func TestCallerLeavesButOthersWait(t *testing.T) {
 func TestFirstCallersDeadlineDoesNotEndTheFetch(t *testing.T) {
 	c := New(Options{Policy: Policy{Mode: ModeAlways}})
 	k := mustKey(t, "tools/list", "")
-	release := make(chan struct{})
-	fetchCtx := make(chan context.Context, 1)
-	fetch := func(ctx context.Context) (Result, error) {
-		fetchCtx <- ctx
-		select {
-		case <-release:
-			return Result{Body: []byte(`{"tools":[]}`)}, nil
-		case <-ctx.Done():
-			return Result{}, ctx.Err()
-		}
-	}
+	fetch, fetchCtx, release := heldFetch(`{"tools":[]}`)
 	leaderCtx, cancelLeader := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancelLeader()
 	leaderDone := make(chan error, 1)
@@ -682,4 +662,21 @@ func BenchmarkHit(b *testing.B) {
 			}
 		}
 	})
+}
+
+// heldFetch returns a fetch that hands its context to fetchCtx and then
+// waits until release is closed (answering body) or its context ends.
+func heldFetch(body string) (fetch Fetch, fetchCtx chan context.Context, release chan struct{}) {
+	ctxs := make(chan context.Context, 1)
+	release = make(chan struct{})
+	fetch = func(ctx context.Context) (Result, error) {
+		ctxs <- ctx
+		select {
+		case <-release:
+			return Result{Body: []byte(body)}, nil
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		}
+	}
+	return fetch, ctxs, release
 }
