@@ -24,7 +24,6 @@ import (
 	"github.com/oklog/run"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
-	"google.golang.org/grpc"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/config"
@@ -296,21 +295,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 			cancel()
 		})
 	}
-	{ // gRPC server.
-		g.Add(func() error {
-			log.Info("serving", zap.String("socket_path", socketPath), zap.String("version", version.Version))
-			err := gs.Serve(ln)
-			log.Info("grpc server stopped")
-			if errors.Is(err, grpc.ErrServerStopped) {
-				return nil // interrupted before Serve began
-			}
-			return err
-		}, func(error) {
-			beginShutdown()
-			log.Info("stopping grpc server")
-			stopGRPC(gs, grpcStopTimeout)
-		})
-	}
+	// gRPC server; its stop runs in parallel with the children's (actors.go).
+	addGRPCActor(&g, gs, ln, grpcStopTimeout, log, beginShutdown)
 	// Metrics HTTP server, when --metrics-listen is set (metrics.go).
 	ms.addActor(&g, log)
 	{ // Supervisor.
@@ -413,22 +399,4 @@ func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path s
 	srv.SetConfig(path, err)
 	notify(sdnotify.Ready + "\n" + sdnotify.Status("config error: "+err.Error()))
 	return outcome(path, err)
-}
-
-// stopGRPC stops gs gracefully, waiting at most timeout for in-flight calls,
-// then closes whatever is left (open streams would block GracefulStop).
-func stopGRPC(gs *grpc.Server, timeout time.Duration) {
-	done := make(chan struct{})
-	go func() { // owned: waited for below in both paths
-		gs.GracefulStop()
-		close(done)
-	}()
-	t := time.NewTimer(timeout)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		gs.Stop()
-		<-done
-	}
 }

@@ -138,7 +138,7 @@ func (ms *metricsServer) addActor(g *run.Group, log *zap.Logger) {
 	if ms == nil {
 		return
 	}
-	g.Add(func() error {
+	addServing(g, func() error { // stops in parallel with the others (actors.go)
 		log.Info("serving metrics", zap.String("metrics_addr", ms.ln.Addr().String()), zap.String("path", metricsPath))
 		err := ms.http.Serve(ms.ln)
 		log.Info("metrics server stopped")
@@ -146,7 +146,7 @@ func (ms *metricsServer) addActor(g *run.Group, log *zap.Logger) {
 			return nil
 		}
 		return fmt.Errorf("metrics: serve: %w", err)
-	}, func(error) {
+	}, func() {
 		log.Info("stopping metrics server")
 		ctx, cancel := context.WithTimeout(context.Background(), metricsStopTimeout)
 		defer cancel()
