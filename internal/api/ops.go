@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"slices"
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
@@ -175,6 +176,9 @@ func (s *Server) FollowLogs(req *mcpdv1.FollowLogsRequest, stream grpc.ServerStr
 			return nil
 		case l, ok := <-lines:
 			if !ok {
+				if name := req.GetName(); name != "" && !slices.Contains(s.sup.Names(), name) {
+					return status.Errorf(codes.NotFound, "server %q was removed from the config", name)
+				}
 				return nil
 			}
 			if err := stream.Send(&mcpdv1.FollowLogsResponse{Line: lineToProto(l)}); err != nil {

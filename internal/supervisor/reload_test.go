@@ -355,3 +355,28 @@ func countStderr(h *harness, server string, pid int, s string) int {
 	}
 	return n
 }
+
+// A follower of a server's log ends when a reload removes the server:
+// there will be no more lines for it.
+func TestFollowLogsEndsWhenServerRemoved(t *testing.T) {
+	keep, gone := fakeSpec("keep", "dual"), fakeSpec("gone", "dual")
+	h := newHarness(t, Options{Specs: []Spec{keep, gone}}, nil)
+	h.mustEcho("gone", "hi")
+	_, lines, cancel, err := h.s.FollowLogs("gone", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cancel()
+	mustApply(t, h.s, keep)
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case _, ok := <-lines:
+			if !ok {
+				return
+			}
+		case <-timeout:
+			t.Fatal("the follower of a removed server is still open")
+		}
+	}
+}
