@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/mcpd-dev/mcpd/internal/config"
 )
 
 // importedServer is one server of an mcpd config written by config import.
@@ -46,7 +48,7 @@ var (
 // leave out or change.
 func importConfig(data []byte) ([]byte, []string, error) {
 	var top map[string]json.RawMessage
-	if err := json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &top); err != nil {
+	if err := json.Unmarshal(config.StripJSONComments(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))), &top); err != nil {
 		return nil, nil, fmt.Errorf("not a JSON object: %w", err)
 	}
 	// VS Code settings.json nests the servers under "mcp".

@@ -155,6 +155,8 @@ func TestImportConfig(t *testing.T) {
 			`{"mcpServers":{"gh":{"command":"docker","args":["run","-i","ghcr.io/github/github-mcp-server"],"env":{"TOKEN":"${GH_TOKEN}"}}}}`, 2},
 		{"vscode settings", `{"editor.fontSize": 12, "mcp": {"servers": {"m": {"command": "node", "args": ["${workspaceFolder}/s.js"]}}}}`,
 			`{"mcpServers":{"m":{"command":"node","args":["${workspaceFolder}/s.js"]}}}`, 1},
+		{"vscode with comments", "{\n  // local servers\n  \"servers\": {\"m\": {\"command\": \"node\", /* entry */ \"args\": [\"s.js\",],},},\n}",
+			`{"mcpServers":{"m":{"command":"node","args":["s.js"]}}}`, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -238,7 +238,7 @@ func (p *parser) fail(server, key, format string, args ...any) {
 }
 
 func (p *parser) parse(data []byte) []Server {
-	data = bytes.TrimPrefix(data, utf8BOM)
+	data = StripJSONComments(bytes.TrimPrefix(data, utf8BOM))
 	if len(bytes.TrimSpace(data)) == 0 {
 		p.fail("", "", "file is empty, want a JSON object")
 		return nil

@@ -130,11 +130,11 @@ func TestParseErrors(t *testing.T) {
 	}{
 		// Syntax.
 		{"empty file", "  \n", `config.json: file is empty, want a JSON object`},
-		{"syntax error has line and column", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",}\n  }\n}",
-			`config.json:3:26: invalid character '}' looking for beginning of object key string`},
+		{"syntax error has line and column", "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\" \"y\"}\n  }\n}",
+			`config.json:3:26: invalid character '"' after object key:value pair`},
 		{"truncated", `{"mcpServers": {`, `config.json:1:16: unexpected end of JSON input`},
 		{"trailing garbage", "{}\n}", `config.json:2:1: invalid character '}' after top-level value`},
-		{"comment", "{\n// c\n}", `config.json:2:1: invalid character '/' looking for beginning of object key string`},
+		{"error after a comment keeps its position", "{\n// c\n /* d */ x}", `config.json:3:10: invalid character 'x' looking for beginning of object key string`},
 		{"column counts runes", `{"é": 1 x}`, `config.json:1:9: invalid character 'x' after object key:value pair`},
 
 		// Top level.
@@ -367,4 +367,38 @@ func mustAbs(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return abs
+}
+
+// VS Code's mcp.json may have comments and trailing commas; they are read
+// as whitespace.
+func TestParseCommentsAndTrailingCommas(t *testing.T) {
+	data := []byte(`{
+  // the servers
+  "servers": {
+    "a": {"command": "x", "args": ["1", "2",],}, /* trailing */
+  },
+}`)
+	cfg, err := Parse("mcp.json", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Servers) != 1 || cfg.Servers[0].Name != "a" || cfg.Servers[0].Command != "x" || len(cfg.Servers[0].Args) != 2 {
+		t.Fatalf("servers %+v", cfg.Servers)
+	}
+	if string(cfg.Data) != string(data) {
+		t.Error("the config's Data is not the file as written")
+	}
+}
+
+func TestBlankComments(t *testing.T) {
+	for in, want := range map[string]string{
+		"{\"a\": \"//not\", // yes\n\"b\": 1}": "{\"a\": \"//not\",       \n\"b\": 1}",
+		"{/* a\nb */ \"x\": \"\\\"/*\"}":       "{    \n     \"x\": \"\\\"/*\"}",
+		"{\"x\": 1} /* unterminated":           "{\"x\": 1}                ",
+		`{"q": "a\\"} // end`:                  `{"q": "a\\"}       `,
+	} {
+		if got := string(blankComments([]byte(in))); got != want {
+			t.Errorf("blankComments(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
