@@ -195,8 +195,30 @@ func (c *cli) configImport(file string, write, force bool, dest string) error {
 	if err := writeFileAtomic(dest, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "wrote %s; apply it with: mcpdctl reload\n", dest)
+	fmt.Fprintf(c.stdout, "wrote %s; %s\n", dest, c.applyHint(dest))
 	return nil
+}
+
+// applyHint says how to make mcpd use the config file just written to
+// dest: reload a running mcpd that reads dest, else start one on it.
+func (c *cli) applyHint(dest string) string {
+	abs, err := filepath.Abs(dest)
+	if err != nil {
+		abs = dest
+	}
+	ctx, client, err := c.dial(context.Background(), 2*time.Second)
+	if err != nil {
+		return "start mcpd to use it (mcpd --config " + abs + ")"
+	}
+	st, err := client.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
+	switch {
+	case err != nil:
+		return "start mcpd to use it (mcpd --config " + abs + ")"
+	case st.GetConfigPath() == abs:
+		return "apply it with: mcpdctl reload"
+	default:
+		return fmt.Sprintf("the running mcpd reads %s, not this file; restart it with --config %s to use it", st.GetConfigPath(), abs)
+	}
 }
 
 // writeFileAtomic writes data to a temporary file next to path and renames

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -100,6 +102,9 @@ func importConfig(data []byte) ([]byte, []string, error) {
 		case s.Command == "":
 			warnings = append(warnings, fmt.Sprintf("server %q skipped: no command", name))
 			continue
+		case isBridge(s):
+			warnings = append(warnings, fmt.Sprintf("server %q skipped: it is already mcpd's (mcpdctl bridge)", name))
+			continue
 		}
 		if s.EnvFile != "" {
 			warnings = append(warnings, fmt.Sprintf("server %q: envFile %q is not supported; put the variables in \"env\"", name, s.EnvFile))
@@ -133,6 +138,13 @@ func importConfig(data []byte) ([]byte, []string, error) {
 		return nil, nil, err
 	}
 	return b, warnings, nil
+}
+
+// isBridge reports whether s runs mcpdctl's bridge, i.e. is a host's entry
+// for a server mcpd already serves: importing it would make mcpd bridge
+// into itself.
+func isBridge(s hostServer) bool {
+	return strings.TrimSuffix(filepath.Base(s.Command), ".exe") == "mcpdctl" && slices.Contains(s.Args, "bridge")
 }
 
 func firstNonEmpty(a, b string) string {

@@ -155,6 +155,8 @@ func TestImportConfig(t *testing.T) {
 			`{"mcpServers":{"gh":{"command":"docker","args":["run","-i","ghcr.io/github/github-mcp-server"],"env":{"TOKEN":"${GH_TOKEN}"}}}}`, 2},
 		{"vscode settings", `{"editor.fontSize": 12, "mcp": {"servers": {"m": {"command": "node", "args": ["${workspaceFolder}/s.js"]}}}}`,
 			`{"mcpServers":{"m":{"command":"node","args":["${workspaceFolder}/s.js"]}}}`, 1},
+		{"bridge entries skipped", `{"mcpServers": {"shared": {"command": "/home/u/.local/bin/mcpdctl", "args": ["bridge", "shared"]}, "own": {"command": "node", "args": ["s.js"]}}}`,
+			`{"mcpServers":{"own":{"command":"node","args":["s.js"]}}}`, 1},
 		{"vscode with comments", "{\n  // local servers\n  \"servers\": {\"m\": {\"command\": \"node\", /* entry */ \"args\": [\"s.js\",],},},\n}",
 			`{"mcpServers":{"m":{"command":"node","args":["s.js"]}}}`, 0},
 	}
@@ -186,9 +188,10 @@ func TestImportWrite(t *testing.T) {
 	src := filepath.Join(dir, "claude_desktop_config.json")
 	os.WriteFile(src, []byte(`{"mcpServers": {"fs": {"command": "npx"}}}`), 0o600)
 	dest := filepath.Join(dir, "mcpd", "config.json")
-	r := mcpdctl(t, "config", "import", src, "--write", "--config", dest)
-	if r.code != exitOK {
-		t.Fatalf("import --write: %+v", r)
+	nowhere := filepath.Join(dir, "none.sock")
+	r := mcpdctl(t, "--socket", nowhere, "config", "import", src, "--write", "--config", dest)
+	if r.code != exitOK || !strings.Contains(r.stdout, "start mcpd to use it (mcpd --config "+dest+")") {
+		t.Fatalf("import --write with no mcpd: %+v", r)
 	}
 	data, err := os.ReadFile(dest)
 	if err != nil || !strings.Contains(string(data), `"fs"`) {
@@ -198,7 +201,10 @@ func TestImportWrite(t *testing.T) {
 	if r.code != exitFailure || !strings.Contains(r.stderr, "already exists; use --force") {
 		t.Errorf("second import without --force: %+v", r)
 	}
-	if r = mcpdctl(t, "config", "import", src, "--write", "--force", "--config", dest); r.code != exitOK {
-		t.Errorf("import --force: %+v", r)
+	// A running mcpd that reads another file is not told to reload.
+	_, sock := startFake(t) // reads /home/u/.config/mcpd/config.json
+	r = mcpdctl(t, "--socket", sock, "config", "import", src, "--write", "--force", "--config", dest)
+	if r.code != exitOK || !strings.Contains(r.stdout, "the running mcpd reads /home/u/.config/mcpd/config.json, not this file") {
+		t.Errorf("import --force with another mcpd running: %+v", r)
 	}
 }
