@@ -94,7 +94,21 @@ func (l *zapGRPCLogger) Infof(f string, args ...any) {
 	l.Info(fmt.Sprintf(f, args...))
 }
 func (l *zapGRPCLogger) Warning(args ...any) {
-	l.log.Warn("grpc", zap.String("grpc_message", fmt.Sprint(args...)))
+	msg := fmt.Sprint(args...)
+	if appWentAway(msg) {
+		l.log.Debug("grpc", zap.String("grpc_message", msg))
+		return
+	}
+	l.log.Warn("grpc", zap.String("grpc_message", msg))
+}
+
+// appWentAway reports whether a gRPC warning only says that an app closed
+// its connection while a call of it was still open ("failed to write
+// status: connection error: desc = \"transport is closing\""): an app
+// that quits mid-stream is ordinary, and there is one such line per
+// dropped stream.
+func appWentAway(msg string) bool {
+	return strings.Contains(msg, "transport is closing")
 }
 func (l *zapGRPCLogger) Warningln(args ...any) {
 	l.Warning(sprintln(args...))
