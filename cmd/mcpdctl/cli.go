@@ -387,6 +387,13 @@ func (c *cli) close() {
 	}
 }
 
+// lostConnection reports whether gRPC's message of an UNAVAILABLE says an
+// established connection to mcpd broke (rather than that none could be
+// made, or mcpd's own verdict on a server).
+func lostConnection(msg string) bool {
+	return strings.Contains(msg, "error reading from server") || strings.Contains(msg, "transport is closing")
+}
+
 // notRunning is the one-line error for a daemon that cannot be reached.
 func (c *cli) notRunning() error {
 	where := "no socket at " + c.socket
@@ -418,6 +425,9 @@ func (c *cli) rpcError(ctx context.Context, err error, server string) error {
 	case codes.Unavailable:
 		// An Unavailable that mcpd sent (a server in a crash loop) arrives
 		// on a ready connection; one the client made up means no daemon.
+		if lostConnection(st.Message()) {
+			return fmt.Errorf("lost the connection to mcpd during the call (it stopped or restarted): %s", st.Message())
+		}
 		if c.conn == nil || c.conn.GetState() != connectivity.Ready {
 			return c.notRunning()
 		}

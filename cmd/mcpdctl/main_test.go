@@ -15,8 +15,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
+	"google.golang.org/grpc"
 
 	"github.com/mcpd-dev/mcpd/internal/version"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -499,4 +501,42 @@ func containsString(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// blockingMcpd answers CallTool by waiting until the call ends.
+type blockingMcpd struct {
+	mcpdv1.UnimplementedMcpdServer
+	started chan struct{}
+}
+
+func (b *blockingMcpd) CallTool(_ *mcpdv1.CallToolRequest, stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]) error {
+	close(b.started)
+	<-stream.Context().Done()
+	return stream.Context().Err()
+}
+
+// A call cut because mcpd went away says so, not that mcpd is not running.
+func TestCallCutByMcpdGoingAway(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "mcpd.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &blockingMcpd{started: make(chan struct{})}
+	srv := grpc.NewServer()
+	mcpdv1.RegisterMcpdServer(srv, b)
+	served := make(chan struct{})
+	go func() { // owned: waited for below
+		defer close(served)
+		_ = srv.Serve(ln)
+	}()
+	got := make(chan result, 1)
+	go func() { got <- mcpdctl(t, "--socket", sock, "call", "s", "slow") }()
+	<-b.started
+	srv.Stop() // also removes the socket file, as mcpd's shutdown does
+	<-served
+	r := <-got
+	if r.code == exitOK || !strings.Contains(r.stderr, "lost the connection to mcpd during the call") {
+		t.Fatalf("call cut by mcpd going away: %+v", r)
+	}
 }
