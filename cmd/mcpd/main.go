@@ -45,7 +45,8 @@ Usage:
   mcpd [flags]
 
 mcpd runs in the foreground (systemd: "systemctl --user start mcpd"). It reads
-the servers from a JSON config file in the "mcpServers" shape MCP hosts use:
+the servers from a JSON config file in the "mcpServers" shape MCP hosts use
+(VS Code's "servers", comments and trailing commas are accepted too):
 
   {"mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]}}}
 

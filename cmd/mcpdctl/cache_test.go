@@ -26,10 +26,7 @@ func (f *fakeMcpd) ClearCache(_ context.Context, r *mcpdv1.ClearCacheRequest) (*
 }
 
 func TestCacheGolden(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-	}{
+	tests := []goldenCase{
 		{"cache", []string{"cache"}},
 		{"cache_json", []string{"cache", "--json"}},
 		{"cache_clear", []string{"cache", "clear"}},
@@ -37,14 +34,7 @@ func TestCacheGolden(t *testing.T) {
 		{"cache_clear_unknown", []string{"cache", "clear", "nope"}},
 		{"cache_bad", []string{"cache", "flush"}},
 	}
-	_, sock := startFake(t)
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			args := append([]string{"--socket", sock}, tt.args...)
-			r := mcpdctl(t, args...)
-			checkGolden(t, tt.name, r.transcript(tt.args, sock))
-		})
-	}
+	runGoldens(t, tests)
 }
 
 func TestPrintCacheTable(t *testing.T) {

@@ -34,8 +34,10 @@ config import FILE
   settings.json) - and prints an mcpd config with them. --write writes it to
   the config file (--config, else $MCPD_CONFIG, else
   $XDG_CONFIG_HOME/mcpd/config.json), refusing to replace an existing file
-  without --force. Remote (url) servers are skipped; VS Code ${input:NAME}
-  values become ${NAME} variables to set in mcpd's environment.`,
+  without --force. Comments and trailing commas (as VS Code allows) are read.
+  Remote (url) servers and entries that already run "mcpdctl bridge" are
+  skipped; VS Code ${input:NAME} values become ${NAME} variables to set in
+  mcpd's environment.`,
 	run: runConfig,
 }
 

@@ -85,10 +85,7 @@ func checkGolden(t *testing.T, name, got string) {
 // TestGolden runs every verb against the canned daemon and compares stdout,
 // stderr and the exit code with testdata/<name>.golden.
 func TestGolden(t *testing.T) {
-	tests := []struct {
-		name string
-		args []string
-	}{
+	tests := []goldenCase{
 		{"status", []string{"status"}},
 		{"status_json", []string{"status", "--json"}},
 		{"status_quiet", []string{"status", "-q"}},
@@ -132,6 +129,19 @@ func TestGolden(t *testing.T) {
 		{"resources_json", []string{"resources", "--json"}},
 		{"resources_one", []string{"resources", "notes"}},
 	}
+	runGoldens(t, tests)
+}
+
+// goldenCase is one mcpdctl command line and the golden file of its
+// transcript (testdata/NAME.golden).
+type goldenCase struct {
+	name string
+	args []string
+}
+
+// runGoldens runs each case against a fake mcpd and checks its transcript.
+func runGoldens(t *testing.T, tests []goldenCase) {
+	t.Helper()
 	_, sock := startFake(t)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -91,7 +90,7 @@ func (s *Supervisor) CallCached(ctx context.Context, server string, req *session
 		return &session.Response{Error: rf.err}, src, nil
 	}
 	if err != nil {
-		return nil, src, waitError(server, req.Method, err)
+		return nil, src, waitError(ctx, server, req.Method, err)
 	}
 	return &session.Response{Result: body}, src, nil
 }
@@ -112,12 +111,12 @@ func (s *Supervisor) sharedCall(ctx context.Context, sv *server, opts CallOption
 }
 
 // waitError names the server and method in the error of a caller whose
-// own wait for a shared request ended (its deadline, its cancellation).
-func waitError(server, method string, err error) error {
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-		if !strings.Contains(err.Error(), server) {
-			return fmt.Errorf("server %q: %s: %w", server, method, err)
-		}
+// own wait for a shared request ended (its deadline or cancellation: the
+// cache returns the context's cause as it is); errors of the request itself
+// already name them.
+func waitError(ctx context.Context, server, method string, err error) error {
+	if err != nil && ctx.Err() != nil && err == context.Cause(ctx) {
+		return fmt.Errorf("server %q: %s: %w", server, method, err)
 	}
 	return err
 }
@@ -160,7 +159,7 @@ func (s *Supervisor) ListCached(ctx context.Context, server, method string, base
 		}
 		return cache.Result{Body: items, TTL: h.ttl, NoStore: !h.storable}, nil
 	})
-	return body, src, waitError(server, method, err)
+	return body, src, waitError(ctx, server, method, err)
 }
 
 // listHints gathers the caching hints of the pages of one list: "each page
