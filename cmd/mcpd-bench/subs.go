@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -32,26 +33,46 @@ var fanOutApps = []int{1, 10, 100}
 // eventWait bounds every wait for a notification or a lifecycle event.
 const eventWait = 30 * time.Second
 
-// touchMeta is the part of a touch notification's params the benchmark reads.
-type touchMeta struct {
-	Meta map[string]json.Number `json:"_meta"`
-}
-
 // parseTouch returns the send time and counter value of a touch
-// notification's params.
+// notification's params. It scans for the two _meta keys rather than
+// decoding the JSON: it runs on every app's receiving goroutine, and with
+// 100 apps a JSON decode each (about 2 µs and 19 allocations) is CPU taken
+// from the apps still waiting for the same notification on these 2 cores.
+// The bare fan-out's receipts cost as little (parseBareFire).
 func parseTouch(params string) (sent time.Time, count int64, err error) {
-	var p touchMeta
-	d := json.NewDecoder(strings.NewReader(params))
-	d.UseNumber()
-	if err := d.Decode(&p); err != nil {
-		return time.Time{}, 0, fmt.Errorf("touch notification params %.200q: %w", params, err)
-	}
-	ns, err1 := p.Meta[metaSent].Int64()
-	n, err2 := p.Meta[metaCount].Int64()
-	if err1 != nil || err2 != nil {
-		return time.Time{}, 0, fmt.Errorf("touch notification params %.200q: no %s/%s in _meta", params, metaSent, metaCount)
+	ns, ok1 := jsonIntAfterKey(params, metaSent)
+	n, ok2 := jsonIntAfterKey(params, metaCount)
+	if !ok1 || !ok2 {
+		return time.Time{}, 0, fmt.Errorf("touch notification params %.200q: no integer %s/%s in _meta", params, metaSent, metaCount)
 	}
 	return time.Unix(0, ns), n, nil
+}
+
+// jsonIntAfterKey returns the integer that follows the object key key in
+// the JSON text s ("key": 123), the first time key appears as a key.
+func jsonIntAfterKey(s, key string) (int64, bool) {
+	quoted := `"` + key + `"`
+	for from := 0; ; {
+		i := strings.Index(s[from:], quoted)
+		if i < 0 {
+			return 0, false
+		}
+		rest := strings.TrimLeft(s[from+i+len(quoted):], " \t\r\n")
+		from += i + len(quoted)
+		if !strings.HasPrefix(rest, ":") {
+			continue // the text of a value, not a key
+		}
+		rest = strings.TrimLeft(rest[1:], " \t\r\n")
+		end := 0
+		if end < len(rest) && rest[end] == '-' {
+			end++
+		}
+		for end < len(rest) && rest[end] >= '0' && rest[end] <= '9' {
+			end++
+		}
+		v, err := strconv.ParseInt(rest[:end], 10, 64)
+		return v, err == nil
+	}
 }
 
 // receipt is one touch notification an app received.

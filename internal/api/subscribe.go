@@ -97,6 +97,7 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 		return nil
 	}
 	plain := uncompressed(ctx)
+	var evs []*subscriptions.Event // reused: the steady state allocates nothing here
 	for {
 		select {
 		case <-ctx.Done():
@@ -104,12 +105,16 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 			return nil
 		case <-st.Ready():
 		}
-		evs, end := st.Take()
-		for i := range evs {
-			if err := sendEvent(stream, &evs[i], plain); err != nil {
+		var end bool
+		evs, end = st.Take(evs[:0])
+		for _, ev := range evs {
+			if err := sendEvent(stream, ev, plain); err != nil {
 				log.Debug("subscription ended by the app", zap.Error(err))
 				return nil
 			}
+		}
+		if !end {
+			clear(evs) // the sent events need not live until the next ones
 		}
 		if end {
 			last := evs[len(evs)-1]

@@ -216,14 +216,14 @@ func TestFanoutTotals(t *testing.T) {
 		t.Errorf("mcpd_subscription_streams = %v, want 1", got)
 	}
 	callTool(t, sup, "a", "changed", map[string]any{"kind": "tools"})
-	var got []subscriptions.Event
-	for !slices.ContainsFunc(got, func(ev subscriptions.Event) bool { return ev.Kind == subscriptions.KindToolsListChanged }) {
+	var got []*subscriptions.Event
+	for !slices.ContainsFunc(got, func(ev *subscriptions.Event) bool { return ev.Kind == subscriptions.KindToolsListChanged }) {
 		select {
 		case <-st.Ready():
 		case <-ctx.Done():
 			t.Fatalf("no tools_list_changed event; got %+v", got)
 		}
-		evs, _ := st.Take()
+		evs, _ := st.Take(nil)
 		got = append(got, evs...)
 	}
 	st.Close()

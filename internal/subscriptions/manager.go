@@ -410,8 +410,9 @@ func (m *Manager) publish(ev Event) {
 	if len(targets) > 1 {
 		ev.Memo = new(Memo)
 	}
+	shared := &ev // one copy for every queue
 	for _, st := range targets {
-		st.q.push(ev)
+		st.q.push(shared)
 	}
 }
 

@@ -15,13 +15,15 @@ type identity struct {
 	uri    string
 }
 
-// item is one queued event.
-type item struct {
-	ev   Event
-	id   identity
+// slot is one queued event. Events are shared, read-only, by every queue
+// they were pushed to.
+type slot struct {
+	ev   *Event
 	size int
-	dead bool // merged into a later position's entry by compaction
+	dead bool // merged into an earlier slot of the same identity by compaction
 }
+
+func (ev *Event) identity() identity { return identity{ev.Server, ev.Kind, ev.URI} }
 
 // QueueStats are the counters of one queue.
 type QueueStats struct {
@@ -41,17 +43,20 @@ type QueueStats struct {
 }
 
 // queue is a bounded, coalescing, non-blocking event queue. push never
-// blocks; the consumer waits on ready and takes everything queued.
+// blocks; the consumer waits on ready and takes everything queued. In the
+// steady state (the app keeps up) neither push nor take allocates.
 type queue struct {
 	maxEvents, maxBytes int
 	ready               chan struct{} // capacity 1: "something is queued"
 
-	mu     sync.Mutex // guards the fields below
-	items  []*item
-	live   int // items not dead
-	bytes  int
-	latest map[identity]*item // newest queued item of each identity
-	ended  bool               // a terminal event was queued, or closed
+	mu    sync.Mutex // guards the fields below
+	slots []slot
+	live  int // slots not dead
+	bytes int
+	// latest indexes the newest live slot of each identity, for coalescing;
+	// it is built when the queue first fills up and dropped by take.
+	latest map[identity]int
+	ended  bool // a terminal event was queued, or closed
 	stats  QueueStats
 }
 
@@ -66,14 +71,13 @@ func newQueue(maxEvents, maxBytes int) *queue {
 		maxEvents: maxEvents,
 		maxBytes:  maxBytes,
 		ready:     make(chan struct{}, 1),
-		latest:    map[identity]*item{},
 	}
 }
 
-// push queues ev. It reports false when the stream has already ended and
-// ev was dropped.
-func (q *queue) push(ev Event) bool {
-	it := &item{ev: ev, id: identity{ev.Server, ev.Kind, ev.URI}, size: ev.size()}
+// push queues ev, which the caller must not change afterwards. It reports
+// false when the stream has already ended and ev was dropped.
+func (q *queue) push(ev *Event) bool {
+	size := ev.size()
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.ended {
@@ -83,27 +87,26 @@ func (q *queue) push(ev Event) bool {
 	switch {
 	case ev.terminal():
 		q.ended = true
-		q.append(it)
-	case q.fits(it.size):
-		q.append(it)
-		q.latest[it.id] = it
-	case q.replace(it):
+		q.append(ev, size)
+	case q.fits(size):
+		q.append(ev, size)
+	case q.replace(ev, size):
 		q.stats.Coalesced++
 	default:
 		q.compact()
 		switch {
-		case q.replace(it):
+		case q.replace(ev, size):
 			q.stats.Coalesced++
-		case q.fits(it.size):
-			q.append(it)
-			q.latest[it.id] = it
+		case q.fits(size):
+			q.append(ev, size)
 		default:
 			// Coalescing cannot make room: the app must resync.
 			q.stats.Dropped++
 			q.stats.Lagged = true
 			q.ended = true
-			q.append(&item{ev: Event{Kind: KindLagged, Time: ev.Time,
-				Error: "the app read its events too slowly and the queue overflowed; subscribe again to resync"}})
+			lagged := &Event{Kind: KindLagged, Time: ev.Time,
+				Error: "the app read its events too slowly and the queue overflowed; subscribe again to resync"}
+			q.append(lagged, lagged.size())
 		}
 	}
 	select {
@@ -117,75 +120,107 @@ func (q *queue) fits(size int) bool {
 	return q.live+1 <= q.maxEvents && q.bytes+size <= q.maxBytes
 }
 
-func (q *queue) append(it *item) {
-	q.items = append(q.items, it)
+func (q *queue) append(ev *Event, size int) {
+	q.slots = append(q.slots, slot{ev: ev, size: size})
 	q.live++
-	q.bytes += it.size
+	q.bytes += size
+	if q.latest != nil && !ev.terminal() {
+		q.latest[ev.identity()] = len(q.slots) - 1
+	}
 }
 
-// replace overwrites the newest queued event of it's identity with it (the
+// index builds latest from the queued slots.
+func (q *queue) index() {
+	q.latest = make(map[identity]int, q.live)
+	for i, s := range q.slots {
+		if !s.dead && !s.ev.terminal() {
+			q.latest[s.ev.identity()] = i
+		}
+	}
+}
+
+// replace overwrites the newest queued event of ev's identity with ev (the
 // latest state wins) if there is one and the size still fits.
-func (q *queue) replace(it *item) bool {
-	old := q.latest[it.id]
-	if old == nil || old.dead || q.bytes-old.size+it.size > q.maxBytes {
+func (q *queue) replace(ev *Event, size int) bool {
+	if q.latest == nil {
+		q.index()
+	}
+	i, ok := q.latest[ev.identity()]
+	if !ok {
 		return false
 	}
-	q.bytes += it.size - old.size
-	old.ev, old.size = it.ev, it.size
+	old := &q.slots[i]
+	if q.bytes-old.size+size > q.maxBytes {
+		return false
+	}
+	q.bytes += size - old.size
+	old.ev, old.size = ev, size
 	return true
 }
 
 // compact merges queued repeats: every identity keeps its oldest position
 // with its newest content.
 func (q *queue) compact() {
-	first := map[identity]*item{}
-	for _, it := range q.items {
-		if it.dead || it.ev.terminal() {
+	first := map[identity]int{}
+	for i := range q.slots {
+		s := &q.slots[i]
+		if s.dead || s.ev.terminal() {
 			continue
 		}
-		f := first[it.id]
-		if f == nil {
-			first[it.id] = it
+		id := s.ev.identity()
+		f, ok := first[id]
+		if !ok {
+			first[id] = i
 			continue
 		}
-		q.bytes += it.size - f.size
-		f.ev, f.size = it.ev, it.size
-		it.dead = true
+		fs := &q.slots[f]
+		q.bytes += s.size - fs.size
+		fs.ev, fs.size = s.ev, s.size
+		s.dead = true
 		q.live--
-		q.bytes -= it.size
+		q.bytes -= s.size
 		q.stats.Coalesced++
-		q.latest[it.id] = f
 	}
-	kept := q.items[:0]
-	for _, it := range q.items {
-		if !it.dead {
-			kept = append(kept, it)
+	kept := q.slots[:0]
+	for _, s := range q.slots {
+		if !s.dead {
+			kept = append(kept, s)
 		}
 	}
-	clear(q.items[len(kept):])
-	q.items = kept
+	clear(q.slots[len(kept):])
+	q.slots = kept
+	q.index()
 }
 
-// take returns every queued event, oldest first, and whether the last one
-// ends the stream.
-func (q *queue) take() ([]Event, bool) {
+// maxKeptSlots is the capacity take keeps for the next events; a larger
+// one, left by a burst, is released.
+const maxKeptSlots = 64
+
+// take appends every queued event to buf, oldest first, and reports
+// whether the last one ends the stream.
+func (q *queue) take(buf []*Event) ([]*Event, bool) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	out := make([]Event, 0, q.live)
 	end := false
-	for _, it := range q.items {
-		if it.dead {
+	n := 0
+	for _, s := range q.slots {
+		if s.dead {
 			continue
 		}
-		out = append(out, it.ev)
-		end = end || it.ev.terminal()
+		buf = append(buf, s.ev)
+		end = end || s.ev.terminal()
+		n++
 	}
-	clear(q.items)
-	q.items = q.items[:0]
-	clear(q.latest)
+	if cap(q.slots) > maxKeptSlots {
+		q.slots = nil
+	} else {
+		clear(q.slots)
+		q.slots = q.slots[:0]
+	}
+	q.latest = nil
 	q.live, q.bytes = 0, 0
-	q.stats.Delivered += uint64(len(out))
-	return out, end
+	q.stats.Delivered += uint64(n)
+	return buf, end
 }
 
 // close ends the queue: later pushes are dropped.

@@ -11,8 +11,8 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func upd(uri string, seq int) Event {
-	return Event{Kind: KindResourceUpdated, Server: "s", URI: uri, Params: []byte(fmt.Sprintf(`{"uri":%q,"seq":%d}`, uri, seq))}
+func upd(uri string, seq int) *Event {
+	return &Event{Kind: KindResourceUpdated, Server: "s", URI: uri, Params: []byte(fmt.Sprintf(`{"uri":%q,"seq":%d}`, uri, seq))}
 }
 
 func TestQueueCoalescesWhenFull(t *testing.T) {
@@ -26,7 +26,7 @@ func TestQueueCoalescesWhenFull(t *testing.T) {
 	if st.Queued > 4 || st.Lagged || st.Coalesced == 0 {
 		t.Fatalf("stats = %+v, want at most 4 queued, coalesced, not lagged", st)
 	}
-	evs, end := q.take()
+	evs, end := q.take(nil)
 	if end {
 		t.Fatal("queue ended")
 	}
@@ -50,7 +50,7 @@ func TestQueueLagsWhenCoalescingCannotHelp(t *testing.T) {
 	if q.push(upd("late", 9)) {
 		t.Fatal("push after lagging was accepted")
 	}
-	evs, end := q.take()
+	evs, end := q.take(nil)
 	if !end || evs[len(evs)-1].Kind != KindLagged {
 		t.Fatalf("events = %v, end = %v; want a final lagged event", evs, end)
 	}
@@ -88,5 +88,67 @@ func TestURIMatches(t *testing.T) {
 		if got := uriMatches(tc.sub, tc.upd); got != tc.want {
 			t.Errorf("uriMatches(%q, %q) = %v, want %v", tc.sub, tc.upd, got, tc.want)
 		}
+	}
+}
+
+// After a take, coalescing must use the new slots: an index left from the
+// previous fill would overwrite an event that is no longer where it was.
+func TestQueueCoalescesAgainAfterTake(t *testing.T) {
+	q := newQueue(2, 0)
+	q.push(upd("a", 0))
+	q.push(upd("b", 1))
+	q.push(upd("a", 2)) // full: replaces a, at the first slot
+	if evs, _ := q.take(nil); len(evs) != 2 || string(evs[0].Params) != `{"uri":"a","seq":2}` {
+		t.Fatalf("first take: %v, want a (seq 2) then b", evs)
+	}
+	q.push(upd("c", 3))
+	q.push(upd("d", 4))
+	q.push(upd("a", 5)) // full, no a queued now: nothing to merge into, so the app lags
+	evs, end := q.take(nil)
+	if !end || len(evs) != 3 || evs[0].URI != "c" || evs[1].URI != "d" || evs[2].Kind != KindLagged {
+		t.Fatalf("second take: %v (end %v), want c, d, lagged", evs, end)
+	}
+	if st := q.snapshot(); st.Coalesced != 1 || !st.Lagged {
+		t.Fatalf("stats = %+v, want 1 coalesced, lagged", st)
+	}
+}
+
+// A slow app's queue keeps each identity at its oldest position with its
+// newest content, in the order the identities first appeared.
+func TestQueueCompactionKeepsFirstPositions(t *testing.T) {
+	q := newQueue(3, 0)
+	q.push(upd("a", 0))
+	q.push(upd("b", 1))
+	q.push(upd("a", 2)) // fits: a queued twice
+	q.push(upd("b", 3)) // full: replaces the newest b
+	q.push(upd("c", 4)) // full, no c: compaction merges the two a's, then c fits
+	evs, end := q.take(nil)
+	var got []string
+	for _, ev := range evs {
+		got = append(got, string(ev.Params))
+	}
+	want := []string{`{"uri":"a","seq":2}`, `{"uri":"b","seq":3}`, `{"uri":"c","seq":4}`}
+	if end || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events %v (end %v), want %v", got, end, want)
+	}
+	if st := q.snapshot(); st.Coalesced != 2 || st.Delivered != 3 || st.Queued != 0 {
+		t.Fatalf("stats = %+v, want 2 coalesced, 3 delivered, none queued", st)
+	}
+}
+
+// An app that keeps up costs no allocation per event in its queue.
+func TestQueueSteadyStateDoesNotAllocate(t *testing.T) {
+	q := newQueue(0, 0)
+	ev := upd("u", 1)
+	var buf []*Event
+	buf, _ = q.take(buf) // warm up the slots
+	allocs := testing.AllocsPerRun(1000, func() {
+		q.push(ev)
+		q.push(ev)
+		buf, _ = q.take(buf[:0])
+		<-q.ready
+	})
+	if allocs != 0 {
+		t.Fatalf("push, push, take: %v allocations, want 0", allocs)
 	}
 }

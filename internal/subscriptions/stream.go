@@ -40,9 +40,10 @@ func (st *Stream) ID() uint64 { return st.id }
 // Ready receives when events are queued.
 func (st *Stream) Ready() <-chan struct{} { return st.q.ready }
 
-// Take returns the queued events, oldest first, and whether the stream has
-// ended (the last event is then lagged or error).
-func (st *Stream) Take() ([]Event, bool) { return st.q.take() }
+// Take appends the queued events to buf, oldest first, and reports whether
+// the stream has ended (the last event is then lagged or error). The events
+// are shared with other streams: read them, never change them.
+func (st *Stream) Take(buf []*Event) ([]*Event, bool) { return st.q.take(buf) }
 
 // Stats returns the stream's queue counters.
 func (st *Stream) Stats() QueueStats { return st.q.snapshot() }
@@ -58,7 +59,7 @@ func (st *Stream) Close() {
 
 // fail ends the stream with a terminal error event.
 func (st *Stream) fail(server, msg string) {
-	st.q.push(Event{Kind: KindError, Server: server, Error: msg, Time: time.Now()})
+	st.q.push(&Event{Kind: KindError, Server: server, Error: msg, Time: time.Now()})
 	st.Close()
 }
 

@@ -104,7 +104,7 @@ func TestIdleStopThenLazyRestart(t *testing.T) {
 		default:
 			return false
 		}
-		evs, _ := stream.Take()
+		evs, _ := stream.Take(nil)
 		for _, ev := range evs {
 			if ev.Kind == subscriptions.KindState && ev.State == string(EventStopped) && strings.HasPrefix(ev.Exit, "idle timeout") {
 				return true

@@ -280,7 +280,7 @@ func TestApplyIdentityChangeRestartsAndResubscribes(t *testing.T) {
 		default:
 			return false
 		}
-		evs, _ := stream.Take()
+		evs, _ := stream.Take(nil)
 		for _, ev := range evs {
 			if ev.Kind == subscriptions.KindRestarted && ev.Pid == st.Pid {
 				return true

@@ -40,11 +40,17 @@ func BenchmarkFanout100(b *testing.B) {
 	go func() { served <- gs.Serve(ln) }()
 	defer func() { gs.Stop(); <-served }()
 
+	// Receipts are parsed after the run: a JSON decode on every app's
+	// goroutine would take CPU from the apps still waiting.
+	type receipt struct {
+		at     int64
+		params string
+	}
 	var (
-		mu        sync.Mutex
-		latencies []time.Duration
-		wg        sync.WaitGroup
-		received  = make(chan struct{}, apps*64)
+		mu       sync.Mutex
+		receipts []receipt
+		wg       sync.WaitGroup
+		received = make(chan struct{}, apps*64)
 	)
 	sctx, scancel := context.WithCancel(context.Background())
 	defer func() { scancel(); wg.Wait() }()
@@ -71,10 +77,8 @@ func BenchmarkFanout100(b *testing.B) {
 						return
 					}
 					now := time.Now().UnixNano()
-					var p struct{ TS int64 }
-					_ = json.Unmarshal([]byte(ev.GetParamsJson()), &p)
 					mu.Lock()
-					latencies = append(latencies, time.Duration(now-p.TS))
+					receipts = append(receipts, receipt{now, ev.GetParamsJson()})
 					mu.Unlock()
 					received <- struct{}{}
 				}
@@ -99,6 +103,14 @@ func BenchmarkFanout100(b *testing.B) {
 	b.StopTimer()
 	mu.Lock()
 	defer mu.Unlock()
+	latencies := make([]time.Duration, 0, len(receipts))
+	for _, r := range receipts {
+		var p struct{ TS int64 }
+		if err := json.Unmarshal([]byte(r.params), &p); err != nil || p.TS == 0 {
+			b.Fatalf("notification params %s: no ts (%v)", r.params, err)
+		}
+		latencies = append(latencies, time.Duration(r.at-p.TS))
+	}
 	slices.Sort(latencies)
 	if len(latencies) > 0 {
 		b.ReportMetric(float64(latencies[len(latencies)/2].Microseconds())/1000, "p50-ms")
