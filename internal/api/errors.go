@@ -33,7 +33,7 @@ func toStatus(err error) error {
 	switch {
 	case errors.Is(err, supervisor.ErrUnknownServer):
 		code = codes.NotFound
-	case errors.Is(err, supervisor.ErrInvalid):
+	case errors.Is(err, supervisor.ErrInvalid), errors.Is(err, session.ErrInvalidRequest):
 		code = codes.InvalidArgument
 	case errors.Is(err, supervisor.ErrUnavailable):
 		code = codes.Unavailable

@@ -26,6 +26,7 @@ func TestToStatus(t *testing.T) {
 		{"deadline", fmt.Errorf("call: %w", context.DeadlineExceeded), codes.DeadlineExceeded},
 		{"canceled", fmt.Errorf("call: %w", context.Canceled), codes.Canceled},
 		{"session closed", fmt.Errorf("call: %w", session.ErrClosed), codes.Unavailable},
+		{"invalid request", fmt.Errorf("tools/call %q: %w: bad token", "x", session.ErrInvalidRequest), codes.InvalidArgument},
 		{"handshake", fmt.Errorf("start: %w", session.ErrHandshake), codes.Unavailable},
 		{"transport closed", fmt.Errorf("write: %w", transport.ErrClosed), codes.Unavailable},
 		{"command not found", fmt.Errorf("start: %w", transport.ErrCommandNotFound), codes.Unavailable},

@@ -164,7 +164,7 @@ func (s *Server) CallTool(req *mcpdv1.CallToolRequest, stream grpc.ServerStreami
 	if err != nil {
 		return err
 	}
-	meta, err := jsonObject("meta_json", req.GetMetaJson())
+	meta, err := metaObject(req.GetMetaJson())
 	if err != nil {
 		return err
 	}
@@ -473,6 +473,23 @@ func jsonObject(field, text string) (json.RawMessage, error) {
 		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: must be a JSON object", field)
 	}
 	return buf.Bytes(), nil
+}
+
+// metaObject validates meta_json as jsonObject does, and its progress
+// token if it has one (a string or an integer, as MCP requires).
+func metaObject(text string) (json.RawMessage, error) {
+	meta, err := jsonObject("meta_json", text)
+	if err != nil || !bytes.Contains(meta, []byte(`"progressToken"`)) {
+		return meta, err
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(meta, &top); err != nil {
+		return nil, status.Errorf(codes.InvalidArgument, "invalid meta_json: %v", err)
+	}
+	if t, ok := top["progressToken"]; ok && string(t) != "null" && !session.ValidProgressToken(t) {
+		return nil, status.Errorf(codes.InvalidArgument, "invalid meta_json: progressToken must be a string or an integer, got %.100s", t)
+	}
+	return meta, nil
 }
 
 // toMcpResponse converts a child's (non-nil) response; the result bytes pass

@@ -468,6 +468,9 @@ func TestValidation(t *testing.T) {
 			return callTool(&mcpdv1.CallToolRequest{Server: "s", Tool: "t", ArgumentsJson: "[1]"})
 		}, "arguments_json: must be a JSON object"},
 		{"call bad meta", func() error { return callTool(&mcpdv1.CallToolRequest{Server: "s", Tool: "t", MetaJson: "x"}) }, "meta_json"},
+		{"call object progress token", func() error {
+			return callTool(&mcpdv1.CallToolRequest{Server: "s", Tool: "echo", MetaJson: `{"progressToken":{"a":1}}`})
+		}, "progressToken must be a string or an integer"},
 		{"call bad input responses", func() error {
 			return callTool(&mcpdv1.CallToolRequest{Server: "s", Tool: "t", InputResponsesJson: "1"})
 		}, "input_responses_json"},

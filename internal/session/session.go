@@ -57,6 +57,10 @@ var (
 	// ErrHandshake means era negotiation failed (modern required but not
 	// offered, no mutual version, initialize rejected).
 	ErrHandshake = errors.New("session: handshake failed")
+	// ErrInvalidRequest means a request cannot be sent as the app gave it:
+	// params that are not a JSON object, or a progress token that is
+	// neither a string nor an integer.
+	ErrInvalidRequest = errors.New("session: invalid request")
 )
 
 // RPCError is a JSON-RPC error object received from the child.
@@ -532,16 +536,19 @@ func (s *Session) prepare(req *Request, version string, c *call) (json.RawMessag
 	var top map[string]json.RawMessage
 	if raw != nil {
 		if err := json.Unmarshal(raw, &top); err != nil || top == nil {
-			return nil, errors.New("params must be a JSON object")
+			return nil, fmt.Errorf("%w: params must be a JSON object", ErrInvalidRequest)
 		}
 	}
 	var meta map[string]json.RawMessage
 	if m := top["_meta"]; len(m) > 0 && string(m) != "null" {
 		if err := json.Unmarshal(m, &meta); err != nil || meta == nil {
-			return nil, errors.New("params._meta must be a JSON object")
+			return nil, fmt.Errorf("%w: params._meta must be a JSON object", ErrInvalidRequest)
 		}
 	}
 	if t := meta["progressToken"]; len(t) > 0 && string(t) != "null" {
+		if !ValidProgressToken(t) {
+			return nil, fmt.Errorf("%w: params._meta.progressToken must be a string or an integer, got %.100s", ErrInvalidRequest, t)
+		}
 		c.appToken = t
 		c.token = "mcpd-" + strconv.FormatUint(tokenSeq.Add(1), 10)
 		meta["progressToken"] = json.RawMessage(strconv.Quote(c.token))
@@ -549,6 +556,20 @@ func (s *Session) prepare(req *Request, version string, c *call) (json.RawMessag
 		return raw, nil
 	}
 	return s.stamp(top, meta, version, req.ClientInfo, req.ClientCapabilities)
+}
+
+// ValidProgressToken reports whether t is a JSON string or integer, the
+// two forms MCP allows for a progress token.
+func ValidProgressToken(t json.RawMessage) bool {
+	if len(t) == 0 {
+		return false
+	}
+	if t[0] == '"' {
+		var s string
+		return json.Unmarshal(t, &s) == nil
+	}
+	_, err := strconv.ParseInt(string(t), 10, 64)
+	return err == nil
 }
 
 // stamp encodes the top-level params with meta as _meta; for a modern
@@ -637,12 +658,26 @@ func (s *Session) roundTrip(ctx context.Context, method string, params json.RawM
 		p, _ := json.Marshal(struct {
 			RequestID uint64 `json:"requestId"`
 			Reason    string `json:"reason"`
-		}{c.id, ctx.Err().Error()})
+		}{c.id, cancelReason(ctx)})
 		if err := s.Notify("notifications/cancelled", p); err != nil {
 			s.log.Debug("send cancel failed", zap.Uint64("id", c.id), zap.Error(err))
 		}
 	}
 	return nil, ctx.Err()
+}
+
+// cancelReason is the reason notifications/cancelled gives for ctx's end.
+// A deadline that has passed is named as such even when the context was
+// cancelled first (gRPC cancels a call whose app-side deadline fired before
+// the daemon's own timer did); a cancellation with a cause gives the cause.
+func cancelReason(ctx context.Context) string {
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded.Error()
+	}
+	if cause := context.Cause(ctx); cause != nil {
+		return cause.Error()
+	}
+	return context.Canceled.Error()
 }
 
 // take removes id from the pending map and reports whether it was there.

@@ -501,6 +501,34 @@ func TestProgressReachesOnlyItsCaller(t *testing.T) {
 	}
 }
 
+func TestProgressTokenMustBeStringOrInteger(t *testing.T) {
+	for _, mode := range []string{"modern", "legacy"} {
+		t.Run(mode, func(t *testing.T) {
+			s, _ := open(t, mode, session.Options{})
+			handshake(t, s)
+			for _, tok := range []string{`{"a":1}`, `[1]`, `1.5`, `1e3`, `true`} {
+				req := &session.Request{Method: "tools/call",
+					Params: json.RawMessage(`{"name":"echo","_meta":{"progressToken":` + tok + `}}`)}
+				_, err := s.Call(t.Context(), req)
+				if !errors.Is(err, session.ErrInvalidRequest) || !strings.Contains(err.Error(), "progressToken must be a string or an integer") {
+					t.Errorf("progressToken %s: err = %v, want ErrInvalidRequest naming progressToken", tok, err)
+				}
+			}
+			if st := s.Stats(); st.InFlight != 0 {
+				t.Errorf("in flight after rejected calls = %d", st.InFlight)
+			}
+			// Strings and integers, negative ones too, still go through.
+			for _, tok := range []string{`"x"`, `-3`, `12345678901`} {
+				req := &session.Request{Method: "tools/call",
+					Params: json.RawMessage(`{"name":"meta","_meta":{"progressToken":` + tok + `}}`)}
+				if _, err := s.Call(t.Context(), req); err != nil {
+					t.Errorf("progressToken %s: %v", tok, err)
+				}
+			}
+		})
+	}
+}
+
 func TestServerRequests(t *testing.T) {
 	t.Run("ping answered by the session", func(t *testing.T) {
 		s, _ := open(t, "legacy", session.Options{})
