@@ -138,6 +138,10 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 		return b.discover(ctx)
 	case "subscriptions/listen":
 		return b.listen(ctx, r)
+	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
+		if err := checkCursor(r); err != nil {
+			return nil, err
+		}
 	}
 	// Everything else needs mcpd.
 	if err := b.waitUp(ctx); err != nil {
@@ -416,6 +420,26 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *r
 	return items, nil
 }
 
+// checkCursor rejects a list cursor the bridge did not issue. It issues
+// none: every list is answered in one page (mcpd merges all the pages of
+// each server), so a cursor is only valid when absent, null or empty
+// (some hosts send the empty cursor for the first page). "Invalid cursor
+// ⇒ -32602."
+func checkCursor(r *hostReq) *rpcErr {
+	raw, ok := r.params["cursor"]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	var cursor string
+	if err := json.Unmarshal(raw, &cursor); err != nil {
+		return errorf(codeInvalidParams, "invalid cursor %s: a cursor is a string", raw)
+	}
+	if cursor == "" {
+		return nil
+	}
+	return errorf(codeInvalidParams, "invalid cursor %q: this server issued no cursor (it lists everything in one page); list again without one", cursor)
+}
+
 func (b *bridge) listOne(ctx context.Context, method, server string) ([]*mcpdv1.ServerList, error) {
 	opts := b.c.callOptions()
 	b.mu.Lock()
@@ -602,16 +626,42 @@ func (b *bridge) complete(ctx context.Context, r *hostReq) (json.RawMessage, *rp
 		}
 		server = rt.server
 		params["ref"], _ = json.Marshal(map[string]string{"type": ref.Type, "name": rt.name})
+	case ref.Type == "ref/resource" && ref.URI == "":
+		return nil, errorf(codeInvalidParams, "params.ref.uri required")
 	case ref.Type == "ref/resource" && b.aggr:
-		b.mu.Lock()
-		s, ok := b.uris[ref.URI]
-		b.mu.Unlock()
-		if !ok {
-			return nil, errorf(codeInvalidParams, "unknown resource %q", ref.URI)
+		s, err := b.resourceOwner(ctx, ref.URI)
+		if err != nil {
+			return nil, err
 		}
 		server = s
 	}
 	return b.forward(ctx, r, server, r.method, params)
+}
+
+// resourceOwner finds the server that has the resource template (or
+// resource) uri. A host may complete a template it has not listed through
+// this bridge (it kept the templates from an earlier session), so a URI
+// not seen in a listing yet is looked up in the servers' template lists,
+// then their resource lists, which mcpd caches.
+func (b *bridge) resourceOwner(ctx context.Context, uri string) (string, *rpcErr) {
+	lookup := func() (string, bool) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		s, ok := b.uris[uri]
+		return s, ok
+	}
+	if s, ok := lookup(); ok {
+		return s, nil
+	}
+	for _, method := range []string{"resources/templates/list", "resources/list"} {
+		if _, err := b.list(ctx, method); err != nil {
+			return "", err
+		}
+		if s, ok := lookup(); ok {
+			return s, nil
+		}
+	}
+	return "", errorf(codeInvalidParams, "no server has the resource template %q", uri)
 }
 
 // options are the per-call settings: the host's identity and capabilities.

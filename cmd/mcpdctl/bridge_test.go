@@ -132,15 +132,22 @@ func (f *bridgeMcpd) SendRequest(r *mcpdv1.SendRequestRequest, stream grpc.Serve
 	return stream.Send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{Response: resp}})
 }
 
-// bridgeHost runs `mcpdctl bridge s` in-process against sock, as an MCP
-// host does: it writes lines to the bridge's stdin and reads its stdout.
+// bridgeHost runs a bridge in-process, as an MCP host does: it writes lines
+// to the bridge's stdin and reads its stdout.
 type bridgeHost struct {
 	t     *testing.T
 	in    *io.PipeWriter
 	lines chan map[string]json.RawMessage
 }
 
+// startBridge runs `mcpdctl bridge s` in-process against sock.
 func startBridge(t *testing.T, sock string) *bridgeHost {
+	t.Helper()
+	return startBridgeOf(t, sock, "s")
+}
+
+// startBridgeOf runs `mcpdctl bridge ARGS...` in-process against sock.
+func startBridgeOf(t *testing.T, sock string, args ...string) *bridgeHost {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -150,7 +157,7 @@ func startBridge(t *testing.T, sock string) *bridgeHost {
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		var stderr strings.Builder
-		err := run(context.Background(), []string{"--socket", sock, "bridge", "s"}, outW, &stderr)
+		err := run(context.Background(), append([]string{"--socket", sock, "bridge"}, args...), outW, &stderr)
 		outW.Close()
 		if err != nil {
 			t.Errorf("bridge: %v\n%s", err, stderr.String())

@@ -31,6 +31,10 @@
 //	ignorestdin  keep running after stdin EOF (until a signal)
 //	ignoreterm   ignore SIGTERM
 //	exitonsubscribe  exits (status 4) on every resources/subscribe
+//	templates    lists the resource template GreetingTemplate (its resources
+//	             are readable), declares completions and answers
+//	             completion/complete for its "name" argument and the prompt
+//	             greet's (templates.go)
 //
 // Every message received is counted (tool "stats") and, unless quiet, logged
 // to stderr as "recv <method> <id>" for a request, "recv <method>" for a
@@ -476,7 +480,7 @@ func (s *server) initialize(r *req) {
 	s.mu.Unlock()
 	s.reply(r, map[string]any{
 		"protocolVersion": version,
-		"capabilities":    capabilities,
+		"capabilities":    s.caps(),
 		"serverInfo":      serverInfo,
 		"instructions":    instructions,
 	}, nil)
@@ -491,13 +495,16 @@ func (s *server) dispatch(r *req) (map[string]any, *rpcError) {
 		}
 		return m
 	}
+	if result, rerr, ok := s.templates(r, cacheable); ok {
+		return result, rerr
+	}
 	switch r.method {
 	case "ping":
 		return map[string]any{}, nil
 	case "server/discover":
 		return cacheable(map[string]any{
 			"supportedVersions": s.versions,
-			"capabilities":      capabilities,
+			"capabilities":      s.caps(),
 			"instructions":      instructions,
 		}), nil
 	case "tools/list":
