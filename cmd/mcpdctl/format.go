@@ -143,6 +143,7 @@ type serverJSON struct {
 	LinesSkipped      int64           `json:"lines_skipped"`
 	LinesOversize     int64           `json:"lines_oversize"`
 	ResponsesDropped  int64           `json:"responses_dropped"`
+	MessagesInvalid   int64           `json:"messages_invalid"`
 	Capabilities      json.RawMessage `json:"capabilities"`
 	Command           string          `json:"command"`
 	// Set by "status --json" only (status_ops.go): the Subscribe streams
@@ -180,6 +181,7 @@ func toServerJSON(s *mcpdv1.ServerStatus) serverJSON {
 		LinesSkipped:      s.GetLinesSkipped(),
 		LinesOversize:     s.GetLinesOversize(),
 		ResponsesDropped:  s.GetResponsesDropped(),
+		MessagesInvalid:   s.GetMessagesInvalid(),
 		Capabilities:      rawOrNull(s.GetCapabilitiesJson()),
 		Command:           s.GetCommand(),
 		Cache:             toCacheJSON(s),

@@ -264,6 +264,7 @@ func serverStatusToProto(st supervisor.Status, now time.Time) *mcpdv1.ServerStat
 		LinesSkipped:      st.LinesSkipped,
 		LinesOversize:     st.LinesOversize,
 		ResponsesDropped:  st.ResponsesDropped,
+		MessagesInvalid:   st.MessagesInvalid,
 		CapabilitiesJson:  string(st.Capabilities),
 		Instructions:      st.Instructions,
 		Command:           st.Command,

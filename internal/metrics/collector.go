@@ -27,6 +27,7 @@ var (
 	descLinesSkipped  = desc("stdout_lines_skipped_total", "Lines of the child's stdout that were not JSON objects.", "server")
 	descLinesOversize = desc("stdout_lines_oversize_total", "Lines of the child's stdout discarded for exceeding the maximum line size.", "server")
 	descRespDropped   = desc("responses_dropped_total", "Late or unsolicited responses of the child, dropped.", "server")
+	descMsgInvalid    = desc("messages_invalid_total", "JSON objects of the child that were neither a request, a response nor a notification, skipped.", "server")
 
 	descCacheHits          = desc("cache_hits_total", "Requests answered from the server's result cache.", "server")
 	descCacheMisses        = desc("cache_misses_total", "Cacheable requests that asked the child.", "server")
@@ -55,7 +56,7 @@ type statusCollector struct {
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descServerState, descRestarts, descCalls, descCallsFailed, descInFlight,
-		descLinesSkipped, descLinesOversize, descRespDropped,
+		descLinesSkipped, descLinesOversize, descRespDropped, descMsgInvalid,
 		descCacheHits, descCacheMisses, descCacheCoalesced, descCacheInvalidations,
 		descCacheEvictions, descCacheEntries, descCacheBytes,
 		descStreams, descStreamsOpened, descQueued, descDelivered, descCoalesced, descDropped, descLagged,
@@ -92,6 +93,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descLinesSkipped, float64(st.LinesSkipped), n)
 		counter(descLinesOversize, float64(st.LinesOversize), n)
 		counter(descRespDropped, float64(st.ResponsesDropped), n)
+		counter(descMsgInvalid, float64(st.MessagesInvalid), n)
 		cs := st.Cache
 		counter(descCacheHits, float64(cs.Hits), n)
 		counter(descCacheMisses, float64(cs.Misses), n)

@@ -197,6 +197,24 @@ func TestCollectorReadsSupervisor(t *testing.T) {
 	}
 }
 
+// TestMessagesInvalid checks that a child's invalid messages are counted per
+// server.
+func TestMessagesInvalid(t *testing.T) {
+	sup := runSupervisor(t, fakeSpec("a", "dual"), fakeSpec("b", "dual"))
+	reg := New(sup, zaptest.NewLogger(t)).Registry()
+	for range 2 {
+		if resp := callTool(t, sup, "a", "invalid", map[string]any{}); resp.Error != nil {
+			t.Fatalf("invalid: %v", resp.Error)
+		}
+	}
+	if got := mustValue(t, reg, "mcpd_messages_invalid_total", map[string]string{"server": "a"}); got != 2 {
+		t.Errorf("mcpd_messages_invalid_total{server=a} = %v, want 2", got)
+	}
+	if got := mustValue(t, reg, "mcpd_messages_invalid_total", map[string]string{"server": "b"}); got != 0 {
+		t.Errorf("mcpd_messages_invalid_total{server=b} = %v, want 0", got)
+	}
+}
+
 // TestFanoutTotals checks the subscription counters, including that a
 // closed stream's counts stay in the totals.
 func TestFanoutTotals(t *testing.T) {

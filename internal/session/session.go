@@ -793,8 +793,7 @@ func (s *Session) shutdown(readErr error) {
 func (s *Session) handle(msg []byte) {
 	env, err := decodeEnvelope(msg) // envelope.go: no copy of params or result
 	if err != nil {
-		s.invalid.Add(1)
-		s.log.Debug("invalid message skipped", zap.Error(err))
+		s.skipInvalid(msg, "invalid message skipped", zap.Error(err))
 		return
 	}
 	hasID := len(env.ID) > 0 && string(env.ID) != "null"
@@ -806,9 +805,29 @@ func (s *Session) handle(msg []byte) {
 	case hasID || env.Error != nil:
 		s.response(env)
 	default:
-		s.invalid.Add(1)
-		s.log.Debug("message without method or id skipped")
+		s.skipInvalid(msg, "message without method, id or error skipped")
 	}
+}
+
+// Invalid messages of one session logged at Warn, and how much of each;
+// later ones are logged at Debug (a child that floods cannot flood the
+// log) and Stats.MessagesInvalid keeps counting.
+const (
+	warnInvalidMessages = 20
+	invalidPrefixLen    = 80
+)
+
+// skipInvalid counts and logs a message of the child that is JSON but not
+// a valid JSON-RPC message.
+func (s *Session) skipInvalid(msg []byte, what string, fields ...zap.Field) {
+	n := s.invalid.Add(1)
+	fields = append(fields, zap.ByteString("message_prefix", msg[:min(len(msg), invalidPrefixLen)]),
+		zap.Int64("messages_invalid", n))
+	if n <= warnInvalidMessages {
+		s.log.Warn(what, fields...)
+		return
+	}
+	s.log.Debug(what, fields...)
 }
 
 func (s *Session) response(env envelope) {
@@ -877,7 +896,7 @@ func (s *Session) notification(env envelope) {
 func (s *Session) progressNotification(params json.RawMessage) {
 	var top map[string]json.RawMessage
 	if json.Unmarshal(params, &top) != nil {
-		s.invalid.Add(1)
+		s.skipInvalid(params, "notifications/progress without an object as params skipped")
 		return
 	}
 	var token string

@@ -14,7 +14,9 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"go.uber.org/goleak"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 func TestMain(m *testing.M) {
@@ -498,6 +500,26 @@ func TestProgressReachesOnlyItsCaller(t *testing.T) {
 				t.Errorf("child saw progressToken %s", tok)
 			}
 		})
+	}
+}
+
+func TestInvalidMessageCountedAndWarned(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	s, _ := open(t, "legacy", session.Options{Logger: zap.New(core)})
+	handshake(t, s)
+	if got := callTool(t, s, tool("invalid", `{}`)); got != "ok" {
+		t.Fatalf("invalid = %q", got)
+	}
+	if st := s.Stats(); st.MessagesInvalid != 1 {
+		t.Errorf("MessagesInvalid = %d, want 1", st.MessagesInvalid)
+	}
+	warned := logs.FilterLevelExact(zap.WarnLevel).FilterMessageSnippet("skipped").All()
+	if len(warned) != 1 {
+		t.Fatalf("warnings about skipped messages: %v, want 1", logs.All())
+	}
+	f := warned[0].ContextMap()
+	if p, _ := f["message_prefix"].(string); !strings.Contains(p, `"jsonrpc":"2.0"`) || f["server"] != "fake" {
+		t.Errorf("warning fields %v: want the server and the message's prefix", f)
 	}
 }
 

@@ -90,7 +90,7 @@ type snapshot struct {
 	proc         *transport.Process
 	sess         *session.Session
 	// counters of children that already exited
-	skipped, oversize, dropped int64
+	skipped, oversize, dropped, invalid int64
 }
 
 // server is one configured server. Its lifecycle state is owned by its loop
@@ -631,6 +631,7 @@ func (sv *server) onExit(e exitReport) {
 		st.skipped += ps.LinesSkipped
 		st.oversize += ps.LinesOversize
 		st.dropped += ss.ResponsesDropped
+		st.invalid += ss.MessagesInvalid
 	})
 	if c.expected {
 		sv.log.Info("server stopped", zap.Int("pid", c.pid), zap.String("exit", exit))
@@ -785,6 +786,7 @@ func (sv *server) status() Status {
 		LinesSkipped:      st.skipped,
 		LinesOversize:     st.oversize,
 		ResponsesDropped:  st.dropped,
+		MessagesInvalid:   st.invalid,
 		Command:           strings.Join(append([]string{spec.Command}, spec.Args...), " "),
 	}
 	if st.state == StateReady {
@@ -800,7 +802,9 @@ func (sv *server) status() Status {
 		out.LinesOversize += ps.LinesOversize
 	}
 	if st.sess != nil {
-		out.ResponsesDropped += st.sess.Stats().ResponsesDropped
+		ss := st.sess.Stats()
+		out.ResponsesDropped += ss.ResponsesDropped
+		out.MessagesInvalid += ss.MessagesInvalid
 	}
 	if !st.nextAt.IsZero() {
 		out.NextRestartIn = max(st.nextAt.Sub(sv.sup.now()), 0)

@@ -127,7 +127,10 @@ type Status struct {
 	LinesSkipped     int64
 	LinesOversize    int64
 	ResponsesDropped int64
-	Command          string
+	// MessagesInvalid counts JSON objects of the child that were neither a
+	// request, a response nor a notification, over all its processes.
+	MessagesInvalid int64
+	Command         string
 	// Cache is the server's result cache counters and size.
 	Cache cache.Stats
 }

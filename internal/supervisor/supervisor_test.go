@@ -447,6 +447,39 @@ func TestLogsAcrossRestarts(t *testing.T) {
 	}
 }
 
+// A JSON object of the child that is neither a request, a response nor a
+// notification is counted, and the count is kept across a restart.
+func TestMessagesInvalidAcrossRestarts(t *testing.T) {
+	h := newHarness(t, Options{Specs: []Spec{fakeSpec("i", "modern")}}, nil)
+	sendInvalid := func() {
+		t.Helper()
+		// The fake writes the invalid object before its answer, and the
+		// session reads in order: it is counted once the call returns.
+		resp, err := h.s.Call(context.Background(), "i", toolCall("invalid", nil), CallOptions{})
+		if err != nil {
+			t.Fatalf("invalid tool: %v", err)
+		}
+		if got := text(t, resp); got != "ok" {
+			t.Fatalf("invalid tool = %q, want ok", got)
+		}
+	}
+	sendInvalid()
+	if st := h.status("i"); st.MessagesInvalid != 1 {
+		t.Fatalf("MessagesInvalid = %d, want 1", st.MessagesInvalid)
+	}
+	st, err := h.s.Restart(context.Background(), "i")
+	if err != nil || st.Restarts != 1 {
+		t.Fatalf("Restart: %v %+v", err, st)
+	}
+	if st.MessagesInvalid != 1 {
+		t.Fatalf("MessagesInvalid after a restart = %d, want 1 (kept)", st.MessagesInvalid)
+	}
+	sendInvalid()
+	if st := h.status("i"); st.MessagesInvalid != 2 {
+		t.Fatalf("MessagesInvalid = %d, want 2 (both processes)", st.MessagesInvalid)
+	}
+}
+
 func TestList(t *testing.T) {
 	h := newHarness(t, Options{Specs: []Spec{
 		pagerSpec("pages", "pages"), pagerSpec("cycle", "cycle"), pagerSpec("invalid", "invalid"),

@@ -526,9 +526,16 @@ type ServerStatus struct {
 	Cache *CacheStats `protobuf:"bytes,25,opt,name=cache,proto3" json:"cache,omitempty"`
 	// instructions is the child's instructions text (initialize or
 	// server/discover), empty when not running.
-	Instructions  string `protobuf:"bytes,26,opt,name=instructions,proto3" json:"instructions,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Instructions string `protobuf:"bytes,26,opt,name=instructions,proto3" json:"instructions,omitempty"`
+	// messages_invalid counts JSON objects from the child that were neither a
+	// request, a response nor a notification (no method and no id, members of
+	// the wrong type, progress params that are not an object). Lines that are
+	// not JSON objects are in lines_skipped instead. Like lines_skipped,
+	// lines_oversize and responses_dropped it is cumulative over the server's
+	// restarts since mcpd started.
+	MessagesInvalid int64 `protobuf:"varint,27,opt,name=messages_invalid,json=messagesInvalid,proto3" json:"messages_invalid,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ServerStatus) Reset() {
@@ -741,6 +748,13 @@ func (x *ServerStatus) GetInstructions() string {
 		return x.Instructions
 	}
 	return ""
+}
+
+func (x *ServerStatus) GetMessagesInvalid() int64 {
+	if x != nil {
+		return x.MessagesInvalid
+	}
+	return 0
 }
 
 // AppStatus is one connected app.
@@ -4336,7 +4350,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x11.mcpd.v1.McpErrorR\x05error\x12*\n" +
 	"\x05cache\x18\x04 \x01(\x0e2\x14.mcpd.v1.CacheStatusR\x05cache\x12\x1f\n" +
 	"\vduration_us\x18\x05 \x01(\x03R\n" +
-	"durationUs\"\xa4\a\n" +
+	"durationUs\"\xcf\a\n" +
 	"\fServerStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.mcpd.v1.ServerStateR\x05state\x12\x10\n" +
@@ -4366,7 +4380,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x11capabilities_json\x18\x17 \x01(\tR\x10capabilitiesJson\x12\x18\n" +
 	"\acommand\x18\x18 \x01(\tR\acommand\x12)\n" +
 	"\x05cache\x18\x19 \x01(\v2\x13.mcpd.v1.CacheStatsR\x05cache\x12\"\n" +
-	"\finstructions\x18\x1a \x01(\tR\finstructions\"|\n" +
+	"\finstructions\x18\x1a \x01(\tR\finstructions\x12)\n" +
+	"\x10messages_invalid\x18\x1b \x01(\x03R\x0fmessagesInvalid\"|\n" +
 	"\tAppStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x10\n" +
