@@ -47,10 +47,12 @@ proto: ## Regenerate the committed protobuf code (needs protoc: apt-get install 
 check-proto: proto ## Regenerate protos and fail if the committed code differs
 	git diff --exit-code -- proto/
 
-install: build ## Install binaries into ~/.local/bin and the systemd units into ~/.config/systemd/user
+install: build ## Install binaries into BINDIR (~/.local/bin) and the systemd units into UNITDIR (~/.config/systemd/user)
 	install -d $(BINDIR) $(UNITDIR)
 	install -m 0755 bin/mcpd bin/mcpdctl $(BINDIR)/
-	install -m 0644 deploy/systemd/mcpd.service deploy/systemd/mcpd.socket $(UNITDIR)/
+	sed 's|^ExecStart=%h/.local/bin/mcpd$$|ExecStart=$(abspath $(BINDIR))/mcpd|' deploy/systemd/mcpd.service > $(UNITDIR)/mcpd.service
+	chmod 0644 $(UNITDIR)/mcpd.service
+	install -m 0644 deploy/systemd/mcpd.socket $(UNITDIR)/
 
 clean: ## Remove build output
 	rm -rf bin

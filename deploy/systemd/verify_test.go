@@ -86,3 +86,45 @@ func TestUnitsContract(t *testing.T) {
 		t.Errorf("mcpd.socket does not listen on %s (the default socket path)", "%t/mcpd/mcpd.sock")
 	}
 }
+
+// TestInstallPointsAtBinDir checks that "make install BINDIR=…" writes a
+// service whose ExecStart is the mcpd it installed. It runs the unit
+// commands "make -n install" prints (not the build, nor the copy of the
+// binaries, which a fake stands in for) and verifies the result.
+func TestInstallPointsAtBinDir(t *testing.T) {
+	makeBin, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("make not installed")
+	}
+	dir := t.TempDir()
+	bin, units := filepath.Join(dir, "opt", "bin"), filepath.Join(dir, "units")
+	out, err := exec.Command(makeBin, "-s", "-n", "-C", "../..", "install", "BINDIR="+bin, "UNITDIR="+units).Output()
+	if err != nil {
+		t.Fatalf("make -n install: %v", err)
+	}
+	var ran int
+	for line := range strings.Lines(string(out)) {
+		if !strings.Contains(line, units) {
+			continue // the build and the binaries' copy
+		}
+		cmd := exec.Command("sh", "-c", line)
+		cmd.Dir = "../.."
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, b)
+		}
+		ran++
+	}
+	if ran == 0 {
+		t.Fatalf("make -n install printed no command writing to UNITDIR:\n%s", out)
+	}
+	service, err := os.ReadFile(filepath.Join(units, "mcpd.service"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "ExecStart=" + filepath.Join(bin, "mcpd") + "\n"; !strings.Contains(string(service), want) {
+		t.Fatalf("installed mcpd.service lacks %q:\n%s", strings.TrimSpace(want), service)
+	}
+	if _, err := os.Stat(filepath.Join(units, "mcpd.socket")); err != nil {
+		t.Fatalf("mcpd.socket not installed: %v", err)
+	}
+}
