@@ -46,7 +46,8 @@ func runWatch(ctx context.Context, c *cli, cmd *command, args []string) error {
 	asJSON := fs.Bool("json", false, "print each event as one JSON object a line")
 	// --timeout bounds only the wait for the acknowledgement: the events
 	// then flow until interrupted.
-	timeout := timeoutFlag(fs, 30*time.Second)
+	timeout := fs.Duration("timeout", 30*time.Second,
+		"give up if mcpd has not acknowledged the subscription within this long; 0 means no limit")
 	names, err := c.parseArgs(cmd, fs, args, 0, -1)
 	if err != nil {
 		return err

@@ -232,6 +232,7 @@ func (m *Manager) Subscribe(ctx context.Context, app AppInfo, w Watch) (*Stream,
 		watch:   w,
 		uris:    map[string]map[string]bool{},
 	}
+	st.q.onLag = func() { m.lagged(st) }
 	st.watch.URIs = nil
 	if !all {
 		st.servers = map[string]bool{}
@@ -348,25 +349,41 @@ func (m *Manager) Update(ctx context.Context, id uint64, add, remove []string) (
 
 // remove unregisters a closed stream and releases its upstream interest.
 func (m *Manager) remove(st *Stream) {
+	// A reload may change the stream's servers meanwhile (ServerRemoved):
+	// end reads them under the stream's lock.
+	servers := st.end(true)
 	m.mu.Lock()
 	if m.streams[st.id] == st {
 		m.retireLocked(st)
 	}
 	delete(m.streams, st.id)
+	m.mu.Unlock()
+	m.wake(servers)
+	m.log.Debug("stream closed", zap.Uint64("subscription_id", st.id), zap.String("app", st.app.Name))
+}
+
+// lagged releases the upstream interest of a stream whose queue overflowed:
+// the stream has ended, though it stays listed (as lagged) until its app has
+// read the lagged event or gone away.
+func (m *Manager) lagged(st *Stream) {
+	m.wake(st.end(false))
+	m.log.Debug("stream lagged", zap.Uint64("subscription_id", st.id), zap.String("app", st.app.Name))
+}
+
+// wake records a change of interest on the upstreams of servers (nil: every
+// server).
+func (m *Manager) wake(servers map[string]bool) {
+	m.mu.RLock()
 	var ups []*upstream
 	for name, u := range m.upstreams {
-		if st.servers == nil || st.servers[name] {
+		if servers == nil || servers[name] {
 			ups = append(ups, u)
 		}
 	}
-	m.mu.Unlock()
-	st.mu.Lock()
-	st.closed = true
-	st.mu.Unlock()
+	m.mu.RUnlock()
 	for _, u := range ups {
 		u.changed()
 	}
-	m.log.Debug("stream closed", zap.Uint64("subscription_id", st.id), zap.String("app", st.app.Name))
 }
 
 // union is what every open stream wants from server.

@@ -58,6 +58,10 @@ type queue struct {
 	latest map[identity]int
 	ended  bool // a terminal event was queued, or closed
 	stats  QueueStats
+
+	// onLag, if set, is called (without the lock) by the push that made
+	// the queue overflow; it must not push.
+	onLag func()
 }
 
 func newQueue(maxEvents, maxBytes int) *queue {
@@ -79,10 +83,20 @@ func newQueue(maxEvents, maxBytes int) *queue {
 func (q *queue) push(ev *Event) bool {
 	size := ev.size()
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	ok, lagged := q.pushLocked(ev, size)
+	q.mu.Unlock()
+	if lagged && q.onLag != nil {
+		q.onLag()
+	}
+	return ok
+}
+
+// pushLocked is push under q.mu; it also reports whether ev made the
+// queue overflow.
+func (q *queue) pushLocked(ev *Event, size int) (ok, lagged bool) {
 	if q.ended {
 		q.stats.Dropped++
-		return false
+		return false, false
 	}
 	switch {
 	case ev.terminal():
@@ -104,16 +118,17 @@ func (q *queue) push(ev *Event) bool {
 			q.stats.Dropped++
 			q.stats.Lagged = true
 			q.ended = true
-			lagged := &Event{Kind: KindLagged, Time: ev.Time,
+			lag := &Event{Kind: KindLagged, Time: ev.Time,
 				Error: "the app read its events too slowly and the queue overflowed; subscribe again to resync"}
-			q.append(lagged, lagged.size())
+			q.append(lag, lag.size())
+			lagged = true
 		}
 	}
 	select {
 	case q.ready <- struct{}{}:
 	default:
 	}
-	return true
+	return true, lagged
 }
 
 func (q *queue) fits(size int) bool {

@@ -44,11 +44,19 @@ func TestQueueCoalescesWhenFull(t *testing.T) {
 
 func TestQueueLagsWhenCoalescingCannotHelp(t *testing.T) {
 	q := newQueue(3, 0)
+	lags := 0
+	q.onLag = func() { lags++ }
 	for i := range 4 {
 		q.push(upd(fmt.Sprintf("u%d", i), i)) // four distinct identities
+		if want := max(i-2, 0); lags != want {
+			t.Fatalf("after push %d: onLag called %d times, want %d", i, lags, want)
+		}
 	}
 	if q.push(upd("late", 9)) {
 		t.Fatal("push after lagging was accepted")
+	}
+	if lags != 1 {
+		t.Fatalf("onLag called %d times, want once", lags)
 	}
 	evs, end := q.take(nil)
 	if !end || evs[len(evs)-1].Kind != KindLagged {

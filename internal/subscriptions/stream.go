@@ -1,6 +1,7 @@
 package subscriptions
 
 import (
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -31,7 +32,8 @@ type Stream struct {
 	servers map[string]bool // nil: every server
 	watch   Watch           // kinds; URIs are in uris
 	uris    map[string]map[string]bool
-	closed  bool
+	closed  bool // Close: no more events
+	ended   bool // closed or lagged: nothing is wanted upstream any more
 }
 
 // ID is the stream's subscription id (for Manager.Update).
@@ -55,6 +57,17 @@ func (st *Stream) Close() {
 		st.q.close()
 		st.m.remove(st)
 	})
+}
+
+// end marks the stream as wanting nothing upstream any more (and, with
+// closed, as taking no more events) and returns its servers (nil: every
+// server).
+func (st *Stream) end(closed bool) map[string]bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.ended = true
+	st.closed = st.closed || closed
+	return maps.Clone(st.servers)
 }
 
 // fail ends the stream with a terminal error event.
@@ -115,7 +128,7 @@ func uriMatches(subscribed, updated string) bool {
 func (st *Stream) wantsFrom(server string) (w wants) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.closed || !st.watchesLocked(server) {
+	if st.ended || !st.watchesLocked(server) {
 		return w
 	}
 	w.tools = st.watch.ToolsListChanged

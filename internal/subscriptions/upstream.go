@@ -31,7 +31,10 @@ type upstream struct {
 	name string
 	log  *zap.Logger
 	kick chan struct{} // capacity 1
-	// nudged is set by a lifecycle event: a child may be ready again.
+	// nudged is set by a lifecycle event (a child may be ready again) and
+	// by a change of interest (new demand may start a server that was
+	// unavailable, e.g. one whose crash-loop cool-down ended without an
+	// event): acquiring the child is tried again.
 	nudged atomic.Bool
 
 	mu      sync.Mutex // guards the fields below
@@ -55,7 +58,7 @@ type upstream struct {
 	heldWake    chan struct{}
 	heldTimer   *time.Timer
 	established bool // something was subscribed upstream on a child: a new child is a restart
-	waitEvent   bool // acquiring failed; wait for a lifecycle event
+	waitEvent   bool // acquiring failed; wait for a lifecycle event or a change of interest
 	retryAt     time.Time
 	timer       *time.Timer
 }
@@ -82,7 +85,7 @@ func (u *upstream) changed() uint64 {
 	u.version++
 	v := u.version
 	u.mu.Unlock()
-	u.wake()
+	u.nudge()
 	return v
 }
 

@@ -700,7 +700,10 @@ func (sv *server) onTimer() {
 	case StateCrashLoop:
 		sv.log.Info("crash loop cooldown over")
 		sv.exits = nil
-		if sv.spec.Restart != RestartNever && (sv.spec.Autostart || sv.spec.Restart == RestartAlways) {
+		// Streams opened during the crash loop wait for the server (their
+		// acknowledgement said why): they are demand, as a caller is.
+		wanted := sv.spec.Autostart || sv.spec.Restart == RestartAlways || sv.sup.subs.HasDemand(sv.spec.Name)
+		if sv.spec.Restart != RestartNever && !sv.spec.Disabled && wanted {
 			sv.beginStart()
 			return
 		}

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// watchMcpd serves Subscribe from a fixed list of events, then ends the
+// stream with end, or, with hold, keeps it open until the app cancels.
+type watchMcpd struct {
+	mcpdv1.UnimplementedMcpdServer
+	events []*mcpdv1.SubscriptionEvent
+	end    error
+	hold   bool
+
+	mu  sync.Mutex // guards req
+	req *mcpdv1.SubscribeRequest
+}
+
+func (f *watchMcpd) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStreamingServer[mcpdv1.SubscriptionEvent]) error {
+	f.mu.Lock()
+	f.req = req
+	f.mu.Unlock()
+	for _, ev := range f.events {
+		if err := stream.Send(ev); err != nil {
+			return err
+		}
+	}
+	if f.hold {
+		<-stream.Context().Done()
+		return stream.Context().Err()
+	}
+	return f.end
+}
+
+func (f *watchMcpd) request() *mcpdv1.SubscribeRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.req
+}
+
+const watchMs = 1_700_000_000_123
+
+// watchClock is how watch prints the time of the events below.
+var watchClock = time.UnixMilli(watchMs).Format("15:04:05.000")
+
+func watchEvent(kind mcpdv1.SubscriptionEventKind, ev *mcpdv1.SubscriptionEvent) *mcpdv1.SubscriptionEvent {
+	ev.Kind, ev.TimeUnixMs = kind, watchMs
+	return ev
+}
+
+func watchAck() *mcpdv1.SubscriptionEvent {
+	return watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ACK, &mcpdv1.SubscriptionEvent{
+		Ack: &mcpdv1.SubscriptionAck{SubscriptionId: 7, Servers: []*mcpdv1.SubscriptionServerAck{
+			{Server: "demo", Era: "modern", ToolsListChanged: true, ServerState: true, ResourceUris: []string{"demo://counter"}},
+			{Server: "mem", Error: `server "mem" is stopped`},
+		}},
+	})
+}
+
+// Every kind of event is one line; a lagged stream ends watch with exit
+// status 1 and a hint to resync.
+func TestWatchPrintsEventsUntilLagged(t *testing.T) {
+	f := &watchMcpd{events: []*mcpdv1.SubscriptionEvent{
+		watchAck(),
+		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED, &mcpdv1.SubscriptionEvent{Server: "demo"}),
+		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED, &mcpdv1.SubscriptionEvent{Server: "demo", Uri: "demo://counter"}),
+		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE, &mcpdv1.SubscriptionEvent{Server: "demo", State: "exited", Pid: 42, Exit: "signal: killed", Error: "server exited unexpectedly"}),
+		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESTARTED, &mcpdv1.SubscriptionEvent{Server: "demo", Pid: 43}),
+		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED, &mcpdv1.SubscriptionEvent{Server: "demo", Synthetic: true}),
+		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE, &mcpdv1.SubscriptionEvent{Server: "demo", ParamsJson: `{"level":"info","data":"hi"}`}),
+		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE, &mcpdv1.SubscriptionEvent{Server: "demo", State: "crashloop", Error: "too many exits"}),
+		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED, &mcpdv1.SubscriptionEvent{Error: "too slow"}),
+	}}
+	sock := serveMcpd(t, f)
+	r := mcpdctl(t, "--socket", sock, "watch", "demo", "mem", "--uri", "demo://counter")
+	want := strings.Join([]string{
+		`watching demo: tools state demo://counter; mem: unavailable (server "mem" is stopped)`,
+		`demo tools changed`,
+		`demo updated demo://counter`,
+		`demo exited pid 42 (signal: killed)`,
+		`demo restarted pid 43 (subscriptions re-sent)`,
+		`demo prompts changed (after restart)`,
+		`demo log {"level":"info","data":"hi"}`,
+		`demo crashloop: too many exits`,
+		`lagged: too slow`,
+	}, "\n"+watchClock+" ")
+	if r.stdout != watchClock+" "+want+"\n" {
+		t.Errorf("stdout:\n%s\nwant:\n%s %s", r.stdout, watchClock, want)
+	}
+	if r.code != exitFailure || r.stderr != "mcpdctl: mcpd ended the subscription (events were lost: run watch again to resync)\n" {
+		t.Errorf("exit %d, stderr %q; want 1 and the resync hint", r.code, r.stderr)
+	}
+	req := f.request()
+	if !req.GetToolsListChanged() || !req.GetPromptsListChanged() || !req.GetResourcesListChanged() ||
+		!req.GetServerState() || !req.GetLogMessages() ||
+		strings.Join(req.GetServers(), ",") != "demo,mem" || strings.Join(req.GetResourceUris(), ",") != "demo://counter" {
+		t.Errorf("request = %v, want every kind of demo and mem, and demo://counter", req)
+	}
+}
+
+// An error event ends watch with exit status 1 and the reason on stderr.
+func TestWatchErrorEvent(t *testing.T) {
+	reason := `subscription to server "demo" ended: crash-looping`
+	f := &watchMcpd{
+		events: []*mcpdv1.SubscriptionEvent{watchAck(),
+			watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR, &mcpdv1.SubscriptionEvent{Server: "demo", Error: reason})},
+		end: status.Error(codes.Unavailable, reason),
+	}
+	r := mcpdctl(t, "--socket", serveMcpd(t, f), "watch", "demo")
+	if !strings.HasSuffix(r.stdout, watchClock+" error: "+reason+"\n") {
+		t.Errorf("stdout = %q, want the error event last", r.stdout)
+	}
+	if r.code != exitFailure || r.stderr != "mcpdctl: "+reason+"\n" {
+		t.Errorf("exit %d, stderr %q; want 1 and the reason", r.code, r.stderr)
+	}
+}
+
+// notifyWriter is a goroutine-safe buffer that signals its first write.
+type notifyWriter struct {
+	mu    sync.Mutex
+	buf   bytes.Buffer
+	first chan struct{}
+	once  sync.Once
+}
+
+func (w *notifyWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.once.Do(func() { close(w.first) })
+	return w.buf.Write(p)
+}
+
+func (w *notifyWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// Ctrl-C (the context ends) stops watch with exit status 0; --json prints
+// each event as one JSON object a line.
+func TestWatchInterruptedJSON(t *testing.T) {
+	f := &watchMcpd{events: []*mcpdv1.SubscriptionEvent{watchAck()}, hold: true}
+	sock := serveMcpd(t, f)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdout := &notifyWriter{first: make(chan struct{})}
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- report(run(ctx, []string{"--socket", sock, "watch", "--json"}, stdout, &stderr), &stderr)
+	}()
+	<-stdout.first
+	cancel()
+	if code := <-done; code != exitOK || stderr.Len() != 0 {
+		t.Fatalf("exit %d, stderr %q; want 0 and nothing", code, stderr.String())
+	}
+	var ack struct {
+		Kind string `json:"kind"`
+		Ack  struct {
+			SubscriptionID string `json:"subscription_id"`
+		} `json:"ack"`
+	}
+	if err := json.Unmarshal([]byte(stdout.String()), &ack); err != nil || ack.Kind != "SUBSCRIPTION_EVENT_KIND_ACK" || ack.Ack.SubscriptionID != "7" {
+		t.Fatalf("stdout %q (%v), want the acknowledgement as one JSON object", stdout.String(), err)
+	}
+	if req := f.request(); len(req.GetServers()) != 0 {
+		t.Errorf("servers = %v, want none (every server)", req.GetServers())
+	}
+}

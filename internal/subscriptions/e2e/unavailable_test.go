@@ -1,0 +1,152 @@
+package e2e
+
+import (
+	"testing"
+	"time"
+
+	"google.golang.org/grpc"
+
+	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// An app subscribes while the server is crash-looping (its acknowledgement
+// says so) and leaves; the cool-down ends (the server is stopped, which no
+// lifecycle event announces). The next app's subscription is new demand: it
+// starts the server and is acknowledged by it, not answered with what the
+// upstream knew before.
+func TestSubscribeAfterCrashLoopStartsServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	d := newDaemon(t, supervisor.Options{
+		Specs:        []supervisor.Spec{fakeSpec("doomed", "legacy,exitonsubscribe")},
+		CrashLoopMax: 3, CrashLoopCooldown: time.Second,
+		BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond,
+	})
+	c, _ := d.dial()
+	status := func() supervisor.State {
+		st, err := d.sup.ServerStatus("doomed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st.State
+	}
+	// Every process exits on the resources/subscribe of this URI.
+	first, _ := subscribe(t, c, &mcpdv1.SubscribeRequest{Servers: []string{"doomed"}, ResourceUris: []string{"fake://hello"}}, true)
+	<-first.done
+	if s := status(); s != supervisor.StateCrashLoop {
+		t.Fatalf("state = %s, want crashloop", s)
+	}
+
+	tools := &mcpdv1.SubscribeRequest{Servers: []string{"doomed"}, ToolsListChanged: true}
+	held, _ := subscribe(t, c, tools, true)
+	if a := held.ack.GetServers()[0]; a.GetError() == "" {
+		t.Fatalf("ack during the crash loop = %v, want an error", a)
+	}
+	held.close()
+	waitFor(t, "the stream to close", func() bool { return d.streams() == 0 })
+	waitFor(t, "the cool-down to end", func() bool { return status() == supervisor.StateStopped })
+
+	w, _ := subscribe(t, c, tools, true)
+	if a := w.ack.GetServers()[0]; a.GetError() != "" || a.GetEra() != "legacy" || !a.GetToolsListChanged() {
+		t.Fatalf("ack after the cool-down = %v, want the running legacy server's", a)
+	}
+	if s := status(); s != supervisor.StateReady {
+		t.Fatalf("state = %s, want ready (started for the subscription)", s)
+	}
+}
+
+// An app that stopped reading lags: its stream has ended, so it no longer
+// holds the server's upstream subscription (the URI is unsubscribed at
+// once), though it stays listed as lagged until the app reads the lagged
+// event.
+func TestLaggedAppReleasesItsSubscription(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	d := newDaemon(t, supervisor.Options{
+		Specs:                   []supervisor.Spec{fakeSpec("s", "legacy")},
+		SubscriptionQueueEvents: 4,
+	})
+	// A small fixed flow-control window, so gRPC itself cannot absorb the flood.
+	c, _ := d.dial(grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10))
+	stalled, resume := subscribe(t, c, &mcpdv1.SubscribeRequest{Servers: []string{"s"}, ResourceUris: []string{"fake://r/"}}, false)
+	// Updates of one URI coalesce in the queue: they fill gRPC's window
+	// until the server blocks in sending to the stalled app, which then
+	// takes nothing from its queue for two bursts in a row.
+	delivered := func() uint64 { return d.sup.Subscriptions().Streams()[0].Queue.Delivered }
+	for still := 0; still < 2; {
+		before := delivered()
+		d.callTool("s", "burst", `{"n":1000}`)
+		if delivered() == before {
+			still++
+		} else {
+			still = 0
+		}
+	}
+	// 100 URIs: more than the queue can coalesce into.
+	d.callTool("s", "burst", `{"n":100,"uris":100}`)
+	lagged := func() bool {
+		streams := d.sup.Subscriptions().Streams()
+		return len(streams) == 1 && streams[0].Queue.Lagged
+	}
+	if !lagged() {
+		t.Fatalf("streams = %+v, want one, lagged", d.sup.Subscriptions().Streams())
+	}
+	waitFor(t, "resources/unsubscribe", func() bool { return d.stderrCount("s", "recv resources/unsubscribe") == 1 })
+	if !lagged() {
+		t.Fatal("the lagged stream is no longer listed before its app read the lagged event")
+	}
+	close(resume)
+	<-stalled.done
+	evs, err := stalled.snapshot()
+	if err != nil || len(evs) == 0 || evs[len(evs)-1].GetKind() != mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED {
+		t.Fatalf("stream ended with %v after %d events, want a lagged event last", err, len(evs))
+	}
+	waitFor(t, "the stream to close", func() bool { return d.streams() == 0 })
+	if n := d.stderrCount("s", "recv resources/subscribe"); n != 1 {
+		t.Fatalf("resources/subscribe sent %d times, want 1", n)
+	}
+}
+
+// A stream opened during a crash loop stays open (its acknowledgement says
+// why the server cannot serve it) and is demand: when the cool-down ends,
+// the server is started for it without any other app asking.
+func TestStreamOpenedDuringCrashLoopStartsServerAfterCooldown(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	d := newDaemon(t, supervisor.Options{
+		Specs:        []supervisor.Spec{fakeSpec("doomed", "legacy,exitonsubscribe")},
+		CrashLoopMax: 3, CrashLoopCooldown: time.Second,
+		BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond,
+	})
+	c, _ := d.dial()
+	status := func() supervisor.Status {
+		st, err := d.sup.ServerStatus("doomed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	first, _ := subscribe(t, c, &mcpdv1.SubscribeRequest{Servers: []string{"doomed"}, ResourceUris: []string{"fake://hello"}}, true)
+	<-first.done
+	if s := status().State; s != supervisor.StateCrashLoop {
+		t.Fatalf("state = %s, want crashloop", s)
+	}
+	// Tool list changes need no resources/subscribe: the server can serve them.
+	held, _ := subscribe(t, c, &mcpdv1.SubscribeRequest{Servers: []string{"doomed"}, ToolsListChanged: true}, true)
+	defer held.close()
+	if a := held.ack.GetServers()[0]; a.GetError() == "" {
+		t.Fatalf("ack during the crash loop = %v, want an error", a)
+	}
+	waitFor(t, "the server to be started for the open stream after the cool-down", func() bool {
+		return status().State == supervisor.StateReady
+	})
+	select {
+	case <-held.done:
+		t.Fatal("the stream opened during the crash loop ended")
+	default:
+	}
+}
