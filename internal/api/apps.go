@@ -12,6 +12,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // appConn is one connected app: one gRPC connection on the socket.
@@ -176,13 +178,23 @@ func (t *appTracker) snapshot() []appStatus {
 // RPC arrived on, so that an app that only asks for status (mcpdctl status)
 // is listed by name too.
 func identifyFromMetadata(ctx context.Context) {
-	c := connFromContext(ctx)
-	if c == nil {
-		return
+	if c := connFromContext(ctx); c != nil {
+		c.setClient(clientIdentity(ctx, nil))
 	}
-	if name := first(metadata.ValueFromIncomingContext(ctx, MetadataClientName)); name != "" {
-		c.setClient(name, first(metadata.ValueFromIncomingContext(ctx, MetadataClientVersion)))
+}
+
+// clientIdentity returns the app's name and version: info's when it names
+// the app, else those of the call's metadata (MetadataClientName,
+// MetadataClientVersion). ValueFromIncomingContext reads the two keys
+// without copying the whole metadata map, as FromIncomingContext does.
+func clientIdentity(ctx context.Context, info *mcpdv1.ClientInfo) (name, version string) {
+	if name = info.GetName(); name != "" {
+		return name, info.GetVersion()
 	}
+	if name = first(metadata.ValueFromIncomingContext(ctx, MetadataClientName)); name == "" {
+		return "", ""
+	}
+	return name, first(metadata.ValueFromIncomingContext(ctx, MetadataClientVersion))
 }
 
 // connFromContext returns the connection an RPC arrived on, or nil.

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"io"
 	"net"
 	"testing"
 	"time"
@@ -56,6 +57,41 @@ func TestGetStatusNamesStatusOnlyApp(t *testing.T) {
 	}
 	if len(got) != 1 || got[0] != "mcpdctl/1.2" {
 		t.Fatalf("apps = %v, want [mcpdctl/1.2]", got)
+	}
+}
+
+// An app that registers as a host and names itself only in the metadata
+// is listed under that name, as it is for every other RPC.
+func TestGetStatusNamesHostByMetadata(t *testing.T) {
+	h := newHarness(t, &fakeBackend{})
+	ctx := metadata.AppendToOutgoingContext(ctxT(t), MetadataClientName, "ide", MetadataClientVersion, "7")
+	host, err := h.client.Host(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := &mcpdv1.HostRequest{Msg: &mcpdv1.HostRequest_Register{Register: &mcpdv1.HostRegistration{Roots: true}}}
+	if err := host.Send(reg); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := host.Recv(); err != nil {
+		t.Fatalf("registration: %v", err)
+	}
+	resp, err := h.client.GetStatus(ctxT(t), &mcpdv1.GetStatusRequest{}) // same connection, no metadata
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range resp.GetApps() {
+		got = append(got, a.GetName()+"/"+a.GetVersion())
+	}
+	if len(got) != 1 || got[0] != "ide/7" {
+		t.Errorf("apps = %v, want [ide/7]", got)
+	}
+	if err := host.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := host.Recv(); err != io.EOF {
+		t.Fatalf("host stream ended with %v, want EOF", err)
 	}
 }
 

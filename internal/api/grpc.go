@@ -3,20 +3,32 @@ package api
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/grpclog"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
+	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
 
+	"github.com/mcpd-dev/mcpd/internal/transport"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // HealthService is the name under which the health service reports the
 // Mcpd service; the empty name reports the daemon as a whole.
 const HealthService = "mcpd.v1.Mcpd"
+
+// MaxRequestSize is the largest message an app may send to mcpd, in
+// bytes: the default maxLineSize (32 MiB), so that a request can be as
+// large as the largest response mcpd accepts from a child by default
+// (grpc-go's own default is 4 MiB). A larger message is refused with
+// RESOURCE_EXHAUSTED. mcpd sends messages of any size; an app that expects
+// results over its gRPC library's default receive limit (4 MiB in grpc-go
+// and grpc-js) raises that limit.
+const MaxRequestSize = transport.DefaultMaxLineSize
 
 // Flow-control windows of the gRPC server, for what apps send: credit, not
 // memory that is allocated up front.
@@ -25,9 +37,20 @@ const (
 	serverConnWindow   = 16 << 20
 )
 
+// keepaliveMinTime is the shortest interval between an app's keepalive
+// pings that the server accepts, with or without calls in flight.
+// grpc-go's default (5 minutes, and no pings at all without a call) makes
+// it answer the keepalive of a long-lived Subscribe, Host or FollowLogs
+// stream (grpc-js "grpc.keepalive_time_ms", grpc-go
+// keepalive.ClientParameters) with GOAWAY "too_many_pings" after the third
+// early ping, which ends every call on the connection. On a local socket a
+// ping costs next to nothing; the bound still stops a runaway client.
+const keepaliveMinTime = time.Second
+
 // NewGRPCServer returns a gRPC server for srv with the peer-credential
 // check, connection tracking for GetStatus, the standard health service
-// (SERVING) and server reflection, so grpcurl works. Extra options are
+// (SERVING), server reflection, so grpcurl works, requests of up to
+// MaxRequestSize and app keepalives (keepaliveMinTime). Extra options are
 // appended.
 // It leaves grpc-go's process-wide logger alone: the daemon routes it with
 // RouteGRPCLog.
@@ -50,6 +73,11 @@ func NewGRPCServer(srv *Server, log *zap.Logger, opts ...grpc.ServerOption) *grp
 		// would find anyway.
 		grpc.InitialWindowSize(serverStreamWindow),
 		grpc.InitialConnWindowSize(serverConnWindow),
+		grpc.MaxRecvMsgSize(MaxRequestSize),
+		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{
+			MinTime:             keepaliveMinTime,
+			PermitWithoutStream: true,
+		}),
 	}, opts...)
 	gs := grpc.NewServer(opts...)
 	mcpdv1.RegisterMcpdServer(gs, srv)

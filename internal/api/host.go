@@ -10,7 +10,6 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/session"
@@ -51,16 +50,11 @@ func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1
 			return status.Errorf(codes.NotFound, "unknown server %q", n)
 		}
 	}
-	name := reg.GetClient().GetName()
-	if name == "" {
-		if md, ok := metadata.FromIncomingContext(ctx); ok {
-			name = first(md.Get(MetadataClientName))
-		}
-	}
+	name, version := clientIdentity(ctx, reg.GetClient())
 	var connID uint64
 	if c := connFromContext(ctx); c != nil {
 		connID = c.id
-		c.setClient(reg.GetClient().GetName(), reg.GetClient().GetVersion())
+		c.setClient(name, version)
 	}
 	h := s.hosts.register(connID, name, reg.GetServers(), hostCaps{
 		roots: reg.GetRoots(), sampling: reg.GetSampling(), elicitation: reg.GetElicitation(),

@@ -13,7 +13,6 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
@@ -424,15 +423,7 @@ func (s *Server) callSettings(ctx context.Context, opts *mcpdv1.CallOptions) (*s
 	}
 	req.ClientCapabilities = caps
 
-	name, ver := opts.GetClient().GetName(), opts.GetClient().GetVersion()
-	if name == "" {
-		// ValueFromIncomingContext reads the two keys without copying the
-		// whole metadata map, as FromIncomingContext does on every call.
-		name = first(metadata.ValueFromIncomingContext(ctx, MetadataClientName))
-		if name != "" {
-			ver = first(metadata.ValueFromIncomingContext(ctx, MetadataClientVersion))
-		}
-	}
+	name, ver := clientIdentity(ctx, opts.GetClient())
 	if name != "" {
 		// Implementation: "name" and "version" are both required members.
 		info, err := json.Marshal(struct {

@@ -10,7 +10,6 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
@@ -62,12 +61,8 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 			return status.Errorf(codes.NotFound, "unknown server %q", n)
 		}
 	}
-	app := subscriptions.AppInfo{Name: req.GetClient().GetName(), Version: req.GetClient().GetVersion()}
-	if app.Name == "" {
-		if md, ok := metadata.FromIncomingContext(ctx); ok {
-			app.Name, app.Version = first(md.Get(MetadataClientName)), first(md.Get(MetadataClientVersion))
-		}
-	}
+	var app subscriptions.AppInfo
+	app.Name, app.Version = clientIdentity(ctx, req.GetClient())
 	if c := connFromContext(ctx); c != nil {
 		app.Pid, app.Conn = c.pid, c.id
 		c.setClient(app.Name, app.Version)
