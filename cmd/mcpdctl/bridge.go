@@ -18,7 +18,6 @@ import (
 	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/version"
@@ -196,13 +195,12 @@ func newBridge(ctx context.Context, c *cli) (*bridge, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn, err := grpc.NewClient("unix://"+path,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
+	conn, err := grpc.NewClient("unix://"+path, dialOptions(
 		// Reconnect soon after mcpd comes back (the default backoff grows to 2 minutes).
 		grpc.WithConnectParams(grpc.ConnectParams{
 			Backoff:           backoff.Config{BaseDelay: bridgeRetryMin, Multiplier: 1.6, Jitter: 0.2, MaxDelay: bridgeRetryMax},
 			MinConnectTimeout: bridgeReadyTimeout,
-		}))
+		}))...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", path, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -359,12 +360,26 @@ func (c *cli) connect() (mcpdv1.McpdClient, error) {
 		}
 		return nil, fmt.Errorf("socket: %w", err)
 	}
-	conn, err := grpc.NewClient("unix://"+abs, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := grpc.NewClient("unix://"+abs, dialOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("connect to %s: %w", abs, err)
 	}
 	c.conn = conn
 	return mcpdv1.NewMcpdClient(conn), nil
+}
+
+// maxResponseSize is the largest message mcpdctl takes from mcpd. mcpd
+// passes a child's result on whole, up to the server's maxLineSize (32 MiB
+// by default, and configurable), where gRPC's default would refuse
+// anything over 4 MiB.
+const maxResponseSize = math.MaxInt32
+
+// dialOptions are the gRPC options of every connection to mcpd, then extra.
+func dialOptions(extra ...grpc.DialOption) []grpc.DialOption {
+	return append([]grpc.DialOption{
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxResponseSize)),
+	}, extra...)
 }
 
 // dial is withTimeout and connect, for a verb that talks to mcpd until it

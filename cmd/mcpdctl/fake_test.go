@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -16,6 +17,9 @@ import (
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
+
+// bigResultSize is the text size of the "big" tool's result.
+const bigResultSize = 6 << 20
 
 // fakeMcpd is a canned mcpd: a real gRPC server on a real Unix socket that
 // answers from fixed data, so the CLI's output is deterministic.
@@ -321,6 +325,9 @@ func (f *fakeMcpd) CallTool(r *mcpdv1.CallToolRequest, stream grpc.ServerStreami
 			}
 		}
 		return respond(&mcpdv1.McpResponse{ResultJson: `{"resultType":"complete","content":[{"type":"text","text":"Sunny, 21°C"},{"type":"image","mimeType":"image/png","data":"iVBORw0KGgo="},{"type":"resource_link","uri":"weather://city/Paris","name":"Paris"},{"type":"resource","resource":{"uri":"weather://raw","mimeType":"text/plain","text":"raw: 21C"}}],"structuredContent":{"temp":21}}`})
+	case "big":
+		// A result larger than gRPC's default 4 MiB receive limit.
+		return respond(&mcpdv1.McpResponse{ResultJson: `{"content":[{"type":"text","text":"` + strings.Repeat("x", bigResultSize) + `"}]}`})
 	case "structured":
 		return respond(&mcpdv1.McpResponse{ResultJson: `{"content":[],"structuredContent":{"temp":21,"unit":"C"}}`})
 	case "fails":

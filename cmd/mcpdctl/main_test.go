@@ -526,6 +526,16 @@ func (b *blockingMcpd) CallTool(_ *mcpdv1.CallToolRequest, stream grpc.ServerStr
 }
 
 // A call cut because mcpd went away says so, not that mcpd is not running.
+// mcpd passes a child's result on whole, up to maxLineSize (32 MiB by
+// default): mcpdctl takes results over gRPC's default 4 MiB limit.
+func TestCallPrintsResultOverFourMiB(t *testing.T) {
+	_, sock := startFake(t)
+	r := mcpdctl(t, "--socket", sock, "call", "weather", "big")
+	if r.code != exitOK || strings.Count(r.stdout, "x") < bigResultSize {
+		t.Fatalf("call big: exit %d, %d bytes of stdout, stderr %q", r.code, len(r.stdout), r.stderr)
+	}
+}
+
 func TestCallCutByMcpdGoingAway(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "mcpd.sock")
 	ln, err := net.Listen("unix", sock)
