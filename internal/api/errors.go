@@ -35,6 +35,9 @@ func toStatus(err error) error {
 		code = codes.NotFound
 	case errors.Is(err, supervisor.ErrInvalid), errors.Is(err, session.ErrInvalidRequest):
 		code = codes.InvalidArgument
+	case errors.Is(err, session.ErrResponseTooLarge):
+		// What gRPC itself answers for a message over its size limit.
+		code = codes.ResourceExhausted
 	case errors.Is(err, supervisor.ErrUnavailable):
 		code = codes.Unavailable
 	case errors.Is(err, context.DeadlineExceeded):

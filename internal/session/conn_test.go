@@ -10,8 +10,11 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/transport"
 )
 
-// Conn is implemented by the transport.
-var _ session.Conn = (*transport.Process)(nil)
+// Conn is implemented by the transport, and so is OversizeReporter.
+var (
+	_ session.Conn             = (*transport.Process)(nil)
+	_ session.OversizeReporter = (*transport.Process)(nil)
+)
 
 // child is a fake MCP server run by the real transport, with its stderr
 // kept for assertions.

@@ -61,6 +61,10 @@ var (
 	// params that are not a JSON object, or a progress token that is
 	// neither a string nor an integer.
 	ErrInvalidRequest = errors.New("session: invalid request")
+	// ErrResponseTooLarge means the child's response to a request was a
+	// line longer than the server's maxLineSize, which the transport
+	// discarded (oversize.go).
+	ErrResponseTooLarge = errors.New("session: response larger than maxLineSize")
 )
 
 // RPCError is a JSON-RPC error object received from the child.
@@ -74,7 +78,8 @@ func (e *RPCError) Error() string { return fmt.Sprintf("mcp error %d: %s", e.Cod
 
 // Conn is the child's stdio as the session needs it; *transport.Process
 // implements it. ReadMessage is called from the session's reader goroutine
-// only.
+// only. A Conn that is also an OversizeReporter lets the session fail a
+// request whose response was too large at once.
 type Conn interface {
 	ReadMessage() ([]byte, error)
 	WriteMessage(msg []byte) error
@@ -265,6 +270,9 @@ func New(conn Conn, opts Options) *Session {
 		pending:  map[uint64]*call{},
 		progress: map[string]*call{},
 		incoming: map[string]*incoming{},
+	}
+	if r, ok := conn.(OversizeReporter); ok {
+		r.OnOversize(s.oversize) // before the reader starts
 	}
 	go s.readLoop()
 	return s
@@ -834,14 +842,7 @@ func (s *Session) response(env envelope) {
 	if s.listenResponse(env) {
 		return
 	}
-	id, err := strconv.ParseUint(string(env.ID), 10, 64)
-	var c *call
-	if err == nil {
-		s.mu.Lock()
-		c = s.pending[id]
-		delete(s.pending, id)
-		s.mu.Unlock()
-	}
+	c := s.takeCall(env.ID)
 	if c == nil {
 		// "The canceller should ignore any response that still arrives."
 		s.dropped.Add(1)
@@ -856,6 +857,20 @@ func (s *Session) response(env envelope) {
 		resp.Result = nil
 	}
 	c.ch <- outcome{resp: resp}
+}
+
+// takeCall removes the pending call whose id is the JSON value rawID from
+// the pending map and returns it; nil if there is none.
+func (s *Session) takeCall(rawID json.RawMessage) *call {
+	id, err := strconv.ParseUint(string(rawID), 10, 64)
+	if err != nil {
+		return nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.pending[id]
+	delete(s.pending, id)
+	return c
 }
 
 func (s *Session) notification(env envelope) {

@@ -24,7 +24,31 @@ const (
 	skippedPrefixLen = 80
 	// maxKeptWriteBuf is the largest write buffer kept for reuse.
 	maxKeptWriteBuf = 64 << 10
+	// OversizePrefixLen is how much of the start of an oversize line is
+	// kept for the OnOversize handler: room for a JSON-RPC envelope's
+	// "jsonrpc" and "id" members, which SDKs write first.
+	OversizePrefixLen = 4 << 10
 )
+
+// OversizeLine is a stdout line that was discarded because it was longer
+// than MaxLineSize.
+type OversizeLine struct {
+	// Prefix is the start of the line as the child wrote it, at most
+	// OversizePrefixLen bytes. The handler may keep it.
+	Prefix []byte
+	// Size is the length of the line in bytes without its line ending. A
+	// read error in the middle of the line makes it the length read so far.
+	Size int
+	// MaxLineSize is the limit the line exceeded.
+	MaxLineSize int
+}
+
+// OnOversize sets fn to receive every stdout line discarded as oversize,
+// after it was counted and logged and before ReadMessage goes on to the
+// next line. fn runs inside ReadMessage, on its goroutine, and must not
+// block. Call OnOversize before the first ReadMessage, or from the
+// goroutine that calls it.
+func (p *Process) OnOversize(fn func(OversizeLine)) { p.onOversize = fn }
 
 // ReadMessage returns the next JSON object line from the child's stdout,
 // without its line ending. Lines that are not JSON objects and oversize
@@ -79,16 +103,29 @@ func (p *Process) readLong(first []byte) ([]byte, bool) {
 	chunk, err := first, error(bufio.ErrBufferFull)
 	for {
 		if len(acc)+len(chunk) > limit {
-			// Oversize: drop what we have and throw the rest of the line
-			// away chunk by chunk until its newline, never holding more
-			// than one bufio buffer of it.
+			// Oversize: keep the start of the line, drop the rest of
+			// what we have and throw the rest of the line away chunk by
+			// chunk until its newline, never holding more than one bufio
+			// buffer of it.
+			start, before := chunk, byte(0) // before: the byte before chunk
+			if len(acc) > 0 {
+				start, before = acc, acc[len(acc)-1]
+			}
+			var prefix []byte
+			if p.onOversize != nil {
+				prefix = head(start)
+			}
 			total := len(acc) + len(chunk)
 			acc = nil
 			for errors.Is(err, bufio.ErrBufferFull) {
+				before = chunk[len(chunk)-1]
 				chunk, err = p.rd.ReadSlice('\n')
 				total += len(chunk)
 			}
-			p.countOversize(total)
+			if err == nil {
+				total -= lineEndLen(before, chunk)
+			}
+			p.discardOversize(prefix, total)
 			if err != nil {
 				p.endStdout(err)
 			}
@@ -117,7 +154,11 @@ func (p *Process) accept(line []byte) ([]byte, bool) {
 	line = bytes.TrimSuffix(line, []byte{'\n'})
 	line = bytes.TrimSuffix(line, []byte{'\r'})
 	if len(line) > p.maxLine {
-		p.countOversize(len(line))
+		var prefix []byte
+		if p.onOversize != nil {
+			prefix = head(line)
+		}
+		p.discardOversize(prefix, len(line))
 		return nil, false
 	}
 	msg := trimJSONSpace(line)
@@ -140,12 +181,34 @@ func (p *Process) accept(line []byte) ([]byte, bool) {
 	return msg, true
 }
 
-func (p *Process) countOversize(size int) {
+// discardOversize counts and logs an oversize line of size bytes, then
+// hands its prefix to the OnOversize handler, if any.
+func (p *Process) discardOversize(prefix []byte, size int) {
 	n := p.oversize.Add(1)
 	p.logAnomaly(n+p.skipped.Load(), "discarded oversize stdout line",
 		zap.Int("line_size_at_least", size),
 		zap.Int("max_line_size", p.maxLine),
 		zap.Int64("lines_oversize", n))
+	if p.onOversize != nil {
+		p.onOversize(OversizeLine{Prefix: prefix, Size: size, MaxLineSize: p.maxLine})
+	}
+}
+
+// head returns a copy of the first OversizePrefixLen bytes of line.
+func head(line []byte) []byte {
+	return bytes.Clone(line[:min(len(line), OversizePrefixLen)])
+}
+
+// lineEndLen is the length of the line ending ("\n" or "\r\n") that last,
+// the final chunk of a line, ends with; before is the byte preceding last
+// in the line.
+func lineEndLen(before byte, last []byte) int {
+	switch {
+	case len(last) >= 2 && last[len(last)-2] == '\r', len(last) == 1 && before == '\r':
+		return 2
+	default:
+		return 1
+	}
 }
 
 func (p *Process) logAnomaly(count int64, msg string, fields ...zap.Field) {

@@ -41,6 +41,28 @@ var (
 	mixedOver = `{"over":"` + strings.Repeat("d", mixedMax-10) + `"}`
 )
 
+// Fixed stdout of the "oversize" child, read with MaxLineSize oversizeMax.
+const (
+	oversizeMax      = 4096
+	oversizeLongHead = `{"jsonrpc":"2.0","id":1,"result":{"text":"`
+)
+
+var (
+	// oversizeLong is longer than the bufio buffer: discarded on the long
+	// path. It is the first line and ends with "\r\n" split across two
+	// reads: its "\r" is the last byte of the second buffer.
+	oversizeLong = oversizeLongHead + strings.Repeat("x", 2*stdoutBufferSize-1-len(oversizeLongHead)-3) + `"}}`
+	// oversizeShort fits the bufio buffer; it has "\r\n" as line ending.
+	oversizeShort = `  {"id":2,"pad":"` + strings.Repeat("y", 5000) + `"}`
+	// oversizeEdge is exactly oversizeMax bytes: accepted.
+	oversizeEdge = `{"edge":"` + strings.Repeat("e", oversizeMax-11) + `"}`
+	// oversizeLast is the last line, without a newline.
+	oversizeLast = `{"id":3,"pad":"` + strings.Repeat("z", 70_000) + `"}`
+)
+
+var oversizeStdout = oversizeLong + "\r\n" + `{"n":1}` + "\n" + oversizeShort + "\r\n" +
+	oversizeEdge + "\n" + `{"n":2}` + "\n" + oversizeLast
+
 var mixedStdout = strings.Join([]string{
 	`{"n":1}`,
 	`hello, this is a banner on stdout`,
@@ -94,6 +116,10 @@ func runChild(name string) int {
 		}
 	case "mixed":
 		out.WriteString(mixedStdout)
+		out.Flush()
+		return 0
+	case "oversize":
+		out.WriteString(oversizeStdout)
 		out.Flush()
 		return 0
 	case "mixed-small":

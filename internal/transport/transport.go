@@ -115,6 +115,8 @@ type Process struct {
 	stdoutR *os.File
 	rd      *bufio.Reader
 	readErr error // sticky: once set, ReadMessage returns it
+	// onOversize is set by OnOversize before reading starts.
+	onOversize func(OversizeLine)
 
 	stderrR    *os.File
 	stderrDone chan struct{} // closed by the stderr drain when it returns
