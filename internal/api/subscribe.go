@@ -109,7 +109,11 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 			}
 		}
 		if !end {
-			clear(evs) // the sent events need not live until the next ones
+			if cap(evs) > maxKeptEvents {
+				evs = nil // a burst's buffer is not kept for the whole stream
+			} else {
+				clear(evs) // the sent events need not live until the next ones
+			}
 		}
 		if end {
 			last := evs[len(evs)-1]
@@ -123,6 +127,10 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 		}
 	}
 }
+
+// maxKeptEvents is the capacity of a Subscribe handler's event buffer that
+// is kept for the next events; a larger one, left by a burst, is released.
+const maxKeptEvents = 64
 
 // sendEvent sends ev on stream. An event delivered to several streams is
 // encoded once, by the first of them, and the others send the same bytes;

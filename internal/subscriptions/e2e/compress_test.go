@@ -13,7 +13,8 @@ import (
 
 // An event fanned out to several streams is encoded once and shared, but
 // only among streams whose messages are not compressed: apps that compress
-// and apps that do not, on the same events, all read every event intact.
+// (gzip, or deflate, which the api package registers) and apps that do not,
+// on the same events, all read every event intact.
 func TestFanOutToCompressingAndPlainApps(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
@@ -21,10 +22,11 @@ func TestFanOutToCompressingAndPlainApps(t *testing.T) {
 	d := newDaemon(t, supervisor.Options{Specs: []supervisor.Spec{fakeSpec("s", "legacy,quiet")}})
 	req := &mcpdv1.SubscribeRequest{Servers: []string{"s"}, ResourceUris: []string{"fake://hello"}}
 	var ws []*watcher
-	for i := range 6 {
+	encodings := []string{gzip.Name, "", "deflate"}
+	for i := range 9 {
 		var opts []grpc.DialOption
-		if i%2 == 0 {
-			opts = append(opts, grpc.WithDefaultCallOptions(grpc.UseCompressor(gzip.Name)))
+		if e := encodings[i%len(encodings)]; e != "" {
+			opts = append(opts, grpc.WithDefaultCallOptions(grpc.UseCompressor(e)))
 		}
 		c, _ := d.dial(opts...)
 		w, _ := subscribe(t, c, req, true)
@@ -37,7 +39,7 @@ func TestFanOutToCompressingAndPlainApps(t *testing.T) {
 	for i, w := range ws {
 		waitFor(t, fmt.Sprintf("app %d", i), func() bool {
 			if _, err := w.snapshot(); err != nil {
-				t.Fatalf("app %d (gzip %v): %v", i, i%2 == 0, err)
+				t.Fatalf("app %d (encoding %q): %v", i, encodings[i%len(encodings)], err)
 			}
 			return w.count(realUpdate("fake://hello")) == events
 		})
