@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -303,5 +304,20 @@ func waitGone(t testing.TB, pid int, start string) {
 			t.Fatalf("process %d still alive", pid)
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// readAll hands each message of p to each, in order, until stdout ends.
+func readAll(t *testing.T, p *Process, each func(msg string)) {
+	t.Helper()
+	for {
+		msg, err := p.ReadMessage()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			t.Fatalf("ReadMessage: %v", err)
+		}
+		each(string(msg))
 	}
 }

@@ -2,7 +2,6 @@ package transport
 
 import (
 	"fmt"
-	"io"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -22,16 +21,7 @@ func TestOnOversize(t *testing.T) {
 		events = append(events, fmt.Sprintf("oversize %d", l.Size))
 		lines = append(lines, l)
 	})
-	for {
-		msg, err := p.ReadMessage()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			t.Fatalf("ReadMessage: %v", err)
-		}
-		events = append(events, string(msg))
-	}
+	readAll(t, p, func(msg string) { events = append(events, msg) })
 
 	wantEvents := []string{
 		fmt.Sprintf("oversize %d", len(oversizeLong)),

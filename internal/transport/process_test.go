@@ -95,16 +95,7 @@ func TestReadMessageFraming(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := startChild(t, tt.child, func(o *Options) { o.MaxLineSize = tt.maxLine })
 			var got []string
-			for {
-				msg, err := p.ReadMessage()
-				if err == io.EOF {
-					break
-				}
-				if err != nil {
-					t.Fatalf("ReadMessage: %v", err)
-				}
-				got = append(got, string(msg))
-			}
+			readAll(t, p, func(msg string) { got = append(got, msg) })
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("messages (-want +got):\n%.2000s", diff)
 			}

@@ -10,6 +10,23 @@ import (
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
+// crashLoopingDaemon serves "doomed", whose every process exits on a
+// resources/subscribe, and drives it into its crash loop (3 exits, 1 s
+// cool-down) with one app's subscription, which ends with the error; it
+// returns the daemon, a client and the server's state.
+func crashLoopingDaemon(t *testing.T) (*daemon, mcpdv1.McpdClient, func() supervisor.State) {
+	t.Helper()
+	d := cooldownDaemon(t, time.Second)
+	c, _ := d.dial()
+	status := func() supervisor.State { return d.state("doomed") }
+	first, _ := subscribe(t, c, doomedURI, true)
+	<-first.done
+	if s := status(); s != supervisor.StateCrashLoop {
+		t.Fatalf("state = %s, want crashloop", s)
+	}
+	return d, c, status
+}
+
 // An app subscribes while the server is crash-looping (its acknowledgement
 // says so) and leaves; the cool-down ends (the server is stopped, which no
 // lifecycle event announces). The next app's subscription is new demand: it
@@ -19,25 +36,7 @@ func TestSubscribeAfterCrashLoopStartsServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	d := newDaemon(t, supervisor.Options{
-		Specs:        []supervisor.Spec{fakeSpec("doomed", "legacy,exitonsubscribe")},
-		CrashLoopMax: 3, CrashLoopCooldown: time.Second,
-		BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond,
-	})
-	c, _ := d.dial()
-	status := func() supervisor.State {
-		st, err := d.sup.ServerStatus("doomed")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st.State
-	}
-	// Every process exits on the resources/subscribe of this URI.
-	first, _ := subscribe(t, c, &mcpdv1.SubscribeRequest{Servers: []string{"doomed"}, ResourceUris: []string{"fake://hello"}}, true)
-	<-first.done
-	if s := status(); s != supervisor.StateCrashLoop {
-		t.Fatalf("state = %s, want crashloop", s)
-	}
+	d, c, status := crashLoopingDaemon(t)
 
 	tools := &mcpdv1.SubscribeRequest{Servers: []string{"doomed"}, ToolsListChanged: true}
 	held, _ := subscribe(t, c, tools, true)
@@ -117,24 +116,7 @@ func TestStreamOpenedDuringCrashLoopStartsServerAfterCooldown(t *testing.T) {
 	if testing.Short() {
 		t.Skip("integration test")
 	}
-	d := newDaemon(t, supervisor.Options{
-		Specs:        []supervisor.Spec{fakeSpec("doomed", "legacy,exitonsubscribe")},
-		CrashLoopMax: 3, CrashLoopCooldown: time.Second,
-		BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond,
-	})
-	c, _ := d.dial()
-	status := func() supervisor.Status {
-		st, err := d.sup.ServerStatus("doomed")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return st
-	}
-	first, _ := subscribe(t, c, &mcpdv1.SubscribeRequest{Servers: []string{"doomed"}, ResourceUris: []string{"fake://hello"}}, true)
-	<-first.done
-	if s := status().State; s != supervisor.StateCrashLoop {
-		t.Fatalf("state = %s, want crashloop", s)
-	}
+	_, c, status := crashLoopingDaemon(t)
 	// Tool list changes need no resources/subscribe: the server can serve them.
 	held, _ := subscribe(t, c, &mcpdv1.SubscribeRequest{Servers: []string{"doomed"}, ToolsListChanged: true}, true)
 	defer held.close()
@@ -142,7 +124,7 @@ func TestStreamOpenedDuringCrashLoopStartsServerAfterCooldown(t *testing.T) {
 		t.Fatalf("ack during the crash loop = %v, want an error", a)
 	}
 	waitFor(t, "the server to be started for the open stream after the cool-down", func() bool {
-		return status().State == supervisor.StateReady
+		return status() == supervisor.StateReady
 	})
 	select {
 	case <-held.done:
