@@ -689,14 +689,16 @@ func cancelReason(ctx context.Context) string {
 }
 
 // take removes id from the pending map and reports whether it was there.
-func (s *Session) take(id uint64) bool {
+func (s *Session) take(id uint64) bool { return s.takeID(id) != nil }
+
+// takeID removes the pending call id from the pending map and returns it;
+// nil if there is none.
+func (s *Session) takeID(id uint64) *call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, ok := s.pending[id]; !ok {
-		return false
-	}
+	c := s.pending[id]
 	delete(s.pending, id)
-	return true
+	return c
 }
 
 func (s *Session) forgetProgress(c *call) {
@@ -866,11 +868,7 @@ func (s *Session) takeCall(rawID json.RawMessage) *call {
 	if err != nil {
 		return nil
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	c := s.pending[id]
-	delete(s.pending, id)
-	return c
+	return s.takeID(id)
 }
 
 func (s *Session) notification(env envelope) {

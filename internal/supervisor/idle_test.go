@@ -61,14 +61,7 @@ func TestIdleStopThenLazyRestart(t *testing.T) {
 	h := newHarness(t, Options{Specs: []Spec{idleSpec("srv", time.Minute)}}, clk.install)
 
 	// A stream watching only mcpd's state events is no demand on the child.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stream, _, err := h.s.Subscriptions().Subscribe(ctx, subscriptions.AppInfo{Name: "watcher"},
-		subscriptions.Watch{Servers: []string{"srv"}, State: true})
-	if err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
-	defer stream.Close()
+	stream := h.subscribe("watcher", subscriptions.Watch{Servers: []string{"srv"}, State: true})
 
 	h.mustEcho("srv", "a")
 	if _, _, err := h.s.CallCached(context.Background(), "srv", &session.Request{Method: "tools/list"}, CallOptions{}); err != nil {
@@ -99,18 +92,9 @@ func TestIdleStopThenLazyRestart(t *testing.T) {
 	}
 	// The watcher heard why.
 	waitFor(t, "stopped event with the idle reason", func() bool {
-		select {
-		case <-stream.Ready():
-		default:
-			return false
-		}
-		evs, _ := stream.Take(nil)
-		for _, ev := range evs {
-			if ev.Kind == subscriptions.KindState && ev.State == string(EventStopped) && strings.HasPrefix(ev.Exit, "idle timeout") {
-				return true
-			}
-		}
-		return false
+		return tookEvent(stream, func(ev *subscriptions.Event) bool {
+			return ev.Kind == subscriptions.KindState && ev.State == string(EventStopped) && strings.HasPrefix(ev.Exit, "idle timeout")
+		})
 	})
 
 	// The next call starts it again.
@@ -164,14 +148,7 @@ func TestIdleSubscriptionPreventsStop(t *testing.T) {
 	h := newHarness(t, Options{Specs: []Spec{idleSpec("srv", time.Minute)}}, clk.install)
 	sv := h.server("srv")
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stream, _, err := h.s.Subscriptions().Subscribe(ctx, subscriptions.AppInfo{Name: "app"},
-		subscriptions.Watch{Servers: []string{"srv"}, ToolsListChanged: true})
-	if err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
-	defer stream.Close()
+	stream := h.subscribe("app", subscriptions.Watch{Servers: []string{"srv"}, ToolsListChanged: true})
 	pid := h.waitState("srv", StateReady).Pid // started by the subscription
 	waitFor(t, "the demand reported", func() bool { return sv.idle.demand.Load() })
 	waitFor(t, "the idle timer", func() bool { return clk.pending() == 1 })

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 )
 
 // envPager selects the test binary's own paging fake (see runPager).
@@ -72,6 +74,30 @@ func newHarness(t *testing.T, opts Options, configure func(*Supervisor)) *harnes
 	go func() { h.done <- h.s.Run(ctx) }()
 	t.Cleanup(h.stop)
 	return h
+}
+
+// subscribe opens a stream of app on the supervisor's subscription manager;
+// it is closed when the test ends.
+func (h *harness) subscribe(app string, w subscriptions.Watch) *subscriptions.Stream {
+	h.t.Helper()
+	stream, _, err := h.s.Subscriptions().Subscribe(h.t.Context(), subscriptions.AppInfo{Name: app}, w)
+	if err != nil {
+		h.t.Fatalf("Subscribe: %v", err)
+	}
+	h.t.Cleanup(stream.Close)
+	return stream
+}
+
+// tookEvent takes what stream has queued, if anything, and reports whether
+// an event matching want was among it (for waitFor).
+func tookEvent(stream *subscriptions.Stream, want func(*subscriptions.Event) bool) bool {
+	select {
+	case <-stream.Ready():
+	default:
+		return false
+	}
+	evs, _ := stream.Take(nil)
+	return slices.ContainsFunc(evs, want)
 }
 
 // stop ends Run and waits for it (idempotent).

@@ -243,14 +243,7 @@ func TestApplyIdentityChangeRestartsAndResubscribes(t *testing.T) {
 	spec := fakeSpec("srv", "legacy")
 	h := newHarness(t, Options{Specs: []Spec{spec}}, nil)
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stream, _, err := h.s.Subscriptions().Subscribe(ctx, subscriptions.AppInfo{Name: "test"},
-		subscriptions.Watch{Servers: []string{"srv"}, ToolsListChanged: true, URIs: []string{"fake://hello"}})
-	if err != nil {
-		t.Fatalf("Subscribe: %v", err)
-	}
-	defer stream.Close()
+	stream := h.subscribe("test", subscriptions.Watch{Servers: []string{"srv"}, ToolsListChanged: true, URIs: []string{"fake://hello"}})
 	old := h.waitState("srv", StateReady)
 	waitFor(t, "resources/subscribe on the first child", func() bool { return countStderr(h, "srv", old.Pid, "recv resources/subscribe") == 1 })
 
@@ -275,18 +268,9 @@ func TestApplyIdentityChangeRestartsAndResubscribes(t *testing.T) {
 	})
 	// The app hears that the server restarted.
 	waitFor(t, "restarted event", func() bool {
-		select {
-		case <-stream.Ready():
-		default:
-			return false
-		}
-		evs, _ := stream.Take(nil)
-		for _, ev := range evs {
-			if ev.Kind == subscriptions.KindRestarted && ev.Pid == st.Pid {
-				return true
-			}
-		}
-		return false
+		return tookEvent(stream, func(ev *subscriptions.Event) bool {
+			return ev.Kind == subscriptions.KindRestarted && ev.Pid == st.Pid
+		})
 	})
 	if !strings.Contains(h.status("srv").Command, spec.Command) {
 		t.Errorf("command = %q", h.status("srv").Command)

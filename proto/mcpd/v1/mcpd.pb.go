@@ -1672,7 +1672,8 @@ type CallToolRequest struct {
 	Tool   string                 `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
 	// arguments_json is the tool's arguments object; empty means none.
 	ArgumentsJson string `protobuf:"bytes,3,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
-	// meta_json is extra _meta for the request (e.g. a progressToken); optional.
+	// meta_json is extra _meta for the request (e.g. a progressToken, which
+	// must be a string or an integer: INVALID_ARGUMENT otherwise); optional.
 	MetaJson string       `protobuf:"bytes,4,opt,name=meta_json,json=metaJson,proto3" json:"meta_json,omitempty"`
 	Options  *CallOptions `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
 	// input_responses_json and request_state carry a modern input_required retry.
