@@ -10,6 +10,17 @@ func init() {
 	tools = append(tools, tool{"burst",
 		`emits "n" (default 1) notifications/resources/updated for the URIs "prefix"0 .. "prefix"<"uris"-1> in turn (untagged, or tagged for every listen on a modern request), each with params "seq" (from "start", counting up) and "ts" (the wall clock in Unix nanoseconds when written)`,
 		toolBurst})
+	tools = append(tools, tool{"logburst",
+		`emits "n" (default 1) notifications/message (level info, untagged), each with data {"seq": n} counting up from "start"`,
+		toolLogBurst})
+}
+
+func toolLogBurst(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	n, start := argInt(args, "n", 1), argInt(args, "start", 0)
+	for i := range n {
+		s.notify("notifications/message", map[string]any{"level": "info", "logger": "fakemcp", "data": map[string]int{"seq": start + i}})
+	}
+	return fmt.Sprintf("logged %d", n), nil
 }
 
 func toolBurst(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
