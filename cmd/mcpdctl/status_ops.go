@@ -30,6 +30,7 @@ type subscriptionJSON struct {
 	Coalesced     uint64   `json:"coalesced"`
 	Dropped       uint64   `json:"dropped"`
 	Lagged        bool     `json:"lagged"`
+	LogsDropped   uint64   `json:"dropped_log_messages"`
 }
 
 func toSubscriptionsJSON(in []*mcpdv1.SubscriptionStatus) []subscriptionJSON {
@@ -41,7 +42,7 @@ func toSubscriptionsJSON(in []*mcpdv1.SubscriptionStatus) []subscriptionJSON {
 		}
 		out = append(out, subscriptionJSON{s.GetSubscriptionId(), s.GetAppName(), s.GetAppVersion(), s.GetAppPid(),
 			servers, s.GetResourceUris(), s.GetCreatedUnixMs(), s.GetQueued(), s.GetQueuedBytes(),
-			s.GetDelivered(), s.GetCoalesced(), s.GetDropped(), s.GetLagged()})
+			s.GetDelivered(), s.GetCoalesced(), s.GetDropped(), s.GetLagged(), s.GetDroppedLogMessages()})
 	}
 	return out
 }

@@ -176,6 +176,8 @@ func formatEvent(ev *mcpdv1.SubscriptionEvent) string {
 		return fmt.Sprintf("%s lagged: %s", t, ev.GetError())
 	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR:
 		return fmt.Sprintf("%s error: %s", t, ev.GetError())
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED:
+		return fmt.Sprintf("%s %s logs lagged: %d log messages dropped (read too slowly)", t, ev.GetServer(), ev.GetDroppedLogMessages())
 	}
 	return fmt.Sprintf("%s %s %s", t, ev.GetServer(), ev.GetKind())
 }

@@ -69,8 +69,9 @@ func watchAck() *mcpdv1.SubscriptionEvent {
 	})
 }
 
-// Every kind of event is one line; a lagged stream ends watch with exit
-// status 1 and a hint to resync.
+// Every kind of event is one line; dropped log messages are counted and
+// watching goes on; a lagged stream ends watch with exit status 1 and a
+// hint to resync.
 func TestWatchPrintsEventsUntilLagged(t *testing.T) {
 	f := &watchMcpd{events: []*mcpdv1.SubscriptionEvent{
 		watchAck(),
@@ -79,6 +80,7 @@ func TestWatchPrintsEventsUntilLagged(t *testing.T) {
 		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE, &mcpdv1.SubscriptionEvent{Server: "demo", State: "exited", Pid: 42, Exit: "signal: killed", Error: "server exited unexpectedly"}),
 		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESTARTED, &mcpdv1.SubscriptionEvent{Server: "demo", Pid: 43}),
 		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED, &mcpdv1.SubscriptionEvent{Server: "demo", Synthetic: true}),
+		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED, &mcpdv1.SubscriptionEvent{Server: "demo", DroppedLogMessages: 96}),
 		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE, &mcpdv1.SubscriptionEvent{Server: "demo", ParamsJson: `{"level":"info","data":"hi"}`}),
 		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE, &mcpdv1.SubscriptionEvent{Server: "demo", State: "crashloop", Error: "too many exits"}),
 		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED, &mcpdv1.SubscriptionEvent{Error: "too slow"}),
@@ -92,6 +94,7 @@ func TestWatchPrintsEventsUntilLagged(t *testing.T) {
 		`demo exited pid 42 (signal: killed)`,
 		`demo restarted pid 43 (subscriptions re-sent)`,
 		`demo prompts changed (after restart)`,
+		`demo logs lagged: 96 log messages dropped (read too slowly)`,
 		`demo log {"level":"info","data":"hi"}`,
 		`demo crashloop: too many exits`,
 		`lagged: too slow`,

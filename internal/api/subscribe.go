@@ -122,7 +122,8 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 				return status.Error(codes.Unavailable, last.Error)
 			}
 			stats := st.Stats()
-			log.Warn("subscription lagged", zap.Uint64("coalesced", stats.Coalesced), zap.Uint64("dropped", stats.Dropped))
+			log.Warn("subscription lagged", zap.Uint64("coalesced", stats.Coalesced), zap.Uint64("dropped", stats.Dropped),
+				zap.Uint64("dropped_log_messages", stats.LogsDropped))
 			return nil
 		}
 	}
@@ -195,19 +196,20 @@ func (s *Server) subscriptionStatus() []*mcpdv1.SubscriptionStatus {
 	var out []*mcpdv1.SubscriptionStatus
 	for _, st := range sp.Subscriptions().Streams() {
 		out = append(out, &mcpdv1.SubscriptionStatus{
-			SubscriptionId: st.ID,
-			AppName:        st.App.Name,
-			AppVersion:     st.App.Version,
-			AppPid:         int64(st.App.Pid),
-			Servers:        st.Servers,
-			ResourceUris:   int64(st.URIs),
-			CreatedUnixMs:  st.Created.UnixMilli(),
-			Queued:         int64(st.Queue.Queued),
-			QueuedBytes:    int64(st.Queue.Bytes),
-			Delivered:      st.Queue.Delivered,
-			Coalesced:      st.Queue.Coalesced,
-			Dropped:        st.Queue.Dropped,
-			Lagged:         st.Queue.Lagged,
+			SubscriptionId:     st.ID,
+			AppName:            st.App.Name,
+			AppVersion:         st.App.Version,
+			AppPid:             int64(st.App.Pid),
+			Servers:            st.Servers,
+			ResourceUris:       int64(st.URIs),
+			CreatedUnixMs:      st.Created.UnixMilli(),
+			Queued:             int64(st.Queue.Queued),
+			QueuedBytes:        int64(st.Queue.Bytes),
+			Delivered:          st.Queue.Delivered,
+			Coalesced:          st.Queue.Coalesced,
+			Dropped:            st.Queue.Dropped,
+			Lagged:             st.Queue.Lagged,
+			DroppedLogMessages: st.Queue.LogsDropped,
 		})
 	}
 	return out
@@ -241,19 +243,21 @@ var eventKinds = map[subscriptions.Kind]mcpdv1.SubscriptionEventKind{
 	subscriptions.KindRestarted:            mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESTARTED,
 	subscriptions.KindLagged:               mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED,
 	subscriptions.KindError:                mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR,
+	subscriptions.KindLogsLagged:           mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED,
 }
 
 func eventToProto(ev *subscriptions.Event) *mcpdv1.SubscriptionEvent {
 	return &mcpdv1.SubscriptionEvent{
-		Kind:       eventKinds[ev.Kind],
-		Server:     ev.Server,
-		Uri:        ev.URI,
-		ParamsJson: string(ev.Params),
-		State:      ev.State,
-		Pid:        int64(ev.Pid),
-		Exit:       ev.Exit,
-		Error:      ev.Error,
-		Synthetic:  ev.Synthetic,
-		TimeUnixMs: ev.Time.UnixMilli(),
+		Kind:               eventKinds[ev.Kind],
+		Server:             ev.Server,
+		Uri:                ev.URI,
+		ParamsJson:         string(ev.Params),
+		State:              ev.State,
+		Pid:                int64(ev.Pid),
+		Exit:               ev.Exit,
+		Error:              ev.Error,
+		Synthetic:          ev.Synthetic,
+		TimeUnixMs:         ev.Time.UnixMilli(),
+		DroppedLogMessages: ev.LogsDropped,
 	}
 }

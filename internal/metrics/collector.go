@@ -43,6 +43,7 @@ var (
 	descDelivered     = desc("subscription_events_delivered_total", "Events handed to apps by their subscription streams.")
 	descCoalesced     = desc("subscription_events_coalesced_total", "Events merged into a queued repeat because an app's queue was full.")
 	descDropped       = desc("subscription_events_dropped_total", "Events discarded because the app's stream had ended (lagged, failed or closed).")
+	descLogsDropped   = desc("subscription_log_messages_dropped_total", "Log messages dropped, oldest first, from full app queues; each app was told how many.")
 	descLagged        = desc("subscription_lagged_total", "Streams whose queue overflowed; the app was told to resync.")
 )
 
@@ -59,7 +60,7 @@ func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
 		descLinesSkipped, descLinesOversize, descRespDropped, descMsgInvalid,
 		descCacheHits, descCacheMisses, descCacheCoalesced, descCacheInvalidations,
 		descCacheEvictions, descCacheEntries, descCacheBytes,
-		descStreams, descStreamsOpened, descQueued, descDelivered, descCoalesced, descDropped, descLagged,
+		descStreams, descStreamsOpened, descQueued, descDelivered, descCoalesced, descDropped, descLogsDropped, descLagged,
 	} {
 		ch <- d
 	}
@@ -112,6 +113,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descDelivered, float64(t.Delivered))
 		counter(descCoalesced, float64(t.Coalesced))
 		counter(descDropped, float64(t.Dropped))
+		counter(descLogsDropped, float64(t.LogsDropped))
 		counter(descLagged, float64(t.Lagged))
 	}
 

@@ -13,9 +13,10 @@
 //
 // Downstream, each app stream has a bounded queue (by events and bytes).
 // A full queue coalesces entries by identity (server + kind + URI), so a
-// slow app loses repeats, never its only notice of something; when that
-// cannot make room the stream gets a terminal lagged event. Producers never
-// block.
+// slow app loses repeats, never its only notice of something. Log messages
+// are never merged: a full queue drops the oldest ones and tells the app
+// how many with a logs-lagged event in their place. When neither makes
+// room the stream gets a terminal lagged event. Producers never block.
 //
 // The package knows the supervisor only through the small Source and Child
 // interfaces, and imports only the standard library and zap.
@@ -41,6 +42,10 @@ const (
 	KindState Kind = "state"
 	// KindLog: a notifications/message not tied to a request.
 	KindLog Kind = "log"
+	// KindLogsLagged: LogsDropped log messages of the server were dropped
+	// here, oldest first, because the app read too slowly; the stream goes
+	// on.
+	KindLogsLagged Kind = "logs_lagged"
 	// KindRestarted: the server's child was replaced by a new process and
 	// every subscription was sent to it again.
 	KindRestarted Kind = "restarted"
@@ -71,6 +76,9 @@ type Event struct {
 	// Error is the reason of KindState exited/crashloop/failed and of
 	// KindError.
 	Error string
+	// LogsDropped is how many log messages a KindLogsLagged event stands
+	// for.
+	LogsDropped uint64
 	// Synthetic marks change events mcpd made up after a restart (the
 	// lists may have changed while the child was down).
 	Synthetic bool

@@ -10,58 +10,100 @@ import (
 )
 
 // refQueue is the queue's documented behaviour written the plain way: one
-// slice of events, linear searches, no index, no reused slots.
+// slice of entries, linear searches, no index, no reused slots.
 type refQueue struct {
 	maxEvents, maxBytes int
-	evs                 []*Event
+	evs                 []refEntry
 	ended               bool
 	stats               QueueStats
 }
 
+// refEntry is one queued event, or one the queue makes itself: lagged (the
+// terminal one) or a logs-lagged marker.
+type refEntry struct {
+	ev      *Event // nil for the queue's own events
+	kind    Kind   // of the queue's own event
+	server  string // of a marker
+	dropped uint64 // of a marker
+}
+
+func (e refEntry) isLog() bool { return e.ev != nil && e.ev.Kind == KindLog }
+
+func (e refEntry) coalesces() bool { return e.ev != nil && e.ev.coalesces() }
+
 func (r *refQueue) bytes() int {
 	n := 0
-	for _, ev := range r.evs {
-		if ev != nil { // nil: the queue's lagged event, counted by the caller
-			n += ev.size()
-		}
+	for _, e := range r.evs {
+		switch {
+		case e.ev != nil:
+			n += e.ev.size()
+		case e.kind == KindLogsLagged:
+			n += markerSize(e.server)
+		} // lagged: counted by the caller
 	}
 	return n
 }
 
-func (r *refQueue) fits(ev *Event) bool {
-	return len(r.evs)+1 <= r.maxEvents && r.bytes()+ev.size() <= r.maxBytes
+func (r *refQueue) fits(size int) bool {
+	return len(r.evs)+1 <= r.maxEvents && r.bytes()+size <= r.maxBytes
 }
 
 // replace: the newest queued event of ev's identity takes ev's content.
 func (r *refQueue) replace(ev *Event) bool {
 	for i := len(r.evs) - 1; i >= 0; i-- {
 		old := r.evs[i]
-		if old.terminal() || old.identity() != ev.identity() {
+		if !old.coalesces() || old.ev.identity() != ev.identity() {
 			continue
 		}
-		if r.bytes()-old.size()+ev.size() > r.maxBytes {
+		if r.bytes()-old.ev.size()+ev.size() > r.maxBytes {
 			return false
 		}
-		r.evs[i] = ev
+		r.evs[i].ev = ev
 		r.stats.Coalesced++
 		return true
 	}
 	return false
 }
 
-// compact: every identity keeps its oldest position with its newest content.
+// compact: every identity that coalesces keeps its oldest position with
+// its newest content.
 func (r *refQueue) compact() {
-	var out []*Event
-	for _, ev := range r.evs {
-		i := slices.IndexFunc(out, func(o *Event) bool { return o.identity() == ev.identity() })
+	var out []refEntry
+	for _, e := range r.evs {
+		i := slices.IndexFunc(out, func(o refEntry) bool {
+			return e.coalesces() && o.coalesces() && o.ev.identity() == e.ev.identity()
+		})
 		if i < 0 {
-			out = append(out, ev)
+			out = append(out, e)
 			continue
 		}
-		out[i] = ev
+		out[i] = e
 		r.stats.Coalesced++
 	}
 	r.evs = out
+}
+
+// marker returns the index of server's queued marker, or -1.
+func (r *refQueue) marker(server string) int {
+	return slices.IndexFunc(r.evs, func(e refEntry) bool { return e.ev == nil && e.kind == KindLogsLagged && e.server == server })
+}
+
+// dropOldestLog: the oldest log message goes; its server's marker counts
+// it, or takes its place.
+func (r *refQueue) dropOldestLog() bool {
+	i := slices.IndexFunc(r.evs, refEntry.isLog)
+	if i < 0 {
+		return false
+	}
+	r.stats.LogsDropped++
+	server := r.evs[i].ev.Server
+	if m := r.marker(server); m >= 0 {
+		r.evs[m].dropped++
+		r.evs = slices.Delete(r.evs, i, i+1)
+		return true
+	}
+	r.evs[i] = refEntry{kind: KindLogsLagged, server: server, dropped: 1}
+	return true
 }
 
 func (r *refQueue) push(ev *Event) bool {
@@ -72,44 +114,92 @@ func (r *refQueue) push(ev *Event) bool {
 	switch {
 	case ev.terminal():
 		r.ended = true
-		r.evs = append(r.evs, ev)
-	case r.fits(ev):
-		r.evs = append(r.evs, ev)
-	case r.replace(ev):
-	default:
+		r.evs = append(r.evs, refEntry{ev: ev})
+		return true
+	case r.fits(ev.size()):
+		r.evs = append(r.evs, refEntry{ev: ev})
+		return true
+	case ev.coalesces() && r.replace(ev):
+		return true
+	}
+	if ev.coalesces() {
 		r.compact()
-		switch {
-		case r.replace(ev):
-		case r.fits(ev):
-			r.evs = append(r.evs, ev)
-		default:
-			r.stats.Dropped++
-			r.stats.Lagged = true
-			r.ended = true
-			r.evs = append(r.evs, nil) // the queue's own lagged event
+		if r.replace(ev) {
+			return true
 		}
 	}
+	for !r.fits(ev.size()) && r.dropOldestLog() {
+	}
+	if !r.fits(ev.size()) && !ev.coalesces() {
+		r.compact()
+	}
+	if r.fits(ev.size()) {
+		r.evs = append(r.evs, refEntry{ev: ev})
+		return true
+	}
+	if ev.Kind == KindLog {
+		if m := r.marker(ev.Server); m >= 0 {
+			r.evs[m].dropped++
+			r.stats.LogsDropped++
+			return true
+		}
+		if r.fits(markerSize(ev.Server)) {
+			r.evs = append(r.evs, refEntry{kind: KindLogsLagged, server: ev.Server, dropped: 1})
+			r.stats.LogsDropped++
+			return true
+		}
+	}
+	r.stats.Dropped++
+	r.stats.Lagged = true
+	r.ended = true
+	r.evs = append(r.evs, refEntry{kind: KindLagged})
 	return true
 }
 
-func (r *refQueue) take() []*Event {
+func (r *refQueue) take() []refEntry {
 	out := r.evs
 	r.evs = nil
 	r.stats.Delivered += uint64(len(out))
 	return out
 }
 
+func (e refEntry) String() string {
+	switch {
+	case e.ev != nil:
+		return describe(e.ev)
+	case e.kind == KindLogsLagged:
+		return fmt.Sprintf("%s/logs_lagged %d", e.server, e.dropped)
+	}
+	return "lagged"
+}
+
+// matches reports whether the queue handed out ev where the reference has e.
+func (e refEntry) matches(ev *Event) bool {
+	switch {
+	case e.ev != nil:
+		return ev == e.ev
+	case e.kind == KindLogsLagged:
+		return ev.Kind == KindLogsLagged && ev.Server == e.server && ev.LogsDropped == e.dropped
+	}
+	return ev.Kind == KindLagged
+}
+
 func describe(ev *Event) string {
-	if ev == nil {
-		return "lagged"
+	if ev.Kind == KindLogsLagged {
+		return fmt.Sprintf("%s/logs_lagged %d", ev.Server, ev.LogsDropped)
 	}
 	return fmt.Sprintf("%s/%s/%s %.20s", ev.Server, ev.Kind, ev.URI, ev.Params)
 }
 
+// Kinds drawn by randomEvent: a mix, and mostly log messages.
+var (
+	mixedKinds = []Kind{KindResourceUpdated, KindResourceUpdated, KindToolsListChanged, KindState, KindLog}
+	logKinds   = []Kind{KindLog, KindLog, KindLog, KindLog, KindLog, KindLog, KindResourceUpdated, KindToolsListChanged}
+)
+
 // randomEvent draws from few identities (so that repeats coalesce) with
 // sizes that vary (so that the byte bound and replace's size check bite).
-func randomEvent(rng *rand.Rand, seq int) *Event {
-	kinds := []Kind{KindResourceUpdated, KindResourceUpdated, KindToolsListChanged, KindState, KindLog}
+func randomEvent(rng *rand.Rand, seq int, kinds []Kind) *Event {
 	ev := &Event{Kind: kinds[rng.IntN(len(kinds))], Server: []string{"a", "b"}[rng.IntN(2)]}
 	if ev.Kind == KindResourceUpdated {
 		ev.URI = fmt.Sprintf("r://%d", rng.IntN(4))
@@ -148,12 +238,12 @@ func (r *queueRun) take(step int) bool {
 		r.fail(step, "took %d events, want %d", len(r.buf), len(want))
 	}
 	for i, ev := range r.buf {
-		if w := want[i]; w == nil && ev.Kind != KindLagged || w != nil && ev != w {
-			r.fail(step, "event %d = %s, want %s", i, describe(ev), describe(w))
+		if w := want[i]; !w.matches(ev) {
+			r.fail(step, "event %d = %s, want %s", i, describe(ev), w)
 		}
 	}
 	last := len(want) - 1
-	if wantEnd := last >= 0 && (want[last] == nil || want[last].terminal()); end != wantEnd {
+	if wantEnd := last >= 0 && (want[last].kind == KindLagged || want[last].ev != nil && want[last].ev.terminal()); end != wantEnd {
 		r.fail(step, "end = %v, want %v", end, wantEnd)
 	}
 	if cap(r.q.slots) > maxKeptSlots {
@@ -175,7 +265,7 @@ func (r *queueRun) push(step int, ev *Event) {
 	}
 	want := r.ref.stats
 	want.Queued, want.Bytes = len(r.ref.evs), r.ref.bytes()
-	if n := len(r.ref.evs); n > 0 && r.ref.evs[n-1] == nil {
+	if n := len(r.ref.evs); n > 0 && r.ref.evs[n-1].kind == KindLagged {
 		lag := r.q.slots[len(r.q.slots)-1].ev
 		if lag.Kind != KindLagged {
 			r.fail(step, "last queued event is %v, want lagged", lag.Kind)
@@ -199,12 +289,15 @@ func (r *queueRun) checkIndex(step int) {
 		return
 	}
 	for i, s := range r.q.slots {
-		if j, ok := r.q.latest[s.ev.identity()]; ok && j < i && !s.ev.terminal() {
+		if s.dead || !s.ev.coalesces() {
+			continue
+		}
+		if j, ok := r.q.latest[s.ev.identity()]; ok && j < i {
 			r.fail(step, "index names slot %d for %v, a newer one is at %d", j, s.ev.identity(), i)
 		}
 	}
 	for id, j := range r.q.latest {
-		if j >= len(r.q.slots) || r.q.slots[j].ev.identity() != id {
+		if j >= len(r.q.slots) || r.q.slots[j].dead || r.q.slots[j].ev.identity() != id {
 			r.fail(step, "index names slot %d for %v, which holds something else", j, id)
 		}
 	}
@@ -223,6 +316,10 @@ func TestQueueMatchesReference(t *testing.T) {
 			// Bursts: many slots are used, then released by take.
 			maxEvents, takeOdds = 50+rng.IntN(150), 300
 		}
+		kinds := mixedKinds
+		if seed%3 == 1 {
+			kinds = logKinds // log bursts: drops and markers
+		}
 		maxBytes := 1 << 30
 		if rng.IntN(2) == 0 {
 			maxBytes = 200 + rng.IntN(1200)
@@ -233,7 +330,7 @@ func TestQueueMatchesReference(t *testing.T) {
 		r.q.onLag = func() { r.lags++ }
 		for step := range 3000 {
 			if rng.IntN(takeOdds) != 0 {
-				r.push(step, randomEvent(rng, step))
+				r.push(step, randomEvent(rng, step, kinds))
 			} else if r.take(step) {
 				break
 			}
@@ -255,7 +352,7 @@ func TestQueueConcurrentAccounting(t *testing.T) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(p), 1))
 			for i := range per {
-				ev := randomEvent(rng, i)
+				ev := randomEvent(rng, i, [][]Kind{mixedKinds, logKinds}[p%2])
 				if ev.terminal() {
 					ev = upd("r://x", i) // only the queue may end the stream here
 				}
@@ -285,8 +382,12 @@ func TestQueueConcurrentAccounting(t *testing.T) {
 	close(done)
 	consumer.Wait()
 	st := q.snapshot()
-	terminals := 0
+	terminals, markers, counted := 0, uint64(0), uint64(0)
 	for i, ev := range taken {
+		if ev.Kind == KindLogsLagged {
+			markers++
+			counted += ev.LogsDropped
+		}
 		if ev.terminal() {
 			terminals++
 			if i != len(taken)-1 {
@@ -301,8 +402,11 @@ func TestQueueConcurrentAccounting(t *testing.T) {
 		lags.Wait() // onLag ran exactly once (a second Done would panic)
 	}
 	lagEvents := uint64(terminals)
-	if got := st.Delivered + st.Coalesced + st.Dropped - lagEvents + uint64(st.Queued); got != publishers*per {
-		t.Fatalf("delivered+coalesced+dropped+queued = %d, want the %d pushed (stats %+v)", got, publishers*per, st)
+	if got := st.Delivered - markers - lagEvents + st.Coalesced + st.Dropped + st.LogsDropped + uint64(st.Queued); got != publishers*per {
+		t.Fatalf("delivered+coalesced+dropped+logs dropped+queued = %d, want the %d pushed (stats %+v)", got, publishers*per, st)
+	}
+	if st.Queued != 0 || counted != st.LogsDropped {
+		t.Fatalf("markers count %d dropped log messages, stats %+v", counted, st)
 	}
 	if st.Delivered != uint64(len(taken)) {
 		t.Fatalf("delivered = %d, took %d", st.Delivered, len(taken))

@@ -160,3 +160,104 @@ func TestQueueSteadyStateDoesNotAllocate(t *testing.T) {
 		t.Fatalf("push, push, take: %v allocations, want 0", allocs)
 	}
 }
+
+func logMsg(server string, seq int) *Event {
+	return &Event{Kind: KindLog, Server: server, Params: []byte(fmt.Sprintf(`{"level":"info","data":{"seq":%d}}`, seq))}
+}
+
+// A full queue never merges log messages, however alike: it drops the
+// oldest and counts them in one logs-lagged marker in their place, and the
+// stream goes on.
+func TestQueueDropsOldestLogMessagesWithACount(t *testing.T) {
+	q := newQueue(4, 0)
+	lags := 0
+	q.onLag = func() { lags++ }
+	for i := range 100 {
+		if !q.push(logMsg("s", i)) {
+			t.Fatalf("push %d dropped", i)
+		}
+	}
+	evs, end := q.take(nil)
+	if end || lags != 0 || len(evs) != 4 {
+		t.Fatalf("took %d events (end %v, %d lags), want 4 and the stream open", len(evs), end, lags)
+	}
+	if m := evs[0]; m.Kind != KindLogsLagged || m.Server != "s" || m.LogsDropped != 97 {
+		t.Fatalf("first event = %+v, want a logs-lagged marker of s counting 97", m)
+	}
+	for i, ev := range evs[1:] {
+		if want := logMsg("s", 97+i); ev.Kind != KindLog || string(ev.Params) != string(want.Params) {
+			t.Errorf("event %d = %s, want %s", i+1, ev.Params, want.Params)
+		}
+	}
+	if st := q.snapshot(); st.LogsDropped != 97 || st.Coalesced != 0 || st.Lagged || st.Delivered != 4 {
+		t.Fatalf("stats = %+v, want 97 log messages dropped, none coalesced", st)
+	}
+	// After the take, a new burst gets a new marker.
+	for i := range 6 {
+		q.push(logMsg("s", 100+i))
+	}
+	if evs, _ := q.take(nil); evs[0].Kind != KindLogsLagged || evs[0].LogsDropped != 3 {
+		t.Fatalf("second burst: first event %+v, want a marker counting 3", evs[0])
+	}
+}
+
+// Each server's dropped log messages are counted in its own marker; a
+// notice that is not a log message takes the room of the oldest log
+// message instead of ending the stream.
+func TestQueueLogMarkersPerServerAndRoomForNotices(t *testing.T) {
+	q := newQueue(4, 0)
+	q.push(logMsg("a", 0))
+	q.push(logMsg("b", 1))
+	q.push(logMsg("a", 2))
+	q.push(logMsg("b", 3))
+	q.push(upd("u", 4)) // drops a0 (marker a), then b1 (marker b), then a2 (counted by a)
+	q.push(logMsg("b", 5))
+	evs, end := q.take(nil)
+	var got []string
+	for _, ev := range evs {
+		switch ev.Kind {
+		case KindLogsLagged:
+			got = append(got, fmt.Sprintf("%s:dropped %d", ev.Server, ev.LogsDropped))
+		case KindLog:
+			got = append(got, fmt.Sprintf("%s:%s", ev.Server, ev.Params))
+		default:
+			got = append(got, ev.URI)
+		}
+	}
+	want := []string{"a:dropped 2", "b:dropped 2", "u", `b:{"level":"info","data":{"seq":5}}`}
+	if end || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("events %q (end %v), want %q", got, end, want)
+	}
+}
+
+// A log message too large for the byte bound is counted, not queued.
+func TestQueueCountsALogMessageThatCannotFit(t *testing.T) {
+	small := logMsg("s", 0)
+	q := newQueue(10, 2*small.size())
+	q.push(upd("u", 0))
+	big := &Event{Kind: KindLog, Server: "s", Params: make([]byte, 4*small.size())}
+	if !q.push(big) {
+		t.Fatal("push dropped")
+	}
+	evs, end := q.take(nil)
+	if end || len(evs) != 2 || evs[0].URI != "u" || evs[1].Kind != KindLogsLagged || evs[1].LogsDropped != 1 {
+		t.Fatalf("events %v (end %v), want the update, then a marker counting 1", evs, end)
+	}
+}
+
+// An app that keeps up with log messages costs no allocation either.
+func TestQueueSteadyLogsDoNotAllocate(t *testing.T) {
+	q := newQueue(0, 0)
+	ev := logMsg("s", 1)
+	var buf []*Event
+	buf, _ = q.take(buf)
+	allocs := testing.AllocsPerRun(1000, func() {
+		q.push(ev)
+		q.push(ev)
+		buf, _ = q.take(buf[:0])
+		<-q.ready
+	})
+	if allocs != 0 {
+		t.Fatalf("push, push, take: %v allocations, want 0", allocs)
+	}
+}

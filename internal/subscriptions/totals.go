@@ -15,6 +15,8 @@ type Totals struct {
 	// A closed stream contributes what its queue had counted when it was
 	// closed (events taken or dropped after that are not counted).
 	Delivered, Coalesced, Dropped uint64
+	// LogsDropped adds up the log messages dropped to make room.
+	LogsDropped uint64
 	// Lagged counts the streams whose queue overflowed.
 	Lagged uint64
 }
@@ -24,6 +26,7 @@ func (t *Totals) add(q QueueStats) {
 	t.Delivered += q.Delivered
 	t.Coalesced += q.Coalesced
 	t.Dropped += q.Dropped
+	t.LogsDropped += q.LogsDropped
 	if q.Lagged {
 		t.Lagged++
 	}

@@ -165,6 +165,10 @@ const (
 	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED SubscriptionEventKind = 9
 	// ERROR (terminal): the subscription cannot continue; error says why.
 	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR SubscriptionEventKind = 10
+	// LOGS_LAGGED (not terminal): the app read too slowly, and
+	// dropped_log_messages log messages of server were dropped, oldest first,
+	// where this event stands. Log messages are never merged into one another.
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED SubscriptionEventKind = 11
 )
 
 // Enum value maps for SubscriptionEventKind.
@@ -181,6 +185,7 @@ var (
 		8:  "SUBSCRIPTION_EVENT_KIND_RESTARTED",
 		9:  "SUBSCRIPTION_EVENT_KIND_LAGGED",
 		10: "SUBSCRIPTION_EVENT_KIND_ERROR",
+		11: "SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED",
 	}
 	SubscriptionEventKind_value = map[string]int32{
 		"SUBSCRIPTION_EVENT_KIND_UNSPECIFIED":            0,
@@ -194,6 +199,7 @@ var (
 		"SUBSCRIPTION_EVENT_KIND_RESTARTED":              8,
 		"SUBSCRIPTION_EVENT_KIND_LAGGED":                 9,
 		"SUBSCRIPTION_EVENT_KIND_ERROR":                  10,
+		"SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED":            11,
 	}
 )
 
@@ -2944,9 +2950,12 @@ type SubscriptionEvent struct {
 	// opened (events it waited for come after it).
 	TimeUnixMs int64 `protobuf:"varint,10,opt,name=time_unix_ms,json=timeUnixMs,proto3" json:"time_unix_ms,omitempty"`
 	// ack is set on the first event (ACK).
-	Ack           *SubscriptionAck `protobuf:"bytes,11,opt,name=ack,proto3" json:"ack,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Ack *SubscriptionAck `protobuf:"bytes,11,opt,name=ack,proto3" json:"ack,omitempty"`
+	// dropped_log_messages is how many log messages of server a LOGS_LAGGED
+	// event stands for.
+	DroppedLogMessages uint64 `protobuf:"varint,12,opt,name=dropped_log_messages,json=droppedLogMessages,proto3" json:"dropped_log_messages,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *SubscriptionEvent) Reset() {
@@ -3054,6 +3063,13 @@ func (x *SubscriptionEvent) GetAck() *SubscriptionAck {
 		return x.Ack
 	}
 	return nil
+}
+
+func (x *SubscriptionEvent) GetDroppedLogMessages() uint64 {
+	if x != nil {
+		return x.DroppedLogMessages
+	}
+	return 0
 }
 
 type UpdateSubscriptionRequest struct {
@@ -3176,13 +3192,16 @@ type SubscriptionStatus struct {
 	QueuedBytes int64  `protobuf:"varint,9,opt,name=queued_bytes,json=queuedBytes,proto3" json:"queued_bytes,omitempty"`
 	Delivered   uint64 `protobuf:"varint,10,opt,name=delivered,proto3" json:"delivered,omitempty"`
 	// coalesced counts events merged into a queued one of the same server,
-	// kind and URI because the queue was full; dropped counts events lost
-	// after the stream ended (lagged).
-	Coalesced     uint64 `protobuf:"varint,11,opt,name=coalesced,proto3" json:"coalesced,omitempty"`
-	Dropped       uint64 `protobuf:"varint,12,opt,name=dropped,proto3" json:"dropped,omitempty"`
-	Lagged        bool   `protobuf:"varint,13,opt,name=lagged,proto3" json:"lagged,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// kind and URI because the queue was full (never log messages); dropped
+	// counts events lost after the stream ended (lagged).
+	Coalesced uint64 `protobuf:"varint,11,opt,name=coalesced,proto3" json:"coalesced,omitempty"`
+	Dropped   uint64 `protobuf:"varint,12,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	Lagged    bool   `protobuf:"varint,13,opt,name=lagged,proto3" json:"lagged,omitempty"`
+	// dropped_log_messages counts log messages dropped, oldest first, to make
+	// room in the full queue; each was counted in a LOGS_LAGGED event.
+	DroppedLogMessages uint64 `protobuf:"varint,14,opt,name=dropped_log_messages,json=droppedLogMessages,proto3" json:"dropped_log_messages,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *SubscriptionStatus) Reset() {
@@ -3304,6 +3323,13 @@ func (x *SubscriptionStatus) GetLagged() bool {
 		return x.Lagged
 	}
 	return false
+}
+
+func (x *SubscriptionStatus) GetDroppedLogMessages() uint64 {
+	if x != nil {
+		return x.DroppedLogMessages
+	}
+	return 0
 }
 
 // HostRegistration is the first message of a Host stream.
@@ -4527,7 +4553,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05error\x18\t \x01(\tR\x05error\"t\n" +
 	"\x0fSubscriptionAck\x12'\n" +
 	"\x0fsubscription_id\x18\x01 \x01(\x04R\x0esubscriptionId\x128\n" +
-	"\aservers\x18\x02 \x03(\v2\x1e.mcpd.v1.SubscriptionServerAckR\aservers\"\xd0\x02\n" +
+	"\aservers\x18\x02 \x03(\v2\x1e.mcpd.v1.SubscriptionServerAckR\aservers\"\x82\x03\n" +
 	"\x11SubscriptionEvent\x122\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1e.mcpd.v1.SubscriptionEventKindR\x04kind\x12\x16\n" +
 	"\x06server\x18\x02 \x01(\tR\x06server\x12\x10\n" +
@@ -4542,13 +4568,14 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\ftime_unix_ms\x18\n" +
 	" \x01(\x03R\n" +
 	"timeUnixMs\x12*\n" +
-	"\x03ack\x18\v \x01(\v2\x18.mcpd.v1.SubscriptionAckR\x03ack\"\xa2\x01\n" +
+	"\x03ack\x18\v \x01(\v2\x18.mcpd.v1.SubscriptionAckR\x03ack\x120\n" +
+	"\x14dropped_log_messages\x18\f \x01(\x04R\x12droppedLogMessages\"\xa2\x01\n" +
 	"\x19UpdateSubscriptionRequest\x12'\n" +
 	"\x0fsubscription_id\x18\x01 \x01(\x04R\x0esubscriptionId\x12*\n" +
 	"\x11add_resource_uris\x18\x02 \x03(\tR\x0faddResourceUris\x120\n" +
 	"\x14remove_resource_uris\x18\x03 \x03(\tR\x12removeResourceUris\"V\n" +
 	"\x1aUpdateSubscriptionResponse\x128\n" +
-	"\aservers\x18\x01 \x03(\v2\x1e.mcpd.v1.SubscriptionServerAckR\aservers\"\xa2\x03\n" +
+	"\aservers\x18\x01 \x03(\v2\x1e.mcpd.v1.SubscriptionServerAckR\aservers\"\xd4\x03\n" +
 	"\x12SubscriptionStatus\x12'\n" +
 	"\x0fsubscription_id\x18\x01 \x01(\x04R\x0esubscriptionId\x12\x19\n" +
 	"\bapp_name\x18\x02 \x01(\tR\aappName\x12\x1f\n" +
@@ -4564,7 +4591,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	" \x01(\x04R\tdelivered\x12\x1c\n" +
 	"\tcoalesced\x18\v \x01(\x04R\tcoalesced\x12\x18\n" +
 	"\adropped\x18\f \x01(\x04R\adropped\x12\x16\n" +
-	"\x06lagged\x18\r \x01(\bR\x06lagged\"\xad\x01\n" +
+	"\x06lagged\x18\r \x01(\bR\x06lagged\x120\n" +
+	"\x14dropped_log_messages\x18\x0e \x01(\x04R\x12droppedLogMessages\"\xad\x01\n" +
 	"\x10HostRegistration\x12\x18\n" +
 	"\aservers\x18\x01 \x03(\tR\aservers\x12\x14\n" +
 	"\x05roots\x18\x02 \x01(\bR\x05roots\x12\x1a\n" +
@@ -4651,7 +4679,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x14SERVER_STATE_BACKOFF\x10\x04\x12\x1a\n" +
 	"\x16SERVER_STATE_CRASHLOOP\x10\x05\x12\x19\n" +
 	"\x15SERVER_STATE_STOPPING\x10\x06\x12\x17\n" +
-	"\x13SERVER_STATE_FAILED\x10\a*\xe6\x03\n" +
+	"\x13SERVER_STATE_FAILED\x10\a*\x8f\x04\n" +
 	"\x15SubscriptionEventKind\x12'\n" +
 	"#SUBSCRIPTION_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bSUBSCRIPTION_EVENT_KIND_ACK\x10\x01\x12.\n" +
@@ -4664,7 +4692,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"!SUBSCRIPTION_EVENT_KIND_RESTARTED\x10\b\x12\"\n" +
 	"\x1eSUBSCRIPTION_EVENT_KIND_LAGGED\x10\t\x12!\n" +
 	"\x1dSUBSCRIPTION_EVENT_KIND_ERROR\x10\n" +
-	"2\xc2\f\n" +
+	"\x12'\n" +
+	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\xc2\f\n" +
 	"\x04Mcpd\x12B\n" +
 	"\tGetStatus\x12\x19.mcpd.v1.GetStatusRequest\x1a\x1a.mcpd.v1.GetStatusResponse\x12H\n" +
 	"\vListServers\x12\x1b.mcpd.v1.ListServersRequest\x1a\x1c.mcpd.v1.ListServersResponse\x12H\n" +

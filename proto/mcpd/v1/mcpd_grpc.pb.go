@@ -90,7 +90,9 @@ type McpdClient interface {
 	// Subscribe watches list changes, resource updates, lifecycle events and
 	// log messages of one, several or all servers, until the app cancels. The
 	// first event acknowledges what each server agreed to deliver; the stream
-	// ends after a lagged event (resubscribe to resync) or an error event.
+	// ends after a lagged event (resubscribe to resync) or an error event. Log
+	// messages an app reads too slowly are dropped oldest first and counted
+	// in a LOGS_LAGGED event; the stream goes on.
 	Subscribe(ctx context.Context, in *SubscribeRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[SubscriptionEvent], error)
 	// UpdateSubscription adds or removes resource URIs of an open Subscribe
 	// stream without reopening it.
@@ -423,7 +425,9 @@ type McpdServer interface {
 	// Subscribe watches list changes, resource updates, lifecycle events and
 	// log messages of one, several or all servers, until the app cancels. The
 	// first event acknowledges what each server agreed to deliver; the stream
-	// ends after a lagged event (resubscribe to resync) or an error event.
+	// ends after a lagged event (resubscribe to resync) or an error event. Log
+	// messages an app reads too slowly are dropped oldest first and counted
+	// in a LOGS_LAGGED event; the stream goes on.
 	Subscribe(*SubscribeRequest, grpc.ServerStreamingServer[SubscriptionEvent]) error
 	// UpdateSubscription adds or removes resource URIs of an open Subscribe
 	// stream without reopening it.
