@@ -193,6 +193,7 @@ type server struct {
 	waiting     map[string]chan *message      // server→client id → answer
 	listens     map[string]json.RawMessage    // listen id → filter
 	barriers    map[int]*barrier              // outoforder groups by size
+	pause       time.Duration                 // stopreading: the read loop's next pause
 }
 
 func run(mode string, in io.Reader, out, errw io.Writer) int {
@@ -248,6 +249,7 @@ func run(mode string, in io.Reader, out, errw io.Writer) int {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			s.handleLine(line)
+			s.pauseReading() // stopreading (chaos.go)
 		}
 		if err != nil {
 			break
@@ -276,6 +278,7 @@ func (s *server) handleLine(line []byte) {
 	switch {
 	case msg.Method != "" && msg.ID != nil:
 		s.count(msg.Method, msg.ID)
+		s.notePause(&msg)
 		s.startRequest(&msg)
 	case msg.Method != "":
 		s.count(msg.Method, nil)

@@ -25,8 +25,8 @@ var tools = []tool{
 	{"sleep", `sleeps "ms" milliseconds and returns "slept"; on notifications/cancelled it does not answer`, toolSleep},
 	{"crash", `exits the process (status 2) mid-call`, toolCrash},
 	{"outoforder", `waits until "n" calls of this tool are pending, then answers them in reverse order with their "message"`, toolOutOfOrder},
-	{"unknownid", `first sends a response with an id never used, then answers "ok"`, toolUnknownID},
-	{"invalid", `first sends a JSON object that is neither a request, a response nor a notification, then answers "ok"`, toolInvalid},
+	{"unknownid", `first sends a response with an id never used, then answers "ok" (or "message")`, toolUnknownID},
+	{"invalid", `first sends a JSON object that is neither a request, a response nor a notification, then answers "ok" (or "message")`, toolInvalid},
 	{"ping", `sends a ping request to the client and returns its answer as JSON text`, toolPing},
 	{"sample", `sends sampling/createMessage to the client and returns the result JSON or "error <code>: <message>"; with "cancel": true it cancels that request at once and returns "cancelled"`, toolSample},
 	{"stderrflood", `writes "mb" (default 1) MiB of stderr lines and returns "flooded"`, toolStderrFlood},
@@ -162,12 +162,20 @@ func toolOutOfOrder(s *server, r *req, args map[string]json.RawMessage) (string,
 
 func toolUnknownID(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
 	s.write(map[string]any{"jsonrpc": "2.0", "id": 987654321, "result": map[string]any{"bogus": true}})
-	return "ok", nil
+	return okOr(args), nil
 }
 
 func toolInvalid(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
 	s.write(map[string]any{"jsonrpc": "2.0", "note": "no method, no id"})
-	return "ok", nil
+	return okOr(args), nil
+}
+
+// okOr returns the "message" argument, or "ok" without one.
+func okOr(args map[string]json.RawMessage) string {
+	if m := argString(args, "message"); m != "" {
+		return m
+	}
+	return "ok"
 }
 
 func toolPing(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {

@@ -1,0 +1,80 @@
+package fakemcp
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// Misbehaviours on demand, for chaos tests: every tool here answers with
+// its "message" argument when it answers at all, so that a test can tell
+// whose answer it got.
+func init() {
+	tools = append(tools,
+		tool{"truncated", `first writes the start of its answer line, cut off mid-JSON (a truncated line), then answers with "message"`, toolTruncated},
+		tool{"twice", `answers with "message", then answers the same id again with "late <message>"`, toolTwice},
+		tool{"stderrraw", `writes "kb" (default 1024) KiB to stderr without any newline and answers with "message"`, toolStderrRaw},
+		tool{"stopreading", `answers with "message", then the fake reads nothing from stdin for "ms" (default 1000) milliseconds`, toolStopReading},
+	)
+}
+
+func toolTruncated(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": r.id,
+		"result": map[string]any{"content": []any{textContent(argString(args, "message"))}}})
+	s.writeRaw(append(line[:len(line)/2:len(line)/2], '\n'))
+	return argString(args, "message"), nil
+}
+
+func toolTwice(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	msg := argString(args, "message")
+	s.reply(r, map[string]any{"content": []any{textContent(msg)}}, nil)
+	s.reply(r, map[string]any{"content": []any{textContent("late " + msg)}}, nil)
+	return "", errNoReply
+}
+
+func toolStderrRaw(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	chunk := strings.Repeat("r", 1024)
+	s.errMu.Lock()
+	for range argInt(args, "kb", 1024) {
+		_, _ = s.errw.Write([]byte(chunk))
+	}
+	s.errMu.Unlock()
+	return argString(args, "message"), nil
+}
+
+// toolStopReading only answers; the read loop itself pauses (pauseReading,
+// set while the request is read, before the next line is).
+func toolStopReading(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	return argString(args, "message"), nil
+}
+
+// notePause records, on the read loop, that a stopreading call asks it to
+// pause after this line.
+func (s *server) notePause(msg *message) {
+	if msg.Method != "tools/call" || !strings.Contains(string(msg.Params), `"stopreading"`) {
+		return
+	}
+	var p struct {
+		Name      string
+		Arguments map[string]json.RawMessage
+	}
+	if json.Unmarshal(msg.Params, &p) != nil || p.Name != "stopreading" {
+		return
+	}
+	s.mu.Lock()
+	s.pause = time.Duration(argInt(p.Arguments, "ms", 1000)) * time.Millisecond
+	s.mu.Unlock()
+}
+
+// pauseReading blocks the read loop for the pause a stopreading call asked
+// for, if any.
+func (s *server) pauseReading() {
+	s.mu.Lock()
+	d := s.pause
+	s.pause = 0
+	s.mu.Unlock()
+	if d > 0 {
+		s.logf("fakemcp: not reading stdin for %v", d)
+		time.Sleep(d) // the misbehaviour itself
+	}
+}
