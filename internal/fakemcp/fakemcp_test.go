@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"strings"
@@ -153,5 +154,38 @@ func TestCrashOnStart(t *testing.T) {
 	var ee *exec.ExitError
 	if !errors.As(err, &ee) || ee.ExitCode() != 3 {
 		t.Fatalf("wait = %v, want exit status 3", err)
+	}
+}
+
+// The chaos tools: a truncated line before the answer, a duplicate answer,
+// numbered log messages.
+func TestChaosTools(t *testing.T) {
+	c := start(t, "modern")
+	call := func(id, name, args string) {
+		c.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{` + env + `,"name":"` + name + `","arguments":` + args + `}}`)
+	}
+	call("1", "truncated", `{"message":"tok1"}`)
+	line, err := c.stdout.ReadString('\n')
+	if err != nil || json.Valid([]byte(line)) || !strings.HasPrefix(line, `{"id":1,`) {
+		t.Fatalf("first line %q (%v), want the start of the answer, cut off", line, err)
+	}
+	if m := c.next(); string(m["id"]) != "1" || !strings.Contains(string(m["result"]), `"tok1"`) {
+		t.Fatalf("truncated: answer %v", m)
+	}
+	call("2", "twice", `{"message":"tok2"}`)
+	for _, want := range []string{`"tok2"`, `"late tok2"`} {
+		if m := c.next(); string(m["id"]) != "2" || !strings.Contains(string(m["result"]), want) {
+			t.Fatalf("twice: answer %v, want %s", m, want)
+		}
+	}
+	call("3", "logburst", `{"n":3,"start":5}`)
+	for seq := 5; seq < 8; seq++ {
+		m := c.next()
+		if !strings.Contains(string(m["method"]), "notifications/message") || !strings.Contains(string(m["params"]), fmt.Sprintf(`{"seq":%d}`, seq)) {
+			t.Fatalf("logburst: %v, want log message seq %d", m, seq)
+		}
+	}
+	if m := c.next(); string(m["id"]) != "3" {
+		t.Fatalf("logburst: %v, want the answer", m)
 	}
 }
