@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"slices"
@@ -150,27 +149,16 @@ type Process struct {
 //
 // The command is run directly from its argv (never through a shell), in its
 // own process group, with SIGKILL as parent-death signal so that a killed
-// mcpd leaves no orphan. If the command does not exist or is not
-// executable, the error wraps ErrCommandNotFound and names the server and
+// mcpd leaves no orphan. If the command cannot be started at all, the
+// error wraps ErrCannotStart and names the server and the cause; if it does
+// not exist or is not executable, it also wraps ErrCommandNotFound and names
 // the command.
 func Start(opts Options) (*Process, error) {
 	if err := platformSupported(); err != nil {
 		return nil, fmt.Errorf("start %q: %w", opts.Name, err)
 	}
-	if opts.Command == "" {
-		return nil, fmt.Errorf("start %q: empty command: %w", opts.Name, ErrCommandNotFound)
-	}
-	if opts.Dir != "" {
-		// With SysProcAttr set, a missing directory is reported by exec as
-		// the command's ENOENT; check it here so it is not mistaken for a
-		// missing command.
-		fi, err := os.Stat(opts.Dir)
-		if err != nil {
-			return nil, fmt.Errorf("start %q: working directory: %w", opts.Name, err)
-		}
-		if !fi.IsDir() {
-			return nil, fmt.Errorf("start %q: working directory %q is not a directory", opts.Name, opts.Dir)
-		}
+	if err := checkSpawnable(opts); err != nil {
+		return nil, err
 	}
 	log := opts.Logger
 	if log == nil {
@@ -256,16 +244,6 @@ func Start(opts Options) (*Process, error) {
 	go p.drainStderr()
 	go p.wait()
 	return p, nil
-}
-
-// startError classifies a spawn failure.
-func startError(opts Options, err error) error {
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, exec.ErrDot) ||
-		errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
-		errors.Is(err, syscall.ENOEXEC) {
-		return fmt.Errorf("start %q: command %q: %w: %w", opts.Name, opts.Command, ErrCommandNotFound, err)
-	}
-	return fmt.Errorf("start %q: %w", opts.Name, err)
 }
 
 // childEnv returns env (or mcpd's environment when nil) without droppedEnv.
