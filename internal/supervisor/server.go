@@ -135,9 +135,9 @@ type server struct {
 	timerStop    func() bool
 	verdict      string // remembered era verdict (auto only)
 	explicitStop bool
-	restartNext  bool // the next start counts as a restart
+	restartNext  bool  // the next start counts as a restart
 	failErr      error // why the server is failed (StateFailed only)
-	startAfter   bool // start again once cur has been reaped (Restart)
+	startAfter   bool  // start again once cur has been reaped (Restart)
 	shutting     bool
 	wg           sync.WaitGroup // start attempts and child watchers
 }
