@@ -130,6 +130,10 @@ func EnsureSocketDir(dir string) error {
 	return checkSocketDir(dir, fi)
 }
 
+// FileOwner returns the uid owning fi, and whether it could be determined
+// (not on every platform).
+func FileOwner(fi os.FileInfo) (int, bool) { return fileOwner(fi) }
+
 func checkSocketDir(dir string, fi os.FileInfo) error {
 	switch {
 	case fi.Mode()&os.ModeSymlink != 0:
