@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // MaxSocketPathLen is the longest socket path, in bytes, that mcpd accepts.
@@ -80,6 +81,14 @@ func CheckSocketPath(path string) error {
 			ErrSocketPathTooLong, path, len(path), MaxSocketPathLen, EnvSocket)
 	}
 	return nil
+}
+
+// RecordDir returns the directory, next to the socket, where mcpd records
+// the processes of its running children, so that the next mcpd on the same
+// socket can kill what a killed one left behind: mcpd.sock → mcpd.procs.
+func RecordDir(socketPath string) string {
+	base := strings.TrimSuffix(filepath.Base(socketPath), ".sock")
+	return filepath.Join(filepath.Dir(socketPath), base+".procs")
 }
 
 // ConfigPath returns the path of the config file. The first of these that is

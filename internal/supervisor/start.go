@@ -106,6 +106,7 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 		ShutdownGrace: spec.ShutdownGrace,
 		Stderr:        sv.ring,
 		Logger:        sv.sup.log, // transport adds the server field
+		Keeper:        sv.sup.opts.Keeper,
 	})
 	if errors.Is(err, transport.ErrCannotStart) {
 		return nil, "", err // names the server and the cause

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/mcpd-dev/mcpd/internal/procs"
 )
 
 // Defaults used when the matching Options field is zero.
@@ -73,6 +75,10 @@ type Options struct {
 	Stderr *Ring
 	// Logger may be nil.
 	Logger *zap.Logger
+	// Keeper, if set, starts the child in a cgroup of its own when it can
+	// and tracks the processes that leave its process group, so that they
+	// are killed with it (internal/procs). Nil: the process group only.
+	Keeper *procs.Keeper
 }
 
 // Stats are counters of one process's stdout stream.
@@ -103,6 +109,7 @@ type Process struct {
 	name  string
 	pid   int
 	cmd   *exec.Cmd
+	group *procs.Group // the child's cgroup or tracked descendants; nil without a keeper
 	log   *zap.Logger
 	ring  *Ring
 	grace time.Duration
@@ -173,15 +180,6 @@ func Start(opts Options) (*Process, error) {
 		grace = DefaultShutdownGrace
 	}
 
-	cmd := exec.Command(opts.Command, opts.Args...)
-	cmd.Env = childEnv(opts.Env)
-	cmd.Dir = opts.Dir
-	cmd.SysProcAttr = sysProcAttr()
-	// All three stdio streams are *os.File, so Wait starts no copying
-	// goroutines and WaitDelay only matters for a future change to that; the
-	// same bound is applied to our own pipes by the waiter.
-	cmd.WaitDelay = grace
-
 	var parentEnds, childEnds []*os.File
 	closeAll := func(fs []*os.File) {
 		for _, f := range fs {
@@ -212,9 +210,22 @@ func Start(opts Options) (*Process, error) {
 		return nil, err
 	}
 	parentEnds, childEnds = append(parentEnds, stderrR), append(childEnds, stderrW)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-
-	err = cmd.Start()
+	env := childEnv(opts.Env)
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(opts.Command, opts.Args...)
+		cmd.Env = env
+		cmd.Dir = opts.Dir
+		cmd.SysProcAttr = sysProcAttr()
+		// All three stdio streams are *os.File, so Wait starts no copying
+		// goroutines and WaitDelay only matters for a future change to
+		// that; the same bound is applied to our own pipes by the waiter.
+		cmd.WaitDelay = grace
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+		return cmd
+	}
+	// The keeper (nil: none) puts the child in its own cgroup when it can
+	// and tracks the processes that leave the group (internal/procs).
+	cmd, group, err := opts.Keeper.Start(opts.Name, newCmd)
 	// The child has its copies now; ours must go, or stdout/stderr would
 	// never reach EOF and stdin would never be seen closed.
 	closeAll(childEnds)
@@ -228,6 +239,7 @@ func Start(opts Options) (*Process, error) {
 		name:       opts.Name,
 		pid:        pid,
 		cmd:        cmd,
+		group:      group,
 		log:        log.With(zap.String("server", opts.Name), zap.Int("pid", pid)),
 		ring:       opts.Stderr,
 		grace:      grace,
@@ -280,6 +292,9 @@ func (p *Process) wait() {
 		err = p.cmd.Wait()
 		p.markExited()
 	}
+	// Reaped: the cgroup (its processes were killed with the group) and
+	// the record of the child go.
+	p.group.Close(p.grace)
 	p.closeStdin()
 
 	// Like cmd.WaitDelay for the pipes we own: a process outside the group
@@ -309,6 +324,9 @@ func (p *Process) markExited() {
 	if err := signalGroup(p.pid, syscall.SIGKILL); err != nil {
 		p.log.Warn("kill process group after exit", zap.Error(err))
 	}
+	// And so must those that left the group (setsid): the whole cgroup, or
+	// the descendants found in /proc.
+	p.group.Kill()
 	p.exited = true
 	close(p.exitedCh)
 }
