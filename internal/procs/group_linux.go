@@ -229,7 +229,9 @@ func (k *Keeper) killRecord(path string) int {
 	t := scanProc()
 	victims := map[member]bool{}
 	leader, ok := t.procs[rec.Pid]
-	reused := rec.Pid == 0 || (ok && leader.start != rec.Start) // 0: the orphans' record
+	// A pid of 0 is the orphans' record; a record without a real group and
+	// session must not match every process that has none (kernel threads).
+	reused := rec.Pid <= 1 || rec.Pgid <= 1 || rec.Sid <= 0 || (ok && leader.start != rec.Start)
 	if ok && !reused {
 		victims[member{rec.Pid, rec.Start}] = true
 	}

@@ -299,6 +299,9 @@ func (k *Keeper) KillOrphans(limit time.Duration) int {
 // killExact SIGKILLs pid if it is still the process that started at start
 // (a pidfd pins the process between the check and the signal).
 func killExact(pid int, start uint64) bool {
+	if pid <= 1 || pid == os.Getpid() {
+		return false // init, or ourselves: never
+	}
 	fd, err := unix.PidfdOpen(pid, 0)
 	if err != nil {
 		if !errors.Is(err, unix.ENOSYS) {
