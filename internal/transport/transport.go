@@ -180,36 +180,12 @@ func Start(opts Options) (*Process, error) {
 		grace = DefaultShutdownGrace
 	}
 
-	var parentEnds, childEnds []*os.File
-	closeAll := func(fs []*os.File) {
-		for _, f := range fs {
-			_ = f.Close()
-		}
-	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err != nil {
-			closeAll(parentEnds)
-			closeAll(childEnds)
-			return nil, nil, fmt.Errorf("start %q: pipe: %w", opts.Name, err)
-		}
-		return r, w, nil
-	}
-	stdinR, stdinW, err := pipe()
+	stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW, err := stdioPipes(opts.Name)
 	if err != nil {
 		return nil, err
 	}
-	parentEnds, childEnds = append(parentEnds, stdinW), append(childEnds, stdinR)
-	stdoutR, stdoutW, err := pipe()
-	if err != nil {
-		return nil, err
-	}
-	parentEnds, childEnds = append(parentEnds, stdoutR), append(childEnds, stdoutW)
-	stderrR, stderrW, err := pipe()
-	if err != nil {
-		return nil, err
-	}
-	parentEnds, childEnds = append(parentEnds, stderrR), append(childEnds, stderrW)
+	parentEnds := []*os.File{stdinW, stdoutR, stderrR}
+	childEnds := []*os.File{stdinR, stdoutW, stderrW}
 	env := childEnv(opts.Env)
 	newCmd := func() *exec.Cmd {
 		cmd := exec.Command(opts.Command, opts.Args...)
@@ -256,6 +232,36 @@ func Start(opts Options) (*Process, error) {
 	go p.drainStderr()
 	go p.wait()
 	return p, nil
+}
+
+// stdioPipes creates the child's stdin, stdout and stderr pipes; on error
+// none is left open.
+func stdioPipes(name string) (stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW *os.File, err error) {
+	var made []*os.File
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err != nil {
+			closeAll(made)
+			return nil, nil, fmt.Errorf("start %q: pipe: %w", name, err)
+		}
+		made = append(made, r, w)
+		return r, w, nil
+	}
+	if stdinR, stdinW, err = pipe(); err != nil {
+		return
+	}
+	if stdoutR, stdoutW, err = pipe(); err != nil {
+		return
+	}
+	stderrR, stderrW, err = pipe()
+	return
+}
+
+// closeAll closes every file of fs.
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
 }
 
 // childEnv returns env (or mcpd's environment when nil) without droppedEnv.
