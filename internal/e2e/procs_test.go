@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/paths"
@@ -226,4 +228,28 @@ func waitRecorded(t *testing.T, socket string, pids []int) {
 		}
 		return true, nil
 	})
+}
+
+// removeRecordedCgroups kills and removes the cgroups that mcpd's records
+// next to socket still name (a SIGKILLed mcpd whose socket no later mcpd
+// used leaves them), so that no test leaves a cgroup behind.
+func removeRecordedCgroups(socket string) {
+	dir := paths.RecordDir(socket)
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		var rec struct{ Cgroup string }
+		if err != nil || json.Unmarshal(data, &rec) != nil || rec.Cgroup == "" {
+			continue
+		}
+		_ = os.WriteFile(filepath.Join(rec.Cgroup, "cgroup.kill"), []byte("1"), 0)
+		deadline := time.Now().Add(waitTimeout)
+		for {
+			err := os.Remove(rec.Cgroup)
+			if err == nil || errors.Is(err, os.ErrNotExist) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(5 * time.Millisecond) // killed processes exit within moments
+		}
+	}
 }
