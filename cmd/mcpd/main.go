@@ -238,6 +238,10 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	defer ln.Close()
+	// Every process of every server: subreaper, cgroups, and what a killed
+	// mcpd on this socket left behind (procs.go).
+	keeper, stopKeeper := startKeeper(socketPath, log)
+	defer stopKeeper()
 
 	// Components.
 	clientInfo, _ := json.Marshal(map[string]string{"name": "mcpd", "version": version.Version})
@@ -245,6 +249,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	sup := supervisor.New(supervisor.Options{
 		Specs:                   specs(cfg),
 		Logger:                  log,
+		Keeper:                  keeper,
 		ClientInfo:              clientInfo,
 		SubscriptionQueueEvents: f.queueEvents,
 		SubscriptionQueueBytes:  f.queueBytes,

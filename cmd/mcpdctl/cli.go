@@ -358,6 +358,9 @@ func (c *cli) connect() (mcpdv1.McpdClient, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, c.notRunning()
 		}
+		if errors.Is(err, fs.ErrPermission) {
+			return nil, fmt.Errorf("cannot reach mcpd's socket at %s: %w (its directory belongs to another user; mcpd accepts connections only from its own uid)", abs, fs.ErrPermission)
+		}
 		return nil, fmt.Errorf("socket: %w", err)
 	}
 	conn, err := grpc.NewClient("unix://"+abs, dialOptions()...)
@@ -412,7 +415,10 @@ func lostConnection(msg string) bool {
 // notRunning is the one-line error for a daemon that cannot be reached.
 func (c *cli) notRunning() error {
 	where := "no socket at " + c.socket
-	if _, err := os.Stat(c.socket); err == nil {
+	if fi, err := os.Stat(c.socket); err == nil {
+		if err := c.otherUsersSocket(fi); err != nil {
+			return err
+		}
 		// A socket file nobody answers on: mcpd died without removing it.
 		where = "nothing answers on " + c.socket
 	}
@@ -421,6 +427,17 @@ func (c *cli) notRunning() error {
 		return fmt.Errorf("mcpd is not running (%s); start it with: mcpd --socket %s", where, c.socket)
 	}
 	return fmt.Errorf("mcpd is not running (%s); start it with: mcpd  (or: systemctl --user start mcpd)", where)
+}
+
+// otherUsersSocket returns the error for a socket owned by another uid,
+// whose mcpd turns this uid away at the handshake (which a client sees only
+// as a connection that closed), or nil for our own socket.
+func (c *cli) otherUsersSocket(fi os.FileInfo) error {
+	owner, ok := paths.FileOwner(fi)
+	if me := os.Geteuid(); ok && owner != me {
+		return fmt.Errorf("mcpd's socket at %s belongs to uid %d; mcpd accepts connections only from its own uid, and this is uid %d: run mcpdctl as uid %d", c.socket, owner, me, owner)
+	}
+	return nil
 }
 
 // rpcError turns the error of an RPC into mcpdctl's message. server is the

@@ -27,6 +27,9 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden from the curr
 var fakeNow = time.UnixMilli(1_700_000_500_000)
 
 func TestMain(m *testing.M) {
+	if code, ok := runAsHelper(); ok { // uid_test.go
+		os.Exit(code)
+	}
 	timeNow = func() time.Time { return fakeNow }
 	goleak.VerifyTestMain(m)
 }

@@ -50,7 +50,8 @@ func toStatus(err error) error {
 		errors.Is(err, session.ErrExitedAfterProbe),
 		errors.Is(err, session.ErrHandshake),
 		errors.Is(err, transport.ErrClosed),
-		errors.Is(err, transport.ErrCommandNotFound):
+		errors.Is(err, transport.ErrCommandNotFound),
+		errors.Is(err, transport.ErrCannotStart):
 		code = codes.Unavailable
 	}
 	return status.Error(code, err.Error())

@@ -176,6 +176,7 @@ func spawnCmd(t *testing.T, cmd *exec.Cmd, socket, config string) *daemon {
 				<-d.waited
 			}
 		}
+		removeRecordedCgroups(d.socket)
 		d.mu.Lock()
 		defer d.mu.Unlock()
 		for pid := range d.children {

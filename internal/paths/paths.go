@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // MaxSocketPathLen is the longest socket path, in bytes, that mcpd accepts.
@@ -82,6 +83,14 @@ func CheckSocketPath(path string) error {
 	return nil
 }
 
+// RecordDir returns the directory, next to the socket, where mcpd records
+// the processes of its running children, so that the next mcpd on the same
+// socket can kill what a killed one left behind: mcpd.sock → mcpd.procs.
+func RecordDir(socketPath string) string {
+	base := strings.TrimSuffix(filepath.Base(socketPath), ".sock")
+	return filepath.Join(filepath.Dir(socketPath), base+".procs")
+}
+
 // ConfigPath returns the path of the config file. The first of these that is
 // set wins:
 //
@@ -129,6 +138,10 @@ func EnsureSocketDir(dir string) error {
 	}
 	return checkSocketDir(dir, fi)
 }
+
+// FileOwner returns the uid owning fi, and whether it could be determined
+// (not on every platform).
+func FileOwner(fi os.FileInfo) (int, bool) { return fileOwner(fi) }
 
 func checkSocketDir(dir string, fi os.FileInfo) error {
 	switch {

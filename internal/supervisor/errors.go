@@ -28,10 +28,12 @@ var (
 type unavailableError struct {
 	msg   string
 	cause error
+	// causeInMsg: msg already says what cause says.
+	causeInMsg bool
 }
 
 func (e *unavailableError) Error() string {
-	if e.cause != nil {
+	if e.cause != nil && !e.causeInMsg {
 		return e.msg + ": " + e.cause.Error()
 	}
 	return e.msg

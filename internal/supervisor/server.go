@@ -135,8 +135,9 @@ type server struct {
 	timerStop    func() bool
 	verdict      string // remembered era verdict (auto only)
 	explicitStop bool
-	restartNext  bool // the next start counts as a restart
-	startAfter   bool // start again once cur has been reaped (Restart)
+	restartNext  bool  // the next start counts as a restart
+	failErr      error // why the server is failed (StateFailed only)
+	startAfter   bool  // start again once cur has been reaped (Restart)
 	shutting     bool
 	wg           sync.WaitGroup // start attempts and child watchers
 }
@@ -360,7 +361,7 @@ func (sv *server) acquire(cmd command) {
 	case sv.explicitStop:
 		cmd.reply <- reply{err: unavailable(nil, "server %q is stopped; start it with: mcpdctl start %s", sv.spec.Name, sv.spec.Name)}
 	case sv.state == StateFailed:
-		cmd.reply <- reply{err: unavailable(nil, "server %q failed: %s; fix it, then run: mcpdctl restart %s", sv.spec.Name, sv.lastError(), sv.spec.Name)}
+		cmd.reply <- reply{err: sv.failedError(sv.failErr)}
 	case sv.state == StateCrashLoop:
 		cmd.reply <- reply{err: sv.crashLoopError()}
 	case sv.state == StateReady:
@@ -541,7 +542,8 @@ func (sv *server) onStartResult(r startResult) {
 		sv.log.Error("server failed", zap.Error(r.err))
 		sv.setState(StateFailed)
 		sv.emit(EventFailed, 0, "", r.err.Error())
-		err := unavailable(r.err, "server %q failed", sv.spec.Name)
+		sv.failErr = r.err
+		err := sv.failedError(r.err)
 		sv.replyAll(&sv.waiters, reply{err: err})
 		sv.replyAll(&sv.startWaiters, reply{err: err})
 	default:
@@ -743,6 +745,20 @@ func (sv *server) lastExit() string {
 	sv.mu.Lock()
 	defer sv.mu.Unlock()
 	return sv.st.lastExit
+}
+
+// failedError is the error of a call to a failed server: what failed
+// (cause, which for a command that cannot start already names the server)
+// and what to do.
+func (sv *server) failedError(cause error) error {
+	if cause == nil { // not expected: failErr is set with the state
+		cause = errors.New(sv.lastError())
+	}
+	msg := fmt.Sprintf("server %q failed: %s; fix it, then run: mcpdctl restart %s", sv.spec.Name, cause, sv.spec.Name)
+	if errors.Is(cause, transport.ErrCannotStart) {
+		msg = fmt.Sprintf("%s; fix it, then run: mcpdctl restart %s", cause, sv.spec.Name)
+	}
+	return &unavailableError{msg: msg, cause: cause, causeInMsg: true}
 }
 
 func (sv *server) crashLoopError() error { return sv.crashLoopErrorAt(len(sv.exits)) }

@@ -22,7 +22,8 @@ type startResult struct {
 	// verdict is a protocol verdict learned even by a failed attempt
 	// (legacy after an exit right after the probe).
 	verdict string
-	// permanent: command not found or handshake impossible → failed.
+	// permanent: the command cannot start (transport.ErrCannotStart) or
+	// the handshake is impossible → failed.
 	permanent bool
 	// canceled: the attempt was cancelled by a stop or shutdown.
 	canceled bool
@@ -63,7 +64,7 @@ func (sv *server) attempt(ctx context.Context, protocol string) startResult {
 			sv.log.Info("remembered era verdict failed; probing again", zap.String("verdict", proto), zap.Error(err))
 			proto, verdict, reprobed = session.ProtocolAuto, session.ProtocolAuto, true
 			continue
-		case errors.Is(err, transport.ErrCommandNotFound), errors.Is(err, session.ErrHandshake):
+		case errors.Is(err, transport.ErrCannotStart), errors.Is(err, session.ErrHandshake):
 			return startResult{err: err, exit: exit, verdict: verdict, permanent: true}
 		case hctx.Err() != nil:
 			return startResult{err: fmt.Errorf("start %q: handshake timed out after %s", sv.spec.Name, limit), exit: exit, verdict: verdict}
@@ -105,7 +106,11 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 		ShutdownGrace: spec.ShutdownGrace,
 		Stderr:        sv.ring,
 		Logger:        sv.sup.log, // transport adds the server field
+		Keeper:        sv.sup.opts.Keeper,
 	})
+	if errors.Is(err, transport.ErrCannotStart) {
+		return nil, "", err // names the server and the cause
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("start %q: %w", spec.Name, err)
 	}

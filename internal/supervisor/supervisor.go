@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/procs"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -139,6 +140,9 @@ type Status struct {
 type Options struct {
 	Specs  []Spec
 	Logger *zap.Logger
+	// Keeper tracks every process of every child (cgroups, subreaper,
+	// records for the next mcpd); nil: process groups only.
+	Keeper *procs.Keeper
 	// ClientInfo is mcpd's Implementation object sent to children. If nil,
 	// {"name":"mcpd","version":<version.Version>}.
 	ClientInfo json.RawMessage

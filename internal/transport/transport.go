@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"slices"
@@ -15,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/mcpd-dev/mcpd/internal/procs"
 )
 
 // Defaults used when the matching Options field is zero.
@@ -74,6 +75,10 @@ type Options struct {
 	Stderr *Ring
 	// Logger may be nil.
 	Logger *zap.Logger
+	// Keeper, if set, starts the child in a cgroup of its own when it can
+	// and tracks the processes that leave its process group, so that they
+	// are killed with it (internal/procs). Nil: the process group only.
+	Keeper *procs.Keeper
 }
 
 // Stats are counters of one process's stdout stream.
@@ -104,6 +109,7 @@ type Process struct {
 	name  string
 	pid   int
 	cmd   *exec.Cmd
+	group *procs.Group // the child's cgroup or tracked descendants; nil without a keeper
 	log   *zap.Logger
 	ring  *Ring
 	grace time.Duration
@@ -150,27 +156,16 @@ type Process struct {
 //
 // The command is run directly from its argv (never through a shell), in its
 // own process group, with SIGKILL as parent-death signal so that a killed
-// mcpd leaves no orphan. If the command does not exist or is not
-// executable, the error wraps ErrCommandNotFound and names the server and
+// mcpd leaves no orphan. If the command cannot be started at all, the
+// error wraps ErrCannotStart and names the server and the cause; if it does
+// not exist or is not executable, it also wraps ErrCommandNotFound and names
 // the command.
 func Start(opts Options) (*Process, error) {
 	if err := platformSupported(); err != nil {
 		return nil, fmt.Errorf("start %q: %w", opts.Name, err)
 	}
-	if opts.Command == "" {
-		return nil, fmt.Errorf("start %q: empty command: %w", opts.Name, ErrCommandNotFound)
-	}
-	if opts.Dir != "" {
-		// With SysProcAttr set, a missing directory is reported by exec as
-		// the command's ENOENT; check it here so it is not mistaken for a
-		// missing command.
-		fi, err := os.Stat(opts.Dir)
-		if err != nil {
-			return nil, fmt.Errorf("start %q: working directory: %w", opts.Name, err)
-		}
-		if !fi.IsDir() {
-			return nil, fmt.Errorf("start %q: working directory %q is not a directory", opts.Name, opts.Dir)
-		}
+	if err := checkSpawnable(opts); err != nil {
+		return nil, err
 	}
 	log := opts.Logger
 	if log == nil {
@@ -185,48 +180,28 @@ func Start(opts Options) (*Process, error) {
 		grace = DefaultShutdownGrace
 	}
 
-	cmd := exec.Command(opts.Command, opts.Args...)
-	cmd.Env = childEnv(opts.Env)
-	cmd.Dir = opts.Dir
-	cmd.SysProcAttr = sysProcAttr()
-	// All three stdio streams are *os.File, so Wait starts no copying
-	// goroutines and WaitDelay only matters for a future change to that; the
-	// same bound is applied to our own pipes by the waiter.
-	cmd.WaitDelay = grace
-
-	var parentEnds, childEnds []*os.File
-	closeAll := func(fs []*os.File) {
-		for _, f := range fs {
-			_ = f.Close()
-		}
-	}
-	pipe := func() (r, w *os.File, err error) {
-		r, w, err = os.Pipe()
-		if err != nil {
-			closeAll(parentEnds)
-			closeAll(childEnds)
-			return nil, nil, fmt.Errorf("start %q: pipe: %w", opts.Name, err)
-		}
-		return r, w, nil
-	}
-	stdinR, stdinW, err := pipe()
+	stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW, err := stdioPipes(opts.Name)
 	if err != nil {
 		return nil, err
 	}
-	parentEnds, childEnds = append(parentEnds, stdinW), append(childEnds, stdinR)
-	stdoutR, stdoutW, err := pipe()
-	if err != nil {
-		return nil, err
+	parentEnds := []*os.File{stdinW, stdoutR, stderrR}
+	childEnds := []*os.File{stdinR, stdoutW, stderrW}
+	env := childEnv(opts.Env)
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(opts.Command, opts.Args...)
+		cmd.Env = env
+		cmd.Dir = opts.Dir
+		cmd.SysProcAttr = sysProcAttr()
+		// All three stdio streams are *os.File, so Wait starts no copying
+		// goroutines and WaitDelay only matters for a future change to
+		// that; the same bound is applied to our own pipes by the waiter.
+		cmd.WaitDelay = grace
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+		return cmd
 	}
-	parentEnds, childEnds = append(parentEnds, stdoutR), append(childEnds, stdoutW)
-	stderrR, stderrW, err := pipe()
-	if err != nil {
-		return nil, err
-	}
-	parentEnds, childEnds = append(parentEnds, stderrR), append(childEnds, stderrW)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-
-	err = cmd.Start()
+	// The keeper (nil: none) puts the child in its own cgroup when it can
+	// and tracks the processes that leave the group (internal/procs).
+	cmd, group, err := opts.Keeper.Start(opts.Name, newCmd)
 	// The child has its copies now; ours must go, or stdout/stderr would
 	// never reach EOF and stdin would never be seen closed.
 	closeAll(childEnds)
@@ -240,6 +215,7 @@ func Start(opts Options) (*Process, error) {
 		name:       opts.Name,
 		pid:        pid,
 		cmd:        cmd,
+		group:      group,
 		log:        log.With(zap.String("server", opts.Name), zap.Int("pid", pid)),
 		ring:       opts.Stderr,
 		grace:      grace,
@@ -258,14 +234,34 @@ func Start(opts Options) (*Process, error) {
 	return p, nil
 }
 
-// startError classifies a spawn failure.
-func startError(opts Options, err error) error {
-	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, exec.ErrDot) ||
-		errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) ||
-		errors.Is(err, syscall.ENOEXEC) {
-		return fmt.Errorf("start %q: command %q: %w: %w", opts.Name, opts.Command, ErrCommandNotFound, err)
+// stdioPipes creates the child's stdin, stdout and stderr pipes; on error
+// none is left open.
+func stdioPipes(name string) (stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW *os.File, err error) {
+	var made []*os.File
+	pipe := func() (r, w *os.File, err error) {
+		r, w, err = os.Pipe()
+		if err != nil {
+			closeAll(made)
+			return nil, nil, fmt.Errorf("start %q: pipe: %w", name, err)
+		}
+		made = append(made, r, w)
+		return r, w, nil
 	}
-	return fmt.Errorf("start %q: %w", opts.Name, err)
+	if stdinR, stdinW, err = pipe(); err != nil {
+		return
+	}
+	if stdoutR, stdoutW, err = pipe(); err != nil {
+		return
+	}
+	stderrR, stderrW, err = pipe()
+	return
+}
+
+// closeAll closes every file of fs.
+func closeAll(fs []*os.File) {
+	for _, f := range fs {
+		_ = f.Close()
+	}
 }
 
 // childEnv returns env (or mcpd's environment when nil) without droppedEnv.
@@ -302,6 +298,9 @@ func (p *Process) wait() {
 		err = p.cmd.Wait()
 		p.markExited()
 	}
+	// Reaped: the cgroup (its processes were killed with the group) and
+	// the record of the child go.
+	p.group.Close(p.grace)
 	p.closeStdin()
 
 	// Like cmd.WaitDelay for the pipes we own: a process outside the group
@@ -331,6 +330,9 @@ func (p *Process) markExited() {
 	if err := signalGroup(p.pid, syscall.SIGKILL); err != nil {
 		p.log.Warn("kill process group after exit", zap.Error(err))
 	}
+	// And so must those that left the group (setsid): the whole cgroup, or
+	// the descendants found in /proc.
+	p.group.Kill()
 	p.exited = true
 	close(p.exitedCh)
 }

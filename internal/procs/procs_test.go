@@ -1,0 +1,76 @@
+//go:build linux
+
+package procs
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestParseStat(t *testing.T) {
+	line := "4242 (a) (b c) S 17 4242 99 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 1 0 123456 0 0"
+	st, err := parseStat(4242, []byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st != (procStat{pid: 4242, state: 'S', ppid: 17, pgid: 4242, sid: 99, start: 123456}) {
+		t.Fatalf("parseStat = %+v", st)
+	}
+}
+
+// A record whose start time does not match the process now holding the pid
+// names a recycled pid: KillLeftovers leaves it alone. A matching one is
+// killed, and the records are gone afterwards.
+func TestKillLeftoversChecksStartTime(t *testing.T) {
+	dir := t.TempDir()
+	k, err := New(Options{RecordDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("sleep", "1000")
+	if err := cmd.Start(); err != nil {
+		t.Skipf("sleep: %v", err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }() // owned: received below
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		<-waited
+	})
+	pid := cmd.Process.Pid
+	start, ok := startTime(pid)
+	if !ok {
+		t.Fatal("no start time")
+	}
+	writeRec := func(start uint64) {
+		data, _ := json.Marshal(record{Server: "s", Pid: pid + 1_000_000, Known: []member{{pid, start}}})
+		if err := os.WriteFile(filepath.Join(dir, "x.json"), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeRec(start + 1)
+	if n := k.KillLeftovers(); n != 0 {
+		t.Fatalf("KillLeftovers with a wrong start time killed %d", n)
+	}
+	if _, ok := startTime(pid); !ok {
+		t.Fatal("process with a recycled pid was killed")
+	}
+	writeRec(start)
+	if n := k.KillLeftovers(); n != 1 {
+		t.Fatalf("KillLeftovers killed %d, want 1", n)
+	}
+	if err := <-waited; err == nil {
+		t.Fatal("sleep exited cleanly, want killed")
+	}
+	waited <- nil // for the cleanup
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Errorf("records left: %v", entries)
+	}
+}
