@@ -51,6 +51,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -177,13 +178,14 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Load reads and parses the config file at path. If the file does not exist
-// the error wraps fs.ErrNotExist, so the caller can run with no servers and
-// say where the file belongs.
-func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+// Load reads the config file at path with ReadFile, bounded in size and
+// time and abandoned when ctx is done, and parses it. If the file does not
+// exist the error wraps fs.ErrNotExist, so the caller can run with no
+// servers and say where the file belongs.
+func Load(ctx context.Context, path string) (*Config, error) {
+	data, err := ReadFile(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, err
 	}
 	return Parse(path, data)
 }
