@@ -132,7 +132,7 @@ func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
 		printProblems(c.stderr, resp.GetError(), resp.GetProblems())
 		return errInvalidConfig
 	}
-	fmt.Fprintf(c.stdout, "%s: valid\n", resp.GetConfigPath())
+	fmt.Fprintf(c.stdout, "%s: valid\n", sanitize(resp.GetConfigPath()))
 	if running {
 		printDiff(c.stdout, resp.GetDiff(), true)
 	} else {
