@@ -209,8 +209,15 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	if abs, err := filepath.Abs(cfgPath); err == nil {
 		cfgPath = abs // as status and the logs show it, whatever the cwd of who reads them
 	}
-	cfg, err := config.Load(context.Background(), cfgPath) // bounded: config.ReadTimeout
+	// The read is bounded (config.ReadTimeout) and a signal abandons it.
+	loadCtx, loadDone := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	cfg, err := config.Load(loadCtx, cfgPath)
+	interrupted := loadCtx.Err() != nil
+	loadDone()
 	switch {
+	case interrupted:
+		log.Info("signal received while reading the config, stopping")
+		return nil
 	case errors.Is(err, fs.ErrNotExist):
 		log.Info("no config file, running with no servers; create it with an \"mcpServers\" object to add some",
 			zap.String("config_path", cfgPath))

@@ -193,8 +193,13 @@ func Load(ctx context.Context, path string) (*Config, error) {
 // Parse parses and validates data as the content of the config file at path.
 // path names the file in errors and is the base of relative commands and
 // working directories. Variables are expanded from the process environment.
-// All problems found are reported, each as an *Error.
+// All problems found are reported, each as an *Error. Data of more than
+// MaxFileSize bytes is refused (ErrTooLarge), as ReadFile refuses such a
+// file.
 func Parse(path string, data []byte) (*Config, error) {
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("config %s: %w: %d bytes, more than the limit of 4 MiB", path, ErrTooLarge, len(data))
+	}
 	p := &parser{path: path, lookup: os.LookupEnv}
 	servers := p.parse(data)
 	if len(p.errs) > 0 {

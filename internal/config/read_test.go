@@ -123,3 +123,10 @@ func TestReadFileAbandoned(t *testing.T) {
 		t.Fatalf("Load with a done context: %v, want context.Canceled", err)
 	}
 }
+
+func TestParseRefusesTooLarge(t *testing.T) {
+	data := make([]byte, MaxFileSize+1)
+	if _, err := Parse("/c.json", data); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "/c.json") {
+		t.Fatalf("Parse of MaxFileSize+1 bytes: %v, want ErrTooLarge naming the file", err)
+	}
+}
