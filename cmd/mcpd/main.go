@@ -209,8 +209,15 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	if abs, err := filepath.Abs(cfgPath); err == nil {
 		cfgPath = abs // as status and the logs show it, whatever the cwd of who reads them
 	}
-	cfg, err := config.Load(cfgPath)
+	// The read is bounded (config.ReadTimeout) and a signal abandons it.
+	loadCtx, loadDone := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	cfg, err := config.Load(loadCtx, cfgPath)
+	interrupted := loadCtx.Err() != nil
+	loadDone()
 	switch {
+	case interrupted:
+		log.Info("signal received while reading the config, stopping")
+		return nil
 	case errors.Is(err, fs.ErrNotExist):
 		log.Info("no config file, running with no servers; create it with an \"mcpServers\" object to add some",
 			zap.String("config_path", cfgPath))
@@ -271,8 +278,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	reloadReqs := make(chan reloadRequest)
 	srv.SetConfigOps(api.ConfigOps{
 		Reload: func(ctx context.Context) api.ConfigOutcome { return requestReload(ctx, reloadReqs) },
-		Check: func(_ context.Context, path string, content []byte) api.ConfigOutcome {
-			return checkConfig(sup, cfgPath, path, content)
+		Check: func(ctx context.Context, path string, content []byte) api.ConfigOutcome {
+			return checkConfig(ctx, sup, cfgPath, path, content)
 		},
 	})
 	srv.SetDaemonLog(daemonLog)
@@ -337,10 +344,19 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 					log.Info("reload handler stopped")
 					return nil
 				case <-hupc:
-					c, err := config.Load(cfgPath)
+					// The read is bounded and stops when ctx is done, so a
+					// reload never holds up shutdown.
+					c, err := config.Load(ctx, cfgPath)
+					if ctx.Err() != nil {
+						continue // abandoned by shutdown: nothing to apply
+					}
 					reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err})
 				case req := <-reloadReqs:
-					c, err := config.Load(cfgPath)
+					c, err := config.Load(ctx, cfgPath)
+					if ctx.Err() != nil {
+						req.reply <- api.ConfigOutcome{Path: cfgPath, Err: fmt.Errorf("reload: %w", ctx.Err())}
+						continue
+					}
 					req.reply <- reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err})
 				case ch := <-w.Changes():
 					reload(log, sup, srv, cfgPath, ch)

@@ -40,9 +40,10 @@ func requestReload(ctx context.Context, reqc chan<- reloadRequest) api.ConfigOut
 	}
 }
 
-// checkConfig parses content (or the file at path) in mcpd's environment and
-// diffs it against the running servers, applying nothing.
-func checkConfig(sup *supervisor.Supervisor, defaultPath, path string, content []byte) api.ConfigOutcome {
+// checkConfig parses content (or the file at path, read with the bounds of
+// config.ReadFile) in mcpd's environment and diffs it against the running
+// servers, applying nothing.
+func checkConfig(ctx context.Context, sup *supervisor.Supervisor, defaultPath, path string, content []byte) api.ConfigOutcome {
 	if path == "" {
 		path = defaultPath
 	}
@@ -51,7 +52,7 @@ func checkConfig(sup *supervisor.Supervisor, defaultPath, path string, content [
 		err error
 	)
 	if content == nil {
-		cfg, err = config.Load(path)
+		cfg, err = config.Load(ctx, path)
 	} else {
 		cfg, err = config.Parse(path, content)
 	}

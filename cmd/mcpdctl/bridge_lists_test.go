@@ -34,6 +34,12 @@ func startDaemon(t *testing.T, nameModes ...string) string {
 		specs = append(specs, supervisor.Spec{Name: nameModes[i], Command: cmd, Args: args,
 			Env: map[string]string{fakemcp.EnvMode: nameModes[i+1] + ",quiet"}})
 	}
+	return startDaemonSpecs(t, specs)
+}
+
+// startDaemonSpecs is startDaemon serving the servers of specs.
+func startDaemonSpecs(t *testing.T, specs []supervisor.Spec) string {
+	t.Helper()
 	log := zaptest.NewLogger(t)
 	sup := supervisor.New(supervisor.Options{Specs: specs, Logger: log,
 		BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond})

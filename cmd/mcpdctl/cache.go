@@ -102,7 +102,7 @@ func printCacheTable(w io.Writer, servers []*mcpdv1.ServerStatus) error {
 	fmt.Fprintln(tw, "NAME\tPOLICY\tHITS\tMISSES\tCOALESCED\tENTRIES\tBYTES")
 	for _, s := range servers {
 		cs := s.GetCache()
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", s.GetName(), policyCell(cs.GetPolicy()),
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\n", sanitize(s.GetName()), sanitize(policyCell(cs.GetPolicy())),
 			cs.GetHits(), cs.GetMisses(), cs.GetCoalesced(), cs.GetEntries(), cs.GetBytes())
 	}
 	return tw.Flush()

@@ -130,8 +130,11 @@ func (c *cli) printToolResult(res toolResult) {
 		printed = true
 	}
 	if !printed && len(res.StructuredContent) > 0 && string(res.StructuredContent) != "null" {
-		// A result with only structured content: show that.
-		writeJSON(c.stdout, res.StructuredContent)
+		// A result with only structured content: show that, sanitized
+		// like any text (JSON strings may hold DEL and C1 controls raw).
+		var b strings.Builder
+		writeJSON(&b, res.StructuredContent)
+		printText(c.stdout, b.String())
 	}
 }
 
@@ -154,7 +157,7 @@ func (c *cli) printProgress(params string) {
 	if p.Message != "" {
 		line += " " + p.Message
 	}
-	fmt.Fprintln(c.stderr, line)
+	fmt.Fprintln(c.stderr, sanitize(line))
 }
 
 // printLogMessage prints the params of a notifications/message sent for
@@ -177,5 +180,5 @@ func (c *cli) printLogMessage(params string) {
 	if m.Logger != "" {
 		line += m.Logger + ": "
 	}
-	fmt.Fprintln(c.stderr, line+data)
+	fmt.Fprintln(c.stderr, sanitizeText(line+data))
 }

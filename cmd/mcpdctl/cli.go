@@ -187,16 +187,17 @@ func report(err error, stderr io.Writer) int {
 		case ue.msg == "":
 			// Already explained on stderr.
 		case ue.cmd != nil:
-			fmt.Fprintf(stderr, "mcpdctl %s: %s\n", ue.cmd.name, ue.msg)
+			fmt.Fprintf(stderr, "mcpdctl %s: %s\n", ue.cmd.name, sanitizeText(ue.msg))
 			fmt.Fprintf(stderr, "usage: %s\n", usageLine(ue.cmd))
 			fmt.Fprintf(stderr, "Run 'mcpdctl %s --help' for more.\n", ue.cmd.name)
 		default:
-			fmt.Fprintf(stderr, "mcpdctl: %s\n", ue.msg)
+			fmt.Fprintf(stderr, "mcpdctl: %s\n", sanitizeText(ue.msg))
 			fmt.Fprintln(stderr, "Run 'mcpdctl --help' for usage.")
 		}
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "mcpdctl: %s\n", err)
+		// An error may quote a child (an MCP error, its exit).
+		fmt.Fprintf(stderr, "mcpdctl: %s\n", sanitizeText(err.Error()))
 		return exitFailure
 	}
 }
@@ -475,9 +476,10 @@ func (c *cli) rpcError(ctx context.Context, err error, server string) error {
 	return errors.New(st.Message())
 }
 
-// warnf prints a warning line on stderr; the command goes on.
+// warnf prints a warning line on stderr, sanitized (it may quote a child);
+// the command goes on.
 func (c *cli) warnf(format string, args ...any) {
-	fmt.Fprintf(c.stderr, "mcpdctl: warning: "+format+"\n", args...)
+	fmt.Fprintf(c.stderr, "mcpdctl: warning: %s\n", sanitizeText(fmt.Sprintf(format, args...)))
 }
 
 // callOptions are the options sent with every MCP RPC.

@@ -74,7 +74,7 @@ func runConfig(ctx context.Context, c *cli, cmd *command, args []string) error {
 		if *force && !*write {
 			return &usageError{cmd: cmd, msg: "--force needs --write"}
 		}
-		return c.configImport(pos[1], *write, *force, paths.ConfigPath(*cfgFlag))
+		return c.configImport(ctx, pos[1], *write, *force, paths.ConfigPath(*cfgFlag))
 	}
 	return &usageError{cmd: cmd, msg: fmt.Sprintf("unknown config action %q, want check or import", pos[0])}
 }
@@ -88,9 +88,10 @@ func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
 		if err != nil {
 			return fmt.Errorf("config file: %w", err)
 		}
-		data, err := os.ReadFile(abs)
+		// The bounded reader mcpd uses: no FIFO, device or huge file.
+		data, err := config.ReadFile(ctx, abs)
 		if err != nil {
-			return fmt.Errorf("read config: %w", err)
+			return err
 		}
 		if len(data) == 0 {
 			data = []byte{} // an empty file is a problem mcpd reports
@@ -111,7 +112,7 @@ func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
 	running := resp != nil
 	if !running {
 		// mcpd is not running (or not reachable): check here.
-		resp = checkLocally(req, file)
+		resp = checkLocally(ctx, req, file)
 	}
 	if asJSON {
 		out := configResultJSON{ConfigPath: resp.GetConfigPath(), OK: resp.GetValid(), Error: resp.GetError(),
@@ -131,7 +132,7 @@ func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
 		printProblems(c.stderr, resp.GetError(), resp.GetProblems())
 		return errInvalidConfig
 	}
-	fmt.Fprintf(c.stdout, "%s: valid\n", resp.GetConfigPath())
+	fmt.Fprintf(c.stdout, "%s: valid\n", sanitize(resp.GetConfigPath()))
 	if running {
 		printDiff(c.stdout, resp.GetDiff(), true)
 	} else {
@@ -143,12 +144,12 @@ func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
 var errInvalidConfig = errors.New("config is invalid")
 
 // checkLocally validates like mcpd would, in mcpdctl's environment.
-func checkLocally(req *mcpdv1.CheckConfigRequest, file string) *mcpdv1.CheckConfigResponse {
+func checkLocally(ctx context.Context, req *mcpdv1.CheckConfigRequest, file string) *mcpdv1.CheckConfigResponse {
 	path := req.GetPath()
 	var err error
 	if file == "" {
 		path = paths.ConfigPath("")
-		_, err = config.Load(path)
+		_, err = config.Load(ctx, path)
 	} else {
 		_, err = config.Parse(path, req.GetContent())
 	}
@@ -173,10 +174,11 @@ func checkLocally(req *mcpdv1.CheckConfigRequest, file string) *mcpdv1.CheckConf
 }
 
 // configImport converts another host's config and prints or writes it.
-func (c *cli) configImport(file string, write, force bool, dest string) error {
-	data, err := os.ReadFile(file)
+func (c *cli) configImport(ctx context.Context, file string, write, force bool, dest string) error {
+	// Another host's config is bounded like mcpd's own (config.ReadFile).
+	data, err := config.ReadFile(ctx, file)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", file, err)
+		return err
 	}
 	out, warnings, err := importConfig(data)
 	if err != nil {

@@ -54,7 +54,8 @@ func formatDuration(ms int64) string {
 	return fmt.Sprintf("%dd%dh", int64(d/(24*time.Hour)), int64(d%(24*time.Hour)/time.Hour))
 }
 
-// oneLine returns the first line of s, trimmed and cut to max runes.
+// oneLine returns the first line of s, trimmed, cut to max runes and
+// sanitized.
 func oneLine(s string, max int) string {
 	s = strings.TrimSpace(s)
 	if i := strings.IndexAny(s, "\r\n"); i >= 0 {
@@ -64,25 +65,26 @@ func oneLine(s string, max int) string {
 		r := []rune(s)
 		s = string(r[:max-3]) + "..."
 	}
-	return s
+	return sanitize(s)
 }
 
-// dash prints "-" for an empty table cell.
+// dash prints a table cell: "-" when empty, else s sanitized.
 func dash(s string) string {
 	if s == "" {
 		return "-"
 	}
-	return s
+	return sanitize(s)
 }
 
+// protocolCell is the era and the protocol version the child chose.
 func protocolCell(s *mcpdv1.ServerStatus) string {
 	switch {
 	case s.GetEra() == "":
 		return "-"
 	case s.GetProtocolVersion() == "":
-		return s.GetEra()
+		return sanitize(s.GetEra())
 	}
-	return s.GetEra() + "/" + s.GetProtocolVersion()
+	return sanitize(s.GetEra() + "/" + s.GetProtocolVersion())
 }
 
 func pidCell(pid int64) string {
@@ -293,7 +295,7 @@ func renderContent(raw json.RawMessage) string {
 	}
 	switch b.Type {
 	case "text":
-		return b.Text
+		return b.Text // printText sanitizes
 	case "image", "audio":
 		return fmt.Sprintf("<%s %s %d bytes>", b.Type, dash(b.MimeType), base64Size(b.Data))
 	case "resource_link":
@@ -323,8 +325,9 @@ func blobSummary(mime, data string) string {
 	return fmt.Sprintf("<blob %s %d bytes>", mime, base64Size(data))
 }
 
-// printText prints s and ends it with a newline if it has none.
+// printText prints s, sanitized, and ends it with a newline if it has none.
 func printText(w io.Writer, s string) {
+	s = sanitizeText(s)
 	if !strings.HasSuffix(s, "\n") {
 		s += "\n"
 	}

@@ -77,8 +77,9 @@ func toLogLineJSON(l *mcpdv1.LogLine) logLineJSON {
 	return logLineJSON{l.GetTimeUnixMs(), l.GetPid(), l.GetText(), l.GetTruncated()}
 }
 
+// printLogLine prints one log line, sanitized: the child wrote it.
 func printLogLine(w io.Writer, l *mcpdv1.LogLine) {
-	text := l.GetText()
+	text := sanitizeText(l.GetText())
 	if l.GetTruncated() {
 		text += " [truncated]"
 	}

@@ -39,7 +39,7 @@ func runPrompts(ctx context.Context, c *cli, cmd *command, args []string) error 
 			}
 			argNames = append(argNames, n)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", server, it.Name, dash(strings.Join(argNames, ",")), it.describe())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sanitize(server), sanitize(it.Name), dash(strings.Join(argNames, ",")), it.describe())
 	}
 	return tw.Flush()
 }

@@ -54,9 +54,9 @@ func runRead(ctx context.Context, c *cli, cmd *command, args []string) error {
 		case ct.Text != nil:
 			printText(c.stdout, *ct.Text)
 		case ct.Blob != nil:
-			fmt.Fprintln(c.stdout, blobSummary(ct.MimeType, *ct.Blob))
+			fmt.Fprintln(c.stdout, sanitize(blobSummary(ct.MimeType, *ct.Blob)))
 		default:
-			fmt.Fprintf(c.stdout, "<empty contents of %s>\n", ct.URI)
+			fmt.Fprintf(c.stdout, "<empty contents of %s>\n", sanitize(ct.URI))
 		}
 	}
 	return nil

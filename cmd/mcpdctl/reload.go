@@ -110,16 +110,16 @@ func runReload(ctx context.Context, c *cli, cmd *command, args []string) error {
 		printProblems(c.stderr, resp.GetError(), resp.GetProblems())
 		return errConfigRejected
 	}
-	fmt.Fprintf(c.stdout, "reloaded %s\n", resp.GetConfigPath())
+	fmt.Fprintf(c.stdout, "reloaded %s\n", sanitize(resp.GetConfigPath()))
 	printDiff(c.stdout, resp.GetDiff(), false)
 	return nil
 }
 
 // printProblems prints a config's problems, one a line, or err when there
-// are none.
+// are none, sanitized (a message may quote the file).
 func printProblems(w io.Writer, errText string, ps []*mcpdv1.ConfigProblem) {
 	if len(ps) == 0 {
-		fmt.Fprintf(w, "%s\n", errText)
+		fmt.Fprintf(w, "%s\n", sanitizeText(errText))
 		return
 	}
 	for _, p := range ps {
@@ -136,7 +136,7 @@ func printProblems(w io.Writer, errText string, ps []*mcpdv1.ConfigProblem) {
 			fmt.Fprintf(&b, "key %q: ", p.GetKey())
 		}
 		b.WriteString(p.GetMessage())
-		fmt.Fprintln(w, b.String())
+		fmt.Fprintln(w, sanitize(b.String()))
 	}
 }
 
@@ -161,7 +161,7 @@ func printDiff(w io.Writer, d *mcpdv1.ConfigDiff, would bool) {
 	for _, l := range lines {
 		if len(l.names) > 0 {
 			any = true
-			fmt.Fprintf(w, "  %s: %s\n", l.what, strings.Join(l.names, ", "))
+			fmt.Fprintf(w, "  %s: %s\n", l.what, sanitize(strings.Join(l.names, ", ")))
 		}
 	}
 	if !any {

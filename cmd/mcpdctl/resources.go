@@ -56,7 +56,7 @@ func runResources(ctx context.Context, c *cli, cmd *command, args []string) erro
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tURI\tNAME\tMIME TYPE\tDESCRIPTION")
 	for server, it := range allItems(resources) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", server, it.URI, it.Name, dash(it.MimeType), it.describe())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sanitize(server), sanitize(it.URI), sanitize(it.Name), dash(it.MimeType), it.describe())
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -69,7 +69,7 @@ func runResources(ctx context.Context, c *cli, cmd *command, args []string) erro
 	tw = tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tURI TEMPLATE\tNAME\tMIME TYPE\tDESCRIPTION")
 	for server, it := range allItems(templates) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", server, it.URITemplate, it.Name, dash(it.MimeType), it.describe())
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sanitize(server), sanitize(it.URITemplate), sanitize(it.Name), dash(it.MimeType), it.describe())
 	}
 	return tw.Flush()
 }

@@ -88,7 +88,7 @@ func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
 		config = "(none)"
 	}
 	fmt.Fprintf(w, "mcpd %s  pid %d  up %s  socket %s  config %s\n",
-		dash(st.GetVersion()), st.GetPid(), formatDuration(st.GetUptimeMs()), dash(st.GetSocketPath()), config)
+		dash(st.GetVersion()), st.GetPid(), formatDuration(st.GetUptimeMs()), dash(st.GetSocketPath()), sanitize(config))
 	if e := st.GetConfigError(); e != "" {
 		fmt.Fprintf(w, "config error: %s\n", oneLine(e, 200))
 	}
@@ -142,7 +142,7 @@ func printServerTable(w io.Writer, servers []*mcpdv1.ServerStatus) {
 	fmt.Fprintln(tw, "NAME\tSTATE\tPID\tUPTIME\tRESTARTS\tPROTOCOL\tLAST ERROR")
 	for _, s := range sortedServers(servers) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%s\n",
-			s.GetName(), stateName(s.GetState()), pidCell(s.GetPid()), uptimeCell(s),
+			sanitize(s.GetName()), stateName(s.GetState()), pidCell(s.GetPid()), uptimeCell(s),
 			s.GetRestarts(), protocolCell(s), dash(lastErrorCell(s)))
 	}
 	tw.Flush()
@@ -150,6 +150,6 @@ func printServerTable(w io.Writer, servers []*mcpdv1.ServerStatus) {
 
 func printNames(w io.Writer, servers []*mcpdv1.ServerStatus) {
 	for _, s := range sortedServers(servers) {
-		fmt.Fprintln(w, s.GetName())
+		fmt.Fprintln(w, sanitize(s.GetName()))
 	}
 }

@@ -104,7 +104,7 @@ func printStatusTable(w io.Writer, st *mcpdv1.GetStatusResponse) {
 	for _, s := range sortedServers(st.GetServers()) {
 		o := opsOf(st, s.GetName())
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d/%d\t%d\t%d\t%d\t%s\n",
-			s.GetName(), stateCell(s), pidCell(s.GetPid()), uptimeCell(s), s.GetRestarts(), protocolCell(s),
+			sanitize(s.GetName()), stateCell(s), pidCell(s.GetPid()), uptimeCell(s), s.GetRestarts(), protocolCell(s),
 			s.GetCallsInFlight(), s.GetCallsTotal(), s.GetCallsFailed(), s.GetCache().GetHits(), o.subscriptions,
 			dash(lastErrorCell(s)))
 	}
@@ -118,7 +118,7 @@ func printStatusTable(w io.Writer, st *mcpdv1.GetStatusResponse) {
 			parts = append(parts, info)
 		}
 		if o := opsOf(st, s.GetName()); len(o.apps) > 0 || o.dropped > 0 {
-			parts = append(parts, fmt.Sprintf("apps: %s", strings.Join(o.apps, ", ")))
+			parts = append(parts, fmt.Sprintf("apps: %s", sanitize(strings.Join(o.apps, ", "))))
 			if o.dropped > 0 {
 				parts = append(parts, fmt.Sprintf("dropped notifications: %d", o.dropped))
 			}
@@ -127,7 +127,7 @@ func printStatusTable(w io.Writer, st *mcpdv1.GetStatusResponse) {
 			parts = append(parts, "stderr: "+oneLine(l, 100))
 		}
 		if len(parts) > 0 {
-			details = append(details, fmt.Sprintf("  %s: %s", s.GetName(), strings.Join(parts, "; ")))
+			details = append(details, fmt.Sprintf("  %s: %s", sanitize(s.GetName()), strings.Join(parts, "; ")))
 		}
 	}
 	if len(details) > 0 {
@@ -158,7 +158,8 @@ func stateCell(s *mcpdv1.ServerStatus) string {
 	return name
 }
 
-// serverInfoCell renders the child's Implementation object as "name version".
+// serverInfoCell renders the child's Implementation object as "name
+// version", sanitized.
 func serverInfoCell(raw string) string {
 	var info struct {
 		Name    string `json:"name"`
@@ -167,7 +168,7 @@ func serverInfoCell(raw string) string {
 	if raw == "" || json.Unmarshal([]byte(raw), &info) != nil || info.Name == "" {
 		return ""
 	}
-	return strings.TrimSpace(info.Name + " " + info.Version)
+	return sanitize(strings.TrimSpace(info.Name + " " + info.Version))
 }
 
 // printSubscriptions lists the open Subscribe streams.
@@ -179,7 +180,7 @@ func printSubscriptions(w io.Writer, subs []*mcpdv1.SubscriptionStatus) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SUBSCRIPTION\tAPP\tPID\tSERVERS\tQUEUED\tDELIVERED\tCOALESCED\tDROPPED")
 	for _, s := range subs {
-		servers := strings.Join(s.GetServers(), ",")
+		servers := sanitize(strings.Join(s.GetServers(), ","))
 		if servers == "" {
 			servers = "*"
 		}

@@ -30,7 +30,7 @@ func runTools(ctx context.Context, c *cli, cmd *command, args []string) error {
 	tw := tabwriter.NewWriter(c.stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SERVER\tTOOL\tDESCRIPTION")
 	for server, it := range allItems(lists) {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", server, it.Name, it.describe())
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", sanitize(server), sanitize(it.Name), it.describe())
 	}
 	return tw.Flush()
 }

@@ -112,7 +112,7 @@ func runWatch(ctx context.Context, c *cli, cmd *command, args []string) error {
 			fmt.Fprintf(c.stdout, "%s\n", b)
 			continue
 		}
-		fmt.Fprintln(c.stdout, formatEvent(ev))
+		fmt.Fprintln(c.stdout, sanitize(formatEvent(ev))) // events quote servers and apps
 	}
 }
 

@@ -51,6 +51,7 @@ package config
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -177,13 +178,14 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
-// Load reads and parses the config file at path. If the file does not exist
-// the error wraps fs.ErrNotExist, so the caller can run with no servers and
-// say where the file belongs.
-func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+// Load reads the config file at path with ReadFile, bounded in size and
+// time and abandoned when ctx is done, and parses it. If the file does not
+// exist the error wraps fs.ErrNotExist, so the caller can run with no
+// servers and say where the file belongs.
+func Load(ctx context.Context, path string) (*Config, error) {
+	data, err := ReadFile(ctx, path)
 	if err != nil {
-		return nil, fmt.Errorf("read config: %w", err)
+		return nil, err
 	}
 	return Parse(path, data)
 }
@@ -191,8 +193,13 @@ func Load(path string) (*Config, error) {
 // Parse parses and validates data as the content of the config file at path.
 // path names the file in errors and is the base of relative commands and
 // working directories. Variables are expanded from the process environment.
-// All problems found are reported, each as an *Error.
+// All problems found are reported, each as an *Error. Data of more than
+// MaxFileSize bytes is refused (ErrTooLarge), as ReadFile refuses such a
+// file.
 func Parse(path string, data []byte) (*Config, error) {
+	if len(data) > MaxFileSize {
+		return nil, fmt.Errorf("config %s: %w: %d bytes, more than the limit of 4 MiB", path, ErrTooLarge, len(data))
+	}
 	p := &parser{path: path, lookup: os.LookupEnv}
 	servers := p.parse(data)
 	if len(p.errs) > 0 {

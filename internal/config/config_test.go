@@ -303,7 +303,7 @@ func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.json")
 
-	_, err := Load(path)
+	_, err := Load(t.Context(), path)
 	if !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("Load of a missing file: %v, want an error wrapping fs.ErrNotExist", err)
 	}
@@ -315,7 +315,7 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := Load(path)
+	cfg, err := Load(t.Context(), path)
 	if err != nil {
 		t.Fatalf("Load: %v", err)
 	}
@@ -330,7 +330,7 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"mcpServers": {"demo": {}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(path); err == nil || err.Error() != path+`: server "demo": missing required key "command"` {
+	if _, err := Load(t.Context(), path); err == nil || err.Error() != path+`: server "demo": missing required key "command"` {
 		t.Errorf("Load of an invalid file: %v", err)
 	}
 }
@@ -341,7 +341,7 @@ func TestExamples(t *testing.T) {
 	for _, name := range []string{"config.json", "config.full.json"} {
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join("..", "..", "examples", name)
-			cfg, err := Load(path)
+			cfg, err := Load(t.Context(), path)
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}

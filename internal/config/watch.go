@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -137,7 +136,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			w.emit(Change{Err: fmt.Errorf("watch config %q: %w", w.path, err)})
 			timer.Reset(debounce)
 		case <-timer.C:
-			w.check()
+			w.check(ctx)
 		}
 	}
 }
@@ -190,19 +189,21 @@ func (d *dirWatch) affects(name string) bool {
 }
 
 // check reads the file and emits a Change if its state differs from the last
-// one seen.
-func (w *Watcher) check() {
-	data, err := os.ReadFile(w.path)
+// one seen. A read abandoned because ctx is done emits nothing.
+func (w *Watcher) check(ctx context.Context) {
+	data, err := ReadFile(ctx, w.path)
 	switch {
+	case ctx.Err() != nil:
+		return
 	case errors.Is(err, fs.ErrNotExist):
 		if w.state == stateAbsent {
 			return
 		}
 		w.state, w.last = stateAbsent, nil
-		w.emit(Change{Err: fmt.Errorf("read config: %w", err)})
+		w.emit(Change{Err: err})
 	case err != nil:
 		w.state, w.last = stateUnknown, nil
-		w.emit(Change{Err: fmt.Errorf("read config: %w", err)})
+		w.emit(Change{Err: err})
 	default:
 		if w.state == statePresent && bytes.Equal(data, w.last) {
 			return

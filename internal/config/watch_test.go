@@ -98,49 +98,49 @@ func none(t *testing.T, w *Watcher) {
 func TestWatcherCheck(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.json")
 	atomicWrite(t, path, serverJSON("a"))
-	cfg, err := Load(path)
+	cfg, err := Load(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	w := NewWatcher(path, cfg)
 
-	w.check() // unchanged since Load
+	w.check(t.Context()) // unchanged since Load
 	none(t, w)
 
 	atomicWrite(t, path, serverJSON("b"))
-	w.check()
+	w.check(t.Context())
 	if got := tagOf(t, next(t, w)); got != "b" {
 		t.Errorf("tag = %q, want b", got)
 	}
 
 	atomicWrite(t, path, serverJSON("b")) // same bytes, new inode and mtime
-	w.check()
+	w.check(t.Context())
 	none(t, w)
 
 	if err := os.WriteFile(path, []byte(`{"mcpServers": {"demo": {}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	w.check()
+	w.check(t.Context())
 	c := next(t, w)
 	var ce *Error
 	if c.Config != nil || !errors.As(c.Err, &ce) || ce.Msg != `missing required key "command"` {
 		t.Errorf("invalid file: got config %+v, err %v; want a *Error", c.Config, c.Err)
 	}
-	w.check() // still the same invalid bytes
+	w.check(t.Context()) // still the same invalid bytes
 	none(t, w)
 
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
 	}
-	w.check()
+	w.check(t.Context())
 	if c := next(t, w); !errors.Is(c.Err, fs.ErrNotExist) || c.Config != nil {
 		t.Errorf("removed file: got config %+v, err %v; want fs.ErrNotExist", c.Config, c.Err)
 	}
-	w.check()
+	w.check(t.Context())
 	none(t, w)
 
 	atomicWrite(t, path, serverJSON("b")) // same bytes as before the removal
-	w.check()
+	w.check(t.Context())
 	if got := tagOf(t, next(t, w)); got != "b" {
 		t.Errorf("tag = %q, want b", got)
 	}
@@ -153,7 +153,7 @@ func TestWatcherCoalescesUndelivered(t *testing.T) {
 	w := NewWatcher(path, nil)
 	for _, tag := range []string{"1", "2", "3"} {
 		atomicWrite(t, path, serverJSON(tag))
-		w.check()
+		w.check(t.Context())
 	}
 	if got := tagOf(t, next(t, w)); got != "3" {
 		t.Errorf("tag = %q, want 3", got)
@@ -166,7 +166,7 @@ func TestWatcherCoalescesUndelivered(t *testing.T) {
 func TestWatcherRapidSaves(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.json")
 	atomicWrite(t, path, serverJSON("initial"))
-	cfg, err := Load(path)
+	cfg, err := Load(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,7 +247,7 @@ func TestWatcherLifecycle(t *testing.T) {
 func TestWatcherCatchesUpAtStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "config.json")
 	atomicWrite(t, path, serverJSON("loaded"))
-	cfg, err := Load(path)
+	cfg, err := Load(t.Context(), path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -306,5 +306,50 @@ func TestWatcherUnwatchableDirectory(t *testing.T) {
 	err := w.Run(ctx)
 	if err == nil || !strings.HasPrefix(err.Error(), fmt.Sprintf("watch config directory %q: ", dir)) || !errors.Is(err, syscall.ENOTDIR) {
 		t.Fatalf("Run = %v, want an error naming %q", err, dir)
+	}
+}
+
+// TestWatcherNonRegularReplacement: a config replaced by a FIFO or by a
+// symlink to /dev/zero is delivered as an error at once (the open must not
+// wait for a writer, the read must not run without end), and Run still
+// returns when its context is done.
+func TestWatcherNonRegularReplacement(t *testing.T) {
+	for _, tt := range []struct {
+		name   string
+		make   func(t *testing.T, path string)
+		reason string
+	}{
+		{"fifo", func(t *testing.T, path string) {
+			if err := syscall.Mkfifo(path, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "a named pipe"},
+		{"symlink_to_dev_zero", func(t *testing.T, path string) {
+			if err := os.Symlink("/dev/zero", path); err != nil {
+				t.Fatal(err)
+			}
+		}, "a character device"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "config.json")
+			atomicWrite(t, path, serverJSON("valid"))
+			cfg, err := Load(t.Context(), path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := NewWatcher(path, cfg)
+			w.Debounce = 10 * time.Millisecond
+			startWatcher(t, w)
+			tmp := filepath.Join(dir, ".config.tmp")
+			tt.make(t, tmp)
+			if err := os.Rename(tmp, path); err != nil {
+				t.Fatal(err)
+			}
+			c := next(t, w)
+			if !errors.Is(c.Err, ErrNotRegular) || !strings.Contains(c.Err.Error(), path) || !strings.Contains(c.Err.Error(), tt.reason) {
+				t.Fatalf("replacement by %s: config %+v, err %v; want ErrNotRegular naming %s", tt.name, c.Config, c.Err, tt.reason)
+			}
+		})
 	}
 }

@@ -19,7 +19,7 @@ func toolBig(s *server, r *req, args map[string]json.RawMessage) (string, *rpcEr
 	result := map[string]any{"content": []any{textContent(text)}}
 	if r.modern {
 		result["resultType"] = "complete"
-		result["_meta"] = map[string]any{"io.modelcontextprotocol/serverInfo": serverInfo}
+		result["_meta"] = map[string]any{"io.modelcontextprotocol/serverInfo": s.info}
 	}
 	// Struct fields are encoded in order, unlike map keys.
 	s.write(struct {

@@ -81,6 +81,11 @@ const (
 	// EnvListDelay delays every tools/list answer by this many
 	// milliseconds (a cancellation still ends it at once). Default 0.
 	EnvListDelay = "MCPD_FAKE_LIST_DELAY_MS"
+	// EnvName is the serverInfo name the fake reports. Default "fakemcp".
+	EnvName = "MCPD_FAKE_NAME"
+	// EnvStderr is a line the fake writes to stderr as it starts, after
+	// its "started" line. Default none.
+	EnvStderr = "MCPD_FAKE_STDERR"
 )
 
 // Default values of the knobs above.
@@ -164,7 +169,8 @@ type server struct {
 	flags    map[string]bool
 	versions []string
 	ttl      int64
-	listWait time.Duration // EnvListDelay
+	listWait time.Duration  // EnvListDelay
+	info     map[string]any // serverInfo: name from EnvName
 	out      io.Writer
 	errw     io.Writer
 
@@ -207,6 +213,7 @@ func run(mode string, in io.Reader, out, errw io.Writer) int {
 		listens:  map[string]json.RawMessage{},
 		barriers: map[int]*barrier{},
 		ttl:      DefaultTTL,
+		info:     map[string]any{"name": envOr(EnvName, "fakemcp"), "version": "1.0.0"},
 	}
 	for _, f := range strings.Split(mode, ",") {
 		s.flags[strings.TrimSpace(f)] = true
@@ -243,6 +250,9 @@ func run(mode string, in io.Reader, out, errw io.Writer) int {
 		s.writeRaw(append(append([]byte(`{"pad":"`), bytes.Repeat([]byte("x"), size)...), "\"}\n"...))
 	}
 	s.logf("fakemcp: started mode=%s", mode)
+	if line := os.Getenv(EnvStderr); line != "" {
+		s.errLine(line)
+	}
 
 	r := bufio.NewReader(in)
 	for {
@@ -455,8 +465,6 @@ func (s *server) checkEnvelope(r *req) *rpcError {
 	return nil
 }
 
-var serverInfo = map[string]any{"name": "fakemcp", "version": "1.0.0"}
-
 var capabilities = map[string]any{
 	"tools":     map[string]any{"listChanged": true},
 	"prompts":   map[string]any{"listChanged": true},
@@ -484,7 +492,7 @@ func (s *server) initialize(r *req) {
 	s.reply(r, map[string]any{
 		"protocolVersion": version,
 		"capabilities":    s.caps(),
-		"serverInfo":      serverInfo,
+		"serverInfo":      s.info,
 		"instructions":    instructions,
 	}, nil)
 }
@@ -620,7 +628,7 @@ func (s *server) reply(r *req, result map[string]any, rerr *rpcError) {
 			if meta == nil {
 				meta = map[string]any{}
 			}
-			meta["io.modelcontextprotocol/serverInfo"] = serverInfo
+			meta["io.modelcontextprotocol/serverInfo"] = s.info
 			result["_meta"] = meta
 		}
 		resp["result"] = result
