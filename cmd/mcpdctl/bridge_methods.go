@@ -22,99 +22,6 @@ const maxToolName = 128
 // never allows it in a server name.
 const prefixSep = "__"
 
-// hostReq is one request of the host, decoded down to the top-level keys.
-type hostReq struct {
-	id     json.RawMessage
-	method string
-	params map[string]json.RawMessage // nil when absent
-	meta   map[string]json.RawMessage // params._meta
-	// modern: the request carries the per-request envelope ("a request
-	// carrying modern _meta is served statelessly").
-	modern  bool
-	version string
-	caps    json.RawMessage
-	info    json.RawMessage
-	// answerOnCancel: a cancelled subscriptions/listen still gets its
-	// closing result.
-	answerOnCancel bool
-	// acked is closed once a subscriptions/listen is acknowledged, or has
-	// ended; nil for other methods.
-	acked chan struct{}
-	bad   *rpcErr
-}
-
-// ack closes acked, if any and not closed yet. Only the request's own
-// goroutine calls it.
-func (r *hostReq) ack() {
-	if r.acked == nil {
-		return
-	}
-	select {
-	case <-r.acked:
-	default:
-		close(r.acked)
-	}
-}
-
-func parseRequest(m *rpcMsg) *hostReq {
-	r := &hostReq{id: m.ID, method: m.Method}
-	if len(m.Params) > 0 && string(m.Params) != "null" {
-		if err := json.Unmarshal(m.Params, &r.params); err != nil || r.params == nil {
-			r.bad = errorf(codeInvalidParams, "params must be an object")
-			return r
-		}
-	}
-	if raw := r.params["_meta"]; len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &r.meta); err != nil {
-			r.bad = errorf(codeInvalidParams, "params._meta must be an object")
-			return r
-		}
-	}
-	if v, ok := r.meta[metaProtocolVersion]; ok {
-		r.modern = true
-		_ = json.Unmarshal(v, &r.version)
-		r.caps = r.meta[metaClientCapabilities]
-		r.info = r.meta[metaClientInfo]
-		if r.method != "server/discover" && len(r.caps) == 0 {
-			// "Missing a required key ⇒ malformed ⇒ server must answer -32602."
-			r.bad = errorf(codeInvalidParams, "missing or invalid _meta field %q", metaClientCapabilities)
-		}
-	}
-	return r
-}
-
-// forwardParams are the request's params for mcpd: the modern envelope
-// keys are dropped (mcpd stamps its own, with the host's capabilities and
-// identity passed in CallOptions); everything else passes unchanged.
-func (r *hostReq) forwardParams() (json.RawMessage, error) {
-	if r.params == nil {
-		return json.RawMessage("{}"), nil
-	}
-	top := make(map[string]json.RawMessage, len(r.params))
-	for k, v := range r.params {
-		top[k] = v
-	}
-	if r.meta != nil {
-		meta := map[string]json.RawMessage{}
-		for k, v := range r.meta {
-			switch k {
-			case metaProtocolVersion, metaClientCapabilities, metaClientInfo:
-			default:
-				meta[k] = v
-			}
-		}
-		delete(top, "_meta")
-		if len(meta) > 0 {
-			b, err := json.Marshal(meta)
-			if err != nil {
-				return nil, err
-			}
-			top["_meta"] = b
-		}
-	}
-	return json.Marshal(top)
-}
-
 func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
 	if r.bad != nil {
 		return nil, r.bad
@@ -123,6 +30,9 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 		// "-32022 UnsupportedProtocolVersion — any request whose version
 		// the server does not implement".
 		return nil, unsupportedVersion(r.version)
+	}
+	if err := removedInModern(r); err != nil {
+		return nil, err
 	}
 	if r.modern {
 		// A modern host declares per request what it answers; the bridge
