@@ -513,7 +513,7 @@ func (b *bridge) readOnce(ctx context.Context, r *hostReq, server, uri string, p
 	}
 	res := json.RawMessage(resp.GetResultJson())
 	if r.modern {
-		res = withResultType(res)
+		res = withCacheHints(withResultType(res))
 	}
 	return res, nil
 }
@@ -672,6 +672,35 @@ func withResultType(res json.RawMessage) json.RawMessage {
 		return res
 	}
 	top["resultType"] = json.RawMessage(`"complete"`)
+	out, err := json.Marshal(top)
+	if err != nil {
+		return res
+	}
+	return out
+}
+
+// withCacheHints adds the caching hints a legacy child's complete
+// resources/read result lacks for a modern host: such results "must carry
+// ttlMs and cacheScope". The defaults are the safe ones: ttlMs 0, "stale
+// immediately", and cacheScope "private", reuse only within the same
+// authorization context (mcpd caches, so the host need not). An
+// input_required result never carries them.
+func withCacheHints(res json.RawMessage) json.RawMessage {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(res, &top) != nil || top == nil || string(top["resultType"]) != `"complete"` {
+		return res
+	}
+	_, hasTTL := top["ttlMs"]
+	_, hasScope := top["cacheScope"]
+	if hasTTL && hasScope {
+		return res
+	}
+	if !hasTTL {
+		top["ttlMs"] = json.RawMessage("0")
+	}
+	if !hasScope {
+		top["cacheScope"] = json.RawMessage(`"private"`)
+	}
 	out, err := json.Marshal(top)
 	if err != nil {
 		return res

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 )
 
 // server/discover is a modern request: its _meta must carry the protocol
@@ -79,5 +82,35 @@ func TestBridgeRemovedMethodsModern(t *testing.T) {
 		if m := h.request(legacy, itoa(n), method, removed[method]); m["error"] != nil {
 			t.Errorf("legacy %s answered %s, want it served", method, m["error"])
 		}
+	}
+}
+
+// A modern host's resources/read result carries the required caching hints:
+// a legacy server's, which has none, gets ttlMs 0 and cacheScope private; a
+// modern server's keeps its own.
+func TestBridgeReadCacheHints(t *testing.T) {
+	sock := startDaemon(t, "l", "legacy", "m", "modern")
+	for _, tt := range []struct {
+		args       []string
+		ttl, scope string
+	}{
+		{[]string{"l"}, "0", `"private"`},
+		{[]string{"l", "m"}, "0", `"private"`},
+		{[]string{"m"}, itoa(fakemcp.DefaultTTL), ""},
+	} {
+		t.Run(strings.Join(tt.args, ","), func(t *testing.T) {
+			h := startBridgeOf(t, sock, tt.args...)
+			modern := hostEras[0]
+			modern.open(h)
+			var res map[string]json.RawMessage
+			raw := h.mustRequest(modern, "1", "resources/read", `"uri":"fake://hello"`)
+			if err := json.Unmarshal(raw, &res); err != nil {
+				t.Fatal(err)
+			}
+			if string(res["resultType"]) != `"complete"` || string(res["ttlMs"]) != tt.ttl || res["cacheScope"] == nil ||
+				(tt.scope != "" && string(res["cacheScope"]) != tt.scope) || res["contents"] == nil {
+				t.Errorf("read = %s, want its contents with resultType complete, ttlMs %s and cacheScope %s", brief(raw), tt.ttl, tt.scope)
+			}
+		})
 	}
 }
