@@ -75,10 +75,16 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 	case "logging/setLevel":
 		return b.setLevel(ctx, r)
 	}
+	server := b.names[0]
 	if b.aggr {
-		return nil, errorf(codeMethodNotFound, "method %q not found", r.method)
+		b.mu.Lock()
+		server = b.taskServerLocked()
+		b.mu.Unlock()
+		if server == "" || !strings.HasPrefix(r.method, "tasks/") {
+			return nil, errorf(codeMethodNotFound, "method %q not found", r.method)
+		}
 	}
-	return b.forward(ctx, r, b.names[0], r.method, r.params)
+	return b.forward(ctx, r, server, r.method, r.params)
 }
 
 func unsupportedVersion(requested string) *rpcErr {
@@ -166,43 +172,6 @@ func marshalResult(v any) (json.RawMessage, *rpcErr) {
 		return nil, errorf(codeInternal, "encode result: %v", err)
 	}
 	return data, nil
-}
-
-// capabilities merges what the served servers offer.
-func (b *bridge) capabilities() map[string]any {
-	if !b.isUp() {
-		return defaultCapabilities()
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := map[string]any{}
-	served := b.servedCapsLocked()
-	merge := func(key string, flags ...string) {
-		var m map[string]any
-		for _, caps := range served {
-			c, ok := caps[key]
-			if !ok {
-				continue
-			}
-			if m == nil {
-				m = map[string]any{}
-			}
-			for _, f := range flags {
-				if v, _ := c[f].(bool); v {
-					m[f] = true
-				}
-			}
-		}
-		if m != nil {
-			out[key] = m
-		}
-	}
-	merge("tools", "listChanged")
-	merge("prompts", "listChanged")
-	merge("resources", "subscribe", "listChanged")
-	merge("logging")
-	merge("completions")
-	return out
 }
 
 // serverInfo is the child's Implementation for one server, the bridge's

@@ -174,39 +174,6 @@ func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
 	}
 }
 
-// listCaps says which list_changed notifications the served servers send.
-type listCaps struct{ tools, prompts, resources, subscribe bool }
-
-func (b *bridge) capsLocked() listCaps {
-	var out listCaps
-	for _, caps := range b.servedCapsLocked() {
-		on := func(k, f string) bool { v, _ := caps[k][f].(bool); return v }
-		out.tools = out.tools || on("tools", "listChanged")
-		out.prompts = out.prompts || on("prompts", "listChanged")
-		out.resources = out.resources || on("resources", "listChanged")
-		out.subscribe = out.subscribe || on("resources", "subscribe")
-	}
-	return out
-}
-
-// servedCapsLocked returns the capabilities object of each served server
-// that is described and sent a valid one. b.mu must be held.
-func (b *bridge) servedCapsLocked() []map[string]map[string]any {
-	var out []map[string]map[string]any
-	for _, n := range b.names {
-		s := b.info[n]
-		if s == nil {
-			continue
-		}
-		var caps map[string]map[string]any
-		if json.Unmarshal([]byte(s.GetCapabilitiesJson()), &caps) != nil {
-			continue
-		}
-		out = append(out, caps)
-	}
-	return out
-}
-
 // syncURIs makes the open Subscribe stream watch exactly the URIs the host
 // subscribed to, waiting a short while for a stream to be open.
 func (b *bridge) syncURIs(ctx context.Context) {
