@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -117,6 +116,7 @@ type bridge struct {
 	names   []string // served servers, in order
 	aggr    bool     // several servers: prefixed names
 	timeout time.Duration
+	maxLine int // --max-line-size
 	ctx     context.Context
 	wg      sync.WaitGroup // the bridge's own goroutines
 	reqs    sync.WaitGroup // request handlers
@@ -151,12 +151,16 @@ func runBridge(ctx context.Context, c *cli, cmd *command, args []string) error {
 	all := fs.Bool("all", false, "serve every enabled server")
 	// Per forwarded request; the bridge itself runs until stdin ends.
 	timeout := timeoutFlag(fs, 0)
+	maxLine := fs.Int("max-line-size", defaultBridgeMaxLine, "largest message line accepted from the host, in bytes")
 	names, err := c.parse(cmd, fs, args)
 	if err != nil {
 		return err
 	}
 	if *all == (len(names) > 0) {
 		return &usageError{cmd: cmd, msg: "name at least one server, or use --all"}
+	}
+	if *maxLine <= 0 {
+		return &usageError{cmd: cmd, msg: "--max-line-size must be a positive number of bytes"}
 	}
 	// life ends when the host closes stdin: subscriptions and requests to
 	// the host end then, while requests in flight still get their answer.
@@ -168,6 +172,7 @@ func runBridge(ctx context.Context, c *cli, cmd *command, args []string) error {
 	}
 	defer b.conn.Close()
 	b.timeout = *timeout
+	b.maxLine = *maxLine
 	if err := b.setup(life, names, *all); err == nil {
 		close(b.upst.up)
 	} else if b.mcpdDown() {
@@ -396,10 +401,13 @@ func keepOpen(ctx context.Context, stream func() (established bool)) {
 // serve reads the host's messages until stdin ends ("exit when the host
 // closes stdin").
 func (b *bridge) serve(ctx context.Context, in io.Reader) error {
-	r := bufio.NewReaderSize(in, 64<<10)
+	r := newLineReader(in, b.maxLine)
 	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
+		line, over, err := r.next()
+		switch {
+		case over != nil:
+			b.oversize(over, b.maxLine)
+		case len(bytes.TrimSpace(line)) > 0:
 			b.awaitListen(ctx, b.dispatch(ctx, line))
 		}
 		if errors.Is(err, io.EOF) {

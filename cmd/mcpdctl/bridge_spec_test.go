@@ -114,3 +114,32 @@ func TestBridgeReadCacheHints(t *testing.T) {
 		})
 	}
 }
+
+// A line longer than --max-line-size gets an invalid-request error naming
+// the limit, with the request's id when it comes before the cut (else id
+// null), and the bridge goes on serving the next lines; a line of exactly
+// the limit is served.
+func TestBridgeMaxLineSize(t *testing.T) {
+	_, sock := startBridgeMcpd(t)
+	h := startBridgeOf(t, sock, "--max-line-size", "1024", "s")
+	pad := func(line string, size int) string {
+		return strings.Replace(line, "PAD", strings.Repeat("x", size-len(line)+len("PAD")), 1)
+	}
+	tooLarge := func(m map[string]json.RawMessage) {
+		t.Helper()
+		e := responseError(t, m)
+		if e == nil || e.Code != codeInvalidRequest || !strings.Contains(e.Message, "1024 bytes") || !strings.Contains(e.Message, "--max-line-size") {
+			t.Errorf("oversize line answered %s %s, want error %d naming the limit", brief(m["result"]), m["error"], codeInvalidRequest)
+		}
+	}
+	h.send(pad(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x","arguments":{"pad":"PAD"}}}`, 5000))
+	tooLarge(h.response("5"))
+	h.send(pad(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x","arguments":{"pad":"PAD"}},"id":6}`, 200_000))
+	tooLarge(h.response("null"))
+	h.send(pad(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"PAD"}}`, 1024))
+	if m := h.response("7"); m["error"] != nil || string(m["result"]) != "{}" {
+		t.Errorf("a line of exactly the limit answered %s %s, want ping's result", m["result"], m["error"])
+	}
+	h.send(pad(`{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"PAD"}}`, 1025))
+	tooLarge(h.response("8"))
+}
