@@ -25,7 +25,9 @@ func (b *bridge) capabilities() map[string]any {
 //     first server's value;
 //   - tasks is declared only when exactly one server declares it: task
 //     requests (tasks/get, …) name no server, so the bridge routes them to
-//     that one (taskServerLocked).
+//     that one (taskServerLocked);
+//   - list changes are declared for every kind of item offered, and
+//     logging: the bridge itself tells of servers going and coming.
 //
 // b.mu must be held.
 func (b *bridge) capsMapLocked() map[string]any {
@@ -50,6 +52,14 @@ func (b *bridge) capsMapLocked() map[string]any {
 	if undescribed {
 		mergeInto(out, defaultCapabilities())
 	}
+	// The bridge announces servers coming and going as list changes, and
+	// logs which server is missing.
+	for _, kind := range []string{"tools", "prompts", "resources"} {
+		if m, ok := out[kind].(map[string]any); ok {
+			m["listChanged"] = true
+		}
+	}
+	out["logging"] = map[string]any{}
 	return out
 }
 

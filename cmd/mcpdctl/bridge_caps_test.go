@@ -70,7 +70,7 @@ func TestBridgePassesCapabilities(t *testing.T) {
 		capsA = `{"tools":{"listChanged":true},"completions":{},` +
 			`"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}},"experimental":{"x":{"on":true}}}`
 		capsB  = `{"tools":{},"prompts":{"listChanged":false},"experimental":{"y":{}},"extensions":{"io.example/z":{"v":1}}}`
-		merged = `{"tools":{"listChanged":true},"completions":{},"prompts":{"listChanged":false},` +
+		merged = `{"tools":{"listChanged":true},"completions":{},"prompts":{"listChanged":true},"logging":{},` +
 			`"tasks":{"list":{},"cancel":{},"requests":{"tools":{"call":{}}}},"experimental":{"x":{"on":true},"y":{}},` +
 			`"extensions":{"io.example/z":{"v":1}}}`
 	)

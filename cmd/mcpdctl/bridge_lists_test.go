@@ -30,10 +30,21 @@ func startDaemon(t *testing.T, nameModes ...string) string {
 	t.Helper()
 	var specs []supervisor.Spec
 	for i := 0; i+1 < len(nameModes); i += 2 {
-		cmd, args := fakemcp.Command()
-		specs = append(specs, supervisor.Spec{Name: nameModes[i], Command: cmd, Args: args,
-			Env: map[string]string{fakemcp.EnvMode: nameModes[i+1] + ",quiet"}})
+		specs = append(specs, fakeSpec(nameModes[i], nameModes[i+1]))
 	}
+	return startDaemonOf(t, specs...)
+}
+
+// fakeSpec is the spec of a fake server "name" in the fakemcp mode "mode".
+func fakeSpec(name, mode string) supervisor.Spec {
+	cmd, args := fakemcp.Command()
+	return supervisor.Spec{Name: name, Command: cmd, Args: args,
+		Env: map[string]string{fakemcp.EnvMode: mode + ",quiet"}}
+}
+
+// startDaemonOf is startDaemon for the given specs.
+func startDaemonOf(t *testing.T, specs ...supervisor.Spec) string {
+	t.Helper()
 	log := zaptest.NewLogger(t)
 	sup := supervisor.New(supervisor.Options{Specs: specs, Logger: log,
 		BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond})

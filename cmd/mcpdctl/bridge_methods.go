@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"slices"
 	"strconv"
@@ -63,6 +62,7 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 		if err != nil {
 			return nil, err
 		}
+		b.warnRequest(r)
 		return listResult(r, r.method, items)
 	case "tools/call", "prompts/get":
 		return b.routedCall(ctx, r)
@@ -207,149 +207,6 @@ func (b *bridge) instructions() string {
 		}
 	}
 	return strings.Join(parts, "\n\n")
-}
-
-// ---- lists ----
-
-var listKeys = map[string]string{
-	"tools/list":               "tools",
-	"prompts/list":             "prompts",
-	"resources/list":           "resources",
-	"resources/templates/list": "resourceTemplates",
-}
-
-// list returns the merged items of method over the served servers; names
-// are prefixed when serving several, and routes are recorded.
-func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *rpcErr) {
-	if err := b.ready(ctx); err != nil {
-		return nil, errorf(codeInternal, "%s", err.Error())
-	}
-	var items []json.RawMessage
-	seen := map[string]string{}
-	routes := map[string]route{}
-	for _, n := range b.names {
-		entries, err := b.listOne(ctx, method, n)
-		if err != nil {
-			return nil, b.rpcToMCP(ctx, err, n)
-		}
-		for _, e := range entries {
-			switch {
-			case e.GetError() != nil && !b.aggr:
-				return nil, mcpErr(e.GetError())
-			case e.GetUnavailable() != "" && !b.aggr:
-				return nil, errorf(codeInternal, "server %q is unavailable: %s", n, e.GetUnavailable())
-			case e.GetError() != nil, e.GetUnavailable() != "":
-				continue // aggregated: a server without this kind of item
-			}
-			var arr []map[string]json.RawMessage
-			if err := json.Unmarshal([]byte(e.GetItemsJson()), &arr); err != nil {
-				return nil, errorf(codeInternal, "server %q: bad %s items: %v", n, method, err)
-			}
-			for _, it := range arr {
-				switch method {
-				case "tools/list", "prompts/list":
-					var name string
-					_ = json.Unmarshal(it["name"], &name)
-					exposed := name
-					if b.aggr {
-						exposed = prefixed(n, name)
-						if other, clash := seen[exposed]; clash {
-							return nil, errorf(codeInternal, "%s name %q of server %q clashes with one of server %q after prefixing",
-								strings.TrimSuffix(method, "s/list"), exposed, n, other)
-						}
-						seen[exposed] = n
-						it["name"], _ = json.Marshal(exposed)
-					}
-					routes[exposed] = route{server: n, name: name}
-				case "resources/list", "resources/templates/list":
-					key := "uri"
-					if method == "resources/templates/list" {
-						key = "uriTemplate"
-					}
-					var uri string
-					_ = json.Unmarshal(it[key], &uri)
-					b.mu.Lock()
-					b.uris[uri] = n
-					b.mu.Unlock()
-				}
-				raw, err := json.Marshal(it)
-				if err != nil {
-					return nil, errorf(codeInternal, "encode item: %v", err)
-				}
-				items = append(items, raw)
-			}
-		}
-	}
-	if method == "tools/list" || method == "prompts/list" {
-		kind := strings.TrimSuffix(method, "/list")
-		b.mu.Lock()
-		for k := range b.routes {
-			if strings.HasPrefix(k, kind+"\x00") {
-				delete(b.routes, k)
-			}
-		}
-		for k, r := range routes {
-			b.routes[kind+"\x00"+k] = r
-		}
-		b.mu.Unlock()
-	}
-	if items == nil {
-		items = []json.RawMessage{}
-	}
-	return items, nil
-}
-
-// checkCursor rejects a list cursor the bridge did not issue. It issues
-// none: every list is answered in one page (mcpd merges all the pages of
-// each server), so a cursor is only valid when absent, null or empty
-// (some hosts send the empty cursor for the first page). "Invalid cursor
-// ⇒ -32602."
-func checkCursor(r *hostReq) *rpcErr {
-	raw, ok := r.params["cursor"]
-	if !ok || string(raw) == "null" {
-		return nil
-	}
-	var cursor string
-	if err := json.Unmarshal(raw, &cursor); err != nil {
-		return errorf(codeInvalidParams, "invalid cursor %s: a cursor is a string", raw)
-	}
-	if cursor == "" {
-		return nil
-	}
-	return errorf(codeInvalidParams, "invalid cursor %q: this server issued no cursor (it lists everything in one page); list again without one", cursor)
-}
-
-func (b *bridge) listOne(ctx context.Context, method, server string) ([]*mcpdv1.ServerList, error) {
-	opts := b.c.callOptions()
-	b.mu.Lock()
-	opts.Client = clientInfoProto(b.hostInfo)
-	b.mu.Unlock()
-	return listFrom(ctx, b.client, method, server, opts)
-}
-
-// prefixed is server__name, shortened to fit the 128-character limit with a
-// hash of the full name so that shortened names stay distinct.
-func prefixed(server, name string) string {
-	full := server + prefixSep + name
-	if len(full) <= maxToolName {
-		return full
-	}
-	h := fnv.New32a()
-	h.Write([]byte(full))
-	suffix := fmt.Sprintf("_%08x", h.Sum32())
-	return full[:maxToolName-len(suffix)] + suffix
-}
-
-func listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMessage, *rpcErr) {
-	res := map[string]any{listKeys[method]: items}
-	if r.modern {
-		// Modern list results "must carry ttlMs and cacheScope"; mcpd
-		// caches, so the host need not.
-		res["resultType"] = "complete"
-		res["ttlMs"] = 0
-		res["cacheScope"] = "private"
-	}
-	return marshalResult(res)
 }
 
 func mcpErr(e *mcpdv1.McpError) *rpcErr {

@@ -3,10 +3,12 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"time"
 )
 
 // defaultBridgeMaxLine is the default --max-line-size: the daemon's
@@ -137,4 +139,65 @@ func prefixMembers(prefix []byte) (id json.RawMessage, response bool) {
 		}
 	}
 	return id, response
+}
+
+// serve reads the host's messages until stdin ends ("exit when the host
+// closes stdin").
+func (b *bridge) serve(ctx context.Context, in io.Reader) error {
+	r := newLineReader(in, b.maxLine)
+	for {
+		line, over, err := r.next()
+		switch {
+		case over != nil:
+			b.oversize(over, b.maxLine)
+		case len(bytes.TrimSpace(line)) > 0:
+			b.awaitListen(ctx, b.dispatch(ctx, line))
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("read stdin: %w", err)
+		}
+	}
+}
+
+func (b *bridge) write(m *rpcMsg) {
+	m.JSONRPC = "2.0"
+	data, err := json.Marshal(m)
+	if err != nil {
+		b.c.warnf("bridge: encode message: %v", err)
+		return
+	}
+	b.writeMu.Lock()
+	defer b.writeMu.Unlock()
+	if _, err := b.out.Write(append(data, '\n')); err != nil {
+		b.c.warnf("bridge: write stdout: %v", err)
+	}
+}
+
+func (b *bridge) notify(method string, params any) {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return
+	}
+	b.write(&rpcMsg{Method: method, Params: p})
+}
+
+// awaitListen holds back the host's next message until the
+// subscriptions/listen just dispatched is in place (its acknowledgement is
+// written), for at most bridgeReadyTimeout: SDK clients open a listen
+// without waiting for its acknowledgement, so a call the host sends right
+// after it must not overtake it (an update that call causes would be lost).
+func (b *bridge) awaitListen(ctx context.Context, acked <-chan struct{}) {
+	if acked == nil {
+		return
+	}
+	t := time.NewTimer(bridgeReadyTimeout)
+	defer t.Stop()
+	select {
+	case <-acked:
+	case <-t.C:
+	case <-ctx.Done():
+	}
 }

@@ -77,6 +77,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 		ResourcesListChanged: true,
 		ResourceUris:         uris,
 		LogMessages:          true, // forwarded once a legacy host set a level
+		ServerState:          true, // servers going down and coming back (bridge_missing.go)
 		Client:               info,
 	})
 	if err != nil {
@@ -94,6 +95,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	}
 	close(b.subs.open)
 	b.mu.Unlock()
+	b.ackServers(ack.GetAck())
 	defer func() {
 		b.mu.Lock()
 		b.subs.id = 0
@@ -116,6 +118,10 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 		ev, err := stream.Recv()
 		if err != nil {
 			return true
+		}
+		if ev.GetKind() == mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE {
+			b.serverState(ctx, ev)
+			continue
 		}
 		b.deliver(ev)
 	}
