@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -42,8 +41,13 @@ messages reach the host for its own requests once it asked for them
 (logging/setLevel, or a per-request logLevel); after logging/setLevel, also
 those a server sends outside any request. If mcpd is not running,
 the bridge still starts, answers requests with "mcpd is not running",
-and connects when mcpd is there. The bridge exits when the host closes
-stdin; nothing but MCP messages is written to stdout.`,
+and connects when mcpd is there. A server that is down (crash loop,
+failed, stopped) does not stop the bridge: serving several, the others
+are served and the host is warned which one is missing; serving one,
+requests get the reason. When it runs again the host is told its lists
+changed. Lines longer than --max-line-size are answered with an error.
+The bridge exits when the host closes stdin; nothing but MCP messages is
+written to stdout.`,
 	run: runBridge,
 }
 
@@ -117,6 +121,7 @@ type bridge struct {
 	names   []string // served servers, in order
 	aggr    bool     // several servers: prefixed names
 	timeout time.Duration
+	maxLine int // --max-line-size
 	ctx     context.Context
 	wg      sync.WaitGroup // the bridge's own goroutines
 	reqs    sync.WaitGroup // request handlers
@@ -139,6 +144,8 @@ type bridge struct {
 	host        hostState         // bridge_host.go
 	open        openCalls         // bridge_mrtr.go
 	logLevel    string            // set by a legacy host's logging/setLevel
+	hostReady   bool              // a legacy host sent notifications/initialized
+	missing     map[string]string // served servers down now → why (bridge_missing.go)
 }
 
 // route is where an exposed (possibly prefixed) tool or prompt name goes.
@@ -151,12 +158,16 @@ func runBridge(ctx context.Context, c *cli, cmd *command, args []string) error {
 	all := fs.Bool("all", false, "serve every enabled server")
 	// Per forwarded request; the bridge itself runs until stdin ends.
 	timeout := timeoutFlag(fs, 0)
+	maxLine := fs.Int("max-line-size", defaultBridgeMaxLine, "largest message line accepted from the host, in bytes")
 	names, err := c.parse(cmd, fs, args)
 	if err != nil {
 		return err
 	}
 	if *all == (len(names) > 0) {
 		return &usageError{cmd: cmd, msg: "name at least one server, or use --all"}
+	}
+	if *maxLine <= 0 {
+		return &usageError{cmd: cmd, msg: "--max-line-size must be a positive number of bytes"}
 	}
 	// life ends when the host closes stdin: subscriptions and requests to
 	// the host end then, while requests in flight still get their answer.
@@ -168,6 +179,7 @@ func runBridge(ctx context.Context, c *cli, cmd *command, args []string) error {
 	}
 	defer b.conn.Close()
 	b.timeout = *timeout
+	b.maxLine = *maxLine
 	if err := b.setup(life, names, *all); err == nil {
 		close(b.upst.up)
 	} else if b.mcpdDown() {
@@ -217,6 +229,7 @@ func newBridge(ctx context.Context, c *cli) (*bridge, error) {
 		hostWaits: map[string]chan *rpcMsg{},
 		routes:    map[string]route{},
 		uris:      map[string]string{},
+		missing:   map[string]string{},
 		subs:      newSubState(),
 		upst:      newUpState(),
 		host:      newHostState(),
@@ -391,66 +404,6 @@ func keepOpen(ctx context.Context, stream func() (established bool)) {
 	}
 }
 
-// ---- stdio ----
-
-// serve reads the host's messages until stdin ends ("exit when the host
-// closes stdin").
-func (b *bridge) serve(ctx context.Context, in io.Reader) error {
-	r := bufio.NewReaderSize(in, 64<<10)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			b.awaitListen(ctx, b.dispatch(ctx, line))
-		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("read stdin: %w", err)
-		}
-	}
-}
-
-func (b *bridge) write(m *rpcMsg) {
-	m.JSONRPC = "2.0"
-	data, err := json.Marshal(m)
-	if err != nil {
-		b.c.warnf("bridge: encode message: %v", err)
-		return
-	}
-	b.writeMu.Lock()
-	defer b.writeMu.Unlock()
-	if _, err := b.out.Write(append(data, '\n')); err != nil {
-		b.c.warnf("bridge: write stdout: %v", err)
-	}
-}
-
-func (b *bridge) notify(method string, params any) {
-	p, err := json.Marshal(params)
-	if err != nil {
-		return
-	}
-	b.write(&rpcMsg{Method: method, Params: p})
-}
-
-// awaitListen holds back the host's next message until the
-// subscriptions/listen just dispatched is in place (its acknowledgement is
-// written), for at most bridgeReadyTimeout: SDK clients open a listen
-// without waiting for its acknowledgement, so a call the host sends right
-// after it must not overtake it (an update that call causes would be lost).
-func (b *bridge) awaitListen(ctx context.Context, acked <-chan struct{}) {
-	if acked == nil {
-		return
-	}
-	t := time.NewTimer(bridgeReadyTimeout)
-	defer t.Stop()
-	select {
-	case <-acked:
-	case <-t.C:
-	case <-ctx.Done():
-	}
-}
-
 // dispatch handles one line of the host; for a subscriptions/listen it
 // returns a channel closed once the listen is in place.
 func (b *bridge) dispatch(ctx context.Context, line []byte) <-chan struct{} {
@@ -492,7 +445,9 @@ func (b *bridge) notification(m *rpcMsg) {
 				cancel()
 			}
 		}
-	case "notifications/initialized", "notifications/roots/list_changed", "notifications/progress":
+	case "notifications/initialized":
+		b.hostOpened()
+	case "notifications/roots/list_changed", "notifications/progress":
 		// Nothing to do: mcpd asks for roots when a child needs them.
 	}
 }

@@ -30,11 +30,16 @@ func startDaemon(t *testing.T, nameModes ...string) string {
 	t.Helper()
 	var specs []supervisor.Spec
 	for i := 0; i+1 < len(nameModes); i += 2 {
-		cmd, args := fakemcp.Command()
-		specs = append(specs, supervisor.Spec{Name: nameModes[i], Command: cmd, Args: args,
-			Env: map[string]string{fakemcp.EnvMode: nameModes[i+1] + ",quiet"}})
+		specs = append(specs, fakeSpec(nameModes[i], nameModes[i+1]))
 	}
 	return startDaemonSpecs(t, specs)
+}
+
+// fakeSpec is the spec of a fake server "name" in the fakemcp mode "mode".
+func fakeSpec(name, mode string) supervisor.Spec {
+	cmd, args := fakemcp.Command()
+	return supervisor.Spec{Name: name, Command: cmd, Args: args,
+		Env: map[string]string{fakemcp.EnvMode: mode + ",quiet"}}
 }
 
 // startDaemonSpecs is startDaemon serving the servers of specs.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"io"
 	"slices"
 	"strconv"
@@ -22,99 +21,6 @@ const maxToolName = 128
 // never allows it in a server name.
 const prefixSep = "__"
 
-// hostReq is one request of the host, decoded down to the top-level keys.
-type hostReq struct {
-	id     json.RawMessage
-	method string
-	params map[string]json.RawMessage // nil when absent
-	meta   map[string]json.RawMessage // params._meta
-	// modern: the request carries the per-request envelope ("a request
-	// carrying modern _meta is served statelessly").
-	modern  bool
-	version string
-	caps    json.RawMessage
-	info    json.RawMessage
-	// answerOnCancel: a cancelled subscriptions/listen still gets its
-	// closing result.
-	answerOnCancel bool
-	// acked is closed once a subscriptions/listen is acknowledged, or has
-	// ended; nil for other methods.
-	acked chan struct{}
-	bad   *rpcErr
-}
-
-// ack closes acked, if any and not closed yet. Only the request's own
-// goroutine calls it.
-func (r *hostReq) ack() {
-	if r.acked == nil {
-		return
-	}
-	select {
-	case <-r.acked:
-	default:
-		close(r.acked)
-	}
-}
-
-func parseRequest(m *rpcMsg) *hostReq {
-	r := &hostReq{id: m.ID, method: m.Method}
-	if len(m.Params) > 0 && string(m.Params) != "null" {
-		if err := json.Unmarshal(m.Params, &r.params); err != nil || r.params == nil {
-			r.bad = errorf(codeInvalidParams, "params must be an object")
-			return r
-		}
-	}
-	if raw := r.params["_meta"]; len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &r.meta); err != nil {
-			r.bad = errorf(codeInvalidParams, "params._meta must be an object")
-			return r
-		}
-	}
-	if v, ok := r.meta[metaProtocolVersion]; ok {
-		r.modern = true
-		_ = json.Unmarshal(v, &r.version)
-		r.caps = r.meta[metaClientCapabilities]
-		r.info = r.meta[metaClientInfo]
-		if r.method != "server/discover" && len(r.caps) == 0 {
-			// "Missing a required key ⇒ malformed ⇒ server must answer -32602."
-			r.bad = errorf(codeInvalidParams, "missing or invalid _meta field %q", metaClientCapabilities)
-		}
-	}
-	return r
-}
-
-// forwardParams are the request's params for mcpd: the modern envelope
-// keys are dropped (mcpd stamps its own, with the host's capabilities and
-// identity passed in CallOptions); everything else passes unchanged.
-func (r *hostReq) forwardParams() (json.RawMessage, error) {
-	if r.params == nil {
-		return json.RawMessage("{}"), nil
-	}
-	top := make(map[string]json.RawMessage, len(r.params))
-	for k, v := range r.params {
-		top[k] = v
-	}
-	if r.meta != nil {
-		meta := map[string]json.RawMessage{}
-		for k, v := range r.meta {
-			switch k {
-			case metaProtocolVersion, metaClientCapabilities, metaClientInfo:
-			default:
-				meta[k] = v
-			}
-		}
-		delete(top, "_meta")
-		if len(meta) > 0 {
-			b, err := json.Marshal(meta)
-			if err != nil {
-				return nil, err
-			}
-			top["_meta"] = b
-		}
-	}
-	return json.Marshal(top)
-}
-
 func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
 	if r.bad != nil {
 		return nil, r.bad
@@ -123,6 +29,9 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 		// "-32022 UnsupportedProtocolVersion — any request whose version
 		// the server does not implement".
 		return nil, unsupportedVersion(r.version)
+	}
+	if err := removedInModern(r); err != nil {
+		return nil, err
 	}
 	if r.modern {
 		// A modern host declares per request what it answers; the bridge
@@ -153,6 +62,7 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 		if err != nil {
 			return nil, err
 		}
+		b.warnRequest(r)
 		return listResult(r, r.method, items)
 	case "tools/call", "prompts/get":
 		return b.routedCall(ctx, r)
@@ -165,10 +75,16 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 	case "logging/setLevel":
 		return b.setLevel(ctx, r)
 	}
+	server := b.names[0]
 	if b.aggr {
-		return nil, errorf(codeMethodNotFound, "method %q not found", r.method)
+		b.mu.Lock()
+		server = b.taskServerLocked()
+		b.mu.Unlock()
+		if server == "" || !strings.HasPrefix(r.method, "tasks/") {
+			return nil, errorf(codeMethodNotFound, "method %q not found", r.method)
+		}
 	}
-	return b.forward(ctx, r, b.names[0], r.method, r.params)
+	return b.forward(ctx, r, server, r.method, r.params)
 }
 
 func unsupportedVersion(requested string) *rpcErr {
@@ -258,43 +174,6 @@ func marshalResult(v any) (json.RawMessage, *rpcErr) {
 	return data, nil
 }
 
-// capabilities merges what the served servers offer.
-func (b *bridge) capabilities() map[string]any {
-	if !b.isUp() {
-		return defaultCapabilities()
-	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	out := map[string]any{}
-	served := b.servedCapsLocked()
-	merge := func(key string, flags ...string) {
-		var m map[string]any
-		for _, caps := range served {
-			c, ok := caps[key]
-			if !ok {
-				continue
-			}
-			if m == nil {
-				m = map[string]any{}
-			}
-			for _, f := range flags {
-				if v, _ := c[f].(bool); v {
-					m[f] = true
-				}
-			}
-		}
-		if m != nil {
-			out[key] = m
-		}
-	}
-	merge("tools", "listChanged")
-	merge("prompts", "listChanged")
-	merge("resources", "subscribe", "listChanged")
-	merge("logging")
-	merge("completions")
-	return out
-}
-
 // serverInfo is the child's Implementation for one server, the bridge's
 // own when serving several.
 func (b *bridge) serverInfo() json.RawMessage {
@@ -328,149 +207,6 @@ func (b *bridge) instructions() string {
 		}
 	}
 	return strings.Join(parts, "\n\n")
-}
-
-// ---- lists ----
-
-var listKeys = map[string]string{
-	"tools/list":               "tools",
-	"prompts/list":             "prompts",
-	"resources/list":           "resources",
-	"resources/templates/list": "resourceTemplates",
-}
-
-// list returns the merged items of method over the served servers; names
-// are prefixed when serving several, and routes are recorded.
-func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *rpcErr) {
-	if err := b.ready(ctx); err != nil {
-		return nil, errorf(codeInternal, "%s", err.Error())
-	}
-	var items []json.RawMessage
-	seen := map[string]string{}
-	routes := map[string]route{}
-	for _, n := range b.names {
-		entries, err := b.listOne(ctx, method, n)
-		if err != nil {
-			return nil, b.rpcToMCP(ctx, err, n)
-		}
-		for _, e := range entries {
-			switch {
-			case e.GetError() != nil && !b.aggr:
-				return nil, mcpErr(e.GetError())
-			case e.GetUnavailable() != "" && !b.aggr:
-				return nil, errorf(codeInternal, "server %q is unavailable: %s", n, e.GetUnavailable())
-			case e.GetError() != nil, e.GetUnavailable() != "":
-				continue // aggregated: a server without this kind of item
-			}
-			var arr []map[string]json.RawMessage
-			if err := json.Unmarshal([]byte(e.GetItemsJson()), &arr); err != nil {
-				return nil, errorf(codeInternal, "server %q: bad %s items: %v", n, method, err)
-			}
-			for _, it := range arr {
-				switch method {
-				case "tools/list", "prompts/list":
-					var name string
-					_ = json.Unmarshal(it["name"], &name)
-					exposed := name
-					if b.aggr {
-						exposed = prefixed(n, name)
-						if other, clash := seen[exposed]; clash {
-							return nil, errorf(codeInternal, "%s name %q of server %q clashes with one of server %q after prefixing",
-								strings.TrimSuffix(method, "s/list"), exposed, n, other)
-						}
-						seen[exposed] = n
-						it["name"], _ = json.Marshal(exposed)
-					}
-					routes[exposed] = route{server: n, name: name}
-				case "resources/list", "resources/templates/list":
-					key := "uri"
-					if method == "resources/templates/list" {
-						key = "uriTemplate"
-					}
-					var uri string
-					_ = json.Unmarshal(it[key], &uri)
-					b.mu.Lock()
-					b.uris[uri] = n
-					b.mu.Unlock()
-				}
-				raw, err := json.Marshal(it)
-				if err != nil {
-					return nil, errorf(codeInternal, "encode item: %v", err)
-				}
-				items = append(items, raw)
-			}
-		}
-	}
-	if method == "tools/list" || method == "prompts/list" {
-		kind := strings.TrimSuffix(method, "/list")
-		b.mu.Lock()
-		for k := range b.routes {
-			if strings.HasPrefix(k, kind+"\x00") {
-				delete(b.routes, k)
-			}
-		}
-		for k, r := range routes {
-			b.routes[kind+"\x00"+k] = r
-		}
-		b.mu.Unlock()
-	}
-	if items == nil {
-		items = []json.RawMessage{}
-	}
-	return items, nil
-}
-
-// checkCursor rejects a list cursor the bridge did not issue. It issues
-// none: every list is answered in one page (mcpd merges all the pages of
-// each server), so a cursor is only valid when absent, null or empty
-// (some hosts send the empty cursor for the first page). "Invalid cursor
-// ⇒ -32602."
-func checkCursor(r *hostReq) *rpcErr {
-	raw, ok := r.params["cursor"]
-	if !ok || string(raw) == "null" {
-		return nil
-	}
-	var cursor string
-	if err := json.Unmarshal(raw, &cursor); err != nil {
-		return errorf(codeInvalidParams, "invalid cursor %s: a cursor is a string", raw)
-	}
-	if cursor == "" {
-		return nil
-	}
-	return errorf(codeInvalidParams, "invalid cursor %q: this server issued no cursor (it lists everything in one page); list again without one", cursor)
-}
-
-func (b *bridge) listOne(ctx context.Context, method, server string) ([]*mcpdv1.ServerList, error) {
-	opts := b.c.callOptions()
-	b.mu.Lock()
-	opts.Client = clientInfoProto(b.hostInfo)
-	b.mu.Unlock()
-	return listFrom(ctx, b.client, method, server, opts)
-}
-
-// prefixed is server__name, shortened to fit the 128-character limit with a
-// hash of the full name so that shortened names stay distinct.
-func prefixed(server, name string) string {
-	full := server + prefixSep + name
-	if len(full) <= maxToolName {
-		return full
-	}
-	h := fnv.New32a()
-	h.Write([]byte(full))
-	suffix := fmt.Sprintf("_%08x", h.Sum32())
-	return full[:maxToolName-len(suffix)] + suffix
-}
-
-func listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMessage, *rpcErr) {
-	res := map[string]any{listKeys[method]: items}
-	if r.modern {
-		// Modern list results "must carry ttlMs and cacheScope"; mcpd
-		// caches, so the host need not.
-		res["resultType"] = "complete"
-		res["ttlMs"] = 0
-		res["cacheScope"] = "private"
-	}
-	return marshalResult(res)
 }
 
 func mcpErr(e *mcpdv1.McpError) *rpcErr {
@@ -603,7 +339,7 @@ func (b *bridge) readOnce(ctx context.Context, r *hostReq, server, uri string, p
 	}
 	res := json.RawMessage(resp.GetResultJson())
 	if r.modern {
-		res = withResultType(res)
+		res = withCacheHints(withResultType(res))
 	}
 	return res, nil
 }
@@ -762,6 +498,35 @@ func withResultType(res json.RawMessage) json.RawMessage {
 		return res
 	}
 	top["resultType"] = json.RawMessage(`"complete"`)
+	out, err := json.Marshal(top)
+	if err != nil {
+		return res
+	}
+	return out
+}
+
+// withCacheHints adds the caching hints a legacy child's complete
+// resources/read result lacks for a modern host: such results "must carry
+// ttlMs and cacheScope". The defaults are the safe ones: ttlMs 0, "stale
+// immediately", and cacheScope "private", reuse only within the same
+// authorization context (mcpd caches, so the host need not). An
+// input_required result never carries them.
+func withCacheHints(res json.RawMessage) json.RawMessage {
+	var top map[string]json.RawMessage
+	if json.Unmarshal(res, &top) != nil || top == nil || string(top["resultType"]) != `"complete"` {
+		return res
+	}
+	_, hasTTL := top["ttlMs"]
+	_, hasScope := top["cacheScope"]
+	if hasTTL && hasScope {
+		return res
+	}
+	if !hasTTL {
+		top["ttlMs"] = json.RawMessage("0")
+	}
+	if !hasScope {
+		top["cacheScope"] = json.RawMessage(`"private"`)
+	}
 	out, err := json.Marshal(top)
 	if err != nil {
 		return res

@@ -77,6 +77,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 		ResourcesListChanged: true,
 		ResourceUris:         uris,
 		LogMessages:          true, // forwarded once a legacy host set a level
+		ServerState:          true, // servers going down and coming back (bridge_missing.go)
 		Client:               info,
 	})
 	if err != nil {
@@ -94,6 +95,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	}
 	close(b.subs.open)
 	b.mu.Unlock()
+	b.ackServers(ack.GetAck())
 	defer func() {
 		b.mu.Lock()
 		b.subs.id = 0
@@ -116,6 +118,10 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 		ev, err := stream.Recv()
 		if err != nil {
 			return true
+		}
+		if ev.GetKind() == mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE {
+			b.serverState(ctx, ev)
+			continue
 		}
 		b.deliver(ev)
 	}
@@ -172,39 +178,6 @@ func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
 		}
 		b.notify(method, p)
 	}
-}
-
-// listCaps says which list_changed notifications the served servers send.
-type listCaps struct{ tools, prompts, resources, subscribe bool }
-
-func (b *bridge) capsLocked() listCaps {
-	var out listCaps
-	for _, caps := range b.servedCapsLocked() {
-		on := func(k, f string) bool { v, _ := caps[k][f].(bool); return v }
-		out.tools = out.tools || on("tools", "listChanged")
-		out.prompts = out.prompts || on("prompts", "listChanged")
-		out.resources = out.resources || on("resources", "listChanged")
-		out.subscribe = out.subscribe || on("resources", "subscribe")
-	}
-	return out
-}
-
-// servedCapsLocked returns the capabilities object of each served server
-// that is described and sent a valid one. b.mu must be held.
-func (b *bridge) servedCapsLocked() []map[string]map[string]any {
-	var out []map[string]map[string]any
-	for _, n := range b.names {
-		s := b.info[n]
-		if s == nil {
-			continue
-		}
-		var caps map[string]map[string]any
-		if json.Unmarshal([]byte(s.GetCapabilitiesJson()), &caps) != nil {
-			continue
-		}
-		out = append(out, caps)
-	}
-	return out
 }
 
 // syncURIs makes the open Subscribe stream watch exactly the URIs the host

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
 	"google.golang.org/grpc/connectivity"
@@ -123,32 +122,11 @@ func defaultCapabilities() map[string]any {
 // for what it asked.
 func (b *bridge) announceUp() {
 	b.mu.Lock()
-	degraded, legacy := b.upst.degraded, b.initialized
-	var listens []*listenSub
-	for _, l := range b.subs.listens {
-		listens = append(listens, l)
-	}
+	degraded := b.upst.degraded
 	b.mu.Unlock()
 	if !degraded {
 		return
 	}
 	b.syncURIs(b.ctx) // URIs of listens opened meanwhile
-	kinds := []struct {
-		method string
-		on     func(*listenSub) bool
-	}{
-		{"notifications/tools/list_changed", func(l *listenSub) bool { return l.tools }},
-		{"notifications/prompts/list_changed", func(l *listenSub) bool { return l.prompts }},
-		{"notifications/resources/list_changed", func(l *listenSub) bool { return l.resources }},
-	}
-	for _, k := range kinds {
-		if legacy {
-			b.notify(k.method, map[string]any{})
-		}
-		for _, l := range listens {
-			if k.on(l) {
-				b.notify(k.method, map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: l.id}})
-			}
-		}
-	}
+	b.announceLists(true)
 }

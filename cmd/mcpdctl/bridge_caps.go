@@ -1,0 +1,149 @@
+package main
+
+import "encoding/json"
+
+// The host gets the served servers' own capabilities: one server's object
+// as the server declared it, every member included (tasks, experimental,
+// extensions and any the bridge does not know); several servers' merged.
+
+// capabilities is what the bridge declares to the host.
+func (b *bridge) capabilities() map[string]any {
+	if !b.isUp() {
+		return defaultCapabilities()
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.capsMapLocked()
+}
+
+// capsMapLocked is the capabilities object the bridge declares once it is
+// up. A server not described yet (it was not running) counts as one that
+// may offer everything with list changes, which the bridge announces when
+// it comes (bridge_missing.go). Serving several servers:
+//   - objects are merged member by member, a flag is true if any server
+//     sets it, and a member the servers disagree on otherwise keeps the
+//     first server's value;
+//   - tasks is declared only when exactly one server declares it: task
+//     requests (tasks/get, …) name no server, so the bridge routes them to
+//     that one (taskServerLocked);
+//   - list changes are declared for every kind of item offered, and
+//     logging: the bridge itself tells of servers going and coming.
+//
+// b.mu must be held.
+func (b *bridge) capsMapLocked() map[string]any {
+	out := map[string]any{}
+	served, undescribed := b.servedCapsLocked()
+	if !b.aggr {
+		if len(served) == 1 {
+			return served[0]
+		}
+		return defaultCapabilities()
+	}
+	tasks := 0
+	for _, caps := range served {
+		if _, ok := caps["tasks"]; ok {
+			tasks++
+		}
+		mergeInto(out, caps)
+	}
+	if tasks != 1 {
+		delete(out, "tasks")
+	}
+	if undescribed {
+		mergeInto(out, defaultCapabilities())
+	}
+	// The bridge announces servers coming and going as list changes, and
+	// logs which server is missing.
+	for _, kind := range []string{"tools", "prompts", "resources"} {
+		if m, ok := out[kind].(map[string]any); ok {
+			m["listChanged"] = true
+		}
+	}
+	out["logging"] = map[string]any{}
+	return out
+}
+
+// mergeInto merges src into dst: objects member by member, true wins over
+// false, and otherwise dst's value stays.
+func mergeInto(dst, src map[string]any) {
+	for k, v := range src {
+		old, ok := dst[k]
+		if !ok {
+			if m, isMap := v.(map[string]any); isMap {
+				// A copy, so that later merges do not change src.
+				c := map[string]any{}
+				mergeInto(c, m)
+				v = c
+			}
+			dst[k] = v
+			continue
+		}
+		switch o := old.(type) {
+		case map[string]any:
+			if m, isMap := v.(map[string]any); isMap {
+				mergeInto(o, m)
+			}
+		case bool:
+			if nv, _ := v.(bool); nv {
+				dst[k] = true
+			}
+		}
+	}
+}
+
+// listCaps says which list_changed notifications the host may be sent.
+type listCaps struct{ tools, prompts, resources, subscribe bool }
+
+// capsLocked is what capsMapLocked declares about list changes and
+// resource subscriptions. b.mu must be held.
+func (b *bridge) capsLocked() listCaps {
+	caps := b.capsMapLocked()
+	on := func(k, f string) bool {
+		m, _ := caps[k].(map[string]any)
+		v, _ := m[f].(bool)
+		return v
+	}
+	return listCaps{
+		tools:     on("tools", "listChanged"),
+		prompts:   on("prompts", "listChanged"),
+		resources: on("resources", "listChanged"),
+		subscribe: on("resources", "subscribe"),
+	}
+}
+
+// servedCapsLocked returns the capabilities object of each served server
+// that is described and sent a valid one, and reports whether any served
+// server is not described. b.mu must be held.
+func (b *bridge) servedCapsLocked() (caps []map[string]any, undescribed bool) {
+	for _, n := range b.names {
+		s := b.info[n]
+		var c map[string]any
+		if s == nil || json.Unmarshal([]byte(s.GetCapabilitiesJson()), &c) != nil || c == nil {
+			undescribed = true
+			continue
+		}
+		caps = append(caps, c)
+	}
+	return caps, undescribed
+}
+
+// taskServerLocked is the one served server that declares tasks, which
+// task requests go to when serving several; "" when none or several do.
+// b.mu must be held.
+func (b *bridge) taskServerLocked() string {
+	var found string
+	for _, n := range b.names {
+		s := b.info[n]
+		var c map[string]json.RawMessage
+		if s == nil || json.Unmarshal([]byte(s.GetCapabilitiesJson()), &c) != nil {
+			continue
+		}
+		if _, ok := c["tasks"]; ok {
+			if found != "" {
+				return ""
+			}
+			found = n
+		}
+	}
+	return found
+}

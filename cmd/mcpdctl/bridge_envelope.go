@@ -1,0 +1,159 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// hostReq is one request of the host, decoded down to the top-level keys.
+type hostReq struct {
+	id     json.RawMessage
+	method string
+	params map[string]json.RawMessage // nil when absent
+	meta   map[string]json.RawMessage // params._meta
+	// modern: the request carries the per-request envelope ("a request
+	// carrying modern _meta is served statelessly").
+	modern  bool
+	version string
+	caps    json.RawMessage
+	info    json.RawMessage
+	// answerOnCancel: a cancelled subscriptions/listen still gets its
+	// closing result.
+	answerOnCancel bool
+	// acked is closed once a subscriptions/listen is acknowledged, or has
+	// ended; nil for other methods.
+	acked chan struct{}
+	bad   *rpcErr
+}
+
+// ack closes acked, if any and not closed yet. Only the request's own
+// goroutine calls it.
+func (r *hostReq) ack() {
+	if r.acked == nil {
+		return
+	}
+	select {
+	case <-r.acked:
+	default:
+		close(r.acked)
+	}
+}
+
+func parseRequest(m *rpcMsg) *hostReq {
+	r := &hostReq{id: m.ID, method: m.Method}
+	if len(m.Params) > 0 && string(m.Params) != "null" {
+		if err := json.Unmarshal(m.Params, &r.params); err != nil || r.params == nil {
+			r.bad = errorf(codeInvalidParams, "params must be an object")
+			return r
+		}
+	}
+	if raw := r.params["_meta"]; len(raw) > 0 && string(raw) != "null" {
+		if err := json.Unmarshal(raw, &r.meta); err != nil {
+			r.bad = errorf(codeInvalidParams, "params._meta must be an object")
+			return r
+		}
+	}
+	_, r.modern = r.meta[metaProtocolVersion]
+	if r.method == "server/discover" {
+		// server/discover exists only in the modern era: its params are
+		// the envelope, which it must carry like any modern request.
+		r.modern = true
+	}
+	if r.modern {
+		r.caps = r.meta[metaClientCapabilities]
+		r.info = r.meta[metaClientInfo]
+		r.bad = r.checkEnvelope()
+	}
+	return r
+}
+
+// checkEnvelope checks the modern per-request _meta of r: "Missing a
+// required key ⇒ malformed ⇒ server must answer -32602." The version and
+// the capabilities are required, the client's identity is optional (SHOULD
+// be sent) but must be an Implementation object when present.
+func (r *hostReq) checkEnvelope() *rpcErr {
+	envelope := fmt.Sprintf("a %s request carries params._meta with %q and %q", r.method, metaProtocolVersion, metaClientCapabilities)
+	v, ok := r.meta[metaProtocolVersion]
+	if !ok {
+		return errorf(codeInvalidParams, "missing _meta field %q: %s", metaProtocolVersion, envelope)
+	}
+	if json.Unmarshal(v, &r.version) != nil || r.version == "" {
+		return errorf(codeInvalidParams, "invalid _meta field %q: must be a protocol version string such as %q", metaProtocolVersion, bridgeModernVersions[0])
+	}
+	if len(r.caps) == 0 {
+		return errorf(codeInvalidParams, "missing _meta field %q: %s (use {} to declare none)", metaClientCapabilities, envelope)
+	}
+	if !isObject(r.caps) {
+		return errorf(codeInvalidParams, "invalid _meta field %q: must be a ClientCapabilities object", metaClientCapabilities)
+	}
+	if len(r.info) > 0 {
+		var impl struct {
+			Name *string `json:"name"`
+		}
+		if !isObject(r.info) || json.Unmarshal(r.info, &impl) != nil || impl.Name == nil {
+			return errorf(codeInvalidParams, "invalid _meta field %q: must be an Implementation object with a name", metaClientInfo)
+		}
+	}
+	return nil
+}
+
+// isObject reports whether raw is a JSON object.
+func isObject(raw json.RawMessage) bool {
+	var m map[string]json.RawMessage
+	return json.Unmarshal(raw, &m) == nil && m != nil
+}
+
+// removedMethods are the client requests of the legacy era that the modern
+// era removed, with what replaces each (mcp-protocol.md §3.6). A modern
+// request for one gets -32601, as modern servers answer it.
+var removedMethods = map[string]string{
+	"initialize":            "use server/discover, and the per-request _meta",
+	"ping":                  "any request proves liveness",
+	"logging/setLevel":      `set _meta["io.modelcontextprotocol/logLevel"] on each request`,
+	"resources/subscribe":   "use subscriptions/listen with resourceSubscriptions",
+	"resources/unsubscribe": "cancel the subscriptions/listen",
+	"tasks/list":            "tasks moved to the io.modelcontextprotocol/tasks extension, which has tasks/get",
+	"tasks/result":          "tasks moved to the io.modelcontextprotocol/tasks extension, which has tasks/get",
+}
+
+// removedInModern is the error for a modern request of a removed method,
+// or nil.
+func removedInModern(r *hostReq) *rpcErr {
+	instead, removed := removedMethods[r.method]
+	if !r.modern || !removed {
+		return nil
+	}
+	return errorf(codeMethodNotFound, "method %q was removed in protocol version %s: %s", r.method, r.version, instead)
+}
+
+// forwardParams are the request's params for mcpd: the modern envelope
+// keys are dropped (mcpd stamps its own, with the host's capabilities and
+// identity passed in CallOptions); everything else passes unchanged.
+func (r *hostReq) forwardParams() (json.RawMessage, error) {
+	if r.params == nil {
+		return json.RawMessage("{}"), nil
+	}
+	top := make(map[string]json.RawMessage, len(r.params))
+	for k, v := range r.params {
+		top[k] = v
+	}
+	if r.meta != nil {
+		meta := map[string]json.RawMessage{}
+		for k, v := range r.meta {
+			switch k {
+			case metaProtocolVersion, metaClientCapabilities, metaClientInfo:
+			default:
+				meta[k] = v
+			}
+		}
+		delete(top, "_meta")
+		if len(meta) > 0 {
+			b, err := json.Marshal(meta)
+			if err != nil {
+				return nil, err
+			}
+			top["_meta"] = b
+		}
+	}
+	return json.Marshal(top)
+}

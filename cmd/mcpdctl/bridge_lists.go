@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"google.golang.org/grpc/status"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+var listKeys = map[string]string{
+	"tools/list":               "tools",
+	"prompts/list":             "prompts",
+	"resources/list":           "resources",
+	"resources/templates/list": "resourceTemplates",
+}
+
+// list returns the merged items of method over the served servers; names
+// are prefixed when serving several, and routes are recorded. Serving
+// several, a server that cannot serve now is left out (bridge_missing.go).
+func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *rpcErr) {
+	if err := b.ready(ctx); err != nil {
+		return nil, errorf(codeInternal, "%s", err.Error())
+	}
+	l := &listing{method: method, seen: map[string]string{}, routes: map[string]route{}}
+	var back bool
+	for _, n := range b.names {
+		entries, err := b.listOne(ctx, method, n)
+		if err != nil && (!b.aggr || ctx.Err() != nil || b.mcpdDown()) {
+			return nil, b.rpcToMCP(ctx, err, n)
+		}
+		if err != nil {
+			b.serverDown(n, status.Convert(err).Message())
+			continue
+		}
+		for _, e := range entries {
+			switch {
+			case e.GetError() != nil && !b.aggr:
+				return nil, mcpErr(e.GetError())
+			case e.GetUnavailable() != "" && !b.aggr:
+				return nil, errorf(codeInternal, "server %q is unavailable: %s", n, e.GetUnavailable())
+			case e.GetUnavailable() != "":
+				b.serverDown(n, e.GetUnavailable())
+				continue
+			}
+			back = b.serverUp(n) || back
+			if e.GetError() != nil {
+				continue // aggregated: a server without this kind of item
+			}
+			if err := b.addItems(l, n, e.GetItemsJson()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	b.setRoutes(l)
+	if back {
+		// A server missing until now serves again: learn what it offers,
+		// and have the host list again what this list did not ask for.
+		b.refreshInfo(ctx)
+		b.announceLists(false)
+	}
+	if l.items == nil {
+		l.items = []json.RawMessage{}
+	}
+	return l.items, nil
+}
+
+// listing is one list in the making.
+type listing struct {
+	method string
+	items  []json.RawMessage
+	seen   map[string]string // exposed name → server
+	routes map[string]route  // exposed name → where it goes
+}
+
+// addItems adds the items server listed (a JSON array) to l: tools and
+// prompts under their exposed names, resources noting their server.
+func (b *bridge) addItems(l *listing, server, itemsJSON string) *rpcErr {
+	var arr []map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(itemsJSON), &arr); err != nil {
+		return errorf(codeInternal, "server %q: bad %s items: %v", server, l.method, err)
+	}
+	for _, it := range arr {
+		switch l.method {
+		case "tools/list", "prompts/list":
+			var name string
+			_ = json.Unmarshal(it["name"], &name)
+			exposed := name
+			if b.aggr {
+				exposed = prefixed(server, name)
+				if other, clash := l.seen[exposed]; clash {
+					return errorf(codeInternal, "%s name %q of server %q clashes with one of server %q after prefixing",
+						strings.TrimSuffix(l.method, "s/list"), exposed, server, other)
+				}
+				l.seen[exposed] = server
+				it["name"], _ = json.Marshal(exposed)
+			}
+			l.routes[exposed] = route{server: server, name: name}
+		case "resources/list", "resources/templates/list":
+			key := "uri"
+			if l.method == "resources/templates/list" {
+				key = "uriTemplate"
+			}
+			var uri string
+			_ = json.Unmarshal(it[key], &uri)
+			b.mu.Lock()
+			b.uris[uri] = server
+			b.mu.Unlock()
+		}
+		raw, err := json.Marshal(it)
+		if err != nil {
+			return errorf(codeInternal, "encode item: %v", err)
+		}
+		l.items = append(l.items, raw)
+	}
+	return nil
+}
+
+// setRoutes replaces the routes of a tools or prompts list's kind.
+func (b *bridge) setRoutes(l *listing) {
+	if l.method != "tools/list" && l.method != "prompts/list" {
+		return
+	}
+	kind := strings.TrimSuffix(l.method, "/list")
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for k := range b.routes {
+		if strings.HasPrefix(k, kind+"\x00") {
+			delete(b.routes, k)
+		}
+	}
+	for k, r := range l.routes {
+		b.routes[kind+"\x00"+k] = r
+	}
+}
+
+// checkCursor rejects a list cursor the bridge did not issue. It issues
+// none: every list is answered in one page (mcpd merges all the pages of
+// each server), so a cursor is only valid when absent, null or empty
+// (some hosts send the empty cursor for the first page). "Invalid cursor
+// ⇒ -32602."
+func checkCursor(r *hostReq) *rpcErr {
+	raw, ok := r.params["cursor"]
+	if !ok || string(raw) == "null" {
+		return nil
+	}
+	var cursor string
+	if err := json.Unmarshal(raw, &cursor); err != nil {
+		return errorf(codeInvalidParams, "invalid cursor %s: a cursor is a string", raw)
+	}
+	if cursor == "" {
+		return nil
+	}
+	return errorf(codeInvalidParams, "invalid cursor %q: this server issued no cursor (it lists everything in one page); list again without one", cursor)
+}
+
+func (b *bridge) listOne(ctx context.Context, method, server string) ([]*mcpdv1.ServerList, error) {
+	opts := b.c.callOptions()
+	b.mu.Lock()
+	opts.Client = clientInfoProto(b.hostInfo)
+	b.mu.Unlock()
+	return listFrom(ctx, b.client, method, server, opts)
+}
+
+// prefixed is server__name, shortened to fit the 128-character limit with a
+// hash of the full name so that shortened names stay distinct.
+func prefixed(server, name string) string {
+	full := server + prefixSep + name
+	if len(full) <= maxToolName {
+		return full
+	}
+	h := fnv.New32a()
+	h.Write([]byte(full))
+	suffix := fmt.Sprintf("_%08x", h.Sum32())
+	return full[:maxToolName-len(suffix)] + suffix
+}
+
+func listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMessage, *rpcErr) {
+	res := map[string]any{listKeys[method]: items}
+	if r.modern {
+		// Modern list results "must carry ttlMs and cacheScope"; mcpd
+		// caches, so the host need not.
+		res["resultType"] = "complete"
+		res["ttlMs"] = 0
+		res["cacheScope"] = "private"
+	}
+	return marshalResult(res)
+}

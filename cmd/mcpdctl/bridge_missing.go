@@ -1,0 +1,203 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// A served server may be down (crash-looping, failed, stopped by the
+// operator, removed from the config) when the bridge starts or at any time
+// after. The bridge goes on serving the others: a server that cannot
+// answer a list is left out of the aggregate list, and the host is told
+// which server is missing, in a notifications/message at level warning
+// (and on stderr, which hosts keep in their logs). The bridge watches the
+// servers' lifecycle on its Subscribe stream; when a missing server is
+// ready again, it is described afresh and the host is told its tools,
+// prompts and resources lists changed.
+
+// bridgeLogger is the logger of the bridge's own log messages.
+const bridgeLogger = "mcpdctl bridge"
+
+// downStates are the lifecycle states in which a server stays down until
+// something starts it (mcpd's restarting and exited are transient).
+var downStates = []string{"crashloop", "failed", "stopped", "removed"}
+
+// serverDown records that server cannot serve now, for why; the first time,
+// it warns on stderr and tells the host.
+func (b *bridge) serverDown(server, why string) {
+	b.mu.Lock()
+	_, known := b.missing[server]
+	b.missing[server] = why
+	b.mu.Unlock()
+	if known {
+		return
+	}
+	msg := missingMessage(server, why)
+	b.c.warnf("bridge: %s", msg)
+	if b.hostWantsWarnings() {
+		b.logToHost("warning", msg)
+	}
+}
+
+// serverUp records that server serves again; it reports whether it was
+// missing.
+func (b *bridge) serverUp(server string) bool {
+	b.mu.Lock()
+	_, was := b.missing[server]
+	delete(b.missing, server)
+	b.mu.Unlock()
+	if was {
+		b.c.warnf("bridge: server %q is back", server)
+	}
+	return was
+}
+
+func missingMessage(server, why string) string {
+	return fmt.Sprintf("server %q is unavailable (%s); its tools, prompts and resources are missing until it runs again", server, why)
+}
+
+// missingMessages are the warnings for every missing server, in the
+// servers' order.
+func (b *bridge) missingMessages() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []string
+	for _, n := range b.names {
+		if why, ok := b.missing[n]; ok {
+			out = append(out, missingMessage(n, why))
+		}
+	}
+	return out
+}
+
+// hostWantsWarnings reports whether a legacy host that completed the
+// handshake takes the bridge's warnings outside any request: it was
+// declared the logging capability and did not set a level above warning.
+// A modern host gets log messages only for its requests that ask for them
+// (warnRequest).
+func (b *bridge) hostWantsWarnings() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	_, logging := b.capsMapLocked()["logging"]
+	return b.hostReady && logging && levelAllows(b.logLevel, "warning")
+}
+
+// levelAllows reports whether a message at level passes the minimum level
+// set ("" when none was set: the server may choose what to send).
+func levelAllows(set, level string) bool {
+	return set == "" || slices.Index(logLevels, level) >= slices.Index(logLevels, set)
+}
+
+func (b *bridge) logToHost(level, msg string) {
+	b.notify("notifications/message", map[string]any{"level": level, "logger": bridgeLogger, "data": msg})
+}
+
+// hostOpened is a legacy host's notifications/initialized: the warnings
+// about servers missing since before it are sent now.
+func (b *bridge) hostOpened() {
+	b.mu.Lock()
+	b.hostReady = b.initialized
+	b.mu.Unlock()
+	if !b.hostWantsWarnings() {
+		return
+	}
+	for _, msg := range b.missingMessages() {
+		b.logToHost("warning", msg)
+	}
+}
+
+// warnRequest sends a modern host's list request that asked for log
+// messages at warning or below the warnings about missing servers, before
+// its answer (messages "only for that request").
+func (b *bridge) warnRequest(r *hostReq) {
+	var level string
+	if !r.modern || json.Unmarshal(r.meta[metaLogLevel], &level) != nil || !slices.Contains(logLevels, level) ||
+		!levelAllows(level, "warning") {
+		return
+	}
+	for _, msg := range b.missingMessages() {
+		b.logToHost("warning", msg)
+	}
+}
+
+// serverState handles a lifecycle event of a served server: a server that
+// stays down is missing; one that is ready and was missing, or never
+// described, is described and the host told its lists changed.
+func (b *bridge) serverState(ctx context.Context, ev *mcpdv1.SubscriptionEvent) {
+	n := ev.GetServer()
+	if !slices.Contains(b.names, n) {
+		return
+	}
+	switch {
+	case slices.Contains(downStates, ev.GetState()):
+		why := ev.GetError()
+		if why == "" {
+			why = ev.GetState()
+		}
+		b.serverDown(n, why)
+		if b.aggr {
+			b.announceLists(false) // its items are gone from the aggregate lists
+		}
+	case ev.GetState() == "ready":
+		b.mu.Lock()
+		_, missing := b.missing[n]
+		described := b.info[n] != nil
+		b.mu.Unlock()
+		if !missing && described {
+			return // a restart: mcpd tells of list changes itself
+		}
+		if err := b.describe(ctx); err != nil {
+			return
+		}
+		b.serverUp(n)
+		b.announceLists(false)
+	}
+}
+
+// ackServers records the servers the Subscribe stream's acknowledgement
+// says cannot serve now.
+func (b *bridge) ackServers(ack *mcpdv1.SubscriptionAck) {
+	for _, s := range ack.GetServers() {
+		if s.GetError() != "" && slices.Contains(b.names, s.GetServer()) {
+			b.serverDown(s.GetServer(), s.GetError())
+		}
+	}
+}
+
+// announceLists tells the host that its tools, prompts and resources lists
+// may have changed: a legacy host untagged for the kinds it was declared
+// list changes of (every kind with all: it was declared the defaults),
+// each modern listen for what it asked.
+func (b *bridge) announceLists(all bool) {
+	b.mu.Lock()
+	legacy := b.initialized
+	caps := b.capsLocked()
+	var listens []*listenSub
+	for _, l := range b.subs.listens {
+		listens = append(listens, l)
+	}
+	b.mu.Unlock()
+	kinds := []struct {
+		method   string
+		declared bool
+		on       func(*listenSub) bool
+	}{
+		{"notifications/tools/list_changed", caps.tools, func(l *listenSub) bool { return l.tools }},
+		{"notifications/prompts/list_changed", caps.prompts, func(l *listenSub) bool { return l.prompts }},
+		{"notifications/resources/list_changed", caps.resources, func(l *listenSub) bool { return l.resources }},
+	}
+	for _, k := range kinds {
+		if legacy && (k.declared || all) {
+			b.notify(k.method, map[string]any{})
+		}
+		for _, l := range listens {
+			if k.on(l) {
+				b.notify(k.method, map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: l.id}})
+			}
+		}
+	}
+}

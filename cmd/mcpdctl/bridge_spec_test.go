@@ -1,0 +1,145 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+)
+
+// server/discover is a modern request: its _meta must carry the protocol
+// version and the client's capabilities (the client's identity is
+// optional, but an object when present); a malformed envelope is -32602
+// naming the field.
+func TestBridgeDiscoverRequiresEnvelope(t *testing.T) {
+	_, sock := startBridgeMcpd(t)
+	h := startBridge(t, sock)
+	const (
+		version = `"io.modelcontextprotocol/protocolVersion":"2026-07-28"`
+		caps    = `"io.modelcontextprotocol/clientCapabilities":{}`
+		info    = `"io.modelcontextprotocol/clientInfo":{"name":"host","version":"1"}`
+	)
+	tests := []struct {
+		name, params, field string
+	}{
+		{"no params", ``, "protocolVersion"},
+		{"empty _meta", `"_meta":{}`, "protocolVersion"},
+		{"no capabilities", `"_meta":{` + version + `,` + info + `}`, "clientCapabilities"},
+		{"no version", `"_meta":{` + caps + `,` + info + `}`, "protocolVersion"},
+		{"version not a string", `"_meta":{"io.modelcontextprotocol/protocolVersion":20260728,` + caps + `}`, "protocolVersion"},
+		{"capabilities not an object", `"_meta":{` + version + `,"io.modelcontextprotocol/clientCapabilities":true}`, "clientCapabilities"},
+		{"clientInfo not an Implementation", `"_meta":{` + version + `,` + caps + `,"io.modelcontextprotocol/clientInfo":"host"}`, "clientInfo"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id := itoa(i + 1)
+			h.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover","params":{` + tt.params + `}}`)
+			m := h.response(id)
+			e := responseError(t, m)
+			if e == nil || e.Code != codeInvalidParams || !strings.Contains(e.Message, "io.modelcontextprotocol/"+tt.field) {
+				t.Errorf("discover with %s answered %s %s, want error %d naming %s", tt.params, brief(m["result"]), m["error"], codeInvalidParams, tt.field)
+			}
+		})
+	}
+	for i, meta := range []string{version + `,` + caps, version + `,` + caps + `,` + info} {
+		id := itoa(100 + i)
+		h.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover","params":{"_meta":{` + meta + `}}}`)
+		if m := h.response(id); m["error"] != nil || m["result"] == nil {
+			t.Errorf("discover with %s answered %s, want a DiscoverResult", meta, m["error"])
+		}
+	}
+}
+
+// The methods the modern era removed get -32601 from a modern host, which
+// names the replacement, and are still served to a legacy client.
+func TestBridgeRemovedMethodsModern(t *testing.T) {
+	_, sock := startBridgeMcpd(t)
+	h := startBridge(t, sock)
+	modern := hostEras[0]
+	removed := map[string]string{
+		"initialize":            `"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}`,
+		"ping":                  ``,
+		"logging/setLevel":      `"level":"info"`,
+		"resources/subscribe":   `"uri":"r://x"`,
+		"resources/unsubscribe": `"uri":"r://x"`,
+		"tasks/list":            ``,
+		"tasks/result":          `"taskId":"t1"`,
+	}
+	n := 0
+	for method, params := range removed {
+		n++
+		m := h.request(modern, itoa(n), method, params)
+		if e := responseError(t, m); e == nil || e.Code != codeMethodNotFound || !strings.Contains(e.Message, "2026-07-28") {
+			t.Errorf("modern %s answered %s %s, want error %d saying it was removed", method, brief(m["result"]), m["error"], codeMethodNotFound)
+		}
+	}
+	// The same bridge still serves a legacy client.
+	legacy := hostEras[1]
+	legacy.open(h)
+	for _, method := range []string{"ping", "logging/setLevel", "resources/subscribe", "resources/unsubscribe"} {
+		n++
+		if m := h.request(legacy, itoa(n), method, removed[method]); m["error"] != nil {
+			t.Errorf("legacy %s answered %s, want it served", method, m["error"])
+		}
+	}
+}
+
+// A modern host's resources/read result carries the required caching hints:
+// a legacy server's, which has none, gets ttlMs 0 and cacheScope private; a
+// modern server's keeps its own.
+func TestBridgeReadCacheHints(t *testing.T) {
+	sock := startDaemon(t, "l", "legacy", "m", "modern")
+	for _, tt := range []struct {
+		args       []string
+		ttl, scope string
+	}{
+		{[]string{"l"}, "0", `"private"`},
+		{[]string{"l", "m"}, "0", `"private"`},
+		{[]string{"m"}, itoa(fakemcp.DefaultTTL), ""},
+	} {
+		t.Run(strings.Join(tt.args, ","), func(t *testing.T) {
+			h := startBridgeOf(t, sock, tt.args...)
+			modern := hostEras[0]
+			modern.open(h)
+			var res map[string]json.RawMessage
+			raw := h.mustRequest(modern, "1", "resources/read", `"uri":"fake://hello"`)
+			if err := json.Unmarshal(raw, &res); err != nil {
+				t.Fatal(err)
+			}
+			if string(res["resultType"]) != `"complete"` || string(res["ttlMs"]) != tt.ttl || res["cacheScope"] == nil ||
+				(tt.scope != "" && string(res["cacheScope"]) != tt.scope) || res["contents"] == nil {
+				t.Errorf("read = %s, want its contents with resultType complete, ttlMs %s and cacheScope %s", brief(raw), tt.ttl, tt.scope)
+			}
+		})
+	}
+}
+
+// A line longer than --max-line-size gets an invalid-request error naming
+// the limit, with the request's id when it comes before the cut (else id
+// null), and the bridge goes on serving the next lines; a line of exactly
+// the limit is served.
+func TestBridgeMaxLineSize(t *testing.T) {
+	_, sock := startBridgeMcpd(t)
+	h := startBridgeOf(t, sock, "--max-line-size", "1024", "s")
+	pad := func(line string, size int) string {
+		return strings.Replace(line, "PAD", strings.Repeat("x", size-len(line)+len("PAD")), 1)
+	}
+	tooLarge := func(m map[string]json.RawMessage) {
+		t.Helper()
+		e := responseError(t, m)
+		if e == nil || e.Code != codeInvalidRequest || !strings.Contains(e.Message, "1024 bytes") || !strings.Contains(e.Message, "--max-line-size") {
+			t.Errorf("oversize line answered %s %s, want error %d naming the limit", brief(m["result"]), m["error"], codeInvalidRequest)
+		}
+	}
+	h.send(pad(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x","arguments":{"pad":"PAD"}}}`, 5000))
+	tooLarge(h.response("5"))
+	h.send(pad(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x","arguments":{"pad":"PAD"}},"id":6}`, 200_000))
+	tooLarge(h.response("null"))
+	h.send(pad(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"PAD"}}`, 1024))
+	if m := h.response("7"); m["error"] != nil || string(m["result"]) != "{}" {
+		t.Errorf("a line of exactly the limit answered %s %s, want ping's result", m["result"], m["error"])
+	}
+	h.send(pad(`{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"PAD"}}`, 1025))
+	tooLarge(h.response("8"))
+}
