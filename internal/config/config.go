@@ -24,7 +24,8 @@
 // "shutdownGrace" (default 2s), "discoverTimeout" (default 3s), "disabled",
 // "maxLineSize" (bytes), "cache" (see Server.Cache), "roots", "sampling",
 // "elicitation" (forwarding of the child's requests to hosts, default true)
-// and "idleTimeout" (see Server.IdleTimeout; 0 or absent: never). Durations are Go duration strings ("1.5s", "500ms")
+// "idleTimeout" (see Server.IdleTimeout; 0 or absent: never) and
+// "stdinTimeout" (default 10s). Durations are Go duration strings ("1.5s", "500ms")
 // or integer milliseconds (1500), and must be positive. VS Code's
 // "type": "stdio" is accepted; any other type, or a "url", is rejected since
 // only stdio servers are supported. Unknown keys, wrong types and duplicate
@@ -68,6 +69,7 @@ const (
 	DefaultRestart         = "on-failure"
 	DefaultShutdownGrace   = 2 * time.Second
 	DefaultDiscoverTimeout = 3 * time.Second
+	DefaultStdinTimeout    = 10 * time.Second
 )
 
 // Config is a parsed, validated config file.
@@ -141,6 +143,10 @@ type Server struct {
 	// effect on a server with autostart or restart "always", which are
 	// kept running.
 	IdleTimeout time.Duration
+	// StdinTimeout (key "stdinTimeout") is how long the server may leave
+	// its stdin unread while mcpd has a message for it before it counts as
+	// hung: it is killed and restarted like a crash. 10s if not set.
+	StdinTimeout time.Duration
 }
 
 // Error is one problem in a config file. Parse returns one *Error, or
@@ -222,7 +228,7 @@ var topKeys = []string{keyMCPServers, keyServers, "$schema", "inputs"}
 var serverKeys = []string{
 	"command", "args", "env", "cwd", "type", "protocol", "autostart", "restart",
 	"requestTimeout", "shutdownGrace", "discoverTimeout", "disabled", "maxLineSize",
-	"cache", "roots", "sampling", "elicitation", "idleTimeout",
+	"cache", "roots", "sampling", "elicitation", "idleTimeout", "stdinTimeout",
 }
 
 var (
@@ -311,6 +317,7 @@ func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool)
 		Restart:         DefaultRestart,
 		ShutdownGrace:   DefaultShutdownGrace,
 		DiscoverTimeout: DefaultDiscoverTimeout,
+		StdinTimeout:    DefaultStdinTimeout,
 	}
 	hasCommand := false
 	for _, m := range members {
@@ -347,6 +354,8 @@ func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool)
 			s.ShutdownGrace = p.duration(name, k, m.val, s.ShutdownGrace)
 		case "discoverTimeout":
 			s.DiscoverTimeout = p.duration(name, k, m.val, s.DiscoverTimeout)
+		case "stdinTimeout":
+			s.StdinTimeout = p.duration(name, k, m.val, s.StdinTimeout)
 		case "maxLineSize":
 			s.MaxLineSize = p.positiveInt(name, k, m.val)
 		case "cache":

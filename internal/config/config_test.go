@@ -34,7 +34,7 @@ func TestParseValid(t *testing.T) {
 			json: `{"mcpServers": {"a": {"command": "npx"}}}`,
 			want: []Server{{
 				Name: "a", Command: "npx", Protocol: "auto", Restart: "on-failure",
-				ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second,
+				ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second, StdinTimeout: 10 * time.Second,
 			}},
 		},
 		{
@@ -55,6 +55,7 @@ func TestParseValid(t *testing.T) {
 						"requestTimeout": "1.5s",
 						"shutdownGrace": 500,
 						"discoverTimeout": "250ms",
+						"stdinTimeout": "30s",
 						"disabled": true,
 						"maxLineSize": 1048576
 					}
@@ -68,6 +69,7 @@ func TestParseValid(t *testing.T) {
 				Protocol: "legacy", Autostart: true, Restart: "always",
 				RequestTimeout: 1500 * time.Millisecond, ShutdownGrace: 500 * time.Millisecond,
 				DiscoverTimeout: 250 * time.Millisecond, Disabled: true, MaxLineSize: 1 << 20,
+				StdinTimeout: 30 * time.Second,
 			}},
 		},
 		{
@@ -75,8 +77,8 @@ func TestParseValid(t *testing.T) {
 			path: "/etc/mcpd/config.json",
 			json: `{"mcpServers": {"a": {"command": "../bin/demo", "cwd": "data/./x"}, "b": {"command": "./b", "cwd": "/abs/../tmp"}}}`,
 			want: []Server{
-				{Name: "a", Command: "/etc/bin/demo", Cwd: "/etc/mcpd/data/x", Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second},
-				{Name: "b", Command: "/etc/mcpd/b", Cwd: "/tmp", Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second},
+				{Name: "a", Command: "/etc/bin/demo", Cwd: "/etc/mcpd/data/x", Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second, StdinTimeout: 10 * time.Second},
+				{Name: "b", Command: "/etc/mcpd/b", Cwd: "/tmp", Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second, StdinTimeout: 10 * time.Second},
 			},
 		},
 		{
@@ -86,16 +88,16 @@ func TestParseValid(t *testing.T) {
 				"servers": {"zeta": {"type": "stdio", "command": "z"}, "alpha.1": {"command": "a"}},
 				"mcpServers": {"mid_dle-2": {"command": "m", "args": [], "env": {}}}}`,
 			want: []Server{
-				{Name: "alpha.1", Command: "a", Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second},
-				{Name: "mid_dle-2", Command: "m", Args: []string{}, Env: map[string]string{}, Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second},
-				{Name: "zeta", Command: "z", Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second},
+				{Name: "alpha.1", Command: "a", Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second, StdinTimeout: 10 * time.Second},
+				{Name: "mid_dle-2", Command: "m", Args: []string{}, Env: map[string]string{}, Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second, StdinTimeout: 10 * time.Second},
+				{Name: "zeta", Command: "z", Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second, StdinTimeout: 10 * time.Second},
 			},
 		},
 		{
 			name: "byte order mark is skipped",
 			path: "/c/config.json",
 			json: "\xef\xbb\xbf" + `{"mcpServers": {"a": {"command": "a"}}}`,
-			want: []Server{{Name: "a", Command: "a", Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second}},
+			want: []Server{{Name: "a", Command: "a", Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second, StdinTimeout: 10 * time.Second}},
 		},
 	}
 	for _, tt := range tests {
@@ -191,6 +193,8 @@ func TestParseErrors(t *testing.T) {
 		{"duration without unit", srv(`"command": "x", "requestTimeout": "10"`), `config.json: server "foo": key "requestTimeout": invalid duration "10"`},
 		{"duration negative", srv(`"command": "x", "shutdownGrace": "-1s"`), `config.json: server "foo": key "shutdownGrace": invalid duration "-1s": must be positive`},
 		{"duration zero", srv(`"command": "x", "discoverTimeout": "0s"`), `config.json: server "foo": key "discoverTimeout": invalid duration "0s": must be positive`},
+		{"stdinTimeout zero", srv(`"command": "x", "stdinTimeout": 0`), `config.json: server "foo": key "stdinTimeout": invalid duration 0: must be positive`},
+		{"stdinTimeout unparsable", srv(`"command": "x", "stdinTimeout": "soon"`), `config.json: server "foo": key "stdinTimeout": invalid duration "soon"`},
 		{"duration negative ms", srv(`"command": "x", "requestTimeout": -5`), `config.json: server "foo": key "requestTimeout": invalid duration -5: must be positive`},
 		{"duration fractional ms", srv(`"command": "x", "requestTimeout": 1.5`), `config.json: server "foo": key "requestTimeout": invalid duration 1.5: a number is a whole count of milliseconds`},
 		{"duration huge ms", srv(`"command": "x", "requestTimeout": 9300000000000`), `config.json: server "foo": key "requestTimeout": invalid duration 9300000000000: too large`},
@@ -321,7 +325,7 @@ func TestLoad(t *testing.T) {
 	}
 	want := &Config{Path: path, Data: []byte(data), Servers: []Server{{
 		Name: "demo", Command: filepath.Join(dir, "demo"), Autostart: true,
-		Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second,
+		Protocol: "auto", Restart: "on-failure", ShutdownGrace: 2 * time.Second, DiscoverTimeout: 3 * time.Second, StdinTimeout: 10 * time.Second,
 	}}}
 	if diff := cmp.Diff(want, cfg); diff != "" {
 		t.Errorf("Load mismatch (-want +got):\n%s", diff)

@@ -18,13 +18,6 @@ import (
 // a longer run: go test ./internal/e2e -run TestChaos -chaos.duration=5m
 var chaosDuration = flag.Duration("chaos.duration", 15*time.Second, "how long TestChaos keeps its apps calling")
 
-// chaosStopReadingChild includes in TestChaos the child that stops reading
-// its stdin for a while, as apps keep sending it requests larger than the
-// pipe holds. It is off until mcpd bounds a write to a child's stdin by the
-// call's deadline: today such calls end many seconds late. Turn it on with
-// -chaos.stopreading.
-var chaosStopReadingChild = flag.Bool("chaos.stopreading", false, "TestChaos: include the child that stops reading its stdin")
-
 // chaosCall is one kind of call apps make on a chaos child.
 type chaosCall struct {
 	tool string
@@ -78,14 +71,12 @@ func chaosChildren() map[string]chaosChild {
 			{tool: "burst", args: map[string]any{"n": 500, "uris": 5}},
 			{tool: "changed", args: map[string]any{"kind": "tools"}}}},
 	}
-	if *chaosStopReadingChild {
-		// Stops reading its stdin for a while, as apps keep sending it
-		// requests larger than a pipe holds.
-		pad := strings.Repeat("p", 48<<10)
-		children["stopread"] = chaosChild{mode: "legacy,quiet", calls: []chaosCall{echoCall,
-			{tool: "stopreading", args: map[string]any{"ms": 1500}, echo: true},
-			{tool: "echo", args: map[string]any{"pad": pad}, echo: true}}}
-	}
+	// Stops reading its stdin for a while, as apps keep sending it
+	// requests larger than a pipe holds.
+	pad := strings.Repeat("p", 48<<10)
+	children["stopread"] = chaosChild{mode: "legacy,quiet", calls: []chaosCall{echoCall,
+		{tool: "stallstdin", args: map[string]any{"ms": 1500}, echo: true},
+		{tool: "echo", args: map[string]any{"pad": pad}, echo: true}}}
 	return children
 }
 

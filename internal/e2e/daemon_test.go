@@ -35,6 +35,7 @@ type server struct {
 	Autostart     bool
 	ShutdownGrace string
 	Restart       string
+	StdinTimeout  string
 }
 
 // daemon is one running mcpd process.
@@ -108,6 +109,9 @@ func writeConfig(t *testing.T, dir string, servers map[string]server) string {
 		}
 		if s.Restart != "" {
 			e["restart"] = s.Restart
+		}
+		if s.StdinTimeout != "" {
+			e["stdinTimeout"] = s.StdinTimeout
 		}
 		m[name] = e
 	}

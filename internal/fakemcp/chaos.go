@@ -3,7 +3,6 @@ package fakemcp
 import (
 	"encoding/json"
 	"strings"
-	"time"
 )
 
 // Misbehaviours on demand, for chaos tests: every tool here answers with
@@ -14,7 +13,6 @@ func init() {
 		tool{"truncated", `first writes the start of its answer line, cut off mid-JSON (a truncated line), then answers with "message"`, toolTruncated},
 		tool{"twice", `answers with "message", then answers the same id again with "late <message>"`, toolTwice},
 		tool{"stderrraw", `writes "kb" (default 1024) KiB to stderr without any newline and answers with "message"`, toolStderrRaw},
-		tool{"stopreading", `answers with "message", then the fake reads nothing from stdin for "ms" (default 1000) milliseconds`, toolStopReading},
 	)
 }
 
@@ -40,41 +38,4 @@ func toolStderrRaw(s *server, r *req, args map[string]json.RawMessage) (string, 
 	}
 	s.errMu.Unlock()
 	return argString(args, "message"), nil
-}
-
-// toolStopReading only answers; the read loop itself pauses (pauseReading,
-// set while the request is read, before the next line is).
-func toolStopReading(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
-	return argString(args, "message"), nil
-}
-
-// notePause records, on the read loop, that a stopreading call asks it to
-// pause after this line.
-func (s *server) notePause(msg *message) {
-	if msg.Method != "tools/call" || !strings.Contains(string(msg.Params), `"stopreading"`) {
-		return
-	}
-	var p struct {
-		Name      string
-		Arguments map[string]json.RawMessage
-	}
-	if json.Unmarshal(msg.Params, &p) != nil || p.Name != "stopreading" {
-		return
-	}
-	s.mu.Lock()
-	s.pause = time.Duration(argInt(p.Arguments, "ms", 1000)) * time.Millisecond
-	s.mu.Unlock()
-}
-
-// pauseReading blocks the read loop for the pause a stopreading call asked
-// for, if any.
-func (s *server) pauseReading() {
-	s.mu.Lock()
-	d := s.pause
-	s.pause = 0
-	s.mu.Unlock()
-	if d > 0 {
-		s.logf("fakemcp: not reading stdin for %v", d)
-		time.Sleep(d) // the misbehaviour itself
-	}
 }

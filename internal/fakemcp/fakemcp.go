@@ -31,6 +31,7 @@
 //	ignorestdin  keep running after stdin EOF (until a signal)
 //	ignoreterm   ignore SIGTERM
 //	exitonsubscribe  exits (status 4) on every resources/subscribe
+//	(tool stallstdin makes any mode stop reading its stdin, staying alive)
 //	templates    lists the resource template GreetingTemplate (its resources
 //	             are readable), declares completions and answers
 //	             completion/complete for its "name" argument and the prompt
@@ -199,7 +200,10 @@ type server struct {
 	waiting     map[string]chan *message      // server→client id → answer
 	listens     map[string]json.RawMessage    // listen id → filter
 	barriers    map[int]*barrier              // outoforder groups by size
-	pause       time.Duration                 // stopreading: the read loop's next pause
+	// stall is set by a stallstdin call, read by the reader after the
+	// line: stop reading stdin for stallFor (zero: for good).
+	stall    bool
+	stallFor time.Duration
 }
 
 func run(mode string, in io.Reader, out, errw io.Writer) int {
@@ -259,11 +263,11 @@ func run(mode string, in io.Reader, out, errw io.Writer) int {
 		line, err := r.ReadBytes('\n')
 		if len(bytes.TrimSpace(line)) > 0 {
 			s.handleLine(line)
-			s.pauseReading() // stopreading (chaos.go)
 		}
 		if err != nil {
 			break
 		}
+		s.waitStall()
 	}
 	s.logf("fakemcp: stdin closed")
 	if s.flags["ignorestdin"] {
@@ -288,7 +292,6 @@ func (s *server) handleLine(line []byte) {
 	switch {
 	case msg.Method != "" && msg.ID != nil:
 		s.count(msg.Method, msg.ID)
-		s.notePause(&msg)
 		s.startRequest(&msg)
 	case msg.Method != "":
 		s.count(msg.Method, nil)
@@ -424,6 +427,7 @@ func (s *server) startRequest(msg *message) {
 		}
 	}
 
+	s.noteStall(r) // before the reader reads on (tools.go)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.ctx = ctx
 	s.mu.Lock()

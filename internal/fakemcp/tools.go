@@ -34,6 +34,7 @@ var tools = []tool{
 	{"meta", `returns the request's params._meta as JSON text`, toolMeta},
 	{"changed", `emits notifications/<"kind">/list_changed (kind tools|prompts|resources) or, with "uri", notifications/resources/updated; on modern listens they are tagged with the subscription id`, toolChanged},
 	{"log", `emits notifications/message with "level" (default info) and "data"`, toolLog},
+	{"stallstdin", `returns "message" (default "stalled"), and the fake reads nothing more from its stdin for "ms" milliseconds (default: ever) while it stays alive and answers what it already read`, toolStall},
 }
 
 func textContent(text string) map[string]any {
@@ -308,4 +309,43 @@ func (s *server) Stats() Stats {
 		st.Methods[k] = v
 	}
 	return st
+}
+
+func toolStall(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+	if msg := argString(args, "message"); msg != "" {
+		return msg, nil
+	}
+	return "stalled", nil // the reader stalls: noteStall, waitStall
+}
+
+// noteStall records, for the reader, a stallstdin call it just read.
+func (s *server) noteStall(r *req) {
+	if r.method != "tools/call" || argString(r.params, "name") != "stallstdin" {
+		return
+	}
+	var args map[string]json.RawMessage
+	_ = json.Unmarshal(r.params["arguments"], &args)
+	s.mu.Lock()
+	s.stall, s.stallFor = true, time.Duration(argInt(args, "ms", 0))*time.Millisecond
+	s.mu.Unlock()
+}
+
+// waitStall stops the reader as a stallstdin call asked.
+func (s *server) waitStall() {
+	s.mu.Lock()
+	stall, d := s.stall, s.stallFor
+	s.stall = false
+	s.mu.Unlock()
+	if !stall {
+		return
+	}
+	s.errLine("fakemcp: not reading stdin")
+	if d > 0 {
+		time.Sleep(d)
+		s.errLine("fakemcp: reading stdin again")
+		return
+	}
+	for {
+		time.Sleep(time.Hour) // until a signal
+	}
 }

@@ -26,9 +26,15 @@ type child struct {
 
 func startChild(t testing.TB, mode string, extraEnv ...string) *child {
 	t.Helper()
+	return startChildOpts(t, mode, nil, extraEnv...)
+}
+
+// startChildOpts is startChild with the transport options changed by mod.
+func startChildOpts(t testing.TB, mode string, mod func(*transport.Options), extraEnv ...string) *child {
+	t.Helper()
 	path, args := fakemcp.Command()
 	ring := transport.NewRing(1<<20, 256<<20)
-	p, err := transport.Start(transport.Options{
+	opts := transport.Options{
 		Name:          "fake",
 		Command:       path,
 		Args:          args,
@@ -36,7 +42,11 @@ func startChild(t testing.TB, mode string, extraEnv ...string) *child {
 		ShutdownGrace: 5 * time.Second,
 		Stderr:        ring,
 		MaxLineSize:   64 << 10,
-	})
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	p, err := transport.Start(opts)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -187,11 +187,11 @@ func (s *Session) Listen(ctx context.Context, filter json.RawMessage, onNotify f
 	s.listens.open[l.key] = l
 	s.mu.Unlock()
 
-	if err := s.conn.WriteMessage(msg); err != nil {
+	if err := s.conn.WriteMessage(ctx, msg); err != nil {
 		s.mu.Lock()
 		s.listens.forget(l.key)
 		s.mu.Unlock()
-		return nil, s.writeErr(err)
+		return nil, s.failedWrite(ctx, err)
 	}
 	select {
 	case <-l.ackCh:
@@ -234,9 +234,7 @@ func (l *Listen) Cancel(reason string) {
 		RequestID uint64 `json:"requestId"`
 		Reason    string `json:"reason,omitempty"`
 	}{l.id, reason})
-	if err := l.s.Notify(methodCancelled, p); err != nil {
-		l.s.log.Debug("send listen cancel failed", zap.Uint64("id", l.id), zap.Error(err))
-	}
+	l.s.sendCancel(l.id, p) // best effort, bounded (write.go)
 	l.end(context.Canceled)
 }
 

@@ -78,11 +78,14 @@ func (e *RPCError) Error() string { return fmt.Sprintf("mcp error %d: %s", e.Cod
 
 // Conn is the child's stdio as the session needs it; *transport.Process
 // implements it. ReadMessage is called from the session's reader goroutine
-// only. A Conn that is also an OversizeReporter lets the session fail a
-// request whose response was too large at once.
+// only. WriteMessage must be safe for concurrent use, never interleave
+// messages, and return once ctx ends. A Conn that is also an
+// OversizeReporter lets the session fail a request whose response was too
+// large at once; one that is also a HungReporter lets it say why a child
+// that stopped reading its stdin went away (write.go).
 type Conn interface {
 	ReadMessage() ([]byte, error)
-	WriteMessage(msg []byte) error
+	WriteMessage(ctx context.Context, msg []byte) error
 }
 
 // Notification is a child notification not tied to a request of an app:
@@ -242,7 +245,6 @@ type outcome struct {
 
 // New starts a session on conn; its reader goroutine runs until conn's
 // ReadMessage returns an error. Call Handshake before any Call.
-// conn.WriteMessage must be safe for concurrent use.
 func New(conn Conn, opts Options) *Session {
 	if opts.Logger == nil {
 		opts.Logger = zap.NewNop()
@@ -489,7 +491,7 @@ func (s *Session) initialize(ctx context.Context) (Info, error) {
 	}
 	// "After a successful initialize result the client must send
 	// notifications/initialized."
-	if err := s.Notify("notifications/initialized", nil); err != nil {
+	if err := s.Notify(ctx, "notifications/initialized", nil); err != nil {
 		return Info{}, fmt.Errorf("initialize %q: %w", s.opts.Server, err)
 	}
 	return Info{
@@ -642,9 +644,11 @@ func (s *Session) roundTrip(ctx context.Context, method string, params json.RawM
 	s.mu.Unlock()
 	defer s.forgetProgress(c)
 
-	if err := s.conn.WriteMessage(msg); err != nil {
+	if err := s.conn.WriteMessage(ctx, msg); err != nil {
 		if s.take(c.id) {
-			return nil, s.writeErr(err)
+			// Not written whole (a half-written request is completed by
+			// the Conn, but nobody waits for its answer): nothing to cancel.
+			return nil, s.failedWrite(ctx, err)
 		}
 		// The reader failed the call concurrently; report its error.
 		o := <-c.ch
@@ -667,9 +671,7 @@ func (s *Session) roundTrip(ctx context.Context, method string, params json.RawM
 			RequestID uint64 `json:"requestId"`
 			Reason    string `json:"reason"`
 		}{c.id, cancelReason(ctx)})
-		if err := s.Notify("notifications/cancelled", p); err != nil {
-			s.log.Debug("send cancel failed", zap.Uint64("id", c.id), zap.Error(err))
-		}
+		s.sendCancel(c.id, p) // best effort, bounded (write.go)
 	}
 	return nil, ctx.Err()
 }
@@ -710,16 +712,6 @@ func (s *Session) forgetProgress(c *call) {
 	s.mu.Unlock()
 }
 
-func (s *Session) writeErr(err error) error {
-	s.mu.Lock()
-	closed := s.closedErr
-	s.mu.Unlock()
-	if closed != nil {
-		return closed
-	}
-	return fmt.Errorf("server %q: write: %w: %w", s.opts.Server, ErrClosed, err)
-}
-
 func encodeRequest(id uint64, method string, params json.RawMessage) ([]byte, error) {
 	b := make([]byte, 0, 50+len(method)+len(params))
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
@@ -734,23 +726,6 @@ func encodeRequest(id uint64, method string, params json.RawMessage) ([]byte, er
 		b = append(b, params...)
 	}
 	return append(b, '}'), nil
-}
-
-// Notify sends a notification to the child.
-func (s *Session) Notify(method string, params json.RawMessage) error {
-	m, err := json.Marshal(method)
-	if err != nil {
-		return fmt.Errorf("notify %q: %w", s.opts.Server, err)
-	}
-	b := append([]byte(`{"jsonrpc":"2.0","method":`), m...)
-	if len(params) > 0 {
-		b = append(append(b, `,"params":`...), params...)
-	}
-	b = append(b, '}')
-	if err := s.conn.WriteMessage(b); err != nil {
-		return fmt.Errorf("%s: %w", method, s.writeErr(err))
-	}
-	return nil
 }
 
 // ---- reader ----
@@ -782,7 +757,9 @@ func (s *Session) readLoop() {
 // ErrClosed, stops the child's request handlers and waits for them.
 func (s *Session) shutdown(readErr error) {
 	closed := fmt.Errorf("server %q: %w", s.opts.Server, ErrClosed)
-	if readErr != nil && !errors.Is(readErr, io.EOF) {
+	if hung := s.hung(); hung != nil {
+		closed = fmt.Errorf("%w: %w", ErrClosed, hung)
+	} else if readErr != nil && !errors.Is(readErr, io.EOF) {
 		closed = fmt.Errorf("server %q: %w: %w", s.opts.Server, ErrClosed, readErr)
 	}
 	s.mu.Lock()
@@ -980,13 +957,13 @@ func (s *Session) serveRequest(env envelope) {
 			// for the cancelled request") or the session ended.
 			return
 		}
-		if err := s.answer(env.ID, result, rerr); err != nil {
+		if err := s.answer(ctx, env.ID, result, rerr); err != nil {
 			s.log.Debug("answer to server request failed", zap.String("method", env.Method), zap.Error(err))
 		}
 	}()
 }
 
-func (s *Session) answer(id json.RawMessage, result json.RawMessage, rerr *RPCError) error {
+func (s *Session) answer(ctx context.Context, id json.RawMessage, result json.RawMessage, rerr *RPCError) error {
 	b := append([]byte(`{"jsonrpc":"2.0","id":`), id...)
 	if rerr != nil {
 		e, err := json.Marshal(rerr)
@@ -1000,5 +977,5 @@ func (s *Session) answer(id json.RawMessage, result json.RawMessage, rerr *RPCEr
 		}
 		b = append(append(b, `,"result":`...), result...)
 	}
-	return s.conn.WriteMessage(append(b, '}'))
+	return s.conn.WriteMessage(ctx, append(b, '}'))
 }

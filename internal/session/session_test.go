@@ -233,7 +233,7 @@ func TestInitializeBoundedByContext(t *testing.T) {
 		t.Fatalf("Handshake = %v, want context.Canceled", err)
 	}
 	// Anything the session wrote before this marker arrived before it.
-	if err := s.Notify("notifications/marker", nil); err != nil {
+	if err := s.Notify(t.Context(), "notifications/marker", nil); err != nil {
 		t.Fatal(err)
 	}
 	c.waitStderr("recv notifications/marker")
@@ -672,7 +672,7 @@ func TestNotifyAfterExit(t *testing.T) {
 	handshake(t, s)
 	c.kill()
 	<-s.Done()
-	if err := s.Notify("notifications/roots/list_changed", nil); !errors.Is(err, session.ErrClosed) {
+	if err := s.Notify(t.Context(), "notifications/roots/list_changed", nil); !errors.Is(err, session.ErrClosed) {
 		t.Errorf("Notify after exit = %v, want ErrClosed", err)
 	}
 }

@@ -289,7 +289,7 @@ func (sv *server) setSpec(sp Spec) {
 	o.RequestTimeout, o.ShutdownGrace, o.DiscoverTimeout = sp.RequestTimeout, sp.ShutdownGrace, sp.DiscoverTimeout
 	o.MaxLineSize, o.Disabled, o.Cache = sp.MaxLineSize, sp.Disabled, sp.Cache
 	o.Roots, o.Sampling, o.Elicitation = sp.Roots, sp.Sampling, sp.Elicitation
-	o.IdleTimeout = sp.IdleTimeout
+	o.IdleTimeout, o.StdinTimeout = sp.IdleTimeout, sp.StdinTimeout
 }
 
 // post hands cmd to the loop and returns once the loop has applied it (a

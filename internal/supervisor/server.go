@@ -258,6 +258,12 @@ func (sv *server) call(ctx context.Context, req *session.Request) (*session.Resp
 	if err == nil {
 		return resp, nil
 	}
+	if ctx.Err() == nil {
+		if hung := c.proc.Hung(); hung != nil {
+			// It stopped reading its stdin: killed, and restarted as after a crash.
+			return nil, sv.hungError(hung)
+		}
+	}
 	if c.ctx.Err() != nil && ctx.Err() == nil {
 		// mcpd stopped the child (stop, restart, shutdown): the cause says so.
 		return nil, context.Cause(c.ctx)
@@ -621,9 +627,14 @@ func (sv *server) onExit(e exitReport) {
 	}
 	sv.ready.CompareAndSwap(c, nil)
 	exit := sv.idleExit(c, describeExit(e.err)) // idle.go
+	hung := c.proc.Hung()
 	// Calls still returning from this child report the exit (a stopped
 	// child's context was already cancelled with the stop reason).
-	c.cancel(unavailable(nil, "server %q exited (%s)", sv.spec.Name, exit))
+	if hung != nil && !c.expected {
+		c.cancel(sv.hungError(hung))
+	} else {
+		c.cancel(unavailable(nil, "server %q exited (%s)", sv.spec.Name, exit))
+	}
 	ps, ss := c.proc.Stats(), c.sess.Stats()
 	sv.update(func(st *snapshot) {
 		st.pid = 0
@@ -647,6 +658,10 @@ func (sv *server) onExit(e exitReport) {
 		return
 	}
 	err := fmt.Errorf("server %q exited unexpectedly (%s)", sv.spec.Name, exit)
+	if hung != nil {
+		// Killed by mcpd, but for the child's fault: a crash.
+		err = fmt.Errorf("%w (stdinTimeout); it was killed (%s)", hung, exit)
+	}
 	sv.update(func(st *snapshot) { st.lastError = err.Error() })
 	sv.log.Warn("server exited", zap.Int("pid", c.pid), zap.String("exit", exit))
 	sv.emit(EventExited, c.pid, exit, err.Error())
@@ -832,6 +847,15 @@ func (sv *server) status() Status {
 		out.LastStderrLine = l[0].Text
 	}
 	return out
+}
+
+// hungError is the error of calls on a child that stopped reading its
+// stdin for its stdinTimeout; the transport killed it.
+func (sv *server) hungError(hung error) error {
+	if sv.currentSpec().Restart == RestartNever {
+		return unavailable(nil, "%s; it was killed (restart policy is never)", hung)
+	}
+	return unavailable(nil, "%s; restarting it", hung)
 }
 
 // describeExit renders a process's exit error ("exit status 1",

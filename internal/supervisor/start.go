@@ -104,6 +104,7 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 		Dir:           spec.Cwd,
 		MaxLineSize:   spec.MaxLineSize,
 		ShutdownGrace: spec.ShutdownGrace,
+		StdinTimeout:  spec.StdinTimeout,
 		Stderr:        sv.ring,
 		Logger:        sv.sup.log, // transport adds the server field
 		Keeper:        sv.sup.opts.Keeper,

@@ -84,6 +84,10 @@ type Spec struct {
 	// starts it again. Ignored with Autostart or RestartAlways, which mean
 	// "keep it running". Zero: never.
 	IdleTimeout time.Duration
+	// StdinTimeout is how long the child may leave its stdin unread while
+	// mcpd has a message for it; then it is hung: killed, and restarted
+	// like a crash. If zero, 10s (transport.DefaultStdinTimeout).
+	StdinTimeout time.Duration
 }
 
 // State is a server's lifecycle state.

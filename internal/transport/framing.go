@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"strings"
-	"syscall"
 
 	"go.uber.org/zap"
 )
@@ -244,47 +243,4 @@ func trimJSONSpace(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
-}
-
-// WriteMessage writes msg (one compact JSON value, no newline) followed by
-// "\n" to the child's stdin. It returns an error wrapping ErrClosed once stdin
-// is closed; a broken pipe is reported as ErrClosed too.
-//
-// The message and its "\n" go out in one Write under a mutex, so concurrent
-// writers never interleave. If msg contains a raw newline (pretty-printed
-// JSON from an app), it is compacted first: "a message must not contain a
-// raw newline"; if it then is not valid JSON, an error is returned and
-// nothing is written.
-func (p *Process) WriteMessage(msg []byte) error {
-	p.wmu.Lock()
-	defer p.wmu.Unlock()
-	if p.stdinClosed.Load() {
-		return fmt.Errorf("write to %q: %w", p.name, ErrClosed)
-	}
-	buf := p.wbuf[:0]
-	if bytes.IndexByte(msg, '\n') >= 0 {
-		w := bytes.NewBuffer(buf)
-		if err := json.Compact(w, msg); err != nil {
-			return fmt.Errorf("write to %q: message with a newline is not valid json: %w", p.name, err)
-		}
-		buf = w.Bytes()
-	} else {
-		buf = append(buf, msg...)
-	}
-	buf = append(buf, '\n')
-	_, err := p.stdinW.Write(buf)
-	if cap(buf) <= maxKeptWriteBuf {
-		p.wbuf = buf[:0]
-	} else {
-		p.wbuf = nil
-	}
-	if err != nil {
-		// os.ErrClosed: Stop or the waiter closed stdin under us. EPIPE:
-		// the child (and everything in its group) closed its stdin.
-		if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EPIPE) {
-			return fmt.Errorf("write to %q: %w", p.name, ErrClosed)
-		}
-		return fmt.Errorf("write to %q: %w", p.name, err)
-	}
-	return nil
 }

@@ -142,6 +142,23 @@ func runChild(name string) int {
 		sleepForever()
 	case "sleep":
 		sleepForever()
+	case "echo-after-usr1":
+		// Reads nothing until SIGUSR1, then echoes stdin like "echo".
+		usr1 := make(chan os.Signal, 1)
+		signal.Notify(usr1, syscall.SIGUSR1)
+		say(`{"ready":true}`)
+		<-usr1
+		r := bufio.NewReaderSize(os.Stdin, 1<<20)
+		for {
+			line, err := r.ReadBytes('\n')
+			if len(line) > 0 {
+				out.Write(line)
+				out.Flush()
+			}
+			if err != nil {
+				return 0
+			}
+		}
 	case "close-stdin":
 		os.Stdin.Close()
 		say(`{"ready":true}`)

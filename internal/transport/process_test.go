@@ -34,7 +34,7 @@ func TestEchoRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := p.WriteMessage([]byte(tt.write)); err != nil {
+			if err := p.WriteMessage(t.Context(), []byte(tt.write)); err != nil {
 				t.Fatalf("WriteMessage: %v", err)
 			}
 			got, err := p.ReadMessage()
@@ -46,7 +46,7 @@ func TestEchoRoundTrip(t *testing.T) {
 			}
 		})
 	}
-	if err := p.WriteMessage([]byte("{\n bad")); err == nil || errors.Is(err, ErrClosed) {
+	if err := p.WriteMessage(t.Context(), []byte("{\n bad")); err == nil || errors.Is(err, ErrClosed) {
 		t.Errorf("WriteMessage(invalid with newline) = %v, want a json error", err)
 	}
 	if err := p.Stop(); err != nil {
@@ -342,7 +342,7 @@ func TestCrashOnStart(t *testing.T) {
 	if p.Stopping() {
 		t.Error("Stopping() = true for an unexpected exit")
 	}
-	if err := p.WriteMessage([]byte(`{}`)); !errors.Is(err, ErrClosed) {
+	if err := p.WriteMessage(t.Context(), []byte(`{}`)); !errors.Is(err, ErrClosed) {
 		t.Errorf("WriteMessage after exit = %v, want ErrClosed", err)
 	}
 }
@@ -354,7 +354,7 @@ func TestWriteErrClosed(t *testing.T) {
 		if err := p.Stop(); err != nil {
 			t.Fatal(err)
 		}
-		err := p.WriteMessage([]byte(`{"id":1}`))
+		err := p.WriteMessage(t.Context(), []byte(`{"id":1}`))
 		if !errors.Is(err, ErrClosed) {
 			t.Fatalf("WriteMessage = %v, want ErrClosed", err)
 		}
@@ -366,7 +366,7 @@ func TestWriteErrClosed(t *testing.T) {
 		p := startChild(t, "close-stdin", nil)
 		var ready struct{ Ready bool }
 		readJSON(t, p, &ready)
-		if err := p.WriteMessage([]byte(`{"id":1}`)); !errors.Is(err, ErrClosed) {
+		if err := p.WriteMessage(t.Context(), []byte(`{"id":1}`)); !errors.Is(err, ErrClosed) {
 			t.Fatalf("WriteMessage = %v, want ErrClosed", err)
 		}
 		select {
@@ -501,7 +501,7 @@ func TestConcurrentWriters(t *testing.T) {
 		wg.Go(func() {
 			for i := range perWriter {
 				b, _ := json.Marshal(msg{W: w, I: i, Payload: payload(w, i)})
-				if err := p.WriteMessage(b); err != nil {
+				if err := p.WriteMessage(t.Context(), b); err != nil {
 					t.Errorf("WriteMessage: %v", err)
 					return
 				}
@@ -534,7 +534,7 @@ func BenchmarkRoundTrip(b *testing.B) {
 	b.SetBytes(int64(len(msg)))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := p.WriteMessage(msg); err != nil {
+		if err := p.WriteMessage(b.Context(), msg); err != nil {
 			b.Fatal(err)
 		}
 		if _, err := p.ReadMessage(); err != nil {

@@ -70,6 +70,10 @@ type Options struct {
 	// DefaultShutdownGrace is used. It also bounds how long, after the child
 	// exited, Done waits for stdout and stderr to reach EOF (see Done).
 	ShutdownGrace time.Duration
+	// StdinTimeout is how long the child may leave its stdin full (read
+	// nothing of what mcpd has to send) before it is considered hung and
+	// killed (see WriteMessage). If zero, DefaultStdinTimeout is used.
+	StdinTimeout time.Duration
 	// Stderr receives the child's stderr lines; nil discards them (they are
 	// still drained).
 	Stderr *Ring
@@ -127,8 +131,7 @@ type Process struct {
 	stderrR    *os.File
 	stderrDone chan struct{} // closed by the stderr drain when it returns
 
-	wmu  sync.Mutex // serializes writes to stdinW; guards wbuf
-	wbuf []byte
+	w writer // the write side (write.go)
 
 	stdinW      *os.File
 	stdinClosed atomic.Bool
@@ -228,6 +231,13 @@ func Start(opts Options) (*Process, error) {
 		exitedCh:   make(chan struct{}),
 		done:       make(chan struct{}),
 	}
+	if err := p.initWriter(opts.StdinTimeout); err != nil {
+		// Not expected for an os.Pipe; the child must not be left behind.
+		p.Kill()
+		_ = cmd.Wait()
+		closeAll(parentEnds)
+		return nil, err
+	}
 	p.log.Debug("child started", zap.String("command", opts.Command), zap.Strings("args", opts.Args))
 	go p.drainStderr()
 	go p.wait()
@@ -302,6 +312,8 @@ func (p *Process) wait() {
 	// the record of the child go.
 	p.group.Close(p.grace)
 	p.closeStdin()
+	// A finisher of a half-written message (write.go) ends with stdin.
+	p.stopFinishers()
 
 	// Like cmd.WaitDelay for the pipes we own: a process outside the group
 	// that still holds stdout or stderr must not keep them open for ever.
@@ -354,7 +366,8 @@ func (p *Process) signal(sig syscall.Signal) error {
 func (p *Process) closeStdin() {
 	p.stdinOnce.Do(func() {
 		p.stdinClosed.Store(true)
-		// Not under wmu: closing unblocks a WriteMessage stuck on a full pipe.
+		// Not under the write lock: closing ends a write waiting for room
+		// in a full pipe.
 		_ = p.stdinW.Close()
 	})
 }
