@@ -194,6 +194,7 @@ type server struct {
 	listens     map[string]json.RawMessage    // listen id → filter
 	barriers    map[int]*barrier              // outoforder groups by size
 	pause       time.Duration                 // stopreading: the read loop's next pause
+	added       []string                      // tools added by addtool (addtool.go)
 }
 
 func run(mode string, in io.Reader, out, errw io.Writer) int {
@@ -525,6 +526,7 @@ func (s *server) dispatch(r *req) (map[string]any, *rpcError) {
 				"inputSchema": map[string]any{"type": "object"},
 			})
 		}
+		list = append(list, s.addedTools()...)
 		return cacheable(map[string]any{"tools": list}), nil
 	case "tools/call":
 		return s.callTool(r)
