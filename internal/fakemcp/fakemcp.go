@@ -200,6 +200,7 @@ type server struct {
 	waiting     map[string]chan *message      // server→client id → answer
 	listens     map[string]json.RawMessage    // listen id → filter
 	barriers    map[int]*barrier              // outoforder groups by size
+	added       []string                      // tools added by addtool (addtool.go)
 	// stall is set by a stallstdin call, read by the reader after the
 	// line: stop reading stdin for stallFor (zero: for good).
 	stall    bool
@@ -537,6 +538,7 @@ func (s *server) dispatch(r *req) (map[string]any, *rpcError) {
 				"inputSchema": map[string]any{"type": "object"},
 			})
 		}
+		list = append(list, s.addedTools()...)
 		return cacheable(map[string]any{"tools": list}), nil
 	case "tools/call":
 		return s.callTool(r)

@@ -189,3 +189,22 @@ func TestChaosTools(t *testing.T) {
 		t.Fatalf("logburst: %v, want the answer", m)
 	}
 }
+
+// addtool changes tools/list and announces it before its own answer.
+func TestAddToolChangesListBeforeAnswer(t *testing.T) {
+	c := start(t, "legacy")
+	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	c.next()
+	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	c.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"addtool","arguments":{"name":"extra1"}}}`)
+	if m := c.next(); string(m["method"]) != `"notifications/tools/list_changed"` {
+		t.Fatalf("first %v, want list_changed", m)
+	}
+	if m := c.next(); string(m["id"]) != "2" || m["error"] != nil {
+		t.Fatalf("answer %v", m)
+	}
+	c.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	if m := c.next(); !strings.Contains(string(m["result"]), `"name":"extra1"`) {
+		t.Fatalf("tools/list after addtool: %s", m["result"])
+	}
+}

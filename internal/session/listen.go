@@ -321,6 +321,9 @@ func (s *Session) listenNotification(env envelope) bool {
 	if l == nil {
 		if gone {
 			s.log.Debug("notification for an ended listen dropped", zap.String("method", env.Method))
+			if s.opts.OnStrayNotification != nil {
+				s.opts.OnStrayNotification(Notification{Method: env.Method, Params: env.Params})
+			}
 		}
 		return gone
 	}

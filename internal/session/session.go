@@ -117,6 +117,12 @@ type Options struct {
 	// OnNotification receives notifications not routed to a request. It is
 	// called on the reader goroutine and must not block.
 	OnNotification func(Notification)
+	// OnStrayNotification receives the notifications tagged with a listen
+	// that has ended (forgotten, or closed by the server): they are
+	// delivered to no one, but the child still announced something, so a
+	// cache must still drop what they change. It is called on the reader
+	// goroutine, before the next message is read, and must not block.
+	OnStrayNotification func(Notification)
 	// OnRequest answers the child's requests; nil answers -32601.
 	OnRequest RequestHandler
 	// Logger may be nil.

@@ -20,7 +20,9 @@ import (
 //     Call and List stay the plain upstream path.
 //   - observeNotification invalidates on the child's change notifications.
 //     It runs for every notification the session hands to
-//     Options.OnNotification (start.go). Code that receives child
+//     Options.OnNotification or Options.OnStrayNotification (start.go), on
+//     the reader goroutine, so it is done before the response read after
+//     the notification reaches its caller. Code that receives child
 //     notifications by another route (a subscriptions/listen stream) must
 //     call Supervisor.ObserveNotification before delivering them to anyone,
 //     so that no app can read a stale result after it heard of the change.

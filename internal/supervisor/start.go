@@ -138,6 +138,9 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 				on(name, n)
 			}
 		}
+		// A change announced on a listen mcpd no longer follows reaches no
+		// app, but the cache must still drop what it changed.
+		sopts.OnStrayNotification = sv.observeNotification
 	}
 	if on := sv.sup.opts.OnRequest; on != nil {
 		name := spec.Name
