@@ -188,12 +188,18 @@ func (s *Server) CallTool(req *mcpdv1.CallToolRequest, stream grpc.ServerStreami
 }
 
 // Methods SendRequest refuses: the session owns the lifecycle, and
-// subscriptions go through the subscription API.
+// subscriptions go through the subscription API, where mcpd keeps one
+// upstream subscription per child for every app watching (a raw
+// resources/unsubscribe of one app would end it for all of them).
 var reservedMethods = map[string]string{
-	"initialize":           "the session performs the handshake itself",
-	"server/discover":      "the session performs the handshake itself",
-	"subscriptions/listen": "subscriptions are managed by mcpd",
+	"initialize":            "the session performs the handshake itself",
+	"server/discover":       "the session performs the handshake itself",
+	"subscriptions/listen":  subscribeInstead,
+	"resources/subscribe":   subscribeInstead,
+	"resources/unsubscribe": subscribeInstead,
 }
+
+const subscribeInstead = "subscriptions are shared between apps and managed by mcpd; use the Subscribe and UpdateSubscription RPCs"
 
 // SendRequest sends any other MCP request to a server, streaming its
 // progress notifications and then the response.
