@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,12 @@ const (
 	MetadataClientName    = "mcpd-client-name"
 	MetadataClientVersion = "mcpd-client-version"
 )
+
+// MaxTimeoutMs is the largest CallOptions.timeout_ms accepted: the most
+// whole milliseconds a time.Duration holds (about 292 years). A larger
+// value would overflow into a negative or zero timeout, so it is refused;
+// anything up to it is capped by the supervisor's MaxRequestTimeout.
+const MaxTimeoutMs = math.MaxInt64 / int64(time.Millisecond)
 
 // progressBuffer is how many progress notifications of one call may wait for
 // the app's stream; beyond it the oldest are dropped.
@@ -419,6 +426,8 @@ func (s *Server) callSettings(ctx context.Context, opts *mcpdv1.CallOptions) (*s
 	var copts supervisor.CallOptions
 	if ms := opts.GetTimeoutMs(); ms < 0 {
 		return nil, copts, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is negative", ms)
+	} else if ms > MaxTimeoutMs {
+		return nil, copts, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is more than the maximum %d", ms, MaxTimeoutMs)
 	} else if ms > 0 {
 		copts.Timeout = time.Duration(ms) * time.Millisecond
 	}
