@@ -465,20 +465,56 @@ func first(vs []string) string {
 
 // jsonObject validates a *_json request field that must hold a JSON object
 // and returns it compacted (one line, as stdio framing needs); empty means
-// absent (nil). Anything else is INVALID_ARGUMENT naming the field.
+// absent (nil). Anything else is INVALID_ARGUMENT naming the field. Text
+// that is already compact, as apps' JSON encoders write it, is returned as
+// a read-only view of text, not a copy: a field can be tens of MiB.
 func jsonObject(field, text string) (json.RawMessage, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(text)) // one allocation: compact JSON is never longer
-	if err := json.Compact(&buf, []byte(text)); err != nil {
+	src := stringBytes(text) // read only: json.Valid and json.Compact do not write to it
+	if !json.Valid(src) {
+		var buf bytes.Buffer
+		err := json.Compact(&buf, src) // for its error, which names the offset
 		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
 	}
-	if buf.Len() == 0 || buf.Bytes()[0] != '{' {
+	out := src
+	if !isCompact(src) {
+		buf := bytes.NewBuffer(make([]byte, 0, len(text))) // one allocation: compact JSON is never longer
+		if err := json.Compact(buf, src); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
+		}
+		out = buf.Bytes()
+	}
+	if out[0] != '{' {
 		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: must be a JSON object", field)
 	}
-	return buf.Bytes(), nil
+	return out, nil
+}
+
+// isCompact reports whether b, valid JSON, has no whitespace outside its
+// strings, that is whether json.Compact would return it unchanged.
+func isCompact(b []byte) bool {
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped character
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
+	}
+	return true
 }
 
 // metaObject validates meta_json as jsonObject does, and its progress

@@ -30,6 +30,9 @@ const (
 	OversizePrefixLen = 4 << 10
 )
 
+// newline ends every message written to a child.
+var newline = []byte{'\n'}
+
 // OversizeLine is a stdout line that was discarded because it was longer
 // than MaxLineSize.
 type OversizeLine struct {
@@ -262,17 +265,27 @@ func (p *Process) WriteMessage(msg []byte) error {
 		return fmt.Errorf("write to %q: %w", p.name, ErrClosed)
 	}
 	buf := p.wbuf[:0]
-	if bytes.IndexByte(msg, '\n') >= 0 {
+	var err error
+	switch {
+	case bytes.IndexByte(msg, '\n') >= 0:
 		w := bytes.NewBuffer(buf)
+		w.Grow(len(msg) + 1) // compact JSON is never longer: one allocation
 		if err := json.Compact(w, msg); err != nil {
 			return fmt.Errorf("write to %q: message with a newline is not valid json: %w", p.name, err)
 		}
-		buf = w.Bytes()
-	} else {
-		buf = append(buf, msg...)
+		buf = append(w.Bytes(), '\n')
+		_, err = p.stdinW.Write(buf)
+	case len(msg) >= maxKeptWriteBuf:
+		// A large message is written as it is, then its newline: copying
+		// it to append one would cost its size again, for one syscall
+		// saved among the many a pipe write of this size takes anyway.
+		if _, err = p.stdinW.Write(msg); err == nil {
+			_, err = p.stdinW.Write(newline)
+		}
+	default:
+		buf = append(append(buf, msg...), '\n')
+		_, err = p.stdinW.Write(buf)
 	}
-	buf = append(buf, '\n')
-	_, err := p.stdinW.Write(buf)
 	if cap(buf) <= maxKeptWriteBuf {
 		p.wbuf = buf[:0]
 	} else {
