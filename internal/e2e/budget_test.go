@@ -2,11 +2,11 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -55,7 +55,6 @@ func TestEightLargeRequestsAgainstTheBudget(t *testing.T) {
 	poll(t, "three calls in flight", func() (bool, error) {
 		return d.serverStatus(c, "s").GetCallsInFlight() == inFlight, nil
 	})
-	t.Logf("mcpd peak RSS with %d MiB in flight: %s", inFlight*31, peakRSS(d.cmd.Process.Pid))
 	cancel()
 	wg.Wait()
 	for range inFlight {
@@ -66,25 +65,14 @@ func TestEightLargeRequestsAgainstTheBudget(t *testing.T) {
 
 	// The budget is free again, and mcpd still serves large calls.
 	echo := &mcpdv1.CallToolRequest{Server: "s", Tool: "echo", ArgumentsJson: `{"message":"after","pad":"` + pad + `"}`}
-	resp, _, err := callTool(ctxT(t), c, echo)
+	// A generous bound: 31 MiB through a -race build under load is slow.
+	after, cancelAfter := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancelAfter()
+	resp, _, err := callTool(after, c, echo)
 	if err != nil {
 		t.Fatalf("large call after the others: %v", err)
 	}
 	if got := text(t, resp); got != "after" {
 		t.Errorf("echo = %q", got)
 	}
-}
-
-// peakRSS is the VmHWM line of a process's status, for the test's log.
-func peakRSS(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
-	if err != nil {
-		return err.Error()
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return "unknown"
 }
