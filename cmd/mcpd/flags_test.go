@@ -68,3 +68,19 @@ func TestPrintErrorPrefixesEveryLine(t *testing.T) {
 		t.Fatalf("printed %q, want %q", b.String(), want)
 	}
 }
+
+func TestParseFlagsRequestMemoryBudget(t *testing.T) {
+	f, err := parseFlags(nil, io.Discard)
+	if err != nil || f.requestBudget != 256<<20 {
+		t.Fatalf("default budget = %d, %v; want 256 MiB", f.requestBudget, err)
+	}
+	f, err = parseFlags([]string{"--request-memory-budget", "1073741824"}, io.Discard)
+	if err != nil || f.requestBudget != 1<<30 {
+		t.Errorf("parseFlags = %d, %v; want 1 GiB", f.requestBudget, err)
+	}
+	for _, bad := range []string{"0", "-1", "1048576"} {
+		if _, err := parseFlags([]string{"--request-memory-budget", bad}, io.Discard); err == nil || !strings.Contains(err.Error(), "at least the largest request") {
+			t.Errorf("--request-memory-budget %s: %v, want refused", bad, err)
+		}
+	}
+}

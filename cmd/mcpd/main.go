@@ -97,6 +97,8 @@ type flags struct {
 	// queueEvents and queueBytes bound each app's subscription queue.
 	queueEvents int
 	queueBytes  int
+	// requestBudget bounds the bytes of the requests in flight.
+	requestBudget int64
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -110,6 +112,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	set.BoolVar(&f.version, "version", false, "print the version and exit")
 	set.IntVar(&f.queueEvents, "subscription-queue-events", 1024, "events one app's subscription stream may queue before coalescing")
 	set.IntVar(&f.queueBytes, "subscription-queue-bytes", 8<<20, "bytes one app's subscription stream may queue before coalescing")
+	set.Int64Var(&f.requestBudget, "request-memory-budget", api.DefaultRequestMemoryBudget, "`bytes` all requests in flight may take together; past it a request is refused with RESOURCE_EXHAUSTED")
 	set.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at /metrics on `addr`: unix:/path/to.sock or a loopback HOST:PORT (default off)")
 	set.Usage = func() {
 		fmt.Fprint(set.Output(), usage)
@@ -123,6 +126,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	if f.queueEvents < 1 || f.queueBytes < 1 {
 		return nil, fmt.Errorf("--subscription-queue-events and --subscription-queue-bytes must be positive")
+	}
+	if f.requestBudget < api.MaxRequestSize {
+		return nil, fmt.Errorf("--request-memory-budget must be at least the largest request, %d bytes (32 MiB)", api.MaxRequestSize)
 	}
 	if f.metricsListen != "" {
 		if _, err := parseMetricsListen(f.metricsListen); err != nil {
@@ -271,7 +277,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer ms.close()
-	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath, Observer: ms.observer()})
+	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath, Observer: ms.observer(),
+		RequestMemoryBudget: f.requestBudget})
 	api.RouteGRPCLog(log.Named("grpc"))
 	gs := api.NewGRPCServer(srv, log.Named("api"))
 	// "mcpdctl reload" goes through the reload actor below, like SIGHUP.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/metrics"
+	"github.com/mcpd-dev/mcpd/internal/peercred"
 )
 
 // Bounds of the metrics HTTP server.
@@ -85,7 +87,7 @@ type metricsServer struct {
 
 // listenMetrics starts listening for --metrics-listen (a unix socket gets
 // the API socket's checks: directory 0700 and ours, socket 0600, a live one
-// never replaced). It returns nil, nil when the flag is empty.
+// never replaced, and every connection's peer uid ours). It returns nil, nil when the flag is empty.
 func listenMetrics(flagValue string, src metrics.Source, log *zap.Logger) (*metricsServer, error) {
 	if flagValue == "" {
 		return nil, nil
@@ -102,6 +104,11 @@ func listenMetrics(flagValue string, src metrics.Source, log *zap.Logger) (*metr
 	}
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
+	}
+	if addr.network == "unix" {
+		// As on the API socket, every connection's peer must be our uid,
+		// whatever the socket's permissions.
+		ln = peercred.NewListener(ln, os.Geteuid(), log.Named("metrics_peercred"))
 	}
 	m := metrics.New(src, log.Named("metrics"))
 	mux := http.NewServeMux()

@@ -21,6 +21,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if path := os.Getenv(envMetricsClient); path != "" {
+		os.Exit(metricsClient(path))
+	}
 	goleak.VerifyTestMain(m)
 }
 

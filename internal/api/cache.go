@@ -57,3 +57,14 @@ func resultString(b []byte) string {
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b))
 }
+
+// stringBytes returns the bytes of s without copying them; they must never
+// be modified. A request's JSON fields reach the session this way: it and
+// the supervisor only read params (they copy them into the message for the
+// child), and the request message keeps s alive as long as the call.
+func stringBytes(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}

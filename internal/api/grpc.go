@@ -50,7 +50,7 @@ const keepaliveMinTime = time.Second
 // NewGRPCServer returns a gRPC server for srv with the peer-credential
 // check, connection tracking for GetStatus, the standard health service
 // (SERVING), server reflection, so grpcurl works, requests of up to
-// MaxRequestSize and app keepalives (keepaliveMinTime). Extra options are
+// MaxRequestSize within the request memory budget, and app keepalives (keepaliveMinTime). Extra options are
 // appended.
 // It leaves grpc-go's process-wide logger alone: the daemon routes it with
 // RouteGRPCLog.
@@ -63,10 +63,12 @@ func NewGRPCServer(srv *Server, log *zap.Logger, opts ...grpc.ServerOption) *grp
 		// The app tracker learns of connections in the handshake rather
 		// than as a stats.Handler, which would cost every RPC (apps.go).
 		grpc.Creds(srv.apps.trackCredentials(PeerCredentials(log.Named("peercred")))),
-		// Calls in flight per app and server route children's requests to
-		// the right host (host.go).
-		grpc.ChainUnaryInterceptor(srv.trackUnary),
-		grpc.ChainStreamInterceptor(srv.trackStream),
+		// The request memory budget comes first, so that a refused
+		// request is never tracked (budget.go). Calls in flight per app
+		// and server route children's requests to the right host
+		// (host.go).
+		grpc.ChainUnaryInterceptor(srv.budgetUnary, srv.trackUnary),
+		grpc.ChainStreamInterceptor(srv.budgetStream, srv.trackStream),
 		// Static flow-control windows: with them gRPC does no bandwidth
 		// estimation, which costs a ping and its ack for every request an
 		// app sends; on a local socket a large fixed window is all it

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"math"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -27,6 +28,12 @@ const (
 	MetadataClientName    = "mcpd-client-name"
 	MetadataClientVersion = "mcpd-client-version"
 )
+
+// MaxTimeoutMs is the largest CallOptions.timeout_ms accepted: the most
+// whole milliseconds a time.Duration holds (about 292 years). A larger
+// value would overflow into a negative or zero timeout, so it is refused;
+// anything up to it is capped by the supervisor's MaxRequestTimeout.
+const MaxTimeoutMs = math.MaxInt64 / int64(time.Millisecond)
 
 // progressBuffer is how many progress notifications of one call may wait for
 // the app's stream; beyond it the oldest are dropped.
@@ -188,12 +195,18 @@ func (s *Server) CallTool(req *mcpdv1.CallToolRequest, stream grpc.ServerStreami
 }
 
 // Methods SendRequest refuses: the session owns the lifecycle, and
-// subscriptions go through the subscription API.
+// subscriptions go through the subscription API, where mcpd keeps one
+// upstream subscription per child for every app watching (a raw
+// resources/unsubscribe of one app would end it for all of them).
 var reservedMethods = map[string]string{
-	"initialize":           "the session performs the handshake itself",
-	"server/discover":      "the session performs the handshake itself",
-	"subscriptions/listen": "subscriptions are managed by mcpd",
+	"initialize":            "the session performs the handshake itself",
+	"server/discover":       "the session performs the handshake itself",
+	"subscriptions/listen":  subscribeInstead,
+	"resources/subscribe":   subscribeInstead,
+	"resources/unsubscribe": subscribeInstead,
 }
+
+const subscribeInstead = "subscriptions are shared between apps and managed by mcpd; use the Subscribe and UpdateSubscription RPCs"
 
 // SendRequest sends any other MCP request to a server, streaming its
 // progress notifications and then the response.
@@ -413,6 +426,8 @@ func (s *Server) callSettings(ctx context.Context, opts *mcpdv1.CallOptions) (*s
 	var copts supervisor.CallOptions
 	if ms := opts.GetTimeoutMs(); ms < 0 {
 		return nil, copts, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is negative", ms)
+	} else if ms > MaxTimeoutMs {
+		return nil, copts, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is more than the maximum %d", ms, MaxTimeoutMs)
 	} else if ms > 0 {
 		copts.Timeout = time.Duration(ms) * time.Millisecond
 	}
@@ -450,20 +465,56 @@ func first(vs []string) string {
 
 // jsonObject validates a *_json request field that must hold a JSON object
 // and returns it compacted (one line, as stdio framing needs); empty means
-// absent (nil). Anything else is INVALID_ARGUMENT naming the field.
+// absent (nil). Anything else is INVALID_ARGUMENT naming the field. Text
+// that is already compact, as apps' JSON encoders write it, is returned as
+// a read-only view of text, not a copy: a field can be tens of MiB.
 func jsonObject(field, text string) (json.RawMessage, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, nil
 	}
-	var buf bytes.Buffer
-	buf.Grow(len(text)) // one allocation: compact JSON is never longer
-	if err := json.Compact(&buf, []byte(text)); err != nil {
+	src := stringBytes(text) // read only: json.Valid and json.Compact do not write to it
+	if !json.Valid(src) {
+		var buf bytes.Buffer
+		err := json.Compact(&buf, src) // for its error, which names the offset
 		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
 	}
-	if buf.Len() == 0 || buf.Bytes()[0] != '{' {
+	out := src
+	if !isCompact(src) {
+		buf := bytes.NewBuffer(make([]byte, 0, len(text))) // one allocation: compact JSON is never longer
+		if err := json.Compact(buf, src); err != nil {
+			return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
+		}
+		out = buf.Bytes()
+	}
+	if out[0] != '{' {
 		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: must be a JSON object", field)
 	}
-	return buf.Bytes(), nil
+	return out, nil
+}
+
+// isCompact reports whether b, valid JSON, has no whitespace outside its
+// strings, that is whether json.Compact would return it unchanged.
+func isCompact(b []byte) bool {
+	inString := false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if inString {
+			switch c {
+			case '\\':
+				i++ // the escaped character
+			case '"':
+				inString = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inString = true
+		case ' ', '\t', '\n', '\r':
+			return false
+		}
+	}
+	return true
 }
 
 // metaObject validates meta_json as jsonObject does, and its progress

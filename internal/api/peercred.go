@@ -2,13 +2,13 @@ package api
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"net"
 	"os"
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc/credentials"
+
+	"github.com/mcpd-dev/mcpd/internal/peercred"
 )
 
 // AuthType is the AuthInfo.AuthType of connections accepted by
@@ -17,7 +17,7 @@ const AuthType = "peercred"
 
 // ErrPeerRejected is returned by the server handshake for a connection whose
 // peer is not the daemon's own user.
-var ErrPeerRejected = errors.New("api: peer rejected")
+var ErrPeerRejected = peercred.ErrRejected
 
 // AuthInfo is what the handshake learned about the peer of one connection:
 // its uid and pid from SO_PEERCRED. Handlers and interceptors find it through
@@ -54,16 +54,9 @@ func PeerCredentials(log *zap.Logger) credentials.TransportCredentials {
 
 // ServerHandshake checks the connection's SO_PEERCRED.
 func (c *peerCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthInfo, error) {
-	uid, pid, err := peerUcred(conn)
+	uid, pid, err := peercred.Verify(conn, c.wantUID, c.log)
 	if err != nil {
-		c.log.Warn("connection rejected", zap.Error(err))
-		conn.Close()
-		return nil, nil, fmt.Errorf("read peer credentials: %w", err)
-	}
-	if err := checkUID(uid, c.wantUID); err != nil {
-		c.log.Warn("connection rejected", zap.Int("uid", uid), zap.Int("pid", pid), zap.Int("want_uid", c.wantUID))
-		conn.Close()
-		return nil, nil, fmt.Errorf("pid %d: %w", pid, err)
+		return nil, nil, err
 	}
 	return conn, AuthInfo{
 		// The peer is on this machine and the socket never leaves the kernel.
@@ -71,14 +64,6 @@ func (c *peerCreds) ServerHandshake(conn net.Conn) (net.Conn, credentials.AuthIn
 		UID:            uid,
 		PID:            pid,
 	}, nil
-}
-
-// checkUID reports an error wrapping ErrPeerRejected unless uid is want.
-func checkUID(uid, want int) error {
-	if uid != want {
-		return fmt.Errorf("%w: uid %d is not the daemon's uid %d", ErrPeerRejected, uid, want)
-	}
-	return nil
 }
 
 // ClientHandshake is a no-op: these credentials are for the server side only.

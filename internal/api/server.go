@@ -61,6 +61,11 @@ type Options struct {
 	// Observer, if set, is told the duration of every MCP request per
 	// server and method (metrics.go).
 	Observer CallObserver
+	// RequestMemoryBudget bounds the sum of the sizes of the requests in
+	// flight, in bytes; past it a request is refused with
+	// RESOURCE_EXHAUSTED (budget.go). If zero, DefaultRequestMemoryBudget
+	// (256 MiB) is used.
+	RequestMemoryBudget int64
 }
 
 // Server implements the mcpd.v1.Mcpd service on top of a supervisor. Its
@@ -68,13 +73,14 @@ type Options struct {
 type Server struct {
 	mcpdv1.UnimplementedMcpdServer
 
-	sup   backend
-	log   *zap.Logger
-	apps  *appTracker
-	hosts *hostRegistry // Host streams and calls in flight (host.go)
-	start time.Time
-	pid   int
-	obs   CallObserver // nil: requests are not timed (metrics.go)
+	sup    backend
+	log    *zap.Logger
+	apps   *appTracker
+	hosts  *hostRegistry // Host streams and calls in flight (host.go)
+	start  time.Time
+	pid    int
+	obs    CallObserver // nil: requests are not timed (metrics.go)
+	budget *memBudget   // memory of the requests in flight (budget.go)
 
 	mu          sync.Mutex // guards following
 	socketPath  string
@@ -108,6 +114,7 @@ func newServer(b backend, opts Options) *Server {
 		start:      start,
 		pid:        os.Getpid(),
 		obs:        opts.Observer,
+		budget:     newMemBudget(opts.RequestMemoryBudget),
 		socketPath: opts.SocketPath,
 		configPath: opts.ConfigPath,
 	}

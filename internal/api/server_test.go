@@ -921,15 +921,3 @@ func TestRejectedPeerCannotCall(t *testing.T) {
 		t.Fatalf("GetStatus from a rejected uid = %v, want Unavailable", err)
 	}
 }
-
-func TestCheckUID(t *testing.T) {
-	if err := checkUID(1000, 1000); err != nil {
-		t.Errorf("same uid: %v", err)
-	}
-	if err := checkUID(0, 1000); !errors.Is(err, ErrPeerRejected) {
-		t.Errorf("root connecting to a user's daemon: %v, want ErrPeerRejected", err)
-	}
-	if err := checkUID(1001, 1000); !errors.Is(err, ErrPeerRejected) {
-		t.Errorf("other user: %v, want ErrPeerRejected", err)
-	}
-}

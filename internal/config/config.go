@@ -26,7 +26,8 @@
 // "elicitation" (forwarding of the child's requests to hosts, default true)
 // "idleTimeout" (see Server.IdleTimeout; 0 or absent: never) and
 // "stdinTimeout" (default 10s). Durations are Go duration strings ("1.5s", "500ms")
-// or integer milliseconds (1500), and must be positive. VS Code's
+// or integer milliseconds (1500), and must be positive and at most what a
+// Go duration holds (2562047h47m16.854775807s, 9223372036854 ms). VS Code's
 // "type": "stdio" is accepted; any other type, or a "url", is rejected since
 // only stdio servers are supported. Unknown keys, wrong types and duplicate
 // keys are errors, so typos do not go unnoticed.
@@ -526,44 +527,6 @@ func (p *parser) enum(server, key string, raw json.RawMessage, allowed []string,
 		return def
 	}
 	return v
-}
-
-// duration accepts a Go duration string or a whole number of milliseconds.
-func (p *parser) duration(server, key string, raw json.RawMessage, def time.Duration) time.Duration {
-	switch kind(raw) {
-	case "string":
-		s, _ := p.str(server, key, raw)
-		d, err := time.ParseDuration(s)
-		if err != nil {
-			p.fail(server, key, "invalid duration %q", s)
-			return def
-		}
-		if d <= 0 {
-			p.fail(server, key, "invalid duration %q: must be positive", s)
-			return def
-		}
-		return d
-	case "number":
-		var n json.Number
-		_ = json.Unmarshal(raw, &n)
-		ms, err := n.Int64()
-		if err != nil {
-			p.fail(server, key, "invalid duration %s: a number is a whole count of milliseconds", n)
-			return def
-		}
-		if ms <= 0 {
-			p.fail(server, key, "invalid duration %s: must be positive", n)
-			return def
-		}
-		if ms > int64(1<<63-1)/int64(time.Millisecond) {
-			p.fail(server, key, "invalid duration %s: too large", n)
-			return def
-		}
-		return time.Duration(ms) * time.Millisecond
-	default:
-		p.fail(server, key, `want a duration (a string like "1.5s" or integer milliseconds), got %s`, kind(raw))
-		return def
-	}
 }
 
 func (p *parser) positiveInt(server, key string, raw json.RawMessage) int {

@@ -197,7 +197,7 @@ func TestParseErrors(t *testing.T) {
 		{"stdinTimeout unparsable", srv(`"command": "x", "stdinTimeout": "soon"`), `config.json: server "foo": key "stdinTimeout": invalid duration "soon"`},
 		{"duration negative ms", srv(`"command": "x", "requestTimeout": -5`), `config.json: server "foo": key "requestTimeout": invalid duration -5: must be positive`},
 		{"duration fractional ms", srv(`"command": "x", "requestTimeout": 1.5`), `config.json: server "foo": key "requestTimeout": invalid duration 1.5: a number is a whole count of milliseconds`},
-		{"duration huge ms", srv(`"command": "x", "requestTimeout": 9300000000000`), `config.json: server "foo": key "requestTimeout": invalid duration 9300000000000: too large`},
+		{"duration huge ms", srv(`"command": "x", "requestTimeout": 9300000000000`), `config.json: server "foo": key "requestTimeout": invalid duration 9300000000000: too large (at most 9223372036854 ms)`},
 		{"duration bool", srv(`"command": "x", "requestTimeout": true`), `config.json: server "foo": key "requestTimeout": want a duration (a string like "1.5s" or integer milliseconds), got boolean`},
 
 		// Expansion.

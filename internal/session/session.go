@@ -79,7 +79,8 @@ func (e *RPCError) Error() string { return fmt.Sprintf("mcp error %d: %s", e.Cod
 // Conn is the child's stdio as the session needs it; *transport.Process
 // implements it. ReadMessage is called from the session's reader goroutine
 // only. WriteMessage must be safe for concurrent use, never interleave
-// messages, and return once ctx ends. A Conn that is also an
+// messages, and return once ctx ends; it may keep msg (the session never
+// reuses a message it wrote). A Conn that is also an
 // OversizeReporter lets the session fail a request whose response was too
 // large at once; one that is also a HungReporter lets it say why a child
 // that stopped reading its stdin went away (write.go).
@@ -523,55 +524,13 @@ func (s *Session) Call(ctx context.Context, req *Request) (*Response, error) {
 		version = info.ProtocolVersion
 	}
 	c := &call{onProgress: req.OnProgress, onMessage: messageHandler(req)}
-	params, err := s.prepare(req, version, c)
+	c.id = s.nextID.Add(1)
+	msg, err := s.encodeCall(c.id, req, version, c)
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", req.Method, s.opts.Server, err)
 	}
 	// "the client must never cancel initialize"
-	return s.roundTrip(ctx, req.Method, params, c, req.Method != "initialize")
-}
-
-// prepare returns the params to send for req. An app progress token is
-// replaced by a token unique in the daemon ("apps' tokens must be rewritten
-// to daemon-unique tokens per child ... and mapped back"), recorded in c. For
-// a modern child the _meta envelope is stamped. Only the top-level keys of
-// params and of _meta are decoded, never the whole tree.
-func (s *Session) prepare(req *Request, version string, c *call) (json.RawMessage, error) {
-	raw := req.Params
-	if len(raw) == 0 || string(raw) == "null" {
-		raw = nil
-	}
-	if version == "" && (raw == nil || !bytes.Contains(raw, []byte(`"progressToken"`))) {
-		return raw, nil // legacy fast path: nothing to rewrite
-	}
-	if version != "" {
-		if b, ok := s.stampFast(raw, version, req.ClientInfo, req.ClientCapabilities); ok {
-			return b, nil // modern fast path: no _meta of the app's (stampfast.go)
-		}
-	}
-	var top map[string]json.RawMessage
-	if raw != nil {
-		if err := json.Unmarshal(raw, &top); err != nil || top == nil {
-			return nil, fmt.Errorf("%w: params must be a JSON object", ErrInvalidRequest)
-		}
-	}
-	var meta map[string]json.RawMessage
-	if m := top["_meta"]; len(m) > 0 && string(m) != "null" {
-		if err := json.Unmarshal(m, &meta); err != nil || meta == nil {
-			return nil, fmt.Errorf("%w: params._meta must be a JSON object", ErrInvalidRequest)
-		}
-	}
-	if t := meta["progressToken"]; len(t) > 0 && string(t) != "null" {
-		if !ValidProgressToken(t) {
-			return nil, fmt.Errorf("%w: params._meta.progressToken must be a string or an integer, got %.100s", ErrInvalidRequest, t)
-		}
-		c.appToken = t
-		c.token = "mcpd-" + strconv.FormatUint(tokenSeq.Add(1), 10)
-		meta["progressToken"] = json.RawMessage(strconv.Quote(c.token))
-	} else if version == "" {
-		return raw, nil
-	}
-	return s.stamp(top, meta, version, req.ClientInfo, req.ClientCapabilities)
+	return s.send(ctx, req.Method, msg, c, req.Method != "initialize")
 }
 
 // ValidProgressToken reports whether t is a JSON string or integer, the
@@ -588,38 +547,6 @@ func ValidProgressToken(t json.RawMessage) bool {
 	return err == nil
 }
 
-// stamp encodes the top-level params with meta as _meta; for a modern
-// version it first stamps the envelope: "Every client request's
-// params._meta carries io.modelcontextprotocol/protocolVersion,
-// io.modelcontextprotocol/clientCapabilities (required) and
-// io.modelcontextprotocol/clientInfo (SHOULD be sent on every request)".
-// The app's other _meta keys are kept.
-func (s *Session) stamp(top, meta map[string]json.RawMessage, version string, clientInfo, caps json.RawMessage) (json.RawMessage, error) {
-	if top == nil {
-		top = map[string]json.RawMessage{}
-	}
-	if meta == nil {
-		meta = map[string]json.RawMessage{}
-	}
-	if version != "" {
-		if caps == nil {
-			caps = emptyObject
-		}
-		if clientInfo == nil {
-			clientInfo = s.opts.ClientInfo
-		}
-		meta[metaProtocolVersion] = json.RawMessage(strconv.Quote(version))
-		meta[metaClientCapabilities] = caps
-		meta[metaClientInfo] = clientInfo
-	}
-	m, err := json.Marshal(meta)
-	if err != nil {
-		return nil, err
-	}
-	top["_meta"] = m
-	return json.Marshal(top)
-}
-
 // roundTrip registers a call under a fresh id, writes the request, and
 // waits. c carries the progress routing (may be nil). When cancel is true
 // and ctx ends after the write, notifications/cancelled is sent.
@@ -628,12 +555,17 @@ func (s *Session) roundTrip(ctx context.Context, method string, params json.RawM
 		c = &call{}
 	}
 	c.id = s.nextID.Add(1)
-	c.method = method
-	c.ch = make(chan outcome, 1)
 	msg, err := encodeRequest(c.id, method, params)
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: encode: %w", method, s.opts.Server, err)
 	}
+	return s.send(ctx, method, msg, c, cancel)
+}
+
+// send is roundTrip for msg, the request already encoded under c.id.
+func (s *Session) send(ctx context.Context, method string, msg []byte, c *call, cancel bool) (*Response, error) {
+	c.method = method
+	c.ch = make(chan outcome, 1)
 	if err := ctx.Err(); err != nil {
 		return nil, err // never written, so nothing to cancel
 	}
@@ -718,20 +650,35 @@ func (s *Session) forgetProgress(c *call) {
 	s.mu.Unlock()
 }
 
+// Sizes for encoding a request in one allocation: the JSON-RPC members
+// around method and params (id included), and the modern envelope's keys.
+const (
+	requestHeadSize = 64
+	envelopeSize    = 160
+)
+
+// paramsKey introduces the params member of a request.
+const paramsKey = `,"params":`
+
 func encodeRequest(id uint64, method string, params json.RawMessage) ([]byte, error) {
-	b := make([]byte, 0, 50+len(method)+len(params))
-	b = append(b, `{"jsonrpc":"2.0","id":`...)
-	b = strconv.AppendUint(b, id, 10)
-	b = append(b, `,"method":`...)
-	b, err := AppendJSONString(b, method)
+	b, err := appendRequestHead(make([]byte, 0, requestHeadSize+len(method)+len(params)), id, method)
 	if err != nil {
 		return nil, err
 	}
 	if params != nil {
-		b = append(b, `,"params":`...)
+		b = append(b, paramsKey...)
 		b = append(b, params...)
 	}
 	return append(b, '}'), nil
+}
+
+// appendRequestHead appends a request's members up to its method:
+// {"jsonrpc":"2.0","id":ID,"method":METHOD (the caller closes the object).
+func appendRequestHead(b []byte, id uint64, method string) ([]byte, error) {
+	b = append(b, `{"jsonrpc":"2.0","id":`...)
+	b = strconv.AppendUint(b, id, 10)
+	b = append(b, `,"method":`...)
+	return AppendJSONString(b, method)
 }
 
 // ---- reader ----

@@ -43,7 +43,11 @@ func TestStampFastMatchesGeneralPath(t *testing.T) {
 			if tt.caps != "" {
 				caps = json.RawMessage(tt.caps)
 			}
-			fast, ok := s.stampFast(raw, ModernVersion, info, caps)
+			ok := s.canStampFast(raw, info, caps)
+			var fast []byte
+			if ok {
+				fast = s.appendStampFast(nil, raw, ModernVersion, info, caps)
+			}
 			if ok != tt.wantFast {
 				t.Fatalf("fast path taken = %v, want %v (%s)", ok, tt.wantFast, fast)
 			}

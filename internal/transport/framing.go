@@ -29,6 +29,9 @@ const (
 	OversizePrefixLen = 4 << 10
 )
 
+// newline ends every message written to a child.
+var newline = []byte{'\n'}
+
 // OversizeLine is a stdout line that was discarded because it was longer
 // than MaxLineSize.
 type OversizeLine struct {

@@ -58,7 +58,8 @@ type writer struct {
 	lock chan struct{} // capacity 1
 
 	buf  []byte // the message being written, kept for reuse
-	rest []byte // the part of buf not written yet
+	rest []byte // the part of buf (or of a large message) not written yet
+	tail []byte // written after rest: a large message's newline, or nil
 	// wait makes tryWrite ask the poller to wait for room on EAGAIN;
 	// progress is set by tryWrite when it wrote anything; err is the
 	// write error it met.
@@ -114,7 +115,9 @@ func (p *Process) initWriter(timeout time.Duration) error {
 // Process before any other. If msg contains a raw newline (pretty-printed
 // JSON from an app), it is compacted first: "a message must not contain a
 // raw newline"; if it then is not valid JSON, an error is returned and
-// nothing is written.
+// nothing is written. A large msg is written in place, and may still be
+// being written after WriteMessage returned (completed for a writer that
+// gave up): the caller must not modify msg after the call.
 func (p *Process) WriteMessage(ctx context.Context, msg []byte) error {
 	if err := p.lockWrite(ctx); err != nil {
 		return err
@@ -124,23 +127,28 @@ func (p *Process) WriteMessage(ctx context.Context, msg []byte) error {
 		return err
 	}
 	buf := p.w.buf[:0]
-	if bytes.IndexByte(msg, '\n') >= 0 {
+	switch {
+	case bytes.IndexByte(msg, '\n') >= 0:
 		w := bytes.NewBuffer(buf)
 		if err := json.Compact(w, msg); err != nil {
 			p.unlockWrite()
 			return fmt.Errorf("write to %q: message with a newline is not valid json: %w", p.name, err)
 		}
-		buf = w.Bytes()
-	} else {
-		buf = append(buf, msg...)
+		buf = append(w.Bytes(), '\n')
+	case len(msg) >= maxKeptWriteBuf:
+		// A large message is written as it is, then its newline: copying
+		// it to append one would cost its size again.
+		buf, p.w.tail = msg, newline
+	default:
+		buf = append(append(buf, msg...), '\n')
 	}
-	buf = append(buf, '\n')
 	if cap(buf) <= maxKeptWriteBuf {
 		p.w.buf = buf[:0]
-	} else {
+	} else if len(p.w.tail) == 0 {
 		p.w.buf = nil
 	}
 	p.w.rest = buf
+	size := len(buf) + len(p.w.tail)
 
 	// Fast path: one non-blocking attempt.
 	p.w.wait, p.w.err = false, nil
@@ -152,9 +160,9 @@ func (p *Process) WriteMessage(ctx context.Context, msg []byte) error {
 		p.unlockWrite()
 		return nil
 	case err == nil && p.w.err == nil:
-		return p.writeStalled(ctx, len(buf)) // unlocks
+		return p.writeStalled(ctx, size) // unlocks
 	}
-	p.w.rest = nil
+	p.w.rest, p.w.tail = nil, nil
 	p.unlockWrite()
 	return p.writeError(cmpErr(err, p.w.err))
 }
@@ -212,14 +220,14 @@ func (p *Process) writeStalled(ctx context.Context, size int) error {
 	err := p.waitStall(g)
 	g.release()
 	if !errors.Is(err, errGaveUp) {
-		p.w.rest = nil
+		p.w.rest, p.w.tail = nil, nil
 		p.unlockWrite()
 		return err
 	}
 	// ctx ended first. A message the pipe took none of is dropped; the
 	// rest of one it took a part of must be written before any other.
-	if len(p.w.rest) == size {
-		p.w.rest = nil
+	if len(p.w.rest)+len(p.w.tail) == size {
+		p.w.rest, p.w.tail = nil, nil
 	}
 	p.handOff()
 	return fmt.Errorf("write to %q: its stdin is full: %w", p.name, ctx.Err())
@@ -272,7 +280,7 @@ func (p *Process) handOff() {
 	defer p.w.finMu.Unlock()
 	if p.w.finClosed {
 		// The child exited and stdin is being closed: nothing to finish.
-		p.w.rest = nil
+		p.w.rest, p.w.tail = nil, nil
 		p.unlockWrite()
 		return
 	}
@@ -285,7 +293,7 @@ func (p *Process) handOff() {
 		if err != nil {
 			p.log.Debug("finishing a write to stdin", zap.Error(err))
 		}
-		p.w.rest = nil
+		p.w.rest, p.w.tail = nil, nil
 		p.unlockWrite()
 	}()
 }
@@ -321,6 +329,9 @@ func (p *Process) writeSome(fd uintptr) bool {
 		if n > 0 {
 			p.w.rest = p.w.rest[n:]
 			p.w.progress = true
+		}
+		if len(p.w.rest) == 0 && len(p.w.tail) > 0 {
+			p.w.rest, p.w.tail = p.w.tail, nil
 		}
 		switch {
 		case err == nil, errors.Is(err, syscall.EINTR):

@@ -1,0 +1,129 @@
+package api
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// DefaultRequestMemoryBudget is the default bound of the sum of the sizes
+// of the requests in flight, in bytes (mcpd --request-memory-budget).
+const DefaultRequestMemoryBudget = 256 << 20
+
+// memBudget bounds the memory held by requests in flight, daemon-wide. A
+// request is charged its size from when gRPC has decoded it until its
+// handler returns. At its peak a request costs about four times its size
+// (the received message, its decoded form, the params built from it, the
+// line written to the child); capping the sum of the sizes refuses a
+// burst of large requests instead of exhausting memory. The charge comes
+// after decoding, which gRPC does before any handler or interceptor runs:
+// a refused request's own copies are garbage at once.
+type memBudget struct {
+	limit int64
+	used  atomic.Int64 // bytes charged to requests in flight
+}
+
+func newMemBudget(limit int64) *memBudget {
+	if limit <= 0 {
+		limit = DefaultRequestMemoryBudget
+	}
+	return &memBudget{limit: limit}
+}
+
+// charge reserves n bytes, or returns RESOURCE_EXHAUSTED saying why not.
+func (b *memBudget) charge(n int64) error {
+	if n > b.limit {
+		return status.Errorf(codes.ResourceExhausted,
+			"request of %s exceeds the daemon's request memory budget of %s (mcpd --request-memory-budget)", mib(n), mib(b.limit))
+	}
+	for {
+		used := b.used.Load()
+		if used+n > b.limit {
+			return status.Errorf(codes.ResourceExhausted,
+				"request of %s refused: the daemon's request memory budget of %s (mcpd --request-memory-budget) is held by requests in flight; retry later",
+				mib(n), mib(b.limit))
+		}
+		if b.used.CompareAndSwap(used, used+n) {
+			return nil
+		}
+	}
+}
+
+func (b *memBudget) release(n int64) { b.used.Add(-n) }
+
+// mib renders a byte count for an error message.
+func mib(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d bytes", n)
+	}
+	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+}
+
+// messageSize is the encoded size of a request message.
+func messageSize(m any) int64 {
+	if pm, ok := m.(proto.Message); ok {
+		return int64(proto.Size(pm))
+	}
+	return 0
+}
+
+// budgetUnary charges a unary request against the budget for the time of
+// its handler.
+func (s *Server) budgetUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	n := messageSize(req)
+	if err := s.budget.charge(n); err != nil {
+		return nil, err
+	}
+	defer s.budget.release(n)
+	return handler(ctx, req)
+}
+
+// budgetStream charges the request of a server-streaming call for the
+// time of its handler. A client-streaming call (Host) is not charged: its
+// messages are a host's answers to a child's own requests, one at a time,
+// and a refusal would end the host's registration.
+func (s *Server) budgetStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	if info.IsClientStream {
+		return handler(srv, ss)
+	}
+	bs := &budgetedStream{ServerStream: ss, b: s.budget}
+	defer bs.releaseHeld()
+	return handler(srv, bs)
+}
+
+// budgetedStream is a ServerStream whose received request is charged.
+type budgetedStream struct {
+	grpc.ServerStream
+	b *memBudget
+
+	mu   sync.Mutex // guards held
+	held int64      // the charge of the message received
+}
+
+func (s *budgetedStream) RecvMsg(m any) error {
+	if err := s.ServerStream.RecvMsg(m); err != nil {
+		return err
+	}
+	n := messageSize(m)
+	if err := s.b.charge(n); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.held += n
+	s.mu.Unlock()
+	return nil
+}
+
+func (s *budgetedStream) releaseHeld() {
+	s.mu.Lock()
+	n := s.held
+	s.held = 0
+	s.mu.Unlock()
+	s.b.release(n)
+}

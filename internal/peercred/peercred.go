@@ -1,0 +1,80 @@
+// Package peercred checks who is at the other end of a Unix socket: it
+// reads the peer's uid and pid from the kernel (SO_PEERCRED) and refuses
+// connections of any user but the daemon's own, for the API socket's
+// gRPC handshake and for plain listeners such as the metrics socket.
+package peercred
+
+import (
+	"errors"
+	"fmt"
+	"net"
+
+	"go.uber.org/zap"
+)
+
+// ErrRejected is returned for a connection whose peer is not the wanted
+// user.
+var ErrRejected = errors.New("peercred: peer rejected")
+
+// Get returns the uid and pid of the process at the other end of conn, as
+// the kernel recorded them at connect(2). It fails on platforms without
+// SO_PEERCRED and for connections that are not Unix sockets.
+func Get(conn net.Conn) (uid, pid int, err error) { return peerUcred(conn) }
+
+// Check reports an error wrapping ErrRejected unless uid is want.
+func Check(uid, want int) error {
+	if uid != want {
+		return fmt.Errorf("%w: uid %d is not the daemon's uid %d", ErrRejected, uid, want)
+	}
+	return nil
+}
+
+// Verify reads conn's peer credentials and checks them against wantUID.
+// On failure it logs the rejection (never with anything but ids) and
+// closes conn.
+func Verify(conn net.Conn, wantUID int, log *zap.Logger) (uid, pid int, err error) {
+	uid, pid, err = Get(conn)
+	if err != nil {
+		log.Warn("connection rejected", zap.Error(err))
+		conn.Close()
+		return 0, 0, fmt.Errorf("read peer credentials: %w", err)
+	}
+	if err := Check(uid, wantUID); err != nil {
+		log.Warn("connection rejected", zap.Int("uid", uid), zap.Int("pid", pid), zap.Int("want_uid", wantUID))
+		conn.Close()
+		return uid, pid, fmt.Errorf("pid %d: %w", pid, err)
+	}
+	return uid, pid, nil
+}
+
+// listener is a net.Listener that accepts only connections of one uid.
+type listener struct {
+	net.Listener
+	wantUID int
+	log     *zap.Logger
+}
+
+// NewListener wraps ln, a Unix socket listener, so that Accept returns only
+// connections whose peer runs as wantUID; any other is closed at once and
+// logged to log (which may be nil), and Accept waits for the next one.
+// Reading the credentials does not block, so a rejected peer cannot stall
+// the accept loop. Close closes ln.
+func NewListener(ln net.Listener, wantUID int, log *zap.Logger) net.Listener {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return &listener{Listener: ln, wantUID: wantUID, log: log}
+}
+
+// Accept implements net.Listener.
+func (l *listener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		if _, _, err := Verify(c, l.wantUID, l.log); err == nil {
+			return c, nil
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package session
+
+import (
+	"encoding/json"
+	"runtime"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// allocatedBytes returns the fewest bytes one run of f allocated, over a
+// few runs (a background allocation only ever adds to a run).
+func allocatedBytes(f func()) uint64 {
+	best := ^uint64(0)
+	var before, after runtime.MemStats
+	for range 3 {
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		best = min(best, after.TotalAlloc-before.TotalAlloc)
+	}
+	return best
+}
+
+// TestLargeParamsCopiedOnce: a request's params, which may be tens of MiB,
+// are copied once on their way into the message for the child: straight
+// into the message buffer, for a legacy child as for a modern one whose
+// envelope is stamped, and also when the app's progress token is
+// replaced (only _meta is decoded and encoded again).
+func TestLargeParamsCopiedOnce(t *testing.T) {
+	const size = 2 << 20
+	big := `"name":"big","arguments":{"data":"` + strings.Repeat("x", size) + `"}`
+	s := &Session{opts: Options{Server: "s", ClientInfo: DefaultClientInfo}}
+	for _, tc := range []struct{ name, params string }{
+		{"plain", `{` + big + `}`},
+		{"progress token", `{"_meta":{"progressToken":"p","k":1},` + big + `}`},
+	} {
+		for _, version := range []string{"", ModernVersion} {
+			req := &Request{Method: "tools/call", Params: json.RawMessage(tc.params), ClientInfo: json.RawMessage(`{"name":"app","version":"1"}`)}
+			var msg []byte
+			n := allocatedBytes(func() {
+				var err error
+				if msg, err = s.encodeCall(7, req, version, &call{}); err != nil {
+					t.Fatal(err)
+				}
+			})
+			if !json.Valid(msg) || !strings.HasPrefix(string(msg), `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{`) {
+				t.Fatalf("%s, version %q: message %.200s", tc.name, version, msg)
+			}
+			if n > size*5/4 {
+				t.Errorf("%s, version %q: encoding %d MiB of params allocated %.2f times their size, want one copy",
+					tc.name, version, size>>20, float64(n)/size)
+			}
+		}
+	}
+}
+
+// TestSplicedParamsMatchGeneralPath: params whose _meta is rewritten keep
+// the app's other members byte for byte, and are the same JSON value as
+// the general decode-and-encode path gives; params it cannot splice (a
+// repeated _meta, an escaped key) take the general path.
+func TestSplicedParamsMatchGeneralPath(t *testing.T) {
+	s := &Session{opts: Options{Server: "s", ClientInfo: DefaultClientInfo}}
+	tests := []struct {
+		name, params string
+		spliced      bool
+	}{
+		{"string token", `{"_meta":{"progressToken":"p"},"name":"echo","arguments":{"m":"<&>"}}`, true},
+		{"integer token and app keys", `{"name":"echo","_meta":{"k":[1,2],"progressToken":7}}`, true},
+		{"spaces", `{ "name" : "echo" , "_meta" : { "progressToken" : "p" } }`, true},
+		{"no token", `{"_meta":{"k":1},"arguments":{"progressToken":"x"}}`, true},
+		{"repeated _meta", `{"_meta":{"k":1},"_meta":{"progressToken":"p"}}`, false},
+		{"escaped key", `{"\u005fmeta":{"progressToken":"p"},"a":1}`, false},
+	}
+	for _, tt := range tests {
+		raw := json.RawMessage(tt.params)
+		members, ok := splitMembers(raw)
+		metas := 0
+		for _, m := range members {
+			if string(m.key) == "_meta" {
+				metas++
+			}
+		}
+		if got := ok && metas <= 1; got != tt.spliced {
+			t.Errorf("%s: spliced = %v, want %v", tt.name, got, tt.spliced)
+		}
+		for _, version := range []string{"", ModernVersion} {
+			got, err := s.appendParams(nil, &Request{Method: "x", Params: raw}, version, &call{})
+			if err != nil {
+				t.Fatalf("%s: %v", tt.name, err)
+			}
+			got = []byte(strings.TrimPrefix(string(got), paramsKey))
+			var gotV map[string]any
+			if err := json.Unmarshal(got, &gotV); err != nil {
+				t.Fatalf("%s: invalid params %s: %v", tt.name, got, err)
+			}
+			// The general path, given the token the session chose.
+			var top, meta map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &top); err != nil {
+				t.Fatal(err)
+			}
+			_ = json.Unmarshal(top["_meta"], &meta)
+			rewritten := meta["progressToken"] != nil
+			if rewritten {
+				meta["progressToken"], _ = json.Marshal(gotV["_meta"].(map[string]any)["progressToken"])
+			}
+			want := json.RawMessage(raw) // legacy, nothing to rewrite: as the app sent them
+			if version != "" || rewritten {
+				if want, err = s.stamp(top, meta, version, nil, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var wantV map[string]any
+			if err := json.Unmarshal(want, &wantV); err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(wantV, gotV); diff != "" {
+				t.Errorf("%s, version %q (-general +spliced):\n%s", tt.name, version, diff)
+			}
+			for _, m := range members {
+				if tt.spliced && string(m.key) != "_meta" && !strings.Contains(string(got), string(m.span)) {
+					t.Errorf("%s, version %q: member %s not kept as written in %s", tt.name, version, m.span, got)
+				}
+			}
+		}
+	}
+}
