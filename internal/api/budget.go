@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // DefaultRequestMemoryBudget is the default bound of the sum of the sizes
@@ -87,14 +89,22 @@ func (s *Server) budgetUnary(ctx context.Context, req any, _ *grpc.UnaryServerIn
 // budgetStream charges the request of a server-streaming call for the
 // time of its handler. A client-streaming call (Host) is not charged: its
 // messages are a host's answers to a child's own requests, one at a time,
-// and a refusal would end the host's registration.
+// and a refusal would end the host's registration. Nor are the long-lived
+// streams (Subscribe, FollowLogs), whose small requests would otherwise
+// hold their charge for as long as the app listens.
 func (s *Server) budgetStream(srv any, ss grpc.ServerStream, info *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	if info.IsClientStream {
+	if info.IsClientStream || longLived[info.FullMethod] {
 		return handler(srv, ss)
 	}
 	bs := &budgetedStream{ServerStream: ss, b: s.budget}
 	defer bs.releaseHeld()
 	return handler(srv, bs)
+}
+
+// longLived are the streams that last as long as an app wants them.
+var longLived = map[string]bool{
+	mcpdv1.Mcpd_Subscribe_FullMethodName:  true,
+	mcpdv1.Mcpd_FollowLogs_FullMethodName: true,
 }
 
 // budgetedStream is a ServerStream whose received request is charged.

@@ -49,15 +49,45 @@ var (
 //   - it may have at most MaxFileSize bytes, else the error wraps
 //     ErrTooLarge (checked before reading, and again as it is read, in case
 //     it grows);
-//   - the read stops with an error when ctx is done or, wrapping
-//     ErrReadTimeout, after ReadTimeout. Both are checked between chunks:
-//     a single read(2) stalled inside the kernel cannot be interrupted.
+//   - it returns with an error when ctx is done or, wrapping
+//     ErrReadTimeout, after ReadTimeout, even while an open(2) or read(2)
+//     is stalled inside the kernel (a hung network or FUSE mount): the
+//     read then goes on in a goroutine of its own, abandoned, that ends
+//     when the kernel returns.
 //
 // If the file does not exist the error wraps fs.ErrNotExist.
 func ReadFile(ctx context.Context, path string) ([]byte, error) {
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, ReadTimeout)
 	defer cancel()
+	type result struct {
+		data []byte
+		err  error
+	}
+	done := make(chan result, 1) // buffered: an abandoned read never blocks
+	go func() {                  // owned by done; abandoned only while stalled in the kernel
+		data, err := readFileBounded(ctx, parent, path)
+		done <- result{data, err}
+	}()
+	select {
+	case r := <-done:
+		return r.data, r.err
+	case <-ctx.Done():
+		return nil, readCut(parent, path)
+	}
+}
+
+// readCut is the error of a read cut short: by parent, or by ReadTimeout.
+func readCut(parent context.Context, path string) error {
+	if perr := parent.Err(); perr != nil {
+		return fmt.Errorf("read config %s: %w", path, perr)
+	}
+	return fmt.Errorf("read config %s: %w after %v", path, ErrReadTimeout, ReadTimeout)
+}
+
+// readFileBounded is ReadFile's read, which checks ctx (parent's, with
+// ReadTimeout) between chunks.
+func readFileBounded(ctx, parent context.Context, path string) ([]byte, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
@@ -76,11 +106,8 @@ func ReadFile(ctx context.Context, path string) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.Grow(int(fi.Size()) + 1) // +1: EOF is seen without growing
 	for {
-		if err := ctx.Err(); err != nil {
-			if perr := parent.Err(); perr != nil {
-				return nil, fmt.Errorf("read config %s: %w", path, perr)
-			}
-			return nil, fmt.Errorf("read config %s: %w after %v", path, ErrReadTimeout, ReadTimeout)
+		if ctx.Err() != nil {
+			return nil, readCut(parent, path)
 		}
 		n, err := buf.ReadFrom(io.LimitReader(f, readChunk))
 		if buf.Len() > MaxFileSize {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 )
 
 // MaxSocketPathLen is the longest socket path, in bytes, that mcpd accepts.
@@ -85,10 +84,10 @@ func CheckSocketPath(path string) error {
 
 // RecordDir returns the directory, next to the socket, where mcpd records
 // the processes of its running children, so that the next mcpd on the same
-// socket can kill what a killed one left behind: mcpd.sock → mcpd.procs.
+// socket can kill what a killed one left behind: mcpd.sock → mcpd.sock.procs
+// (the socket's whole name, so that two sockets never share records).
 func RecordDir(socketPath string) string {
-	base := strings.TrimSuffix(filepath.Base(socketPath), ".sock")
-	return filepath.Join(filepath.Dir(socketPath), base+".procs")
+	return socketPath + ".procs"
 }
 
 // ConfigPath returns the path of the config file. The first of these that is

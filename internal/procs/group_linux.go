@@ -4,6 +4,8 @@ package procs
 
 import (
 	"encoding/json"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+	"golang.org/x/sys/unix"
 )
 
 // record is what the record file of one child says: enough for the next
@@ -185,6 +188,13 @@ func (k *Keeper) KillLeftovers() int {
 	if k == nil || k.dir == "" {
 		return 0
 	}
+	if err := k.lockRecords(); err != nil {
+		k.log.Warn("process records not kept", zap.String("dir", k.dir), zap.Error(err))
+		k.mu.Lock()
+		k.dir, k.orphans.path = "", ""
+		k.mu.Unlock()
+		return 0
+	}
 	entries, err := os.ReadDir(k.dir)
 	if err != nil {
 		k.log.Warn("read process records", zap.String("dir", k.dir), zap.Error(err))
@@ -193,6 +203,9 @@ func (k *Keeper) KillLeftovers() int {
 	n := 0
 	for _, e := range entries {
 		path := filepath.Join(k.dir, e.Name())
+		if e.Name() == lockName {
+			continue
+		}
 		if strings.HasSuffix(e.Name(), ".json") {
 			n += k.killRecord(path)
 		}
@@ -202,6 +215,31 @@ func (k *Keeper) KillLeftovers() int {
 		k.log.Info("killed processes left by a previous mcpd", zap.Int("processes", n))
 	}
 	return n
+}
+
+// lockName is the lock file of a record directory.
+const lockName = ".lock"
+
+// lockRecords takes the record directory's lock for the rest of mcpd's
+// life, so that no two mcpds ever read or kill from one set of records
+// (even two that both believe they own one socket).
+func (k *Keeper) lockRecords() error {
+	if k.lock != nil {
+		return nil
+	}
+	f, err := os.OpenFile(filepath.Join(k.dir, lockName), os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
+	if err != nil {
+		return fmt.Errorf("open lock: %w", err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return errors.New("another mcpd holds their lock")
+		}
+		return fmt.Errorf("lock: %w", err)
+	}
+	k.lock = f
+	return nil
 }
 
 // killRecord kills what one record describes.
@@ -232,6 +270,10 @@ func (k *Keeper) killRecord(path string) int {
 	// A pid of 0 is the orphans' record; a record without a real group and
 	// session must not match every process that has none (kernel threads).
 	reused := rec.Pid <= 1 || rec.Pgid <= 1 || rec.Sid <= 0 || (ok && leader.start != rec.Start)
+	// Members are matched by group only when the child led its own session
+	// (as transport starts it): then no job of the user's shell can share
+	// both ids, even once the child's pid is recycled.
+	ownSession := rec.Sid == rec.Pid && rec.Pgid == rec.Pid
 	if ok && !reused {
 		victims[member{rec.Pid, rec.Start}] = true
 	}
@@ -242,7 +284,7 @@ func (k *Keeper) killRecord(path string) int {
 	// so unless the leader's pid now names another process, its members
 	// (in the session, started after the child) are the child's.
 	for _, st := range t.procs {
-		if !reused && st.pgid == rec.Pgid && st.sid == rec.Sid && st.start >= rec.Start {
+		if !reused && ownSession && st.pgid == rec.Pgid && st.sid == rec.Sid && st.start >= rec.Start {
 			victims[member{st.pid, st.start}] = true
 		}
 	}

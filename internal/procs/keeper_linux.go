@@ -37,7 +37,10 @@ type Keeper struct {
 	log  *zap.Logger
 	dir  string
 	self int
-	sid  int
+	// lock is the record directory's lock file, held (flock) for mcpd's
+	// life once KillLeftovers took it; nil before, or when another mcpd
+	// holds it.
+	lock *os.File
 
 	// spawnMu is held shared while a child is forked and registered, and
 	// exclusively while the reaper reaps, so the reaper never takes the exit
@@ -63,8 +66,7 @@ func New(opts Options) (*Keeper, error) {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	sid, _ := unix.Getsid(0)
-	k := &Keeper{log: log, dir: opts.RecordDir, self: os.Getpid(), sid: sid, groups: map[int]*Group{}}
+	k := &Keeper{log: log, dir: opts.RecordDir, self: os.Getpid(), groups: map[int]*Group{}}
 	k.orphans = &Group{k: k, rec: record{Server: "(orphans)"}}
 	if k.dir != "" {
 		k.orphans.path = filepath.Join(k.dir, "orphans.json")
@@ -161,7 +163,7 @@ func (k *Keeper) disableCgroups(err error) {
 // track registers a started child and writes its record.
 func (k *Keeper) track(name string, pid int, cgroup string) *Group {
 	st, _ := readStat(pid) // a zombie's stat is still there
-	g := &Group{k: k, rec: record{Server: name, Pid: pid, Start: st.start, Pgid: pid, Sid: k.sid, Cgroup: cgroup}}
+	g := &Group{k: k, rec: record{Server: name, Pid: pid, Start: st.start, Pgid: st.pgid, Sid: st.sid, Cgroup: cgroup}}
 	if k.dir != "" {
 		g.path = filepath.Join(k.dir, fmt.Sprintf("%d-%d.json", pid, st.start))
 	}

@@ -70,7 +70,35 @@ func TestKillLeftoversChecksStartTime(t *testing.T) {
 		t.Fatal("sleep exited cleanly, want killed")
 	}
 	waited <- nil // for the cleanup
-	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
-		t.Errorf("records left: %v", entries)
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 || entries[0].Name() != lockName {
+		t.Errorf("records left: %v, want only the lock", entries)
 	}
+}
+
+// Two keepers on one record directory: the second does not read or kill
+// from the records the first one keeps.
+func TestKillLeftoversLocked(t *testing.T) {
+	dir := t.TempDir()
+	first, err := New(Options{RecordDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.KillLeftovers()
+	rec := filepath.Join(dir, "x.json")
+	data, _ := json.Marshal(record{Server: "s", Pid: 2_000_000})
+	if err := os.WriteFile(rec, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	second, err := New(Options{RecordDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second.KillLeftovers()
+	if _, err := os.Stat(rec); err != nil {
+		t.Fatalf("the second keeper touched the first one's records: %v", err)
+	}
+	if second.dir != "" {
+		t.Errorf("the second keeper keeps records in %q, want none", second.dir)
+	}
+	first.lock.Close()
 }

@@ -153,7 +153,9 @@ func (q *queue) overflow(ev *Event, size int) (lagged bool) {
 			return false
 		}
 	}
-	for !q.fits(size) && q.dropOldestLog() {
+	// An event larger than the whole queue never fits: it must not cost
+	// the queued log messages first.
+	for size <= q.maxBytes && !q.fits(size) && q.dropOldestLog() {
 	}
 	if !q.fits(size) && !compacted {
 		q.compact()

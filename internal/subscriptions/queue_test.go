@@ -245,6 +245,33 @@ func TestQueueCountsALogMessageThatCannotFit(t *testing.T) {
 	}
 }
 
+// A log message larger than the whole queue is counted alone: the log
+// messages queued before it stay.
+func TestQueueOversizeLogKeepsQueuedLogs(t *testing.T) {
+	small := logMsg("a", 0)
+	q := newQueue(100, 4*small.size())
+	for i := range 3 {
+		q.push(logMsg("a", i))
+	}
+	big := &Event{Kind: KindLog, Server: "b", Params: make([]byte, 8*small.size())}
+	if !q.push(big) {
+		t.Fatal("push dropped")
+	}
+	evs, end := q.take(nil)
+	logs := 0
+	for _, ev := range evs {
+		switch {
+		case ev.Kind == KindLog:
+			logs++
+		case ev.Kind == KindLogsLagged && ev.Server == "a":
+			t.Errorf("a's queued log messages were dropped (%d) for one that never fits", ev.LogsDropped)
+		}
+	}
+	if end || logs != 3 {
+		t.Fatalf("took %d log messages (end %v) of %v, want the 3 queued ones and the stream open", logs, end, evs)
+	}
+}
+
 // An app that keeps up with log messages costs no allocation either.
 func TestQueueSteadyLogsDoNotAllocate(t *testing.T) {
 	q := newQueue(0, 0)

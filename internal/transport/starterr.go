@@ -49,7 +49,7 @@ func checkSpawnable(opts Options) error {
 	}
 	for i, a := range opts.Args {
 		if strings.IndexByte(a, 0) >= 0 {
-			return cannotStart(opts.Name, fmt.Errorf("argument %d (%.40q) contains a NUL byte", i+1, a))
+			return cannotStart(opts.Name, fmt.Errorf("argument %d contains a NUL byte", i+1))
 		}
 	}
 	if opts.Dir != "" {

@@ -10,13 +10,14 @@ import (
 
 func platformSupported() error { return nil }
 
-// sysProcAttr puts the child in its own process group (so the whole group
-// can be signalled) and has the kernel SIGKILL it if mcpd dies. Pdeathsig
+// sysProcAttr puts the child in its own session and process group (so the
+// whole group can be signalled, and no shell job of the user's session can
+// ever share its ids: see internal/procs) and has the kernel SIGKILL it if mcpd dies. Pdeathsig
 // fires when the OS thread that forked the child exits; Go only ends a thread
 // when a goroutine exits while locked to it (runtime.LockOSThread), so Start
 // must not be called from such a goroutine.
 func sysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // signalGroup sends sig to every process of the group pgid. A group that no

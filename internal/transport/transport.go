@@ -234,7 +234,9 @@ func Start(opts Options) (*Process, error) {
 	if err := p.initWriter(opts.StdinTimeout); err != nil {
 		// Not expected for an os.Pipe; the child must not be left behind.
 		p.Kill()
+		group.Kill()
 		_ = cmd.Wait()
+		group.Close(grace)
 		closeAll(parentEnds)
 		return nil, err
 	}

@@ -142,9 +142,11 @@ func (p *Process) WriteMessage(ctx context.Context, msg []byte) error {
 	default:
 		buf = append(append(buf, msg...), '\n')
 	}
-	if cap(buf) <= maxKeptWriteBuf {
+	switch {
+	case len(p.w.tail) > 0: // buf is the caller's msg: keep p.w.buf
+	case cap(buf) <= maxKeptWriteBuf:
 		p.w.buf = buf[:0]
-	} else if len(p.w.tail) == 0 {
+	default:
 		p.w.buf = nil
 	}
 	p.w.rest = buf
