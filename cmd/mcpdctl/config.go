@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -46,6 +45,7 @@ func runConfig(ctx context.Context, c *cli, cmd *command, args []string) error {
 	asJSON := fs.Bool("json", false, "check: print the outcome as JSON")
 	write := fs.Bool("write", false, "import: write the config file instead of printing it")
 	force := fs.Bool("force", false, "import: with --write, replace an existing config file")
+	merge := fs.Bool("merge", false, "import: with --write, add the imported servers to an existing config file")
 	cfgFlag := fs.String("config", "", "import: the config `PATH` --write writes (default $MCPD_CONFIG, else $XDG_CONFIG_HOME/mcpd/config.json)")
 	timeout := timeoutFlag(fs, 10*time.Second)
 	pos, err := c.parseArgs(cmd, fs, args, 1, 2)
@@ -54,8 +54,8 @@ func runConfig(ctx context.Context, c *cli, cmd *command, args []string) error {
 	}
 	switch pos[0] {
 	case "check":
-		if *write || *force || *cfgFlag != "" {
-			return &usageError{cmd: cmd, msg: "--write, --force and --config are for import"}
+		if *write || *force || *merge || *cfgFlag != "" {
+			return &usageError{cmd: cmd, msg: "--write, --force, --merge and --config are for import"}
 		}
 		file := ""
 		if len(pos) == 2 {
@@ -71,10 +71,17 @@ func runConfig(ctx context.Context, c *cli, cmd *command, args []string) error {
 		if *asJSON {
 			return &usageError{cmd: cmd, msg: "--json is for check (import always prints JSON)"}
 		}
-		if *force && !*write {
+		switch {
+		case *force && !*write:
 			return &usageError{cmd: cmd, msg: "--force needs --write"}
+		case *merge && !*write:
+			return &usageError{cmd: cmd, msg: "--merge needs --write"}
+		case *merge && *force:
+			return &usageError{cmd: cmd, msg: "--merge adds to the config file and --force replaces it: give one"}
 		}
-		return c.configImport(ctx, pos[1], *write, *force, paths.ConfigPath(*cfgFlag))
+		ctx, cancel := c.withTimeout(ctx, *timeout)
+		defer cancel()
+		return c.configImport(ctx, pos[1], importMode{write: *write, force: *force, merge: *merge, dest: paths.ConfigPath(*cfgFlag)})
 	}
 	return &usageError{cmd: cmd, msg: fmt.Sprintf("unknown config action %q, want check or import", pos[0])}
 }
@@ -171,36 +178,6 @@ func checkLocally(ctx context.Context, req *mcpdv1.CheckConfigRequest, file stri
 		}
 	}
 	return resp
-}
-
-// configImport converts another host's config and prints or writes it.
-func (c *cli) configImport(ctx context.Context, file string, write, force bool, dest string) error {
-	// Another host's config is bounded like mcpd's own (config.ReadFile).
-	data, err := config.ReadFile(ctx, file)
-	if err != nil {
-		return err
-	}
-	out, warnings, err := importConfig(data)
-	if err != nil {
-		return fmt.Errorf("import %s: %w", file, err)
-	}
-	for _, w := range warnings {
-		c.warnf("%s", w)
-	}
-	if !write {
-		_, err := c.stdout.Write(out)
-		return err
-	}
-	if _, err := os.Stat(dest); err == nil && !force {
-		return fmt.Errorf("%s already exists; use --force to replace it (or merge by hand: mcpdctl config import %s)", dest, file)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("config file: %w", err)
-	}
-	if err := writeFileAtomic(dest, out); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "wrote %s; %s\n", dest, c.applyHint(dest))
-	return nil
 }
 
 // applyHint says how to make mcpd use the config file just written to
