@@ -18,7 +18,7 @@ import (
 
 var configCmd = &command{
 	name:     "config",
-	synopsis: "check [FILE] [--json] | import FILE [--write [--force]] [--config PATH]",
+	synopsis: "check [FILE] [--json] | import FILE [--write [--merge|--force]] [--config PATH]",
 	short:    "validate a config file, or import another MCP host's config",
 	long: `config check [FILE]
   Validates FILE (default: mcpd's config file) and, when mcpd is running, prints
@@ -28,15 +28,23 @@ var configCmd = &command{
   the file is invalid.
 
 config import FILE
-  Reads the MCP servers of another host's config - Claude Desktop and Cursor
-  ("mcpServers"), VS Code (".vscode/mcp.json" "servers", or "mcp.servers" in
-  settings.json) - and prints an mcpd config with them. --write writes it to
-  the config file (--config, else $MCPD_CONFIG, else
-  $XDG_CONFIG_HOME/mcpd/config.json), refusing to replace an existing file
-  without --force. Comments and trailing commas (as VS Code allows) are read.
-  Remote (url) servers and entries that already run "mcpdctl bridge" are
-  skipped; VS Code ${input:NAME} values become ${NAME} variables to set in
-  mcpd's environment.`,
+  Reads the MCP servers of another host's config - Claude Desktop, Cursor and
+  Windsurf ("mcpServers"), Claude Code (.mcp.json, ~/.claude.json and its
+  projects), VS Code (.vscode/mcp.json "servers", or "mcp.servers" in
+  settings.json), Zed (settings.json "context_servers") - and prints an mcpd
+  config with them. Comments and trailing commas are read. Host variables
+  become mcpd's: ${userHome} is ${HOME}, ${env:NAME} is ${NAME}, VS Code's
+  ${input:ID} is ${MCP_INPUT_ID} (to set in mcpd's environment), and
+  ${workspaceFolder} is the project directory when FILE is in one
+  (.vscode/mcp.json, .cursor/mcp.json, .mcp.json), else ${HOME}, with a
+  warning. Remote servers, Zed extensions and entries that already run
+  "mcpdctl bridge" are skipped, each with a warning. --write writes the
+  config file (--config, else $MCPD_CONFIG, else
+  $XDG_CONFIG_HOME/mcpd/config.json): --merge adds the servers to an existing
+  file (keeping its comments; it is reformatted; a name in both is an error
+  and nothing is written), --force replaces it. The result is checked as
+  mcpd would: if it is not ready (a variable unset), import lists what is
+  left to fill in and exits 1, having printed or written it all the same.`,
 	run: runConfig,
 }
 

@@ -110,18 +110,20 @@ func TestImportWrite(t *testing.T) {
 
 // importSteps runs each command line in turn against no mcpd and returns
 // their transcripts, each followed by the config file at dest when it
-// exists; dir (the test's temporary directory) reads TMP, and the absolute
+// changed; dir (the test's temporary directory) reads TMP, and the absolute
 // path of testdata TESTDATA.
 func importSteps(t *testing.T, dir, dest string, steps ...[]string) string {
 	t.Helper()
 	nowhere := filepath.Join(dir, "none.sock")
 	var b strings.Builder
+	before, _ := os.ReadFile(dest)
 	for _, args := range steps {
 		r := mcpdctl(t, append([]string{"--socket", nowhere}, args...)...)
 		b.WriteString(r.transcript(args, ""))
-		if data, err := os.ReadFile(dest); err == nil {
+		if data, err := os.ReadFile(dest); err == nil && string(data) != string(before) {
 			b.WriteString("--- " + dest + "\n")
 			b.Write(data)
+			before = data
 		}
 		b.WriteString("\n")
 	}
@@ -204,5 +206,49 @@ func TestImportMerge(t *testing.T) {
 	}
 	if string(after) != string(merged) {
 		t.Errorf("a clashing merge changed the file:\n%s", after)
+	}
+}
+
+// TestImportMergeShapes checks where --merge puts the servers: under the
+// existing "mcpServers", else under VS Code's "servers", else in a new
+// "mcpServers"; an empty file is written afresh.
+func TestImportMergeShapes(t *testing.T) {
+	servers := map[string]importedServer{"new": {Command: "a"}}
+	for _, tt := range []struct{ existing, want string }{
+		{`{"mcpServers": {"old": {"command": "b"}}}`, `{"mcpServers":{"old":{"command":"b"},"new":{"command":"a"}}}`},
+		{`{"servers": {"old": {"command": "b"}}, "inputs": []}`, `{"servers":{"old":{"command":"b"},"new":{"command":"a"}},"inputs":[]}`},
+		{`{}`, `{"mcpServers":{"new":{"command":"a"}}}`},
+	} {
+		out, err := mergeConfig("config.json", []byte(tt.existing), "src.json", servers)
+		if err != nil {
+			t.Fatalf("merge into %s: %v", tt.existing, err)
+		}
+		compact, err := marshalCompact(out)
+		if err != nil || compact != tt.want {
+			t.Errorf("merge into %s: got %s (%v), want %s", tt.existing, out, err, tt.want)
+		}
+	}
+	_, err := mergeConfig("config.json", []byte(`{"servers": {"new": {"command": "b"}}}`), "src.json", servers)
+	want := `server "new" is both in config.json ("servers", command "b") and imported from src.json (command "a")`
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("clash under servers: %v, want %q", err, want)
+	}
+	_, err = mergeConfig("config.json", []byte(`{"mcpServers": [}`), "src.json", servers)
+	if err == nil || !strings.Contains(err.Error(), "merge into config.json: not valid JSON: line 1") {
+		t.Errorf("merge into invalid JSON: %v", err)
+	}
+
+	dir := t.TempDir()
+	dest := filepath.Join(dir, "config.json")
+	os.WriteFile(dest, nil, 0o600)
+	r := mcpdctl(t, "--socket", filepath.Join(dir, "none.sock"), "config", "import", "testdata/import/zed/settings.json", "--write", "--merge", "--config", dest)
+	if data, _ := os.ReadFile(dest); r.code != exitOK || !strings.Contains(string(data), `"postgres"`) {
+		t.Errorf("merge into an empty file: %+v\n%s", r, data)
+	}
+	for _, args := range [][]string{{"--merge"}, {"--write", "--merge", "--force"}, {"--force"}} {
+		r := mcpdctl(t, append([]string{"config", "import", "x.json"}, args...)...)
+		if r.code != exitUsage {
+			t.Errorf("config import %v: exit %d, want usage error: %s", args, r.code, r.stderr)
+		}
 	}
 }

@@ -129,7 +129,8 @@ func (c *cli) printLeftToFill(resp *mcpdv1.CheckConfigResponse, dest string, wri
 }
 
 // mergeConfig adds servers (imported from file) to the existing config at
-// dest, keeping its comments and every other key. A server name already
+// dest, keeping its comments and every other key; the file is laid out
+// anew by hujson's formatter. A server name already
 // in dest is an error naming both entries, and nothing is merged.
 func mergeConfig(dest string, existing []byte, file string, servers map[string]importedServer) ([]byte, error) {
 	existing = bytes.TrimPrefix(existing, []byte("\xef\xbb\xbf"))
@@ -168,7 +169,7 @@ func mergeConfig(dest string, existing []byte, file string, servers map[string]i
 	}
 	if len(clashes) > 0 {
 		sort.Strings(clashes)
-		return nil, fmt.Errorf("%s; rename one of each (in either file) and import again; nothing was written", strings.Join(clashes, "; "))
+		return nil, fmt.Errorf("%s; rename one of the two (in either file) and import again; nothing was written", strings.Join(clashes, "; "))
 	}
 	return patchServers(dest, existing, into, servers)
 }

@@ -141,4 +141,3 @@ func TestLogsFollow(t *testing.T) {
 		}
 	}
 }
-
