@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 )
 
 // The decoding of a host's file checks the type of each key it reads and
@@ -176,19 +175,4 @@ func remoteKey(r *fieldReader, m map[string]json.RawMessage, typ string) string 
 		return `"serverUrl"`
 	}
 	return ""
-}
-
-// quoteKeys is the list of keys for messages: "a", "b" and "c".
-func quoteKeys(keys []string) string {
-	q := make([]string, len(keys))
-	for i, k := range keys {
-		q[i] = fmt.Sprintf("%q", k)
-	}
-	switch len(q) {
-	case 0:
-		return ""
-	case 1:
-		return q[0]
-	}
-	return strings.Join(q[:len(q)-1], ", ") + " and " + q[len(q)-1]
 }
