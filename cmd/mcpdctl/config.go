@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -19,7 +18,7 @@ import (
 
 var configCmd = &command{
 	name:     "config",
-	synopsis: "check [FILE] [--json] | import FILE [--write [--force]] [--config PATH]",
+	synopsis: "check [FILE] [--json] | import FILE [--write [--merge|--force]] [--config PATH]",
 	short:    "validate a config file, or import another MCP host's config",
 	long: `config check [FILE]
   Validates FILE (default: mcpd's config file) and, when mcpd is running, prints
@@ -29,15 +28,23 @@ var configCmd = &command{
   the file is invalid.
 
 config import FILE
-  Reads the MCP servers of another host's config - Claude Desktop and Cursor
-  ("mcpServers"), VS Code (".vscode/mcp.json" "servers", or "mcp.servers" in
-  settings.json) - and prints an mcpd config with them. --write writes it to
-  the config file (--config, else $MCPD_CONFIG, else
-  $XDG_CONFIG_HOME/mcpd/config.json), refusing to replace an existing file
-  without --force. Comments and trailing commas (as VS Code allows) are read.
-  Remote (url) servers and entries that already run "mcpdctl bridge" are
-  skipped; VS Code ${input:NAME} values become ${NAME} variables to set in
-  mcpd's environment.`,
+  Reads the MCP servers of another host's config - Claude Desktop, Cursor and
+  Windsurf ("mcpServers"), Claude Code (.mcp.json, ~/.claude.json and its
+  projects), VS Code (.vscode/mcp.json "servers", or "mcp.servers" in
+  settings.json), Zed (settings.json "context_servers") - and prints an mcpd
+  config with them. Comments and trailing commas are read. Host variables
+  become mcpd's: ${userHome} is ${HOME}, ${env:NAME} is ${NAME}, VS Code's
+  ${input:ID} is ${MCP_INPUT_ID} (to set in mcpd's environment), and
+  ${workspaceFolder} is the project directory when FILE is in one
+  (.vscode/mcp.json, .cursor/mcp.json, .mcp.json), else ${HOME}, with a
+  warning. Remote servers, Zed extensions and entries that already run
+  "mcpdctl bridge" are skipped, each with a warning. --write writes the
+  config file (--config, else $MCPD_CONFIG, else
+  $XDG_CONFIG_HOME/mcpd/config.json): --merge adds the servers to an existing
+  file (keeping its comments; it is reformatted; a name in both is an error
+  and nothing is written), --force replaces it. The result is checked as
+  mcpd would: if it is not ready (a variable unset), import lists what is
+  left to fill in and exits 1, having printed or written it all the same.`,
 	run: runConfig,
 }
 
@@ -46,6 +53,7 @@ func runConfig(ctx context.Context, c *cli, cmd *command, args []string) error {
 	asJSON := fs.Bool("json", false, "check: print the outcome as JSON")
 	write := fs.Bool("write", false, "import: write the config file instead of printing it")
 	force := fs.Bool("force", false, "import: with --write, replace an existing config file")
+	merge := fs.Bool("merge", false, "import: with --write, add the imported servers to an existing config file")
 	cfgFlag := fs.String("config", "", "import: the config `PATH` --write writes (default $MCPD_CONFIG, else $XDG_CONFIG_HOME/mcpd/config.json)")
 	timeout := timeoutFlag(fs, 10*time.Second)
 	pos, err := c.parseArgs(cmd, fs, args, 1, 2)
@@ -54,8 +62,8 @@ func runConfig(ctx context.Context, c *cli, cmd *command, args []string) error {
 	}
 	switch pos[0] {
 	case "check":
-		if *write || *force || *cfgFlag != "" {
-			return &usageError{cmd: cmd, msg: "--write, --force and --config are for import"}
+		if *write || *force || *merge || *cfgFlag != "" {
+			return &usageError{cmd: cmd, msg: "--write, --force, --merge and --config are for import"}
 		}
 		file := ""
 		if len(pos) == 2 {
@@ -71,10 +79,17 @@ func runConfig(ctx context.Context, c *cli, cmd *command, args []string) error {
 		if *asJSON {
 			return &usageError{cmd: cmd, msg: "--json is for check (import always prints JSON)"}
 		}
-		if *force && !*write {
+		switch {
+		case *force && !*write:
 			return &usageError{cmd: cmd, msg: "--force needs --write"}
+		case *merge && !*write:
+			return &usageError{cmd: cmd, msg: "--merge needs --write"}
+		case *merge && *force:
+			return &usageError{cmd: cmd, msg: "--merge adds to the config file and --force replaces it: give one"}
 		}
-		return c.configImport(ctx, pos[1], *write, *force, paths.ConfigPath(*cfgFlag))
+		ctx, cancel := c.withTimeout(ctx, *timeout)
+		defer cancel()
+		return c.configImport(ctx, pos[1], importMode{write: *write, force: *force, merge: *merge, dest: paths.ConfigPath(*cfgFlag)})
 	}
 	return &usageError{cmd: cmd, msg: fmt.Sprintf("unknown config action %q, want check or import", pos[0])}
 }
@@ -171,36 +186,6 @@ func checkLocally(ctx context.Context, req *mcpdv1.CheckConfigRequest, file stri
 		}
 	}
 	return resp
-}
-
-// configImport converts another host's config and prints or writes it.
-func (c *cli) configImport(ctx context.Context, file string, write, force bool, dest string) error {
-	// Another host's config is bounded like mcpd's own (config.ReadFile).
-	data, err := config.ReadFile(ctx, file)
-	if err != nil {
-		return err
-	}
-	out, warnings, err := importConfig(data)
-	if err != nil {
-		return fmt.Errorf("import %s: %w", file, err)
-	}
-	for _, w := range warnings {
-		c.warnf("%s", w)
-	}
-	if !write {
-		_, err := c.stdout.Write(out)
-		return err
-	}
-	if _, err := os.Stat(dest); err == nil && !force {
-		return fmt.Errorf("%s already exists; use --force to replace it (or merge by hand: mcpdctl config import %s)", dest, file)
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("config file: %w", err)
-	}
-	if err := writeFileAtomic(dest, out); err != nil {
-		return err
-	}
-	fmt.Fprintf(c.stdout, "wrote %s; %s\n", dest, c.applyHint(dest))
-	return nil
 }
 
 // applyHint says how to make mcpd use the config file just written to

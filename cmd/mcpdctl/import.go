@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -23,121 +23,280 @@ type importedServer struct {
 	Disabled bool              `json:"disabled,omitempty"`
 }
 
-// hostServer is a server as MCP hosts write it (the union of the keys of
-// Claude Desktop, Cursor and VS Code that matter).
+// hostServer is a server as MCP hosts write it: the keys of Claude Desktop,
+// Claude Code, Cursor, VS Code, Windsurf and Zed that matter.
 type hostServer struct {
-	Type     string            `json:"type"`
-	Command  string            `json:"command"`
-	Args     []string          `json:"args"`
-	Env      map[string]string `json:"env"`
-	Cwd      string            `json:"cwd"`
-	URL      string            `json:"url"`
-	EnvFile  string            `json:"envFile"`
-	Disabled bool              `json:"disabled"`
+	Type, Command, Cwd, EnvFile string
+	Args                        []string
+	Env                         map[string]string
+	Disabled                    bool
+	// Remote is the key that makes it a remote server ("url", "serverUrl",
+	// "type"), if any.
+	Remote string
+	// Extension is set for a Zed entry provided by a Zed extension.
+	Extension bool
 }
 
-var (
-	// inputVar is VS Code's ${input:NAME} (a prompt for a value).
-	inputVar = regexp.MustCompile(`\$\{input:([^}]*)\}`)
-	// vscodeVar is any other VS Code variable (${workspaceFolder}, ...),
-	// which mcpd does not know; ${env:NAME} is fine as it is.
-	vscodeVar = regexp.MustCompile(`\$\{(workspaceFolder|userHome|pathSeparator|cwd)[^}]*\}`)
-	nonVar    = regexp.MustCompile(`[^A-Za-z0-9_]`)
-)
+// serverMap is one map of servers found in a host's file.
+type serverMap struct {
+	// where names the map in messages ("mcpServers",
+	// `projects["/home/u/app"].mcpServers`).
+	where string
+	// workspace is the project directory the host runs these servers in,
+	// "" when the map is not tied to one.
+	workspace string
+	zed       bool
+	raw       json.RawMessage
+}
 
-// importConfig converts a Claude Desktop, Cursor or VS Code MCP config to an
-// mcpd config (indented JSON with a final newline) and says what it had to
-// leave out or change.
-func importConfig(data []byte) ([]byte, []string, error) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(config.StripJSONComments(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))), &top); err != nil {
-		return nil, nil, fmt.Errorf("not a JSON object: %w", err)
+// importResult is a converted config.
+type importResult struct {
+	servers map[string]importedServer
+	// notes say what was left out or changed, in order.
+	notes []string
+}
+
+// importer converts one host file.
+type importer struct {
+	file   string            // the file imported, absolute
+	home   string            // the user's home directory, "" if unknown
+	inputs map[string]string // VS Code input id → its description
+	res    importResult
+	from   map[string]string // imported name → where it came from
+}
+
+// importConfig converts the MCP servers of a Claude Desktop, Claude Code,
+// Cursor, VS Code, Windsurf or Zed config file (data, read from file) to
+// mcpd servers, and says what it had to leave out or change.
+func importConfig(file string, data []byte) (*importResult, error) {
+	std := config.StripJSONComments(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	if err := json.Unmarshal(std, new(any)); err != nil {
+		return nil, syntaxError(std, err)
 	}
-	// VS Code settings.json nests the servers under "mcp".
-	if raw, ok := top["mcp"]; ok {
-		var nested map[string]json.RawMessage
-		if json.Unmarshal(raw, &nested) == nil {
-			for k, v := range nested {
-				if _, dup := top[k]; !dup {
-					top[k] = v
-				}
-			}
+	top, err := objectMembers(std, "the file")
+	if err != nil {
+		return nil, err
+	}
+	home, _ := os.UserHomeDir()
+	abs, err := filepath.Abs(file)
+	if err != nil {
+		abs = file
+	}
+	im := &importer{file: abs, home: home, from: map[string]string{},
+		res: importResult{servers: map[string]importedServer{}}}
+	if err := im.readInputs(top["inputs"]); err != nil {
+		return nil, err
+	}
+	maps, err := im.serverMaps(top)
+	if err != nil {
+		return nil, err
+	}
+	if len(maps) == 0 {
+		return nil, errors.New(`no MCP servers found: want "mcpServers" (Claude Desktop, Claude Code, Cursor, Windsurf), "servers" or "mcp.servers" (VS Code) or "context_servers" (Zed)`)
+	}
+	for _, m := range maps {
+		if err := im.importMap(m); err != nil {
+			return nil, err
 		}
 	}
-	servers := map[string]hostServer{}
-	found := false
+	return &im.res, nil
+}
+
+// serverMaps finds the maps of servers in a host file's top-level object.
+func (im *importer) serverMaps(top map[string]json.RawMessage) ([]serverMap, error) {
+	ws := im.workspaceOf()
+	var maps []serverMap
 	for _, key := range []string{"mcpServers", "servers"} {
-		raw, ok := top[key]
-		if !ok {
-			continue
+		if raw, ok := top[key]; ok {
+			maps = append(maps, serverMap{where: key, workspace: ws, raw: raw})
 		}
-		found = true
-		var m map[string]hostServer
-		if err := json.Unmarshal(raw, &m); err != nil {
-			return nil, nil, fmt.Errorf("%q: %w", key, err)
+	}
+	if raw, ok := top["mcp"]; ok { // VS Code settings.json
+		mcp, err := objectMembers(raw, `"mcp"`)
+		if err != nil {
+			return nil, err
 		}
-		for name, s := range m {
-			if _, dup := servers[name]; dup {
-				return nil, nil, fmt.Errorf("server %q is defined in both \"mcpServers\" and \"servers\"", name)
+		if s, ok := mcp["servers"]; ok {
+			maps = append(maps, serverMap{where: "mcp.servers", workspace: ws, raw: s})
+		}
+		if err := im.readInputs(mcp["inputs"]); err != nil {
+			return nil, err
+		}
+	}
+	if raw, ok := top["context_servers"]; ok { // Zed settings.json
+		maps = append(maps, serverMap{where: "context_servers", workspace: ws, zed: true, raw: raw})
+	}
+	if raw, ok := top["projects"]; ok { // Claude Code's ~/.claude.json
+		projects, err := objectMembers(raw, `"projects"`)
+		if err != nil {
+			return nil, err
+		}
+		dirs := make([]string, 0, len(projects))
+		for dir := range projects {
+			dirs = append(dirs, dir)
+		}
+		sort.Strings(dirs)
+		for _, dir := range dirs {
+			where := fmt.Sprintf("projects[%q]", dir)
+			p, err := objectMembers(projects[dir], where)
+			if err != nil {
+				return nil, err
 			}
-			servers[name] = s
+			if s, ok := p["mcpServers"]; ok {
+				maps = append(maps, serverMap{where: where + ".mcpServers", workspace: dir, raw: s})
+			}
 		}
 	}
-	if !found {
-		return nil, nil, errors.New(`no "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code) object found`)
+	return maps, nil
+}
+
+// workspaceOf infers the project directory of im.file: the directory
+// holding a project's .vscode/mcp.json or .cursor/mcp.json, or a Claude
+// Code .mcp.json. It is "" for a file that is not in a project (the
+// home directory's ~/.cursor/mcp.json is Cursor's global config).
+func (im *importer) workspaceOf() string {
+	dir := filepath.Dir(im.file)
+	ws := ""
+	switch {
+	case filepath.Base(im.file) == "mcp.json" && slices.Contains([]string{".vscode", ".cursor"}, filepath.Base(dir)):
+		ws = filepath.Dir(dir)
+	case filepath.Base(im.file) == ".mcp.json":
+		ws = dir
 	}
-	var warnings []string
-	out := map[string]importedServer{}
-	names := make([]string, 0, len(servers))
-	for name := range servers {
+	if ws == "" || (im.home != "" && filepath.Clean(ws) == filepath.Clean(im.home)) {
+		return ""
+	}
+	return ws
+}
+
+// readInputs records the descriptions of VS Code's "inputs".
+func (im *importer) readInputs(raw json.RawMessage) error {
+	if raw == nil {
+		return nil
+	}
+	if k := jsonKind(raw); k != "an array" {
+		return fmt.Errorf(`"inputs" must be an array, not %s`, k)
+	}
+	var inputs []struct {
+		ID          any `json:"id"`
+		Description any `json:"description"`
+	}
+	if json.Unmarshal(raw, &inputs) != nil {
+		return errors.New(`"inputs" must be an array of objects`)
+	}
+	if im.inputs == nil {
+		im.inputs = map[string]string{}
+	}
+	for _, in := range inputs {
+		id, _ := in.ID.(string)
+		desc, _ := in.Description.(string)
+		if id != "" {
+			im.inputs[id] = desc
+		}
+	}
+	return nil
+}
+
+// importMap converts the servers of one map, in name order.
+func (im *importer) importMap(m serverMap) error {
+	members, err := objectMembers(m.raw, fmt.Sprintf("%q", m.where))
+	if err != nil {
+		return err
+	}
+	names := make([]string, 0, len(members))
+	for name := range members {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		s := servers[name]
-		switch {
-		case s.URL != "" || (s.Type != "" && s.Type != "stdio"):
-			warnings = append(warnings, fmt.Sprintf("server %q skipped: remote (%s) servers are not supported, only stdio", name, firstNonEmpty(s.Type, "url")))
-			continue
-		case s.Command == "":
-			warnings = append(warnings, fmt.Sprintf("server %q skipped: no command", name))
-			continue
-		case isBridge(s):
-			warnings = append(warnings, fmt.Sprintf("server %q skipped: it is already mcpd's (mcpdctl bridge)", name))
+		hs, err := decodeHostServer(m.where, name, members[name], m.zed)
+		if err != nil {
+			return err
+		}
+		if !im.importable(m, name, hs) {
 			continue
 		}
-		if s.EnvFile != "" {
-			warnings = append(warnings, fmt.Sprintf("server %q: envFile %q is not supported; put the variables in \"env\"", name, s.EnvFile))
-		}
-		conv := func(v string) string {
-			v = inputVar.ReplaceAllStringFunc(v, func(m string) string {
-				id := inputVar.FindStringSubmatch(m)[1]
-				env := strings.ToUpper(nonVar.ReplaceAllString(id, "_"))
-				warnings = append(warnings, fmt.Sprintf("server %q: ${input:%s} became ${%s}; set %s in mcpd's environment", name, id, env, env))
-				return "${" + env + "}"
-			})
-			if vscodeVar.MatchString(v) {
-				warnings = append(warnings, fmt.Sprintf("server %q: %q uses a VS Code variable mcpd does not expand; edit it", name, v))
-			}
-			return v
-		}
-		is := importedServer{Command: conv(s.Command), Cwd: conv(s.Cwd), Disabled: s.Disabled}
-		for _, a := range s.Args {
-			is.Args = append(is.Args, conv(a))
-		}
-		if len(s.Env) > 0 {
-			is.Env = map[string]string{}
-			for k, v := range s.Env {
-				is.Env[k] = conv(v)
-			}
-		}
-		out[name] = is
+		im.add(m, name, im.convert(m, name, hs))
 	}
-	b, err := marshalNoEscapeIndent(map[string]any{"mcpServers": out})
-	if err != nil {
-		return nil, nil, err
+	return nil
+}
+
+// importable reports whether hs can run under mcpd, noting why not.
+func (im *importer) importable(m serverMap, name string, hs hostServer) bool {
+	why := ""
+	switch {
+	case hs.Remote != "":
+		why = fmt.Sprintf("it is a remote server (%s); mcpd runs local (stdio) servers only, remote servers are not supported yet", hs.Remote)
+	case hs.Extension:
+		why = "it is provided by a Zed extension, which only Zed can run; declare its command instead"
+	case hs.Command == "":
+		why = "it has no command"
+	case isBridge(hs):
+		why = "it is already mcpd's (mcpdctl bridge)"
+	default:
+		return true
 	}
-	return b, warnings, nil
+	im.notef("%s: skipped: %s", serverRef(m, name), why)
+	return false
+}
+
+// add records s under name, renamed when mcpd does not allow the name or
+// another map of the file already used it.
+func (im *importer) add(m serverMap, name string, s importedServer) {
+	out := mcpdName(name)
+	if prev, dup := im.from[out]; dup {
+		if sameServer(im.res.servers[out], s) {
+			return
+		}
+		base := out
+		for i := 2; ; i++ {
+			if _, taken := im.from[out]; !taken {
+				break
+			}
+			out = fmt.Sprintf("%s-%d", base, i)
+		}
+		im.notef("%s: imported as %q: %q is the server of %s", serverRef(m, name), out, base, prev)
+	} else if out != name {
+		im.notef("%s: imported as %q: mcpd names use only letters, digits, \"_\", \".\" and \"-\", without \"__\"", serverRef(m, name), out)
+	}
+	im.from[out] = fmt.Sprintf("%q in %s", name, m.where)
+	im.res.servers[out] = s
+}
+
+func sameServer(a, b importedServer) bool {
+	x, _ := json.Marshal(a)
+	y, _ := json.Marshal(b)
+	return bytes.Equal(x, y)
+}
+
+// mcpdName turns a host's server name into one mcpd accepts.
+func mcpdName(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	out := string(b)
+	for strings.Contains(out, "__") {
+		out = strings.ReplaceAll(out, "__", "_")
+	}
+	if out == "" {
+		return "server"
+	}
+	return out
+}
+
+// serverRef names a server of the imported file in messages.
+func serverRef(m serverMap, name string) string {
+	if m.where == "mcpServers" || m.where == "servers" || m.where == "context_servers" {
+		return fmt.Sprintf("server %q", name)
+	}
+	return fmt.Sprintf("server %q of %s", name, m.where)
+}
+
+func (im *importer) notef(format string, args ...any) {
+	im.res.notes = append(im.res.notes, fmt.Sprintf(format, args...))
 }
 
 // isBridge reports whether s runs mcpdctl's bridge, i.e. is a host's entry
@@ -145,13 +304,6 @@ func importConfig(data []byte) ([]byte, []string, error) {
 // into itself.
 func isBridge(s hostServer) bool {
 	return strings.TrimSuffix(filepath.Base(s.Command), ".exe") == "mcpdctl" && slices.Contains(s.Args, "bridge")
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // marshalNoEscapeIndent is indented JSON without HTML escaping, with a
