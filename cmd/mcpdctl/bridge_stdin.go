@@ -63,7 +63,7 @@ func (b *bridge) serve(ctx context.Context, in io.Reader) error {
 }
 
 func (b *bridge) write(m *jsonrpc.Message) {
-	m.JSONRPC = "2.0"
+	m.JSONRPC = jsonrpc.Version
 	data, err := json.Marshal(m)
 	if err != nil {
 		b.c.warnf("bridge: encode message: %v", err)

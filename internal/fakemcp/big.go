@@ -28,6 +28,6 @@ func toolBig(s *server, r *req, args map[string]json.RawMessage) (string, *jsonr
 		JSONRPC string          `json:"jsonrpc"`
 		Result  map[string]any  `json:"result"`
 		ID      json.RawMessage `json:"id"`
-	}{"2.0", result, r.id})
+	}{jsonrpc.Version, result, r.id})
 	return "", errNoReply
 }

@@ -19,7 +19,7 @@ func init() {
 }
 
 func toolTruncated(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
-	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": r.id,
+	line, _ := json.Marshal(map[string]any{"jsonrpc": jsonrpc.Version, "id": r.id,
 		"result": map[string]any{"content": []any{textContent(argString(args, "message"))}}})
 	s.writeRaw(append(line[:len(line)/2:len(line)/2], '\n'))
 	return argString(args, "message"), nil

@@ -601,7 +601,7 @@ func (s *server) listen(r *req) (map[string]any, *jsonrpc.Error) {
 // reply writes the response to r. Modern results get resultType and the
 // serverInfo _meta key.
 func (s *server) reply(r *req, result map[string]any, rerr *jsonrpc.Error) {
-	resp := map[string]any{"jsonrpc": "2.0", "id": r.id}
+	resp := map[string]any{"jsonrpc": jsonrpc.Version, "id": r.id}
 	if rerr != nil {
 		resp["error"] = rerr
 	} else {
@@ -622,7 +622,7 @@ func (s *server) reply(r *req, result map[string]any, rerr *jsonrpc.Error) {
 }
 
 func (s *server) notify(method string, params any) {
-	s.write(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	s.write(map[string]any{"jsonrpc": jsonrpc.Version, "method": method, "params": params})
 }
 
 // request sends a server→client request and waits for the answer or ctx.
@@ -635,7 +635,7 @@ func (s *server) request(ctx context.Context, method string, params any, afterWr
 	ch := make(chan *jsonrpc.Message, 1)
 	s.waiting[key] = ch
 	s.mu.Unlock()
-	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+	msg := map[string]any{"jsonrpc": jsonrpc.Version, "id": id, "method": method}
 	if params != nil {
 		msg["params"] = params
 	}

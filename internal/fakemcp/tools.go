@@ -164,12 +164,12 @@ func toolOutOfOrder(s *server, r *req, args map[string]json.RawMessage) (string,
 }
 
 func toolUnknownID(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
-	s.write(map[string]any{"jsonrpc": "2.0", "id": 987654321, "result": map[string]any{"bogus": true}})
+	s.write(map[string]any{"jsonrpc": jsonrpc.Version, "id": 987654321, "result": map[string]any{"bogus": true}})
 	return okOr(args), nil
 }
 
 func toolInvalid(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
-	s.write(map[string]any{"jsonrpc": "2.0", "note": "no method, no id"})
+	s.write(map[string]any{"jsonrpc": jsonrpc.Version, "note": "no method, no id"})
 	return okOr(args), nil
 }
 
