@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -54,32 +55,6 @@ written to stdout.`,
 // bridgeStdin is the host's side of the bridge; a variable for tests.
 var bridgeStdin io.Reader = os.Stdin
 
-// Protocol versions the bridge serves. "If the server supports the
-// requested version it echoes it; otherwise it answers with another
-// version it supports (preferably its latest)."
-var (
-	bridgeModernVersions = []string{"2026-07-28"}
-	bridgeLegacyVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-)
-
-// Keys of the modern per-request _meta envelope.
-const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
-	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
-)
-
-// JSON-RPC error codes the bridge answers with.
-const (
-	codeInvalidRequest     = -32600
-	codeMethodNotFound     = -32601
-	codeInvalidParams      = -32602
-	codeInternal           = -32603
-	codeUnsupportedVersion = -32022
-)
-
 // Connection settings: mcpd restarts must be noticed quickly.
 const (
 	bridgeReadyTimeout = 3 * time.Second
@@ -87,29 +62,6 @@ const (
 	bridgeRetryMax     = 2 * time.Second
 	maxInputRounds     = 10
 )
-
-// rpcMsg is one JSON-RPC message; params and results stay raw.
-type rpcMsg struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *rpcErr         `json:"error,omitempty"`
-}
-
-// rpcErr is a JSON-RPC error object.
-type rpcErr struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *rpcErr) Error() string { return fmt.Sprintf("mcp error %d: %s", e.Code, e.Message) }
-
-func errorf(code int64, format string, args ...any) *rpcErr {
-	return &rpcErr{Code: code, Message: fmt.Sprintf(format, args...)}
-}
 
 // bridge is one running mcpdctl bridge. Request handlers run concurrently;
 // mu guards the shared state below it.
@@ -131,8 +83,8 @@ type bridge struct {
 
 	mu          sync.Mutex // guards following
 	info        map[string]*mcpdv1.ServerStatus
-	inflight    map[string]context.CancelFunc // host request id → cancel
-	hostWaits   map[string]chan *rpcMsg       // our requests to the host
+	inflight    map[string]context.CancelFunc    // host request id → cancel
+	hostWaits   map[string]chan *jsonrpc.Message // our requests to the host
 	nextHostID  int64
 	initialized bool            // a legacy host ran initialize
 	hostCaps    json.RawMessage // what the legacy host declared
@@ -226,7 +178,7 @@ func newBridge(ctx context.Context, c *cli) (*bridge, error) {
 		out:       c.stdout,
 		info:      map[string]*mcpdv1.ServerStatus{},
 		inflight:  map[string]context.CancelFunc{},
-		hostWaits: map[string]chan *rpcMsg{},
+		hostWaits: map[string]chan *jsonrpc.Message{},
 		routes:    map[string]route{},
 		uris:      map[string]string{},
 		missing:   map[string]string{},
@@ -407,9 +359,9 @@ func keepOpen(ctx context.Context, stream func() (established bool)) {
 // dispatch handles one line of the host; for a subscriptions/listen it
 // returns a channel closed once the listen is in place.
 func (b *bridge) dispatch(ctx context.Context, line []byte) <-chan struct{} {
-	var m rpcMsg
+	var m jsonrpc.Message
 	if err := json.Unmarshal(line, &m); err != nil {
-		b.write(&rpcMsg{ID: json.RawMessage("null"), Error: errorf(-32700, "parse error: %v", err)})
+		b.write(&jsonrpc.Message{ID: json.RawMessage("null"), Error: jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: %v", err)})
 		return nil
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
@@ -430,7 +382,7 @@ func (b *bridge) dispatch(ctx context.Context, line []byte) <-chan struct{} {
 	return nil
 }
 
-func (b *bridge) notification(m *rpcMsg) {
+func (b *bridge) notification(m *jsonrpc.Message) {
 	switch m.Method {
 	case "notifications/cancelled":
 		// "Receiver should stop work, free resources and not answer."
@@ -456,7 +408,7 @@ func (b *bridge) notification(m *rpcMsg) {
 // notifications/cancelled for its id cancels its context, and then no
 // answer is sent. For a subscriptions/listen it returns a channel closed
 // once the listen is acknowledged, or has ended.
-func (b *bridge) startRequest(ctx context.Context, m *rpcMsg) <-chan struct{} {
+func (b *bridge) startRequest(ctx context.Context, m *jsonrpc.Message) <-chan struct{} {
 	key := idKey(m.ID)
 	rctx, cancel := context.WithCancel(ctx)
 	b.mu.Lock()
@@ -479,10 +431,10 @@ func (b *bridge) startRequest(ctx context.Context, m *rpcMsg) <-chan struct{} {
 			return // cancelled by the host, or the bridge is exiting
 		}
 		if rerr != nil {
-			b.write(&rpcMsg{ID: m.ID, Error: rerr})
+			b.write(&jsonrpc.Message{ID: m.ID, Error: rerr})
 			return
 		}
-		b.write(&rpcMsg{ID: m.ID, Result: result})
+		b.write(&jsonrpc.Message{ID: m.ID, Result: result})
 	})
 	return req.acked
 }
@@ -496,8 +448,8 @@ func idKey(raw json.RawMessage) string {
 }
 
 // hostRequest sends a request to the host and waits for its answer.
-func (b *bridge) hostRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *rpcErr) {
-	ch := make(chan *rpcMsg, 1)
+func (b *bridge) hostRequest(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+	ch := make(chan *jsonrpc.Message, 1)
 	b.mu.Lock()
 	b.nextHostID++
 	id := json.RawMessage(strconv.Quote("mcpd-" + strconv.FormatInt(b.nextHostID, 10)))
@@ -506,7 +458,7 @@ func (b *bridge) hostRequest(ctx context.Context, method string, params json.Raw
 	if len(params) == 0 {
 		params = nil
 	}
-	b.write(&rpcMsg{ID: id, Method: method, Params: params})
+	b.write(&jsonrpc.Message{ID: id, Method: method, Params: params})
 	select {
 	case m := <-ch:
 		if m.Error != nil {
@@ -520,37 +472,37 @@ func (b *bridge) hostRequest(ctx context.Context, method string, params json.Raw
 		b.mu.Lock()
 		delete(b.hostWaits, idKey(id))
 		b.mu.Unlock()
-		return nil, errorf(codeInternal, "the client closed the connection")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the client closed the connection")
 	case <-ctx.Done():
 		b.mu.Lock()
 		delete(b.hostWaits, idKey(id))
 		b.mu.Unlock()
 		// "either side may cancel its own earlier requests"
 		b.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "cancelled by the server"})
-		return nil, errorf(codeInternal, "request cancelled")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
 	}
 }
 
 // rpcToMCP turns a gRPC failure into the JSON-RPC error the host sees.
-func (b *bridge) rpcToMCP(ctx context.Context, err error, server string) *rpcErr {
+func (b *bridge) rpcToMCP(ctx context.Context, err error, server string) *jsonrpc.Error {
 	if ctx.Err() != nil {
-		return errorf(codeInternal, "request cancelled")
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
 	}
 	st, _ := status.FromError(err)
 	switch st.Code() {
 	case codes.Unavailable:
 		if b.conn.GetState() != connectivity.Ready {
-			return errorf(codeInternal, "%s", b.c.notRunning().Error())
+			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", b.c.notRunning().Error())
 		}
-		return errorf(codeInternal, "server %q is unavailable: %s", server, st.Message())
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", server, st.Message())
 	case codes.NotFound:
-		return errorf(codeInvalidParams, "%s", st.Message())
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", st.Message())
 	case codes.InvalidArgument:
-		return errorf(codeInvalidParams, "%s", st.Message())
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", st.Message())
 	case codes.DeadlineExceeded:
-		return errorf(codeInternal, "server %q: request timed out", server)
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: request timed out", server)
 	}
-	return errorf(codeInternal, "mcpd: %s", st.Message())
+	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpd: %s", st.Message())
 }
 
 // clientInfoProto is the host's identity for mcpd.

@@ -3,6 +3,8 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // hostReq is one request of the host, decoded down to the top-level keys.
@@ -23,7 +25,7 @@ type hostReq struct {
 	// acked is closed once a subscriptions/listen is acknowledged, or has
 	// ended; nil for other methods.
 	acked chan struct{}
-	bad   *rpcErr
+	bad   *jsonrpc.Error
 }
 
 // ack closes acked, if any and not closed yet. Only the request's own
@@ -39,29 +41,29 @@ func (r *hostReq) ack() {
 	}
 }
 
-func parseRequest(m *rpcMsg) *hostReq {
+func parseRequest(m *jsonrpc.Message) *hostReq {
 	r := &hostReq{id: m.ID, method: m.Method}
 	if len(m.Params) > 0 && string(m.Params) != "null" {
 		if err := json.Unmarshal(m.Params, &r.params); err != nil || r.params == nil {
-			r.bad = errorf(codeInvalidParams, "params must be an object")
+			r.bad = jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params must be an object")
 			return r
 		}
 	}
 	if raw := r.params["_meta"]; len(raw) > 0 && string(raw) != "null" {
 		if err := json.Unmarshal(raw, &r.meta); err != nil {
-			r.bad = errorf(codeInvalidParams, "params._meta must be an object")
+			r.bad = jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params._meta must be an object")
 			return r
 		}
 	}
-	_, r.modern = r.meta[metaProtocolVersion]
+	_, r.modern = r.meta[jsonrpc.MetaProtocolVersion]
 	if r.method == "server/discover" {
 		// server/discover exists only in the modern era: its params are
 		// the envelope, which it must carry like any modern request.
 		r.modern = true
 	}
 	if r.modern {
-		r.caps = r.meta[metaClientCapabilities]
-		r.info = r.meta[metaClientInfo]
+		r.caps = r.meta[jsonrpc.MetaClientCapabilities]
+		r.info = r.meta[jsonrpc.MetaClientInfo]
 		r.bad = r.checkEnvelope()
 	}
 	return r
@@ -71,27 +73,27 @@ func parseRequest(m *rpcMsg) *hostReq {
 // required key ⇒ malformed ⇒ server must answer -32602." The version and
 // the capabilities are required, the client's identity is optional (SHOULD
 // be sent) but must be an Implementation object when present.
-func (r *hostReq) checkEnvelope() *rpcErr {
-	envelope := fmt.Sprintf("a %s request carries params._meta with %q and %q", r.method, metaProtocolVersion, metaClientCapabilities)
-	v, ok := r.meta[metaProtocolVersion]
+func (r *hostReq) checkEnvelope() *jsonrpc.Error {
+	envelope := fmt.Sprintf("a %s request carries params._meta with %q and %q", r.method, jsonrpc.MetaProtocolVersion, jsonrpc.MetaClientCapabilities)
+	v, ok := r.meta[jsonrpc.MetaProtocolVersion]
 	if !ok {
-		return errorf(codeInvalidParams, "missing _meta field %q: %s", metaProtocolVersion, envelope)
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "missing _meta field %q: %s", jsonrpc.MetaProtocolVersion, envelope)
 	}
 	if json.Unmarshal(v, &r.version) != nil || r.version == "" {
-		return errorf(codeInvalidParams, "invalid _meta field %q: must be a protocol version string such as %q", metaProtocolVersion, bridgeModernVersions[0])
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid _meta field %q: must be a protocol version string such as %q", jsonrpc.MetaProtocolVersion, jsonrpc.ModernVersion)
 	}
 	if len(r.caps) == 0 {
-		return errorf(codeInvalidParams, "missing _meta field %q: %s (use {} to declare none)", metaClientCapabilities, envelope)
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "missing _meta field %q: %s (use {} to declare none)", jsonrpc.MetaClientCapabilities, envelope)
 	}
 	if !isObject(r.caps) {
-		return errorf(codeInvalidParams, "invalid _meta field %q: must be a ClientCapabilities object", metaClientCapabilities)
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid _meta field %q: must be a ClientCapabilities object", jsonrpc.MetaClientCapabilities)
 	}
 	if len(r.info) > 0 {
 		var impl struct {
 			Name *string `json:"name"`
 		}
 		if !isObject(r.info) || json.Unmarshal(r.info, &impl) != nil || impl.Name == nil {
-			return errorf(codeInvalidParams, "invalid _meta field %q: must be an Implementation object with a name", metaClientInfo)
+			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid _meta field %q: must be an Implementation object with a name", jsonrpc.MetaClientInfo)
 		}
 	}
 	return nil
@@ -118,12 +120,12 @@ var removedMethods = map[string]string{
 
 // removedInModern is the error for a modern request of a removed method,
 // or nil.
-func removedInModern(r *hostReq) *rpcErr {
+func removedInModern(r *hostReq) *jsonrpc.Error {
 	instead, removed := removedMethods[r.method]
 	if !r.modern || !removed {
 		return nil
 	}
-	return errorf(codeMethodNotFound, "method %q was removed in protocol version %s: %s", r.method, r.version, instead)
+	return jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q was removed in protocol version %s: %s", r.method, r.version, instead)
 }
 
 // forwardParams are the request's params for mcpd: the modern envelope
@@ -141,7 +143,7 @@ func (r *hostReq) forwardParams() (json.RawMessage, error) {
 		meta := map[string]json.RawMessage{}
 		for k, v := range r.meta {
 			switch k {
-			case metaProtocolVersion, metaClientCapabilities, metaClientInfo:
+			case jsonrpc.MetaProtocolVersion, jsonrpc.MetaClientCapabilities, jsonrpc.MetaClientInfo:
 			default:
 				meta[k] = v
 			}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -227,13 +228,13 @@ func (b *bridge) hostRun(reg *hostReg, flags hostFlags) {
 // bridge: a legacy host gets it as a request; for a modern host, which
 // cannot be sent requests, it becomes the input_required result of the
 // host's call in flight on that server (bridge_mrtr.go).
-func (b *bridge) answerChild(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *rpcErr) {
+func (b *bridge) answerChild(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	b.mu.Lock()
 	legacy, caps := b.initialized, b.hostCaps
 	b.mu.Unlock()
 	if legacy {
 		if !hostDeclares(caps, method) {
-			return nil, errorf(codeMethodNotFound, "the MCP client behind this bridge does not answer %s", method)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "the MCP client behind this bridge does not answer %s", method)
 		}
 		return b.hostRequest(ctx, method, params)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -22,9 +23,9 @@ var listKeys = map[string]string{
 // list returns the merged items of method over the served servers; names
 // are prefixed when serving several, and routes are recorded. Serving
 // several, a server that cannot serve now is left out (bridge_missing.go).
-func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *rpcErr) {
+func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *jsonrpc.Error) {
 	if err := b.ready(ctx); err != nil {
-		return nil, errorf(codeInternal, "%s", err.Error())
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
 	l := &listing{method: method, seen: map[string]string{}, routes: map[string]route{}}
 	var back bool
@@ -42,7 +43,7 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *r
 			case e.GetError() != nil && !b.aggr:
 				return nil, mcpErr(e.GetError())
 			case e.GetUnavailable() != "" && !b.aggr:
-				return nil, errorf(codeInternal, "server %q is unavailable: %s", n, e.GetUnavailable())
+				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", n, e.GetUnavailable())
 			case e.GetUnavailable() != "":
 				b.serverDown(n, e.GetUnavailable())
 				continue
@@ -79,10 +80,10 @@ type listing struct {
 
 // addItems adds the items server listed (a JSON array) to l: tools and
 // prompts under their exposed names, resources noting their server.
-func (b *bridge) addItems(l *listing, server, itemsJSON string) *rpcErr {
+func (b *bridge) addItems(l *listing, server, itemsJSON string) *jsonrpc.Error {
 	var arr []map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(itemsJSON), &arr); err != nil {
-		return errorf(codeInternal, "server %q: bad %s items: %v", server, l.method, err)
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: bad %s items: %v", server, l.method, err)
 	}
 	for _, it := range arr {
 		switch l.method {
@@ -93,7 +94,7 @@ func (b *bridge) addItems(l *listing, server, itemsJSON string) *rpcErr {
 			if b.aggr {
 				exposed = prefixed(server, name)
 				if other, clash := l.seen[exposed]; clash {
-					return errorf(codeInternal, "%s name %q of server %q clashes with one of server %q after prefixing",
+					return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s name %q of server %q clashes with one of server %q after prefixing",
 						strings.TrimSuffix(l.method, "s/list"), exposed, server, other)
 				}
 				l.seen[exposed] = server
@@ -113,7 +114,7 @@ func (b *bridge) addItems(l *listing, server, itemsJSON string) *rpcErr {
 		}
 		raw, err := json.Marshal(it)
 		if err != nil {
-			return errorf(codeInternal, "encode item: %v", err)
+			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "encode item: %v", err)
 		}
 		l.items = append(l.items, raw)
 	}
@@ -143,19 +144,19 @@ func (b *bridge) setRoutes(l *listing) {
 // each server), so a cursor is only valid when absent, null or empty
 // (some hosts send the empty cursor for the first page). "Invalid cursor
 // ⇒ -32602."
-func checkCursor(r *hostReq) *rpcErr {
+func checkCursor(r *hostReq) *jsonrpc.Error {
 	raw, ok := r.params["cursor"]
 	if !ok || string(raw) == "null" {
 		return nil
 	}
 	var cursor string
 	if err := json.Unmarshal(raw, &cursor); err != nil {
-		return errorf(codeInvalidParams, "invalid cursor %s: a cursor is a string", raw)
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid cursor %s: a cursor is a string", raw)
 	}
 	if cursor == "" {
 		return nil
 	}
-	return errorf(codeInvalidParams, "invalid cursor %q: this server issued no cursor (it lists everything in one page); list again without one", cursor)
+	return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid cursor %q: this server issued no cursor (it lists everything in one page); list again without one", cursor)
 }
 
 func (b *bridge) listOne(ctx context.Context, method, server string) ([]*mcpdv1.ServerList, error) {
@@ -179,7 +180,7 @@ func prefixed(server, name string) string {
 	return full[:maxToolName-len(suffix)] + suffix
 }
 
-func listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMessage, *rpcErr) {
+func listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	res := map[string]any{listKeys[method]: items}
 	if r.modern {
 		// Modern list results "must carry ttlMs and cacheScope"; mcpd

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 )
 
@@ -126,12 +127,12 @@ func nonEmpty(ss ...string) []string {
 }
 
 // responseError decodes the error of a response; nil when it has none.
-func responseError(t *testing.T, m map[string]json.RawMessage) *rpcErr {
+func responseError(t *testing.T, m map[string]json.RawMessage) *jsonrpc.Error {
 	t.Helper()
 	if m["error"] == nil {
 		return nil
 	}
-	var e rpcErr
+	var e jsonrpc.Error
 	if err := json.Unmarshal(m["error"], &e); err != nil {
 		t.Fatalf("error %s: %v", m["error"], err)
 	}
@@ -180,8 +181,8 @@ func checkCursors(t *testing.T, h *bridgeHost, era hostEra, n int, method string
 	for k, cursor := range []string{`"cursor":"bogus"`, `"cursor":"eyJwYWdlIjogMn0="`, `"cursor":7`} {
 		m := h.request(era, id(10+k), method, cursor)
 		e := responseError(t, m)
-		if e == nil || e.Code != codeInvalidParams || !strings.Contains(e.Message, "cursor") {
-			t.Errorf("%s with %s answered %s %s, want error %d about the cursor", method, cursor, brief(m["result"]), m["error"], codeInvalidParams)
+		if e == nil || e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(e.Message, "cursor") {
+			t.Errorf("%s with %s answered %s %s, want error %d about the cursor", method, cursor, brief(m["result"]), m["error"], jsonrpc.CodeInvalidParams)
 		}
 	}
 }
@@ -226,12 +227,12 @@ func checkTemplateCompletion(t *testing.T, h *bridgeHost, era hostEra) {
 		t.Errorf("completion of an unlisted template answered %s %s, want ada and alan", m["result"], m["error"])
 	}
 	m = complete("2", "fake://nowhere/{name}")
-	if e := responseError(t, m); e == nil || e.Code != codeInvalidParams || !strings.Contains(e.Message, "fake://nowhere/{name}") {
-		t.Errorf("completion of a template no server has answered %s %s, want error %d naming it", m["result"], m["error"], codeInvalidParams)
+	if e := responseError(t, m); e == nil || e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(e.Message, "fake://nowhere/{name}") {
+		t.Errorf("completion of a template no server has answered %s %s, want error %d naming it", m["result"], m["error"], jsonrpc.CodeInvalidParams)
 	}
 	m = h.request(era, "3", "completion/complete", `"ref":{"type":"ref/resource"},"argument":{"name":"name","value":""}`)
-	if e := responseError(t, m); e == nil || e.Code != codeInvalidParams {
-		t.Errorf("completion without a uri answered %s %s, want error %d", m["result"], m["error"], codeInvalidParams)
+	if e := responseError(t, m); e == nil || e.Code != jsonrpc.CodeInvalidParams {
+		t.Errorf("completion without a uri answered %s %s, want error %d", m["result"], m["error"], jsonrpc.CodeInvalidParams)
 	}
 }
 

@@ -6,11 +6,9 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
-
-// metaLogLevel is the modern per-request opt-in to notifications/message.
-const metaLogLevel = "io.modelcontextprotocol/logLevel"
 
 // logLevels are the syslog levels MCP uses.
 var logLevels = []string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
@@ -21,10 +19,10 @@ var logLevels = []string{"debug", "info", "notice", "warning", "error", "critica
 // messages only for requests that carry it, and mcpd delivers a child's
 // messages to the request's caller only when the request opted in this way.
 // It is also passed on to legacy children, whose level is session-wide.
-func (b *bridge) setLevel(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+func (b *bridge) setLevel(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrpc.Error) {
 	var level string
 	if err := json.Unmarshal(r.params["level"], &level); err != nil || !slices.Contains(logLevels, level) {
-		return nil, errorf(codeInvalidParams, "params.level must be one of %v", logLevels)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.level must be one of %v", logLevels)
 	}
 	b.mu.Lock()
 	b.logLevel = level
@@ -58,7 +56,7 @@ func (b *bridge) stampLogLevel(r *hostReq) {
 	for k, v := range r.meta {
 		meta[k] = v
 	}
-	meta[metaLogLevel] = json.RawMessage(strconv.Quote(level))
+	meta[jsonrpc.MetaLogLevel] = json.RawMessage(strconv.Quote(level))
 	r.meta = meta
 }
 
@@ -82,5 +80,5 @@ func (b *bridge) deliverLog(ev *mcpdv1.SubscriptionEvent) {
 	if at := slices.Index(logLevels, msg.Level); at >= 0 && at < slices.Index(logLevels, level) {
 		return
 	}
-	b.write(&rpcMsg{Method: "notifications/message", Params: params})
+	b.write(&jsonrpc.Message{Method: "notifications/message", Params: params})
 }

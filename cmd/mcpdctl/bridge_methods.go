@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -21,14 +22,14 @@ const maxToolName = 128
 // never allows it in a server name.
 const prefixSep = "__"
 
-func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrpc.Error) {
 	if r.bad != nil {
 		return nil, r.bad
 	}
-	if r.modern && !slices.Contains(bridgeModernVersions, r.version) {
+	if r.modern && !slices.Contains(jsonrpc.ModernVersions(), r.version) {
 		// "-32022 UnsupportedProtocolVersion — any request whose version
 		// the server does not implement".
-		return nil, unsupportedVersion(r.version)
+		return nil, jsonrpc.UnsupportedVersion(r.version, jsonrpc.SupportedVersions())
 	}
 	if err := removedInModern(r); err != nil {
 		return nil, err
@@ -81,18 +82,10 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 		server = b.taskServerLocked()
 		b.mu.Unlock()
 		if server == "" || !strings.HasPrefix(r.method, "tasks/") {
-			return nil, errorf(codeMethodNotFound, "method %q not found", r.method)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", r.method)
 		}
 	}
 	return b.forward(ctx, r, server, r.method, r.params)
-}
-
-func unsupportedVersion(requested string) *rpcErr {
-	data, _ := json.Marshal(map[string]any{
-		"supported": slices.Concat(bridgeModernVersions, bridgeLegacyVersions),
-		"requested": requested,
-	})
-	return &rpcErr{Code: codeUnsupportedVersion, Message: "unsupported protocol version", Data: data}
 }
 
 // ---- lifecycle ----
@@ -100,7 +93,7 @@ func unsupportedVersion(requested string) *rpcErr {
 // initialize answers the legacy handshake: "If the server supports the
 // requested version it echoes it; otherwise it answers with another
 // version it supports (preferably its latest)."
-func (b *bridge) initialize(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+func (b *bridge) initialize(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrpc.Error) {
 	var p struct {
 		ProtocolVersion string          `json:"protocolVersion"`
 		Capabilities    json.RawMessage `json:"capabilities"`
@@ -110,8 +103,8 @@ func (b *bridge) initialize(ctx context.Context, r *hostReq) (json.RawMessage, *
 		raw, _ := json.Marshal(r.params)
 		_ = json.Unmarshal(raw, &p)
 	}
-	v := bridgeLegacyVersions[0]
-	if slices.Contains(bridgeLegacyVersions, p.ProtocolVersion) {
+	v := jsonrpc.LegacyVersion
+	if slices.Contains(jsonrpc.LegacyVersions(), p.ProtocolVersion) {
 		v = p.ProtocolVersion
 	}
 	b.refreshInfo(ctx)
@@ -134,16 +127,16 @@ func (b *bridge) initialize(ctx context.Context, r *hostReq) (json.RawMessage, *
 }
 
 // discover answers server/discover (modern).
-func (b *bridge) discover(ctx context.Context) (json.RawMessage, *rpcErr) {
+func (b *bridge) discover(ctx context.Context) (json.RawMessage, *jsonrpc.Error) {
 	b.refreshInfo(ctx)
 	b.mu.Lock()
 	b.upst.degraded = b.upst.degraded || !b.isUp()
 	b.mu.Unlock()
 	res := map[string]any{
 		"resultType":        "complete",
-		"supportedVersions": slices.Concat(bridgeModernVersions, bridgeLegacyVersions),
+		"supportedVersions": jsonrpc.SupportedVersions(),
 		"capabilities":      b.capabilities(),
-		"_meta":             map[string]any{metaServerInfo: b.serverInfo()},
+		"_meta":             map[string]any{jsonrpc.MetaServerInfo: b.serverInfo()},
 		"ttlMs":             0,
 		"cacheScope":        "private",
 	}
@@ -166,10 +159,10 @@ func (b *bridge) refreshInfo(ctx context.Context) {
 	}
 }
 
-func marshalResult(v any) (json.RawMessage, *rpcErr) {
+func marshalResult(v any) (json.RawMessage, *jsonrpc.Error) {
 	data, err := json.Marshal(v)
 	if err != nil {
-		return nil, errorf(codeInternal, "encode result: %v", err)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "encode result: %v", err)
 	}
 	return data, nil
 }
@@ -209,8 +202,8 @@ func (b *bridge) instructions() string {
 	return strings.Join(parts, "\n\n")
 }
 
-func mcpErr(e *mcpdv1.McpError) *rpcErr {
-	out := &rpcErr{Code: e.GetCode(), Message: e.GetMessage()}
+func mcpErr(e *mcpdv1.McpError) *jsonrpc.Error {
+	out := &jsonrpc.Error{Code: e.GetCode(), Message: e.GetMessage()}
 	if d := e.GetDataJson(); d != "" && json.Valid([]byte(d)) {
 		out.Data = json.RawMessage(d)
 	}
@@ -242,18 +235,18 @@ func (b *bridge) resolve(ctx context.Context, kind, exposed string) (route, bool
 	return r, ok
 }
 
-func (b *bridge) routedCall(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+func (b *bridge) routedCall(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrpc.Error) {
 	if oc := b.takeParked(r); oc != nil {
 		return b.resume(ctx, r, oc)
 	}
 	var name string
 	if err := json.Unmarshal(r.params["name"], &name); err != nil || name == "" {
-		return nil, errorf(codeInvalidParams, "params.name required")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.name required")
 	}
 	kind := map[string]string{"tools/call": "tools", "prompts/get": "prompts"}[r.method]
 	rt, ok := b.resolve(ctx, kind, name)
 	if !ok {
-		return nil, errorf(codeInvalidParams, "unknown %s %q", strings.TrimSuffix(kind, "s"), name)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q", strings.TrimSuffix(kind, "s"), name)
 	}
 	params := cloneParams(r.params)
 	params["name"], _ = json.Marshal(rt.name)
@@ -270,13 +263,13 @@ func cloneParams(p map[string]json.RawMessage) map[string]json.RawMessage {
 
 // read serves resources/read through mcpd's ReadResource (cached), on the
 // server that listed the URI, else on each server in turn.
-func (b *bridge) read(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+func (b *bridge) read(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrpc.Error) {
 	if oc := b.takeParked(r); oc != nil {
 		return b.resume(ctx, r, oc)
 	}
 	var uri string
 	if err := json.Unmarshal(r.params["uri"], &uri); err != nil || uri == "" {
-		return nil, errorf(codeInvalidParams, "params.uri required")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.uri required")
 	}
 	b.mu.Lock()
 	first, known := b.uris[uri]
@@ -285,7 +278,7 @@ func (b *bridge) read(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr
 	if known {
 		servers = []string{first}
 	}
-	var last *rpcErr
+	var last *jsonrpc.Error
 	for _, n := range servers {
 		res, err := b.readOne(ctx, r, n, uri)
 		if err == nil {
@@ -299,11 +292,11 @@ func (b *bridge) read(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr
 	return nil, last
 }
 
-func (b *bridge) readOne(ctx context.Context, r *hostReq, server, uri string) (json.RawMessage, *rpcErr) {
+func (b *bridge) readOne(ctx context.Context, r *hostReq, server, uri string) (json.RawMessage, *jsonrpc.Error) {
 	if b.mrtr(r) {
 		// A legacy child's requests during the read reach a modern host as
 		// input_required (bridge_mrtr.go).
-		return b.awaitOpen(ctx, r, server, func(uctx context.Context) (json.RawMessage, *rpcErr) {
+		return b.awaitOpen(ctx, r, server, func(uctx context.Context) (json.RawMessage, *jsonrpc.Error) {
 			return b.readOnce(uctx, r, server, uri, r.params)
 		})
 	}
@@ -321,11 +314,11 @@ func (b *bridge) readOne(ctx context.Context, r *hostReq, server, uri string) (j
 }
 
 // readOnce is one ReadResource through mcpd.
-func (b *bridge) readOnce(ctx context.Context, r *hostReq, server, uri string, params map[string]json.RawMessage) (json.RawMessage, *rpcErr) {
+func (b *bridge) readOnce(ctx context.Context, r *hostReq, server, uri string, params map[string]json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	var state string
 	_ = json.Unmarshal(params["requestState"], &state)
 	if err := b.ready(ctx); err != nil {
-		return nil, errorf(codeInternal, "%s", err.Error())
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
 	resp, err := b.client.ReadResource(ctx, &mcpdv1.ReadResourceRequest{
 		Server: server, Uri: uri, Options: b.options(r),
@@ -345,7 +338,7 @@ func (b *bridge) readOnce(ctx context.Context, r *hostReq, server, uri string, p
 }
 
 // complete routes completion/complete by its ref.
-func (b *bridge) complete(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+func (b *bridge) complete(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrpc.Error) {
 	var ref struct {
 		Type string `json:"type"`
 		Name string `json:"name"`
@@ -358,12 +351,12 @@ func (b *bridge) complete(ctx context.Context, r *hostReq) (json.RawMessage, *rp
 	case ref.Type == "ref/prompt" && b.aggr:
 		rt, ok := b.resolve(ctx, "prompts", ref.Name)
 		if !ok {
-			return nil, errorf(codeInvalidParams, "unknown prompt %q", ref.Name)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown prompt %q", ref.Name)
 		}
 		server = rt.server
 		params["ref"], _ = json.Marshal(map[string]string{"type": ref.Type, "name": rt.name})
 	case ref.Type == "ref/resource" && ref.URI == "":
-		return nil, errorf(codeInvalidParams, "params.ref.uri required")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.ref.uri required")
 	case ref.Type == "ref/resource" && b.aggr:
 		s, err := b.resourceOwner(ctx, ref.URI)
 		if err != nil {
@@ -379,7 +372,7 @@ func (b *bridge) complete(ctx context.Context, r *hostReq) (json.RawMessage, *rp
 // this bridge (it kept the templates from an earlier session), so a URI
 // not seen in a listing yet is looked up in the servers' template lists,
 // then their resource lists, which mcpd caches.
-func (b *bridge) resourceOwner(ctx context.Context, uri string) (string, *rpcErr) {
+func (b *bridge) resourceOwner(ctx context.Context, uri string) (string, *jsonrpc.Error) {
 	lookup := func() (string, bool) {
 		b.mu.Lock()
 		defer b.mu.Unlock()
@@ -397,7 +390,7 @@ func (b *bridge) resourceOwner(ctx context.Context, uri string) (string, *rpcErr
 			return s, nil
 		}
 	}
-	return "", errorf(codeInvalidParams, "no server has the resource template %q", uri)
+	return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "no server has the resource template %q", uri)
 }
 
 // options are the per-call settings: the host's identity and capabilities.
@@ -419,7 +412,7 @@ func (b *bridge) options(r *hostReq) *mcpdv1.CallOptions {
 // forward sends one request to server through mcpd's SendRequest, relaying
 // its progress and log notifications to the host, and fulfils
 // input_required results for a legacy host.
-func (b *bridge) forward(ctx context.Context, r *hostReq, server, method string, params map[string]json.RawMessage) (json.RawMessage, *rpcErr) {
+func (b *bridge) forward(ctx context.Context, r *hostReq, server, method string, params map[string]json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	req := *r
 	req.params = cloneParams(params)
 	b.stampLogLevel(&req)
@@ -428,16 +421,16 @@ func (b *bridge) forward(ctx context.Context, r *hostReq, server, method string,
 		// input_required (bridge_mrtr.go).
 		p, err := req.forwardParams()
 		if err != nil {
-			return nil, errorf(codeInternal, "encode params: %v", err)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "encode params: %v", err)
 		}
-		return b.awaitOpen(ctx, r, server, func(uctx context.Context) (json.RawMessage, *rpcErr) {
+		return b.awaitOpen(ctx, r, server, func(uctx context.Context) (json.RawMessage, *jsonrpc.Error) {
 			return b.send(uctx, &req, server, method, p)
 		})
 	}
 	for round := 0; ; round++ {
 		p, err := req.forwardParams()
 		if err != nil {
-			return nil, errorf(codeInternal, "encode params: %v", err)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "encode params: %v", err)
 		}
 		res, rerr := b.send(ctx, &req, server, method, p)
 		if rerr != nil {
@@ -450,9 +443,9 @@ func (b *bridge) forward(ctx context.Context, r *hostReq, server, method string,
 	}
 }
 
-func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, params json.RawMessage) (json.RawMessage, *rpcErr) {
+func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, params json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	if err := b.ready(ctx); err != nil {
-		return nil, errorf(codeInternal, "%s", err.Error())
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
 	stream, err := b.client.SendRequest(ctx, &mcpdv1.SendRequestRequest{
 		Server: server, Method: method, ParamsJson: string(params), Options: b.options(r),
@@ -463,16 +456,16 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 	for {
 		ev, err := stream.Recv()
 		if errors.Is(err, io.EOF) {
-			return nil, errorf(codeInternal, "mcpd ended the call without a response")
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpd ended the call without a response")
 		}
 		if err != nil {
 			return nil, b.rpcToMCP(ctx, err, server)
 		}
 		switch e := ev.GetEvent().(type) {
 		case *mcpdv1.CallToolEvent_ProgressJson:
-			b.write(&rpcMsg{Method: "notifications/progress", Params: json.RawMessage(e.ProgressJson)})
+			b.write(&jsonrpc.Message{Method: "notifications/progress", Params: json.RawMessage(e.ProgressJson)})
 		case *mcpdv1.CallToolEvent_MessageJson:
-			b.write(&rpcMsg{Method: "notifications/message", Params: json.RawMessage(e.MessageJson)})
+			b.write(&jsonrpc.Message{Method: "notifications/message", Params: json.RawMessage(e.MessageJson)})
 		case *mcpdv1.CallToolEvent_Response:
 			if e.Response.GetError() != nil {
 				return nil, mcpErr(e.Response.GetError())
@@ -538,7 +531,7 @@ func withCacheHints(res json.RawMessage) json.RawMessage {
 // unchanged and retries itself. For a legacy host the bridge sends the
 // host the equivalent requests and reports, with again, that the request
 // must be retried with params now holding inputResponses and requestState.
-func (b *bridge) fulfil(ctx context.Context, r *hostReq, res json.RawMessage, params map[string]json.RawMessage, round int) (json.RawMessage, bool, *rpcErr) {
+func (b *bridge) fulfil(ctx context.Context, r *hostReq, res json.RawMessage, params map[string]json.RawMessage, round int) (json.RawMessage, bool, *jsonrpc.Error) {
 	if r.modern {
 		return res, false, nil
 	}
@@ -554,7 +547,7 @@ func (b *bridge) fulfil(ctx context.Context, r *hostReq, res json.RawMessage, pa
 		return res, false, nil
 	}
 	if round+1 >= maxInputRounds {
-		return nil, false, errorf(codeInternal, "the server still asks for input after %d rounds", maxInputRounds)
+		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the server still asks for input after %d rounds", maxInputRounds)
 	}
 	b.mu.Lock()
 	caps := b.hostCaps
@@ -562,7 +555,7 @@ func (b *bridge) fulfil(ctx context.Context, r *hostReq, res json.RawMessage, pa
 	responses := map[string]json.RawMessage{}
 	for key, in := range ir.InputRequests {
 		if !hostDeclares(caps, in.Method) {
-			return nil, false, errorf(codeInternal, "the server needs %s, which this client did not declare", in.Method)
+			return nil, false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the server needs %s, which this client did not declare", in.Method)
 		}
 		ans, rerr := b.hostRequest(ctx, in.Method, in.Params)
 		if rerr != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -115,7 +116,7 @@ func (b *bridge) hostOpened() {
 // its answer (messages "only for that request").
 func (b *bridge) warnRequest(r *hostReq) {
 	var level string
-	if !r.modern || json.Unmarshal(r.meta[metaLogLevel], &level) != nil || !slices.Contains(logLevels, level) ||
+	if !r.modern || json.Unmarshal(r.meta[jsonrpc.MetaLogLevel], &level) != nil || !slices.Contains(logLevels, level) ||
 		!levelAllows(level, "warning") {
 		return
 	}
@@ -196,7 +197,7 @@ func (b *bridge) announceLists(all bool) {
 		}
 		for _, l := range listens {
 			if k.on(l) {
-				b.notify(k.method, map[string]any{"_meta": map[string]json.RawMessage{metaSubscriptionID: l.id}})
+				b.notify(k.method, map[string]any{"_meta": map[string]json.RawMessage{jsonrpc.MetaSubscriptionID: l.id}})
 			}
 		}
 	}

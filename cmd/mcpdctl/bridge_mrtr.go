@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // A modern host cannot be sent requests (modern servers never send any),
@@ -70,12 +72,12 @@ type childAsk struct {
 
 type askAnswer struct {
 	result json.RawMessage
-	err    *rpcErr
+	err    *jsonrpc.Error
 }
 
 type callResult struct {
 	res json.RawMessage
-	err *rpcErr
+	err *jsonrpc.Error
 }
 
 // mrtr reports whether r's call must be open to the child's requests: a
@@ -88,7 +90,7 @@ func (b *bridge) mrtr(r *hostReq) bool {
 // awaitOpen runs the call on its own context (it may outlive the host
 // request that started it) and waits for its outcome or the child's first
 // request to the host.
-func (b *bridge) awaitOpen(ctx context.Context, r *hostReq, server string, run func(context.Context) (json.RawMessage, *rpcErr)) (json.RawMessage, *rpcErr) {
+func (b *bridge) awaitOpen(ctx context.Context, r *hostReq, server string, run func(context.Context) (json.RawMessage, *jsonrpc.Error)) (json.RawMessage, *jsonrpc.Error) {
 	uctx, cancel := context.WithCancel(b.ctx)
 	oc := &openCall{
 		server: server, caps: r.caps, cancel: cancel,
@@ -109,7 +111,7 @@ func (b *bridge) awaitOpen(ctx context.Context, r *hostReq, server string, run f
 
 // waitOpen waits for the call's outcome, or parks it with the child's
 // requests (asks, and any that arrive) as an input_required answer.
-func (b *bridge) waitOpen(ctx context.Context, oc *openCall, asks []*childAsk) (json.RawMessage, *rpcErr) {
+func (b *bridge) waitOpen(ctx context.Context, oc *openCall, asks []*childAsk) (json.RawMessage, *jsonrpc.Error) {
 	if len(asks) == 0 {
 		select {
 		case res := <-oc.result:
@@ -118,8 +120,8 @@ func (b *bridge) waitOpen(ctx context.Context, oc *openCall, asks []*childAsk) (
 		case a := <-oc.asks:
 			asks = append(asks, a)
 		case <-ctx.Done():
-			b.closeOpen(oc, errorf(codeInternal, "request cancelled"))
-			return nil, errorf(codeInternal, "request cancelled")
+			b.closeOpen(oc, jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled"))
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
 		}
 	}
 	for more := true; more; {
@@ -135,7 +137,7 @@ func (b *bridge) waitOpen(ctx context.Context, oc *openCall, asks []*childAsk) (
 
 // park answers the host with input_required for asks and keeps the call
 // until the host retries, or parkTimeout passes.
-func (b *bridge) park(oc *openCall, asks []*childAsk) (json.RawMessage, *rpcErr) {
+func (b *bridge) park(oc *openCall, asks []*childAsk) (json.RawMessage, *jsonrpc.Error) {
 	requests := map[string]any{}
 	for _, a := range asks {
 		oc.nextKey++
@@ -168,7 +170,7 @@ func (b *bridge) park(oc *openCall, asks []*childAsk) (json.RawMessage, *rpcErr)
 		case <-b.ctx.Done():
 		}
 		if oc := b.takeState(state); oc != nil {
-			b.closeOpen(oc, errorf(codeInternal, "the client did not retry the request with its input"))
+			b.closeOpen(oc, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the client did not retry the request with its input"))
 		}
 	})
 	return marshalResult(map[string]any{
@@ -202,7 +204,7 @@ func (b *bridge) takeState(state string) *openCall {
 // resume delivers the host's inputResponses to the child's requests and
 // waits again for the call; requests the host did not answer are asked
 // again ("should re-ask for missing answers instead of erroring").
-func (b *bridge) resume(ctx context.Context, r *hostReq, oc *openCall) (json.RawMessage, *rpcErr) {
+func (b *bridge) resume(ctx context.Context, r *hostReq, oc *openCall) (json.RawMessage, *jsonrpc.Error) {
 	var responses map[string]json.RawMessage
 	_ = json.Unmarshal(r.params["inputResponses"], &responses)
 	var again []*childAsk
@@ -219,13 +221,13 @@ func (b *bridge) resume(ctx context.Context, r *hostReq, oc *openCall) (json.Raw
 
 // closeOpen ends the call: it is cancelled if still in flight (a no-op
 // when it has its outcome), and the child's requests still waiting get err.
-func (b *bridge) closeOpen(oc *openCall, err *rpcErr) {
+func (b *bridge) closeOpen(oc *openCall, err *jsonrpc.Error) {
 	b.mu.Lock()
 	delete(b.open.calls, oc)
 	b.mu.Unlock()
 	oc.cancel()
 	if err == nil {
-		err = errorf(codeInternal, "the call this request belongs to has ended")
+		err = jsonrpc.Errorf(jsonrpc.CodeInternalError, "the call this request belongs to has ended")
 	}
 	for _, a := range oc.pending {
 		a.answer <- askAnswer{err: err}
@@ -237,7 +239,7 @@ func (b *bridge) closeOpen(oc *openCall, err *rpcErr) {
 // askOpen hands a child's request to the modern host's most recent call in
 // flight on server that declared it answers method, and waits for the
 // host's answer.
-func (b *bridge) askOpen(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *rpcErr) {
+func (b *bridge) askOpen(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	var oc *openCall
 	b.mu.Lock()
 	for c := range b.open.calls {
@@ -247,21 +249,21 @@ func (b *bridge) askOpen(ctx context.Context, server, method string, params json
 	}
 	b.mu.Unlock()
 	if oc == nil {
-		return nil, errorf(codeMethodNotFound,
+		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
 			"the MCP client behind this bridge can answer %s only during a call to server %q that declared it", method, server)
 	}
 	a := &childAsk{ctx: ctx, method: method, params: params, answer: make(chan askAnswer, 1)}
 	select {
 	case oc.asks <- a:
 	case <-oc.done:
-		return nil, errorf(codeInternal, "the call this request belongs to has ended")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the call this request belongs to has ended")
 	case <-ctx.Done():
-		return nil, errorf(codeInternal, "request cancelled")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
 	}
 	select {
 	case ans := <-a.answer:
 		return ans.result, ans.err
 	case <-ctx.Done():
-		return nil, errorf(codeInternal, "request cancelled")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // server/discover is a modern request: its _meta must carry the protocol
@@ -37,8 +38,8 @@ func TestBridgeDiscoverRequiresEnvelope(t *testing.T) {
 			h.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover","params":{` + tt.params + `}}`)
 			m := h.response(id)
 			e := responseError(t, m)
-			if e == nil || e.Code != codeInvalidParams || !strings.Contains(e.Message, "io.modelcontextprotocol/"+tt.field) {
-				t.Errorf("discover with %s answered %s %s, want error %d naming %s", tt.params, brief(m["result"]), m["error"], codeInvalidParams, tt.field)
+			if e == nil || e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(e.Message, "io.modelcontextprotocol/"+tt.field) {
+				t.Errorf("discover with %s answered %s %s, want error %d naming %s", tt.params, brief(m["result"]), m["error"], jsonrpc.CodeInvalidParams, tt.field)
 			}
 		})
 	}
@@ -70,8 +71,8 @@ func TestBridgeRemovedMethodsModern(t *testing.T) {
 	for method, params := range removed {
 		n++
 		m := h.request(modern, itoa(n), method, params)
-		if e := responseError(t, m); e == nil || e.Code != codeMethodNotFound || !strings.Contains(e.Message, "2026-07-28") {
-			t.Errorf("modern %s answered %s %s, want error %d saying it was removed", method, brief(m["result"]), m["error"], codeMethodNotFound)
+		if e := responseError(t, m); e == nil || e.Code != jsonrpc.CodeMethodNotFound || !strings.Contains(e.Message, "2026-07-28") {
+			t.Errorf("modern %s answered %s %s, want error %d saying it was removed", method, brief(m["result"]), m["error"], jsonrpc.CodeMethodNotFound)
 		}
 	}
 	// The same bridge still serves a legacy client.
@@ -128,8 +129,8 @@ func TestBridgeMaxLineSize(t *testing.T) {
 	tooLarge := func(m map[string]json.RawMessage) {
 		t.Helper()
 		e := responseError(t, m)
-		if e == nil || e.Code != codeInvalidRequest || !strings.Contains(e.Message, "1024 bytes") || !strings.Contains(e.Message, "--max-line-size") {
-			t.Errorf("oversize line answered %s %s, want error %d naming the limit", brief(m["result"]), m["error"], codeInvalidRequest)
+		if e == nil || e.Code != jsonrpc.CodeInvalidRequest || !strings.Contains(e.Message, "1024 bytes") || !strings.Contains(e.Message, "--max-line-size") {
+			t.Errorf("oversize line answered %s %s, want error %d naming the limit", brief(m["result"]), m["error"], jsonrpc.CodeInvalidRequest)
 		}
 	}
 	h.send(pad(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x","arguments":{"pad":"PAD"}}}`, 5000))

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -172,7 +173,7 @@ func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
 	for _, id := range tagged {
 		// "Every notification on the stream carries
 		// _meta[io.modelcontextprotocol/subscriptionId]".
-		p := map[string]any{"_meta": map[string]any{metaSubscriptionID: id}}
+		p := map[string]any{"_meta": map[string]any{jsonrpc.MetaSubscriptionID: id}}
 		for k, v := range params {
 			p[k] = v
 		}
@@ -232,10 +233,10 @@ func (b *bridge) syncURIs(ctx context.Context) {
 }
 
 // legacySubscribe serves resources/subscribe and resources/unsubscribe.
-func (b *bridge) legacySubscribe(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+func (b *bridge) legacySubscribe(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrpc.Error) {
 	var uri string
 	if err := json.Unmarshal(r.params["uri"], &uri); err != nil || uri == "" {
-		return nil, errorf(codeInvalidParams, "params.uri required")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.uri required")
 	}
 	sub := r.method == "resources/subscribe"
 	b.mu.Lock()
@@ -253,7 +254,7 @@ func (b *bridge) legacySubscribe(ctx context.Context, r *hostReq) (json.RawMessa
 }
 
 // listen serves a modern subscriptions/listen until the host cancels it.
-func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *rpcErr) {
+func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrpc.Error) {
 	r.answerOnCancel = true
 	var p struct {
 		ToolsListChanged      bool     `json:"toolsListChanged"`
@@ -315,7 +316,7 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 	// notifications/subscriptions/acknowledged, tagged with the
 	// subscription id."
 	b.notify("notifications/subscriptions/acknowledged", map[string]any{
-		"_meta":         map[string]any{metaSubscriptionID: r.id},
+		"_meta":         map[string]any{jsonrpc.MetaSubscriptionID: r.id},
 		"notifications": agreed,
 	})
 	key := idKey(r.id)
@@ -342,6 +343,6 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *rpcE
 	// tagged with the subscription id".
 	return marshalResult(map[string]any{
 		"resultType": "complete",
-		"_meta":      map[string]any{metaSubscriptionID: r.id},
+		"_meta":      map[string]any{jsonrpc.MetaSubscriptionID: r.id},
 	})
 }

@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"google.golang.org/grpc/connectivity"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // upState is whether the bridge has reached mcpd and learned its servers.
@@ -80,7 +82,7 @@ func (b *bridge) setupLoop(ctx context.Context, names []string, all bool) {
 // waitUp returns nil once the bridge is up. Before that it makes the setup
 // loop try at once and waits for that attempt: a request right after mcpd
 // came back succeeds, one while it is down gets the reason.
-func (b *bridge) waitUp(ctx context.Context) *rpcErr {
+func (b *bridge) waitUp(ctx context.Context) *jsonrpc.Error {
 	if b.isUp() {
 		return nil
 	}
@@ -98,11 +100,11 @@ func (b *bridge) waitUp(ctx context.Context) *rpcErr {
 		b.mu.Lock()
 		err := b.upst.err
 		b.mu.Unlock()
-		return errorf(codeInternal, "%s", err.Error())
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	case <-ctx.Done():
-		return errorf(codeInternal, "request cancelled")
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
 	case <-b.ctx.Done():
-		return errorf(codeInternal, "the client closed the connection")
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "the client closed the connection")
 	}
 }
 

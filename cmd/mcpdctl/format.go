@@ -339,10 +339,6 @@ func mcpError(server string, e *mcpdv1.McpError) error {
 	return fmt.Errorf("server %s: mcp error %d: %s", server, e.GetCode(), e.GetMessage())
 }
 
-// jsonRPCMethodNotFound is the JSON-RPC code a server answers for a method
-// it does not have (also for a capability it did not advertise).
-const jsonRPCMethodNotFound = -32601
-
 // parseKeyValues builds a JSON object from key=value arguments. With
 // jsonValues, a value that parses as JSON is taken as JSON (5, true,
 // {"a":1}) and anything else as a string; without, every value is a string.

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"time"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -124,7 +125,7 @@ func (lc *listCommand) gather(kind string, lists []*mcpdv1.ServerList, optional 
 		switch {
 		case l.GetUnavailable() != "":
 			problem = fmt.Errorf("server %s is unavailable: %s", name, l.GetUnavailable())
-		case l.GetError() != nil && l.GetError().GetCode() == jsonRPCMethodNotFound:
+		case l.GetError() != nil && l.GetError().GetCode() == jsonrpc.CodeMethodNotFound:
 			// A server without the capability has nothing of this kind.
 			if lc.server != "" && !optional {
 				lc.c.warnf("server %s does not list %s: %s", name, kind, l.GetError().GetMessage())

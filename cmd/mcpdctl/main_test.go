@@ -448,6 +448,8 @@ var allowedOwnDeps = map[string]bool{
 	"github.com/mcpd-dev/mcpd/proto/mcpd/v1":    true,
 	"github.com/mcpd-dev/mcpd/internal/paths":   true,
 	"github.com/mcpd-dev/mcpd/internal/version": true,
+	// internal/jsonrpc is the wire vocabulary, standard library only.
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc": true,
 	// internal/config is the config schema and validator, importing only
 	// the standard library and fsnotify: "config check" validates a file
 	// when mcpd is not running with the very code mcpd uses, rather than a

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -128,7 +129,7 @@ func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1
 		} else {
 			res, err := jsonObject("result_json", a.GetResultJson())
 			if err != nil {
-				ans.err = &session.RPCError{Code: codeInternalError, Message: "the host's answer is not a JSON object"}
+				ans.err = &session.RPCError{Code: jsonrpc.CodeInternalError, Message: "the host's answer is not a JSON object"}
 			} else {
 				if res == nil {
 					res = json.RawMessage("{}")

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
@@ -14,8 +15,6 @@ const (
 	methodRootsList      = "roots/list"
 	methodCreateMessage  = "sampling/createMessage"
 	methodElicit         = "elicitation/create"
-	codeMethodNotFound   = -32601
-	codeInternalError    = -32603
 	hostCallQueue        = 16
 	hostGoneErrorMessage = "the app answering this request went away"
 )
@@ -217,7 +216,7 @@ func (r *hostRegistry) serve(ctx context.Context, server, method string, params 
 	h := r.pick(server, method)
 	if h == nil {
 		// "If no host can answer, mcpd answers -32601."
-		return nil, &session.RPCError{Code: codeMethodNotFound,
+		return nil, &session.RPCError{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("no app connected to mcpd answers %s for server %q", method, server)}
 	}
 	r.mu.Lock()
@@ -238,17 +237,17 @@ func (r *hostRegistry) serve(ctx context.Context, server, method string, params 
 	case h.out <- call:
 	case <-h.done:
 		forget()
-		return nil, &session.RPCError{Code: codeInternalError, Message: hostGoneErrorMessage}
+		return nil, &session.RPCError{Code: jsonrpc.CodeInternalError, Message: hostGoneErrorMessage}
 	case <-ctx.Done():
 		forget()
-		return nil, &session.RPCError{Code: codeInternalError, Message: "request cancelled"}
+		return nil, &session.RPCError{Code: jsonrpc.CodeInternalError, Message: "request cancelled"}
 	}
 	select {
 	case a := <-ch:
 		return a.result, a.err
 	case <-h.done:
 		forget()
-		return nil, &session.RPCError{Code: codeInternalError, Message: hostGoneErrorMessage}
+		return nil, &session.RPCError{Code: jsonrpc.CodeInternalError, Message: hostGoneErrorMessage}
 	case <-ctx.Done():
 		// The child cancelled the request or exited: tell the host.
 		forget()
@@ -257,6 +256,6 @@ func (r *hostRegistry) serve(ctx context.Context, server, method string, params 
 		case <-h.done:
 		default: // a full queue: the host's answer will be dropped as unknown
 		}
-		return nil, &session.RPCError{Code: codeInternalError, Message: "request cancelled"}
+		return nil, &session.RPCError{Code: jsonrpc.CodeInternalError, Message: "request cancelled"}
 	}
 }

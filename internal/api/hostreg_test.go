@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 func TestHostPick(t *testing.T) {
@@ -42,7 +44,7 @@ func TestHostPick(t *testing.T) {
 
 func TestHostServe(t *testing.T) {
 	r := newHostRegistry()
-	if _, err := r.serve(context.Background(), "s", methodCreateMessage, nil); err == nil || err.Code != codeMethodNotFound {
+	if _, err := r.serve(context.Background(), "s", methodCreateMessage, nil); err == nil || err.Code != jsonrpc.CodeMethodNotFound {
 		t.Fatalf("no host: %v, want -32601", err)
 	}
 	h := r.register(1, "h", nil, hostCaps{sampling: true})
@@ -58,7 +60,7 @@ func TestHostServe(t *testing.T) {
 	if err != nil || string(res) != `{"model":"m"}` {
 		t.Errorf("answer = %s, %v", res, err)
 	}
-	if _, err := r.serve(context.Background(), "s", methodCreateMessage, json.RawMessage(`{}`)); err == nil || err.Code != codeInternalError {
+	if _, err := r.serve(context.Background(), "s", methodCreateMessage, json.RawMessage(`{}`)); err == nil || err.Code != jsonrpc.CodeInternalError {
 		t.Errorf("host gone: %v, want an error", err)
 	}
 	<-done

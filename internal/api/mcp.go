@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -528,7 +529,7 @@ func metaObject(text string) (json.RawMessage, error) {
 	if err := json.Unmarshal(meta, &top); err != nil {
 		return nil, status.Errorf(codes.InvalidArgument, "invalid meta_json: %v", err)
 	}
-	if t, ok := top["progressToken"]; ok && string(t) != "null" && !session.ValidProgressToken(t) {
+	if t, ok := top["progressToken"]; ok && string(t) != "null" && !jsonrpc.ValidProgressToken(t) {
 		return nil, status.Errorf(codes.InvalidArgument, "invalid meta_json: progressToken must be a string or an integer, got %.100s", t)
 	}
 	return meta, nil

@@ -3,7 +3,7 @@ package api
 import (
 	"encoding/json"
 
-	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // toolCallParams builds the params of tools/call: "name", "arguments?",
@@ -21,7 +21,7 @@ func toolCallParams(meta json.RawMessage, name string, args, inputResponses json
 		b = append(b, ',')
 	}
 	b = append(b, `"name":`...)
-	b, err := session.AppendJSONString(b, name)
+	b, err := jsonrpc.AppendString(b, name)
 	if err != nil {
 		return nil, err
 	}
@@ -35,7 +35,7 @@ func toolCallParams(meta json.RawMessage, name string, args, inputResponses json
 	}
 	if requestState != "" {
 		b = append(b, `,"requestState":`...)
-		if b, err = session.AppendJSONString(b, requestState); err != nil {
+		if b, err = jsonrpc.AppendString(b, requestState); err != nil {
 			return nil, err
 		}
 	}

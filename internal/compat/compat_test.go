@@ -21,6 +21,7 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 )
@@ -540,11 +541,11 @@ func testHandshake(t *testing.T, p peer, c *child) {
 	if info.Era != p.wantEra {
 		t.Errorf("era = %q, want %q", info.Era, p.wantEra)
 	}
-	wantVersion := session.LegacyVersion
+	wantVersion := jsonrpc.LegacyVersion
 	if p.wantEra == session.EraModern {
-		wantVersion = session.ModernVersion
-		if !contains(info.SupportedVersions, session.ModernVersion) {
-			t.Errorf("supported versions = %v, want %s among them", info.SupportedVersions, session.ModernVersion)
+		wantVersion = jsonrpc.ModernVersion
+		if !contains(info.SupportedVersions, jsonrpc.ModernVersion) {
+			t.Errorf("supported versions = %v, want %s among them", info.SupportedVersions, jsonrpc.ModernVersion)
 		}
 	}
 	if info.ProtocolVersion != wantVersion {

@@ -2,6 +2,8 @@ package fakemcp
 
 import (
 	"encoding/json"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 func init() {
@@ -11,10 +13,10 @@ func init() {
 }
 
 // toolAddTool changes the tool list for real and announces it.
-func toolAddTool(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolAddTool(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	name := argString(args, "name")
 	if name == "" {
-		return "", errorf(-32602, `"name" is required`)
+		return "", jsonrpc.Errorf(jsonrpc.CodeInvalidParams, `"name" is required`)
 	}
 	s.mu.Lock()
 	s.added = append(s.added, name)

@@ -3,6 +3,8 @@ package fakemcp
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 func init() {
@@ -11,7 +13,7 @@ func init() {
 		toolBig})
 }
 
-func toolBig(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolBig(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	text := strings.Repeat("x", max(argInt(args, "bytes", 1<<20), 0))
 	if !strings.Contains(string(args["resultfirst"]), "true") {
 		return text, nil
@@ -19,13 +21,13 @@ func toolBig(s *server, r *req, args map[string]json.RawMessage) (string, *rpcEr
 	result := map[string]any{"content": []any{textContent(text)}}
 	if r.modern {
 		result["resultType"] = "complete"
-		result["_meta"] = map[string]any{"io.modelcontextprotocol/serverInfo": s.info}
+		result["_meta"] = map[string]any{jsonrpc.MetaServerInfo: s.info}
 	}
 	// Struct fields are encoded in order, unlike map keys.
 	s.write(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		Result  map[string]any  `json:"result"`
 		ID      json.RawMessage `json:"id"`
-	}{"2.0", result, r.id})
+	}{jsonrpc.Version, result, r.id})
 	return "", errNoReply
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 func init() {
@@ -15,7 +17,7 @@ func init() {
 		toolLogBurst})
 }
 
-func toolLogBurst(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolLogBurst(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	n, start := argInt(args, "n", 1), argInt(args, "start", 0)
 	for i := range n {
 		s.notify("notifications/message", map[string]any{"level": "info", "logger": "fakemcp", "data": map[string]int{"seq": start + i}})
@@ -23,7 +25,7 @@ func toolLogBurst(s *server, r *req, args map[string]json.RawMessage) (string, *
 	return fmt.Sprintf("logged %d", n), nil
 }
 
-func toolBurst(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolBurst(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	n, uris, start := argInt(args, "n", 1), argInt(args, "uris", 1), argInt(args, "start", 0)
 	prefix := argString(args, "prefix")
 	if prefix == "" {
@@ -49,7 +51,7 @@ func toolBurst(s *server, r *req, args map[string]json.RawMessage) (string, *rpc
 			continue
 		}
 		for _, id := range ids {
-			p["_meta"] = map[string]any{"io.modelcontextprotocol/subscriptionId": id}
+			p["_meta"] = map[string]any{jsonrpc.MetaSubscriptionID: id}
 			p["ts"] = time.Now().UnixNano()
 			s.notify("notifications/resources/updated", p)
 		}

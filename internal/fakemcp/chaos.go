@@ -3,6 +3,8 @@ package fakemcp
 import (
 	"encoding/json"
 	"strings"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // Misbehaviours on demand, for chaos tests: every tool here answers with
@@ -16,21 +18,21 @@ func init() {
 	)
 }
 
-func toolTruncated(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
-	line, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": r.id,
+func toolTruncated(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
+	line, _ := json.Marshal(map[string]any{"jsonrpc": jsonrpc.Version, "id": r.id,
 		"result": map[string]any{"content": []any{textContent(argString(args, "message"))}}})
 	s.writeRaw(append(line[:len(line)/2:len(line)/2], '\n'))
 	return argString(args, "message"), nil
 }
 
-func toolTwice(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolTwice(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	msg := argString(args, "message")
 	s.reply(r, map[string]any{"content": []any{textContent(msg)}}, nil)
 	s.reply(r, map[string]any{"content": []any{textContent("late " + msg)}}, nil)
 	return "", errNoReply
 }
 
-func toolStderrRaw(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolStderrRaw(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	chunk := strings.Repeat("r", 1024)
 	s.errMu.Lock()
 	for range argInt(args, "kb", 1024) {

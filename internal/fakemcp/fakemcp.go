@@ -63,6 +63,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // Environment variables read by the fake.
@@ -91,7 +93,7 @@ const (
 
 // Default values of the knobs above.
 const (
-	DefaultVersions = "2026-07-28,2025-11-25"
+	DefaultVersions = jsonrpc.ModernVersion + "," + jsonrpc.LegacyVersion
 	DefaultTTL      = 60000
 	DefaultOversize = 1<<20 + 1
 )
@@ -141,29 +143,9 @@ const (
 	exitSubscribe    = 4
 )
 
-// message is any JSON-RPC message, decoded loosely.
-type message struct {
-	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  string          `json:"method,omitempty"`
-	Params  json.RawMessage `json:"params,omitempty"`
-	Result  json.RawMessage `json:"result,omitempty"`
-	Error   *rpcError       `json:"error,omitempty"`
-}
-
-type rpcError struct {
-	Code    int64  `json:"code"`
-	Message string `json:"message"`
-	Data    any    `json:"data,omitempty"`
-}
-
 // errNoReply, returned by a handler, means the handler answered itself or
 // must not answer.
-var errNoReply = &rpcError{Code: 0, Message: "no reply"}
-
-func errorf(code int64, format string, args ...any) *rpcError {
-	return &rpcError{Code: code, Message: fmt.Sprintf(format, args...)}
-}
+var errNoReply = &jsonrpc.Error{Code: 0, Message: "no reply"}
 
 // server is one fake process.
 type server struct {
@@ -194,13 +176,13 @@ type server struct {
 	initialized bool
 	counts      map[string]int
 	cancelled   []json.RawMessage
-	inflight    map[string]context.CancelFunc // request id → cancel
-	nextID      int64                         // id of the next server→client request
-	seq         int64                         // requests read so far
-	waiting     map[string]chan *message      // server→client id → answer
-	listens     map[string]json.RawMessage    // listen id → filter
-	barriers    map[int]*barrier              // outoforder groups by size
-	added       []string                      // tools added by addtool (addtool.go)
+	inflight    map[string]context.CancelFunc    // request id → cancel
+	nextID      int64                            // id of the next server→client request
+	seq         int64                            // requests read so far
+	waiting     map[string]chan *jsonrpc.Message // server→client id → answer
+	listens     map[string]json.RawMessage       // listen id → filter
+	barriers    map[int]*barrier                 // outoforder groups by size
+	added       []string                         // tools added by addtool (addtool.go)
 	// stall is set by a stallstdin call, read by the reader after the
 	// line: stop reading stdin for stallFor (zero: for good).
 	stall    bool
@@ -214,7 +196,7 @@ func run(mode string, in io.Reader, out, errw io.Writer) int {
 		errw:     errw,
 		counts:   map[string]int{},
 		inflight: map[string]context.CancelFunc{},
-		waiting:  map[string]chan *message{},
+		waiting:  map[string]chan *jsonrpc.Message{},
 		listens:  map[string]json.RawMessage{},
 		barriers: map[int]*barrier{},
 		ttl:      DefaultTTL,
@@ -285,7 +267,7 @@ func envOr(key, def string) string {
 }
 
 func (s *server) handleLine(line []byte) {
-	var msg message
+	var msg jsonrpc.Message
 	if err := json.Unmarshal(line, &msg); err != nil {
 		s.logf("fakemcp: bad line: %v", err)
 		return
@@ -325,7 +307,7 @@ func (s *server) count(method string, id json.RawMessage) {
 	}
 }
 
-func (s *server) handleNotification(msg *message) {
+func (s *server) handleNotification(msg *jsonrpc.Message) {
 	switch msg.Method {
 	case "notifications/initialized":
 	case "notifications/cancelled":
@@ -369,20 +351,20 @@ type req struct {
 // startRequest decides synchronously what must be decided in order (the
 // handshake state) and runs everything else concurrently, so answers can
 // arrive out of order.
-func (s *server) startRequest(msg *message) {
+func (s *server) startRequest(msg *jsonrpc.Message) {
 	s.mu.Lock()
 	s.seq++
 	seq := s.seq
 	s.mu.Unlock()
 	r := &req{id: compact(msg.ID), method: msg.Method, params: map[string]json.RawMessage{}, seq: seq}
 	if len(msg.Params) > 0 && json.Unmarshal(msg.Params, &r.params) != nil {
-		s.reply(r, nil, errorf(-32602, "params must be an object"))
+		s.reply(r, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params must be an object"))
 		return
 	}
 	if m := r.params["_meta"]; m != nil {
 		_ = json.Unmarshal(m, &r.meta)
 	}
-	_, r.modern = r.meta["io.modelcontextprotocol/protocolVersion"]
+	_, r.modern = r.meta[jsonrpc.MetaProtocolVersion]
 
 	s.mu.Lock()
 	initialized := s.initialized
@@ -415,7 +397,7 @@ func (s *server) startRequest(msg *message) {
 	if !r.modern {
 		switch {
 		case msg.Method == "server/discover":
-			s.reply(r, nil, errorf(-32601, "Method not found"))
+			s.reply(r, nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found"))
 			return
 		case msg.Method == "initialize" && s.flags["hanginit"]:
 			return
@@ -423,7 +405,7 @@ func (s *server) startRequest(msg *message) {
 			s.initialize(r)
 			return
 		case msg.Method != "ping" && !initialized:
-			s.reply(r, nil, errorf(-32600, "server not initialized"))
+			s.reply(r, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server not initialized"))
 			return
 		}
 	}
@@ -454,18 +436,17 @@ func (s *server) startRequest(msg *message) {
 
 // checkEnvelope validates the modern _meta envelope: "Missing a required key
 // ⇒ malformed ⇒ server must answer -32602".
-func (s *server) checkEnvelope(r *req) *rpcError {
+func (s *server) checkEnvelope(r *req) *jsonrpc.Error {
 	var version string
-	if json.Unmarshal(r.meta["io.modelcontextprotocol/protocolVersion"], &version) != nil || version == "" {
-		return errorf(-32602, "missing or invalid _meta field %q", "io.modelcontextprotocol/protocolVersion")
+	if json.Unmarshal(r.meta[jsonrpc.MetaProtocolVersion], &version) != nil || version == "" {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "missing or invalid _meta field %q", jsonrpc.MetaProtocolVersion)
 	}
 	var caps map[string]json.RawMessage
-	if json.Unmarshal(r.meta["io.modelcontextprotocol/clientCapabilities"], &caps) != nil || caps == nil {
-		return errorf(-32602, "missing or invalid _meta field %q", "io.modelcontextprotocol/clientCapabilities")
+	if json.Unmarshal(r.meta[jsonrpc.MetaClientCapabilities], &caps) != nil || caps == nil {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "missing or invalid _meta field %q", jsonrpc.MetaClientCapabilities)
 	}
 	if !slices.Contains(s.versions, version) || version < "2026" {
-		return &rpcError{Code: -32022, Message: "unsupported protocol version",
-			Data: map[string]any{"supported": s.versions, "requested": version}}
+		return jsonrpc.UnsupportedVersion(version, s.versions)
 	}
 	return nil
 }
@@ -483,13 +464,11 @@ func (s *server) initialize(r *req) {
 	var version string
 	_ = json.Unmarshal(r.params["protocolVersion"], &version)
 	if version == "" {
-		s.reply(r, nil, errorf(-32602, "protocolVersion required"))
+		s.reply(r, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "protocolVersion required"))
 		return
 	}
-	switch version {
-	case "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05":
-	default:
-		version = "2025-11-25"
+	if !slices.Contains(jsonrpc.LegacyVersions(), version) {
+		version = jsonrpc.LegacyVersion
 	}
 	s.mu.Lock()
 	s.initialized = true
@@ -503,7 +482,7 @@ func (s *server) initialize(r *req) {
 }
 
 // dispatch serves one request after the era checks.
-func (s *server) dispatch(r *req) (map[string]any, *rpcError) {
+func (s *server) dispatch(r *req) (map[string]any, *jsonrpc.Error) {
 	cacheable := func(m map[string]any) map[string]any {
 		if r.modern {
 			m["ttlMs"] = s.ttl
@@ -552,14 +531,14 @@ func (s *server) dispatch(r *req) (map[string]any, *rpcError) {
 		var uri string
 		_ = json.Unmarshal(r.params["uri"], &uri)
 		if uri != "fake://hello" {
-			return nil, &rpcError{Code: -32602, Message: "Resource not found", Data: map[string]any{"uri": uri}}
+			return nil, jsonrpc.WithData(jsonrpc.CodeInvalidParams, "Resource not found", map[string]any{"uri": uri})
 		}
 		return cacheable(map[string]any{"contents": []any{
 			map[string]any{"uri": uri, "mimeType": "text/plain", "text": "hello"},
 		}}), nil
 	case "resources/subscribe", "resources/unsubscribe":
 		if r.modern {
-			return nil, errorf(-32601, "method not found: %q", r.method)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %q", r.method)
 		}
 		if r.method == "resources/subscribe" && s.flags["exitonsubscribe"] {
 			s.errLine("fakemcp: exit on subscribe")
@@ -575,7 +554,7 @@ func (s *server) dispatch(r *req) (map[string]any, *rpcError) {
 		var name string
 		_ = json.Unmarshal(r.params["name"], &name)
 		if name != "greet" {
-			return nil, errorf(-32602, "unknown prompt %q", name)
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown prompt %q", name)
 		}
 		var args struct {
 			Name string `json:"name"`
@@ -589,16 +568,16 @@ func (s *server) dispatch(r *req) (map[string]any, *rpcError) {
 		}}}, nil
 	case "subscriptions/listen":
 		if !r.modern {
-			return nil, errorf(-32601, "Method not found")
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found")
 		}
 		return s.listen(r)
 	}
-	return nil, errorf(-32601, "method not found: %q", r.method)
+	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method not found: %q", r.method)
 }
 
 // listen acknowledges the filter, then holds the request open until it is
 // cancelled and closes it with a tagged success result.
-func (s *server) listen(r *req) (map[string]any, *rpcError) {
+func (s *server) listen(r *req) (map[string]any, *jsonrpc.Error) {
 	var filter json.RawMessage = []byte("{}")
 	if f := r.params["notifications"]; f != nil {
 		filter = f
@@ -608,7 +587,7 @@ func (s *server) listen(r *req) (map[string]any, *rpcError) {
 	s.listens[string(r.id)] = filter
 	s.mu.Unlock()
 	s.notify("notifications/subscriptions/acknowledged", map[string]any{
-		"_meta":         map[string]any{"io.modelcontextprotocol/subscriptionId": r.id},
+		"_meta":         map[string]any{jsonrpc.MetaSubscriptionID: r.id},
 		"notifications": filter,
 	})
 	s.fanMu.Unlock()
@@ -616,13 +595,13 @@ func (s *server) listen(r *req) (map[string]any, *rpcError) {
 	s.mu.Lock()
 	delete(s.listens, string(r.id))
 	s.mu.Unlock()
-	return map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": r.id}}, nil
+	return map[string]any{"_meta": map[string]any{jsonrpc.MetaSubscriptionID: r.id}}, nil
 }
 
 // reply writes the response to r. Modern results get resultType and the
 // serverInfo _meta key.
-func (s *server) reply(r *req, result map[string]any, rerr *rpcError) {
-	resp := map[string]any{"jsonrpc": "2.0", "id": r.id}
+func (s *server) reply(r *req, result map[string]any, rerr *jsonrpc.Error) {
+	resp := map[string]any{"jsonrpc": jsonrpc.Version, "id": r.id}
 	if rerr != nil {
 		resp["error"] = rerr
 	} else {
@@ -634,7 +613,7 @@ func (s *server) reply(r *req, result map[string]any, rerr *rpcError) {
 			if meta == nil {
 				meta = map[string]any{}
 			}
-			meta["io.modelcontextprotocol/serverInfo"] = s.info
+			meta[jsonrpc.MetaServerInfo] = s.info
 			result["_meta"] = meta
 		}
 		resp["result"] = result
@@ -643,20 +622,20 @@ func (s *server) reply(r *req, result map[string]any, rerr *rpcError) {
 }
 
 func (s *server) notify(method string, params any) {
-	s.write(map[string]any{"jsonrpc": "2.0", "method": method, "params": params})
+	s.write(map[string]any{"jsonrpc": jsonrpc.Version, "method": method, "params": params})
 }
 
 // request sends a server→client request and waits for the answer or ctx.
 // afterWrite, if not nil, runs with the request's id once it was written.
-func (s *server) request(ctx context.Context, method string, params any, afterWrite func(id int64)) (*message, error) {
+func (s *server) request(ctx context.Context, method string, params any, afterWrite func(id int64)) (*jsonrpc.Message, error) {
 	s.mu.Lock()
 	id := s.nextID
 	s.nextID++
 	key := strconv.FormatInt(id, 10)
-	ch := make(chan *message, 1)
+	ch := make(chan *jsonrpc.Message, 1)
 	s.waiting[key] = ch
 	s.mu.Unlock()
-	msg := map[string]any{"jsonrpc": "2.0", "id": id, "method": method}
+	msg := map[string]any{"jsonrpc": jsonrpc.Version, "id": id, "method": method}
 	if params != nil {
 		msg["params"] = params
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"maps"
 	"strings"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // GreetingTemplate is the resource template the templates flag lists; its
@@ -31,7 +33,7 @@ func (s *server) caps() map[string]any {
 // templates serves what the templates flag adds: the listing of
 // GreetingTemplate, reads of its resources and completion/complete.
 // handled is false for any other request, and without the flag.
-func (s *server) templates(r *req, cacheable func(map[string]any) map[string]any) (result map[string]any, rerr *rpcError, handled bool) {
+func (s *server) templates(r *req, cacheable func(map[string]any) map[string]any) (result map[string]any, rerr *jsonrpc.Error, handled bool) {
 	if !s.flags["templates"] {
 		return nil, nil, false
 	}
@@ -60,7 +62,7 @@ func (s *server) templates(r *req, cacheable func(map[string]any) map[string]any
 // complete answers completion/complete for the "name" argument of
 // GreetingTemplate or of the prompt greet with the GreetingNames that
 // start with the argument's value.
-func complete(r *req) (map[string]any, *rpcError) {
+func complete(r *req) (map[string]any, *jsonrpc.Error) {
 	var ref struct {
 		Type string `json:"type"`
 		Name string `json:"name"`
@@ -71,16 +73,16 @@ func complete(r *req) (map[string]any, *rpcError) {
 		Value string `json:"value"`
 	}
 	if json.Unmarshal(r.params["ref"], &ref) != nil || json.Unmarshal(r.params["argument"], &arg) != nil {
-		return nil, errorf(-32602, "ref and argument must be objects")
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "ref and argument must be objects")
 	}
 	switch {
 	case ref.Type == "ref/resource" && ref.URI == GreetingTemplate:
 	case ref.Type == "ref/prompt" && ref.Name == "greet":
 	default:
-		return nil, errorf(-32602, "nothing to complete for %s %q", ref.Type, ref.URI+ref.Name)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "nothing to complete for %s %q", ref.Type, ref.URI+ref.Name)
 	}
 	if arg.Name != "name" {
-		return nil, errorf(-32602, "unknown argument %q", arg.Name)
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown argument %q", arg.Name)
 	}
 	values := []string{}
 	for _, n := range GreetingNames {

@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // tool is one entry of the fake's tool table. run returns the text of the
@@ -15,7 +17,7 @@ import (
 type tool struct {
 	name        string
 	description string
-	run         func(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError)
+	run         func(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error)
 }
 
 // tools is the fake's tool table; tools/list lists it in this order.
@@ -41,13 +43,13 @@ func textContent(text string) map[string]any {
 	return map[string]any{"type": "text", "text": text}
 }
 
-func (s *server) callTool(r *req) (map[string]any, *rpcError) {
+func (s *server) callTool(r *req) (map[string]any, *jsonrpc.Error) {
 	var name string
 	_ = json.Unmarshal(r.params["name"], &name)
 	args := map[string]json.RawMessage{}
 	if a := r.params["arguments"]; a != nil {
 		if json.Unmarshal(a, &args) != nil {
-			return nil, errorf(-32602, "arguments must be an object")
+			return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "arguments must be an object")
 		}
 	}
 	for _, t := range tools {
@@ -59,7 +61,7 @@ func (s *server) callTool(r *req) (map[string]any, *rpcError) {
 			return map[string]any{"content": []any{textContent(text)}}, nil
 		}
 	}
-	return nil, errorf(-32602, "unknown tool %q", name)
+	return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %q", name)
 }
 
 func argInt(args map[string]json.RawMessage, key string, def int) int {
@@ -89,14 +91,14 @@ func wait(r *req, ms int) bool {
 	}
 }
 
-func toolEcho(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolEcho(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	if ms := argInt(args, "ms", 0); ms > 0 {
 		wait(r, ms)
 	}
 	return argString(args, "message"), nil
 }
 
-func toolProgress(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolProgress(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	token := r.meta["progressToken"]
 	n := argInt(args, "count", 3)
 	for i := 1; token != nil && i <= n; i++ {
@@ -107,12 +109,12 @@ func toolProgress(s *server, r *req, args map[string]json.RawMessage) (string, *
 	return "done", nil
 }
 
-func toolSleep(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolSleep(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	wait(r, argInt(args, "ms", 1000))
 	return "slept", nil // not sent if cancelled
 }
 
-func toolCrash(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolCrash(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	s.errLine("fakemcp: crash tool called")
 	os.Exit(exitCrashTool)
 	return "", nil
@@ -129,7 +131,7 @@ type waiter struct {
 	next *waiter       // answers after this one
 }
 
-func toolOutOfOrder(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolOutOfOrder(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	n := argInt(args, "n", 2)
 	me := &waiter{seq: r.seq, turn: make(chan struct{})}
 	s.mu.Lock()
@@ -161,13 +163,13 @@ func toolOutOfOrder(s *server, r *req, args map[string]json.RawMessage) (string,
 	return "", errNoReply
 }
 
-func toolUnknownID(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
-	s.write(map[string]any{"jsonrpc": "2.0", "id": 987654321, "result": map[string]any{"bogus": true}})
+func toolUnknownID(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
+	s.write(map[string]any{"jsonrpc": jsonrpc.Version, "id": 987654321, "result": map[string]any{"bogus": true}})
 	return okOr(args), nil
 }
 
-func toolInvalid(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
-	s.write(map[string]any{"jsonrpc": "2.0", "note": "no method, no id"})
+func toolInvalid(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
+	s.write(map[string]any{"jsonrpc": jsonrpc.Version, "note": "no method, no id"})
 	return okOr(args), nil
 }
 
@@ -179,7 +181,7 @@ func okOr(args map[string]json.RawMessage) string {
 	return "ok"
 }
 
-func toolPing(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolPing(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	m, err := s.request(r.ctx, "ping", nil, nil)
 	if err != nil {
 		return "", errNoReply
@@ -187,7 +189,7 @@ func toolPing(s *server, r *req, args map[string]json.RawMessage) (string, *rpcE
 	return answerText(m), nil
 }
 
-func toolSample(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolSample(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	params := map[string]any{
 		"messages":  []any{map[string]any{"role": "user", "content": textContent("hello?")}},
 		"maxTokens": 10,
@@ -214,14 +216,14 @@ func toolSample(s *server, r *req, args map[string]json.RawMessage) (string, *rp
 	return answerText(m), nil
 }
 
-func answerText(m *message) string {
+func answerText(m *jsonrpc.Message) string {
 	if m.Error != nil {
 		return fmt.Sprintf("error %d: %s", m.Error.Code, m.Error.Message)
 	}
 	return string(compact(m.Result))
 }
 
-func toolStderrFlood(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolStderrFlood(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	mb := argInt(args, "mb", 1)
 	line := strings.Repeat("f", 1023)
 	for i := 0; i < mb*1024; i++ {
@@ -230,12 +232,12 @@ func toolStderrFlood(s *server, r *req, args map[string]json.RawMessage) (string
 	return "flooded", nil
 }
 
-func toolStats(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolStats(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	b, _ := json.Marshal(s.Stats())
 	return string(b), nil
 }
 
-func toolMeta(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolMeta(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	m := r.params["_meta"]
 	if m == nil {
 		m = []byte("null")
@@ -243,7 +245,7 @@ func toolMeta(s *server, r *req, args map[string]json.RawMessage) (string, *rpcE
 	return string(compact(m)), nil
 }
 
-func toolChanged(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolChanged(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	method := "notifications/" + argString(args, "kind") + "/list_changed"
 	params := map[string]any{}
 	uri := argString(args, "uri")
@@ -264,7 +266,7 @@ func toolChanged(s *server, r *req, args map[string]json.RawMessage) (string, *r
 	sort.Strings(ids)
 	if s.flags["modern"] || r.modern {
 		for _, id := range ids {
-			p := map[string]any{"_meta": map[string]any{"io.modelcontextprotocol/subscriptionId": json.RawMessage(id)}}
+			p := map[string]any{"_meta": map[string]any{jsonrpc.MetaSubscriptionID: json.RawMessage(id)}}
 			for k, v := range params {
 				p[k] = v
 			}
@@ -276,7 +278,7 @@ func toolChanged(s *server, r *req, args map[string]json.RawMessage) (string, *r
 	return "notified", nil
 }
 
-func toolLog(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolLog(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	level := argString(args, "level")
 	if level == "" {
 		level = "info"
@@ -311,7 +313,7 @@ func (s *server) Stats() Stats {
 	return st
 }
 
-func toolStall(s *server, r *req, args map[string]json.RawMessage) (string, *rpcError) {
+func toolStall(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	if msg := argString(args, "message"); msg != "" {
 		return msg, nil
 	}

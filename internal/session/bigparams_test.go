@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // allocatedBytes returns the fewest bytes one run of f allocated, over a
@@ -36,7 +38,7 @@ func TestLargeParamsCopiedOnce(t *testing.T) {
 		{"plain", `{` + big + `}`},
 		{"progress token", `{"_meta":{"progressToken":"p","k":1},` + big + `}`},
 	} {
-		for _, version := range []string{"", ModernVersion} {
+		for _, version := range []string{"", jsonrpc.ModernVersion} {
 			req := &Request{Method: "tools/call", Params: json.RawMessage(tc.params), ClientInfo: json.RawMessage(`{"name":"app","version":"1"}`)}
 			var msg []byte
 			n := allocatedBytes(func() {
@@ -85,7 +87,7 @@ func TestSplicedParamsMatchGeneralPath(t *testing.T) {
 		if got := ok && metas <= 1; got != tt.spliced {
 			t.Errorf("%s: spliced = %v, want %v", tt.name, got, tt.spliced)
 		}
-		for _, version := range []string{"", ModernVersion} {
+		for _, version := range []string{"", jsonrpc.ModernVersion} {
 			got, err := s.appendParams(nil, &Request{Method: "x", Params: raw}, version, &call{})
 			if err != nil {
 				t.Fatalf("%s: %v", tt.name, err)

@@ -10,12 +10,9 @@ import (
 	"sync"
 
 	"go.uber.org/zap"
-)
 
-// MetaSubscriptionID is the _meta key with which a modern server tags every
-// notification it delivers on a subscriptions/listen stream: the JSON-RPC id
-// of that listen request.
-const MetaSubscriptionID = "io.modelcontextprotocol/subscriptionId"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+)
 
 // Notification methods of the listen protocol.
 const (
@@ -241,7 +238,7 @@ func (l *Listen) Cancel(reason string) {
 // listenResponse handles a response whose id is a listen's: the server's
 // closing result or its refusal. It reports whether id belonged to a listen
 // (open or forgotten).
-func (s *Session) listenResponse(env envelope) bool {
+func (s *Session) listenResponse(env jsonrpc.Envelope) bool {
 	// Every response passes here: a scalar id (the usual number) is its own
 	// key, looked up without building a string; only an object or array id
 	// needs idKey's compaction.
@@ -271,7 +268,7 @@ func (s *Session) listenResponse(env envelope) bool {
 // listenNotification routes a notification tagged with a subscription id
 // (or a server's notifications/cancelled for a listen) to its listen. It
 // reports whether the notification was consumed.
-func (s *Session) listenNotification(env envelope) bool {
+func (s *Session) listenNotification(env jsonrpc.Envelope) bool {
 	if env.Method == methodCancelled {
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
@@ -295,7 +292,7 @@ func (s *Session) listenNotification(env envelope) bool {
 		l.markClosed()
 		return true
 	}
-	if !bytes.Contains(env.Params, []byte(MetaSubscriptionID)) {
+	if !bytes.Contains(env.Params, []byte(jsonrpc.MetaSubscriptionID)) {
 		return false
 	}
 	var p struct {
@@ -304,7 +301,7 @@ func (s *Session) listenNotification(env envelope) bool {
 	if json.Unmarshal(env.Params, &p) != nil {
 		return false
 	}
-	raw, ok := p.Meta[MetaSubscriptionID]
+	raw, ok := p.Meta[jsonrpc.MetaSubscriptionID]
 	if !ok {
 		return false
 	}

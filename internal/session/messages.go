@@ -3,20 +3,19 @@ package session
 import (
 	"bytes"
 	"encoding/json"
-)
 
-// metaLogLevel is the modern per-request opt-in to notifications/message
-// ("No notifications/message unless the request set
-// io.modelcontextprotocol/logLevel; when set, messages at or above the
-// level may precede the final response, only for that request").
-const metaLogLevel = "io.modelcontextprotocol/logLevel"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+)
 
 // messageHandler returns req.OnMessage when req opted in to log messages
 // with a non-empty _meta["io.modelcontextprotocol/logLevel"], else nil.
+// ("No notifications/message unless the request set
+// io.modelcontextprotocol/logLevel; when set, messages at or above the
+// level may precede the final response, only for that request".)
 // Only requests carrying the key are decoded, so a call without it costs
 // one bytes.Contains.
 func messageHandler(req *Request) func(json.RawMessage) {
-	if req.OnMessage == nil || !bytes.Contains(req.Params, []byte(metaLogLevel)) {
+	if req.OnMessage == nil || !bytes.Contains(req.Params, []byte(jsonrpc.MetaLogLevel)) {
 		return nil
 	}
 	var top struct {
@@ -26,7 +25,7 @@ func messageHandler(req *Request) func(json.RawMessage) {
 		return nil
 	}
 	var level string
-	if json.Unmarshal(top.Meta[metaLogLevel], &level) != nil || level == "" {
+	if json.Unmarshal(top.Meta[jsonrpc.MetaLogLevel], &level) != nil || level == "" {
 		return nil
 	}
 	return req.OnMessage

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 )
 
@@ -51,14 +52,14 @@ func (s *Session) oversize(line transport.OversizeLine) {
 // would match "ID") give false too, as does anything that is not the start
 // of an object.
 func responseIDPrefix(prefix []byte) (id []byte, ok bool) {
-	i := skipWS(prefix, 0)
+	i := jsonrpc.SkipSpace(prefix, 0)
 	if i >= len(prefix) || prefix[i] != '{' {
 		return nil, false
 	}
-	i = skipWS(prefix, i+1)
+	i = jsonrpc.SkipSpace(prefix, i+1)
 	response := false
 	for i < len(prefix) && prefix[i] == '"' {
-		end, escaped := stringEnd(prefix, i)
+		end, escaped := jsonrpc.StringEnd(prefix, i)
 		if end < 0 {
 			break // the key is cut off
 		}
@@ -80,23 +81,23 @@ func responseIDPrefix(prefix []byte) (id []byte, ok bool) {
 				}
 			}
 		}
-		i = skipWS(prefix, end)
+		i = jsonrpc.SkipSpace(prefix, end)
 		if i >= len(prefix) || prefix[i] != ':' {
 			break
 		}
-		vstart := skipWS(prefix, i+1)
-		i = valueEnd(prefix, vstart)
+		vstart := jsonrpc.SkipSpace(prefix, i+1)
+		i = jsonrpc.ValueEnd(prefix, vstart)
 		if i < 0 {
 			break // the value is cut off
 		}
 		if key == "id" {
 			id = prefix[vstart:i]
 		}
-		i = skipWS(prefix, i)
+		i = jsonrpc.SkipSpace(prefix, i)
 		if i >= len(prefix) || prefix[i] != ',' {
 			break
 		}
-		i = skipWS(prefix, i+1)
+		i = jsonrpc.SkipSpace(prefix, i+1)
 	}
 	return id, response && id != nil
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // encodeCall encodes req as the request id, with its params prepared, in
@@ -73,7 +75,7 @@ func (s *Session) appendParams(b []byte, req *Request, version string, c *call) 
 		}
 	}
 	if t := meta["progressToken"]; len(t) > 0 && string(t) != "null" {
-		if !ValidProgressToken(t) {
+		if !jsonrpc.ValidProgressToken(t) {
 			return nil, fmt.Errorf("%w: params._meta.progressToken must be a string or an integer, got %.100s", ErrInvalidRequest, t)
 		}
 		c.appToken = t
@@ -120,30 +122,30 @@ func splitMembers(params []byte) (ms []member, ok bool) {
 	if !json.Valid(params) {
 		return nil, false
 	}
-	i := skipWS(params, 0)
+	i := jsonrpc.SkipSpace(params, 0)
 	if params[i] != '{' {
 		return nil, false
 	}
-	if i = skipWS(params, i+1); params[i] == '}' {
+	if i = jsonrpc.SkipSpace(params, i+1); params[i] == '}' {
 		return nil, true
 	}
 	for {
 		start := i
-		end, escaped := stringEnd(params, i) // valid JSON: a key starts here
+		end, escaped := jsonrpc.StringEnd(params, i) // valid JSON: a key starts here
 		if escaped {
 			return nil, false
 		}
-		i = skipWS(params, skipWS(params, end)+1) // past the ':'
-		vEnd := valueEnd(params, i)
+		i = jsonrpc.SkipSpace(params, jsonrpc.SkipSpace(params, end)+1) // past the ':'
+		vEnd := jsonrpc.ValueEnd(params, i)
 		if vEnd < 0 {
 			return nil, false
 		}
 		ms = append(ms, member{key: params[start+1 : end-1], val: params[i:vEnd], span: params[start:vEnd]})
-		i = skipWS(params, vEnd)
+		i = jsonrpc.SkipSpace(params, vEnd)
 		if params[i] == '}' {
 			return ms, true
 		}
-		i = skipWS(params, i+1) // past the ','
+		i = jsonrpc.SkipSpace(params, i+1) // past the ','
 	}
 }
 
@@ -178,9 +180,9 @@ func (s *Session) stampMeta(meta map[string]json.RawMessage, version string, cli
 		if clientInfo == nil {
 			clientInfo = s.opts.ClientInfo
 		}
-		meta[metaProtocolVersion] = json.RawMessage(strconv.Quote(version))
-		meta[metaClientCapabilities] = caps
-		meta[metaClientInfo] = clientInfo
+		meta[jsonrpc.MetaProtocolVersion] = json.RawMessage(strconv.Quote(version))
+		meta[jsonrpc.MetaClientCapabilities] = caps
+		meta[jsonrpc.MetaClientInfo] = clientInfo
 	}
 	return json.Marshal(meta)
 }

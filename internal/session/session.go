@@ -19,12 +19,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-)
 
-// Protocol versions mcpd speaks.
-const (
-	ModernVersion = "2026-07-28"
-	LegacyVersion = "2025-11-25"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // Era is the protocol family a child speaks.
@@ -68,13 +64,7 @@ var (
 )
 
 // RPCError is a JSON-RPC error object received from the child.
-type RPCError struct {
-	Code    int64           `json:"code"`
-	Message string          `json:"message"`
-	Data    json.RawMessage `json:"data,omitempty"`
-}
-
-func (e *RPCError) Error() string { return fmt.Sprintf("mcp error %d: %s", e.Code, e.Message) }
+type RPCError = jsonrpc.Error
 
 // Conn is the child's stdio as the session needs it; *transport.Process
 // implements it. ReadMessage is called from the session's reader goroutine
@@ -185,20 +175,6 @@ type Stats struct {
 // DefaultClientInfo is sent as mcpd's Implementation when
 // Options.ClientInfo is nil.
 var DefaultClientInfo = json.RawMessage(`{"name":"mcpd","version":"devel"}`)
-
-// Keys of the modern per-request _meta envelope.
-const (
-	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
-	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
-	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
-	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
-)
-
-// JSON-RPC and MCP error codes the session uses.
-const (
-	codeMethodNotFound             = -32601
-	codeUnsupportedProtocolVersion = -32022
-)
 
 // tokenSeq makes progress tokens unique across all sessions of the daemon.
 var tokenSeq atomic.Uint64
@@ -362,7 +338,7 @@ func (s *Session) Handshake(ctx context.Context) (Info, error) {
 // answer says the child is not modern ("Any other error, or no answer within
 // a reasonable timeout → server is legacy").
 func (s *Session) discover(ctx context.Context) (info Info, legacy bool, err error) {
-	version := ModernVersion
+	version := jsonrpc.ModernVersion
 	for attempt := 0; ; attempt++ {
 		resp, err := s.probe(ctx, version)
 		switch {
@@ -376,7 +352,7 @@ func (s *Session) discover(ctx context.Context) (info Info, legacy bool, err err
 			return Info{}, true, nil
 		case err != nil:
 			return Info{}, false, fmt.Errorf("discover %q: %w", s.opts.Server, err)
-		case resp.Error != nil && resp.Error.Code == codeUnsupportedProtocolVersion && attempt == 0:
+		case resp.Error != nil && resp.Error.Code == jsonrpc.CodeUnsupportedProtocolVersion && attempt == 0:
 			// "-32022 UnsupportedProtocolVersion → server is modern but not
 			// at that version; retry with one of error.data.supported. Do
 			// not fall back to initialize."
@@ -391,7 +367,7 @@ func (s *Session) discover(ctx context.Context) (info Info, legacy bool, err err
 			}
 			version = v
 			continue
-		case resp.Error != nil && resp.Error.Code == codeUnsupportedProtocolVersion:
+		case resp.Error != nil && resp.Error.Code == jsonrpc.CodeUnsupportedProtocolVersion:
 			return Info{}, false, fmt.Errorf("%w: server %q: discover with %s: %w", ErrHandshake, s.opts.Server, version, resp.Error)
 		case resp.Error != nil && attempt > 0:
 			return Info{}, false, fmt.Errorf("%w: server %q: discover with %s: %w", ErrHandshake, s.opts.Server, version, resp.Error)
@@ -441,23 +417,23 @@ func (s *Session) discoverInfo(result json.RawMessage, requested string) (Info, 
 	return Info{
 		Era:               EraModern,
 		ProtocolVersion:   version,
-		ServerInfo:        r.Meta[metaServerInfo],
+		ServerInfo:        r.Meta[jsonrpc.MetaServerInfo],
 		Capabilities:      r.Capabilities,
 		Instructions:      r.Instructions,
 		SupportedVersions: r.SupportedVersions,
 	}, false, nil
 }
 
-// pickModern returns ModernVersion if listed, else the newest listed version
-// not older than ModernVersion (versions are ISO dates and compare
+// pickModern returns jsonrpc.ModernVersion if listed, else the newest listed version
+// not older than jsonrpc.ModernVersion (versions are ISO dates and compare
 // lexicographically; "unknown later dates are treated as modern").
 func pickModern(versions []string) (string, bool) {
-	if slices.Contains(versions, ModernVersion) {
-		return ModernVersion, true
+	if slices.Contains(versions, jsonrpc.ModernVersion) {
+		return jsonrpc.ModernVersion, true
 	}
 	best := ""
 	for _, v := range versions {
-		if v >= ModernVersion && v > best {
+		if v >= jsonrpc.ModernVersion && v > best {
 			best = v
 		}
 	}
@@ -470,7 +446,7 @@ func pickModern(versions []string) (string, bool) {
 // notifications/cancelled.
 func (s *Session) initialize(ctx context.Context) (Info, error) {
 	params, err := json.Marshal(map[string]json.RawMessage{
-		"protocolVersion": json.RawMessage(strconv.Quote(LegacyVersion)),
+		"protocolVersion": json.RawMessage(strconv.Quote(jsonrpc.LegacyVersion)),
 		"capabilities":    s.opts.Capabilities,
 		"clientInfo":      s.opts.ClientInfo,
 	})
@@ -531,20 +507,6 @@ func (s *Session) Call(ctx context.Context, req *Request) (*Response, error) {
 	}
 	// "the client must never cancel initialize"
 	return s.send(ctx, req.Method, msg, c, req.Method != "initialize")
-}
-
-// ValidProgressToken reports whether t is a JSON string or integer, the
-// two forms MCP allows for a progress token.
-func ValidProgressToken(t json.RawMessage) bool {
-	if len(t) == 0 {
-		return false
-	}
-	if t[0] == '"' {
-		var s string
-		return json.Unmarshal(t, &s) == nil
-	}
-	_, err := strconv.ParseInt(string(t), 10, 64)
-	return err == nil
 }
 
 // roundTrip registers a call under a fresh id, writes the request, and
@@ -678,20 +640,10 @@ func appendRequestHead(b []byte, id uint64, method string) ([]byte, error) {
 	b = append(b, `{"jsonrpc":"2.0","id":`...)
 	b = strconv.AppendUint(b, id, 10)
 	b = append(b, `,"method":`...)
-	return AppendJSONString(b, method)
+	return jsonrpc.AppendString(b, method)
 }
 
 // ---- reader ----
-
-// envelope is the part of a message the reader decodes; params and result
-// stay raw.
-type envelope struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params json.RawMessage `json:"params"`
-	Result json.RawMessage `json:"result"`
-	Error  *RPCError       `json:"error"`
-}
 
 func (s *Session) readLoop() {
 	var err error
@@ -731,7 +683,7 @@ func (s *Session) shutdown(readErr error) {
 }
 
 func (s *Session) handle(msg []byte) {
-	env, err := decodeEnvelope(msg) // envelope.go: no copy of params or result
+	env, err := jsonrpc.DecodeEnvelope(msg) // envelope.go: no copy of params or result
 	if err != nil {
 		s.skipInvalid(msg, "invalid message skipped", zap.Error(err))
 		return
@@ -770,7 +722,7 @@ func (s *Session) skipInvalid(msg []byte, what string, fields ...zap.Field) {
 	s.log.Debug(what, fields...)
 }
 
-func (s *Session) response(env envelope) {
+func (s *Session) response(env jsonrpc.Envelope) {
 	if s.listenResponse(env) {
 		return
 	}
@@ -801,7 +753,7 @@ func (s *Session) takeCall(rawID json.RawMessage) *call {
 	return s.takeID(id)
 }
 
-func (s *Session) notification(env envelope) {
+func (s *Session) notification(env jsonrpc.Envelope) {
 	if s.listenNotification(env) {
 		return
 	}
@@ -872,7 +824,7 @@ func idKey(raw json.RawMessage) string {
 // -32601 ("answer any unexpected server request with -32601"). Answers are
 // written from a goroutine owned by the session so the reader never blocks
 // on the child's stdin.
-func (s *Session) serveRequest(env envelope) {
+func (s *Session) serveRequest(env jsonrpc.Envelope) {
 	key := idKey(env.ID)
 	ctx, cancel := context.WithCancel(s.lifetime)
 	me := &incoming{cancel: cancel}
@@ -901,7 +853,7 @@ func (s *Session) serveRequest(env envelope) {
 		case env.Method == "ping":
 			result = emptyObject
 		case s.opts.OnRequest == nil:
-			rerr = &RPCError{Code: codeMethodNotFound, Message: "Method not found"}
+			rerr = &RPCError{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
 		default:
 			result, rerr = s.opts.OnRequest(ctx, env.Method, env.Params)
 		}

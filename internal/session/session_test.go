@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
@@ -110,34 +111,34 @@ func TestHandshake(t *testing.T) {
 	}{
 		{
 			name: "auto modern", mode: "modern",
-			want: session.Info{Era: session.EraModern, ProtocolVersion: session.ModernVersion,
+			want: session.Info{Era: session.EraModern, ProtocolVersion: jsonrpc.ModernVersion,
 				SupportedVersions: []string{"2026-07-28", "2025-11-25"}},
 			counts: map[string]int{"server/discover": 1, "initialize": 0},
 		},
 		{
 			name: "auto dual prefers modern", mode: "dual",
-			want: session.Info{Era: session.EraModern, ProtocolVersion: session.ModernVersion,
+			want: session.Info{Era: session.EraModern, ProtocolVersion: jsonrpc.ModernVersion,
 				SupportedVersions: []string{"2026-07-28", "2025-11-25"}},
 			counts: map[string]int{"server/discover": 1, "initialize": 0},
 		},
 		{
 			name: "auto legacy falls back on -32601", mode: "legacy",
-			want:   session.Info{Era: session.EraLegacy, ProtocolVersion: session.LegacyVersion},
+			want:   session.Info{Era: session.EraLegacy, ProtocolVersion: jsonrpc.LegacyVersion},
 			counts: map[string]int{"server/discover": 1, "initialize": 1, "notifications/initialized": 1},
 		},
 		{
 			name: "auto silent probe falls back after the timeout", mode: "silentprobe",
-			want:   session.Info{Era: session.EraLegacy, ProtocolVersion: session.LegacyVersion},
+			want:   session.Info{Era: session.EraLegacy, ProtocolVersion: jsonrpc.LegacyVersion},
 			counts: map[string]int{"server/discover": 1, "initialize": 1, "notifications/initialized": 1},
 		},
 		{
 			name: "protocol legacy skips the probe", mode: "dual", protocol: session.ProtocolLegacy,
-			want:   session.Info{Era: session.EraLegacy, ProtocolVersion: session.LegacyVersion},
+			want:   session.Info{Era: session.EraLegacy, ProtocolVersion: jsonrpc.LegacyVersion},
 			counts: map[string]int{"server/discover": 0, "initialize": 1, "notifications/initialized": 1},
 		},
 		{
 			name: "protocol modern", mode: "dual", protocol: session.ProtocolModern,
-			want: session.Info{Era: session.EraModern, ProtocolVersion: session.ModernVersion,
+			want: session.Info{Era: session.EraModern, ProtocolVersion: jsonrpc.ModernVersion,
 				SupportedVersions: []string{"2026-07-28", "2025-11-25"}},
 			counts: map[string]int{"server/discover": 1, "initialize": 0},
 		},

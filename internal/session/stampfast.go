@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"strconv"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // canStampFast reports whether the modern hot path of prepare applies:
@@ -38,11 +40,11 @@ func (s *Session) appendStampFast(b []byte, raw json.RawMessage, version string,
 	}
 	// Keys in the order json.Marshal of the map gives them (sorted), so
 	// both paths produce the same envelope.
-	b = append(b, `{"_meta":{"`+metaClientCapabilities+`":`...)
+	b = append(b, `{"_meta":{"`+jsonrpc.MetaClientCapabilities+`":`...)
 	b = append(b, caps...)
-	b = append(b, `,"`+metaClientInfo+`":`...)
+	b = append(b, `,"`+jsonrpc.MetaClientInfo+`":`...)
 	b = append(b, clientInfo...)
-	b = append(b, `,"`+metaProtocolVersion+`":`...)
+	b = append(b, `,"`+jsonrpc.MetaProtocolVersion+`":`...)
 	b = strconv.AppendQuote(b, version)
 	b = append(b, '}')
 	if inner := trimSpace(raw[min(1, len(raw)):max(len(raw)-1, 0)]); len(inner) > 0 {

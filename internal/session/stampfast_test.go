@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // TestStampFastMatchesGeneralPath checks that the modern fast path sends
@@ -46,7 +48,7 @@ func TestStampFastMatchesGeneralPath(t *testing.T) {
 			ok := s.canStampFast(raw, info, caps)
 			var fast []byte
 			if ok {
-				fast = s.appendStampFast(nil, raw, ModernVersion, info, caps)
+				fast = s.appendStampFast(nil, raw, jsonrpc.ModernVersion, info, caps)
 			}
 			if ok != tt.wantFast {
 				t.Fatalf("fast path taken = %v, want %v (%s)", ok, tt.wantFast, fast)
@@ -60,7 +62,7 @@ func TestStampFastMatchesGeneralPath(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			slow, err := s.stamp(top, nil, ModernVersion, info, caps)
+			slow, err := s.stamp(top, nil, jsonrpc.ModernVersion, info, caps)
 			if err != nil {
 				t.Fatal(err)
 			}

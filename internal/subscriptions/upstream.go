@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // Timing of the upstream loop.
@@ -608,7 +610,7 @@ func stripSubscriptionID(params json.RawMessage) json.RawMessage {
 	if json.Unmarshal(top["_meta"], &meta) != nil || meta == nil {
 		return params
 	}
-	delete(meta, "io.modelcontextprotocol/subscriptionId")
+	delete(meta, jsonrpc.MetaSubscriptionID)
 	if len(meta) == 0 {
 		delete(top, "_meta")
 	} else {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
@@ -14,9 +15,8 @@ import (
 // beyond it is broken.
 const maxListPages = 1000
 
-// codeInvalidParams is JSON-RPC's invalid params; MCP answers an invalid
+// jsonrpc.CodeInvalidParams is JSON-RPC's invalid params; MCP answers an invalid
 // cursor with it.
-const codeInvalidParams = -32602
 
 // listKeys maps each list method to the result key holding its items.
 var listKeys = map[string]string{
@@ -89,7 +89,7 @@ func (s *Supervisor) fetchList(ctx context.Context, server, method string, base 
 		if resp.Error != nil {
 			// "on an invalid-cursor error drop all pages and restart from
 			// the first page (no cursor)" — once.
-			if resp.Error.Code == codeInvalidParams && cursor != nil && !restarted {
+			if resp.Error.Code == jsonrpc.CodeInvalidParams && cursor != nil && !restarted {
 				restarted = true
 				*h = listHints{}
 				items, cursor = nil, nil

@@ -1,60 +1,69 @@
-package session
+package jsonrpc
 
 import (
 	"encoding/json"
 	"strings"
 )
 
-// decodeEnvelope decodes the JSON-RPC envelope of one message from the
-// child: it finds the top-level members and keeps id, params and result as
-// slices of msg (no copy; the transport hands every line over as its own
-// slice), the method as a string, and decodes only an error object. It
-// gives the same envelope as json.Unmarshal into an envelope, which it
+// Envelope is the part of a message a reader decodes; params and result
+// stay raw.
+type Envelope struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+	Result json.RawMessage `json:"result"`
+	Error  *Error          `json:"error"`
+}
+
+// DecodeEnvelope decodes the JSON-RPC envelope of one message: it finds
+// the top-level members and keeps id, params and result as slices of msg
+// (no copy), the method as a string, and decodes only an error object. It
+// gives the same Envelope as json.Unmarshal into an Envelope, which it
 // falls back to for anything unusual: a key with an escape or a key that
 // matches a member only case-insensitively (encoding/json accepts "ID"), a
 // method with an escape or not a string, an error member, or anything it
 // cannot scan.
 //
-// The transport has already checked that msg is one valid JSON object, so
+// msg must be one valid JSON object (mcpd's transport checks each line), so
 // this scans it once, without validating again, and without copying the
 // result: on the hot path every response passes through here.
-func decodeEnvelope(msg []byte) (envelope, error) {
+func DecodeEnvelope(msg []byte) (Envelope, error) {
 	if env, ok := scanEnvelope(msg); ok {
 		return env, nil
 	}
-	var env envelope
+	var env Envelope
 	err := json.Unmarshal(msg, &env)
 	return env, err
 }
 
-// scanEnvelope is the fast path of decodeEnvelope; ok is false when the
+// scanEnvelope is the fast path of DecodeEnvelope; ok is false when the
 // general path must decide.
-func scanEnvelope(msg []byte) (env envelope, ok bool) {
-	i := skipWS(msg, 0)
+func scanEnvelope(msg []byte) (env Envelope, ok bool) {
+	i := SkipSpace(msg, 0)
 	if i >= len(msg) || msg[i] != '{' {
 		return env, false
 	}
-	i = skipWS(msg, i+1)
+	i = SkipSpace(msg, i+1)
 	if i < len(msg) && msg[i] == '}' {
-		return env, skipWS(msg, i+1) == len(msg)
+		return env, SkipSpace(msg, i+1) == len(msg)
 	}
 	for {
 		// key
 		if i >= len(msg) || msg[i] != '"' {
 			return env, false
 		}
-		end, escaped := stringEnd(msg, i)
+		end, escaped := StringEnd(msg, i)
 		if end < 0 || escaped {
 			return env, false
 		}
 		key := msg[i+1 : end-1]
-		i = skipWS(msg, end)
+		i = SkipSpace(msg, end)
 		if i >= len(msg) || msg[i] != ':' {
 			return env, false
 		}
-		i = skipWS(msg, i+1)
+		i = SkipSpace(msg, i+1)
 		vstart := i
-		i = valueEnd(msg, i)
+		i = ValueEnd(msg, i)
 		if i < 0 {
 			return env, false
 		}
@@ -94,31 +103,33 @@ func scanEnvelope(msg []byte) (env envelope, ok bool) {
 				}
 			}
 		}
-		i = skipWS(msg, i)
+		i = SkipSpace(msg, i)
 		if i >= len(msg) {
 			return env, false
 		}
 		switch msg[i] {
 		case ',':
-			i = skipWS(msg, i+1)
+			i = SkipSpace(msg, i+1)
 		case '}':
-			return env, skipWS(msg, i+1) == len(msg)
+			return env, SkipSpace(msg, i+1) == len(msg)
 		default:
 			return env, false
 		}
 	}
 }
 
-func skipWS(b []byte, i int) int {
+// SkipSpace returns the index of the first non-whitespace byte of b at or
+// after i.
+func SkipSpace(b []byte, i int) int {
 	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
 		i++
 	}
 	return i
 }
 
-// stringEnd returns the index just past the string starting at b[i] (a
+// StringEnd returns the index just past the JSON string starting at b[i] (a
 // '"'), and whether it contains a backslash; -1 if it does not end.
-func stringEnd(b []byte, i int) (end int, escaped bool) {
+func StringEnd(b []byte, i int) (end int, escaped bool) {
 	for j := i + 1; j < len(b); j++ {
 		switch b[j] {
 		case '"':
@@ -131,23 +142,23 @@ func stringEnd(b []byte, i int) (end int, escaped bool) {
 	return -1, escaped
 }
 
-// valueEnd returns the index just past the JSON value starting at b[i],
+// ValueEnd returns the index just past the JSON value starting at b[i],
 // or -1. Nested objects and arrays are skipped by counting brackets outside
 // strings; the input is known to be valid JSON.
-func valueEnd(b []byte, i int) int {
+func ValueEnd(b []byte, i int) int {
 	if i >= len(b) {
 		return -1
 	}
 	switch b[i] {
 	case '"':
-		end, _ := stringEnd(b, i)
+		end, _ := StringEnd(b, i)
 		return end
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				end, _ := stringEnd(b, j)
+				end, _ := StringEnd(b, j)
 				if end < 0 {
 					return -1
 				}
@@ -176,23 +187,4 @@ func valueEnd(b []byte, i int) int {
 		}
 		return -1 // a top-level member is always followed by ',' or '}'
 	}
-}
-
-// AppendJSONString appends s as a JSON string exactly as json.Marshal
-// writes it: printable ASCII other than '"', '\\', '<', '>' and '&' is
-// copied as is, anything else goes through json.Marshal. The api layer
-// builds tools/call params with it too.
-func AppendJSONString(b []byte, s string) ([]byte, error) {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, err := json.Marshal(s)
-			if err != nil {
-				return nil, err
-			}
-			return append(b, q...), nil
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"'), nil
 }
