@@ -79,6 +79,10 @@ type Spec struct {
 	Roots       *bool
 	Sampling    *bool
 	Elicitation *bool
+	// RootPaths are the absolute directories mcpd answers a child's
+	// roots/list with when no host answers it (roots.go); none answers an
+	// empty list. A change is applied in place and announced to the child.
+	RootPaths []string
 	// IdleTimeout, if positive, stops the child once it has had no call in
 	// flight and no app subscription for that long (idle.go); the next call
 	// starts it again. Ignored with Autostart or RestartAlways, which mean
