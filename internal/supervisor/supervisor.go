@@ -302,14 +302,14 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	s.log.Info("supervisor started", zap.Int("servers", len(s.servers)))
 
 	<-ctx.Done()
-	s.log.Info("stopping supervisor")
+	s.log.Debug("stopping supervisor") // mcpd says "mcpd stopping"
 	s.quitOnce.Do(func() { close(s.quit) })
 	s.subs.Close() // ends the app streams; its acquires fail once quit is closed
 	// Every loop stops its child (transport.Stop: at most about
 	// 2×ShutdownGrace each, all in parallel) and returns once it is reaped.
 	s.loops.Wait()
 	s.waitCaches()
-	s.log.Info("supervisor stopped")
+	s.log.Debug("supervisor stopped")
 	return nil
 }
 
