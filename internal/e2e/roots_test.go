@@ -84,4 +84,3 @@ func TestDaemonAnswersRootsNoHostAnswers(t *testing.T) {
 		t.Errorf("last error = %q, want none", st.GetLastError())
 	}
 }
-
