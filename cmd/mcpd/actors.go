@@ -48,14 +48,14 @@ func addGRPCActor(g *run.Group, gs *grpc.Server, ln net.Listener, stopTimeout ti
 	addServing(g, func() error {
 		log.Info("serving", zap.String("socket_path", ln.Addr().String()), zap.String("version", version.Version))
 		err := gs.Serve(ln)
-		log.Info("grpc server stopped")
+		log.Debug("grpc server stopped")
 		if errors.Is(err, grpc.ErrServerStopped) {
 			return nil // stopped before Serve began
 		}
 		return err
 	}, func() {
 		beginShutdown()
-		log.Info("stopping grpc server")
+		log.Debug("stopping grpc server")
 		stopGRPC(gs, stopTimeout)
 	})
 }

@@ -18,6 +18,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -138,13 +139,14 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	return &f, nil
 }
 
-// newLogger builds the one logger of the process, writing to stderr.
+// newLogger builds the one logger of the process, writing to stderr, with
+// syslog priority prefixes when stderr is journald's stream (logger.go).
 func newLogger(level, format string) (*zap.Logger, error) {
 	cfg, err := loggerConfig(level, format)
 	if err != nil {
 		return nil, err
 	}
-	return cfg.Build()
+	return buildLogger(cfg, zapcore.Lock(os.Stderr), journalStream(os.Stderr)), nil
 }
 
 // loggerConfig is the config of newLogger's logger, from --log-level and
@@ -157,6 +159,7 @@ func loggerConfig(level, format string) (zap.Config, error) {
 	cfg := zap.NewProductionConfig()
 	switch format {
 	case "json":
+		cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder // not epoch seconds
 	case "console":
 		cfg.Encoding = "console"
 		cfg.EncoderConfig = zap.NewDevelopmentEncoderConfig()
@@ -291,9 +294,19 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	})
 	srv.SetDaemonLog(daemonLog)
 
-	var stopping sync.Once
+	// Shutdown says "mcpd stopping" (with the signal, if one caused it) and
+	// "mcpd stopped" at info; each actor's own lines are at debug.
+	var (
+		stopping   sync.Once
+		stopSignal atomic.Value // string: the signal that stops mcpd
+	)
 	beginShutdown := func() {
 		stopping.Do(func() {
+			var fields []zap.Field
+			if sig, _ := stopSignal.Load().(string); sig != "" {
+				fields = append(fields, zap.String("signal", sig))
+			}
+			log.Info("mcpd stopping", fields...)
 			if err := sdnotify.Notify(sdnotify.Stopping); err != nil {
 				log.Warn("sd_notify failed", zap.Error(err))
 			}
@@ -306,7 +319,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 		g.Add(func() error {
 			select {
 			case sig := <-stopc:
-				log.Info("signal received", zap.String("signal", sig.String()))
+				stopSignal.Store(sig.String())
+				log.Debug("signal received", zap.String("signal", sig.String()))
 				return run.SignalError{Signal: sig}
 			case <-ctx.Done():
 				return ctx.Err()
@@ -323,11 +337,11 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 		ctx, cancel := context.WithCancel(context.Background())
 		g.Add(func() error {
 			err := sup.Run(ctx)
-			log.Info("supervisor stopped")
+			log.Debug("supervisor stopped")
 			return err
 		}, func(error) {
 			beginShutdown()
-			log.Info("stopping supervisor")
+			log.Debug("stopping supervisor")
 			cancel()
 		})
 	}
@@ -348,7 +362,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 			for {
 				select {
 				case <-ctx.Done():
-					log.Info("reload handler stopped")
+					log.Debug("reload handler stopped")
 					return nil
 				case <-hupc:
 					// The read is bounded and stops when ctx is done, so a
@@ -370,7 +384,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 				}
 			}
 		}, func(error) {
-			log.Info("stopping reload handler")
+			log.Debug("stopping reload handler")
 			cancel()
 			<-done
 		})

@@ -148,13 +148,13 @@ func (ms *metricsServer) addActor(g *run.Group, log *zap.Logger) {
 	addServing(g, func() error { // stops in parallel with the others (actors.go)
 		log.Info("serving metrics", zap.String("metrics_addr", ms.ln.Addr().String()), zap.String("path", metricsPath))
 		err := ms.http.Serve(ms.ln)
-		log.Info("metrics server stopped")
+		log.Debug("metrics server stopped")
 		if errors.Is(err, http.ErrServerClosed) {
 			return nil
 		}
 		return fmt.Errorf("metrics: serve: %w", err)
 	}, func() {
-		log.Info("stopping metrics server")
+		log.Debug("stopping metrics server")
 		ctx, cancel := context.WithTimeout(context.Background(), metricsStopTimeout)
 		defer cancel()
 		if err := ms.http.Shutdown(ctx); err != nil {

@@ -371,12 +371,17 @@ func (s *Server) streamCall(stream grpc.ServerStreamingServer[mcpdv1.CallToolEve
 	}})
 }
 
-// logCallError logs a failed call: client cancellations at debug, the rest
-// at warn level.
+// logCallError logs a failed call: client cancellations and a name that is
+// no configured server (the app's mistake, answered NOT_FOUND) at debug,
+// the rest at warn level.
 func (s *Server) logCallError(ctx context.Context, server, method string, err error) {
 	fields := []zap.Field{zap.String("server", server), zap.String("method", method), zap.Error(err)}
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		s.log.Debug("call ended early", fields...)
+		return
+	}
+	if errors.Is(err, supervisor.ErrUnknownServer) {
+		s.log.Debug("call for an unknown server", fields...)
 		return
 	}
 	s.log.Warn("call failed", fields...)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -125,7 +126,12 @@ type harness struct {
 
 func newHarness(t *testing.T, b backend, dialOpts ...grpc.DialOption) *harness {
 	t.Helper()
-	log := zaptest.NewLogger(t)
+	return newHarnessLog(t, b, zaptest.NewLogger(t), dialOpts...)
+}
+
+// newHarnessLog is newHarness with the server logging to log.
+func newHarnessLog(t *testing.T, b backend, log *zap.Logger, dialOpts ...grpc.DialOption) *harness {
+	t.Helper()
 	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
 	l, err := Listen(path)
 	if err != nil {

@@ -138,6 +138,11 @@ type Server struct {
 	Roots       *bool
 	Sampling    *bool
 	Elicitation *bool
+	// RootPaths (key "roots" given as an array: Roots is then on) are the
+	// clean absolute directories mcpd answers roots/list with when no host
+	// app answers it; with "roots": true there are none and that answer is
+	// an empty list.
+	RootPaths []string
 	// IdleTimeout (key "idleTimeout") stops the server's child once it has
 	// had no request in flight and no app subscription for that long; the
 	// next request starts it again. Zero (not set, or 0): never. It has no
@@ -361,7 +366,9 @@ func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool)
 			s.MaxLineSize = p.positiveInt(name, k, m.val)
 		case "cache":
 			s.Cache = p.cachePolicy(name, k, m.val)
-		case "roots", "sampling", "elicitation":
+		case "roots":
+			p.roots(&s, name, m.val)
+		case "sampling", "elicitation":
 			p.forward(&s, name, k, m.val)
 		case "idleTimeout":
 			s.IdleTimeout = p.idleTimeout(name, k, m.val)

@@ -30,6 +30,7 @@ var tools = []tool{
 	{"unknownid", `first sends a response with an id never used, then answers "ok" (or "message")`, toolUnknownID},
 	{"invalid", `first sends a JSON object that is neither a request, a response nor a notification, then answers "ok" (or "message")`, toolInvalid},
 	{"ping", `sends a ping request to the client and returns its answer as JSON text`, toolPing},
+	{"roots", `sends roots/list to the client and returns the result JSON or "error <code>: <message>"`, toolRoots},
 	{"sample", `sends sampling/createMessage to the client and returns the result JSON or "error <code>: <message>"; with "cancel": true it cancels that request at once and returns "cancelled"`, toolSample},
 	{"stderrflood", `writes "mb" (default 1) MiB of stderr lines and returns "flooded"`, toolStderrFlood},
 	{"stats", `returns {"methods":{method:count},"cancelled":[ids]} as JSON text`, toolStats},
@@ -183,6 +184,14 @@ func okOr(args map[string]json.RawMessage) string {
 
 func toolPing(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	m, err := s.request(r.ctx, "ping", nil, nil)
+	if err != nil {
+		return "", errNoReply
+	}
+	return answerText(m), nil
+}
+
+func toolRoots(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
+	m, err := s.request(r.ctx, "roots/list", nil, nil)
 	if err != nil {
 		return "", errNoReply
 	}

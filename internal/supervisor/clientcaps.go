@@ -15,7 +15,9 @@ func (sv *server) clientCapabilities() json.RawMessage {
 	spec := sv.currentSpec() // a reload may change sv.spec (reload.go)
 	caps := map[string]any{}
 	if on(spec.Roots) {
-		caps["roots"] = map[string]any{}
+		// mcpd announces a reload that changes the configured roots
+		// (roots.go).
+		caps["roots"] = map[string]any{"listChanged": true}
 	}
 	if on(spec.Sampling) {
 		caps["sampling"] = map[string]any{}

@@ -289,6 +289,7 @@ func (sv *server) setSpec(sp Spec) {
 	o.RequestTimeout, o.ShutdownGrace, o.DiscoverTimeout = sp.RequestTimeout, sp.ShutdownGrace, sp.DiscoverTimeout
 	o.MaxLineSize, o.Disabled, o.Cache = sp.MaxLineSize, sp.Disabled, sp.Cache
 	o.Roots, o.Sampling, o.Elicitation = sp.Roots, sp.Sampling, sp.Elicitation
+	o.RootPaths = slices.Clone(sp.RootPaths)
 	o.IdleTimeout, o.StdinTimeout = sp.IdleTimeout, sp.StdinTimeout
 }
 
@@ -344,6 +345,9 @@ func (sv *server) reconfigure(spec Spec, restart bool) {
 		sv.cache.SetPolicy(parseCachePolicy(sv, spec))
 	}
 	sv.log.Info("server config updated", zap.Bool("restart", restart))
+	if !restart {
+		sv.announceRoots(old, spec) // roots.go
+	}
 	if restart {
 		// A new command may be another server: forget the era verdict.
 		sv.verdict = ""

@@ -2,7 +2,6 @@ package supervisor
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -142,12 +141,7 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 		// app, but the cache must still drop what it changed.
 		sopts.OnStrayNotification = sv.observeNotification
 	}
-	if on := sv.sup.opts.OnRequest; on != nil {
-		name := spec.Name
-		sopts.OnRequest = func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
-			return on(ctx, name, method, params)
-		}
-	}
+	sopts.OnRequest = sv.requestHandler() // roots.go
 	sess := session.New(proc, sopts)
 	info, err := sess.Handshake(ctx)
 	if err == nil {

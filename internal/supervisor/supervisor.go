@@ -79,6 +79,10 @@ type Spec struct {
 	Roots       *bool
 	Sampling    *bool
 	Elicitation *bool
+	// RootPaths are the absolute directories mcpd answers a child's
+	// roots/list with when no host answers it (roots.go); none answers an
+	// empty list. A change is applied in place and announced to the child.
+	RootPaths []string
 	// IdleTimeout, if positive, stops the child once it has had no call in
 	// flight and no app subscription for that long (idle.go); the next call
 	// starts it again. Ignored with Autostart or RestartAlways, which mean
@@ -298,14 +302,14 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	s.log.Info("supervisor started", zap.Int("servers", len(s.servers)))
 
 	<-ctx.Done()
-	s.log.Info("stopping supervisor")
+	s.log.Debug("stopping supervisor") // mcpd says "mcpd stopping"
 	s.quitOnce.Do(func() { close(s.quit) })
 	s.subs.Close() // ends the app streams; its acquires fail once quit is closed
 	// Every loop stops its child (transport.Stop: at most about
 	// 2×ShutdownGrace each, all in parallel) and returns once it is reaped.
 	s.loops.Wait()
 	s.waitCaches()
-	s.log.Info("supervisor stopped")
+	s.log.Debug("supervisor stopped")
 	return nil
 }
 

@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// Under systemd (JOURNAL_STREAM naming mcpd's stderr) every line of mcpd
+// starts with its syslog priority, then a JSON object with an ISO-8601
+// "ts"; and a shutdown says "mcpd stopping" and "mcpd stopped" at info and
+// nothing else of mcpd's own at info.
+func TestDaemonLogsForJournald(t *testing.T) {
+	skipShort(t)
+	dir := newDir(t)
+	cfg := writeConfig(t, dir, map[string]server{"echo": {Mode: "legacy", Autostart: true}})
+	socket := filepath.Join(dir, "run", "mcpd.sock")
+	logf, err := os.Create(filepath.Join(dir, "stderr"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(logf.Fd()), &st); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(mcpdBin, "--socket", socket, "--config", cfg, "--log-level", "debug")
+	cmd.Env = append(daemonEnv(), fmt.Sprintf("JOURNAL_STREAM=%d:%d", uint64(st.Dev), st.Ino)) // Dev is not uint64 everywhere
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	var waitErr error
+	go func() { // owned: waited for below
+		waitErr = cmd.Wait()
+		close(exited)
+	}()
+	defer func() {
+		select {
+		case <-exited:
+		default:
+			cmd.Process.Kill()
+			<-exited
+		}
+	}()
+	waitServing(t, socket, exited)
+	c := mcpdv1.NewMcpdClient(dialSocket(t, socket))
+	poll(t, "echo ready", func() (bool, error) {
+		resp, err := c.GetStatus(ctxT(t), &mcpdv1.GetStatusRequest{})
+		return err == nil && len(resp.GetServers()) == 1 && resp.GetServers()[0].GetState() == mcpdv1.ServerState_SERVER_STATE_READY, err
+	})
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(waitTimeout):
+		t.Fatal("mcpd did not exit after SIGTERM")
+	}
+	if waitErr != nil {
+		t.Fatalf("mcpd: %v", waitErr)
+	}
+	out, err := os.ReadFile(logf.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	prefix := regexp.MustCompile(`^<([3467])>`)
+	levels := map[string]string{"3": "error", "4": "warn", "6": "info", "7": "debug"}
+	var shutdownInfo []string
+	stopping := false
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		m := prefix.FindStringSubmatch(line)
+		if m == nil {
+			t.Errorf("line without a syslog priority: %q", line)
+			continue
+		}
+		var e struct {
+			Level, TS, Msg, Logger, Server string
+		}
+		if err := json.Unmarshal([]byte(line[len(m[0]):]), &e); err != nil {
+			t.Errorf("line %q: %v", line, err)
+			continue
+		}
+		if levels[m[1]] != e.Level {
+			t.Errorf("line %q: priority <%s> for level %s", line, m[1], e.Level)
+		}
+		if _, err := time.Parse("2006-01-02T15:04:05.000Z0700", e.TS); err != nil {
+			t.Errorf("line %q: ts not ISO-8601: %v", line, err)
+		}
+		stopping = stopping || e.Msg == "mcpd stopping"
+		if stopping && e.Level == "info" && e.Server == "" {
+			shutdownInfo = append(shutdownInfo, e.Msg)
+		}
+	}
+	if want := []string{"mcpd stopping", "mcpd stopped"}; strings.Join(shutdownInfo, "|") != strings.Join(want, "|") {
+		t.Errorf("shutdown lines at info = %q, want %q", shutdownInfo, want)
+	}
+	if t.Failed() {
+		t.Logf("mcpd output:\n%s", out)
+	}
+}
