@@ -42,8 +42,9 @@ func startKeeper(socketPath string, log *zap.Logger) (k *procs.Keeper, stop func
 		k.Run(ctx)
 	}()
 	return k, func() {
-		k.KillOrphans(orphanReapLimit)
+		// Run first, so that no scan of its own races the last one.
 		cancel()
 		<-done
+		k.KillOrphans(orphanReapLimit)
 	}
 }

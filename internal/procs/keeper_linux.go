@@ -259,7 +259,7 @@ func (k *Keeper) refresh(t *table) {
 
 // KillOrphans kills every process reparented to mcpd that os/exec does not
 // wait for, with its descendants, and reaps them; mcpd calls it once every
-// server has stopped. It returns how many it killed.
+// server has stopped and Run has returned. It returns how many it killed.
 func (k *Keeper) KillOrphans(limit time.Duration) int {
 	if k == nil {
 		return 0
@@ -292,6 +292,7 @@ func (k *Keeper) KillOrphans(limit time.Duration) int {
 			time.Sleep(5 * time.Millisecond) // a SIGKILLed process exits within moments
 		}
 	}
+	k.refresh(nil) // the orphans are gone: so is their record
 	if n > 0 {
 		k.log.Info("killed processes servers left behind", zap.Int("processes", n))
 	}
