@@ -71,6 +71,8 @@ func TestChaos(t *testing.T) {
 	stopAll(t, d, ctl, names)
 
 	log.mu.Lock()
+	log.lateProblems()
+	t.Logf("the test's own scheduling lag peaked at %v; %d calls ended over 1s past their deadline", log.lag.Round(time.Millisecond), len(log.late))
 	keys := slices.Sorted(maps.Keys(log.outcomes))
 	for _, k := range keys {
 		t.Logf("%6d  %s", log.outcomes[k], k)
@@ -123,6 +125,9 @@ func runChaos(t *testing.T, d *daemon, children map[string]chaosChild, log *chao
 		})
 		defer conn.Close()
 	}
+	var probe sync.WaitGroup
+	probe.Go(func() { log.probeLag(wctx) })
+	defer probe.Wait()
 	ctl := d.client()
 	for time.Now().Before(end) {
 		d.status(ctl)                      // records every child's pid for the checks after the stop
@@ -138,6 +143,45 @@ type chaosLog struct {
 	mu       sync.Mutex // guards the fields below
 	outcomes map[string]int
 	problems []string
+	late     []lateCall    // calls that ended more than 1s after their deadline
+	lag      time.Duration // the most a short sleep of the test overslept
+}
+
+// lateCall is a call that ended more than 1s past its deadline.
+type lateCall struct {
+	what          string
+	took, timeout time.Duration
+}
+
+// chaosMaxLagAllowance caps how much of the machine's own scheduling lag
+// (measured by the test as it runs) is added to a call's 1s of slack: on
+// two loaded cores under the race detector the whole machine can stall
+// for a second, but not for the many seconds a real defect costs.
+const chaosMaxLagAllowance = 2 * time.Second
+
+// lateProblems reports the late calls beyond their slack: 1s, plus the
+// lag the test itself saw, up to chaosMaxLagAllowance.
+func (l *chaosLog) lateProblems() {
+	slack := time.Second + min(l.lag, chaosMaxLagAllowance)
+	for _, c := range l.late {
+		if c.took > c.timeout+slack {
+			l.problems = append(l.problems, fmt.Sprintf("%s: ended after %v, deadline %v (slack %v)",
+				c.what, c.took.Round(time.Millisecond), c.timeout, slack.Round(time.Millisecond)))
+		}
+	}
+}
+
+// probeLag records in l.lag, until ctx ends, the most a 20ms sleep overslept.
+func (l *chaosLog) probeLag(ctx context.Context) {
+	const nap = 20 * time.Millisecond
+	for ctx.Err() == nil {
+		start := time.Now()
+		time.Sleep(nap) // the probe itself: how late the scheduler wakes us
+		over := time.Since(start) - nap
+		l.mu.Lock()
+		l.lag = max(l.lag, over)
+		l.mu.Unlock()
+	}
 }
 
 func (l *chaosLog) add(outcome string) {
@@ -176,7 +220,9 @@ func (a *chaosApp) call(server string, cc chaosCall, n int) {
 	took := time.Since(start)
 	what := server + "/" + cc.tool
 	if took > timeout+time.Second {
-		a.log.problem("%s (%s): ended after %v, deadline %v (%v)", what, token, took.Round(time.Millisecond), timeout, err)
+		a.log.mu.Lock()
+		a.log.late = append(a.log.late, lateCall{fmt.Sprintf("%s (%s, %v)", what, token, err), took, timeout})
+		a.log.mu.Unlock()
 	}
 	switch {
 	case err != nil:
