@@ -30,7 +30,15 @@
 // Go duration holds (2562047h47m16.854775807s, 9223372036854 ms). VS Code's
 // "type": "stdio" is accepted; any other type, or a "url", is rejected since
 // only stdio servers are supported. Unknown keys, wrong types and duplicate
-// keys are errors, so typos do not go unnoticed.
+// keys are problems, so typos do not go unnoticed.
+//
+// # Problems
+//
+// A problem inside one server (a bad key or value, an unset variable, and,
+// with CheckCommands, a command that cannot run) is that server's: Parse
+// returns it with Server.Invalid set and the others usable. Only a file
+// that cannot be used as a whole (a syntax error, not an object, an unknown
+// top-level key, an invalid server name) is an error of Parse.
 //
 // # Paths
 //
@@ -46,9 +54,10 @@
 // the value of the environment variable NAME of the mcpd process, and
 // ${NAME:-default} by its value, or by default if it is unset or empty.
 // ${env:NAME} is accepted as a synonym of ${NAME} (VS Code's spelling). An
-// unset variable without a default is an error naming it. "$${" yields a
-// literal "${"; every other "$" is kept as is ("$HOME" is not expanded).
-// Variables are expanded once, when the file is loaded or reloaded.
+// unset variable without a default is a problem of its server, naming it.
+// "$${" yields a literal "${"; every other "$" is kept as is ("$HOME" is not
+// expanded). Variables are expanded once, when the file is loaded or
+// reloaded; those of a disabled server are checked but not expanded.
 package config
 
 import (
@@ -83,6 +92,29 @@ type Config struct {
 	// Data is the file content Servers were parsed from. NewWatcher uses it
 	// to tell a real change from a save of identical bytes.
 	Data []byte
+	// Problems are the problems of single servers, in file order; each such
+	// server is in Servers with Invalid set, and the others are usable.
+	Problems []*Error
+}
+
+// Err returns the problems of the config's servers joined, or nil.
+func (c *Config) Err() error {
+	errs := make([]error, len(c.Problems))
+	for i, e := range c.Problems {
+		errs[i] = e
+	}
+	return errors.Join(errs...)
+}
+
+// Valid returns the names of the servers without problems.
+func (c *Config) Valid() []string {
+	var out []string
+	for _, s := range c.Servers {
+		if s.Invalid == "" {
+			out = append(out, s.Name)
+		}
+	}
+	return out
 }
 
 // Server is one declared MCP server. Its fields are in the same order and of
@@ -148,6 +180,10 @@ type Server struct {
 	// its stdin unread while mcpd has a message for it before it counts as
 	// hung: it is killed and restarted like a crash. 10s if not set.
 	StdinTimeout time.Duration
+	// Invalid is why the server cannot run, its problems in the file joined
+	// with "; " ("env.TOKEN: ${TOKEN} is not set ..."); "" when it has none.
+	// The other fields hold what could be read.
+	Invalid string
 }
 
 // Error is one problem in a config file. Parse returns one *Error, or
@@ -199,8 +235,15 @@ func Load(ctx context.Context, path string) (*Config, error) {
 
 // Parse parses and validates data as the content of the config file at path.
 // path names the file in errors and is the base of relative commands and
-// working directories. Variables are expanded from the process environment.
-// All problems found are reported, each as an *Error. Data of more than
+// working directories. Variables are expanded from the process environment,
+// except in disabled servers (checked, not expanded).
+//
+// A problem inside one server (a bad key or value, an unset variable) does
+// not fail the file: the server is returned with Invalid set and the problem
+// in Config.Problems. Only a file that cannot be used as a whole (a syntax
+// error, not an object, an unknown top-level key, a server map that is not
+// an object, an invalid or duplicate server name) is an error; it then
+// reports every problem found, each as an *Error, joined. Data of more than
 // MaxFileSize bytes is refused (ErrTooLarge), as ReadFile refuses such a
 // file.
 func Parse(path string, data []byte) (*Config, error) {
@@ -209,10 +252,14 @@ func Parse(path string, data []byte) (*Config, error) {
 	}
 	p := &parser{path: path, lookup: os.LookupEnv}
 	servers := p.parse(data)
-	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
+	if p.fatal {
+		errs := make([]error, len(p.errs))
+		for i, e := range p.errs {
+			errs[i] = e
+		}
+		return nil, errors.Join(errs...)
 	}
-	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data)}, nil
+	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs}, nil
 }
 
 // The two keys a server map may sit under.
@@ -243,12 +290,27 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 type parser struct {
 	path   string
 	lookup func(string) (string, bool)
-	errs   []error
-	base   string // directory relative paths are resolved against; set lazily
+	errs   []*Error
+	// fatal: a problem of the file as a whole was found (failFile).
+	fatal bool
+	// noExpand: the server being parsed is disabled; its variables are
+	// checked but not expanded.
+	noExpand bool
+	base     string // directory relative paths are resolved against; set lazily
 }
 
+// fail records a problem; one outside any server is a problem of the file.
 func (p *parser) fail(server, key, format string, args ...any) {
 	p.errs = append(p.errs, &Error{Path: p.path, Server: server, Key: key, Msg: fmt.Sprintf(format, args...)})
+	if server == "" {
+		p.fatal = true
+	}
+}
+
+// failFile records a problem of the file as a whole that names a server.
+func (p *parser) failFile(server, key, format string, args ...any) {
+	p.fail(server, key, format, args...)
+	p.fatal = true
 }
 
 func (p *parser) parse(data []byte) []Server {
@@ -263,6 +325,7 @@ func (p *parser) parse(data []byte) []Server {
 		if errors.As(err, &se) {
 			line, col := position(data, se.Offset)
 			p.errs = append(p.errs, &Error{Path: p.path, Line: line, Column: col, Msg: se.Error()})
+			p.fatal = true
 		} else {
 			p.fail("", "", "%v", err)
 		}
@@ -284,7 +347,7 @@ func (p *parser) parse(data []byte) []Server {
 			for _, sm := range members {
 				// Duplicates inside one map were already reported by object.
 				if _, dup := from[sm.key]; dup {
-					p.fail(sm.key, "", "defined in both %q and %q", keyMCPServers, keyServers)
+					p.failFile(sm.key, "", "defined in both %q and %q", keyMCPServers, keyServers)
 					continue
 				}
 				from[sm.key] = m.key
@@ -303,15 +366,13 @@ func (p *parser) parse(data []byte) []Server {
 	return servers
 }
 
+// server parses one server. Its problems are recorded and summed up in
+// Invalid; it reports false only for a name that cannot be used at all.
 func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool) {
-	nerr := len(p.errs)
 	if !p.checkName(mapKey, name) {
 		return Server{}, false
 	}
-	members, ok := p.object(raw, name, "", "")
-	if !ok {
-		return Server{}, false
-	}
+	nerr := len(p.errs)
 	s := Server{
 		Name:            name,
 		Protocol:        DefaultProtocol,
@@ -320,6 +381,36 @@ func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool)
 		DiscoverTimeout: DefaultDiscoverTimeout,
 		StdinTimeout:    DefaultStdinTimeout,
 	}
+	if members, ok := p.object(raw, name, "", ""); ok {
+		p.members(&s, members)
+	}
+	s.Invalid = summary(p.errs[nerr:])
+	return s, true
+}
+
+// summary joins problems of one server for Server.Invalid.
+func summary(errs []*Error) string {
+	parts := make([]string, len(errs))
+	for i, e := range errs {
+		parts[i] = e.Msg
+		if e.Key != "" {
+			parts[i] = e.Key + ": " + e.Msg
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// members reads the keys of server s. Variables of a disabled server are
+// checked, not expanded: an unset one is no problem until it is enabled.
+func (p *parser) members(s *Server, members []member) {
+	name := s.Name
+	p.noExpand = false
+	for _, m := range members {
+		if m.key == "disabled" && kind(m.val) == "boolean" {
+			p.noExpand = bytes.Equal(bytes.TrimSpace(m.val), []byte("true"))
+		}
+	}
+	defer func() { p.noExpand = false }()
 	hasCommand := false
 	for _, m := range members {
 		switch k := m.key; k {
@@ -362,7 +453,7 @@ func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool)
 		case "cache":
 			s.Cache = p.cachePolicy(name, k, m.val)
 		case "roots", "sampling", "elicitation":
-			p.forward(&s, name, k, m.val)
+			p.forward(s, name, k, m.val)
 		case "idleTimeout":
 			s.IdleTimeout = p.idleTimeout(name, k, m.val)
 		case "url":
@@ -374,7 +465,6 @@ func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool)
 	if !hasCommand {
 		p.fail(name, "", "missing required key %q", "command")
 	}
-	return s, len(p.errs) == nerr
 }
 
 func (p *parser) checkName(mapKey, name string) bool {
@@ -384,12 +474,12 @@ func (p *parser) checkName(mapKey, name string) bool {
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
-			p.fail(name, "", `invalid name: use only letters, digits, "_", "." and "-"`)
+			p.failFile(name, "", `invalid name: use only letters, digits, "_", "." and "-"`)
 			return false
 		}
 	}
 	if strings.Contains(name, "__") {
-		p.fail(name, "", `invalid name: "__" is reserved as the separator of aggregated tool names`)
+		p.failFile(name, "", `invalid name: "__" is reserved as the separator of aggregated tool names`)
 		return false
 	}
 	return true
@@ -410,6 +500,9 @@ func (p *parser) command(server, v string) string {
 		p.fail(server, "command", "%q expands to an empty string", v)
 		return ""
 	}
+	if p.noExpand {
+		return x // never run as it is: resolved once enabled
+	}
 	if strings.ContainsRune(x, '/') && !filepath.IsAbs(x) {
 		return p.resolve(server, "command", x)
 	}
@@ -418,7 +511,7 @@ func (p *parser) command(server, v string) string {
 
 func (p *parser) cwd(server, v string) string {
 	x, ok := p.expand(server, "cwd", v)
-	if !ok || x == "" {
+	if !ok || x == "" || p.noExpand {
 		return x
 	}
 	if !filepath.IsAbs(x) {
@@ -488,7 +581,14 @@ func (p *parser) env(server string, raw json.RawMessage) map[string]string {
 }
 
 func (p *parser) expand(server, key, v string) (string, bool) {
-	x, err := expand(v, p.lookup)
+	lookup := p.lookup
+	if p.noExpand {
+		lookup = func(string) (string, bool) { return "x", true }
+	}
+	x, err := expand(v, lookup)
+	if p.noExpand && err == nil {
+		return v, true
+	}
 	if err != nil {
 		p.fail(server, key, "%v", err)
 		return "", false
