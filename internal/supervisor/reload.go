@@ -79,7 +79,7 @@ func CompareSpecs(a, b Spec) SpecChange {
 		a.Cwd != b.Cwd || normProtocol(a.Protocol) != normProtocol(b.Protocol) ||
 		// The client capabilities are declared once, at initialize.
 		boolOn(a.Roots) != boolOn(b.Roots) || boolOn(a.Sampling) != boolOn(b.Sampling) ||
-		boolOn(a.Elicitation) != boolOn(b.Elicitation) {
+		boolOn(a.Elicitation) != boolOn(b.Elicitation) || a.Invalid != b.Invalid {
 		return SpecIdentity
 	}
 	a.Args, b.Args, a.Env, b.Env = nil, nil, nil, nil
@@ -290,6 +290,7 @@ func (sv *server) setSpec(sp Spec) {
 	o.MaxLineSize, o.Disabled, o.Cache = sp.MaxLineSize, sp.Disabled, sp.Cache
 	o.Roots, o.Sampling, o.Elicitation = sp.Roots, sp.Sampling, sp.Elicitation
 	o.IdleTimeout, o.StdinTimeout = sp.IdleTimeout, sp.StdinTimeout
+	o.Invalid = sp.Invalid
 }
 
 // post hands cmd to the loop and returns once the loop has applied it (a
@@ -349,9 +350,16 @@ func (sv *server) reconfigure(spec Spec, restart bool) {
 		sv.verdict = ""
 		sv.cache.Clear()
 	}
+	if spec.Invalid != "" {
+		sv.reconfigureInvalid() // invalid.go
+		return
+	}
+	if old.Invalid != "" {
+		sv.update(func(st *snapshot) { st.lastError = "" })
+	}
 	switch {
 	case spec.Disabled:
-		if !old.Disabled {
+		if !old.Disabled || old.Invalid != "" {
 			sv.disable()
 		}
 		return
@@ -361,7 +369,7 @@ func (sv *server) reconfigure(spec Spec, restart bool) {
 	}
 	switch sv.state {
 	case StateFailed, StateCrashLoop:
-		if restart || old.Disabled {
+		if restart || old.Disabled || old.Invalid != "" {
 			// The config was fixed (or changed): try again from scratch.
 			sv.exits = nil
 			sv.stopTimer()
