@@ -97,26 +97,6 @@ type Config struct {
 	Problems []*Error
 }
 
-// Err returns the problems of the config's servers joined, or nil.
-func (c *Config) Err() error {
-	errs := make([]error, len(c.Problems))
-	for i, e := range c.Problems {
-		errs[i] = e
-	}
-	return errors.Join(errs...)
-}
-
-// Valid returns the names of the servers without problems.
-func (c *Config) Valid() []string {
-	var out []string
-	for _, s := range c.Servers {
-		if s.Invalid == "" {
-			out = append(out, s.Name)
-		}
-	}
-	return out
-}
-
 // Server is one declared MCP server. Its fields are in the same order and of
 // the same types as supervisor.Spec, so a Server converts to a Spec with a
 // plain type conversion; keep the two in step.
@@ -184,41 +164,6 @@ type Server struct {
 	// with "; " ("env.TOKEN: ${TOKEN} is not set ..."); "" when it has none.
 	// The other fields hold what could be read.
 	Invalid string
-}
-
-// Error is one problem in a config file. Parse returns one *Error, or
-// several joined with errors.Join; errors.As finds them in either case.
-type Error struct {
-	// Path is the config file.
-	Path string
-	// Line and Column locate a JSON syntax error (1-based); zero otherwise.
-	Line, Column int
-	// Server is the server the problem is in, if any.
-	Server string
-	// Key is the key the problem is in, if any ("args[1]", "env.TOKEN").
-	Key string
-	// Msg describes the problem.
-	Msg string
-}
-
-// Error formats the problem as
-// `config.json: server "foo": key "requestTimeout": invalid duration "abc"`,
-// or `config.json:3:5: invalid character ...` for syntax errors.
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Path)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
-	}
-	b.WriteString(": ")
-	if e.Server != "" {
-		fmt.Fprintf(&b, "server %q: ", e.Server)
-	}
-	if e.Key != "" {
-		fmt.Fprintf(&b, "key %q: ", e.Key)
-	}
-	b.WriteString(e.Msg)
-	return b.String()
 }
 
 // Load reads the config file at path with ReadFile, bounded in size and
@@ -386,18 +331,6 @@ func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool)
 	}
 	s.Invalid = summary(p.errs[nerr:])
 	return s, true
-}
-
-// summary joins problems of one server for Server.Invalid.
-func summary(errs []*Error) string {
-	parts := make([]string, len(errs))
-	for i, e := range errs {
-		parts[i] = e.Msg
-		if e.Key != "" {
-			parts[i] = e.Key + ": " + e.Msg
-		}
-	}
-	return strings.Join(parts, "; ")
 }
 
 // members reads the keys of server s. Variables of a disabled server are
@@ -642,143 +575,4 @@ func (p *parser) positiveInt(server, key string, raw json.RawMessage) int {
 		return 0
 	}
 	return int(v)
-}
-
-// member is one key/value pair of a JSON object, in file order.
-type member struct {
-	key string
-	val json.RawMessage
-}
-
-// object returns the members of the JSON object raw, reporting a wrong type
-// or a duplicate key. what names the value in the wrong-type error when it is
-// neither a server nor a key ("the top level").
-func (p *parser) object(raw json.RawMessage, server, key, what string) ([]member, bool) {
-	if k := kind(raw); k != "object" {
-		if what != "" {
-			p.fail(server, key, "%s must be a JSON object, got %s", what, k)
-		} else {
-			p.fail(server, key, "want an object, got %s", k)
-		}
-		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // '{'
-		p.fail(server, key, "%v", err)
-		return nil, false
-	}
-	var out []member
-	seen := map[string]bool{}
-	ok := true
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			p.fail(server, key, "%v", err)
-			return nil, false
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			p.fail(server, key, "%v", err)
-			return nil, false
-		}
-		if seen[k] {
-			p.fail(server, key, "duplicate key %q", k)
-			ok = false
-			continue
-		}
-		seen[k] = true
-		out = append(out, member{k, v})
-	}
-	return out, ok
-}
-
-// kind names the JSON type of raw for error messages.
-func kind(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "string"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	default:
-		return "number"
-	}
-}
-
-// position converts the offset of a json.SyntaxError (the number of bytes
-// read when the error was detected) to a 1-based line and column (in runes)
-// of the offending byte.
-func position(data []byte, offset int64) (line, col int) {
-	if offset > 0 {
-		offset-- // the byte that caused the error was the last one read
-	}
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	before := data[:offset]
-	line = bytes.Count(before, []byte("\n")) + 1
-	lineStart := bytes.LastIndexByte(before, '\n') + 1
-	col = len([]rune(string(before[lineStart:]))) + 1
-	return line, col
-}
-
-func quoteList(list []string) string {
-	q := make([]string, len(list))
-	for i, s := range list {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return strings.Join(q, ", ")
-}
-
-// suggest returns `, did you mean "x"?` when key is a likely misspelling of
-// one of known (same letters ignoring case, "_" and "-", or at most two
-// edits away), else "".
-func suggest(key string, known []string) string {
-	norm := func(s string) string {
-		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
-	}
-	best, bestDist := "", 3
-	for _, k := range known {
-		if norm(k) == norm(key) {
-			return fmt.Sprintf(", did you mean %q?", k)
-		}
-		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(", did you mean %q?", best)
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
