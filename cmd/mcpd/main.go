@@ -384,8 +384,13 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 		})
 	}
 
-	// READY=1: the socket is bound and the supervisor has accepted the config.
-	if err := sdnotify.Notify(sdnotify.Ready + "\n" + sdnotify.Status("serving on "+socketPath)); err != nil {
+	// READY=1: the socket is bound and the supervisor has the config (or,
+	// if the file is unusable, none).
+	ready := "serving on " + socketPath
+	if cfgErr != nil {
+		ready += "; config error: " + cfgErr.Error()
+	}
+	if err := sdnotify.Notify(sdnotify.Ready + "\n" + sdnotify.Status(ready)); err != nil {
 		log.Warn("sd_notify failed", zap.Error(err))
 	}
 	err = g.Run()

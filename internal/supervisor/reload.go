@@ -500,6 +500,9 @@ func (sv *server) restartForReload() {
 	cause := unavailable(nil, "server %q is restarting for a config change", sv.spec.Name)
 	sv.exits = nil
 	switch {
+	case sv.spec.Invalid != "" && sv.cur == nil && sv.startCancel == nil:
+		// The child went away during the drain: nothing to stop.
+		sv.failInvalid() // invalid.go
 	case sv.cur != nil:
 		sv.restartNext = true
 		sv.stopChild(cause)
