@@ -220,9 +220,10 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	}
 	// The read is bounded (config.ReadTimeout) and a signal abandons it.
 	loadCtx, loadDone := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	cfg, err := config.Load(loadCtx, cfgPath)
+	cfg, err := loadConfig(loadCtx, cfgPath)
 	interrupted := loadCtx.Err() != nil
 	loadDone()
+	var cfgErr error // why the config file cannot be used at all (status shows it)
 	switch {
 	case interrupted:
 		log.Info("signal received while reading the config, stopping")
@@ -232,7 +233,13 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 			zap.String("config_path", cfgPath))
 		cfg = nil
 	case err != nil:
-		return err
+		// Not fatal: mcpd serves no servers until the file is fixed (the
+		// watcher, SIGHUP or mcpdctl reload picks the fix up).
+		log.Error("config file unusable, running with no servers until it is fixed",
+			zap.String("config_path", cfgPath), zap.Error(err))
+		cfg, cfgErr = nil, err
+	default:
+		logProblems(log, cfg) // each server's, for its own status
 	}
 
 	// Socket: systemd's, or our own.
@@ -282,6 +289,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	defer ms.close()
 	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath, Observer: ms.observer(),
 		RequestMemoryBudget: f.requestBudget})
+	srv.SetConfig(cfgPath, cfgErr)
 	api.RouteGRPCLog(log.Named("grpc"))
 	gs := api.NewGRPCServer(srv, log.Named("api"))
 	// "mcpdctl reload" goes through the reload actor below, like SIGHUP.
@@ -367,13 +375,13 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 				case <-hupc:
 					// The read is bounded and stops when ctx is done, so a
 					// reload never holds up shutdown.
-					c, err := config.Load(ctx, cfgPath)
+					c, err := loadConfig(ctx, cfgPath)
 					if ctx.Err() != nil {
 						continue // abandoned by shutdown: nothing to apply
 					}
 					reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err})
 				case req := <-reloadReqs:
-					c, err := config.Load(ctx, cfgPath)
+					c, err := loadConfig(ctx, cfgPath)
 					if ctx.Err() != nil {
 						req.reply <- api.ConfigOutcome{Path: cfgPath, Err: fmt.Errorf("reload: %w", ctx.Err())}
 						continue
@@ -390,8 +398,13 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 		})
 	}
 
-	// READY=1: the socket is bound and the supervisor has accepted the config.
-	if err := sdnotify.Notify(sdnotify.Ready + "\n" + sdnotify.Status("serving on "+socketPath)); err != nil {
+	// READY=1: the socket is bound and the supervisor has the config (or,
+	// if the file is unusable, none).
+	ready := "serving on " + socketPath
+	if cfgErr != nil {
+		ready += "; config error: " + cfgErr.Error()
+	}
+	if err := sdnotify.Notify(sdnotify.Ready + "\n" + sdnotify.Status(ready)); err != nil {
 		log.Warn("sd_notify failed", zap.Error(err))
 	}
 	err = g.Run()
@@ -415,8 +428,9 @@ func specs(cfg *config.Config) []supervisor.Spec {
 }
 
 // reload applies a new state of the config file to the supervisor, which
-// changes only what differs. A config that cannot be used (invalid, or the
-// file was removed) keeps the running one and is reported in status and to
+// changes only what differs; a server with problems is failed with them
+// while the others run. A file that cannot be used at all (unparsable, or
+// removed) keeps the running config and is reported in status and to
 // systemd.
 func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path string, ch config.Change) api.ConfigOutcome {
 	notify := func(state string) {
@@ -427,6 +441,7 @@ func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path s
 	notify(sdnotify.Reloading)
 	err := ch.Err
 	if err == nil {
+		ch.Config.CheckCommands() // the watcher's Load does not (idempotent)
 		var res supervisor.ApplyResult
 		res, err = sup.Apply(specs(ch.Config))
 		if err == nil {
@@ -434,8 +449,13 @@ func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path s
 			log.Info("config reloaded", zap.String("config_path", path),
 				zap.Strings("added", res.Added), zap.Strings("removed", res.Removed),
 				zap.Strings("restarted", res.Restarted), zap.Strings("updated", res.Updated))
-			notify(sdnotify.Ready + "\n" + sdnotify.Status("serving; config reloaded"))
-			return api.ConfigOutcome{Path: path, Diff: res}
+			logProblems(log, ch.Config)
+			state := "serving; config reloaded"
+			if n := len(ch.Config.Problems); n > 0 {
+				state += fmt.Sprintf("; %d problem(s) in servers, see mcpdctl status", n)
+			}
+			notify(sdnotify.Ready + "\n" + sdnotify.Status(state))
+			return api.ConfigOutcome{Path: path, Diff: res, Problems: problems(ch.Config.Problems)}
 		}
 	}
 	log.Error("config reload failed, keeping the running config", zap.String("config_path", path), zap.Error(err))

@@ -52,14 +52,36 @@ func checkConfig(ctx context.Context, sup *supervisor.Supervisor, defaultPath, p
 		err error
 	)
 	if content == nil {
-		cfg, err = config.Load(ctx, path)
-	} else {
-		cfg, err = config.Parse(path, content)
+		cfg, err = loadConfig(ctx, path)
+	} else if cfg, err = config.Parse(path, content); err == nil {
+		cfg.CheckCommands()
 	}
 	if err != nil {
 		return outcome(path, err)
 	}
-	return api.ConfigOutcome{Path: path, Diff: sup.Diff(specs(cfg))}
+	out := api.ConfigOutcome{Path: path, Diff: sup.Diff(specs(cfg)), Problems: problems(cfg.Problems)}
+	if n := len(cfg.Problems); n > 0 {
+		out.Err = fmt.Errorf("%s: %d problem(s) in %d of %d servers", path, n, len(cfg.Servers)-len(cfg.Valid()), len(cfg.Servers))
+	}
+	return out
+}
+
+// loadConfig loads the config file and looks up its servers' commands.
+func loadConfig(ctx context.Context, path string) (*config.Config, error) {
+	cfg, err := config.Load(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	cfg.CheckCommands()
+	return cfg, nil
+}
+
+// logProblems logs each server's config problems; the server itself shows
+// them as its state (failed) and last error.
+func logProblems(log *zap.Logger, cfg *config.Config) {
+	for _, p := range cfg.Problems {
+		log.Error("server config invalid; it is failed, the others run", zap.String("server", p.Server), zap.Error(p))
+	}
 }
 
 // outcome is the api form of a config error.
@@ -68,10 +90,19 @@ func outcome(path string, err error) api.ConfigOutcome {
 	for _, e := range unjoin(err) {
 		var ce *config.Error
 		if errors.As(e, &ce) {
-			out.Problems = append(out.Problems, api.ConfigProblem{
-				Path: ce.Path, Line: ce.Line, Column: ce.Column, Server: ce.Server, Key: ce.Key, Message: ce.Msg,
-			})
+			out.Problems = append(out.Problems, problems([]*config.Error{ce})...)
 		}
+	}
+	return out
+}
+
+// problems is the api form of config problems.
+func problems(errs []*config.Error) []api.ConfigProblem {
+	var out []api.ConfigProblem
+	for _, ce := range errs {
+		out = append(out, api.ConfigProblem{
+			Path: ce.Path, Line: ce.Line, Column: ce.Column, Server: ce.Server, Key: ce.Key, Message: ce.Msg,
+		})
 	}
 	return out
 }

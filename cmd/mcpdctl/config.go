@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -23,9 +25,11 @@ var configCmd = &command{
 	long: `config check [FILE]
   Validates FILE (default: mcpd's config file) and, when mcpd is running, prints
   what "mcpdctl reload" would change against the running config. mcpd checks
-  the file in its own environment (the ${VAR} values it would use); when mcpd
-  is not running, mcpdctl checks it in its own environment. Exit status 1 when
-  the file is invalid.
+  the file in its own environment (the ${VAR} values and PATH it would use);
+  when mcpd is not running, mcpdctl checks it in its own environment. Every
+  problem is listed (each server's: unset variables, commands not found, bad
+  keys or values), then the servers without problems. Exit status 1 when there
+  is any problem.
 
 config import FILE
   Reads the MCP servers of another host's config - Claude Desktop, Cursor and
@@ -125,15 +129,21 @@ func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
 		}
 	}
 	running := resp != nil
-	if !running {
+	var fine []string // the servers without problems
+	if running {
+		fine = fineServers(resp)
+	} else {
 		// mcpd is not running (or not reachable): check here.
-		resp = checkLocally(ctx, req, file)
+		resp, fine = checkLocally(ctx, req, file)
 	}
 	if asJSON {
 		out := configResultJSON{ConfigPath: resp.GetConfigPath(), OK: resp.GetValid(), Error: resp.GetError(),
-			Problems: toProblemsJSON(resp.GetProblems())}
-		if resp.GetValid() && running {
+			Problems: toProblemsJSON(resp.GetProblems()), Valid: fine}
+		if running && resp.GetDiff() != nil {
 			out.Diff = toDiffJSON(resp.GetDiff())
+		}
+		if out.Valid == nil {
+			out.Valid = []string{}
 		}
 		if err := writeJSON(c.stdout, out); err != nil {
 			return err
@@ -145,6 +155,9 @@ func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
 	}
 	if !resp.GetValid() {
 		printProblems(c.stderr, resp.GetError(), resp.GetProblems())
+		if len(fine) > 0 {
+			fmt.Fprintf(c.stdout, "%s: servers without problems: %s\n", sanitize(resp.GetConfigPath()), sanitize(strings.Join(fine, ", ")))
+		}
 		return errInvalidConfig
 	}
 	fmt.Fprintf(c.stdout, "%s: valid\n", sanitize(resp.GetConfigPath()))
@@ -158,34 +171,81 @@ func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
 
 var errInvalidConfig = errors.New("config is invalid")
 
-// checkLocally validates like mcpd would, in mcpdctl's environment.
-func checkLocally(ctx context.Context, req *mcpdv1.CheckConfigRequest, file string) *mcpdv1.CheckConfigResponse {
+// fineServers returns the servers of a checked config that have no problem,
+// from mcpd's diff (which lists every server of the file but removed ones).
+func fineServers(resp *mcpdv1.CheckConfigResponse) []string {
+	d := resp.GetDiff()
+	if d == nil {
+		return nil
+	}
+	bad := map[string]bool{}
+	for _, p := range resp.GetProblems() {
+		bad[p.GetServer()] = true
+	}
+	var out []string
+	for _, l := range [][]string{d.GetAdded(), d.GetRestarted(), d.GetUpdated(), d.GetUnchanged()} {
+		for _, n := range l {
+			if !bad[n] {
+				out = append(out, n)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// checkLocally validates like mcpd would, in mcpdctl's environment; it also
+// returns the servers without problems.
+func checkLocally(ctx context.Context, req *mcpdv1.CheckConfigRequest, file string) (*mcpdv1.CheckConfigResponse, []string) {
 	path := req.GetPath()
-	var err error
+	var (
+		cfg *config.Config
+		err error
+	)
 	if file == "" {
 		path = paths.ConfigPath("")
-		_, err = config.Load(ctx, path)
+		cfg, err = config.Load(ctx, path)
 	} else {
-		_, err = config.Parse(path, req.GetContent())
+		cfg, err = config.Parse(path, req.GetContent())
+	}
+	var fine []string
+	if err == nil {
+		cfg.CheckCommands()
+		fine = cfg.Valid()
+		if n := len(cfg.Problems); n > 0 {
+			err = fmt.Errorf("%s: %d problem(s) in %d of %d servers", path, n, len(cfg.Servers)-len(fine), len(cfg.Servers))
+		}
 	}
 	resp := &mcpdv1.CheckConfigResponse{ConfigPath: path, Valid: err == nil}
 	if err == nil {
-		return resp
+		return resp, fine
 	}
 	resp.Error = err.Error()
-	parts := []error{err}
-	if j, ok := err.(interface{ Unwrap() []error }); ok {
-		parts = j.Unwrap()
-	}
-	for _, e := range parts {
-		var ce *config.Error
-		if errors.As(e, &ce) {
-			resp.Problems = append(resp.Problems, &mcpdv1.ConfigProblem{
-				Path: ce.Path, Line: int32(ce.Line), Column: int32(ce.Column), Server: ce.Server, Key: ce.Key, Message: ce.Msg,
-			})
+	var parts []*config.Error
+	if cfg != nil {
+		parts = cfg.Problems
+	} else {
+		for _, e := range unjoin(err) {
+			var ce *config.Error
+			if errors.As(e, &ce) {
+				parts = append(parts, ce)
+			}
 		}
 	}
-	return resp
+	for _, ce := range parts {
+		resp.Problems = append(resp.Problems, &mcpdv1.ConfigProblem{
+			Path: ce.Path, Line: int32(ce.Line), Column: int32(ce.Column), Server: ce.Server, Key: ce.Key, Message: ce.Msg,
+		})
+	}
+	return resp, fine
+}
+
+// unjoin splits an errors.Join error into its parts.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
 }
 
 // applyHint says how to make mcpd use the config file just written to

@@ -133,6 +133,7 @@ type serverJSON struct {
 	ProtocolVersion   string          `json:"protocol_version"`
 	ServerInfo        json.RawMessage `json:"server_info"`
 	LastError         string          `json:"last_error"`
+	ConfigError       string          `json:"config_error"`
 	LastExit          string          `json:"last_exit"`
 	LastStderrLine    string          `json:"last_stderr_line"`
 	Autostart         bool            `json:"autostart"`
@@ -171,6 +172,7 @@ func toServerJSON(s *mcpdv1.ServerStatus) serverJSON {
 		ProtocolVersion:   s.GetProtocolVersion(),
 		ServerInfo:        rawOrNull(s.GetServerInfoJson()),
 		LastError:         s.GetLastError(),
+		ConfigError:       s.GetConfigError(),
 		LastExit:          s.GetLastExit(),
 		LastStderrLine:    s.GetLastStderrLine(),
 		Autostart:         s.GetAutostart(),

@@ -51,7 +51,7 @@ func (c *cli) configImport(ctx context.Context, file string, mode importMode) er
 	if err != nil {
 		dest = mode.dest
 	}
-	resp := checkLocally(ctx, &mcpdv1.CheckConfigRequest{Path: dest, Content: out}, dest)
+	resp, _ := checkLocally(ctx, &mcpdv1.CheckConfigRequest{Path: dest, Content: out}, dest)
 	if !mode.write {
 		if _, err := c.stdout.Write(out); err != nil {
 			return err

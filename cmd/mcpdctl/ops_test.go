@@ -98,7 +98,7 @@ func TestConfigCheckWithoutDaemon(t *testing.T) {
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.json")
 	bad := filepath.Join(dir, "bad.json")
-	os.WriteFile(good, []byte(`{"mcpServers": {"x": {"command": "x"}}}`), 0o600)
+	os.WriteFile(good, []byte(`{"mcpServers": {"x": {"command": "/bin/sh"}}}`), 0o600)
 	os.WriteFile(bad, []byte("{\"mcpServers\": {\"x\": {\"command\": \"x\", \"requestTimeout\": \"soon\"}}}"), 0o600)
 	nosock := filepath.Join(dir, "none.sock")
 	r := mcpdctl(t, "--socket", nosock, "config", "check", good)

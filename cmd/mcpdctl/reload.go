@@ -51,6 +51,8 @@ type configResultJSON struct {
 	Error      string        `json:"error,omitempty"`
 	Problems   []problemJSON `json:"problems"`
 	Diff       *diffJSON     `json:"diff"`
+	// Valid lists the servers without problems ("config check" only).
+	Valid []string `json:"valid_servers,omitempty"`
 }
 
 func toDiffJSON(d *mcpdv1.ConfigDiff) *diffJSON {
@@ -112,6 +114,11 @@ func runReload(ctx context.Context, c *cli, cmd *command, args []string) error {
 	}
 	fmt.Fprintf(c.stdout, "reloaded %s\n", sanitize(resp.GetConfigPath()))
 	printDiff(c.stdout, resp.GetDiff(), false)
+	if ps := resp.GetProblems(); len(ps) > 0 {
+		// Applied: these servers are failed until fixed, the others run.
+		fmt.Fprintln(c.stderr, "servers with config problems (failed until fixed; the others run):")
+		printProblems(c.stderr, "", ps)
+	}
 	return nil
 }
 

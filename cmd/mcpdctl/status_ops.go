@@ -114,6 +114,10 @@ func printStatusTable(w io.Writer, st *mcpdv1.GetStatusResponse) {
 	var details []string
 	for _, s := range sortedServers(st.GetServers()) {
 		var parts []string
+		if e := s.GetConfigError(); e != "" {
+			// In full: it says what to set and where.
+			parts = append(parts, "config: "+oneLine(e, 400))
+		}
 		if info := serverInfoCell(s.GetServerInfoJson()); info != "" {
 			parts = append(parts, info)
 		}

@@ -67,6 +67,8 @@ func TestUnitsContract(t *testing.T) {
 		"ExecReload=/bin/kill -HUP $MAINPID\n", // reload = SIGHUP
 		"ExecStart=%h/.local/bin/mcpd\n",       // where make install puts it
 		"WantedBy=default.target\n",            // user units start on login
+		// The servers' variables and PATH, optional (config.EnvFileHint).
+		"EnvironmentFile=-%h/.config/mcpd/env\n",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("mcpd.service lacks %q", strings.TrimSpace(want))

@@ -115,7 +115,9 @@ func (s *Server) CheckConfig(ctx context.Context, req *mcpdv1.CheckConfigRequest
 	}
 	if out.Err != nil {
 		resp.Error = out.Err.Error()
-	} else {
+	}
+	if out.Err == nil || out.Diff.Changed() || len(out.Diff.Unchanged) > 0 {
+		// With problems in single servers, the diff says what else it holds.
 		resp.Diff = diffToProto(out.Diff)
 	}
 	return resp, nil

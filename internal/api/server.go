@@ -259,6 +259,7 @@ func serverStatusToProto(st supervisor.Status, now time.Time) *mcpdv1.ServerStat
 		ProtocolVersion:   st.ProtocolVersion,
 		ServerInfoJson:    string(st.ServerInfo),
 		LastError:         st.LastError,
+		ConfigError:       st.ConfigError,
 		LastExit:          st.LastExit,
 		LastStderrLine:    st.LastStderrLine,
 		Autostart:         st.Autostart,

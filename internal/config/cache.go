@@ -19,9 +19,7 @@ func (p *parser) cachePolicy(server, key string, raw json.RawMessage) string {
 		d := p.duration(server, key, raw, 0)
 		if len(p.errs) > nerr {
 			// Say what else the key accepts.
-			if e, ok := p.errs[len(p.errs)-1].(*Error); ok {
-				e.Msg += `; want a duration, "never" or "always"`
-			}
+			p.errs[len(p.errs)-1].Msg += `; want a duration, "never" or "always"`
 			return ""
 		}
 		return d.String()

@@ -26,7 +26,7 @@ func TestCacheKey(t *testing.T) {
 			if tt.value != "" {
 				extra = `, "cache": ` + tt.value
 			}
-			cfg, err := Parse("/etc/mcpd.json", []byte(`{"mcpServers": {"s": {"command": "x"`+extra+`}}}`))
+			cfg, err := parseStrict("/etc/mcpd.json", []byte(`{"mcpServers": {"s": {"command": "x"`+extra+`}}}`))
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), `key "cache"`) {
 					t.Fatalf("err = %v, want one about %q", err, tt.err)

@@ -30,7 +30,15 @@
 // Go duration holds (2562047h47m16.854775807s, 9223372036854 ms). VS Code's
 // "type": "stdio" is accepted; any other type, or a "url", is rejected since
 // only stdio servers are supported. Unknown keys, wrong types and duplicate
-// keys are errors, so typos do not go unnoticed.
+// keys are problems, so typos do not go unnoticed.
+//
+// # Problems
+//
+// A problem inside one server (a bad key or value, an unset variable, and,
+// with CheckCommands, a command that cannot run) is that server's: Parse
+// returns it with Server.Invalid set and the others usable. Only a file
+// that cannot be used as a whole (a syntax error, not an object, an unknown
+// top-level key, an invalid server name) is an error of Parse.
 //
 // # Paths
 //
@@ -46,9 +54,10 @@
 // the value of the environment variable NAME of the mcpd process, and
 // ${NAME:-default} by its value, or by default if it is unset or empty.
 // ${env:NAME} is accepted as a synonym of ${NAME} (VS Code's spelling). An
-// unset variable without a default is an error naming it. "$${" yields a
-// literal "${"; every other "$" is kept as is ("$HOME" is not expanded).
-// Variables are expanded once, when the file is loaded or reloaded.
+// unset variable without a default is a problem of its server, naming it.
+// "$${" yields a literal "${"; every other "$" is kept as is ("$HOME" is not
+// expanded). Variables are expanded once, when the file is loaded or
+// reloaded; those of a disabled server are checked but not expanded.
 package config
 
 import (
@@ -83,6 +92,9 @@ type Config struct {
 	// Data is the file content Servers were parsed from. NewWatcher uses it
 	// to tell a real change from a save of identical bytes.
 	Data []byte
+	// Problems are the problems of single servers, in file order; each such
+	// server is in Servers with Invalid set, and the others are usable.
+	Problems []*Error
 }
 
 // Server is one declared MCP server. Its fields are in the same order and of
@@ -153,41 +165,10 @@ type Server struct {
 	// its stdin unread while mcpd has a message for it before it counts as
 	// hung: it is killed and restarted like a crash. 10s if not set.
 	StdinTimeout time.Duration
-}
-
-// Error is one problem in a config file. Parse returns one *Error, or
-// several joined with errors.Join; errors.As finds them in either case.
-type Error struct {
-	// Path is the config file.
-	Path string
-	// Line and Column locate a JSON syntax error (1-based); zero otherwise.
-	Line, Column int
-	// Server is the server the problem is in, if any.
-	Server string
-	// Key is the key the problem is in, if any ("args[1]", "env.TOKEN").
-	Key string
-	// Msg describes the problem.
-	Msg string
-}
-
-// Error formats the problem as
-// `config.json: server "foo": key "requestTimeout": invalid duration "abc"`,
-// or `config.json:3:5: invalid character ...` for syntax errors.
-func (e *Error) Error() string {
-	var b strings.Builder
-	b.WriteString(e.Path)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Column)
-	}
-	b.WriteString(": ")
-	if e.Server != "" {
-		fmt.Fprintf(&b, "server %q: ", e.Server)
-	}
-	if e.Key != "" {
-		fmt.Fprintf(&b, "key %q: ", e.Key)
-	}
-	b.WriteString(e.Msg)
-	return b.String()
+	// Invalid is why the server cannot run, its problems in the file joined
+	// with "; " ("env.TOKEN: ${TOKEN} is not set ..."); "" when it has none.
+	// The other fields hold what could be read.
+	Invalid string
 }
 
 // Load reads the config file at path with ReadFile, bounded in size and
@@ -204,8 +185,15 @@ func Load(ctx context.Context, path string) (*Config, error) {
 
 // Parse parses and validates data as the content of the config file at path.
 // path names the file in errors and is the base of relative commands and
-// working directories. Variables are expanded from the process environment.
-// All problems found are reported, each as an *Error. Data of more than
+// working directories. Variables are expanded from the process environment,
+// except in disabled servers (checked, not expanded).
+//
+// A problem inside one server (a bad key or value, an unset variable) does
+// not fail the file: the server is returned with Invalid set and the problem
+// in Config.Problems. Only a file that cannot be used as a whole (a syntax
+// error, not an object, an unknown top-level key, a server map that is not
+// an object, an invalid or duplicate server name) is an error; it then
+// reports every problem found, each as an *Error, joined. Data of more than
 // MaxFileSize bytes is refused (ErrTooLarge), as ReadFile refuses such a
 // file.
 func Parse(path string, data []byte) (*Config, error) {
@@ -214,10 +202,14 @@ func Parse(path string, data []byte) (*Config, error) {
 	}
 	p := &parser{path: path, lookup: os.LookupEnv}
 	servers := p.parse(data)
-	if len(p.errs) > 0 {
-		return nil, errors.Join(p.errs...)
+	if p.fatal {
+		errs := make([]error, len(p.errs))
+		for i, e := range p.errs {
+			errs[i] = e
+		}
+		return nil, errors.Join(errs...)
 	}
-	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data)}, nil
+	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs}, nil
 }
 
 // The two keys a server map may sit under.
@@ -248,12 +240,27 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 type parser struct {
 	path   string
 	lookup func(string) (string, bool)
-	errs   []error
-	base   string // directory relative paths are resolved against; set lazily
+	errs   []*Error
+	// fatal: a problem of the file as a whole was found (failFile).
+	fatal bool
+	// noExpand: the server being parsed is disabled; its variables are
+	// checked but not expanded.
+	noExpand bool
+	base     string // directory relative paths are resolved against; set lazily
 }
 
+// fail records a problem; one outside any server is a problem of the file.
 func (p *parser) fail(server, key, format string, args ...any) {
 	p.errs = append(p.errs, &Error{Path: p.path, Server: server, Key: key, Msg: fmt.Sprintf(format, args...)})
+	if server == "" {
+		p.fatal = true
+	}
+}
+
+// failFile records a problem of the file as a whole that names a server.
+func (p *parser) failFile(server, key, format string, args ...any) {
+	p.fail(server, key, format, args...)
+	p.fatal = true
 }
 
 func (p *parser) parse(data []byte) []Server {
@@ -268,6 +275,7 @@ func (p *parser) parse(data []byte) []Server {
 		if errors.As(err, &se) {
 			line, col := position(data, se.Offset)
 			p.errs = append(p.errs, &Error{Path: p.path, Line: line, Column: col, Msg: se.Error()})
+			p.fatal = true
 		} else {
 			p.fail("", "", "%v", err)
 		}
@@ -289,7 +297,7 @@ func (p *parser) parse(data []byte) []Server {
 			for _, sm := range members {
 				// Duplicates inside one map were already reported by object.
 				if _, dup := from[sm.key]; dup {
-					p.fail(sm.key, "", "defined in both %q and %q", keyMCPServers, keyServers)
+					p.failFile(sm.key, "", "defined in both %q and %q", keyMCPServers, keyServers)
 					continue
 				}
 				from[sm.key] = m.key
@@ -308,15 +316,13 @@ func (p *parser) parse(data []byte) []Server {
 	return servers
 }
 
+// server parses one server. Its problems are recorded and summed up in
+// Invalid; it reports false only for a name that cannot be used at all.
 func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool) {
-	nerr := len(p.errs)
 	if !p.checkName(mapKey, name) {
 		return Server{}, false
 	}
-	members, ok := p.object(raw, name, "", "")
-	if !ok {
-		return Server{}, false
-	}
+	nerr := len(p.errs)
 	s := Server{
 		Name:            name,
 		Protocol:        DefaultProtocol,
@@ -325,6 +331,24 @@ func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool)
 		DiscoverTimeout: DefaultDiscoverTimeout,
 		StdinTimeout:    DefaultStdinTimeout,
 	}
+	if members, ok := p.object(raw, name, "", ""); ok {
+		p.members(&s, members)
+	}
+	s.Invalid = summary(p.errs[nerr:])
+	return s, true
+}
+
+// members reads the keys of server s. Variables of a disabled server are
+// checked, not expanded: an unset one is no problem until it is enabled.
+func (p *parser) members(s *Server, members []member) {
+	name := s.Name
+	p.noExpand = false
+	for _, m := range members {
+		if m.key == "disabled" && kind(m.val) == "boolean" {
+			p.noExpand = bytes.Equal(bytes.TrimSpace(m.val), []byte("true"))
+		}
+	}
+	defer func() { p.noExpand = false }()
 	hasCommand := false
 	for _, m := range members {
 		switch k := m.key; k {
@@ -367,9 +391,9 @@ func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool)
 		case "cache":
 			s.Cache = p.cachePolicy(name, k, m.val)
 		case "roots":
-			p.roots(&s, name, m.val)
+			p.roots(s, name, m.val)
 		case "sampling", "elicitation":
-			p.forward(&s, name, k, m.val)
+			p.forward(s, name, k, m.val)
 		case "idleTimeout":
 			s.IdleTimeout = p.idleTimeout(name, k, m.val)
 		case "url":
@@ -381,7 +405,6 @@ func (p *parser) server(mapKey, name string, raw json.RawMessage) (Server, bool)
 	if !hasCommand {
 		p.fail(name, "", "missing required key %q", "command")
 	}
-	return s, len(p.errs) == nerr
 }
 
 func (p *parser) checkName(mapKey, name string) bool {
@@ -391,12 +414,12 @@ func (p *parser) checkName(mapKey, name string) bool {
 	}
 	for _, r := range name {
 		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' || r == '-') {
-			p.fail(name, "", `invalid name: use only letters, digits, "_", "." and "-"`)
+			p.failFile(name, "", `invalid name: use only letters, digits, "_", "." and "-"`)
 			return false
 		}
 	}
 	if strings.Contains(name, "__") {
-		p.fail(name, "", `invalid name: "__" is reserved as the separator of aggregated tool names`)
+		p.failFile(name, "", `invalid name: "__" is reserved as the separator of aggregated tool names`)
 		return false
 	}
 	return true
@@ -417,6 +440,9 @@ func (p *parser) command(server, v string) string {
 		p.fail(server, "command", "%q expands to an empty string", v)
 		return ""
 	}
+	if p.noExpand {
+		return x // never run as it is: resolved once enabled
+	}
 	if strings.ContainsRune(x, '/') && !filepath.IsAbs(x) {
 		return p.resolve(server, "command", x)
 	}
@@ -425,7 +451,7 @@ func (p *parser) command(server, v string) string {
 
 func (p *parser) cwd(server, v string) string {
 	x, ok := p.expand(server, "cwd", v)
-	if !ok || x == "" {
+	if !ok || x == "" || p.noExpand {
 		return x
 	}
 	if !filepath.IsAbs(x) {
@@ -495,7 +521,14 @@ func (p *parser) env(server string, raw json.RawMessage) map[string]string {
 }
 
 func (p *parser) expand(server, key, v string) (string, bool) {
-	x, err := expand(v, p.lookup)
+	lookup := p.lookup
+	if p.noExpand {
+		lookup = func(string) (string, bool) { return "x", true }
+	}
+	x, err := expand(v, lookup)
+	if p.noExpand && err == nil {
+		return v, true
+	}
 	if err != nil {
 		p.fail(server, key, "%v", err)
 		return "", false
@@ -549,143 +582,4 @@ func (p *parser) positiveInt(server, key string, raw json.RawMessage) int {
 		return 0
 	}
 	return int(v)
-}
-
-// member is one key/value pair of a JSON object, in file order.
-type member struct {
-	key string
-	val json.RawMessage
-}
-
-// object returns the members of the JSON object raw, reporting a wrong type
-// or a duplicate key. what names the value in the wrong-type error when it is
-// neither a server nor a key ("the top level").
-func (p *parser) object(raw json.RawMessage, server, key, what string) ([]member, bool) {
-	if k := kind(raw); k != "object" {
-		if what != "" {
-			p.fail(server, key, "%s must be a JSON object, got %s", what, k)
-		} else {
-			p.fail(server, key, "want an object, got %s", k)
-		}
-		return nil, false
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // '{'
-		p.fail(server, key, "%v", err)
-		return nil, false
-	}
-	var out []member
-	seen := map[string]bool{}
-	ok := true
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			p.fail(server, key, "%v", err)
-			return nil, false
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			p.fail(server, key, "%v", err)
-			return nil, false
-		}
-		if seen[k] {
-			p.fail(server, key, "duplicate key %q", k)
-			ok = false
-			continue
-		}
-		seen[k] = true
-		out = append(out, member{k, v})
-	}
-	return out, ok
-}
-
-// kind names the JSON type of raw for error messages.
-func kind(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "string"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	default:
-		return "number"
-	}
-}
-
-// position converts the offset of a json.SyntaxError (the number of bytes
-// read when the error was detected) to a 1-based line and column (in runes)
-// of the offending byte.
-func position(data []byte, offset int64) (line, col int) {
-	if offset > 0 {
-		offset-- // the byte that caused the error was the last one read
-	}
-	if offset > int64(len(data)) {
-		offset = int64(len(data))
-	}
-	before := data[:offset]
-	line = bytes.Count(before, []byte("\n")) + 1
-	lineStart := bytes.LastIndexByte(before, '\n') + 1
-	col = len([]rune(string(before[lineStart:]))) + 1
-	return line, col
-}
-
-func quoteList(list []string) string {
-	q := make([]string, len(list))
-	for i, s := range list {
-		q[i] = fmt.Sprintf("%q", s)
-	}
-	return strings.Join(q, ", ")
-}
-
-// suggest returns `, did you mean "x"?` when key is a likely misspelling of
-// one of known (same letters ignoring case, "_" and "-", or at most two
-// edits away), else "".
-func suggest(key string, known []string) string {
-	norm := func(s string) string {
-		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
-	}
-	best, bestDist := "", 3
-	for _, k := range known {
-		if norm(k) == norm(key) {
-			return fmt.Sprintf(", did you mean %q?", k)
-		}
-		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(", did you mean %q?", best)
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

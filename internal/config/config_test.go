@@ -56,7 +56,7 @@ func TestParseValid(t *testing.T) {
 						"shutdownGrace": 500,
 						"discoverTimeout": "250ms",
 						"stdinTimeout": "30s",
-						"disabled": true,
+						"disabled": false,
 						"maxLineSize": 1048576
 					}
 				}
@@ -68,7 +68,7 @@ func TestParseValid(t *testing.T) {
 				Cwd:      "/srv/work",
 				Protocol: "legacy", Autostart: true, Restart: "always",
 				RequestTimeout: 1500 * time.Millisecond, ShutdownGrace: 500 * time.Millisecond,
-				DiscoverTimeout: 250 * time.Millisecond, Disabled: true, MaxLineSize: 1 << 20,
+				DiscoverTimeout: 250 * time.Millisecond, MaxLineSize: 1 << 20,
 				StdinTimeout: 30 * time.Second,
 			}},
 		},
@@ -102,7 +102,7 @@ func TestParseValid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := Parse(tt.path, []byte(tt.json))
+			cfg, err := parseStrict(tt.path, []byte(tt.json))
 			if err != nil {
 				t.Fatalf("Parse: %v", err)
 			}
@@ -202,13 +202,13 @@ func TestParseErrors(t *testing.T) {
 
 		// Expansion.
 		{"undefined variable", srv(`"command": "x", "args": ["${MCPD_TEST_UNSET}"]`),
-			`config.json: server "foo": key "args[0]": undefined variable "MCPD_TEST_UNSET" (set it, or give a default with ${MCPD_TEST_UNSET:-default})`},
+			`config.json: server "foo": key "args[0]": ${MCPD_TEST_UNSET} is not set (set it in mcpd's environment, e.g. in ~/.config/mcpd/env under systemd, or give a default: ${MCPD_TEST_UNSET:-default})`},
 		{"undefined in command", srv(`"command": "${MCPD_TEST_UNSET}/bin/x"`),
-			`config.json: server "foo": key "command": undefined variable "MCPD_TEST_UNSET" (set it, or give a default with ${MCPD_TEST_UNSET:-default})`},
+			`config.json: server "foo": key "command": ${MCPD_TEST_UNSET} is not set (set it in mcpd's environment, e.g. in ~/.config/mcpd/env under systemd, or give a default: ${MCPD_TEST_UNSET:-default})`},
 		{"undefined in env", srv(`"command": "x", "env": {"T": "${env:MCPD_TEST_UNSET}"}`),
-			`config.json: server "foo": key "env.T": undefined variable "MCPD_TEST_UNSET" (set it, or give a default with ${MCPD_TEST_UNSET:-default})`},
+			`config.json: server "foo": key "env.T": ${MCPD_TEST_UNSET} is not set (set it in mcpd's environment, e.g. in ~/.config/mcpd/env under systemd, or give a default: ${MCPD_TEST_UNSET:-default})`},
 		{"undefined in cwd", srv(`"command": "x", "cwd": "${MCPD_TEST_UNSET}"`),
-			`config.json: server "foo": key "cwd": undefined variable "MCPD_TEST_UNSET" (set it, or give a default with ${MCPD_TEST_UNSET:-default})`},
+			`config.json: server "foo": key "cwd": ${MCPD_TEST_UNSET} is not set (set it in mcpd's environment, e.g. in ~/.config/mcpd/env under systemd, or give a default: ${MCPD_TEST_UNSET:-default})`},
 		{"unterminated", srv(`"command": "x", "args": ["${MCPD_TEST_SET"]`), `config.json: server "foo": key "args[0]": unterminated "${" in "${MCPD_TEST_SET"`},
 		{"bad reference", srv(`"command": "x", "args": ["${1X}"]`), `config.json: server "foo": key "args[0]": invalid variable reference "${1X}"`},
 		{"empty reference", srv(`"command": "x", "args": ["${}"]`), `config.json: server "foo": key "args[0]": invalid variable reference "${}"`},
@@ -224,7 +224,7 @@ func TestParseErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg, err := Parse("config.json", []byte(tt.json))
+			cfg, err := parseStrict("config.json", []byte(tt.json))
 			if err == nil {
 				t.Fatalf("Parse succeeded with %d servers, want error %q", len(cfg.Servers), tt.want)
 			}
@@ -242,7 +242,7 @@ func TestParseErrors(t *testing.T) {
 }
 
 func TestErrorFields(t *testing.T) {
-	_, err := Parse("c.json", []byte("{\n\"servers\": {\"s\": {\"command\": \"x\", \"shutdownGrace\": \"soon\"}}}"))
+	_, err := parseStrict("c.json", []byte("{\n\"servers\": {\"s\": {\"command\": \"x\", \"shutdownGrace\": \"soon\"}}}"))
 	var ce *Error
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v, want a *Error", err)
@@ -252,7 +252,7 @@ func TestErrorFields(t *testing.T) {
 		t.Errorf("Error mismatch (-want +got):\n%s", diff)
 	}
 
-	_, err = Parse("c.json", []byte("{\n\n  x"))
+	_, err = parseStrict("c.json", []byte("{\n\n  x"))
 	if !errors.As(err, &ce) {
 		t.Fatalf("got %v, want a *Error", err)
 	}
@@ -283,8 +283,8 @@ func TestExpand(t *testing.T) {
 		{in: "$${A}", want: "${A}"},
 		{in: "$$${A}", want: "$${A}"}, // left to right: "$" is literal, then "$${" is "${"
 		{in: "$$$${A}", want: "$$${A}"},
-		{in: "${MISSING}", wantErr: `undefined variable "MISSING" (set it, or give a default with ${MISSING:-default})`},
-		{in: "${env:MISSING}", wantErr: `undefined variable "MISSING" (set it, or give a default with ${MISSING:-default})`},
+		{in: "${MISSING}", wantErr: `${MISSING} is not set (set it in mcpd's environment, e.g. in ~/.config/mcpd/env under systemd, or give a default: ${MISSING:-default})`},
+		{in: "${env:MISSING}", wantErr: `${MISSING} is not set (set it in mcpd's environment, e.g. in ~/.config/mcpd/env under systemd, or give a default: ${MISSING:-default})`},
 		{in: "${A", wantErr: `unterminated "${" in "${A"`},
 		{in: "${A-x}", wantErr: `invalid variable reference "${A-x}"`},
 		{in: "${ A}", wantErr: `invalid variable reference "${ A}"`},
@@ -334,8 +334,15 @@ func TestLoad(t *testing.T) {
 	if err := os.WriteFile(path, []byte(`{"mcpServers": {"demo": {}}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Load(t.Context(), path); err == nil || err.Error() != path+`: server "demo": missing required key "command"` {
-		t.Errorf("Load of an invalid file: %v", err)
+	cfg, err = Load(t.Context(), path)
+	if err != nil {
+		t.Fatalf("Load of a file with an invalid server: %v", err)
+	}
+	if err := cfg.Err(); err == nil || err.Error() != path+`: server "demo": missing required key "command"` {
+		t.Errorf("Load of a file with an invalid server: problems %v", err)
+	}
+	if len(cfg.Servers) != 1 || cfg.Servers[0].Invalid != `missing required key "command"` {
+		t.Errorf("Load of a file with an invalid server: servers %+v", cfg.Servers)
 	}
 }
 
@@ -382,7 +389,7 @@ func TestParseCommentsAndTrailingCommas(t *testing.T) {
     "a": {"command": "x", "args": ["1", "2",],}, /* trailing */
   },
 }`)
-	cfg, err := Parse("mcp.json", data)
+	cfg, err := parseStrict("mcp.json", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -405,4 +412,17 @@ func TestBlankComments(t *testing.T) {
 			t.Errorf("blankComments(%q) = %q, want %q", in, got, want)
 		}
 	}
+}
+
+// parseStrict is Parse with the problems of single servers as its error, as
+// Parse reported them all before servers were kept apart.
+func parseStrict(path string, data []byte) (*Config, error) {
+	cfg, err := Parse(path, data)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.Err(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
 }

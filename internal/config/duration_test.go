@@ -30,7 +30,7 @@ func TestDurationRange(t *testing.T) {
 	}
 	for _, tt := range tests {
 		for _, key := range []string{"requestTimeout", "shutdownGrace", "discoverTimeout", "idleTimeout"} {
-			c, err := Parse("/cfg/config.json", []byte(`{"mcpServers":{"a":{"command":"x","`+key+`":`+tt.value+`}}}`))
+			c, err := parseStrict("/cfg/config.json", []byte(`{"mcpServers":{"a":{"command":"x","`+key+`":`+tt.value+`}}}`))
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), `key "`+key+`": `+tt.err) {
 					t.Errorf("%s %s: error %v, want %q", key, tt.value, err, tt.err)

@@ -57,10 +57,14 @@ func resolveRef(ref, body string, lookup func(string) (string, bool)) (string, e
 		// as in the shell.
 		return def, nil
 	case !ok:
-		return "", fmt.Errorf("undefined variable %q (set it, or give a default with ${%s:-default})", name, name)
+		return "", fmt.Errorf("${%s} is not set (set it in mcpd's environment, e.g. in %s under systemd, or give a default: ${%s:-default})", name, EnvFileHint, name)
 	}
 	return v, nil
 }
+
+// EnvFileHint is where the systemd unit reads mcpd's environment from
+// (deploy/systemd/mcpd.service: EnvironmentFile=-%h/.config/mcpd/env).
+const EnvFileHint = "~/.config/mcpd/env"
 
 // validVarName reports whether name is a portable environment variable name:
 // a letter or "_" followed by letters, digits and "_".

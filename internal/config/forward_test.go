@@ -27,7 +27,7 @@ func TestForwardKeys(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.extra, func(t *testing.T) {
-			cfg, err := Parse("/etc/mcpd.json", []byte(`{"mcpServers": {"s": {"command": "x"`+tt.extra+`}}}`))
+			cfg, err := parseStrict("/etc/mcpd.json", []byte(`{"mcpServers": {"s": {"command": "x"`+tt.extra+`}}}`))
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)

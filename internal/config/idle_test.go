@@ -30,7 +30,7 @@ func TestIdleTimeoutKey(t *testing.T) {
 			if tt.value != "" {
 				extra = `, "idleTimeout": ` + tt.value
 			}
-			cfg, err := Parse("/etc/mcpd.json", []byte(`{"mcpServers": {"s": {"command": "x"`+extra+`}}}`))
+			cfg, err := parseStrict("/etc/mcpd.json", []byte(`{"mcpServers": {"s": {"command": "x"`+extra+`}}}`))
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) || !strings.Contains(err.Error(), `key "idleTimeout"`) {
 					t.Fatalf("err = %v, want one about %q", err, tt.err)

@@ -117,13 +117,13 @@ func TestWatcherCheck(t *testing.T) {
 	w.check(t.Context())
 	none(t, w)
 
-	if err := os.WriteFile(path, []byte(`{"mcpServers": {"demo": {}}}`), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(`{"mcpServers": []}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	w.check(t.Context())
 	c := next(t, w)
 	var ce *Error
-	if c.Config != nil || !errors.As(c.Err, &ce) || ce.Msg != `missing required key "command"` {
+	if c.Config != nil || !errors.As(c.Err, &ce) || ce.Msg != `want an object, got array` {
 		t.Errorf("invalid file: got config %+v, err %v; want a *Error", c.Config, c.Err)
 	}
 	w.check(t.Context()) // still the same invalid bytes

@@ -1,9 +1,7 @@
 package e2e
 
 import (
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -47,8 +45,9 @@ var unboundedConfigs = []unboundedConfig{
 }
 
 // TestStartupRefusesUnboundedConfig: mcpd started on /dev/zero (through a
-// symlink), a FIFO or a 100 MB file exits with status 1 and an error naming
-// the file and the reason, instead of running out of memory or hanging.
+// symlink), a FIFO or a 100 MB file refuses to read it, instead of running
+// out of memory or hanging, and serves no servers: status names the file
+// and the reason, and SIGTERM ends mcpd with status 0.
 func TestStartupRefusesUnboundedConfig(t *testing.T) {
 	skipShort(t)
 	for _, tt := range unboundedConfigs {
@@ -57,14 +56,17 @@ func TestStartupRefusesUnboundedConfig(t *testing.T) {
 			config := filepath.Join(dir, "config.json")
 			tt.make(t, config)
 			d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), config)
-			err := d.wait()
-			var exit *exec.ExitError
-			if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-				t.Fatalf("mcpd on %s exited with %v, want status 1", tt.name, err)
+			d.waitServing()
+			st := d.status(d.client())
+			want := "read config " + config + ": " + tt.reason
+			if !strings.Contains(st.GetConfigError(), want) || len(st.GetServers()) != 0 {
+				t.Errorf("status: config_error %q with %d servers, want %q and none", st.GetConfigError(), len(st.GetServers()), want)
 			}
-			want := "mcpd: read config " + config + ": " + tt.reason
-			if out := d.stderr.String(); !strings.Contains(out, want) {
-				t.Errorf("output %q does not contain %q", out, want)
+			if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			if err := d.wait(); err != nil {
+				t.Fatalf("mcpd after SIGTERM: %v, want exit status 0", err)
 			}
 		})
 	}

@@ -291,7 +291,9 @@ func TestStaleSocketReplaced(t *testing.T) {
 	d.waitServing()
 }
 
-func TestInvalidConfigExits(t *testing.T) {
+// TestInvalidServerRunsTheRest: a server without its required "command"
+// does not stop mcpd: it is failed with the reason and status says so.
+func TestInvalidServerRunsTheRest(t *testing.T) {
 	skipShort(t)
 	dir := newDir(t)
 	config := filepath.Join(dir, "config.json")
@@ -299,13 +301,26 @@ func TestInvalidConfigExits(t *testing.T) {
 		t.Fatal(err)
 	}
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), config)
+	d.waitServing()
+	s := d.serverStatus(d.client(), "x")
+	if s.GetState() != mcpdv1.ServerState_SERVER_STATE_FAILED || s.GetConfigError() != `missing required key "command"` {
+		t.Errorf("x: state %s config_error %q, want failed for the missing command", s.GetState(), s.GetConfigError())
+	}
+}
+
+// TestInvalidFlagExits: what leaves mcpd unable to serve (here a bad flag)
+// is the one kind of error it exits 1 for, naming it.
+func TestInvalidFlagExits(t *testing.T) {
+	skipShort(t)
+	dir := newDir(t)
+	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), filepath.Join(dir, "config.json"), "--log-level", "loud")
 	err := d.wait()
 	var exit *exec.ExitError
 	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("mcpd with an invalid config exited with %v, want status 1", err)
+		t.Fatalf("mcpd with a bad flag exited with %v, want status 1", err)
 	}
-	if out := d.stderr.String(); !strings.Contains(out, "mcpd: "+config) {
-		t.Errorf("output %q does not name the config file after \"mcpd: \"", out)
+	if out := d.stderr.String(); !strings.Contains(out, `mcpd: invalid --log-level "loud"`) {
+		t.Errorf("output %q does not name the flag after \"mcpd: \"", out)
 	}
 }
 

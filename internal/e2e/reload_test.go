@@ -177,13 +177,15 @@ func TestReloadInvalidKeepsRunningConfig(t *testing.T) {
 	skipShort(t)
 	d := startWith(t, map[string]entry{"echo": {"dual", nil}})
 	c := d.client()
-	saveAsEditor(t, d.config, []byte(`{"mcpServers": {"echo": {"command": "x", "requestTimeout": "soon"}}}`))
+	// A file that cannot be parsed at all (a server's own problems would
+	// only fail that server).
+	saveAsEditor(t, d.config, []byte("{\"mcpServers\": {\"echo\": {\"command\": \"x\"}},\n  \"extra\": 1}"))
 	var st *mcpdv1.GetStatusResponse
 	poll(t, "config error in status", func() (bool, error) {
 		st = d.status(c)
 		return st.GetConfigError() != "", nil
 	})
-	for _, want := range []string{d.config, `server "echo"`, `key "requestTimeout"`, `invalid duration "soon"`} {
+	for _, want := range []string{d.config, `unknown key "extra"`} {
 		if !strings.Contains(st.GetConfigError(), want) {
 			t.Errorf("config_error %q does not name %s", st.GetConfigError(), want)
 		}
@@ -198,8 +200,17 @@ func TestReloadInvalidKeepsRunningConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rr.GetApplied() || len(rr.GetProblems()) != 1 || rr.GetProblems()[0].GetKey() != "requestTimeout" {
-		t.Errorf("ReloadConfig = %v, want not applied with the requestTimeout problem", rr)
+	if rr.GetApplied() || len(rr.GetProblems()) != 1 || !strings.Contains(rr.GetProblems()[0].GetMessage(), `unknown key "extra"`) {
+		t.Errorf("ReloadConfig = %v, want not applied with the unknown key problem", rr)
+	}
+	// So does a syntax error, located.
+	saveAsEditor(t, d.config, []byte("{\"mcpServers\": {\n  \"echo\": {\"command\": \"x\",,}}}"))
+	poll(t, "syntax error in status", func() (bool, error) {
+		return strings.Contains(d.status(c).GetConfigError(), d.config+":2:27: invalid character ','"), nil
+	})
+	resp, _, err = callTool(ctxT(t), c, &mcpdv1.CallToolRequest{Server: "echo", Tool: "echo", ArgumentsJson: echoArgs("still")})
+	if err != nil || text(t, resp) != "still" {
+		t.Fatalf("call under the old config after a syntax error: %v %v", resp, err)
 	}
 	// A valid file clears the error.
 	saveAsEditor(t, d.config, configJSON(t, map[string]entry{"echo": {"dual", nil}, "two": {"dual", nil}}))

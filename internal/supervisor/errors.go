@@ -71,3 +71,17 @@ func stderrTail(ring *transport.Ring, n int) string {
 	}
 	return b.String()
 }
+
+// ConfigError is why a server is failed when its config cannot be used
+// (Spec.Invalid); calls to it fail with ErrUnavailable wrapping it.
+type ConfigError struct {
+	Server string
+	// Problem is Spec.Invalid: the server's problems in the config file.
+	Problem string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("server %q: config: %s", e.Server, e.Problem)
+}
+
+func configError(spec Spec) error { return &ConfigError{Server: spec.Name, Problem: spec.Invalid} }

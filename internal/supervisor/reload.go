@@ -79,7 +79,7 @@ func CompareSpecs(a, b Spec) SpecChange {
 		a.Cwd != b.Cwd || normProtocol(a.Protocol) != normProtocol(b.Protocol) ||
 		// The client capabilities are declared once, at initialize.
 		boolOn(a.Roots) != boolOn(b.Roots) || boolOn(a.Sampling) != boolOn(b.Sampling) ||
-		boolOn(a.Elicitation) != boolOn(b.Elicitation) {
+		boolOn(a.Elicitation) != boolOn(b.Elicitation) || a.Invalid != b.Invalid {
 		return SpecIdentity
 	}
 	a.Args, b.Args, a.Env, b.Env = nil, nil, nil, nil
@@ -291,6 +291,7 @@ func (sv *server) setSpec(sp Spec) {
 	o.Roots, o.Sampling, o.Elicitation = sp.Roots, sp.Sampling, sp.Elicitation
 	o.RootPaths = slices.Clone(sp.RootPaths)
 	o.IdleTimeout, o.StdinTimeout = sp.IdleTimeout, sp.StdinTimeout
+	o.Invalid = sp.Invalid
 }
 
 // post hands cmd to the loop and returns once the loop has applied it (a
@@ -353,9 +354,16 @@ func (sv *server) reconfigure(spec Spec, restart bool) {
 		sv.verdict = ""
 		sv.cache.Clear()
 	}
+	if spec.Invalid != "" {
+		sv.reconfigureInvalid() // invalid.go
+		return
+	}
+	if old.Invalid != "" {
+		sv.update(func(st *snapshot) { st.lastError = "" })
+	}
 	switch {
 	case spec.Disabled:
-		if !old.Disabled {
+		if !old.Disabled || old.Invalid != "" {
 			sv.disable()
 		}
 		return
@@ -365,7 +373,7 @@ func (sv *server) reconfigure(spec Spec, restart bool) {
 	}
 	switch sv.state {
 	case StateFailed, StateCrashLoop:
-		if restart || old.Disabled {
+		if restart || old.Disabled || old.Invalid != "" {
 			// The config was fixed (or changed): try again from scratch.
 			sv.exits = nil
 			sv.stopTimer()
@@ -496,6 +504,9 @@ func (sv *server) restartForReload() {
 	cause := unavailable(nil, "server %q is restarting for a config change", sv.spec.Name)
 	sv.exits = nil
 	switch {
+	case sv.spec.Invalid != "" && sv.cur == nil && sv.startCancel == nil:
+		// The child went away during the drain: nothing to stop.
+		sv.failInvalid() // invalid.go
 	case sv.cur != nil:
 		sv.restartNext = true
 		sv.stopChild(cause)

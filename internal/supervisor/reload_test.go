@@ -37,6 +37,7 @@ func TestCompareSpecs(t *testing.T) {
 		{"disabled", func(s *Spec) { s.Disabled = true }, SpecSettings},
 		{"sampling off", func(s *Spec) { off := false; s.Sampling = &off }, SpecIdentity},
 		{"roots on is nil", func(s *Spec) { on := true; s.Roots = &on }, SpecUnchanged},
+		{"invalid", func(s *Spec) { s.Invalid = "bad" }, SpecIdentity},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -155,6 +155,11 @@ func newServer(s *Supervisor, spec Spec) *server {
 		rl:       newReloadState(),
 	}
 	sv.st.state = StateStopped
+	if spec.Invalid != "" {
+		// Failed from the start, so that status says so before Run.
+		sv.failErr = configError(spec)
+		sv.state, sv.st.state, sv.st.lastError = StateFailed, StateFailed, sv.failErr.Error()
+	}
 	sv.cache = newServerCache(s, spec, sv.log)
 	return sv
 }
@@ -279,9 +284,7 @@ func (sv *server) call(ctx context.Context, req *session.Request) (*session.Resp
 func (sv *server) run(quit <-chan struct{}) {
 	defer close(sv.rl.gone)
 	defer sv.wg.Wait()
-	if sv.spec.Autostart && !sv.spec.Disabled {
-		sv.beginStart()
-	}
+	sv.startInitially() // invalid.go
 	for !sv.shutting || sv.cur != nil || sv.startCancel != nil {
 		select {
 		case <-quit:
@@ -344,6 +347,10 @@ func (sv *server) handle(cmd command) {
 			return
 		}
 		cmd.reply <- reply{err: errShuttingDown}
+		return
+	}
+	if sv.spec.Invalid != "" && cmd.kind != cmdStop {
+		cmd.reply <- reply{err: sv.failedError(configError(sv.spec))}
 		return
 	}
 	if sv.spec.Disabled && cmd.kind != cmdStop {
@@ -502,6 +509,10 @@ func (sv *server) protocol() string {
 }
 
 func (sv *server) beginStart() {
+	if sv.spec.Invalid != "" {
+		sv.failInvalid() // a start that became due after the config broke
+		return
+	}
 	sv.stopTimer()
 	if sv.restartNext {
 		sv.restartNext = false
@@ -731,7 +742,7 @@ func (sv *server) onTimer() {
 // demand reports whether a restart is wanted now: autostart, restart=always,
 // or callers waiting for the server.
 func (sv *server) demand() bool {
-	if sv.spec.Disabled { // by a reload (reload.go)
+	if sv.spec.Disabled || sv.spec.Invalid != "" { // by a reload (reload.go)
 		return false
 	}
 	if sv.spec.Autostart || sv.spec.Restart == RestartAlways {
@@ -768,6 +779,10 @@ func (sv *server) lastExit() string {
 func (sv *server) failedError(cause error) error {
 	if cause == nil { // not expected: failErr is set with the state
 		cause = errors.New(sv.lastError())
+	}
+	var ce *ConfigError
+	if errors.As(cause, &ce) {
+		return &unavailableError{msg: cause.Error(), cause: cause, causeInMsg: true}
 	}
 	msg := fmt.Sprintf("server %q failed: %s; fix it, then run: mcpdctl restart %s", sv.spec.Name, cause, sv.spec.Name)
 	if errors.Is(cause, transport.ErrCannotStart) {
@@ -822,6 +837,9 @@ func (sv *server) status() Status {
 		ResponsesDropped:  st.dropped,
 		MessagesInvalid:   st.invalid,
 		Command:           strings.Join(append([]string{spec.Command}, spec.Args...), " "),
+	}
+	if spec.Invalid != "" && st.state == StateFailed {
+		out.ConfigError = spec.Invalid
 	}
 	if st.state == StateReady {
 		out.Era = st.info.Era

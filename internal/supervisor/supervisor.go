@@ -92,6 +92,10 @@ type Spec struct {
 	// mcpd has a message for it; then it is hung: killed, and restarted
 	// like a crash. If zero, 10s (transport.DefaultStdinTimeout).
 	StdinTimeout time.Duration
+	// Invalid, when set, is why the config of the server cannot be used
+	// (config.Server.Invalid): the server is failed with that reason and
+	// never started, until a reload gives it a valid config.
+	Invalid string
 }
 
 // State is a server's lifecycle state.
@@ -119,8 +123,11 @@ type Status struct {
 	ServerInfo      json.RawMessage
 	Capabilities    json.RawMessage
 	// Instructions is the child's instructions text.
-	Instructions      string
-	LastError         string
+	Instructions string
+	LastError    string
+	// ConfigError is why the server's config cannot be used (Spec.Invalid)
+	// while it is failed for it; LastError then says the same.
+	ConfigError       string
 	LastExit          string
 	LastStderrLine    string
 	Autostart         bool

@@ -1,0 +1,150 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// This file holds the parser's JSON helpers (objects in file order, value
+// kinds, error positions) and the spelling suggestions of its messages.
+
+// member is one key/value pair of a JSON object, in file order.
+type member struct {
+	key string
+	val json.RawMessage
+}
+
+// object returns the members of the JSON object raw, reporting a wrong type
+// or a duplicate key. what names the value in the wrong-type error when it is
+// neither a server nor a key ("the top level").
+func (p *parser) object(raw json.RawMessage, server, key, what string) ([]member, bool) {
+	if k := kind(raw); k != "object" {
+		if what != "" {
+			p.fail(server, key, "%s must be a JSON object, got %s", what, k)
+		} else {
+			p.fail(server, key, "want an object, got %s", k)
+		}
+		return nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	if _, err := dec.Token(); err != nil { // '{'
+		p.fail(server, key, "%v", err)
+		return nil, false
+	}
+	var out []member
+	seen := map[string]bool{}
+	ok := true
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			p.fail(server, key, "%v", err)
+			return nil, false
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			p.fail(server, key, "%v", err)
+			return nil, false
+		}
+		if seen[k] {
+			p.fail(server, key, "duplicate key %q", k)
+			ok = false
+			continue
+		}
+		seen[k] = true
+		out = append(out, member{k, v})
+	}
+	return out, ok
+}
+
+// kind names the JSON type of raw for error messages.
+func kind(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	default:
+		return "number"
+	}
+}
+
+// position converts the offset of a json.SyntaxError (the number of bytes
+// read when the error was detected) to a 1-based line and column (in runes)
+// of the offending byte.
+func position(data []byte, offset int64) (line, col int) {
+	if offset > 0 {
+		offset-- // the byte that caused the error was the last one read
+	}
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte("\n")) + 1
+	lineStart := bytes.LastIndexByte(before, '\n') + 1
+	col = len([]rune(string(before[lineStart:]))) + 1
+	return line, col
+}
+
+func quoteList(list []string) string {
+	q := make([]string, len(list))
+	for i, s := range list {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+// suggest returns `, did you mean "x"?` when key is a likely misspelling of
+// one of known (same letters ignoring case, "_" and "-", or at most two
+// edits away), else "".
+func suggest(key string, known []string) string {
+	norm := func(s string) string {
+		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
+	}
+	best, bestDist := "", 3
+	for _, k := range known {
+		if norm(k) == norm(key) {
+			return fmt.Sprintf(", did you mean %q?", k)
+		}
+		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(", did you mean %q?", best)
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
