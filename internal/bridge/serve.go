@@ -65,6 +65,12 @@ func (s *lineSink) Send(_ json.RawMessage, m *jsonrpc.Message) error {
 // until in ends ("exit when the host closes stdin"). If mcpd is not running
 // it serves anyway, answering that, and connects when mcpd is there.
 func ServeStdio(ctx context.Context, be Backend, opts Options, in io.Reader, out io.Writer) error {
+	return serveLines(ctx, be, opts, in, &lineSink{w: out})
+}
+
+// serveLines runs a bridge that reads the host's lines from in and sends
+// its messages to sink.
+func serveLines(ctx context.Context, be Backend, opts Options, in io.Reader, sink Sink) error {
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
@@ -72,7 +78,7 @@ func ServeStdio(ctx context.Context, be Backend, opts Options, in io.Reader, out
 	// the host end then, while requests in flight still get their answer.
 	life, cancel := context.WithCancel(ctx)
 	defer cancel()
-	b := newBridge(life, be, opts, &lineSink{w: out})
+	b := newBridge(life, be, opts, sink)
 	if err := b.setup(life, opts.Names, opts.All); err == nil {
 		close(b.upst.up)
 	} else if be.Down() {
