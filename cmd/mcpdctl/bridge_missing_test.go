@@ -3,11 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -17,14 +19,14 @@ import (
 // the file its spec names exists) with a subscription, which is demand.
 func crashLoop(t *testing.T, sock, server string) {
 	t.Helper()
-	b, err := newBridge(context.Background(), &cli{socketFlag: sock, stderr: os.Stderr})
+	be, err := bridge.DialGRPC(sock, func() error { return errors.New("mcpd is not running") }, dialOptions()...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer b.conn.Close()
+	defer be.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stream, err := b.client.Subscribe(ctx, &mcpdv1.SubscribeRequest{Servers: []string{server}, ToolsListChanged: true, ServerState: true})
+	stream, err := be.Subscribe(ctx, &mcpdv1.SubscribeRequest{Servers: []string{server}, ToolsListChanged: true, ServerState: true})
 	if err != nil {
 		t.Fatal(err)
 	}

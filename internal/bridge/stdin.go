@@ -1,4 +1,4 @@
-package main
+package bridge
 
 import (
 	"bytes"
@@ -12,10 +12,6 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
-// defaultBridgeMaxLine is the default --max-line-size: the daemon's
-// default maxLineSize (32 MiB).
-const defaultBridgeMaxLine = 32 << 20
-
 // oversize answers a line longer than --max-line-size: a request gets an
 // invalid-request error with its id when the kept start of the line shows
 // it, else with id null ("id may be missing only if the request id was
@@ -23,7 +19,7 @@ const defaultBridgeMaxLine = 32 << 20
 // request instead.
 func (b *bridge) oversize(over *jsonrpc.OversizeLine, max int) {
 	msg := fmt.Sprintf("message too large: the line is %d bytes, mcpdctl bridge accepts lines of up to %d bytes (--max-line-size)", over.Size, max)
-	b.c.warnf("bridge: %s", msg)
+	b.opts.Warnf("bridge: %s", msg)
 	id, response := jsonrpc.PrefixMembers(over.Prefix)
 	if response && id != nil {
 		b.mu.Lock()
@@ -35,10 +31,13 @@ func (b *bridge) oversize(over *jsonrpc.OversizeLine, max int) {
 		}
 		return
 	}
+	var scope json.RawMessage // the answer to a request, when its id shows
 	if id == nil {
 		id = json.RawMessage("null")
+	} else {
+		scope = id
 	}
-	b.write(&jsonrpc.Message{ID: id, Error: jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg)})
+	b.emit(scope, &jsonrpc.Message{ID: id, Error: jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "%s", msg)})
 }
 
 // serve reads the host's messages until stdin ends ("exit when the host
@@ -62,38 +61,16 @@ func (b *bridge) serve(ctx context.Context, in io.Reader) error {
 	}
 }
 
-func (b *bridge) write(m *jsonrpc.Message) {
-	m.JSONRPC = jsonrpc.Version
-	data, err := json.Marshal(m)
-	if err != nil {
-		b.c.warnf("bridge: encode message: %v", err)
-		return
-	}
-	b.writeMu.Lock()
-	defer b.writeMu.Unlock()
-	if _, err := b.out.Write(append(data, '\n')); err != nil {
-		b.c.warnf("bridge: write stdout: %v", err)
-	}
-}
-
-func (b *bridge) notify(method string, params any) {
-	p, err := json.Marshal(params)
-	if err != nil {
-		return
-	}
-	b.write(&jsonrpc.Message{Method: method, Params: p})
-}
-
 // awaitListen holds back the host's next message until the
 // subscriptions/listen just dispatched is in place (its acknowledgement is
-// written), for at most bridgeReadyTimeout: SDK clients open a listen
+// written), for at most readyTimeout: SDK clients open a listen
 // without waiting for its acknowledgement, so a call the host sends right
 // after it must not overtake it (an update that call causes would be lost).
 func (b *bridge) awaitListen(ctx context.Context, acked <-chan struct{}) {
 	if acked == nil {
 		return
 	}
-	t := time.NewTimer(bridgeReadyTimeout)
+	t := time.NewTimer(readyTimeout)
 	defer t.Stop()
 	select {
 	case <-acked:

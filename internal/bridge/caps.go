@@ -1,4 +1,4 @@
-package main
+package bridge
 
 import "encoding/json"
 
@@ -19,7 +19,7 @@ func (b *bridge) capabilities() map[string]any {
 // capsMapLocked is the capabilities object the bridge declares once it is
 // up. A server not described yet (it was not running) counts as one that
 // may offer everything with list changes, which the bridge announces when
-// it comes (bridge_missing.go). Serving several servers:
+// it comes (missing.go). Serving several servers:
 //   - objects are merged member by member, a flag is true if any server
 //     sets it, and a member the servers disagree on otherwise keeps the
 //     first server's value;

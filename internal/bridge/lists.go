@@ -1,4 +1,4 @@
-package main
+package bridge
 
 import (
 	"context"
@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"strings"
-
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -22,7 +20,7 @@ var listKeys = map[string]string{
 
 // list returns the merged items of method over the served servers; names
 // are prefixed when serving several, and routes are recorded. Serving
-// several, a server that cannot serve now is left out (bridge_missing.go).
+// several, a server that cannot serve now is left out (missing.go).
 func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *jsonrpc.Error) {
 	if err := b.ready(ctx); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
@@ -35,7 +33,7 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *j
 			return nil, b.rpcToMCP(ctx, err, n)
 		}
 		if err != nil {
-			b.serverDown(n, status.Convert(err).Message())
+			b.serverDown(n, b.be.Reason(err))
 			continue
 		}
 		for _, e := range entries {
@@ -160,11 +158,11 @@ func checkCursor(r *hostReq) *jsonrpc.Error {
 }
 
 func (b *bridge) listOne(ctx context.Context, method, server string) ([]*mcpdv1.ServerList, error) {
-	opts := b.c.callOptions()
+	opts := b.opts.CallOptions()
 	b.mu.Lock()
 	opts.Client = clientInfoProto(b.hostInfo)
 	b.mu.Unlock()
-	return listFrom(ctx, b.client, method, server, opts)
+	return b.listFrom(ctx, method, server, opts)
 }
 
 // prefixed is server__name, shortened to fit the 128-character limit with a
@@ -190,4 +188,23 @@ func listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMes
 		res["cacheScope"] = "private"
 	}
 	return marshalResult(res)
+}
+
+// listFrom sends the list RPC of the MCP method ("tools/list", …).
+func (b *bridge) listFrom(ctx context.Context, method, server string, opts *mcpdv1.CallOptions) ([]*mcpdv1.ServerList, error) {
+	switch method {
+	case "tools/list":
+		r, err := b.be.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: server, Options: opts})
+		return r.GetServers(), err
+	case "prompts/list":
+		r, err := b.be.ListPrompts(ctx, &mcpdv1.ListPromptsRequest{Server: server, Options: opts})
+		return r.GetServers(), err
+	case "resources/list":
+		r, err := b.be.ListResources(ctx, &mcpdv1.ListResourcesRequest{Server: server, Options: opts})
+		return r.GetServers(), err
+	case "resources/templates/list":
+		r, err := b.be.ListResourceTemplates(ctx, &mcpdv1.ListResourceTemplatesRequest{Server: server, Options: opts})
+		return r.GetServers(), err
+	}
+	return nil, fmt.Errorf("no list rpc for %q", method)
 }

@@ -1,4 +1,4 @@
-package main
+package bridge
 
 import (
 	"context"
@@ -295,7 +295,7 @@ func (b *bridge) read(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrp
 func (b *bridge) readOne(ctx context.Context, r *hostReq, server, uri string) (json.RawMessage, *jsonrpc.Error) {
 	if b.mrtr(r) {
 		// A legacy child's requests during the read reach a modern host as
-		// input_required (bridge_mrtr.go).
+		// input_required (mrtr.go).
 		return b.awaitOpen(ctx, r, server, func(uctx context.Context) (json.RawMessage, *jsonrpc.Error) {
 			return b.readOnce(uctx, r, server, uri, r.params)
 		})
@@ -320,7 +320,7 @@ func (b *bridge) readOnce(ctx context.Context, r *hostReq, server, uri string, p
 	if err := b.ready(ctx); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
-	resp, err := b.client.ReadResource(ctx, &mcpdv1.ReadResourceRequest{
+	resp, err := b.be.ReadResource(ctx, &mcpdv1.ReadResourceRequest{
 		Server: server, Uri: uri, Options: b.options(r),
 		InputResponsesJson: string(params["inputResponses"]), RequestState: state,
 	})
@@ -418,7 +418,7 @@ func (b *bridge) forward(ctx context.Context, r *hostReq, server, method string,
 	b.stampLogLevel(&req)
 	if b.mrtr(&req) {
 		// A legacy child's requests during the call reach a modern host as
-		// input_required (bridge_mrtr.go).
+		// input_required (mrtr.go).
 		p, err := req.forwardParams()
 		if err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "encode params: %v", err)
@@ -447,7 +447,7 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 	if err := b.ready(ctx); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
-	stream, err := b.client.SendRequest(ctx, &mcpdv1.SendRequestRequest{
+	stream, err := b.be.SendRequest(ctx, &mcpdv1.SendRequestRequest{
 		Server: server, Method: method, ParamsJson: string(params), Options: b.options(r),
 	})
 	if err != nil {
@@ -463,9 +463,9 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 		}
 		switch e := ev.GetEvent().(type) {
 		case *mcpdv1.CallToolEvent_ProgressJson:
-			b.write(&jsonrpc.Message{Method: "notifications/progress", Params: json.RawMessage(e.ProgressJson)})
+			b.writeFor(ctx, &jsonrpc.Message{Method: "notifications/progress", Params: json.RawMessage(e.ProgressJson)})
 		case *mcpdv1.CallToolEvent_MessageJson:
-			b.write(&jsonrpc.Message{Method: "notifications/message", Params: json.RawMessage(e.MessageJson)})
+			b.writeFor(ctx, &jsonrpc.Message{Method: "notifications/message", Params: json.RawMessage(e.MessageJson)})
 		case *mcpdv1.CallToolEvent_Response:
 			if e.Response.GetError() != nil {
 				return nil, mcpErr(e.Response.GetError())

@@ -1,4 +1,4 @@
-package main
+package bridge
 
 import (
 	"context"
@@ -79,7 +79,7 @@ func (b *bridge) hostLoop(ctx context.Context) {
 			prev.retire()
 		}
 	}()
-	delay := bridgeRetryMin
+	delay := retryMin
 	for ctx.Err() == nil {
 		b.mu.Lock()
 		flags, changed := b.host.flags, b.host.changed
@@ -92,7 +92,7 @@ func (b *bridge) hostLoop(ctx context.Context) {
 				prev.retire()
 				prev = nil
 			}
-			delay = bridgeRetryMin
+			delay = retryMin
 			select {
 			case <-reg.done: // mcpd went away: register again
 			case <-changed:
@@ -107,7 +107,7 @@ func (b *bridge) hostLoop(ctx context.Context) {
 			case <-t.C:
 			}
 			t.Stop()
-			delay = min(delay*2, bridgeRetryMax)
+			delay = min(delay*2, retryMax)
 		case <-ctx.Done():
 			reg.retire()
 		}
@@ -150,7 +150,7 @@ func (b *bridge) hostRun(reg *hostReg, flags hostFlags) {
 	if b.ready(reg.ctx) != nil {
 		return
 	}
-	stream, err := b.client.Host(reg.ctx)
+	stream, err := b.be.Host(reg.ctx)
 	if err != nil {
 		return
 	}
@@ -227,7 +227,7 @@ func (b *bridge) hostRun(reg *hostReg, flags hostFlags) {
 // answerChild answers a legacy child's request that mcpd routed to the
 // bridge: a legacy host gets it as a request; for a modern host, which
 // cannot be sent requests, it becomes the input_required result of the
-// host's call in flight on that server (bridge_mrtr.go).
+// host's call in flight on that server (mrtr.go).
 func (b *bridge) answerChild(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	b.mu.Lock()
 	legacy, caps := b.initialized, b.hostCaps

@@ -1,4 +1,4 @@
-package main
+package bridge
 
 import (
 	"context"
@@ -71,14 +71,14 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	info := clientInfoProto(b.hostInfo)
 	b.mu.Unlock()
 	slices.Sort(uris)
-	stream, err := b.client.Subscribe(sctx, &mcpdv1.SubscribeRequest{
+	stream, err := b.be.Subscribe(sctx, &mcpdv1.SubscribeRequest{
 		Servers:              b.names,
 		ToolsListChanged:     true,
 		PromptsListChanged:   true,
 		ResourcesListChanged: true,
 		ResourceUris:         uris,
 		LogMessages:          true, // forwarded once a legacy host set a level
-		ServerState:          true, // servers going down and coming back (bridge_missing.go)
+		ServerState:          true, // servers going down and coming back (missing.go)
 		Client:               info,
 	})
 	if err != nil {
@@ -168,7 +168,7 @@ func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
 		return
 	}
 	if legacy {
-		b.notify(method, params)
+		b.notify(nil, method, params)
 	}
 	for _, id := range tagged {
 		// "Every notification on the stream carries
@@ -177,7 +177,7 @@ func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
 		for k, v := range params {
 			p[k] = v
 		}
-		b.notify(method, p)
+		b.notify(id, method, p)
 	}
 }
 
@@ -189,7 +189,7 @@ func (b *bridge) syncURIs(ctx context.Context) {
 	b.mu.Lock()
 	open := b.subs.open
 	b.mu.Unlock()
-	t := time.NewTimer(bridgeReadyTimeout)
+	t := time.NewTimer(readyTimeout)
 	defer t.Stop()
 	select {
 	case <-open:
@@ -215,7 +215,7 @@ func (b *bridge) syncURIs(ctx context.Context) {
 	if id == 0 || len(add)+len(remove) == 0 {
 		return
 	}
-	if _, err := b.client.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{
+	if _, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{
 		SubscriptionId: id, AddResourceUris: add, RemoveResourceUris: remove,
 	}); err != nil {
 		return // the stream ended; resubscribing will include them
@@ -315,7 +315,7 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 	// "The first message the server sends for a subscription is
 	// notifications/subscriptions/acknowledged, tagged with the
 	// subscription id."
-	b.notify("notifications/subscriptions/acknowledged", map[string]any{
+	b.notify(r.id, "notifications/subscriptions/acknowledged", map[string]any{
 		"_meta":         map[string]any{jsonrpc.MetaSubscriptionID: r.id},
 		"notifications": agreed,
 	})
@@ -336,7 +336,7 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		b.subs.refs[u]--
 	}
 	b.mu.Unlock()
-	sctx, cancel := context.WithTimeout(b.ctx, bridgeReadyTimeout)
+	sctx, cancel := context.WithTimeout(b.ctx, readyTimeout)
 	b.syncURIs(sctx)
 	cancel()
 	// "it should answer the listen request with a plain success result

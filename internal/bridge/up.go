@@ -1,10 +1,8 @@
-package main
+package bridge
 
 import (
 	"context"
 	"time"
-
-	"google.golang.org/grpc/connectivity"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
@@ -42,13 +40,13 @@ func (b *bridge) isUp() bool {
 }
 
 // mcpdDown reports whether a setup failure means mcpd is not reachable.
-func (b *bridge) mcpdDown() bool { return b.conn.GetState() != connectivity.Ready }
+func (b *bridge) mcpdDown() bool { return b.be.Down() }
 
 // setupLoop retries setup until it succeeds or ctx ends, at once when a
-// request kicks it, else with a delay doubling from bridgeRetryMin to
-// bridgeRetryMax: "reconnect when mcpd is back".
+// request kicks it, else with a delay doubling from retryMin to
+// retryMax: "reconnect when mcpd is back".
 func (b *bridge) setupLoop(ctx context.Context, names []string, all bool) {
-	delay := bridgeRetryMin
+	delay := retryMin
 	for {
 		err := b.setup(ctx, names, all)
 		if ctx.Err() != nil {
@@ -60,7 +58,7 @@ func (b *bridge) setupLoop(ctx context.Context, names []string, all bool) {
 			return
 		}
 		if b.mcpdDown() {
-			err = b.c.notRunning()
+			err = b.be.NotRunning()
 		}
 		b.mu.Lock()
 		b.upst.err = err
@@ -71,9 +69,9 @@ func (b *bridge) setupLoop(ctx context.Context, names []string, all bool) {
 		select {
 		case <-ctx.Done():
 		case <-t.C:
-			delay = min(delay*2, bridgeRetryMax)
+			delay = min(delay*2, retryMax)
 		case <-b.upst.kick:
-			delay = bridgeRetryMin
+			delay = retryMin
 		}
 		t.Stop()
 	}

@@ -1,4 +1,8 @@
-package main
+// Package bridge is an MCP server for one host in front of mcpd: it serves
+// mcpd's supervised servers (one, or several as one with prefixed names)
+// in both protocol eras, forwarding to mcpd through a Backend. ServeStdio
+// runs it on a pipe, as "mcpdctl bridge" does.
+package bridge
 
 import (
 	"bytes"
@@ -6,80 +10,37 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"strconv"
 	"sync"
 	"time"
-
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-var bridgeCmd = &command{
-	name:     "bridge",
-	synopsis: "NAME... | --all",
-	short:    "serve mcpd's servers to an MCP host on stdin/stdout",
-	long: `The bridge is an MCP server on stdio for hosts that launch servers as
-commands (Claude Desktop, Cursor, VS Code, Zed): configure the host to run
-"mcpdctl bridge NAME" instead of the server itself, and it uses the shared,
-supervised, cached server through mcpd. It speaks both protocol eras
-(initialize and server/discover). With several names, or --all, the servers
-are served as one: tool and prompt names are prefixed "server__name".
-Requests a legacy server sends to its client (roots/list,
-sampling/createMessage, elicitation/create) reach the host behind the
-bridge when the host declared it answers them: a legacy host as requests,
-a modern host as an input_required result of its call in flight. Log
-messages reach the host for its own requests once it asked for them
-(logging/setLevel, or a per-request logLevel); after logging/setLevel, also
-those a server sends outside any request. If mcpd is not running,
-the bridge still starts, answers requests with "mcpd is not running",
-and connects when mcpd is there. A server that is down (crash loop,
-failed, stopped) does not stop the bridge: serving several, the others
-are served and the host is warned which one is missing; serving one,
-requests get the reason. When it runs again the host is told its lists
-changed. Lines longer than --max-line-size are answered with an error.
-The bridge exits when the host closes stdin; nothing but MCP messages is
-written to stdout.`,
-	run: runBridge,
-}
-
-// bridgeStdin is the host's side of the bridge; a variable for tests.
-var bridgeStdin io.Reader = os.Stdin
-
-// Connection settings: mcpd restarts must be noticed quickly.
+// Timing: mcpd restarts must be noticed quickly.
 const (
-	bridgeReadyTimeout = 3 * time.Second
-	bridgeRetryMin     = 100 * time.Millisecond
-	bridgeRetryMax     = 2 * time.Second
-	maxInputRounds     = 10
+	readyTimeout   = 3 * time.Second
+	retryMin       = 100 * time.Millisecond
+	retryMax       = 2 * time.Second
+	maxInputRounds = 10
 )
 
-// bridge is one running mcpdctl bridge. Request handlers run concurrently;
-// mu guards the shared state below it.
+// bridge is one running bridge. Request handlers run concurrently; mu
+// guards the shared state below it.
 type bridge struct {
-	c       *cli
-	conn    *grpc.ClientConn
-	client  mcpdv1.McpdClient
-	socket  string
+	be      Backend
+	opts    Options
+	sink    Sink
 	names   []string // served servers, in order
 	aggr    bool     // several servers: prefixed names
 	timeout time.Duration
-	maxLine int // --max-line-size
+	maxLine int // largest line accepted from the host
 	ctx     context.Context
 	wg      sync.WaitGroup // the bridge's own goroutines
 	reqs    sync.WaitGroup // request handlers
-	writeMu sync.Mutex     // serializes stdout
 	syncMu  sync.Mutex     // serializes UpdateSubscription calls
-	out     io.Writer
 
 	mu          sync.Mutex // guards following
 	info        map[string]*mcpdv1.ServerStatus
@@ -91,13 +52,13 @@ type bridge struct {
 	hostInfo    json.RawMessage // the legacy host's clientInfo
 	routes      map[string]route
 	uris        map[string]string // resource URI → server that listed it
-	subs        subState          // bridge_subs.go
-	upst        upState           // bridge_up.go
-	host        hostState         // bridge_host.go
-	open        openCalls         // bridge_mrtr.go
+	subs        subState          // subs.go
+	upst        upState           // up.go
+	host        hostState         // host.go
+	open        openCalls         // mrtr.go
 	logLevel    string            // set by a legacy host's logging/setLevel
 	hostReady   bool              // a legacy host sent notifications/initialized
-	missing     map[string]string // served servers down now → why (bridge_missing.go)
+	missing     map[string]string // served servers down now → why (missing.go)
 }
 
 // route is where an exposed (possibly prefixed) tool or prompt name goes.
@@ -105,77 +66,14 @@ type route struct {
 	server, name string
 }
 
-func runBridge(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
-	all := fs.Bool("all", false, "serve every enabled server")
-	// Per forwarded request; the bridge itself runs until stdin ends.
-	timeout := timeoutFlag(fs, 0)
-	maxLine := fs.Int("max-line-size", defaultBridgeMaxLine, "largest message line accepted from the host, in bytes")
-	names, err := c.parse(cmd, fs, args)
-	if err != nil {
-		return err
-	}
-	if *all == (len(names) > 0) {
-		return &usageError{cmd: cmd, msg: "name at least one server, or use --all"}
-	}
-	if *maxLine <= 0 {
-		return &usageError{cmd: cmd, msg: "--max-line-size must be a positive number of bytes"}
-	}
-	// life ends when the host closes stdin: subscriptions and requests to
-	// the host end then, while requests in flight still get their answer.
-	life, cancel := context.WithCancel(ctx)
-	defer cancel()
-	b, err := newBridge(life, c)
-	if err != nil {
-		return err
-	}
-	defer b.conn.Close()
-	b.timeout = *timeout
-	b.maxLine = *maxLine
-	if err := b.setup(life, names, *all); err == nil {
-		close(b.upst.up)
-	} else if b.mcpdDown() {
-		// Hosts start their servers at launch, maybe before mcpd: serve
-		// anyway and reach mcpd when it is there.
-		b.c.warnf("bridge: %v; waiting for it", b.c.notRunning())
-		b.mu.Lock()
-		b.upst.err = b.c.notRunning()
-		b.mu.Unlock()
-		b.wg.Go(func() { b.setupLoop(life, names, *all) })
-	} else {
-		cancel()
-		b.wg.Wait()
-		return err
-	}
-	err = b.serve(ctx, bridgeStdin)
-	cancel()
-	b.reqs.Wait()
-	b.wg.Wait()
-	return err
-}
-
-func newBridge(ctx context.Context, c *cli) (*bridge, error) {
-	path, err := resolveSocket(c.socketFlag)
-	if err != nil {
-		return nil, err
-	}
-	conn, err := grpc.NewClient("unix://"+path, dialOptions(
-		// Reconnect soon after mcpd comes back (the default backoff grows to 2 minutes).
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: bridgeRetryMin, Multiplier: 1.6, Jitter: 0.2, MaxDelay: bridgeRetryMax},
-			MinConnectTimeout: bridgeReadyTimeout,
-		}))...)
-	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", path, err)
-	}
-	c.socket = path
+func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge {
 	return &bridge{
-		c:         c,
-		conn:      conn,
-		client:    mcpdv1.NewMcpdClient(conn),
-		socket:    path,
+		be:        be,
+		opts:      opts,
+		sink:      sink,
+		timeout:   opts.Timeout,
+		maxLine:   opts.MaxLine,
 		ctx:       ctx,
-		out:       c.stdout,
 		info:      map[string]*mcpdv1.ServerStatus{},
 		inflight:  map[string]context.CancelFunc{},
 		hostWaits: map[string]chan *jsonrpc.Message{},
@@ -186,7 +84,7 @@ func newBridge(ctx context.Context, c *cli) (*bridge, error) {
 		upst:      newUpState(),
 		host:      newHostState(),
 		open:      newOpenCalls(),
-	}, nil
+	}
 }
 
 // setup resolves the servers, learns what they offer and, when serving
@@ -232,9 +130,9 @@ func (b *bridge) setup(ctx context.Context, names []string, all bool) error {
 // resolveNames checks the named servers (or finds every enabled one) and
 // records them.
 func (b *bridge) resolveNames(rctx context.Context, names []string, all bool) error {
-	resp, err := b.client.ListServers(rctx, &mcpdv1.ListServersRequest{})
+	resp, err := b.be.ListServers(rctx, &mcpdv1.ListServersRequest{})
 	if err != nil {
-		return b.c.rpcError(rctx, err, "")
+		return b.opts.RPCError(rctx, err, "")
 	}
 	known := map[string]bool{}
 	for _, s := range resp.GetServers() {
@@ -269,9 +167,9 @@ func (b *bridge) resolveNames(rctx context.Context, names []string, all bool) er
 // from mcpd's status, starting servers that are not running yet (a list
 // call starts a server lazily; an operator's explicit stop is respected).
 func (b *bridge) describe(ctx context.Context) error {
-	st, err := b.client.ListServers(ctx, &mcpdv1.ListServersRequest{})
+	st, err := b.be.ListServers(ctx, &mcpdv1.ListServersRequest{})
 	if err != nil {
-		return b.c.rpcError(ctx, err, "")
+		return b.opts.RPCError(ctx, err, "")
 	}
 	byName := map[string]*mcpdv1.ServerStatus{}
 	for _, s := range st.GetServers() {
@@ -281,12 +179,12 @@ func (b *bridge) describe(ctx context.Context) error {
 	for _, n := range b.names {
 		if s := byName[n]; s == nil || s.GetCapabilitiesJson() == "" {
 			missing = true
-			_, _ = b.client.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: n, Options: b.c.callOptions()})
+			_, _ = b.be.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: n, Options: b.opts.CallOptions()})
 		}
 	}
 	if missing {
-		if st, err = b.client.ListServers(ctx, &mcpdv1.ListServersRequest{}); err != nil {
-			return b.c.rpcError(ctx, err, "")
+		if st, err = b.be.ListServers(ctx, &mcpdv1.ListServersRequest{}); err != nil {
+			return b.opts.RPCError(ctx, err, "")
 		}
 		for _, s := range st.GetServers() {
 			byName[s.GetName()] = s
@@ -302,48 +200,24 @@ func (b *bridge) describe(ctx context.Context) error {
 	return nil
 }
 
-// ready waits until the connection to mcpd is up, reconnecting at once if
-// it was down; it fails with mcpdctl's "not running" error after a short
-// while.
+// ready waits until mcpd can be reached; once the bridge is ending it
+// fails with that.
 func (b *bridge) ready(ctx context.Context) error {
-	if b.conn.GetState() != connectivity.Ready {
-		if _, err := os.Stat(b.socket); errors.Is(err, fs.ErrNotExist) {
-			return b.c.notRunning() // no need to wait: mcpd is not there
-		}
+	err := b.be.Ready(ctx)
+	if err != nil && b.ctx.Err() != nil {
+		return b.ctx.Err()
 	}
-	ctx, cancel := context.WithTimeout(ctx, bridgeReadyTimeout)
-	defer cancel()
-	failures := 0
-	for {
-		s := b.conn.GetState()
-		switch s {
-		case connectivity.Ready:
-			return nil
-		case connectivity.Idle:
-			b.conn.Connect()
-		case connectivity.TransientFailure:
-			if failures++; failures > 2 {
-				return b.c.notRunning()
-			}
-			b.conn.ResetConnectBackoff()
-		}
-		if !b.conn.WaitForStateChange(ctx, s) {
-			if err := b.ctx.Err(); err != nil {
-				return err
-			}
-			return b.c.notRunning()
-		}
-	}
+	return err
 }
 
 // keepOpen runs stream until ctx ends: again at once after a stream that
 // was established (it returned true), else after a delay that doubles from
-// bridgeRetryMin up to bridgeRetryMax while mcpd stays away.
+// retryMin up to retryMax while mcpd stays away.
 func keepOpen(ctx context.Context, stream func() (established bool)) {
-	delay := bridgeRetryMin
+	delay := retryMin
 	for ctx.Err() == nil {
 		if stream() {
-			delay = bridgeRetryMin
+			delay = retryMin
 			continue
 		}
 		t := time.NewTimer(delay)
@@ -352,7 +226,7 @@ func keepOpen(ctx context.Context, stream func() (established bool)) {
 		case <-t.C:
 		}
 		t.Stop()
-		delay = min(delay*2, bridgeRetryMax)
+		delay = min(delay*2, retryMax)
 	}
 }
 
@@ -410,7 +284,7 @@ func (b *bridge) notification(m *jsonrpc.Message) {
 // once the listen is acknowledged, or has ended.
 func (b *bridge) startRequest(ctx context.Context, m *jsonrpc.Message) <-chan struct{} {
 	key := idKey(m.ID)
-	rctx, cancel := context.WithCancel(ctx)
+	rctx, cancel := context.WithCancel(withScope(ctx, m.ID))
 	b.mu.Lock()
 	b.inflight[key] = cancel
 	b.mu.Unlock()
@@ -431,10 +305,10 @@ func (b *bridge) startRequest(ctx context.Context, m *jsonrpc.Message) <-chan st
 			return // cancelled by the host, or the bridge is exiting
 		}
 		if rerr != nil {
-			b.write(&jsonrpc.Message{ID: m.ID, Error: rerr})
+			b.writeFor(rctx, &jsonrpc.Message{ID: m.ID, Error: rerr})
 			return
 		}
-		b.write(&jsonrpc.Message{ID: m.ID, Result: result})
+		b.writeFor(rctx, &jsonrpc.Message{ID: m.ID, Result: result})
 	})
 	return req.acked
 }
@@ -458,7 +332,7 @@ func (b *bridge) hostRequest(ctx context.Context, method string, params json.Raw
 	if len(params) == 0 {
 		params = nil
 	}
-	b.write(&jsonrpc.Message{ID: id, Method: method, Params: params})
+	b.writeFor(ctx, &jsonrpc.Message{ID: id, Method: method, Params: params})
 	select {
 	case m := <-ch:
 		if m.Error != nil {
@@ -478,31 +352,14 @@ func (b *bridge) hostRequest(ctx context.Context, method string, params json.Raw
 		delete(b.hostWaits, idKey(id))
 		b.mu.Unlock()
 		// "either side may cancel its own earlier requests"
-		b.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": "cancelled by the server"})
+		b.notify(scopeOf(ctx), "notifications/cancelled", map[string]any{"requestId": id, "reason": "cancelled by the server"})
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
 	}
 }
 
-// rpcToMCP turns a gRPC failure into the JSON-RPC error the host sees.
+// rpcToMCP turns a failed RPC into the JSON-RPC error the host sees.
 func (b *bridge) rpcToMCP(ctx context.Context, err error, server string) *jsonrpc.Error {
-	if ctx.Err() != nil {
-		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
-	}
-	st, _ := status.FromError(err)
-	switch st.Code() {
-	case codes.Unavailable:
-		if b.conn.GetState() != connectivity.Ready {
-			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", b.c.notRunning().Error())
-		}
-		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", server, st.Message())
-	case codes.NotFound:
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", st.Message())
-	case codes.InvalidArgument:
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", st.Message())
-	case codes.DeadlineExceeded:
-		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: request timed out", server)
-	}
-	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpd: %s", st.Message())
+	return b.be.Error(ctx, err, server)
 }
 
 // clientInfoProto is the host's identity for mcpd.

@@ -1,4 +1,4 @@
-package main
+package bridge
 
 import (
 	"context"
@@ -38,7 +38,7 @@ func (b *bridge) serverDown(server, why string) {
 		return
 	}
 	msg := missingMessage(server, why)
-	b.c.warnf("bridge: %s", msg)
+	b.opts.Warnf("bridge: %s", msg)
 	if b.hostWantsWarnings() {
 		b.logToHost("warning", msg)
 	}
@@ -52,7 +52,7 @@ func (b *bridge) serverUp(server string) bool {
 	delete(b.missing, server)
 	b.mu.Unlock()
 	if was {
-		b.c.warnf("bridge: server %q is back", server)
+		b.opts.Warnf("bridge: server %q is back", server)
 	}
 	return was
 }
@@ -94,7 +94,7 @@ func levelAllows(set, level string) bool {
 }
 
 func (b *bridge) logToHost(level, msg string) {
-	b.notify("notifications/message", map[string]any{"level": level, "logger": bridgeLogger, "data": msg})
+	b.notify(nil, "notifications/message", map[string]any{"level": level, "logger": bridgeLogger, "data": msg})
 }
 
 // hostOpened is a legacy host's notifications/initialized: the warnings
@@ -193,11 +193,11 @@ func (b *bridge) announceLists(all bool) {
 	}
 	for _, k := range kinds {
 		if legacy && (k.declared || all) {
-			b.notify(k.method, map[string]any{})
+			b.notify(nil, k.method, map[string]any{})
 		}
 		for _, l := range listens {
 			if k.on(l) {
-				b.notify(k.method, map[string]any{"_meta": map[string]json.RawMessage{jsonrpc.MetaSubscriptionID: l.id}})
+				b.notify(l.id, k.method, map[string]any{"_meta": map[string]json.RawMessage{jsonrpc.MetaSubscriptionID: l.id}})
 			}
 		}
 	}

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+
+	"github.com/mcpd-dev/mcpd/internal/bridge"
+)
+
+var bridgeCmd = &command{
+	name:     "bridge",
+	synopsis: "NAME... | --all",
+	short:    "serve mcpd's servers to an MCP host on stdin/stdout",
+	long: `The bridge is an MCP server on stdio for hosts that launch servers as
+commands (Claude Desktop, Cursor, VS Code, Zed): configure the host to run
+"mcpdctl bridge NAME" instead of the server itself, and it uses the shared,
+supervised, cached server through mcpd. It speaks both protocol eras
+(initialize and server/discover). With several names, or --all, the servers
+are served as one: tool and prompt names are prefixed "server__name".
+Requests a legacy server sends to its client (roots/list,
+sampling/createMessage, elicitation/create) reach the host behind the
+bridge when the host declared it answers them: a legacy host as requests,
+a modern host as an input_required result of its call in flight. Log
+messages reach the host for its own requests once it asked for them
+(logging/setLevel, or a per-request logLevel); after logging/setLevel, also
+those a server sends outside any request. If mcpd is not running,
+the bridge still starts, answers requests with "mcpd is not running",
+and connects when mcpd is there. A server that is down (crash loop,
+failed, stopped) does not stop the bridge: serving several, the others
+are served and the host is warned which one is missing; serving one,
+requests get the reason. When it runs again the host is told its lists
+changed. Lines longer than --max-line-size are answered with an error.
+The bridge exits when the host closes stdin; nothing but MCP messages is
+written to stdout.`,
+	run: runBridge,
+}
+
+// bridgeStdin is the host's side of the bridge; a variable for tests.
+var bridgeStdin io.Reader = os.Stdin
+
+func runBridge(ctx context.Context, c *cli, cmd *command, args []string) error {
+	fs := c.flags(cmd)
+	all := fs.Bool("all", false, "serve every enabled server")
+	// Per forwarded request; the bridge itself runs until stdin ends.
+	timeout := timeoutFlag(fs, 0)
+	maxLine := fs.Int("max-line-size", bridge.DefaultMaxLine, "largest message line accepted from the host, in bytes")
+	names, err := c.parse(cmd, fs, args)
+	if err != nil {
+		return err
+	}
+	if *all == (len(names) > 0) {
+		return &usageError{cmd: cmd, msg: "name at least one server, or use --all"}
+	}
+	if *maxLine <= 0 {
+		return &usageError{cmd: cmd, msg: "--max-line-size must be a positive number of bytes"}
+	}
+	path, err := resolveSocket(c.socketFlag)
+	if err != nil {
+		return err
+	}
+	c.socket = path
+	be, err := bridge.DialGRPC(path, c.notRunning, dialOptions()...)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	return bridge.ServeStdio(ctx, be, bridge.Options{
+		Names:       names,
+		All:         *all,
+		Timeout:     *timeout,
+		MaxLine:     *maxLine,
+		Warnf:       c.warnf,
+		RPCError:    c.rpcError,
+		CallOptions: c.callOptions,
+	}, bridgeStdin, c.stdout)
+}

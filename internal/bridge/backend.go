@@ -1,0 +1,46 @@
+package bridge
+
+import (
+	"context"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// Backend is what the bridge needs from mcpd: the RPCs it forwards to, and
+// the state of its connection. GRPCBackend is mcpd over its socket.
+type Backend interface {
+	ListServers(ctx context.Context, in *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error)
+	ListTools(ctx context.Context, in *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error)
+	ListPrompts(ctx context.Context, in *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error)
+	ListResources(ctx context.Context, in *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error)
+	ListResourceTemplates(ctx context.Context, in *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error)
+	ReadResource(ctx context.Context, in *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error)
+	UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error)
+	SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error)
+	Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (RecvStream[mcpdv1.SubscriptionEvent], error)
+	Host(ctx context.Context) (HostStream, error)
+
+	// Ready waits a short while until mcpd can be reached, failing with
+	// the "not running" error when it cannot.
+	Ready(ctx context.Context) error
+	// Down reports whether mcpd is unreachable now.
+	Down() bool
+	// NotRunning is the error that says mcpd is not there.
+	NotRunning() error
+	// Error turns a failed RPC for server into the error the host sees.
+	Error(ctx context.Context, err error, server string) *jsonrpc.Error
+	// Reason is the message of a failed RPC, without its code.
+	Reason(err error) string
+}
+
+// RecvStream is the receiving side of a server-streaming RPC.
+type RecvStream[T any] interface {
+	Recv() (*T, error)
+}
+
+// HostStream is the bridge's end of the Host RPC.
+type HostStream interface {
+	Send(*mcpdv1.HostRequest) error
+	Recv() (*mcpdv1.HostResponse, error)
+}

@@ -1,0 +1,146 @@
+package bridge
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/backoff"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/connectivity"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// GRPCBackend is mcpd reached over its Unix socket.
+type GRPCBackend struct {
+	conn       *grpc.ClientConn
+	client     mcpdv1.McpdClient
+	socket     string
+	notRunning func() error
+}
+
+// DialGRPC prepares a connection to mcpd at socket (it connects lazily and
+// reconnects soon after mcpd comes back). notRunning is the error for an
+// mcpd that is not there.
+func DialGRPC(socket string, notRunning func() error, opts ...grpc.DialOption) (*GRPCBackend, error) {
+	// The default backoff grows to 2 minutes: too slow to notice a restart.
+	opts = append(opts, grpc.WithConnectParams(grpc.ConnectParams{
+		Backoff:           backoff.Config{BaseDelay: retryMin, Multiplier: 1.6, Jitter: 0.2, MaxDelay: retryMax},
+		MinConnectTimeout: readyTimeout,
+	}))
+	conn, err := grpc.NewClient("unix://"+socket, opts...)
+	if err != nil {
+		return nil, fmt.Errorf("connect to %s: %w", socket, err)
+	}
+	return &GRPCBackend{conn: conn, client: mcpdv1.NewMcpdClient(conn), socket: socket, notRunning: notRunning}, nil
+}
+
+// Close closes the connection.
+func (g *GRPCBackend) Close() error { return g.conn.Close() }
+
+func (g *GRPCBackend) ListServers(ctx context.Context, in *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
+	return g.client.ListServers(ctx, in)
+}
+
+func (g *GRPCBackend) ListTools(ctx context.Context, in *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
+	return g.client.ListTools(ctx, in)
+}
+
+func (g *GRPCBackend) ListPrompts(ctx context.Context, in *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error) {
+	return g.client.ListPrompts(ctx, in)
+}
+
+func (g *GRPCBackend) ListResources(ctx context.Context, in *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error) {
+	return g.client.ListResources(ctx, in)
+}
+
+func (g *GRPCBackend) ListResourceTemplates(ctx context.Context, in *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error) {
+	return g.client.ListResourceTemplates(ctx, in)
+}
+
+func (g *GRPCBackend) ReadResource(ctx context.Context, in *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error) {
+	return g.client.ReadResource(ctx, in)
+}
+
+func (g *GRPCBackend) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
+	return g.client.UpdateSubscription(ctx, in)
+}
+
+func (g *GRPCBackend) SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error) {
+	return g.client.SendRequest(ctx, in)
+}
+
+func (g *GRPCBackend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (RecvStream[mcpdv1.SubscriptionEvent], error) {
+	return g.client.Subscribe(ctx, in)
+}
+
+func (g *GRPCBackend) Host(ctx context.Context) (HostStream, error) {
+	return g.client.Host(ctx)
+}
+
+// NotRunning is the error that says mcpd is not there.
+func (g *GRPCBackend) NotRunning() error { return g.notRunning() }
+
+// Down reports whether the connection to mcpd is not up.
+func (g *GRPCBackend) Down() bool { return g.conn.GetState() != connectivity.Ready }
+
+// Ready waits until the connection to mcpd is up, reconnecting at once if
+// it was down; it fails with the "not running" error after a short while.
+func (g *GRPCBackend) Ready(ctx context.Context) error {
+	if g.conn.GetState() != connectivity.Ready {
+		if _, err := os.Stat(g.socket); errors.Is(err, fs.ErrNotExist) {
+			return g.notRunning() // no need to wait: mcpd is not there
+		}
+	}
+	wctx, cancel := context.WithTimeout(ctx, readyTimeout)
+	defer cancel()
+	failures := 0
+	for {
+		s := g.conn.GetState()
+		switch s {
+		case connectivity.Ready:
+			return nil
+		case connectivity.Idle:
+			g.conn.Connect()
+		case connectivity.TransientFailure:
+			if failures++; failures > 2 {
+				return g.notRunning()
+			}
+			g.conn.ResetConnectBackoff()
+		}
+		if !g.conn.WaitForStateChange(wctx, s) {
+			return g.notRunning()
+		}
+	}
+}
+
+// Error turns a gRPC failure into the JSON-RPC error the host sees.
+func (g *GRPCBackend) Error(ctx context.Context, err error, server string) *jsonrpc.Error {
+	if ctx.Err() != nil {
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
+	}
+	st, _ := status.FromError(err)
+	switch st.Code() {
+	case codes.Unavailable:
+		if g.Down() {
+			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", g.notRunning().Error())
+		}
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", server, st.Message())
+	case codes.NotFound:
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", st.Message())
+	case codes.InvalidArgument:
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", st.Message())
+	case codes.DeadlineExceeded:
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: request timed out", server)
+	}
+	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpd: %s", st.Message())
+}
+
+// Reason is the message of a failed RPC, without its code.
+func (g *GRPCBackend) Reason(err error) string { return status.Convert(err).Message() }

@@ -1,0 +1,137 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// DefaultMaxLine is the default largest line accepted from the host: the
+// daemon's default maxLineSize (32 MiB).
+const DefaultMaxLine = 32 << 20
+
+// Options configure a bridge.
+type Options struct {
+	Names   []string      // servers to serve, in order
+	All     bool          // serve every enabled server (Names empty)
+	Timeout time.Duration // per forwarded request; 0 means none
+	MaxLine int           // largest line accepted from the host, in bytes
+
+	// Warnf reports what the operator should know (never to the host).
+	Warnf func(format string, args ...any)
+	// RPCError turns a failed RPC at start-up into the error the bridge
+	// fails with.
+	RPCError func(ctx context.Context, err error, server string) error
+	// CallOptions are the options sent with every MCP RPC.
+	CallOptions func() *mcpdv1.CallOptions
+}
+
+// Sink takes the bridge's messages to the host. scope is the id of the
+// host request a message belongs to (its answer, its progress and log
+// messages, the bridge's requests to the host made while handling it, the
+// notifications of a subscriptions/listen), nil for unsolicited output
+// (list changes and logs outside any request, warnings about missing
+// servers, answers to unreadable requests).
+type Sink interface {
+	Send(scope json.RawMessage, m *jsonrpc.Message) error
+}
+
+// lineSink writes one message per line.
+type lineSink struct {
+	mu sync.Mutex // serializes writes to w
+	w  io.Writer
+}
+
+func (s *lineSink) Send(_ json.RawMessage, m *jsonrpc.Message) error {
+	data, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("encode message: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, err := s.w.Write(append(data, '\n')); err != nil {
+		return fmt.Errorf("write stdout: %w", err)
+	}
+	return nil
+}
+
+// ServeStdio runs a bridge for the host on in and out, one message a line,
+// until in ends ("exit when the host closes stdin"). If mcpd is not running
+// it serves anyway, answering that, and connects when mcpd is there.
+func ServeStdio(ctx context.Context, be Backend, opts Options, in io.Reader, out io.Writer) error {
+	return serveLines(ctx, be, opts, in, &lineSink{w: out})
+}
+
+// serveLines runs a bridge that reads the host's lines from in and sends
+// its messages to sink.
+func serveLines(ctx context.Context, be Backend, opts Options, in io.Reader, sink Sink) error {
+	if opts.MaxLine <= 0 {
+		opts.MaxLine = DefaultMaxLine
+	}
+	// life ends when the host closes stdin: subscriptions and requests to
+	// the host end then, while requests in flight still get their answer.
+	life, cancel := context.WithCancel(ctx)
+	defer cancel()
+	b := newBridge(life, be, opts, sink)
+	if err := b.setup(life, opts.Names, opts.All); err == nil {
+		close(b.upst.up)
+	} else if be.Down() {
+		// Hosts start their servers at launch, maybe before mcpd: serve
+		// anyway and reach mcpd when it is there.
+		b.opts.Warnf("bridge: %v; waiting for it", be.NotRunning())
+		b.mu.Lock()
+		b.upst.err = be.NotRunning()
+		b.mu.Unlock()
+		b.wg.Go(func() { b.setupLoop(life, opts.Names, opts.All) })
+	} else {
+		cancel()
+		b.wg.Wait()
+		return err
+	}
+	err := b.serve(ctx, in)
+	cancel()
+	b.reqs.Wait()
+	b.wg.Wait()
+	return err
+}
+
+// scopeKey marks a context with the host request it serves.
+type scopeKey struct{}
+
+func withScope(ctx context.Context, id json.RawMessage) context.Context {
+	return context.WithValue(ctx, scopeKey{}, id)
+}
+
+// scopeOf is the host request ctx serves, nil outside any.
+func scopeOf(ctx context.Context) json.RawMessage {
+	id, _ := ctx.Value(scopeKey{}).(json.RawMessage)
+	return id
+}
+
+// emit sends m to the host as part of host request scope (nil: none).
+func (b *bridge) emit(scope json.RawMessage, m *jsonrpc.Message) {
+	m.JSONRPC = jsonrpc.Version
+	if err := b.sink.Send(scope, m); err != nil {
+		b.opts.Warnf("bridge: %v", err)
+	}
+}
+
+// write sends unsolicited output; writeFor output of ctx's host request.
+func (b *bridge) write(m *jsonrpc.Message) { b.emit(nil, m) }
+
+func (b *bridge) writeFor(ctx context.Context, m *jsonrpc.Message) { b.emit(scopeOf(ctx), m) }
+
+// notify sends a notification in scope (nil: unsolicited).
+func (b *bridge) notify(scope json.RawMessage, method string, params any) {
+	p, err := json.Marshal(params)
+	if err != nil {
+		return
+	}
+	b.emit(scope, &jsonrpc.Message{Method: method, Params: p})
+}
