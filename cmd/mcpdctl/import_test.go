@@ -138,6 +138,7 @@ func importSteps(t *testing.T, dir, dest string, steps ...[]string) string {
 // runs config check on what was written: the file runs under mcpd, or
 // import and check both exit 1 and say what is left to fill in.
 func TestImportGolden(t *testing.T) {
+	setImportPath(t)
 	t.Setenv("HOME", "/home/u")
 	t.Setenv("GITHUB_TOKEN", "ghp_test")
 	t.Setenv("BRAVE_API_KEY", "brave_test")
@@ -174,6 +175,7 @@ func TestImportGolden(t *testing.T) {
 // comments and servers; a second import whose server is already there is
 // refused naming both entries, and the file is left as it was.
 func TestImportMerge(t *testing.T) {
+	setImportPath(t)
 	t.Setenv("HOME", "/home/u")
 	t.Setenv("GITHUB_TOKEN", "ghp_test")
 	dir := t.TempDir()
@@ -213,6 +215,7 @@ func TestImportMerge(t *testing.T) {
 // existing "mcpServers", else under VS Code's "servers", else in a new
 // "mcpServers"; an empty file is written afresh.
 func TestImportMergeShapes(t *testing.T) {
+	setImportPath(t)
 	servers := map[string]importedServer{"new": {Command: "a"}}
 	for _, tt := range []struct{ existing, want string }{
 		{`{"mcpServers": {"old": {"command": "b"}}}`, `{"mcpServers":{"old":{"command":"b"},"new":{"command":"a"}}}`},
@@ -251,4 +254,16 @@ func TestImportMergeShapes(t *testing.T) {
 			t.Errorf("config import %v: exit %d, want usage error: %s", args, r.code, r.stderr)
 		}
 	}
+}
+
+// setImportPath makes PATH the stand-ins of the programs the sample configs
+// run (npx, uvx, …), so that the commands mcpd would look up are found
+// whatever this machine has installed.
+func setImportPath(t *testing.T) {
+	t.Helper()
+	bin, err := filepath.Abs(filepath.Join("testdata", "import", "bin"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin)
 }

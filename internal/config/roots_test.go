@@ -42,7 +42,7 @@ func TestRootsKey(t *testing.T) {
 			if tt.value != "" {
 				extra = `, "roots": ` + tt.value
 			}
-			cfg, err := Parse("/etc/mcpd.json", []byte(`{"mcpServers": {"s": {"command": "x"`+extra+`}}}`))
+			cfg, err := parseStrict("/etc/mcpd.json", []byte(`{"mcpServers": {"s": {"command": "x"`+extra+`}}}`))
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
 					t.Fatalf("err = %v, want %q", err, tt.err)
