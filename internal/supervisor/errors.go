@@ -1,9 +1,11 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/transport"
 )
@@ -58,6 +60,27 @@ type startExitError struct {
 
 func (e *startExitError) Error() string { return e.msg }
 func (e *startExitError) Unwrap() error { return e.cause }
+
+// timedOutError is err, which ended on mcpd's own deadline for a call, with
+// "context deadline exceeded" said as what it means for the operator.
+type timedOutError struct {
+	msg string
+	err error
+}
+
+func (e *timedOutError) Error() string { return e.msg }
+func (e *timedOutError) Unwrap() error { return e.err }
+
+// timedOut rewords err when it ends in a bare context.DeadlineExceeded: the
+// deadline was mcpd's timeout for the call, named by which.
+func timedOut(err error, timeout time.Duration, which string) error {
+	deadline := context.DeadlineExceeded.Error()
+	msg := err.Error()
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasSuffix(msg, deadline) {
+		return err
+	}
+	return &timedOutError{msg: fmt.Sprintf("%stimed out after %s (%s)", strings.TrimSuffix(msg, deadline), timeout, which), err: err}
+}
 
 // errShuttingDown is returned for calls after (or during) daemon shutdown.
 var errShuttingDown = unavailable(nil, "mcpd is shutting down")

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -63,5 +64,28 @@ func TestStderrTailCollapsesRepeats(t *testing.T) {
 	}
 	if got := stderrTail(ring, 5); got != "; last stderr lines:\n  a\n  b (×2)\n  c\n  boom (×3)" {
 		t.Fatalf("stderrTail(5) = %q", got)
+	}
+}
+
+// TestCallTimeoutSaysWhichTimeout: a call that runs into mcpd's own deadline
+// says how long it waited and which setting that was, not "context deadline
+// exceeded", and still matches context.DeadlineExceeded.
+func TestCallTimeoutSaysWhichTimeout(t *testing.T) {
+	spec := fakeSpec("t", "modern")
+	spec.RequestTimeout = 50 * time.Millisecond
+	h := newHarness(t, Options{Specs: []Spec{spec}, MaxRequestTimeout: time.Hour}, nil)
+	h.mustEcho("t", "warm")
+	sleep := toolCall("sleep", map[string]any{"ms": 600000})
+	for _, tt := range []struct {
+		opts CallOptions
+		want string
+	}{
+		{CallOptions{}, `server "t": tools/call: timed out after 50ms (its requestTimeout)`},
+		{CallOptions{Timeout: 60 * time.Millisecond}, `server "t": tools/call: timed out after 60ms (the call's timeout)`},
+	} {
+		_, err := h.s.Call(context.Background(), "t", sleep, tt.opts)
+		if !errors.Is(err, context.DeadlineExceeded) || err.Error() != tt.want {
+			t.Errorf("call: %v, want %q matching DeadlineExceeded", err, tt.want)
+		}
 	}
 }
