@@ -89,3 +89,18 @@ func TestCallTimeoutSaysWhichTimeout(t *testing.T) {
 		}
 	}
 }
+
+// TestCallToCrashingServerSaysExitedOnce: a call in flight when the child
+// exits names the server and says it exited once, not also the session's
+// "server exited" behind it.
+func TestCallToCrashingServerSaysExitedOnce(t *testing.T) {
+	h := newHarness(t, Options{Specs: []Spec{fakeSpec("k", "modern")}}, nil)
+	h.mustEcho("k", "warm")
+	_, err := h.s.Call(context.Background(), "k", toolCall("crash", nil), CallOptions{})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("call: %v, want ErrUnavailable", err)
+	}
+	if want := `server "k" exited during tools/call`; err.Error() != want {
+		t.Errorf("call: %q, want %q", err, want)
+	}
+}
