@@ -82,25 +82,43 @@ func runCall(ctx context.Context, c *cli, cmd *command, args []string) error {
 			resp = e.Response
 		}
 	}
-	raw, kind, err := resultOf(server, resp)
+	return c.callResult(ctx, client, server, tool, resp, *asJSON)
+}
+
+// callResult prints the answer to a call of tool on server and fails the
+// command for an MCP error or an isError result, saying which: a tool the
+// server does not list is "not found", not an error of the tool.
+func (c *cli) callResult(ctx context.Context, client mcpdv1.McpdClient, server, tool string, resp *mcpdv1.McpResponse, asJSON bool) error {
+	what := fmt.Sprintf("tool %q", tool)
+	if resp.GetError() != nil {
+		if err := c.missingTool(ctx, client, server, tool); err != nil {
+			return err
+		}
+	}
+	raw, kind, err := resultOf(server, what, resp)
 	if err != nil {
 		return err
 	}
 	var res toolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("server %s: bad tool result: %w", server, err)
+		return fmt.Errorf("server %q: %s: bad tool result: %w", server, what, err)
 	}
-	if err := c.echoResult(*asJSON, raw, kind, server, "tool "+tool); err != nil {
+	if err := c.echoResult(asJSON, raw, kind, server, what); err != nil {
 		return err
 	}
-	if !*asJSON {
+	if !asJSON {
 		c.printToolResult(res)
 	}
-	if res.IsError {
-		// "Tool-execution failures come back as isError: true results."
-		return fmt.Errorf("server %s: tool %s reported an error", server, tool)
+	if !res.IsError {
+		return nil
 	}
-	return nil
+	if looksLikeUnknownTool(res) {
+		if err := c.missingTool(ctx, client, server, tool); err != nil {
+			return err
+		}
+	}
+	// "Tool-execution failures come back as isError: true results."
+	return fmt.Errorf("server %q: %s reported an error (isError)", server, what)
 }
 
 // argumentsJSON builds the arguments object of a tool call (jsonValues) or

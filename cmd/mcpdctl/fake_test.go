@@ -332,6 +332,12 @@ func (f *fakeMcpd) CallTool(r *mcpdv1.CallToolRequest, stream grpc.ServerStreami
 		return respond(&mcpdv1.McpResponse{ResultJson: `{"content":[],"structuredContent":{"temp":21,"unit":"C"}}`})
 	case "fails":
 		return respond(&mcpdv1.McpResponse{ResultJson: `{"content":[{"type":"text","text":"city not found: Atlantis"}],"isError":true}`})
+	case "alerts":
+		// A listed tool called with bad arguments.
+		return respond(&mcpdv1.McpResponse{Error: &mcpdv1.McpError{Code: -32602, Message: "Invalid params: region is required"}})
+	case "add_notes":
+		// An unlisted tool, answered the way some servers do: a result.
+		return respond(&mcpdv1.McpResponse{ResultJson: `{"content":[{"type":"text","text":"Unknown tool: add_notes"}],"isError":true}`})
 	case "asks":
 		return respond(&mcpdv1.McpResponse{ResultJson: `{"resultType":"input_required","inputRequests":{"login":{"method":"elicitation/create","params":{"message":"who are you?"}}},"requestState":"abc"}`})
 	case "slow":

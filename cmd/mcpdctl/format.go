@@ -336,9 +336,13 @@ func printText(w io.Writer, s string) {
 	io.WriteString(w, s)
 }
 
-// mcpError formats a JSON-RPC error from a child server.
-func mcpError(server string, e *mcpdv1.McpError) error {
-	return fmt.Errorf("server %s: mcp error %d: %s", server, e.GetCode(), e.GetMessage())
+// mcpError formats a JSON-RPC error from a child server, once: what names
+// the request (`tool "y"`), empty for none.
+func mcpError(server, what string, e *mcpdv1.McpError) error {
+	if what != "" {
+		what += ": "
+	}
+	return fmt.Errorf("server %q: %sMCP error %d: %s", server, what, e.GetCode(), e.GetMessage())
 }
 
 // parseKeyValues builds a JSON object from key=value arguments. With
@@ -403,5 +407,5 @@ func resultType(raw []byte) (string, error) {
 // inputRequired is the error for an input_required result: mcpdctl cannot
 // answer the elicitation, sampling or roots requests it carries.
 func inputRequired(server, what string) error {
-	return fmt.Errorf("server %s: %s needs input that mcpdctl cannot give (input_required)", server, what)
+	return fmt.Errorf("server %q: %s needs input that mcpdctl cannot give (input_required)", server, what)
 }

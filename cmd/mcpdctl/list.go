@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -124,20 +127,20 @@ func (lc *listCommand) gather(kind string, lists []*mcpdv1.ServerList, optional 
 		var problem error
 		switch {
 		case l.GetUnavailable() != "":
-			problem = fmt.Errorf("server %s is unavailable: %s", name, l.GetUnavailable())
+			problem = unavailableError(name, l.GetUnavailable())
 		case l.GetError() != nil && l.GetError().GetCode() == jsonrpc.CodeMethodNotFound:
 			// A server without the capability has nothing of this kind.
 			if lc.server != "" && !optional {
-				lc.c.warnf("server %s does not list %s: %s", name, kind, l.GetError().GetMessage())
+				lc.c.warnf("server %q does not list %s: %s", name, kind, l.GetError().GetMessage())
 			}
 			continue
 		case l.GetError() != nil:
-			problem = mcpError(name, l.GetError())
+			problem = mcpError(name, "listing "+kind, l.GetError())
 		}
 		var items []json.RawMessage
 		if problem == nil && l.GetItemsJson() != "" {
 			if err := json.Unmarshal([]byte(l.GetItemsJson()), &items); err != nil {
-				problem = fmt.Errorf("server %s: bad %s list: %w", name, kind, err)
+				problem = fmt.Errorf("server %q: bad %s list: %w", name, kind, err)
 			}
 		}
 		if problem != nil {
@@ -219,4 +222,14 @@ func (it listItem) describe() string {
 		return oneLine(it.Description, 60)
 	}
 	return dash(oneLine(it.Title, 60))
+}
+
+// unavailableError is the problem of a server mcpd could not list: mcpd's
+// reason as is when it names the server already (`server "x" is
+// crash-looping ...`), else with the server's name before it.
+func unavailableError(server, reason string) error {
+	if strings.Contains(reason, strconv.Quote(server)) {
+		return errors.New(reason)
+	}
+	return fmt.Errorf("server %q is unavailable: %s", server, reason)
 }

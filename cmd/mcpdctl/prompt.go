@@ -42,7 +42,7 @@ func runPrompt(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if err != nil {
 		return c.rpcError(ctx, err, server)
 	}
-	raw, err := c.rawResult(server, "prompt "+prompt, resp, *asJSON)
+	raw, err := c.rawResult(server, fmt.Sprintf("prompt %q", prompt), resp, *asJSON)
 	if err != nil || *asJSON {
 		return err
 	}

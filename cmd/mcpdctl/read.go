@@ -34,7 +34,7 @@ func runRead(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if err != nil {
 		return c.rpcError(ctx, err, server)
 	}
-	raw, err := c.rawResult(server, "reading "+uri, resp, *asJSON)
+	raw, err := c.rawResult(server, fmt.Sprintf("resource %q", uri), resp, *asJSON)
 	if err != nil || *asJSON {
 		return err
 	}

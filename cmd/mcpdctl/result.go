@@ -8,15 +8,16 @@ import (
 
 // resultOf checks server's answer to an MCP request: its MCP error, or a
 // result that is not a JSON object or has an unknown resultType, fails the
-// command. It returns the result and its resultType.
-func resultOf(server string, resp *mcpdv1.McpResponse) ([]byte, string, error) {
+// command. It returns the result and its resultType. what names the
+// request in errors (`tool "y"`).
+func resultOf(server, what string, resp *mcpdv1.McpResponse) ([]byte, string, error) {
 	if resp.GetError() != nil {
-		return nil, "", mcpError(server, resp.GetError())
+		return nil, "", mcpError(server, what, resp.GetError())
 	}
 	raw := []byte(resp.GetResultJson())
 	kind, err := resultType(raw)
 	if err != nil {
-		return nil, "", fmt.Errorf("server %s: %w", server, err)
+		return nil, "", fmt.Errorf("server %q: %s: %w", server, what, err)
 	}
 	return raw, kind, nil
 }
@@ -39,7 +40,7 @@ func (c *cli) echoResult(asJSON bool, raw []byte, kind, server, what string) err
 // rawResult is resultOf then echoResult, for a verb that has nothing more
 // to print with --json: it returns the result to print without.
 func (c *cli) rawResult(server, what string, resp *mcpdv1.McpResponse, asJSON bool) ([]byte, error) {
-	raw, kind, err := resultOf(server, resp)
+	raw, kind, err := resultOf(server, what, resp)
 	if err != nil {
 		return nil, err
 	}

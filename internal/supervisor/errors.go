@@ -1,9 +1,11 @@
 package supervisor
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/transport"
 )
@@ -48,6 +50,38 @@ func unavailable(cause error, format string, args ...any) error {
 	return &unavailableError{msg: fmt.Sprintf(format, args...), cause: cause}
 }
 
+// startExitError is a start that failed because the child exited: msg says
+// so (exit status, stderr) and cause, the session's ErrClosed, stays in the
+// chain for errors.Is without being repeated.
+type startExitError struct {
+	msg   string
+	cause error
+}
+
+func (e *startExitError) Error() string { return e.msg }
+func (e *startExitError) Unwrap() error { return e.cause }
+
+// timedOutError is err, which ended on mcpd's own deadline for a call, with
+// "context deadline exceeded" said as what it means for the operator.
+type timedOutError struct {
+	msg string
+	err error
+}
+
+func (e *timedOutError) Error() string { return e.msg }
+func (e *timedOutError) Unwrap() error { return e.err }
+
+// timedOut rewords err when it ends in a bare context.DeadlineExceeded: the
+// deadline was mcpd's timeout for the call, named by which.
+func timedOut(err error, timeout time.Duration, which string) error {
+	deadline := context.DeadlineExceeded.Error()
+	msg := err.Error()
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasSuffix(msg, deadline) {
+		return err
+	}
+	return &timedOutError{msg: fmt.Sprintf("%stimed out after %s (%s)", strings.TrimSuffix(msg, deadline), timeout, which), err: err}
+}
+
 // errShuttingDown is returned for calls after (or during) daemon shutdown.
 var errShuttingDown = unavailable(nil, "mcpd is shutting down")
 
@@ -56,20 +90,44 @@ func unknownServer(name string) error {
 	return fmt.Errorf("%w %q", ErrUnknownServer, name)
 }
 
-// stderrTail formats up to n last stderr lines of ring for an error message,
-// or "" when there are none.
+// stderrTail formats the last n stderr lines of ring for an error message,
+// or "" when there are none. Consecutive repeats of a line are collapsed as
+// "line (×3)", so a child that prints the same line on every crash leaves
+// room for the lines before it.
 func stderrTail(ring *transport.Ring, n int) string {
-	lines := ring.Last(n)
-	if len(lines) == 0 {
+	groups := collapseRepeats(ring.Last(n * 4))
+	if len(groups) == 0 {
 		return ""
+	}
+	if len(groups) > n {
+		groups = groups[len(groups)-n:]
 	}
 	var b strings.Builder
 	b.WriteString("; last stderr lines:")
-	for _, l := range lines {
+	for _, g := range groups {
 		b.WriteString("\n  ")
-		b.WriteString(l.Text)
+		b.WriteString(g)
 	}
 	return b.String()
+}
+
+// collapseRepeats returns the texts of lines, each run of one text written
+// once, with " (×N)" after it when it repeats.
+func collapseRepeats(lines []transport.Line) []string {
+	var out []string
+	for i := 0; i < len(lines); {
+		j := i + 1
+		for j < len(lines) && lines[j].Text == lines[i].Text {
+			j++
+		}
+		text := lines[i].Text
+		if j-i > 1 {
+			text += fmt.Sprintf(" (×%d)", j-i)
+		}
+		out = append(out, text)
+		i = j
+	}
+	return out
 }
 
 // ConfigError is why a server is failed when its config cannot be used

@@ -274,7 +274,8 @@ func (sv *server) call(ctx context.Context, req *session.Request) (*session.Resp
 		return nil, context.Cause(c.ctx)
 	}
 	if errors.Is(err, session.ErrClosed) {
-		return nil, unavailable(err, "server %q exited during %s", sv.spec.Name, req.Method)
+		// The message says all ErrClosed says ("server exited"), once.
+		return nil, &unavailableError{msg: fmt.Sprintf("server %q exited during %s", sv.spec.Name, req.Method), cause: err, causeInMsg: true}
 	}
 	return nil, fmt.Errorf("server %q: %s: %w", sv.spec.Name, req.Method, err)
 }

@@ -112,7 +112,7 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 		return nil, "", err // names the server and the cause
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("start %q: %w", spec.Name, err)
+		return nil, "", err // transport names the server: "start %q: ..."
 	}
 	pid := proc.Pid()
 	sv.update(func(st *snapshot) { st.pid = pid })
@@ -176,6 +176,11 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 	exit = describeExit(proc.ExitError())
 	if errors.Is(err, session.ErrExitedAfterProbe) {
 		return nil, exit, err
+	}
+	if errors.Is(err, session.ErrClosed) {
+		// The session only says the server exited, which this says
+		// already; the exit status and stderr are the news.
+		return nil, exit, &startExitError{msg: fmt.Sprintf("start %q: exited before the handshake (%s)%s", spec.Name, exit, stderrTail(sv.ring, 5)), cause: err}
 	}
 	return nil, exit, fmt.Errorf("start %q: exited before the handshake (%s): %w%s", spec.Name, exit, err, stderrTail(sv.ring, 5))
 }

@@ -365,10 +365,11 @@ func (s *Supervisor) callServer(ctx context.Context, sv *server, req *session.Re
 	if err := validateRequest(req); err != nil {
 		return nil, fmt.Errorf("call %q: %w", sv.spec.Name, err)
 	}
-	timeout := sv.requestTimeout()
+	timeout, which := sv.requestTimeout(), "its requestTimeout"
 	if opts.Timeout > 0 {
-		timeout = min(opts.Timeout, s.opts.MaxRequestTimeout)
+		timeout, which = min(opts.Timeout, s.opts.MaxRequestTimeout), "the call's timeout"
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
@@ -378,6 +379,9 @@ func (s *Supervisor) callServer(ctx context.Context, sv *server, req *session.Re
 	resp, err := sv.call(ctx, req)
 	if err != nil || resp.Error != nil {
 		sv.failed.Add(1)
+	}
+	if err != nil && parent.Err() == nil {
+		err = timedOut(err, timeout, which)
 	}
 	return resp, err
 }

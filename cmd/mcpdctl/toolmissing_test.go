@@ -1,0 +1,59 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+)
+
+func TestToolNotFound(t *testing.T) {
+	many := make([]string, 12)
+	for i := range many {
+		many[i] = fmt.Sprintf("t%02d", i)
+	}
+	tests := []struct {
+		tool  string
+		names []string
+		want  string
+	}{
+		{"nope", []string{"b", "a"}, `tool "nope" not found on server "s" (it has: a, b)`},
+		{"get-weather", []string{"get_weather", "x"}, `tool "get-weather" not found on server "s"; did you mean "get_weather"?`},
+		{"serch", []string{"search", "fetch"}, `tool "serch" not found on server "s"; did you mean "search"?`},
+		{"ab", []string{"xy"}, `tool "ab" not found on server "s" (it has: xy)`}, // two edits of two letters is no misspelling
+		{"x", nil, `tool "x" not found on server "s" (it has no tools)`},
+		{"zzzz", many, `tool "zzzz" not found on server "s" (it has: t00, t01, t02, t03, t04, t05, t06, t07, t08, t09, and 2 more (see: mcpdctl tools s))`},
+	}
+	for _, tt := range tests {
+		if got := toolNotFound("s", tt.tool, tt.names).Error(); got != tt.want {
+			t.Errorf("toolNotFound(%q, %q)\n got %s\nwant %s", tt.tool, tt.names, got, tt.want)
+		}
+	}
+}
+
+func TestLooksLikeUnknownTool(t *testing.T) {
+	for text, want := range map[string]bool{
+		"Unknown tool: x":          true,
+		`tool "x" not found`:       true,
+		"No such tool x":           true,
+		"city not found: Atlantis": false,
+		"the tool failed":          false,
+	} {
+		block, _ := json.Marshal(map[string]string{"type": "text", "text": text})
+		if got := looksLikeUnknownTool(toolResult{Content: []json.RawMessage{block}}); got != want {
+			t.Errorf("looksLikeUnknownTool(%q) = %v, want %v", text, got, want)
+		}
+	}
+}
+
+// TestUnavailableNamesServerOnce: mcpd's reason that names the server
+// already is not prefixed with the name again.
+func TestUnavailableNamesServerOnce(t *testing.T) {
+	got := unavailableError("x", `server "x" is crash-looping (5 exits within 1m0s)`).Error()
+	if want := `server "x" is crash-looping (5 exits within 1m0s)`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	got = unavailableError("x", "did not answer in time").Error()
+	if want := `server "x" is unavailable: did not answer in time`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+}

@@ -1,0 +1,106 @@
+package supervisor
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/transport"
+)
+
+// TestCrashLoopErrorsSayEachThingOnce: a server that crashes at every start
+// is named once per error, the session's "server exited" is not repeated
+// after the supervisor's own "exited before the handshake", and the same
+// stderr line printed by every crash is shown once with its count.
+func TestCrashLoopErrorsSayEachThingOnce(t *testing.T) {
+	clock := newFakeClock()
+	opts := Options{
+		Specs:             []Spec{fakeSpec("c", "crashonstart")},
+		BackoffMin:        time.Millisecond,
+		BackoffMax:        time.Second,
+		CrashLoopCooldown: time.Hour,
+	}
+	h := newHarness(t, opts, func(s *Supervisor) {
+		clock.install(s)
+		s.bo.rand = func() float64 { return 0.5 }
+	})
+	first := make(chan error, 1)
+	go func() { _, err := h.echo("c", "x"); first <- err }()
+	for range 4 {
+		clock.fireNext(t)
+	}
+	<-first
+	_, err := h.echo("c", "x")
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("call in crash loop: %v, want ErrUnavailable", err)
+	}
+	msg := err.Error()
+	if n := strings.Count(msg, "fakemcp: crash on start"); n != 1 || !strings.Contains(msg, "fakemcp: crash on start (×") {
+		t.Errorf("crash-loop error shows the repeated stderr line %d times, want once with a count:\n%s", n, msg)
+	}
+	last := h.status("c").LastError
+	if want := `start "c": exited before the handshake (exit status 3); last stderr lines:`; !strings.HasPrefix(last, want) {
+		t.Errorf("last error %q, want it to begin %q", last, want)
+	}
+	for _, repeated := range []string{`"c"`, "exited"} {
+		if n := strings.Count(last, repeated); n != 1 {
+			t.Errorf("last error says %s %d times, want once: %q", repeated, n, last)
+		}
+	}
+}
+
+// TestStderrTailCollapsesRepeats: consecutive repeats become "line (×N)";
+// the n kept are the last n distinct runs.
+func TestStderrTailCollapsesRepeats(t *testing.T) {
+	ring := transport.NewRing(100, 1<<20)
+	for _, l := range []string{"a", "b", "b", "c", "boom", "boom", "boom"} {
+		ring.Add(transport.Line{Text: l})
+	}
+	got := stderrTail(ring, 2)
+	if want := "; last stderr lines:\n  c\n  boom (×3)"; got != want {
+		t.Fatalf("stderrTail = %q, want %q", got, want)
+	}
+	if got := stderrTail(ring, 5); got != "; last stderr lines:\n  a\n  b (×2)\n  c\n  boom (×3)" {
+		t.Fatalf("stderrTail(5) = %q", got)
+	}
+}
+
+// TestCallTimeoutSaysWhichTimeout: a call that runs into mcpd's own deadline
+// says how long it waited and which setting that was, not "context deadline
+// exceeded", and still matches context.DeadlineExceeded.
+func TestCallTimeoutSaysWhichTimeout(t *testing.T) {
+	spec := fakeSpec("t", "modern")
+	spec.RequestTimeout = 50 * time.Millisecond
+	h := newHarness(t, Options{Specs: []Spec{spec}, MaxRequestTimeout: time.Hour}, nil)
+	h.mustEcho("t", "warm")
+	sleep := toolCall("sleep", map[string]any{"ms": 600000})
+	for _, tt := range []struct {
+		opts CallOptions
+		want string
+	}{
+		{CallOptions{}, `server "t": tools/call: timed out after 50ms (its requestTimeout)`},
+		{CallOptions{Timeout: 60 * time.Millisecond}, `server "t": tools/call: timed out after 60ms (the call's timeout)`},
+	} {
+		_, err := h.s.Call(context.Background(), "t", sleep, tt.opts)
+		if !errors.Is(err, context.DeadlineExceeded) || err.Error() != tt.want {
+			t.Errorf("call: %v, want %q matching DeadlineExceeded", err, tt.want)
+		}
+	}
+}
+
+// TestCallToCrashingServerSaysExitedOnce: a call in flight when the child
+// exits names the server and says it exited once, not also the session's
+// "server exited" behind it.
+func TestCallToCrashingServerSaysExitedOnce(t *testing.T) {
+	h := newHarness(t, Options{Specs: []Spec{fakeSpec("k", "modern")}}, nil)
+	h.mustEcho("k", "warm")
+	_, err := h.s.Call(context.Background(), "k", toolCall("crash", nil), CallOptions{})
+	if !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("call: %v, want ErrUnavailable", err)
+	}
+	if want := `server "k" exited during tools/call`; err.Error() != want {
+		t.Errorf("call: %q, want %q", err, want)
+	}
+}
