@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mcpd-dev/mcpd/internal/config"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -65,41 +66,7 @@ func toolNotFound(server, tool string, names []string) error {
 // misspelling (the same ignoring case, "_" and "-", or at most a third of
 // its letters, and at most two, edited away), else "".
 func closestName(want string, names []string) string {
-	norm := func(s string) string {
-		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
-	}
-	limit := min(2, max(1, len(want)/3))
-	best, bestDist := "", limit+1
-	for _, n := range names {
-		if norm(n) == norm(want) {
-			return n
-		}
-		if d := editDistance(strings.ToLower(want), strings.ToLower(n)); d < bestDist {
-			best, bestDist = n, d
-		}
-	}
-	return best
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return config.Closest(want, names, min(2, max(1, len(want)/3)))
 }
 
 // looksLikeUnknownTool reports whether the text of an isError result reads

@@ -107,25 +107,31 @@ func quoteList(list []string) string {
 }
 
 // suggest returns `, did you mean "x"?` when key is a likely misspelling of
-// one of known (same letters ignoring case, "_" and "-", or at most two
-// edits away), else "".
+// one of known (see Closest, with at most two edits), else "".
 func suggest(key string, known []string) string {
+	if best := Closest(key, known, 2); best != "" {
+		return fmt.Sprintf(", did you mean %q?", best)
+	}
+	return ""
+}
+
+// Closest returns the name in names nearest to want when it is a likely
+// misspelling of it: the same ignoring case, "_" and "-", or at most
+// maxEdits letters edited away (ignoring case); else "".
+func Closest(want string, names []string, maxEdits int) string {
 	norm := func(s string) string {
 		return strings.ToLower(strings.NewReplacer("_", "", "-", "").Replace(s))
 	}
-	best, bestDist := "", 3
-	for _, k := range known {
-		if norm(k) == norm(key) {
-			return fmt.Sprintf(", did you mean %q?", k)
+	best, bestDist := "", maxEdits+1
+	for _, n := range names {
+		if norm(n) == norm(want) {
+			return n
 		}
-		if d := editDistance(strings.ToLower(key), strings.ToLower(k)); d < bestDist {
-			best, bestDist = k, d
+		if d := editDistance(strings.ToLower(want), strings.ToLower(n)); d < bestDist {
+			best, bestDist = n, d
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return fmt.Sprintf(", did you mean %q?", best)
+	return best
 }
 
 // editDistance is the Levenshtein distance between a and b, in bytes.
