@@ -52,9 +52,15 @@ the servers from a JSON config file in the "mcpServers" shape MCP hosts use
   {"mcpServers": {"github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"]}}}
 
 Config file: --config, else $MCPD_CONFIG, else $XDG_CONFIG_HOME/mcpd/config.json,
-else ~/.config/mcpd/config.json. Without one, mcpd runs with no servers.
+else ~/.config/mcpd/config.json. Without one, mcpd runs with no servers; a
+server with a problem (unset ${VAR}, missing command, bad key) is failed alone,
+and a file that cannot be used at all leaves mcpd running with no servers,
+the reason in "mcpdctl status".
 Socket: --socket, else $MCPD_SOCKET, else $XDG_RUNTIME_DIR/mcpd/mcpd.sock, else
 /tmp/mcpd-<uid>/mcpd.sock. Talk to mcpd with mcpdctl.
+Processes: each server runs in a cgroup of its own where one can be made
+(MCPD_CGROUPS=off keeps them in mcpd's); what a killed mcpd left behind is
+recorded next to the socket and killed by the next mcpd on it.
 
 Signals: SIGINT/SIGTERM stop every server and exit; SIGHUP re-reads the config
 and applies only what changed, as saving the file and "mcpdctl reload" do.

@@ -132,9 +132,7 @@ func (g *GRPCBackend) Error(ctx context.Context, err error, server string) *json
 			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", g.notRunning().Error())
 		}
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", server, st.Message())
-	case codes.NotFound:
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", st.Message())
-	case codes.InvalidArgument:
+	case codes.NotFound, codes.InvalidArgument:
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", st.Message())
 	case codes.DeadlineExceeded:
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: request timed out", server)

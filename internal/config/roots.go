@@ -36,6 +36,12 @@ func (p *parser) roots(s *Server, server string, raw json.RawMessage) {
 		if !ok {
 			continue
 		}
+		if p.noExpand {
+			// Disabled: its variables are not expanded, so "${HOME}/p"
+			// cannot be checked for an absolute path until it is enabled.
+			s.RootPaths = append(s.RootPaths, v)
+			continue
+		}
 		if dir, ok := p.rootPath(server, key, v, x); ok {
 			s.RootPaths = append(s.RootPaths, dir)
 		}

@@ -62,3 +62,15 @@ func TestRootsKey(t *testing.T) {
 		})
 	}
 }
+
+// A disabled server's roots are not expanded, so a ${VAR} root is no
+// problem there until the server is enabled.
+func TestRootsOfDisabledServerNotExpanded(t *testing.T) {
+	cfg, err := parseStrict("/etc/mcpd.json", []byte(`{"mcpServers": {"s": {"command": "/bin/true", "disabled": true, "roots": ["${MCPD_TEST_UNSET_ROOT}/p"]}}}`))
+	if err != nil {
+		t.Fatalf("a disabled server's ${VAR} root: %v", err)
+	}
+	if got := cfg.Servers[0].RootPaths; len(got) != 1 || got[0] != "${MCPD_TEST_UNSET_ROOT}/p" {
+		t.Errorf("root paths %q, want the entry as written", got)
+	}
+}

@@ -36,9 +36,10 @@ func TestEightLargeRequestsAgainstTheBudget(t *testing.T) {
 	c := d.client()
 
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	errs := make(chan error, total)
 	var wg sync.WaitGroup
+	defer wg.Wait() // after cancel, also when the test fails early
+	defer cancel()
 	for range total {
 		app := mcpdv1.NewMcpdClient(d.dial()) // one connection per app
 		wg.Go(func() {
@@ -46,8 +47,13 @@ func TestEightLargeRequestsAgainstTheBudget(t *testing.T) {
 			errs <- err
 		})
 	}
-	for range total - inFlight {
-		err := <-errs
+	for i := range total - inFlight {
+		var err error
+		select {
+		case err = <-errs:
+		case <-time.After(30 * time.Second): // a budget not enforced admits them all
+			t.Fatalf("only %d of %d calls were refused", i, total-inFlight)
+		}
 		if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "request memory budget") {
 			t.Errorf("refused call: %v, want RESOURCE_EXHAUSTED naming the request memory budget", err)
 		}

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"flag"
 	"maps"
 	"os"
@@ -10,8 +9,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 )
 
 // chaosDuration is how long TestChaos keeps its apps calling; raise it for
@@ -83,19 +80,12 @@ func chaosChildren() map[string]chaosChild {
 // writeChaosConfig writes the config of children to dir/config.json.
 func writeChaosConfig(t *testing.T, dir string, children map[string]chaosChild) string {
 	t.Helper()
-	bin, args := fakemcp.Command()
-	servers := map[string]any{}
+	servers := map[string]entry{}
 	for name, c := range children {
-		e := map[string]any{"command": bin, "args": args, "env": map[string]string{fakemcp.EnvMode: c.mode}}
-		maps.Copy(e, c.config)
-		servers[name] = e
-	}
-	data, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
-	if err != nil {
-		t.Fatal(err)
+		servers[name] = entry{mode: c.mode, extra: c.config}
 	}
 	path := filepath.Join(dir, "config.json")
-	if err := os.WriteFile(path, data, 0o600); err != nil {
+	if err := os.WriteFile(path, configJSON(t, servers), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path

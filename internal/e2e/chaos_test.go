@@ -127,7 +127,7 @@ func runChaos(t *testing.T, d *daemon, children map[string]chaosChild, log *chao
 	}
 	var probe sync.WaitGroup
 	probe.Go(func() { log.probeLag(wctx) })
-	defer probe.Wait()
+	defer func() { stopWatchers(); probe.Wait() }() // also when the test fails early
 	ctl := d.client()
 	for time.Now().Before(end) {
 		d.status(ctl)                      // records every child's pid for the checks after the stop

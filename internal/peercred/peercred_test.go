@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
@@ -85,7 +86,9 @@ func TestListener(t *testing.T) {
 				ln.Close()
 				return
 			}
-			// The server closed the connection without a byte.
+			// The server closed the connection without a byte (a deadline,
+			// so that a connection let through fails rather than hangs).
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 			if n, err := c.Read(make([]byte, 1)); err != io.EOF {
 				t.Errorf("read after rejection = %d, %v; want EOF", n, err)
 			}

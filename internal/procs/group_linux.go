@@ -46,14 +46,6 @@ type Group struct {
 	closed bool
 }
 
-// Cgroup returns the child's cgroup directory, "" if it has none.
-func (g *Group) Cgroup() string {
-	if g == nil {
-		return ""
-	}
-	return g.rec.Cgroup
-}
-
 // update replaces the known descendants with those alive in t: the
 // descendants of the child and of the known ones (which may have been
 // reparented to mcpd), and the other members of its process group. It

@@ -43,7 +43,6 @@ func (k *Keeper) KillOrphans(time.Duration) int { return 0 }
 func (k *Keeper) KillLeftovers() int { return 0 }
 
 // Cgroup returns "".
-func (g *Group) Cgroup() string { return "" }
 
 // Kill does nothing.
 func (g *Group) Kill() {}

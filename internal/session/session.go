@@ -683,7 +683,7 @@ func (s *Session) shutdown(readErr error) {
 }
 
 func (s *Session) handle(msg []byte) {
-	env, err := jsonrpc.DecodeEnvelope(msg) // envelope.go: no copy of params or result
+	env, err := jsonrpc.DecodeEnvelope(msg) // no copy of params or result
 	if err != nil {
 		s.skipInvalid(msg, "invalid message skipped", zap.Error(err))
 		return

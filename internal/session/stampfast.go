@@ -8,7 +8,8 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
-// canStampFast reports whether the modern hot path of prepare applies:
+// canStampFast reports whether the modern hot path of appendParams
+// (prepare.go) applies:
 // when params has no _meta member (so no progress token to rewrite and no
 // app _meta keys to keep), appendStampFast splices the envelope in front
 // of the app's members as bytes, instead of decoding params into a map and

@@ -9,6 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 )
 
@@ -35,11 +36,10 @@ func (s *Session) hung() error {
 // Notify sends a notification to the child; the write waits no longer than
 // ctx allows.
 func (s *Session) Notify(ctx context.Context, method string, params json.RawMessage) error {
-	m, err := json.Marshal(method)
+	b, err := jsonrpc.AppendString([]byte(`{"jsonrpc":"2.0","method":`), method)
 	if err != nil {
 		return fmt.Errorf("notify %q: %w", s.opts.Server, err)
 	}
-	b := append([]byte(`{"jsonrpc":"2.0","method":`), m...)
 	if len(params) > 0 {
 		b = append(append(b, `,"params":`...), params...)
 	}

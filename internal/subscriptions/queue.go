@@ -311,7 +311,6 @@ func (q *queue) compact() {
 		fs.ev, fs.size = s.ev, s.size
 		s.dead = true
 		q.live--
-		q.dead++
 		q.bytes -= s.size
 		q.stats.Coalesced++
 	}

@@ -50,26 +50,17 @@ func unavailable(cause error, format string, args ...any) error {
 	return &unavailableError{msg: fmt.Sprintf(format, args...), cause: cause}
 }
 
-// startExitError is a start that failed because the child exited: msg says
-// so (exit status, stderr) and cause, the session's ErrClosed, stays in the
-// chain for errors.Is without being repeated.
-type startExitError struct {
-	msg   string
-	cause error
-}
-
-func (e *startExitError) Error() string { return e.msg }
-func (e *startExitError) Unwrap() error { return e.cause }
-
-// timedOutError is err, which ended on mcpd's own deadline for a call, with
-// "context deadline exceeded" said as what it means for the operator.
-type timedOutError struct {
+// rewordedError is err said as msg, for an operator: err stays in the chain
+// for errors.Is without its text being repeated (a start whose child
+// exited, said with its exit status and stderr; a call that ended on
+// mcpd's own deadline, said as which timeout ran out).
+type rewordedError struct {
 	msg string
 	err error
 }
 
-func (e *timedOutError) Error() string { return e.msg }
-func (e *timedOutError) Unwrap() error { return e.err }
+func (e *rewordedError) Error() string { return e.msg }
+func (e *rewordedError) Unwrap() error { return e.err }
 
 // timedOut rewords err when it ends in a bare context.DeadlineExceeded: the
 // deadline was mcpd's timeout for the call, named by which.
@@ -79,7 +70,7 @@ func timedOut(err error, timeout time.Duration, which string) error {
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasSuffix(msg, deadline) {
 		return err
 	}
-	return &timedOutError{msg: fmt.Sprintf("%stimed out after %s (%s)", strings.TrimSuffix(msg, deadline), timeout, which), err: err}
+	return &rewordedError{msg: fmt.Sprintf("%stimed out after %s (%s)", strings.TrimSuffix(msg, deadline), timeout, which), err: err}
 }
 
 // errShuttingDown is returned for calls after (or during) daemon shutdown.

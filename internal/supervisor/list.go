@@ -15,9 +15,6 @@ import (
 // beyond it is broken.
 const maxListPages = 1000
 
-// jsonrpc.CodeInvalidParams is JSON-RPC's invalid params; MCP answers an invalid
-// cursor with it.
-
 // listKeys maps each list method to the result key holding its items.
 var listKeys = map[string]string{
 	"tools/list":               "tools",

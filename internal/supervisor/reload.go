@@ -346,13 +346,12 @@ func (sv *server) reconfigure(spec Spec, restart bool) {
 		sv.cache.SetPolicy(parseCachePolicy(sv, spec))
 	}
 	sv.log.Info("server config updated", zap.Bool("restart", restart))
-	if !restart {
-		sv.announceRoots(old, spec) // roots.go
-	}
 	if restart {
 		// A new command may be another server: forget the era verdict.
 		sv.verdict = ""
 		sv.cache.Clear()
+	} else {
+		sv.announceRoots(old, spec) // roots.go
 	}
 	if spec.Invalid != "" {
 		sv.reconfigureInvalid() // invalid.go

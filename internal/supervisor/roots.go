@@ -10,13 +10,13 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
 const (
 	methodRootsList         = "roots/list"
 	notifyRootsListChanged  = "notifications/roots/list_changed"
-	codeMethodNotFound      = -32601
 	rootsNotifyWriteTimeout = 5 * time.Second
 )
 
@@ -29,13 +29,13 @@ func (sv *server) requestHandler() session.RequestHandler {
 	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
 		if on != nil {
 			res, rerr := on(ctx, name, method, params)
-			if method != methodRootsList || rerr == nil || rerr.Code != codeMethodNotFound {
+			if method != methodRootsList || rerr == nil || rerr.Code != jsonrpc.CodeMethodNotFound {
 				return res, rerr
 			}
 		}
 		spec := sv.currentSpec() // a reload may change the list (reload.go)
 		if method != methodRootsList || !boolOn(spec.Roots) {
-			return nil, &session.RPCError{Code: codeMethodNotFound, Message: "Method not found"}
+			return nil, &session.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
 		}
 		return rootsResult(spec.RootPaths), nil
 	}

@@ -6,12 +6,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
 // noHost is the OnRequest of a daemon with no host app that answers.
 func noHost(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
-	return nil, &session.RPCError{Code: codeMethodNotFound, Message: "no app connected to mcpd answers " + method}
+	return nil, &session.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: "no app connected to mcpd answers " + method}
 }
 
 // askRoots has the legacy fake child srv send roots/list to mcpd and

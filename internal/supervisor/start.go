@@ -108,11 +108,8 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 		Logger:        sv.sup.log, // transport adds the server field
 		Keeper:        sv.sup.opts.Keeper,
 	})
-	if errors.Is(err, transport.ErrCannotStart) {
-		return nil, "", err // names the server and the cause
-	}
 	if err != nil {
-		return nil, "", err // transport names the server: "start %q: ..."
+		return nil, "", err // transport names the server and the cause: "start %q: ..."
 	}
 	pid := proc.Pid()
 	sv.update(func(st *snapshot) { st.pid = pid })
@@ -180,7 +177,7 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 	if errors.Is(err, session.ErrClosed) {
 		// The session only says the server exited, which this says
 		// already; the exit status and stderr are the news.
-		return nil, exit, &startExitError{msg: fmt.Sprintf("start %q: exited before the handshake (%s)%s", spec.Name, exit, stderrTail(sv.ring, 5)), cause: err}
+		return nil, exit, &rewordedError{msg: fmt.Sprintf("start %q: exited before the handshake (%s)%s", spec.Name, exit, stderrTail(sv.ring, 5)), err: err}
 	}
 	return nil, exit, fmt.Errorf("start %q: exited before the handshake (%s): %w%s", spec.Name, exit, err, stderrTail(sv.ring, 5))
 }

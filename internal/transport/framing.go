@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.uber.org/zap"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 const (
@@ -26,7 +28,7 @@ const (
 	// OversizePrefixLen is how much of the start of an oversize line is
 	// kept for the OnOversize handler: room for a JSON-RPC envelope's
 	// "jsonrpc" and "id" members, which SDKs write first.
-	OversizePrefixLen = 4 << 10
+	OversizePrefixLen = jsonrpc.OversizePrefix
 )
 
 // newline ends every message written to a child.

@@ -310,12 +310,13 @@ func (p *Process) wait() {
 		err = p.cmd.Wait()
 		p.markExited()
 	}
-	// Reaped: the cgroup (its processes were killed with the group) and
-	// the record of the child go.
-	p.group.Close(p.grace)
 	p.closeStdin()
 	// A finisher of a half-written message (write.go) ends with stdin.
 	p.stopFinishers()
+	// Reaped: the cgroup (its processes were killed with the group) and
+	// the record of the child go; after stdin, so that waiting for the
+	// cgroup to empty holds up no writer.
+	p.group.Close(p.grace)
 
 	// Like cmd.WaitDelay for the pipes we own: a process outside the group
 	// that still holds stdout or stderr must not keep them open for ever.
