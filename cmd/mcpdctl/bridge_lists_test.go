@@ -157,14 +157,6 @@ func TestBridgeListCursor(t *testing.T) {
 	}
 }
 
-// listResultKeys name the member of each list result that holds the items.
-var listResultKeys = map[string]string{
-	"tools/list":               "tools",
-	"prompts/list":             "prompts",
-	"resources/list":           "resources",
-	"resources/templates/list": "resourceTemplates",
-}
-
 // checkCursors lists method with good and bad cursors.
 func checkCursors(t *testing.T, h *bridgeHost, era hostEra, n int, method string) {
 	t.Helper()
@@ -176,7 +168,7 @@ func checkCursors(t *testing.T, h *bridgeHost, era hostEra, n int, method string
 		if err := json.Unmarshal(res, &page); err != nil {
 			t.Fatalf("%s: %v", method, err)
 		}
-		items := string(page[listResultKeys[method]])
+		items := string(page[jsonrpc.ListKeys[method]])
 		if !strings.HasPrefix(items, "[{") || page["nextCursor"] != nil {
 			t.Errorf("%s with %s = %s, want every item in one page", method, cursor, brief(res))
 		}

@@ -5,49 +5,36 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/mcpd-dev/mcpd/internal/config"
 )
 
 // The decoding of a host's file checks the type of each key it reads and
 // says in words which key is wrong, rather than passing on encoding/json's
 // errors, which name Go types.
 
-// syntaxError locates a JSON syntax error in data by line and column.
+// syntaxError locates a JSON syntax error in data by line and column, as
+// mcpd's own config errors do.
 func syntaxError(data []byte, err error) error {
 	var se *json.SyntaxError
 	if !errors.As(err, &se) {
 		return fmt.Errorf("not valid JSON: %v", err)
 	}
-	line, col := 1, 1
-	for _, c := range data[:min(int(se.Offset), len(data))] {
-		if c == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return fmt.Errorf("not valid JSON: line %d, column %d: %s", line, max(col-1, 1), se.Error())
+	line, col := config.Position(data, se.Offset)
+	return fmt.Errorf("not valid JSON: line %d, column %d: %s", line, col, se.Error())
 }
 
 // jsonKind names the JSON type of raw, with an article: "an object",
 // "a string", ...
 func jsonKind(raw json.RawMessage) string {
-	t := bytes.TrimSpace(raw)
-	if len(t) == 0 {
-		return "nothing"
+	switch k := config.Kind(raw); k {
+	case "object", "array":
+		return "an " + k
+	case "string", "boolean", "number":
+		return "a " + k
+	default: // null, nothing
+		return k
 	}
-	switch t[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	}
-	return "a number"
 }
 
 // objectMembers decodes raw as a JSON object; what names it in the error.

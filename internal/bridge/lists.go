@@ -11,13 +11,6 @@ import (
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-var listKeys = map[string]string{
-	"tools/list":               "tools",
-	"prompts/list":             "prompts",
-	"resources/list":           "resources",
-	"resources/templates/list": "resourceTemplates",
-}
-
 // list returns the merged items of method over the served servers; names
 // are prefixed when serving several, and routes are recorded. Serving
 // several, a server that cannot serve now is left out (missing.go).
@@ -179,7 +172,7 @@ func prefixed(server, name string) string {
 }
 
 func listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
-	res := map[string]any{listKeys[method]: items}
+	res := map[string]any{jsonrpc.ListKeys[method]: items}
 	if r.modern {
 		// Modern list results "must carry ttlMs and cacheScope"; mcpd
 		// caches, so the host need not.

@@ -6,14 +6,14 @@ import "encoding/json"
 // positive duration (a Go duration string or integer milliseconds), which
 // is normalized to its time.Duration spelling.
 func (p *parser) cachePolicy(server, key string, raw json.RawMessage) string {
-	if kind(raw) == "string" {
+	if Kind(raw) == "string" {
 		var v string
 		_ = json.Unmarshal(raw, &v)
 		if v == "never" || v == "always" {
 			return v
 		}
 	}
-	switch kind(raw) {
+	switch Kind(raw) {
 	case "string", "number":
 		nerr := len(p.errs)
 		d := p.duration(server, key, raw, 0)
@@ -24,6 +24,6 @@ func (p *parser) cachePolicy(server, key string, raw json.RawMessage) string {
 		}
 		return d.String()
 	}
-	p.fail(server, key, `want a duration (a string like "30s" or integer milliseconds), "never" or "always", got %s`, kind(raw))
+	p.fail(server, key, `want a duration (a string like "30s" or integer milliseconds), "never" or "always", got %s`, Kind(raw))
 	return ""
 }

@@ -273,7 +273,7 @@ func (p *parser) parse(data []byte) []Server {
 	if err := json.Unmarshal(data, &v); err != nil {
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			line, col := position(data, se.Offset)
+			line, col := Position(data, se.Offset)
 			p.errs = append(p.errs, &Error{Path: p.path, Line: line, Column: col, Msg: se.Error()})
 			p.fatal = true
 		} else {
@@ -344,7 +344,7 @@ func (p *parser) members(s *Server, members []member) {
 	name := s.Name
 	p.noExpand = false
 	for _, m := range members {
-		if m.key == "disabled" && kind(m.val) == "boolean" {
+		if m.key == "disabled" && Kind(m.val) == "boolean" {
 			p.noExpand = bytes.Equal(bytes.TrimSpace(m.val), []byte("true"))
 		}
 	}
@@ -474,7 +474,7 @@ func (p *parser) resolve(server, key, rel string) string {
 }
 
 func (p *parser) args(server string, raw json.RawMessage) []string {
-	if k := kind(raw); k != "array" {
+	if k := Kind(raw); k != "array" {
 		p.fail(server, "args", "want an array of strings, got %s", k)
 		return nil
 	}
@@ -537,7 +537,7 @@ func (p *parser) expand(server, key, v string) (string, bool) {
 }
 
 func (p *parser) str(server, key string, raw json.RawMessage) (string, bool) {
-	if k := kind(raw); k != "string" {
+	if k := Kind(raw); k != "string" {
 		p.fail(server, key, "want a string, got %s", k)
 		return "", false
 	}
@@ -550,7 +550,7 @@ func (p *parser) str(server, key string, raw json.RawMessage) (string, bool) {
 }
 
 func (p *parser) boolean(server, key string, raw json.RawMessage) bool {
-	if k := kind(raw); k != "boolean" {
+	if k := Kind(raw); k != "boolean" {
 		p.fail(server, key, "want a boolean, got %s", k)
 		return false
 	}
@@ -570,7 +570,7 @@ func (p *parser) enum(server, key string, raw json.RawMessage, allowed []string,
 }
 
 func (p *parser) positiveInt(server, key string, raw json.RawMessage) int {
-	if k := kind(raw); k != "number" {
+	if k := Kind(raw); k != "number" {
 		p.fail(server, key, "want a positive integer, got %s", k)
 		return 0
 	}

@@ -25,7 +25,7 @@ var durationSyntax = regexp.MustCompile(`^[-+]?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|
 // duration accepts a Go duration string or a whole number of milliseconds,
 // positive and no larger than a time.Duration holds.
 func (p *parser) duration(server, key string, raw json.RawMessage, def time.Duration) time.Duration {
-	switch kind(raw) {
+	switch Kind(raw) {
 	case "string":
 		s, _ := p.str(server, key, raw)
 		d, err := time.ParseDuration(s)
@@ -73,7 +73,7 @@ func (p *parser) duration(server, key string, raw json.RawMessage, def time.Dura
 		}
 		return time.Duration(ms) * time.Millisecond
 	default:
-		p.fail(server, key, `want a duration (a string like "1.5s" or integer milliseconds), got %s`, kind(raw))
+		p.fail(server, key, `want a duration (a string like "1.5s" or integer milliseconds), got %s`, Kind(raw))
 		return def
 	}
 }

@@ -9,7 +9,7 @@ import (
 // duration keys, except that zero ("0", "0s", 0) is accepted and means the
 // same as leaving the key out: the server is never stopped for idleness.
 func (p *parser) idleTimeout(server, key string, raw json.RawMessage) time.Duration {
-	switch kind(raw) {
+	switch Kind(raw) {
 	case "number":
 		var n json.Number
 		if json.Unmarshal(raw, &n) == nil && n.String() == "0" {

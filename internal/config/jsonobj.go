@@ -20,7 +20,7 @@ type member struct {
 // or a duplicate key. what names the value in the wrong-type error when it is
 // neither a server nor a key ("the top level").
 func (p *parser) object(raw json.RawMessage, server, key, what string) ([]member, bool) {
-	if k := kind(raw); k != "object" {
+	if k := Kind(raw); k != "object" {
 		if what != "" {
 			p.fail(server, key, "%s must be a JSON object, got %s", what, k)
 		} else {
@@ -59,8 +59,9 @@ func (p *parser) object(raw json.RawMessage, server, key, what string) ([]member
 	return out, ok
 }
 
-// kind names the JSON type of raw for error messages.
-func kind(raw json.RawMessage) string {
+// Kind names the JSON type of raw for error messages: "string", "object",
+// "array", "boolean", "null", "number", or "nothing".
+func Kind(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
 		return "nothing"
@@ -81,10 +82,10 @@ func kind(raw json.RawMessage) string {
 	}
 }
 
-// position converts the offset of a json.SyntaxError (the number of bytes
+// Position converts the offset of a json.SyntaxError (the number of bytes
 // read when the error was detected) to a 1-based line and column (in runes)
 // of the offending byte.
-func position(data []byte, offset int64) (line, col int) {
+func Position(data []byte, offset int64) (line, col int) {
 	if offset > 0 {
 		offset-- // the byte that caused the error was the last one read
 	}

@@ -13,7 +13,7 @@ import (
 // answers the child's roots/list with when no host app answers it. An
 // array turns the capability on, like true.
 func (p *parser) roots(s *Server, server string, raw json.RawMessage) {
-	if kind(raw) != "array" {
+	if Kind(raw) != "array" {
 		v := p.boolean(server, "roots", raw)
 		s.Roots = &v
 		return

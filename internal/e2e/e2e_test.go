@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -292,16 +293,22 @@ func TestStaleSocketReplaced(t *testing.T) {
 }
 
 // TestInvalidServerRunsTheRest: a server without its required "command"
-// does not stop mcpd: it is failed with the reason and status says so.
+// does not stop mcpd: it is failed with the reason and status says so,
+// and a good server beside it serves.
 func TestInvalidServerRunsTheRest(t *testing.T) {
 	skipShort(t)
 	dir := newDir(t)
 	config := filepath.Join(dir, "config.json")
-	if err := os.WriteFile(config, []byte(`{"mcpServers": {"x": {"args": []}}}`), 0o600); err != nil {
+	data := configJSON(t, map[string]entry{"good": {mode: "legacy"}, "x": {extra: map[string]any{"command": nil}}})
+	data = bytes.Replace(data, []byte(`"command": null,`), nil, 1) // x: no command at all
+	if err := os.WriteFile(config, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), config)
 	d.waitServing()
+	if resp, _, err := callTool(ctxT(t), d.client(), &mcpdv1.CallToolRequest{Server: "good", Tool: "echo", ArgumentsJson: echoArgs("hi")}); err != nil || text(t, resp) != "hi" {
+		t.Errorf("call to the good server beside it: %v %v", resp, err)
+	}
 	s := d.serverStatus(d.client(), "x")
 	if s.GetState() != mcpdv1.ServerState_SERVER_STATE_FAILED || s.GetConfigError() != `missing required key "command"` {
 		t.Errorf("x: state %s config_error %q, want failed for the missing command", s.GetState(), s.GetConfigError())

@@ -13,6 +13,7 @@ import (
 func registerHost(t *testing.T, c mcpdv1.McpdClient, roots bool, result string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel) // also on the Fatal paths below
 	stream, err := c.Host(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -128,3 +128,12 @@ func AppendString(b []byte, s string) ([]byte, error) {
 	b = append(b, s...)
 	return append(b, '"'), nil
 }
+
+// ListKeys maps each MCP list method to the member of its result that
+// holds the items.
+var ListKeys = map[string]string{
+	"tools/list":               "tools",
+	"prompts/list":             "prompts",
+	"resources/list":           "resources",
+	"resources/templates/list": "resourceTemplates",
+}

@@ -15,14 +15,6 @@ import (
 // beyond it is broken.
 const maxListPages = 1000
 
-// listKeys maps each list method to the result key holding its items.
-var listKeys = map[string]string{
-	"tools/list":               "tools",
-	"prompts/list":             "prompts",
-	"resources/list":           "resources",
-	"resources/templates/list": "resourceTemplates",
-}
-
 // fetchList fetches every page of a list method (tools/list, prompts/list,
 // resources/list, resources/templates/list) from a server and returns the
 // merged items as one JSON array; List and ListCached (cache.go) serve it
@@ -38,7 +30,7 @@ func (s *Supervisor) fetchList(ctx context.Context, server, method string, base 
 	if _, err := s.lookup(server); err != nil {
 		return nil, err
 	}
-	key, ok := listKeys[method]
+	key, ok := jsonrpc.ListKeys[method]
 	if !ok {
 		return nil, fmt.Errorf("list %q: %w: %q is not a list method", server, ErrInvalid, method)
 	}
