@@ -51,14 +51,15 @@ type bridge struct {
 	hostCaps    json.RawMessage // what the legacy host declared
 	hostInfo    json.RawMessage // the legacy host's clientInfo
 	routes      map[string]route
-	uris        map[string]string // resource URI → server that listed it
-	subs        subState          // subs.go
-	upst        upState           // up.go
-	host        hostState         // host.go
-	open        openCalls         // mrtr.go
-	logLevel    string            // set by a legacy host's logging/setLevel
-	hostReady   bool              // a legacy host sent notifications/initialized
-	missing     map[string]string // served servers down now → why (missing.go)
+	toolParams  map[string]map[string]string // tool → Mcp-Param header → argument
+	uris        map[string]string            // resource URI → server that listed it
+	subs        subState                     // subs.go
+	upst        upState                      // up.go
+	host        hostState                    // host.go
+	open        openCalls                    // mrtr.go
+	logLevel    string                       // set by a legacy host's logging/setLevel
+	hostReady   bool                         // a legacy host sent notifications/initialized
+	missing     map[string]string            // served servers down now → why (missing.go)
 }
 
 // route is where an exposed (possibly prefixed) tool or prompt name goes.
@@ -283,16 +284,25 @@ func (b *bridge) notification(m *jsonrpc.Message) {
 // answer is sent. For a subscriptions/listen it returns a channel closed
 // once the listen is acknowledged, or has ended.
 func (b *bridge) startRequest(ctx context.Context, m *jsonrpc.Message) <-chan struct{} {
-	key := idKey(m.ID)
-	rctx, cancel := context.WithCancel(withScope(ctx, m.ID))
-	b.mu.Lock()
-	b.inflight[key] = cancel
-	b.mu.Unlock()
 	req := parseRequest(m)
 	if m.Method == "subscriptions/listen" {
 		req.acked = make(chan struct{})
 	}
-	b.reqs.Go(func() {
+	run := b.prepareRequest(ctx, req)
+	b.reqs.Go(run)
+	return req.acked
+}
+
+// prepareRequest registers host request req as in flight and returns the
+// function that serves it: it answers through the sink, in req's scope,
+// unless the request was cancelled.
+func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) func() {
+	key := idKey(req.id)
+	rctx, cancel := context.WithCancel(withScope(ctx, req.id))
+	b.mu.Lock()
+	b.inflight[key] = cancel
+	b.mu.Unlock()
+	return func() {
 		defer func() {
 			b.mu.Lock()
 			delete(b.inflight, key)
@@ -305,12 +315,11 @@ func (b *bridge) startRequest(ctx context.Context, m *jsonrpc.Message) <-chan st
 			return // cancelled by the host, or the bridge is exiting
 		}
 		if rerr != nil {
-			b.writeFor(rctx, &jsonrpc.Message{ID: m.ID, Error: rerr})
+			b.writeFor(rctx, &jsonrpc.Message{ID: req.id, Error: rerr})
 			return
 		}
-		b.writeFor(rctx, &jsonrpc.Message{ID: m.ID, Result: result})
-	})
-	return req.acked
+		b.writeFor(rctx, &jsonrpc.Message{ID: req.id, Result: result})
+	}
 }
 
 func idKey(raw json.RawMessage) string {

@@ -18,7 +18,7 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *j
 	if err := b.ready(ctx); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
-	l := &listing{method: method, seen: map[string]string{}, routes: map[string]route{}}
+	l := &listing{method: method, seen: map[string]string{}, routes: map[string]route{}, params: map[string]map[string]string{}}
 	var back bool
 	for _, n := range b.names {
 		entries, err := b.listOne(ctx, method, n)
@@ -67,6 +67,8 @@ type listing struct {
 	items  []json.RawMessage
 	seen   map[string]string // exposed name → server
 	routes map[string]route  // exposed name → where it goes
+	// params: tool name → Mcp-Param header name → argument (httpheaders.go)
+	params map[string]map[string]string
 }
 
 // addItems adds the items server listed (a JSON array) to l: tools and
@@ -92,6 +94,11 @@ func (b *bridge) addItems(l *listing, server, itemsJSON string) *jsonrpc.Error {
 				it["name"], _ = json.Marshal(exposed)
 			}
 			l.routes[exposed] = route{server: server, name: name}
+			if l.method == "tools/list" {
+				if hs := paramHeaders(it["inputSchema"]); hs != nil {
+					l.params[exposed] = hs
+				}
+			}
 		case "resources/list", "resources/templates/list":
 			key := "uri"
 			if l.method == "resources/templates/list" {
@@ -127,6 +134,9 @@ func (b *bridge) setRoutes(l *listing) {
 	}
 	for k, r := range l.routes {
 		b.routes[kind+"\x00"+k] = r
+	}
+	if kind == "tools" {
+		b.toolParams = l.params
 	}
 }
 

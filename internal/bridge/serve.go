@@ -78,27 +78,38 @@ func serveLines(ctx context.Context, be Backend, opts Options, in io.Reader, sin
 	// the host end then, while requests in flight still get their answer.
 	life, cancel := context.WithCancel(ctx)
 	defer cancel()
+	b, err := startBridge(life, be, opts, sink)
+	if err != nil {
+		cancel()
+		b.wg.Wait()
+		return err
+	}
+	err = b.serve(ctx, in)
+	cancel()
+	b.reqs.Wait()
+	b.wg.Wait()
+	return err
+}
+
+// startBridge makes a bridge and sets it up. Hosts start their servers at
+// launch, maybe before mcpd: when mcpd is down it serves anyway and reaches
+// mcpd when it is there. On error the caller ends life and waits for b.wg.
+func startBridge(life context.Context, be Backend, opts Options, sink Sink) (*bridge, error) {
 	b := newBridge(life, be, opts, sink)
-	if err := b.setup(life, opts.Names, opts.All); err == nil {
+	err := b.setup(life, opts.Names, opts.All)
+	switch {
+	case err == nil:
 		close(b.upst.up)
-	} else if be.Down() {
-		// Hosts start their servers at launch, maybe before mcpd: serve
-		// anyway and reach mcpd when it is there.
+	case be.Down():
 		b.opts.Warnf("bridge: %v; waiting for it", be.NotRunning())
 		b.mu.Lock()
 		b.upst.err = be.NotRunning()
 		b.mu.Unlock()
 		b.wg.Go(func() { b.setupLoop(life, opts.Names, opts.All) })
-	} else {
-		cancel()
-		b.wg.Wait()
-		return err
+	default:
+		return b, err
 	}
-	err := b.serve(ctx, in)
-	cancel()
-	b.reqs.Wait()
-	b.wg.Wait()
-	return err
+	return b, nil
 }
 
 // scopeKey marks a context with the host request it serves.

@@ -1,0 +1,370 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// HTTPOptions configure an HTTPHandler.
+type HTTPOptions struct {
+	Timeout     time.Duration                                             // per forwarded request; 0 = none
+	MaxBody     int64                                                     // largest POST body in bytes; 0 = DefaultMaxLine
+	Warnf       func(format string, args ...any)                          // operator warnings; nil = discard
+	CallOptions func() *mcpdv1.CallOptions                                // nil = none
+	RPCError    func(ctx context.Context, err error, server string) error // nil = be.Error
+}
+
+// Session limits of the legacy era.
+const (
+	defaultSessionIdle = 30 * time.Minute
+	defaultMaxSessions = 256
+	// sessionQueue bounds the unsolicited messages kept for a session
+	// while it has no GET stream open.
+	sessionQueue = 1024
+)
+
+// HTTPHandler serves the bridge over Streamable HTTP in both eras
+// (mcp-protocol.md §10-11): /mcp serves every enabled server as one,
+// /servers/NAME/mcp one server. A legacy host's initialize starts a
+// session, a bridge of its own; modern requests are stateless and share
+// one bridge per endpoint.
+type HTTPHandler struct {
+	be          Backend
+	opts        HTTPOptions
+	life        context.Context
+	stop        context.CancelFunc
+	wg          sync.WaitGroup // the janitor
+	serving     gate           // ServeHTTP calls in progress
+	idle        time.Duration  // a session unused this long ends
+	maxSessions int
+
+	mu       sync.Mutex // guards the fields below
+	closed   bool
+	sessions map[string]*session
+	shared   map[string]*sharedBridge // by endpoint server, "" for all
+	known    map[string]bool          // server names seen in mcpd's list
+}
+
+// NewHTTPHandler makes the handler; Close ends it.
+func NewHTTPHandler(be Backend, opts HTTPOptions) *HTTPHandler {
+	if opts.MaxBody <= 0 {
+		opts.MaxBody = DefaultMaxLine
+	}
+	if opts.Warnf == nil {
+		opts.Warnf = func(string, ...any) {}
+	}
+	if opts.CallOptions == nil {
+		opts.CallOptions = func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} }
+	}
+	if opts.RPCError == nil {
+		opts.RPCError = func(ctx context.Context, err error, server string) error { return be.Error(ctx, err, server) }
+	}
+	life, stop := context.WithCancel(context.Background())
+	h := &HTTPHandler{
+		be: be, opts: opts, life: life, stop: stop,
+		idle: defaultSessionIdle, maxSessions: defaultMaxSessions,
+		sessions: map[string]*session{}, shared: map[string]*sharedBridge{}, known: map[string]bool{},
+	}
+	h.wg.Go(h.janitor)
+	return h
+}
+
+// Close ends every session and open stream and waits for all goroutines.
+func (h *HTTPHandler) Close() {
+	h.mu.Lock()
+	h.closed = true
+	h.mu.Unlock()
+	h.stop()
+	h.serving.close()
+	h.mu.Lock()
+	sessions, shared := h.sessions, h.shared
+	h.sessions, h.shared = map[string]*session{}, map[string]*sharedBridge{}
+	h.mu.Unlock()
+	for _, s := range sessions {
+		s.end()
+	}
+	for _, sb := range shared {
+		sb.end()
+	}
+	h.wg.Wait()
+}
+
+// bridgeOptions are the options of a bridge for endpoint server ("": all).
+func (h *HTTPHandler) bridgeOptions(server string) Options {
+	o := Options{
+		All: server == "", Timeout: h.opts.Timeout, MaxLine: int(min(h.opts.MaxBody, 1<<31-1)),
+		Warnf: h.opts.Warnf, RPCError: h.opts.RPCError, CallOptions: h.opts.CallOptions,
+	}
+	if server != "" {
+		o.Names = []string{server}
+	}
+	return o
+}
+
+func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !h.serving.enter() {
+		writeError(w, http.StatusServiceUnavailable, nil, jsonrpc.CodeInternalError, "the MCP endpoint is shutting down")
+		return
+	}
+	defer h.serving.leave()
+	server, ok := endpointOf(r.URL.Path)
+	if !ok {
+		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("no MCP endpoint at %s: use /mcp (every server) or /servers/NAME/mcp (one server)", r.URL.Path))
+		return
+	}
+	if server != "" && !h.checkServer(w, r, server) {
+		return
+	}
+	switch r.Method {
+	case http.MethodPost:
+		h.post(w, r, server)
+	case http.MethodGet:
+		h.get(w, r)
+	case http.MethodDelete:
+		h.delete(w, r)
+	default:
+		w.Header().Set("Allow", "GET, POST, DELETE")
+		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("method %s not allowed: POST a JSON-RPC message (GET and DELETE serve legacy sessions)", r.Method))
+	}
+}
+
+// endpointOf is the server an endpoint path serves ("" for all).
+func endpointOf(path string) (string, bool) {
+	if path == "/mcp" {
+		return "", true
+	}
+	name, ok := strings.CutPrefix(path, "/servers/")
+	if !ok {
+		return "", false
+	}
+	name, ok = strings.CutSuffix(name, "/mcp")
+	if !ok || name == "" || strings.Contains(name, "/") {
+		return "", false
+	}
+	return name, true
+}
+
+// checkServer answers 404 for a server mcpd does not know. While mcpd is
+// unreachable every name is let through: its bridge answers why.
+func (h *HTTPHandler) checkServer(w http.ResponseWriter, r *http.Request, server string) bool {
+	h.mu.Lock()
+	known := h.known[server]
+	h.mu.Unlock()
+	if known {
+		return true
+	}
+	resp, err := h.be.ListServers(r.Context(), &mcpdv1.ListServersRequest{})
+	if err != nil {
+		return true
+	}
+	var names []string
+	for _, s := range resp.GetServers() {
+		names = append(names, s.GetName())
+	}
+	if slices.Contains(names, server) {
+		h.mu.Lock()
+		h.known[server] = true
+		h.mu.Unlock()
+		return true
+	}
+	msg := fmt.Sprintf("no such server %q", server)
+	if c := config.Closest(server, names, 3); c != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", c)
+	}
+	writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, msg)
+	return false
+}
+
+// post serves one POSTed JSON-RPC message.
+func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, server string) {
+	body, ok := h.readBody(w, r)
+	if !ok {
+		return
+	}
+	var m jsonrpc.Message
+	if err := json.Unmarshal(body, &m); err != nil || m.JSONRPC != jsonrpc.Version {
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, `invalid request: the body must be one JSON-RPC 2.0 message object with "jsonrpc": "2.0"`)
+		return
+	}
+	hasID := len(m.ID) > 0 && string(m.ID) != "null"
+	sid := r.Header.Get(hdrSessionID)
+	hv, _, _ := headerValue(r.Header, hdrProtocolVersion)
+	modernHeader := slices.Contains(jsonrpc.ModernVersions(), hv)
+	if hv != "" && !modernHeader && !slices.Contains(jsonrpc.SupportedVersions(), hv) {
+		writeError(w, http.StatusBadRequest, idOrNil(m.ID, hasID), jsonrpc.CodeUnsupportedProtocolVersion,
+			fmt.Sprintf("unsupported %s header %q (supported: %s)", hdrProtocolVersion, hv, strings.Join(jsonrpc.SupportedVersions(), ", ")))
+		return
+	}
+	switch {
+	case m.Method != "" && hasID:
+		hr := parseRequest(&m)
+		if hr.modern || (modernHeader && m.Method != "initialize") {
+			h.serveModern(w, r, server, hr)
+			return
+		}
+		if m.Method == "initialize" && sid == "" {
+			h.startSession(w, r, server, hr)
+			return
+		}
+		if s := h.session(w, sid); s != nil {
+			s.serveRequest(w, r, hr)
+		}
+	case m.Method == "" && !hasID:
+		writeError(w, http.StatusBadRequest, idOrNil(m.ID, false), jsonrpc.CodeInvalidRequest, "invalid request: a message has a method (request, notification) or an id (response)")
+	case sid == "" && (modernHeader || m.Method != ""):
+		if m.Method == "" {
+			writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "invalid request: clients do not send JSON-RPC responses in protocol version "+jsonrpc.ModernVersion)
+			return
+		}
+		w.WriteHeader(http.StatusAccepted) // a notification outside any session: nothing to do
+	default: // a legacy notification, or an answer to a request of the bridge
+		if s := h.session(w, sid); s != nil {
+			s.deliver(w, body)
+		}
+	}
+}
+
+// readBody checks the Content-Type and Accept of a POST and reads its body,
+// answering the host itself when it cannot be served.
+func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("unsupported Content-Type %q: POST a JSON-RPC message as application/json", r.Header.Get("Content-Type")))
+		return nil, false
+	}
+	if !accepts(r.Header.Values("Accept"), "application/json") && !accepts(r.Header.Values("Accept"), "text/event-stream") {
+		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.CodeInvalidRequest,
+			"not acceptable: the client must accept application/json and text/event-stream")
+		return nil, false
+	}
+	tooLarge := func() {
+		writeError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("message too large: this endpoint accepts bodies of up to %d bytes", h.opts.MaxBody))
+	}
+	if r.ContentLength > h.opts.MaxBody {
+		tooLarge()
+		return nil, false
+	}
+	size := 512
+	if r.ContentLength > 0 {
+		size = int(r.ContentLength) + 1
+	}
+	buf := bytes.NewBuffer(make([]byte, 0, size))
+	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		tooLarge()
+		return nil, false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, fmt.Sprintf("read request body: %v", err))
+		return nil, false
+	}
+	body := bytes.TrimSpace(buf.Bytes())
+	switch {
+	case len(body) > 0 && body[0] == '[':
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
+			"JSON-RPC batching is not supported: it was removed in protocol version 2025-06-18; POST one message per request")
+		return nil, false
+	case !json.Valid(body):
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error: the body is not valid JSON")
+		return nil, false
+	}
+	return body, true
+}
+
+// accepts reports whether the Accept header values allow media type mt;
+// a missing Accept allows everything.
+func accepts(values []string, mt string) bool {
+	if len(values) == 0 {
+		return true
+	}
+	major, _, _ := strings.Cut(mt, "/")
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			t, _, _ := strings.Cut(part, ";")
+			t = strings.ToLower(strings.TrimSpace(t))
+			if t == mt || t == "*/*" || t == major+"/*" {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// idOrNil is id for an error answer: null unless the request's id is known.
+func idOrNil(id json.RawMessage, known bool) json.RawMessage {
+	if !known {
+		return nil
+	}
+	return id
+}
+
+// writeError answers with a JSON-RPC error (id null when nil).
+func writeError(w http.ResponseWriter, status int, id json.RawMessage, code int64, msg string) {
+	writeErr(w, status, id, &jsonrpc.Error{Code: code, Message: msg})
+}
+
+func writeErr(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.Error) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	data, err := appendMessage(nil, &jsonrpc.Message{ID: id, Error: e})
+	if err != nil {
+		http.Error(w, e.Message, status)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(data)
+}
+
+// requestContext is the context of one HTTP request served by a bridge of
+// life: it ends when the client goes away or life ends.
+func requestContext(r *http.Request, life context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(r.Context())
+	stop := context.AfterFunc(life, cancel)
+	return ctx, func() { stop(); cancel() }
+}
+
+// gate counts the users of something that closes: once closed, enter
+// fails and close waits for those inside.
+type gate struct {
+	mu     sync.Mutex // guards closed and the Add calls of wg
+	closed bool
+	wg     sync.WaitGroup
+}
+
+func (g *gate) enter() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return false
+	}
+	g.wg.Add(1)
+	return true
+}
+
+func (g *gate) leave() { g.wg.Done() }
+
+func (g *gate) close() {
+	g.mu.Lock()
+	g.closed = true
+	g.mu.Unlock()
+	g.wg.Wait()
+}
