@@ -1,0 +1,178 @@
+package conformance
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Names of the two servers in mcpd's config.
+const (
+	tsServer = "ts-fixture"
+	goServer = "go-everything"
+)
+
+// goEverythingPkg is the Go SDK's conformance server: stdio by default,
+// Streamable HTTP with -http (stateless unless -stateless=false).
+const goEverythingPkg = "github.com/modelcontextprotocol/go-sdk/conformance/everything-server"
+
+// suiteRun is one run of the conformance suite against one server.
+type suiteRun struct {
+	name   string   // names the run in expected-failures.txt
+	pkg    string   // npm alias of the suite release
+	server string   // the server in mcpd's config
+	self   string   // the server's own HTTP endpoint in self mode: a key of endpoints
+	args   []string // extra suite arguments
+}
+
+var suiteRuns = []suiteRun{
+	{name: "legacy-ts", pkg: "conformance-legacy", server: tsServer, self: "ts"},
+	{name: "legacy-go", pkg: "conformance-legacy", server: goServer, self: "go-stateful"},
+	{name: "modern-go", pkg: "conformance", server: goServer, self: "go-stateless",
+		args: []string{"--requirements", "2026-07-28"}},
+}
+
+// binaries are the programs the test runs.
+type binaries struct {
+	root         string // the repository
+	node         string // Node 22
+	fixture      string // fixture/server.mjs
+	goEverything string
+}
+
+// TestConformance runs the official MCP conformance suite against mcpd's HTTP
+// face (or the fixtures' own HTTP servers, see -conformance.target) and fails
+// on every failing check not in expected-failures.txt and on every entry
+// there that no longer fails.
+func TestConformance(t *testing.T) {
+	if testing.Short() {
+		t.Skip("conformance suite: skipped under -short")
+	}
+	targets := map[string][]string{"self": {"self"}, "mcpd": {"mcpd"}, "both": {"self", "mcpd"}}[*targetFlag]
+	if targets == nil {
+		t.Fatalf("-conformance.target=%q: want mcpd, self or both", *targetFlag)
+	}
+	exps, err := loadExpectations("expected-failures.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	suites := map[string]suite{}
+	for _, r := range suiteRuns {
+		if suites[r.pkg], err = findSuite(root, r.pkg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bins := binaries{
+		root:         root,
+		node:         suites["conformance"].node,
+		fixture:      filepath.Join(root, "internal", "conformance", "fixture", "server.mjs"),
+		goEverything: goBuild(t, root, t.TempDir(), "everything-server", goEverythingPkg),
+	}
+	for _, target := range targets {
+		t.Run(target, func(t *testing.T) {
+			var urls map[string]string // run name -> endpoint
+			if target == "self" {
+				urls = startSelf(t, bins)
+			} else {
+				urls = startMcpd(t, bins)
+			}
+			for _, r := range suiteRuns {
+				t.Run(r.name, func(t *testing.T) { runSuite(t, target, r, suites[r.pkg], urls[r.name], exps) })
+			}
+		})
+	}
+}
+
+// runSuite runs r against url and judges its results.
+func runSuite(t *testing.T, target string, r suiteRun, s suite, url string, exps []expectation) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	results, out, err := s.run(ctx, url, t.TempDir(), r.args...)
+	if err != nil {
+		t.Fatalf("%s against %s: %v\noutput:\n%s", r.name, url, err, out)
+	}
+	for scenario := range neverExpected {
+		if _, ok := results[scenario]; !ok {
+			t.Errorf("scenario %s did not run; it must be part of every run", scenario)
+		}
+	}
+	v := judge(target, r.name, results, exps)
+	t.Logf("%s against %s: %d scenarios, %d expected failures", r.name, url, len(results), len(v.expected))
+	for _, e := range v.expected {
+		t.Logf("  expected: %s", e)
+	}
+	for _, u := range v.unexpected {
+		t.Errorf("unexpected failure (add to expected-failures.txt only with the reason, if the fixture fails it on its own HTTP too): %s", u)
+	}
+	for _, s := range v.stale {
+		t.Errorf("expected failure did not fail: %s %s", r.name, s)
+	}
+	if t.Failed() {
+		t.Logf("suite output:\n%s", out)
+	}
+}
+
+// startSelf starts each fixture on its own HTTP server and returns each run's
+// endpoint.
+func startSelf(t *testing.T, b binaries) map[string]string {
+	endpoints := map[string]string{}
+	ts := freeAddr(t)
+	p := start(t, "ts fixture", b.node, b.fixture, "--http", strings.TrimPrefix(ts, "127.0.0.1:"))
+	endpoints["ts"] = "http://" + ts + "/mcp"
+	waitHTTP(t, p, endpoints["ts"])
+	for key, stateless := range map[string]string{"go-stateful": "false", "go-stateless": "true"} {
+		addr := freeAddr(t)
+		p := start(t, "go everything-server "+key, b.goEverything, "-http", addr, "-stateless="+stateless)
+		endpoints[key] = "http://" + addr + "/mcp"
+		waitHTTP(t, p, endpoints[key])
+	}
+	urls := map[string]string{}
+	for _, r := range suiteRuns {
+		urls[r.name] = endpoints[r.self]
+	}
+	return urls
+}
+
+// startMcpd starts mcpd with both fixtures as supervised stdio servers and
+// its HTTP face on a loopback port, and returns each run's endpoint.
+func startMcpd(t *testing.T, b binaries) map[string]string {
+	bin := goBuild(t, b.root, t.TempDir(), "mcpd", "./cmd/mcpd", "-race")
+	if help, _ := exec.Command(bin, "--help").CombinedOutput(); !strings.Contains(string(help), "http-listen") {
+		t.Fatalf("this mcpd has no --http-listen; run the baseline with -conformance.target=self")
+	}
+	dir, err := os.MkdirTemp("", "mcpd-conformance") // short: the socket path has a length limit
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	config := map[string]any{"mcpServers": map[string]any{
+		tsServer: map[string]any{"command": b.node, "args": []string{b.fixture}, "autostart": true},
+		goServer: map[string]any{"command": b.goEverything, "autostart": true},
+	}}
+	data, err := json.MarshalIndent(config, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	addr := freeAddr(t)
+	p := start(t, "mcpd", bin, "--socket", filepath.Join(dir, "mcpd.sock"), "--config", cfg,
+		"--http-listen", addr, "--log-format", "console")
+	urls := map[string]string{}
+	for _, r := range suiteRuns {
+		urls[r.name] = "http://" + addr + "/servers/" + r.server + "/mcp"
+	}
+	waitHTTP(t, p, urls[suiteRuns[0].name])
+	return urls
+}
