@@ -70,7 +70,7 @@ func startDaemon(ctx context.Context, reg *registry, mcpdBin string, servers map
 		return nil, fmt.Errorf("create log: %w", err)
 	}
 	defer logf.Close()
-	d.cmd = exec.Command(mcpdBin, "--config", cfgPath, "--socket", d.socket, "--log-level", "warn")
+	d.cmd = exec.Command(mcpdBin, "--config", cfgPath, "--socket", d.socket, "--log-level", "warn", "--http-listen", "off")
 	d.cmd.Stdout = logf
 	d.cmd.Stderr = logf
 	// If the benchmark dies, its mcpd (and, through mcpd's own

@@ -28,6 +28,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/httpface"
 	"github.com/mcpd-dev/mcpd/internal/paths"
 	"github.com/mcpd-dev/mcpd/internal/sdnotify"
 	"github.com/mcpd-dev/mcpd/internal/session"
@@ -74,6 +75,14 @@ unix socket (unix:/path/to.sock, mode 0600) or a loopback address
 (127.0.0.1:PORT, [::1]:PORT, localhost:PORT); other addresses are refused.
 Off by default.
 
+MCP hosts over HTTP: mcpd serves its MCP server for hosts over Streamable
+HTTP at http://127.0.0.1:6273/mcp (every server) and /servers/NAME/mcp (one),
+to this user only (every connection's peer uid is checked) and with Host and
+Origin checked against DNS rebinding. --http-listen, else the config's
+"httpListen", sets the address: a loopback HOST:PORT, unix:/path/to.sock or
+off. If the default address is taken mcpd runs without it ("mcpdctl status"
+says why); an address that was set and cannot be bound is an error.
+
 Flags:
 `
 
@@ -106,6 +115,9 @@ type flags struct {
 	queueBytes  int
 	// requestBudget bounds the bytes of the requests in flight.
 	requestBudget int64
+	// httpListen is --http-listen (http.go); empty: the config's
+	// "httpListen", else httpface.DefaultAddr.
+	httpListen string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -121,6 +133,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	set.IntVar(&f.queueBytes, "subscription-queue-bytes", 8<<20, "bytes one app's subscription stream may queue before coalescing")
 	set.Int64Var(&f.requestBudget, "request-memory-budget", api.DefaultRequestMemoryBudget, "`bytes` all requests in flight may take together; past it a request is refused with RESOURCE_EXHAUSTED")
 	set.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at /metrics on `addr`: unix:/path/to.sock or a loopback HOST:PORT (default off)")
+	set.StringVar(&f.httpListen, "http-listen", "", "serve MCP hosts over Streamable HTTP on `addr`: a loopback HOST:PORT, unix:/path/to.sock or off (default the config's \"httpListen\", else "+httpface.DefaultAddr+")")
 	set.Usage = func() {
 		fmt.Fprint(set.Output(), usage)
 		set.PrintDefaults()
@@ -140,6 +153,11 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	if f.metricsListen != "" {
 		if _, err := parseMetricsListen(f.metricsListen); err != nil {
 			return nil, err
+		}
+	}
+	if f.httpListen != "" && f.httpListen != httpface.Off {
+		if _, err := httpface.ParseAddr(f.httpListen); err != nil {
+			return nil, fmt.Errorf("--http-listen: %w", err)
 		}
 	}
 	return &f, nil
@@ -307,6 +325,13 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 		},
 	})
 	srv.SetDaemonLog(daemonLog)
+	// MCP hosts over Streamable HTTP (http.go).
+	hf, err := startHTTPFace(resolveHTTPListen(f.httpListen, cfg), srv, log.Named("http"))
+	if err != nil {
+		return err
+	}
+	var hfClose sync.Once
+	defer hfClose.Do(hf.close) // the error paths before the run group owns it
 
 	// Shutdown says "mcpd stopping" (with the signal, if one caused it) and
 	// "mcpd stopped" at info; each actor's own lines are at debug.
@@ -347,6 +372,19 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	addGRPCActor(&g, gs, ln, grpcStopTimeout, log, beginShutdown)
 	// Metrics HTTP server, when --metrics-listen is set (metrics.go).
 	ms.addActor(&g, log)
+	{ // HTTP face: closed, with its streams, before the supervisor stops
+		// the children, so its interrupt blocks (bounded by Face.Close).
+		ctx, cancel := context.WithCancel(context.Background())
+		g.Add(func() error {
+			<-ctx.Done()
+			return nil
+		}, func(error) {
+			beginShutdown()
+			log.Debug("stopping HTTP face")
+			hfClose.Do(hf.close)
+			cancel()
+		})
+	}
 	{ // Supervisor.
 		ctx, cancel := context.WithCancel(context.Background())
 		g.Add(func() error {
@@ -386,6 +424,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 						continue // abandoned by shutdown: nothing to apply
 					}
 					reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err})
+					reloadHTTP(hf, f.httpListen, c, err)
 				case req := <-reloadReqs:
 					c, err := loadConfig(ctx, cfgPath)
 					if ctx.Err() != nil {
@@ -393,8 +432,10 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 						continue
 					}
 					req.reply <- reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err})
+					reloadHTTP(hf, f.httpListen, c, err)
 				case ch := <-w.Changes():
 					reload(log, sup, srv, cfgPath, ch)
+					reloadHTTP(hf, f.httpListen, ch.Config, ch.Err)
 				}
 			}
 		}, func(error) {
@@ -419,6 +460,14 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return err
+}
+
+// reloadHTTP applies a reloaded config's "httpListen"; a config that
+// could not be loaded changes nothing.
+func reloadHTTP(hf *httpFace, flagValue string, cfg *config.Config, loadErr error) {
+	if loadErr == nil && cfg != nil {
+		hf.reload(flagValue, cfg)
+	}
 }
 
 // specs maps the config's servers to supervisor specs (nil config: none).

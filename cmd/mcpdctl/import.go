@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +35,8 @@ type hostServer struct {
 	// Remote is the key that makes it a remote server ("url", "serverUrl",
 	// "type"), if any.
 	Remote string
+	// URL is the remote server's "url" or "serverUrl", if any.
+	URL string
 	// Extension is set for a Zed entry provided by a Zed extension.
 	Extension bool
 }
@@ -225,6 +229,8 @@ func (im *importer) importMap(m serverMap) error {
 func (im *importer) importable(m serverMap, name string, hs hostServer) bool {
 	why := ""
 	switch {
+	case isOwnHTTPFace(hs.URL):
+		why = "it is mcpd's own HTTP face; importing it would make mcpd call itself"
 	case hs.Remote != "":
 		why = fmt.Sprintf("it is a remote server (%s); mcpd runs local (stdio) servers only, remote servers are not supported yet", hs.Remote)
 	case hs.Extension:
@@ -302,6 +308,31 @@ func (im *importer) notef(format string, args ...any) {
 // isBridge reports whether s runs mcpdctl's bridge, i.e. is a host's entry
 // for a server mcpd already serves: importing it would make mcpd bridge
 // into itself.
+// mcpdHTTPPort is the port of mcpd's HTTP face by default.
+const mcpdHTTPPort = "6273"
+
+// isOwnHTTPFace reports whether u is an endpoint of mcpd's HTTP face at
+// its default address: a loopback http URL on port 6273 whose path is /mcp
+// or /servers/NAME/mcp. (Another local server on another port is a remote
+// server like any other.)
+func isOwnHTTPFace(u string) bool {
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme != "http" || p.Port() != mcpdHTTPPort {
+		return false
+	}
+	host := p.Hostname()
+	if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+		return false
+	}
+	path := strings.TrimSuffix(p.Path, "/")
+	if path == "/mcp" {
+		return true
+	}
+	name, ok := strings.CutPrefix(path, "/servers/")
+	name, ok2 := strings.CutSuffix(name, "/mcp")
+	return ok && ok2 && name != "" && !strings.Contains(name, "/")
+}
+
 func isBridge(s hostServer) bool {
 	return strings.TrimSuffix(filepath.Base(s.Command), ".exe") == "mcpdctl" && slices.Contains(s.Args, "bridge")
 }

@@ -131,6 +131,9 @@ func decodeHostServer(where, name string, raw json.RawMessage, zed bool) (hostSe
 		Disabled: r.boolean("disabled", m["disabled"]),
 	}
 	hs.Remote = remoteKey(r, m, hs.Type)
+	if hs.URL = r.str("url", m["url"]); hs.URL == "" {
+		hs.URL = r.str("serverUrl", m["serverUrl"])
+	}
 	cmd := m["command"]
 	if zed && jsonKind(cmd) == "an object" {
 		var c map[string]json.RawMessage

@@ -32,6 +32,16 @@ type statusJSON struct {
 	Apps        []appJSON    `json:"apps"`
 	// Subscriptions are the open Subscribe streams (status_ops.go).
 	Subscriptions []subscriptionJSON `json:"subscriptions"`
+	// HTTP is mcpd's Streamable HTTP face for MCP hosts.
+	HTTP httpJSON `json:"http"`
+}
+
+// httpJSON is the HTTP face in "status --json": the configured address,
+// the URLs hosts use (empty when off), and why it is off.
+type httpJSON struct {
+	Listen    string   `json:"listen"`
+	URLs      []string `json:"urls"`
+	OffReason string   `json:"off_reason"`
 }
 
 // appJSON is one connected app in "status --json".
@@ -40,6 +50,7 @@ type appJSON struct {
 	Version           string `json:"version"`
 	Pid               int64  `json:"pid"`
 	ConnectedAtUnixMs int64  `json:"connected_at_unix_ms"`
+	Transport         string `json:"transport"`
 }
 
 func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
@@ -67,6 +78,8 @@ func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
 			Servers:       toServersJSON(st.GetServers()),
 			Apps:          []appJSON{},
 			Subscriptions: toSubscriptionsJSON(st.GetSubscriptions()),
+			HTTP: httpJSON{Listen: st.GetHttp().GetListen(), URLs: append([]string{}, st.GetHttp().GetUrls()...),
+				OffReason: st.GetHttp().GetOffReason()},
 		}
 		addServerOps(out.Servers, st)
 		for _, a := range st.GetApps() {
@@ -75,6 +88,7 @@ func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
 				Version:           a.GetVersion(),
 				Pid:               a.GetPid(),
 				ConnectedAtUnixMs: a.GetConnectedAtUnixMs(),
+				Transport:         a.GetTransport(),
 			})
 		}
 		return writeJSON(c.stdout, out)
@@ -92,6 +106,7 @@ func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if e := st.GetConfigError(); e != "" {
 		fmt.Fprintf(w, "config error: %s\n", oneLine(e, 200))
 	}
+	printHTTP(w, st.GetHttp())
 	fmt.Fprintln(w)
 	if len(st.GetServers()) == 0 {
 		fmt.Fprintln(w, "no servers configured")
@@ -108,7 +123,11 @@ func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
 			if at := a.GetConnectedAtUnixMs(); at > 0 {
 				connected = formatDuration(now-at) + " ago"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", dash(a.GetName()), dash(a.GetVersion()), pidCell(a.GetPid()), connected)
+			name := dash(a.GetName())
+			if t := a.GetTransport(); t != "" && t != "grpc" {
+				name += " (" + t + ")"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sanitize(name), dash(a.GetVersion()), pidCell(a.GetPid()), connected)
 		}
 		tw.Flush()
 	}
@@ -151,5 +170,21 @@ func printServerTable(w io.Writer, servers []*mcpdv1.ServerStatus) {
 func printNames(w io.Writer, servers []*mcpdv1.ServerStatus) {
 	for _, s := range sortedServers(servers) {
 		fmt.Fprintln(w, sanitize(s.GetName()))
+	}
+}
+
+// printHTTP prints the HTTP face's line: the aggregate URL (each server's
+// is under /servers/NAME/mcp), or why it is off.
+func printHTTP(w io.Writer, h *mcpdv1.HttpStatus) {
+	switch {
+	case h == nil:
+	case len(h.GetUrls()) > 0:
+		line := "http " + sanitize(h.GetUrls()[0]) + " (one server: /servers/NAME/mcp)"
+		if l := h.GetListen(); len(l) > 5 && l[:5] == "unix:" {
+			line += " on " + sanitize(l)
+		}
+		fmt.Fprintln(w, line)
+	default:
+		fmt.Fprintf(w, "http off: %s\n", oneLine(h.GetOffReason(), 200))
 	}
 }

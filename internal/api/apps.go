@@ -22,6 +22,7 @@ type appConn struct {
 	pid         int
 	connectedAt time.Time
 	open        func() bool // false once gRPC closed the connection
+	transport   string      // TransportGRPC, or another for a LocalApp
 
 	mu      sync.Mutex // guards following
 	name    string
@@ -44,6 +45,7 @@ type appStatus struct {
 	Version     string
 	Pid         int
 	ConnectedAt time.Time
+	Transport   string
 }
 
 // appTracker keeps the set of open connections with the peer pid from the
@@ -92,7 +94,7 @@ func (c *trackingCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.Aut
 	if !ok {
 		return conn, ai, nil
 	}
-	app := &appConn{id: c.t.nextID.Add(1), pid: a.PID, connectedAt: c.t.now()}
+	app := &appConn{id: c.t.nextID.Add(1), pid: a.PID, connectedAt: c.t.now(), transport: TransportGRPC}
 	if app.open = fdOpen(conn); app.open == nil {
 		wrapped := &closeNotifyConn{Conn: conn}
 		app.open = func() bool { return !wrapped.closed.Load() }
@@ -167,7 +169,7 @@ func (t *appTracker) snapshot() []appStatus {
 	out := make([]appStatus, 0, len(conns))
 	for _, c := range conns {
 		c.mu.Lock()
-		out = append(out, appStatus{Name: c.name, Version: c.version, Pid: c.pid, ConnectedAt: c.connectedAt})
+		out = append(out, appStatus{Name: c.name, Version: c.version, Pid: c.pid, ConnectedAt: c.connectedAt, Transport: c.transport})
 		c.mu.Unlock()
 	}
 	return out

@@ -86,7 +86,8 @@ type Server struct {
 	socketPath  string
 	configPath  string
 	configError string
-	ops         opsState // config reload/check and mcpd's own log (ops.go)
+	ops         opsState  // config reload/check and mcpd's own log (ops.go)
+	http        HTTPState // mcpd's HTTP face (httpstatus.go)
 }
 
 var _ mcpdv1.McpdServer = (*Server)(nil)
@@ -162,9 +163,11 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 			Version:           a.Version,
 			Pid:               int64(a.Pid),
 			ConnectedAtUnixMs: a.ConnectedAt.UnixMilli(),
+			Transport:         a.Transport,
 		})
 	}
 	resp.Subscriptions = s.subscriptionStatus()
+	resp.Http = s.httpStatus()
 	return resp, nil
 }
 

@@ -9,7 +9,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
@@ -122,22 +121,7 @@ func (g *GRPCBackend) Ready(ctx context.Context) error {
 
 // Error turns a gRPC failure into the JSON-RPC error the host sees.
 func (g *GRPCBackend) Error(ctx context.Context, err error, server string) *jsonrpc.Error {
-	if ctx.Err() != nil {
-		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
-	}
-	st, _ := status.FromError(err)
-	switch st.Code() {
-	case codes.Unavailable:
-		if g.Down() {
-			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", g.notRunning().Error())
-		}
-		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", server, st.Message())
-	case codes.NotFound, codes.InvalidArgument:
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", st.Message())
-	case codes.DeadlineExceeded:
-		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: request timed out", server)
-	}
-	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpd: %s", st.Message())
+	return RPCError(ctx, err, server, g.Down, g.notRunning)
 }
 
 // Reason is the message of a failed RPC, without its code.

@@ -95,6 +95,11 @@ type Config struct {
 	// Problems are the problems of single servers, in file order; each such
 	// server is in Servers with Invalid set, and the others are usable.
 	Problems []*Error
+	// HTTPListen is the top-level key "httpListen": where mcpd serves MCP
+	// hosts over Streamable HTTP (a loopback HOST:PORT, unix:/path, or
+	// "off"); "" when the file does not set it. mcpd --http-listen wins
+	// over it. The address itself is checked by mcpd.
+	HTTPListen string
 }
 
 // Server is one declared MCP server. Its fields are in the same order and of
@@ -209,7 +214,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
-	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs}, nil
+	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs, HTTPListen: p.httpListen}, nil
 }
 
 // The two keys a server map may sit under.
@@ -220,7 +225,10 @@ const (
 
 // topKeys are the keys allowed at the top level; the ones other than the
 // server maps are ignored.
-var topKeys = []string{keyMCPServers, keyServers, "$schema", "inputs"}
+var topKeys = []string{keyMCPServers, keyServers, keyHTTPListen, "$schema", "inputs"}
+
+// keyHTTPListen is the top-level key of mcpd's HTTP face address.
+const keyHTTPListen = "httpListen"
 
 // serverKeys are the keys allowed in a server object.
 var serverKeys = []string{
@@ -247,6 +255,8 @@ type parser struct {
 	// checked but not expanded.
 	noExpand bool
 	base     string // directory relative paths are resolved against; set lazily
+	// httpListen is the value of the top-level "httpListen".
+	httpListen string
 }
 
 // fail records a problem; one outside any server is a problem of the file.
@@ -304,6 +314,11 @@ func (p *parser) parse(data []byte) []Server {
 				if s, ok := p.server(m.key, sm.key, sm.val); ok {
 					servers = append(servers, s)
 				}
+			}
+		case keyHTTPListen:
+			if err := json.Unmarshal(m.val, &p.httpListen); err != nil || strings.TrimSpace(p.httpListen) == "" {
+				p.fail("", keyHTTPListen, "want a non-empty string: a loopback HOST:PORT such as \"127.0.0.1:6273\", \"unix:/path/to.sock\" or \"off\"")
+				p.httpListen = ""
 			}
 		case "$schema", "inputs":
 			// Ignored: "$schema" points editors at a schema, "inputs" are

@@ -140,7 +140,7 @@ func startDaemon(t *testing.T, servers map[string]server) *daemon {
 // it (SIGKILL if SIGTERM does not do) and kills any child it saw.
 func spawnDaemon(t *testing.T, socket, config string, extraArgs ...string) *daemon {
 	t.Helper()
-	args := append([]string{"--socket", socket, "--config", config, "--log-level", "debug"}, extraArgs...)
+	args := append([]string{"--socket", socket, "--config", config, "--log-level", "debug", "--http-listen", "off"}, extraArgs...)
 	cmd := exec.Command(mcpdBin, args...)
 	cmd.Env = daemonEnv()
 	return spawnCmd(t, cmd, socket, config)

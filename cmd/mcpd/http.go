@@ -1,0 +1,170 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+
+	"go.uber.org/zap"
+
+	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/httpface"
+)
+
+// httpHandler is the MCP handler of the HTTP face: an http.Handler whose
+// Close ends its sessions and streams.
+type httpHandler interface {
+	http.Handler
+	Close()
+}
+
+// newHTTPHandler builds the handler that serves MCP hosts over be at /mcp
+// (every server) and /servers/NAME/mcp.
+func newHTTPHandler(be bridge.Backend, log *zap.Logger) httpHandler {
+	_, _ = be, log
+	return notBuilt{}
+}
+
+// notBuilt answers every request 503 until the MCP handler is built in.
+type notBuilt struct{}
+
+func (notBuilt) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	fmt.Fprintln(w, `{"jsonrpc":"2.0","error":{"code":-32603,"message":"not built"}}`)
+}
+
+func (notBuilt) Close() {}
+
+// httpListen is the address setting of the HTTP face: --http-listen,
+// else the config's "httpListen", else the default.
+type httpListen struct {
+	value    string // "off", or an address for httpface.ParseAddr
+	explicit bool   // from the flag or the config: failing to bind it is an error
+	source   string // where value came from, for messages
+}
+
+// resolveHTTPListen picks the setting: the flag wins over the config file.
+func resolveHTTPListen(flagValue string, cfg *config.Config) httpListen {
+	switch {
+	case flagValue != "":
+		return httpListen{value: flagValue, explicit: true, source: "--http-listen"}
+	case cfg != nil && cfg.HTTPListen != "":
+		return httpListen{value: cfg.HTTPListen, explicit: true, source: "httpListen"}
+	}
+	return httpListen{value: httpface.DefaultAddr, source: "default"}
+}
+
+// httpFace runs the HTTP face of the daemon and rebinds it when its
+// setting changes on reload.
+type httpFace struct {
+	log     *zap.Logger
+	srv     *api.Server
+	be      *httpface.Backend
+	handler httpHandler
+
+	mu      sync.Mutex // guards following
+	setting httpListen
+	face    *httpface.Face // nil when not serving
+	closed  bool
+}
+
+// startHTTPFace starts the face for setting. An explicit address that is
+// invalid or cannot be bound is an error; the default one that cannot be
+// bound (another user's mcpd has it) leaves mcpd without the face, with a
+// warning and the reason in status.
+func startHTTPFace(setting httpListen, srv *api.Server, log *zap.Logger) (*httpFace, error) {
+	be := httpface.NewBackend(srv)
+	h := &httpFace{log: log, srv: srv, be: be, handler: newHTTPHandler(be, log)}
+	if err := h.apply(setting); err != nil && setting.explicit {
+		h.close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// apply serves setting, closing what served before; on failure the face is
+// off with the reason in status, and the error returned.
+func (h *httpFace) apply(setting httpListen) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return nil
+	}
+	h.setting = setting
+	if h.face != nil {
+		if err := h.face.Close(); err != nil {
+			h.log.Warn("HTTP face stopped with an error", zap.Error(err))
+		}
+		h.face = nil
+	}
+	if setting.value == httpface.Off {
+		h.log.Info("HTTP face off", zap.String("source", setting.source))
+		h.srv.SetHTTPState(api.HTTPState{Listen: httpface.Off, OffReason: "disabled (" + setting.source + " off)"})
+		return nil
+	}
+	face, err := h.listen(setting)
+	if err != nil {
+		h.srv.SetHTTPState(api.HTTPState{Listen: setting.value, OffReason: err.Error()})
+		return err
+	}
+	h.face = face
+	h.srv.SetHTTPState(api.HTTPState{Listen: setting.value, BaseURL: face.URL()})
+	h.log.Info("serving MCP hosts over HTTP", zap.String("url", face.URL()+"/mcp"), zap.String("addr", face.Addr().String()))
+	return nil
+}
+
+// listen binds setting and starts serving on it.
+func (h *httpFace) listen(setting httpListen) (*httpface.Face, error) {
+	addr, err := httpface.ParseAddr(setting.value)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", setting.source, err)
+	}
+	ln, err := httpface.Listen(addr)
+	if err != nil {
+		if !setting.explicit && errors.Is(err, httpface.ErrAddrInUse) {
+			h.log.Warn("HTTP face off: its default address is taken; set --http-listen or httpListen to another address, or off",
+				zap.String("addr", addr.String()), zap.Error(err))
+			return nil, fmt.Errorf("%w; set --http-listen or \"httpListen\" to another address", err)
+		}
+		return nil, err
+	}
+	return httpface.Serve(ln, h.handler, httpface.Options{Logger: h.log, Server: h.srv, WantUID: -1}), nil
+}
+
+// reload applies the config's "httpListen" when the flag does not set it
+// and the setting changed; a failure is logged and reported in status,
+// never fatal.
+func (h *httpFace) reload(flagValue string, cfg *config.Config) {
+	setting := resolveHTTPListen(flagValue, cfg)
+	h.mu.Lock()
+	same := setting == h.setting
+	h.mu.Unlock()
+	if same {
+		return
+	}
+	if err := h.apply(setting); err != nil {
+		h.log.Error("HTTP face not serving after reload", zap.String("source", setting.source), zap.Error(err))
+	}
+}
+
+// close ends the face: the handler's sessions and streams, the listener
+// and its connections, and the backend's streams, before the supervisor
+// stops the children.
+func (h *httpFace) close() {
+	h.mu.Lock()
+	h.closed = true
+	face := h.face
+	h.face = nil
+	h.mu.Unlock()
+	h.handler.Close()
+	if face != nil {
+		if err := face.Close(); err != nil {
+			h.log.Warn("HTTP face stopped with an error", zap.Error(err))
+		}
+	}
+	h.be.Close()
+}

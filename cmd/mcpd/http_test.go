@@ -1,0 +1,72 @@
+package main
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap/zaptest"
+
+	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+func httpState(t *testing.T, srv *api.Server) *mcpdv1.HttpStatus {
+	t.Helper()
+	st, err := srv.GetStatus(context.Background(), &mcpdv1.GetStatusRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.GetHttp()
+}
+
+// TestHTTPFaceReload: a changed "httpListen" rebinds (or turns the face
+// off) on reload, and the flag wins over the file.
+func TestHTTPFaceReload(t *testing.T) {
+	log := zaptest.NewLogger(t)
+	srv := api.NewServer(supervisor.New(supervisor.Options{Logger: log}), api.Options{Logger: log})
+	cfg := &config.Config{HTTPListen: "127.0.0.1:0"}
+	hf, err := startHTTPFace(resolveHTTPListen("", cfg), srv, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hf.close()
+	first := httpState(t, srv).GetUrls()
+	if len(first) != 1 || !strings.HasPrefix(first[0], "http://127.0.0.1:") {
+		t.Fatalf("urls %v", first)
+	}
+	hf.reload("", &config.Config{HTTPListen: "off"})
+	if st := httpState(t, srv); len(st.GetUrls()) != 0 || !strings.Contains(st.GetOffReason(), "httpListen off") {
+		t.Fatalf("after off: %v", st)
+	}
+	hf.reload("", &config.Config{HTTPListen: "[::1]:0"})
+	if st := httpState(t, srv); len(st.GetUrls()) != 1 || !strings.HasPrefix(st.GetUrls()[0], "http://[::1]:") {
+		t.Fatalf("after rebind: %v", st)
+	}
+}
+
+// TestHTTPFaceBusy: a taken default address leaves the face off with the
+// reason; a taken explicit one is an error.
+func TestHTTPFaceBusy(t *testing.T) {
+	log := zaptest.NewLogger(t)
+	srv := api.NewServer(supervisor.New(supervisor.Options{Logger: log}), api.Options{Logger: log})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := startHTTPFace(resolveHTTPListen(l.Addr().String(), nil), srv, log); err == nil || !strings.Contains(err.Error(), "in use") {
+		t.Fatalf("explicit busy: %v", err)
+	}
+	hf, err := startHTTPFace(httpListen{value: l.Addr().String(), source: "default"}, srv, log)
+	if err != nil {
+		t.Fatalf("default busy: %v", err)
+	}
+	defer hf.close()
+	if st := httpState(t, srv); len(st.GetUrls()) != 0 || !strings.Contains(st.GetOffReason(), "in use") {
+		t.Fatalf("default busy status %v", st)
+	}
+}

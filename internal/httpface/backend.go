@@ -1,0 +1,178 @@
+package httpface
+
+import (
+	"context"
+	"errors"
+	"sync"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// DefaultAppName is how an HTTP connection is listed in status until its
+// host's calls name it.
+const DefaultAppName = "HTTP client"
+
+// errStopped is the NotRunning error once the backend was closed.
+var errStopped = errors.New("mcpd is stopping")
+
+// Backend is a bridge.Backend over the daemon's own api.Server: calls run
+// the Server's handlers directly, with the request memory budget and call
+// tracking of the gRPC path (api.LocalApp). Each call belongs to the app
+// of its HTTP connection (found in its context, see withApp), else to one
+// app of the backend's own. Its streams run their handlers on goroutines
+// the backend owns; Close ends them and waits.
+type Backend struct {
+	srv  *api.Server
+	life context.Context // cancelled by Close: ends every stream
+	stop context.CancelFunc
+	wg   sync.WaitGroup // stream handler goroutines
+
+	mu       sync.Mutex // guards fallback
+	fallback *api.LocalApp
+}
+
+var _ bridge.Backend = (*Backend)(nil)
+
+// NewBackend returns a backend calling srv.
+func NewBackend(srv *api.Server) *Backend {
+	life, stop := context.WithCancel(context.Background())
+	return &Backend{srv: srv, life: life, stop: stop}
+}
+
+// Close ends every open stream, waits for their handlers and removes the
+// backend's own app from status. Calls after Close fail as "not running".
+func (b *Backend) Close() {
+	b.stop()
+	b.wg.Wait()
+	b.mu.Lock()
+	if b.fallback != nil {
+		b.fallback.Close()
+	}
+	b.mu.Unlock()
+}
+
+// app is the app a call of ctx belongs to.
+func (b *Backend) app(ctx context.Context) *api.LocalApp {
+	if a := appFromContext(ctx); a != nil {
+		return a
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.fallback == nil {
+		b.fallback = b.srv.NewLocalApp(api.TransportHTTP, DefaultAppName, -1, 0)
+	}
+	return b.fallback
+}
+
+// unary runs handler h for in as app a call of ctx.
+func unary[Req, Resp any](b *Backend, ctx context.Context, in *Req, h func(context.Context, *Req) (*Resp, error)) (*Resp, error) {
+	if b.life.Err() != nil {
+		return nil, b.NotRunning()
+	}
+	out, err := b.app(ctx).Unary(ctx, in, func(ctx context.Context, req any) (any, error) {
+		return h(ctx, req.(*Req))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out.(*Resp), nil
+}
+
+func (b *Backend) ListServers(ctx context.Context, in *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
+	return unary(b, ctx, in, b.srv.ListServers)
+}
+
+func (b *Backend) ListTools(ctx context.Context, in *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
+	return unary(b, ctx, in, b.srv.ListTools)
+}
+
+func (b *Backend) ListPrompts(ctx context.Context, in *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error) {
+	return unary(b, ctx, in, b.srv.ListPrompts)
+}
+
+func (b *Backend) ListResources(ctx context.Context, in *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error) {
+	return unary(b, ctx, in, b.srv.ListResources)
+}
+
+func (b *Backend) ListResourceTemplates(ctx context.Context, in *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error) {
+	return unary(b, ctx, in, b.srv.ListResourceTemplates)
+}
+
+func (b *Backend) ReadResource(ctx context.Context, in *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error) {
+	return unary(b, ctx, in, b.srv.ReadResource)
+}
+
+func (b *Backend) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
+	return unary(b, ctx, in, b.srv.UpdateSubscription)
+}
+
+func (b *Backend) SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest) (bridge.RecvStream[mcpdv1.CallToolEvent], error) {
+	return openServerStream(b, ctx, in, mcpdv1.Mcpd_SendRequest_FullMethodName, b.srv.SendRequest)
+}
+
+func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (bridge.RecvStream[mcpdv1.SubscriptionEvent], error) {
+	return openServerStream(b, ctx, in, mcpdv1.Mcpd_Subscribe_FullMethodName, b.srv.Subscribe)
+}
+
+// Host opens a Host stream. Its handler is called directly rather than
+// through api.LocalApp.Stream: the budget does not charge client streams
+// and a host registration names no server to track, so the only thing the
+// gRPC path adds, the app's identity, comes with the context.
+func (b *Backend) Host(ctx context.Context) (bridge.HostStream, error) {
+	if b.life.Err() != nil {
+		return nil, b.NotRunning()
+	}
+	hs := newHostStream(b, b.app(ctx).Context(ctx))
+	b.wg.Go(func() { hs.run(b.srv.Host) })
+	return hs, nil
+}
+
+// Ready is nil while the daemon runs: there is no connection to wait for.
+func (b *Backend) Ready(context.Context) error {
+	if b.life.Err() != nil {
+		return b.NotRunning()
+	}
+	return nil
+}
+
+// Down reports whether the backend was closed.
+func (b *Backend) Down() bool { return b.life.Err() != nil }
+
+// NotRunning is the error of calls once the daemon is stopping.
+func (b *Backend) NotRunning() error { return errStopped }
+
+// Error maps a failed call as the gRPC backend does (bridge.RPCError).
+func (b *Backend) Error(ctx context.Context, err error, server string) *jsonrpc.Error {
+	return bridge.RPCError(ctx, err, server, b.Down, b.NotRunning)
+}
+
+// Reason is the message of a failed call, without its code.
+func (b *Backend) Reason(err error) string { return status.Convert(err).Message() }
+
+// serverStreamHandler is a server-streaming handler of api.Server.
+type serverStreamHandler[Req, Resp any] func(*Req, grpc.ServerStreamingServer[Resp]) error
+
+// openServerStream starts handler h for in on a goroutine of b and returns
+// the caller's end of its stream.
+func openServerStream[Req, Resp any](b *Backend, ctx context.Context, in *Req, method string, h serverStreamHandler[Req, Resp]) (bridge.RecvStream[Resp], error) {
+	if b.life.Err() != nil {
+		return nil, b.NotRunning()
+	}
+	a := b.app(ctx)
+	ss := newServerStream[Resp](b, a.Context(ctx), in)
+	b.wg.Go(func() {
+		ss.finish(a.Stream(ss, method, false, func(s grpc.ServerStream) error {
+			if err := s.RecvMsg(in); err != nil {
+				return err
+			}
+			return h(in, &grpc.GenericServerStream[Req, Resp]{ServerStream: s})
+		}))
+	})
+	return ss, nil
+}

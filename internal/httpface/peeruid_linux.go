@@ -1,0 +1,164 @@
+//go:build linux
+
+package httpface
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// The kernel's sock_diag ABI (linux/inet_diag.h), which x/sys/unix does
+// not define.
+const (
+	inetDiagReqV2Len = 56 // struct inet_diag_req_v2
+	inetDiagMsgLen   = 72 // struct inet_diag_msg
+	inetDiagUIDOff   = 64 // inet_diag_msg.idiag_uid
+	nlmsgHdrLen      = 16 // struct nlmsghdr
+	tcpAllStates     = 0xffffffff
+)
+
+// tcpPeerUID returns the uid owning the socket at the other end of c, a
+// loopback TCP connection accepted by this process: the socket whose local
+// end is c's remote address and whose remote end is c's local address. It
+// asks the kernel for exactly that socket (NETLINK_SOCK_DIAG), falling back
+// to /proc/net/tcp{,6}.
+func tcpPeerUID(c net.Conn) (int, error) {
+	local, ok1 := c.LocalAddr().(*net.TCPAddr)
+	remote, ok2 := c.RemoteAddr().(*net.TCPAddr)
+	if !ok1 || !ok2 {
+		return -1, fmt.Errorf("connection %T is not TCP", c)
+	}
+	uid, err := sockDiagUID(remote, local)
+	if err == nil {
+		return uid, nil
+	}
+	uid, perr := procNetUID(remote, local)
+	if perr != nil {
+		return -1, fmt.Errorf("find the owner of %s: %w; %w", remote, err, perr)
+	}
+	return uid, nil
+}
+
+// sockDiagUID asks for the TCP socket src→dst with an exact inet_diag
+// lookup (no dump) and returns its owner's uid.
+func sockDiagUID(src, dst *net.TCPAddr) (int, error) {
+	family, srcIP, dstIP := diagFamily(src.IP, dst.IP)
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+	if err != nil {
+		return -1, fmt.Errorf("sock_diag socket: %w", err)
+	}
+	defer unix.Close(fd)
+	// A reply that never comes must not hold the connection's handler.
+	tv := unix.Timeval{Sec: 1}
+	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
+		return -1, fmt.Errorf("sock_diag timeout: %w", err)
+	}
+	req := make([]byte, nlmsgHdrLen+inetDiagReqV2Len)
+	ne := binary.NativeEndian
+	ne.PutUint32(req[0:], uint32(len(req)))
+	ne.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
+	ne.PutUint16(req[6:], unix.NLM_F_REQUEST)
+	ne.PutUint32(req[8:], 1) // sequence number
+	r := req[nlmsgHdrLen:]
+	r[0], r[1] = family, unix.IPPROTO_TCP
+	ne.PutUint32(r[4:], tcpAllStates)
+	binary.BigEndian.PutUint16(r[8:], uint16(src.Port))
+	binary.BigEndian.PutUint16(r[10:], uint16(dst.Port))
+	copy(r[12:28], srcIP)
+	copy(r[28:44], dstIP)
+	ne.PutUint32(r[48:], 0xffffffff) // INET_DIAG_NOCOOKIE
+	ne.PutUint32(r[52:], 0xffffffff)
+	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return -1, fmt.Errorf("sock_diag request: %w", err)
+	}
+	buf := make([]byte, 8192)
+	n, _, err := unix.Recvfrom(fd, buf, 0)
+	if err != nil {
+		return -1, fmt.Errorf("sock_diag reply: %w", err)
+	}
+	return parseDiagReply(buf[:n])
+}
+
+// parseDiagReply reads the uid from the reply to one exact lookup.
+func parseDiagReply(b []byte) (int, error) {
+	ne := binary.NativeEndian
+	if len(b) < nlmsgHdrLen {
+		return -1, errors.New("sock_diag: short reply")
+	}
+	switch ne.Uint16(b[4:]) {
+	case unix.NLMSG_ERROR:
+		if len(b) >= nlmsgHdrLen+4 {
+			if code := int32(ne.Uint32(b[nlmsgHdrLen:])); code != 0 {
+				return -1, fmt.Errorf("sock_diag: %w", syscall.Errno(-code))
+			}
+		}
+		return -1, errors.New("sock_diag: error reply")
+	case unix.SOCK_DIAG_BY_FAMILY:
+		if len(b) < nlmsgHdrLen+inetDiagMsgLen {
+			return -1, errors.New("sock_diag: short socket record")
+		}
+		return int(ne.Uint32(b[nlmsgHdrLen+inetDiagUIDOff:])), nil
+	}
+	return -1, fmt.Errorf("sock_diag: unexpected reply type %d", ne.Uint16(b[4:]))
+}
+
+// diagFamily is the address family of a connection and its addresses as
+// inet_diag_sockid holds them (IPv4 in the first 4 bytes).
+func diagFamily(src, dst net.IP) (family byte, s, d []byte) {
+	if s4, d4 := src.To4(), dst.To4(); s4 != nil && d4 != nil {
+		return unix.AF_INET, s4, d4
+	}
+	return unix.AF_INET6, src.To16(), dst.To16()
+}
+
+// procNetUID finds the socket src→dst in /proc/net/tcp or tcp6 and returns
+// its uid column.
+func procNetUID(src, dst *net.TCPAddr) (int, error) {
+	file := "/proc/net/tcp6"
+	if src.IP.To4() != nil && dst.IP.To4() != nil {
+		file = "/proc/net/tcp"
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return -1, err
+	}
+	defer f.Close()
+	want := [2]string{procAddr(src), procAddr(dst)}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		// sl local_address rem_address st tx:rx tr:when retrnsmt uid ...
+		fields := strings.Fields(sc.Text())
+		if len(fields) < 8 || fields[1] != want[0] || fields[2] != want[1] {
+			continue
+		}
+		return strconv.Atoi(fields[7])
+	}
+	if err := sc.Err(); err != nil {
+		return -1, fmt.Errorf("read %s: %w", file, err)
+	}
+	return -1, fmt.Errorf("no socket %s→%s in %s", src, dst, file)
+}
+
+// procAddr renders a as /proc/net/tcp{,6} does: each 32-bit word of the
+// address in host byte order as hex, then the port.
+func procAddr(a *net.TCPAddr) string {
+	ip := a.IP.To4()
+	if ip == nil {
+		ip = a.IP.To16()
+	}
+	var sb strings.Builder
+	for i := 0; i < len(ip); i += 4 {
+		fmt.Fprintf(&sb, "%08X", binary.NativeEndian.Uint32(ip[i:i+4]))
+	}
+	fmt.Fprintf(&sb, ":%04X", a.Port)
+	return sb.String()
+}
