@@ -22,22 +22,12 @@ type httpHandler interface {
 }
 
 // newHTTPHandler builds the handler that serves MCP hosts over be at /mcp
-// (every server) and /servers/NAME/mcp.
+// (every server) and /servers/NAME/mcp. Requests are bounded by each
+// server's own timeout in the supervisor, bodies by the bridge's default
+// line limit.
 func newHTTPHandler(be bridge.Backend, log *zap.Logger) httpHandler {
-	_, _ = be, log
-	return notBuilt{}
+	return bridge.NewHTTPHandler(be, bridge.HTTPOptions{Warnf: log.Sugar().Warnf})
 }
-
-// notBuilt answers every request 503 until the MCP handler is built in.
-type notBuilt struct{}
-
-func (notBuilt) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusServiceUnavailable)
-	fmt.Fprintln(w, `{"jsonrpc":"2.0","error":{"code":-32603,"message":"not built"}}`)
-}
-
-func (notBuilt) Close() {}
 
 // httpListen is the address setting of the HTTP face: --http-listen,
 // else the config's "httpListen", else the default.

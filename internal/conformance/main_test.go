@@ -9,7 +9,7 @@ import (
 
 // defaultTarget is what the suite runs against unless -conformance.target
 // says otherwise.
-const defaultTarget = "self"
+const defaultTarget = "both"
 
 var targetFlag = flag.String("conformance.target", defaultTarget,
 	"what the conformance suite runs against: mcpd (its HTTP face, with the fixtures as supervised stdio servers), "+

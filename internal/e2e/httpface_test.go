@@ -45,14 +45,32 @@ func TestHTTPFaceServes(t *testing.T) {
 	if len(urls) != 2 || !strings.HasPrefix(urls[0], "http://127.0.0.1:") || !strings.HasSuffix(urls[1], "/servers/fake/mcp") || reason != "" {
 		t.Fatalf("http status %v %q: want the aggregate and the fake's URL", urls, reason)
 	}
-	resp, err := http.Post(urls[0], "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-	if err != nil {
-		t.Fatal(err)
+	post := func(url, sid, body string) (*http.Response, string) {
+		t.Helper()
+		req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		return resp, string(data)
 	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "not built") {
-		t.Fatalf("POST /mcp = %d %s, want the placeholder's 503", resp.StatusCode, body)
+	resp, body := post(urls[1], "", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != http.StatusOK || sid == "" || !strings.Contains(body, `"protocolVersion":"2025-11-25"`) {
+		t.Fatalf("initialize at %s = %d (session %q) %s, want a legacy session", urls[1], resp.StatusCode, sid, body)
+	}
+	if resp, body = post(urls[1], sid, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"tools"`) {
+		t.Fatalf("tools/list in the session = %d %s, want the fake's tools", resp.StatusCode, body)
 	}
 }
 
