@@ -202,7 +202,7 @@ func (c *cli) rpcError(ctx context.Context, err error, server string) error {
 		}
 	case codes.NotFound:
 		if server != "" {
-			return fmt.Errorf("no such server %q", server)
+			return c.noSuchServer(ctx, server)
 		}
 	case codes.Canceled:
 		if errors.Is(ctx.Err(), context.Canceled) {

@@ -49,6 +49,11 @@ func (c *cli) runPrompt(ctx context.Context, cmd *command, pos []string, asJSON 
 	if err != nil {
 		return c.rpcError(ctx, err, server)
 	}
+	if resp.GetError() != nil {
+		if err := c.missingPrompt(ctx, server, prompt); err != nil {
+			return err
+		}
+	}
 	raw, err := c.rawResult(server, fmt.Sprintf("prompt %q", prompt), resp, asJSON)
 	if err != nil || asJSON {
 		return err
