@@ -73,3 +73,16 @@ func waitForLine(t *testing.T, logs grpc.ServerStreamingClient[mcpdv1.FollowLogs
 		}
 	}
 }
+
+// A child that fails its handshake is reported by mcpdctl in one line that
+// names the server, the handshake and initialize once each.
+func TestHandshakeFailureMessage(t *testing.T) {
+	spec := fakeSpec("x", "modern") // rejects a legacy initialize
+	spec.Protocol = "legacy"
+	sock := startDaemonSpecs(t, []supervisor.Spec{spec})
+	r := mcpdctl(t, "--socket", sock, "call", "x", "echo")
+	want := `mcpdctl: start "x": handshake failed: initialize: mcp error -32602: missing or invalid _meta field "io.modelcontextprotocol/protocolVersion"; fix it, then run: mcpdctl restart x` + "\n"
+	if r.code != exitFailure || r.stderr != want || r.stdout != "" {
+		t.Errorf("exit %d, stdout %q, stderr\n%s\nwant exit 1 and\n%s", r.code, r.stdout, r.stderr, want)
+	}
+}
