@@ -6,7 +6,7 @@ GO      ?= go
 BINDIR  ?= $(HOME)/.local/bin
 UNITDIR ?= $(HOME)/.config/systemd/user
 
-.PHONY: all build run test test-short bench bench-smoke proto check-proto install clean help FORCE
+.PHONY: all build man run test test-short bench bench-smoke proto check-proto install clean help FORCE
 
 all: build ## Build everything (same as build)
 
@@ -17,6 +17,9 @@ bin/%: FORCE
 
 bin/demo-server: FORCE
 	$(GO) build -o $@ ./examples/demo-server
+
+man: bin/mcpdctl ## Write the man pages of mcpdctl into man/ (from the same source as its help)
+	./bin/mcpdctl gen-man man
 
 run: build ## Run mcpd in the foreground on examples/config.json
 	./bin/mcpd --config examples/config.json --log-format console

@@ -4,6 +4,9 @@ import (
 	"context"
 	"io"
 	"os"
+	"time"
+
+	"github.com/spf13/pflag"
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 )
@@ -33,26 +36,29 @@ requests get the reason. When it runs again the host is told its lists
 changed. Lines longer than --max-line-size are answered with an error.
 The bridge exits when the host closes stdin; nothing but MCP messages is
 written to stdout.`,
-	run: runBridge,
+	maxArgs:  -1,
+	setup:    bridgeSetup,
+	complete: completeServers,
 }
 
 // bridgeStdin is the host's side of the bridge; a variable for tests.
 var bridgeStdin io.Reader = os.Stdin
 
-func runBridge(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
+func bridgeSetup(fs *pflag.FlagSet) runFunc {
 	all := fs.Bool("all", false, "serve every enabled server")
 	// Per forwarded request; the bridge itself runs until stdin ends.
 	timeout := timeoutFlag(fs, 0)
 	maxLine := fs.Int("max-line-size", bridge.DefaultMaxLine, "largest message line accepted from the host, in bytes")
-	names, err := c.parse(cmd, fs, args)
-	if err != nil {
-		return err
+	return func(ctx context.Context, c *cli, cmd *command, names []string) error {
+		return c.runBridge(ctx, cmd, names, *all, *timeout, *maxLine)
 	}
-	if *all == (len(names) > 0) {
+}
+
+func (c *cli) runBridge(ctx context.Context, cmd *command, names []string, all bool, timeout time.Duration, maxLine int) error {
+	if all == (len(names) > 0) {
 		return &usageError{cmd: cmd, msg: "name at least one server, or use --all"}
 	}
-	if *maxLine <= 0 {
+	if maxLine <= 0 {
 		return &usageError{cmd: cmd, msg: "--max-line-size must be a positive number of bytes"}
 	}
 	path, err := resolveSocket(c.socketFlag)
@@ -67,9 +73,9 @@ func runBridge(ctx context.Context, c *cli, cmd *command, args []string) error {
 	defer be.Close()
 	return bridge.ServeStdio(ctx, be, bridge.Options{
 		Names:       names,
-		All:         *all,
-		Timeout:     *timeout,
-		MaxLine:     *maxLine,
+		All:         all,
+		Timeout:     timeout,
+		MaxLine:     maxLine,
 		Warnf:       c.warnf,
 		RPCError:    c.rpcError,
 		CallOptions: c.callOptions,

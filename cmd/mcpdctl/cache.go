@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -21,7 +23,9 @@ coalesced (shared an identical request in flight), and the results held now.
 
 "cache clear" drops every cached result; "cache clear NAME" only those of one
 server. The next request of each kind asks the server again.`,
-	run: runCache,
+	maxArgs:  2,
+	setup:    cacheSetup,
+	complete: completeCacheArg,
 }
 
 // cacheJSON is one server in "cache --json", and the "cache" object of a
@@ -38,18 +42,19 @@ type cacheJSON struct {
 	Evictions     int64  `json:"evictions"`
 }
 
-func runCache(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
+func cacheSetup(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print JSON")
 	timeout := timeoutFlag(fs, 10*time.Second)
-	pos, err := c.parseArgs(cmd, fs, args, 0, 2)
-	if err != nil {
-		return err
+	return func(ctx context.Context, c *cli, cmd *command, args []string) error {
+		if len(args) > 0 && args[0] != "clear" {
+			return &usageError{cmd: cmd, msg: fmt.Sprintf("unknown subcommand %q", args[0])}
+		}
+		return c.runCache(ctx, args, *asJSON, *timeout)
 	}
-	if len(pos) > 0 && pos[0] != "clear" {
-		return &usageError{cmd: cmd, msg: fmt.Sprintf("unknown subcommand %q", pos[0])}
-	}
-	ctx, cancel := c.withTimeout(ctx, *timeout)
+}
+
+func (c *cli) runCache(ctx context.Context, pos []string, asJSON bool, timeout time.Duration) error {
+	ctx, cancel := c.withTimeout(ctx, timeout)
 	defer cancel()
 	client, err := c.connect()
 	if err != nil {
@@ -64,7 +69,7 @@ func runCache(ctx context.Context, c *cli, cmd *command, args []string) error {
 		if err != nil {
 			return c.rpcError(ctx, err, name)
 		}
-		if *asJSON {
+		if asJSON {
 			return writeJSON(c.stdout, map[string]int64{"cleared": resp.GetCleared()})
 		}
 		what := "every server"
@@ -80,7 +85,7 @@ func runCache(ctx context.Context, c *cli, cmd *command, args []string) error {
 		return c.rpcError(ctx, err, "")
 	}
 	servers := sortedServers(st.GetServers())
-	if *asJSON {
+	if asJSON {
 		out := make([]cacheJSON, 0, len(servers))
 		for _, s := range servers {
 			cj := newCacheJSON(s.GetCache())

@@ -7,6 +7,9 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -21,7 +24,10 @@ as a string (city=Paris). Text content is printed; other content is
 summarized. Progress goes to stderr. --json prints the result JSON as the
 server sent it. Exits 1 when the tool reports an error (isError) or the
 server answers with an MCP error.`,
-	run: runCall,
+	minArgs:  2,
+	maxArgs:  -1,
+	setup:    callSetup,
+	complete: completeServerThen(completeToolArgs),
 }
 
 // progressToken is the token mcpdctl asks progress for; mcpd maps it to a
@@ -35,21 +41,25 @@ type toolResult struct {
 	IsError           bool              `json:"isError"`
 }
 
-func runCall(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
+func callSetup(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print the result JSON as the server sent it")
 	timeout := timeoutFlag(fs, 0)
-	pos, err := c.parseArgs(cmd, fs, args, 2, -1)
-	if err != nil {
-		return err
+	return func(ctx context.Context, c *cli, cmd *command, args []string) error {
+		return c.runCall(ctx, cmd, args, *asJSON, *timeout)
 	}
+}
+
+func (c *cli) runCall(ctx context.Context, cmd *command, pos []string, asJSON bool, timeout time.Duration) error {
 	server, tool := pos[0], pos[1]
 	arguments, err := argumentsJSON(pos[2:], true)
 	if err != nil {
 		return &usageError{cmd: cmd, msg: err.Error()}
 	}
-	ctx, client, err := c.dial(ctx, *timeout)
+	ctx, client, err := c.dial(ctx, timeout)
 	if err != nil {
+		return err
+	}
+	if arguments, err = c.typedArguments(ctx, cmd, server, tool, pos[2:], arguments); err != nil {
 		return err
 	}
 	stream, err := client.CallTool(ctx, &mcpdv1.CallToolRequest{
@@ -82,7 +92,7 @@ func runCall(ctx context.Context, c *cli, cmd *command, args []string) error {
 			resp = e.Response
 		}
 	}
-	return c.callResult(ctx, client, server, tool, resp, *asJSON)
+	return c.callResult(ctx, client, server, tool, resp, asJSON)
 }
 
 // callResult prints the answer to a call of tool on server and fails the
@@ -119,6 +129,25 @@ func (c *cli) callResult(ctx context.Context, client mcpdv1.McpdClient, server, 
 	}
 	// "Tool-execution failures come back as isError: true results."
 	return fmt.Errorf("server %q: %s reported an error (isError)", server, what)
+}
+
+// typedArguments returns the arguments of a call of tool given as key=value
+// pairs typed by the tool's inputSchema (see typedKeyValues); inferred, the
+// arguments as they are, when they are one JSON object or the tool's
+// schema cannot be had.
+func (c *cli) typedArguments(ctx context.Context, cmd *command, server, tool string, args []string, inferred string) (string, error) {
+	if len(args) == 0 || strings.HasPrefix(strings.TrimSpace(args[0]), "{") {
+		return inferred, nil
+	}
+	schema, err := c.toolSchema(ctx, server, tool)
+	if err != nil || schema == nil {
+		return inferred, nil
+	}
+	typed, err := typedKeyValues(args, schema)
+	if err != nil {
+		return "", &usageError{cmd: cmd, msg: fmt.Sprintf("tool %q of server %q: %v", tool, server, err)}
+	}
+	return typed, nil
 }
 
 // argumentsJSON builds the arguments object of a tool call (jsonValues) or

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -11,14 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/cobra"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/paths"
@@ -50,51 +48,12 @@ var resolveSocket = paths.SocketPath
 // (how long an app has been connected); tests replace it.
 var timeNow = time.Now
 
-// command is one verb of mcpdctl.
-type command struct {
-	name     string
-	synopsis string // what follows the verb in the usage line
-	short    string // one-line description for the verb list
-	long     string // optional extra help text
-	run      func(ctx context.Context, c *cli, cmd *command, args []string) error
-}
-
-// commands lists the verbs in the order the help shows them. "help" is
-// handled by run itself (it lists this table, so it cannot be in it).
-var commands = []*command{
-	statusCmd,
-	serversCmd,
-	startCmd,
-	stopCmd,
-	restartCmd,
-	logsCmd,
-	watchCmd,
-	toolsCmd,
-	callCmd,
-	promptsCmd,
-	promptCmd,
-	resourcesCmd,
-	readCmd,
-	cacheCmd,
-	bridgeCmd,
-	reloadCmd,
-	configCmd,
-	versionCmd,
-}
-
-func findCommand(name string) *command {
-	for _, cmd := range commands {
-		if cmd.name == name {
-			return cmd
-		}
-	}
-	return nil
-}
-
 // cli is the state of one mcpdctl invocation.
 type cli struct {
 	stdout, stderr io.Writer
-	socketFlag     string
+	socketFlag     string // --socket
+	showVersion    bool   // the top-level --version
+	root           *cobra.Command
 
 	// Set by connect.
 	socket string // absolute socket path
@@ -104,232 +63,6 @@ type cli struct {
 	timeout time.Duration
 	// cancels end the contexts dial made; close calls them.
 	cancels []context.CancelFunc
-}
-
-// usageError is a wrong command line; report prints it with the usage line
-// of its verb and exits 2.
-type usageError struct {
-	cmd *command // nil for the top level
-	msg string
-}
-
-func (e *usageError) Error() string { return e.msg }
-
-// errHelpShown reports that help was printed on request: exit 0.
-var errHelpShown = errors.New("help shown")
-
-// run executes mcpdctl with the command-line arguments args (without the
-// program name), writing its output to stdout and stderr. The returned error
-// decides the exit code, see report.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	c := &cli{stdout: stdout, stderr: stderr}
-	defer c.close()
-
-	top := flag.NewFlagSet("mcpdctl", flag.ContinueOnError)
-	top.SetOutput(io.Discard)
-	top.Usage = func() {}
-	top.StringVar(&c.socketFlag, "socket", "", "mcpd's socket `PATH` (default $MCPD_SOCKET, else $XDG_RUNTIME_DIR/mcpd/mcpd.sock, else /tmp/mcpd-<uid>/mcpd.sock)")
-	showVersion := top.Bool("version", false, "print mcpdctl's version and exit")
-	if err := top.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printTopHelp(stdout, top)
-			return errHelpShown
-		}
-		return &usageError{msg: err.Error()}
-	}
-	if *showVersion {
-		fmt.Fprintf(stdout, "mcpdctl %s\n", version.Version)
-		return nil
-	}
-	rest := top.Args()
-	if len(rest) == 0 {
-		printTopHelp(stderr, top)
-		return &usageError{} // the help says it all
-	}
-	verb, rest := rest[0], rest[1:]
-	if verb == "help" {
-		return runHelp(c, top, rest)
-	}
-	cmd := findCommand(verb)
-	if cmd == nil {
-		return &usageError{msg: fmt.Sprintf("unknown verb %q", verb)}
-	}
-	ctx = metadata.AppendToOutgoingContext(ctx, mdClientName, clientName, mdClientVersion, version.Version)
-	return cmd.run(ctx, c, cmd, rest)
-}
-
-// runHelp implements "mcpdctl help [VERB]".
-func runHelp(c *cli, top *flag.FlagSet, args []string) error {
-	switch {
-	case len(args) == 0:
-		printTopHelp(c.stdout, top)
-		return errHelpShown
-	case len(args) > 1:
-		return &usageError{msg: "help takes at most one verb"}
-	}
-	cmd := findCommand(args[0])
-	if cmd == nil {
-		return &usageError{msg: fmt.Sprintf("unknown verb %q", args[0])}
-	}
-	// Each verb declares its flags when it runs; --help makes it print
-	// its help and stop before doing anything.
-	return cmd.run(context.Background(), c, cmd, []string{"--help"})
-}
-
-// report prints err the way mcpdctl reports errors and returns the exit code.
-func report(err error, stderr io.Writer) int {
-	var ue *usageError
-	switch {
-	case err == nil, errors.Is(err, errHelpShown):
-		return exitOK
-	case errors.As(err, &ue):
-		switch {
-		case ue.msg == "":
-			// Already explained on stderr.
-		case ue.cmd != nil:
-			fmt.Fprintf(stderr, "mcpdctl %s: %s\n", ue.cmd.name, sanitizeText(ue.msg))
-			fmt.Fprintf(stderr, "usage: %s\n", usageLine(ue.cmd))
-			fmt.Fprintf(stderr, "Run 'mcpdctl %s --help' for more.\n", ue.cmd.name)
-		default:
-			fmt.Fprintf(stderr, "mcpdctl: %s\n", sanitizeText(ue.msg))
-			fmt.Fprintln(stderr, "Run 'mcpdctl --help' for usage.")
-		}
-		return exitUsage
-	default:
-		// An error may quote a child (an MCP error, its exit).
-		fmt.Fprintf(stderr, "mcpdctl: %s\n", sanitizeText(err.Error()))
-		return exitFailure
-	}
-}
-
-func usageLine(cmd *command) string {
-	s := "mcpdctl [--socket PATH] " + cmd.name
-	if cmd.synopsis != "" {
-		s += " " + cmd.synopsis
-	}
-	return s
-}
-
-func printTopHelp(w io.Writer, top *flag.FlagSet) {
-	fmt.Fprint(w, `mcpdctl controls mcpd, the daemon that supervises local MCP servers.
-
-Usage:
-  mcpdctl [--socket PATH] VERB [flags] [arguments]
-
-Verbs:
-`)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	for _, cmd := range commands {
-		fmt.Fprintf(tw, "  %s\t%s\n", cmd.name, cmd.short)
-	}
-	fmt.Fprintf(tw, "  %s\t%s\n", "help", "show this help, or a verb's help")
-	tw.Flush()
-	fmt.Fprint(w, "\nGlobal flags (before the verb):\n")
-	printFlags(w, top)
-	fmt.Fprint(w, "\nRun 'mcpdctl VERB --help' for a verb's flags and arguments.\n")
-}
-
-// printFlags prints the flags of fs, GNU style.
-func printFlags(w io.Writer, fs *flag.FlagSet) {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fs.VisitAll(func(f *flag.Flag) {
-		dash := "--"
-		if len(f.Name) == 1 {
-			dash = "-"
-		}
-		arg, usage := flag.UnquoteUsage(f)
-		name := dash + f.Name
-		if arg != "" {
-			name += " " + arg
-		}
-		if !isZeroDefault(f) {
-			usage += fmt.Sprintf(" (default %s)", f.DefValue)
-		}
-		fmt.Fprintf(tw, "  %s\t%s\n", name, usage)
-	})
-	tw.Flush()
-}
-
-func isZeroDefault(f *flag.Flag) bool {
-	switch f.DefValue {
-	case "", "0", "false", "0s":
-		return true
-	}
-	return false
-}
-
-// flags returns the FlagSet of cmd; it never prints by itself.
-func (c *cli) flags(cmd *command) *flag.FlagSet {
-	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	return fs
-}
-
-// timeoutFlag declares the --timeout flag every verb has.
-func timeoutFlag(fs *flag.FlagSet, def time.Duration) *time.Duration {
-	return fs.Duration("timeout", def, "give up after this long; 0 means no limit")
-}
-
-// parse parses args against fs, allowing flags after positional arguments
-// ("logs NAME -n 5"); "--" ends the flags. It returns the positional
-// arguments. On -h/--help it prints the verb's help to stdout.
-func (c *cli) parse(cmd *command, fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		err := fs.Parse(args)
-		if errors.Is(err, flag.ErrHelp) {
-			c.printVerbHelp(cmd, fs)
-			return nil, errHelpShown
-		}
-		if err != nil {
-			return nil, &usageError{cmd: cmd, msg: err.Error()}
-		}
-		rest := fs.Args()
-		consumed := len(args) - len(rest)
-		if consumed > 0 && args[consumed-1] == "--" {
-			pos = append(pos, rest...)
-			return pos, nil
-		}
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
-// parseArgs is parse plus a check that there are between min and max
-// positional arguments (max < 0: no upper bound).
-func (c *cli) parseArgs(cmd *command, fs *flag.FlagSet, args []string, min, max int) ([]string, error) {
-	pos, err := c.parse(cmd, fs, args)
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case len(pos) < min:
-		return nil, &usageError{cmd: cmd, msg: "missing arguments"}
-	case max >= 0 && len(pos) > max:
-		return nil, &usageError{cmd: cmd, msg: fmt.Sprintf("unexpected argument %q", pos[max])}
-	}
-	return pos, nil
-}
-
-func (c *cli) printVerbHelp(cmd *command, fs *flag.FlagSet) {
-	w := c.stdout
-	fmt.Fprintf(w, "usage: %s\n\n%s.\n", usageLine(cmd), capitalize(cmd.short))
-	if cmd.long != "" {
-		fmt.Fprintf(w, "\n%s\n", strings.TrimSpace(cmd.long))
-	}
-	fmt.Fprint(w, "\nFlags:\n")
-	printFlags(w, fs)
-}
-
-func capitalize(s string) string {
-	if s == "" {
-		return s
-	}
-	return strings.ToUpper(s[:1]) + s[1:]
 }
 
 // withTimeout bounds ctx by the verb's --timeout (0: no bound) and remembers
@@ -343,9 +76,12 @@ func (c *cli) withTimeout(ctx context.Context, d time.Duration) (context.Context
 	return context.WithTimeout(ctx, d)
 }
 
-// connect resolves the socket and creates the gRPC client. It does not
-// wait for the connection: the first RPC does.
+// connect resolves the socket and creates the gRPC client, once per
+// invocation. It does not wait for the connection: the first RPC does.
 func (c *cli) connect() (mcpdv1.McpdClient, error) {
+	if c.conn != nil {
+		return mcpdv1.NewMcpdClient(c.conn), nil
+	}
 	path, err := resolveSocket(c.socketFlag)
 	if err != nil {
 		return nil, err // says which path and why
@@ -466,7 +202,7 @@ func (c *cli) rpcError(ctx context.Context, err error, server string) error {
 		}
 	case codes.NotFound:
 		if server != "" {
-			return fmt.Errorf("no such server %q", server)
+			return c.noSuchServer(ctx, server)
 		}
 	case codes.Canceled:
 		if errors.Is(ctx.Err(), context.Canceled) {

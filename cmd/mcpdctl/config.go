@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -49,51 +50,63 @@ config import FILE
   and nothing is written), --force replaces it. The result is checked as
   mcpd would: if it is not ready (a variable unset), import lists what is
   left to fill in and exits 1, having printed or written it all the same.`,
-	run: runConfig,
+	minArgs:  1,
+	maxArgs:  2,
+	setup:    configSetup,
+	complete: completeConfigArg,
 }
 
-func runConfig(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
-	asJSON := fs.Bool("json", false, "check: print the outcome as JSON")
-	write := fs.Bool("write", false, "import: write the config file instead of printing it")
-	force := fs.Bool("force", false, "import: with --write, replace an existing config file")
-	merge := fs.Bool("merge", false, "import: with --write, add the imported servers to an existing config file")
-	cfgFlag := fs.String("config", "", "import: the config `PATH` --write writes (default $MCPD_CONFIG, else $XDG_CONFIG_HOME/mcpd/config.json)")
-	timeout := timeoutFlag(fs, 10*time.Second)
-	pos, err := c.parseArgs(cmd, fs, args, 1, 2)
-	if err != nil {
-		return err
+// configArgs are the flags of config.
+type configArgs struct {
+	asJSON, write, force, merge bool
+	cfgFlag                     string
+	timeout                     time.Duration
+}
+
+func configSetup(fs *pflag.FlagSet) runFunc {
+	var a configArgs
+	fs.BoolVar(&a.asJSON, "json", false, "check: print the outcome as JSON")
+	fs.BoolVar(&a.write, "write", false, "import: write the config file instead of printing it")
+	fs.BoolVar(&a.force, "force", false, "import: with --write, replace an existing config file")
+	fs.BoolVar(&a.merge, "merge", false, "import: with --write, add the imported servers to an existing config file")
+	fs.StringVar(&a.cfgFlag, "config", "", "import: the config `PATH` --write writes (default $MCPD_CONFIG, else $XDG_CONFIG_HOME/mcpd/config.json)")
+	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "give up after this long; 0 means no limit")
+	return func(ctx context.Context, c *cli, cmd *command, args []string) error {
+		return c.runConfig(ctx, cmd, args, a)
 	}
+}
+
+func (c *cli) runConfig(ctx context.Context, cmd *command, pos []string, a configArgs) error {
 	switch pos[0] {
 	case "check":
-		if *write || *force || *merge || *cfgFlag != "" {
+		if a.write || a.force || a.merge || a.cfgFlag != "" {
 			return &usageError{cmd: cmd, msg: "--write, --force, --merge and --config are for import"}
 		}
 		file := ""
 		if len(pos) == 2 {
 			file = pos[1]
 		}
-		ctx, cancel := c.withTimeout(ctx, *timeout)
+		ctx, cancel := c.withTimeout(ctx, a.timeout)
 		defer cancel()
-		return c.configCheck(ctx, file, *asJSON)
+		return c.configCheck(ctx, file, a.asJSON)
 	case "import":
 		if len(pos) != 2 {
 			return &usageError{cmd: cmd, msg: "import needs the FILE to import"}
 		}
-		if *asJSON {
+		if a.asJSON {
 			return &usageError{cmd: cmd, msg: "--json is for check (import always prints JSON)"}
 		}
 		switch {
-		case *force && !*write:
+		case a.force && !a.write:
 			return &usageError{cmd: cmd, msg: "--force needs --write"}
-		case *merge && !*write:
+		case a.merge && !a.write:
 			return &usageError{cmd: cmd, msg: "--merge needs --write"}
-		case *merge && *force:
+		case a.merge && a.force:
 			return &usageError{cmd: cmd, msg: "--merge adds to the config file and --force replaces it: give one"}
 		}
-		ctx, cancel := c.withTimeout(ctx, *timeout)
+		ctx, cancel := c.withTimeout(ctx, a.timeout)
 		defer cancel()
-		return c.configImport(ctx, pos[1], importMode{write: *write, force: *force, merge: *merge, dest: paths.ConfigPath(*cfgFlag)})
+		return c.configImport(ctx, pos[1], importMode{write: a.write, force: a.force, merge: a.merge, dest: paths.ConfigPath(a.cfgFlag)})
 	}
 	return &usageError{cmd: cmd, msg: fmt.Sprintf("unknown config action %q, want check or import", pos[0])}
 }

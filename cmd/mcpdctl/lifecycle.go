@@ -5,22 +5,29 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// runLifecycle is the shared body of start, stop and restart: parse NAME,
-// send one RPC, print the server's new state.
-func runLifecycle(ctx context.Context, c *cli, cmd *command, args []string,
-	rpc func(ctx context.Context, client mcpdv1.McpdClient, name string) (*mcpdv1.ServerStatus, error)) error {
-	fs := c.flags(cmd)
-	asJSON := fs.Bool("json", false, "print the server's status as JSON")
-	timeout := timeoutFlag(fs, 60*time.Second)
-	pos, err := c.parseArgs(cmd, fs, args, 1, 1)
-	if err != nil {
-		return err
+// lifecycleRPC asks mcpd to start, stop or restart the server name.
+type lifecycleRPC func(ctx context.Context, client mcpdv1.McpdClient, name string) (*mcpdv1.ServerStatus, error)
+
+// lifecycleSetup is the shared setup of start, stop and restart: NAME, one
+// RPC, then the server's new state.
+func lifecycleSetup(rpc lifecycleRPC) func(fs *pflag.FlagSet) runFunc {
+	return func(fs *pflag.FlagSet) runFunc {
+		asJSON := fs.Bool("json", false, "print the server's status as JSON")
+		timeout := timeoutFlag(fs, 60*time.Second)
+		return func(ctx context.Context, c *cli, _ *command, args []string) error {
+			return c.runLifecycle(ctx, rpc, args[0], *asJSON, *timeout)
+		}
 	}
-	name := pos[0]
-	ctx, client, err := c.dial(ctx, *timeout)
+}
+
+// runLifecycle sends rpc for the server name and prints its new state.
+func (c *cli) runLifecycle(ctx context.Context, rpc lifecycleRPC, name string, asJSON bool, timeout time.Duration) error {
+	ctx, client, err := c.dial(ctx, timeout)
 	if err != nil {
 		return err
 	}
@@ -28,7 +35,7 @@ func runLifecycle(ctx context.Context, c *cli, cmd *command, args []string,
 	if err != nil {
 		return c.rpcError(ctx, err, name)
 	}
-	if *asJSON {
+	if asJSON {
 		return writeJSON(c.stdout, toServerJSON(s))
 	}
 	line := fmt.Sprintf("%s: %s", dash(s.GetName()), stateName(s.GetState()))

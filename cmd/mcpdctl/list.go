@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -26,25 +28,39 @@ type listCommand struct {
 	warned map[string]bool // servers already warned about, see gather
 }
 
-// startList parses the command line of an aggregate list verb and dials
-// mcpd; jsonUsage says what --json prints. The returned context is bounded
-// by --timeout; without it, each server's own requestTimeout bounds its list.
-func (c *cli) startList(ctx context.Context, cmd *command, args []string, jsonUsage string) (context.Context, *listCommand, error) {
-	fs := c.flags(cmd)
-	asJSON := fs.Bool("json", false, jsonUsage)
-	timeout := timeoutFlag(fs, 0)
-	pos, err := c.parseArgs(cmd, fs, args, 0, 1)
+// listArgs is the command line of an aggregate list verb: [NAME] [--json].
+type listArgs struct {
+	server  string
+	asJSON  bool
+	timeout time.Duration
+}
+
+// listSetup declares the flags of an aggregate list verb (jsonUsage says
+// what --json prints) and returns the verb that runs list with them.
+func listSetup(jsonUsage string, list func(ctx context.Context, c *cli, a listArgs) error) func(fs *pflag.FlagSet) runFunc {
+	return func(fs *pflag.FlagSet) runFunc {
+		var a listArgs
+		fs.BoolVar(&a.asJSON, "json", false, jsonUsage)
+		fs.DurationVar(&a.timeout, "timeout", 0, "give up after this long; 0 means no limit")
+		return func(ctx context.Context, c *cli, _ *command, args []string) error {
+			if len(args) == 1 {
+				a.server = args[0]
+			}
+			return list(ctx, c, a)
+		}
+	}
+}
+
+// startList dials mcpd for an aggregate list verb. The returned context is
+// bounded by --timeout; without it, each server's own requestTimeout bounds
+// its list.
+func (c *cli) startList(ctx context.Context, a listArgs) (context.Context, *listCommand, error) {
+	lc := &listCommand{c: c, server: a.server, asJSON: a.asJSON, warned: map[string]bool{}}
+	ctx, client, err := c.dial(ctx, a.timeout)
 	if err != nil {
 		return nil, nil, err
 	}
-	lc := &listCommand{c: c, asJSON: *asJSON, warned: map[string]bool{}}
-	if len(pos) == 1 {
-		lc.server = pos[0]
-	}
-	ctx, lc.client, err = c.dial(ctx, *timeout)
-	if err != nil {
-		return nil, nil, err
-	}
+	lc.client = client
 	return ctx, lc, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -19,8 +20,10 @@ var logsCmd = &command{
 	short:    "print a server's most recent stderr lines, or mcpd's own log",
 	long: `With NAME, prints the server's stderr lines (kept across restarts); without,
 mcpd's own recent log. -f keeps printing new lines as they come, until
-Ctrl-C (exit status 0).`,
-	run: runLogs,
+Ctrl-C.`,
+	maxArgs:  1,
+	setup:    logsSetup,
+	complete: completeServerArg,
 }
 
 // logLineJSON is one line in "logs --json".
@@ -31,36 +34,47 @@ type logLineJSON struct {
 	Truncated  bool   `json:"truncated"`
 }
 
-func runLogs(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
-	n := fs.Int("n", 100, "print the last `N` lines")
-	follow := fs.Bool("f", false, "follow: print new lines as they come, until interrupted")
-	asJSON := fs.Bool("json", false, "print a JSON array of lines (with -f: one JSON object a line)")
-	timeout := timeoutFlag(fs, 10*time.Second)
-	pos, err := c.parseArgs(cmd, fs, args, 0, 1)
-	if err != nil {
-		return err
+// logsArgs is the command line of logs.
+type logsArgs struct {
+	name    string
+	n       int
+	follow  bool
+	asJSON  bool
+	timeout time.Duration
+}
+
+func logsSetup(fs *pflag.FlagSet) runFunc {
+	var a logsArgs
+	fs.IntVarP(&a.n, "lines", "n", 100, "print the last `N` lines")
+	fs.BoolVarP(&a.follow, "follow", "f", false, "follow: print new lines as they come, until interrupted")
+	fs.BoolVar(&a.asJSON, "json", false, "print a JSON array of lines (with -f: one JSON object a line)")
+	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "give up after this long; 0 means no limit")
+	return func(ctx context.Context, c *cli, cmd *command, args []string) error {
+		if a.n <= 0 {
+			return &usageError{cmd: cmd, msg: fmt.Sprintf("-n must be positive, not %d", a.n)}
+		}
+		if len(args) == 1 {
+			a.name = args[0]
+		}
+		return c.runLogs(ctx, a)
 	}
-	if *n <= 0 {
-		return &usageError{cmd: cmd, msg: fmt.Sprintf("-n must be positive, not %d", *n)}
-	}
-	name := ""
-	if len(pos) == 1 {
-		name = pos[0]
-	}
-	if *follow {
+}
+
+func (c *cli) runLogs(ctx context.Context, a logsArgs) error {
+	if a.follow {
 		// -f runs until interrupted; --timeout bounds only a plain print.
-		return c.followLogs(ctx, name, *n, *asJSON)
+		return c.followLogs(ctx, a.name, a.n, a.asJSON)
 	}
-	ctx, client, err := c.dial(ctx, *timeout)
+	ctx, client, err := c.dial(ctx, a.timeout)
 	if err != nil {
 		return err
 	}
-	resp, err := client.GetLogs(ctx, &mcpdv1.GetLogsRequest{Name: name, Lines: int32(min(*n, 1<<30))})
+	name := a.name
+	resp, err := client.GetLogs(ctx, &mcpdv1.GetLogsRequest{Name: name, Lines: int32(min(a.n, 1<<30))})
 	if err != nil {
 		return c.rpcError(ctx, err, name)
 	}
-	if *asJSON {
+	if a.asJSON {
 		out := []logLineJSON{}
 		for _, l := range resp.GetLines() {
 			out = append(out, toLogLineJSON(l))

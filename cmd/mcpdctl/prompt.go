@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -15,24 +18,28 @@ var promptCmd = &command{
 	long: `Prompt arguments are strings: key=value passes value as it is. Each message
 is printed as "role: text"; non-text content is summarized. --json prints the
 result JSON as the server sent it.`,
-	run: runPrompt,
+	minArgs:  2,
+	maxArgs:  -1,
+	setup:    promptSetup,
+	complete: completeServerThen(completePromptArg),
 }
 
-func runPrompt(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
+func promptSetup(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print the result JSON as the server sent it")
 	timeout := timeoutFlag(fs, 0)
-	pos, err := c.parseArgs(cmd, fs, args, 2, -1)
-	if err != nil {
-		return err
+	return func(ctx context.Context, c *cli, cmd *command, args []string) error {
+		return c.runPrompt(ctx, cmd, args, *asJSON, *timeout)
 	}
+}
+
+func (c *cli) runPrompt(ctx context.Context, cmd *command, pos []string, asJSON bool, timeout time.Duration) error {
 	server, prompt := pos[0], pos[1]
 	// "prompts/get params {name, arguments?: {string: string}}"
 	arguments, err := argumentsJSON(pos[2:], false)
 	if err != nil {
 		return &usageError{cmd: cmd, msg: err.Error()}
 	}
-	ctx, client, err := c.dial(ctx, *timeout)
+	ctx, client, err := c.dial(ctx, timeout)
 	if err != nil {
 		return err
 	}
@@ -42,8 +49,13 @@ func runPrompt(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if err != nil {
 		return c.rpcError(ctx, err, server)
 	}
-	raw, err := c.rawResult(server, fmt.Sprintf("prompt %q", prompt), resp, *asJSON)
-	if err != nil || *asJSON {
+	if resp.GetError() != nil {
+		if err := c.missingPrompt(ctx, server, prompt); err != nil {
+			return err
+		}
+	}
+	raw, err := c.rawResult(server, fmt.Sprintf("prompt %q", prompt), resp, asJSON)
+	if err != nil || asJSON {
 		return err
 	}
 	var res struct {

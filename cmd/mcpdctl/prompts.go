@@ -13,11 +13,13 @@ var promptsCmd = &command{
 	short:    "list the prompts of one server, or of all servers",
 	long: `ARGUMENTS marks required arguments with *. --json prints a JSON array of the
 MCP Prompt objects as the servers sent them, each with a "server" member added.`,
-	run: runPrompts,
+	maxArgs:  1,
+	setup:    listSetup("print a JSON array of Prompt objects", runPrompts),
+	complete: completeServerArg,
 }
 
-func runPrompts(ctx context.Context, c *cli, cmd *command, args []string) error {
-	ctx, lc, err := c.startList(ctx, cmd, args, "print a JSON array of Prompt objects")
+func runPrompts(ctx context.Context, c *cli, a listArgs) error {
+	ctx, lc, err := c.startList(ctx, a)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
+
+	"github.com/spf13/pflag"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -14,19 +17,22 @@ var readCmd = &command{
 	short:    "read a resource and print its contents",
 	long: `Text contents are printed as they are; binary contents are summarized as
 <blob MIME N bytes>. --json prints the result JSON as the server sent it.`,
-	run: runRead,
+	minArgs:  2,
+	maxArgs:  2,
+	setup:    readSetup,
+	complete: completeServerThen(completeResourceArg),
 }
 
-func runRead(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
+func readSetup(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print the result JSON as the server sent it")
 	timeout := timeoutFlag(fs, 0)
-	pos, err := c.parseArgs(cmd, fs, args, 2, 2)
-	if err != nil {
-		return err
+	return func(ctx context.Context, c *cli, _ *command, args []string) error {
+		return c.runRead(ctx, args[0], args[1], *asJSON, *timeout)
 	}
-	server, uri := pos[0], pos[1]
-	ctx, client, err := c.dial(ctx, *timeout)
+}
+
+func (c *cli) runRead(ctx context.Context, server, uri string, asJSON bool, timeout time.Duration) error {
+	ctx, client, err := c.dial(ctx, timeout)
 	if err != nil {
 		return err
 	}
@@ -34,8 +40,8 @@ func runRead(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if err != nil {
 		return c.rpcError(ctx, err, server)
 	}
-	raw, err := c.rawResult(server, fmt.Sprintf("resource %q", uri), resp, *asJSON)
-	if err != nil || *asJSON {
+	raw, err := c.rawResult(server, fmt.Sprintf("resource %q", uri), resp, asJSON)
+	if err != nil || asJSON {
 		return err
 	}
 	var res struct {

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -22,7 +24,7 @@ command, args, env, cwd or protocol changed restart, and servers whose
 settings alone changed keep their process. An invalid file changes nothing:
 the problems are printed, mcpd keeps the running config, and the exit status
 is 1.`,
-	run: runReload,
+	setup: reloadSetup,
 }
 
 // diffJSON is the stable JSON shape of a config diff.
@@ -79,14 +81,16 @@ func toProblemsJSON(ps []*mcpdv1.ConfigProblem) []problemJSON {
 // errConfigRejected makes the exit status 1 after the problems were printed.
 var errConfigRejected = errors.New("config not applied: fix the problems above; mcpd keeps running the previous config")
 
-func runReload(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
+func reloadSetup(fs *pflag.FlagSet) runFunc {
 	asJSON := fs.Bool("json", false, "print the outcome as JSON")
 	timeout := timeoutFlag(fs, 30*time.Second)
-	if _, err := c.parseArgs(cmd, fs, args, 0, 0); err != nil {
-		return err
+	return func(ctx context.Context, c *cli, _ *command, _ []string) error {
+		return c.runReload(ctx, *asJSON, *timeout)
 	}
-	ctx, client, err := c.dial(ctx, *timeout)
+}
+
+func (c *cli) runReload(ctx context.Context, asJSON bool, timeout time.Duration) error {
+	ctx, client, err := c.dial(ctx, timeout)
 	if err != nil {
 		return err
 	}
@@ -94,7 +98,7 @@ func runReload(ctx context.Context, c *cli, cmd *command, args []string) error {
 	if err != nil {
 		return c.rpcError(ctx, err, "")
 	}
-	if *asJSON {
+	if asJSON {
 		out := configResultJSON{ConfigPath: resp.GetConfigPath(), OK: resp.GetApplied(), Error: resp.GetError(),
 			Problems: toProblemsJSON(resp.GetProblems())}
 		if resp.GetApplied() {

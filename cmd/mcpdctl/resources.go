@@ -14,11 +14,13 @@ var resourcesCmd = &command{
 	long: `--json prints {"resources": [...], "resource_templates": [...]}: the MCP
 Resource and ResourceTemplate objects as the servers sent them, each with a
 "server" member added.`,
-	run: runResources,
+	maxArgs:  1,
+	setup:    listSetup("print the resources and templates as JSON", runResources),
+	complete: completeServerArg,
 }
 
-func runResources(ctx context.Context, c *cli, cmd *command, args []string) error {
-	ctx, lc, err := c.startList(ctx, cmd, args, "print the resources and templates as JSON")
+func runResources(ctx context.Context, c *cli, a listArgs) error {
+	ctx, lc, err := c.startList(ctx, a)
 	if err != nil {
 		return err
 	}

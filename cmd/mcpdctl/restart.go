@@ -10,12 +10,13 @@ var restartCmd = &command{
 	name:     "restart",
 	synopsis: "NAME [--json]",
 	short:    "stop a server if it runs and start it again",
-	run:      runRestart,
+	minArgs:  1,
+	maxArgs:  1,
+	setup:    lifecycleSetup(runRestart),
+	complete: completeServerArg,
 }
 
-func runRestart(ctx context.Context, c *cli, cmd *command, args []string) error {
-	return runLifecycle(ctx, c, cmd, args, func(ctx context.Context, client mcpdv1.McpdClient, name string) (*mcpdv1.ServerStatus, error) {
-		resp, err := client.RestartServer(ctx, &mcpdv1.RestartServerRequest{Name: name})
-		return resp.GetServer(), err
-	})
+func runRestart(ctx context.Context, client mcpdv1.McpdClient, name string) (*mcpdv1.ServerStatus, error) {
+	resp, err := client.RestartServer(ctx, &mcpdv1.RestartServerRequest{Name: name})
+	return resp.GetServer(), err
 }

@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 
+	"github.com/spf13/pflag"
+
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -12,14 +14,13 @@ var serversCmd = &command{
 	short:    "list the configured servers and their state",
 	long: `Like status without the daemon line. --json prints {"servers": [...]} in
 the shape of status --json; -q prints the names only.`,
-	run: runServers,
+	setup: func(fs *pflag.FlagSet) runFunc {
+		view := viewFlags(fs, "print JSON")
+		return func(ctx context.Context, c *cli, _ *command, _ []string) error { return runServers(ctx, c, *view) }
+	},
 }
 
-func runServers(ctx context.Context, c *cli, cmd *command, args []string) error {
-	view, err := c.parseViewArgs(cmd, args, "print JSON")
-	if err != nil {
-		return err
-	}
+func runServers(ctx context.Context, c *cli, view viewArgs) error {
 	ctx, client, err := c.dial(ctx, view.timeout)
 	if err != nil {
 		return err

@@ -10,12 +10,13 @@ var startCmd = &command{
 	name:     "start",
 	synopsis: "NAME [--json]",
 	short:    "start a server (also clears a crash loop or an explicit stop)",
-	run:      runStart,
+	minArgs:  1,
+	maxArgs:  1,
+	setup:    lifecycleSetup(runStart),
+	complete: completeServerArg,
 }
 
-func runStart(ctx context.Context, c *cli, cmd *command, args []string) error {
-	return runLifecycle(ctx, c, cmd, args, func(ctx context.Context, client mcpdv1.McpdClient, name string) (*mcpdv1.ServerStatus, error) {
-		resp, err := client.StartServer(ctx, &mcpdv1.StartServerRequest{Name: name})
-		return resp.GetServer(), err
-	})
+func runStart(ctx context.Context, client mcpdv1.McpdClient, name string) (*mcpdv1.ServerStatus, error) {
+	resp, err := client.StartServer(ctx, &mcpdv1.StartServerRequest{Name: name})
+	return resp.GetServer(), err
 }

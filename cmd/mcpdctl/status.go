@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/spf13/pflag"
+
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -17,7 +19,10 @@ var statusCmd = &command{
 	long: `Prints a line about the daemon (version, pid, uptime, socket, config) and a
 table of the servers. --json prints one JSON object with a "servers" array;
 -q prints the server names only.`,
-	run: runStatus,
+	setup: func(fs *pflag.FlagSet) runFunc {
+		view := viewFlags(fs, "print one JSON object")
+		return func(ctx context.Context, c *cli, _ *command, _ []string) error { return runStatus(ctx, c, *view) }
+	},
 }
 
 // statusJSON is the stable JSON shape of "status --json".
@@ -53,11 +58,7 @@ type appJSON struct {
 	Transport         string `json:"transport"`
 }
 
-func runStatus(ctx context.Context, c *cli, cmd *command, args []string) error {
-	view, err := c.parseViewArgs(cmd, args, "print one JSON object")
-	if err != nil {
-		return err
-	}
+func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 	ctx, client, err := c.dial(ctx, view.timeout)
 	if err != nil {
 		return err
@@ -142,17 +143,14 @@ type viewArgs struct {
 	timeout time.Duration
 }
 
-// parseViewArgs parses the command line of status and servers: no
-// arguments, --json (printing what jsonUsage says), -q and --timeout.
-func (c *cli) parseViewArgs(cmd *command, args []string, jsonUsage string) (viewArgs, error) {
-	fs := c.flags(cmd)
-	asJSON := fs.Bool("json", false, jsonUsage)
-	quiet := fs.Bool("q", false, "print server names only")
-	timeout := timeoutFlag(fs, 10*time.Second)
-	if _, err := c.parseArgs(cmd, fs, args, 0, 0); err != nil {
-		return viewArgs{}, err
-	}
-	return viewArgs{asJSON: *asJSON, quiet: *quiet, timeout: *timeout}, nil
+// viewFlags declares the flags of status and servers: --json (printing
+// what jsonUsage says), -q and --timeout.
+func viewFlags(fs *pflag.FlagSet, jsonUsage string) *viewArgs {
+	var v viewArgs
+	fs.BoolVar(&v.asJSON, "json", false, jsonUsage)
+	fs.BoolVarP(&v.quiet, "quiet", "q", false, "print server names only")
+	fs.DurationVar(&v.timeout, "timeout", 10*time.Second, "give up after this long; 0 means no limit")
+	return &v
 }
 
 // printServerTable prints the servers table that status and servers share.

@@ -10,12 +10,13 @@ var stopCmd = &command{
 	name:     "stop",
 	synopsis: "NAME [--json]",
 	short:    "stop a server; it stays stopped until started again",
-	run:      runStop,
+	minArgs:  1,
+	maxArgs:  1,
+	setup:    lifecycleSetup(runStop),
+	complete: completeServerArg,
 }
 
-func runStop(ctx context.Context, c *cli, cmd *command, args []string) error {
-	return runLifecycle(ctx, c, cmd, args, func(ctx context.Context, client mcpdv1.McpdClient, name string) (*mcpdv1.ServerStatus, error) {
-		resp, err := client.StopServer(ctx, &mcpdv1.StopServerRequest{Name: name})
-		return resp.GetServer(), err
-	})
+func runStop(ctx context.Context, client mcpdv1.McpdClient, name string) (*mcpdv1.ServerStatus, error) {
+	resp, err := client.StopServer(ctx, &mcpdv1.StopServerRequest{Name: name})
+	return resp.GetServer(), err
 }

@@ -12,11 +12,13 @@ var toolsCmd = &command{
 	short:    "list the tools of one server, or of all servers",
 	long: `--json prints a JSON array of the MCP Tool objects as the servers sent them,
 each with a "server" member added.`,
-	run: runTools,
+	maxArgs:  1,
+	setup:    listSetup("print a JSON array of Tool objects", runTools),
+	complete: completeServerArg,
 }
 
-func runTools(ctx context.Context, c *cli, cmd *command, args []string) error {
-	ctx, lc, err := c.startList(ctx, cmd, args, "print a JSON array of Tool objects")
+func runTools(ctx context.Context, c *cli, a listArgs) error {
+	ctx, lc, err := c.startList(ctx, a)
 	if err != nil {
 		return err
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"net"
 	"os"
@@ -36,7 +35,7 @@ func runAsHelper() (int, bool) {
 			break
 		}
 	}
-	return report(run(context.Background(), args, os.Stdout, os.Stderr), os.Stderr), true
+	return runProcess(args), true
 }
 
 // mcpd turns away every uid but its own at the handshake, which a client

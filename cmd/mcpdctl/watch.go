@@ -3,12 +3,12 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/spf13/pflag"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/encoding/protojson"
@@ -21,37 +21,31 @@ var watchCmd = &command{
 	synopsis: "[NAME...] [--uri URI]... [--json]",
 	short:    "print change, resource, state and log events as they happen",
 	long: `Watches the named servers (default: every enabled server) and prints one
-event a line until Ctrl-C (exit status 0): tools/prompts/resources list
+event a line until Ctrl-C: tools/prompts/resources list
 changes, server state changes, log messages and, with --uri (needs a NAME),
 updates of those resources. The first line says what each server agreed
 to deliver. Watching a server keeps it running: it is started if needed and
 restarted after a crash. A config reload prints "NAME added" for a server
 it adds (watched from then on when no NAME was given) and "NAME removed" for
 a watched server it removes. --json prints each event as one JSON object.`,
-	run: runWatch,
+	maxArgs:  -1,
+	setup:    watchSetup,
+	complete: completeServers,
 }
 
-// stringsFlag is a repeatable string flag.
-type stringsFlag []string
-
-func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
-func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
-
-var _ flag.Value = (*stringsFlag)(nil)
-
-func runWatch(ctx context.Context, c *cli, cmd *command, args []string) error {
-	fs := c.flags(cmd)
-	var uris stringsFlag
-	fs.Var(&uris, "uri", "also watch updates of resource `URI` (repeatable; needs a NAME)")
+func watchSetup(fs *pflag.FlagSet) runFunc {
+	uris := fs.StringArray("uri", nil, "also watch updates of resource `URI` (repeatable; needs a NAME)")
 	asJSON := fs.Bool("json", false, "print each event as one JSON object a line")
 	// --timeout bounds only the wait for the acknowledgement: the events
 	// then flow until interrupted.
 	timeout := fs.Duration("timeout", 30*time.Second,
 		"give up if mcpd has not acknowledged the subscription within this long; 0 means no limit")
-	names, err := c.parseArgs(cmd, fs, args, 0, -1)
-	if err != nil {
-		return err
+	return func(ctx context.Context, c *cli, cmd *command, names []string) error {
+		return c.runWatch(ctx, cmd, names, *uris, *asJSON, *timeout)
 	}
+}
+
+func (c *cli) runWatch(ctx context.Context, cmd *command, names, uris []string, asJSON bool, timeout time.Duration) error {
 	if len(uris) > 0 && len(names) == 0 {
 		return &usageError{cmd: cmd, msg: "--uri needs at least one server NAME"}
 	}
@@ -60,9 +54,9 @@ func runWatch(ctx context.Context, c *cli, cmd *command, args []string) error {
 	ctx, giveUp := context.WithCancelCause(ctx)
 	defer giveUp(nil)
 	stopTimer := func() {}
-	errNoAck := fmt.Errorf("mcpd did not acknowledge the subscription within %s", *timeout)
-	if *timeout > 0 {
-		t := time.AfterFunc(*timeout, func() { giveUp(errNoAck) })
+	errNoAck := fmt.Errorf("mcpd did not acknowledge the subscription within %s", timeout)
+	if timeout > 0 {
+		t := time.AfterFunc(timeout, func() { giveUp(errNoAck) })
 		defer t.Stop()
 		stopTimer = func() { t.Stop() } // at the first event
 	}
@@ -104,7 +98,7 @@ func runWatch(ctx context.Context, c *cli, cmd *command, args []string) error {
 			}
 			return c.rpcError(ctx, err, server)
 		}
-		if *asJSON {
+		if asJSON {
 			b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(ev)
 			if err != nil {
 				return err

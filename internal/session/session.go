@@ -305,9 +305,9 @@ func (s *Session) Handshake(ctx context.Context) (Info, error) {
 		info, legacy, err = s.discover(ctx)
 		switch {
 		case err == nil && legacy:
-			err = fmt.Errorf("%w: server %q: server/discover failed and protocol is modern", ErrHandshake, s.opts.Server)
+			err = s.handshakeErrorf("server/discover failed and protocol is modern")
 		case errors.Is(err, ErrClosed):
-			err = fmt.Errorf("%w: %w", ErrHandshake, err)
+			err = s.handshakeErrorf("%w", err)
 		}
 	case ProtocolAuto:
 		var legacy bool
@@ -324,7 +324,7 @@ func (s *Session) Handshake(ctx context.Context) (Info, error) {
 			}
 		}
 	default:
-		return Info{}, fmt.Errorf("%w: server %q: unknown protocol %q", ErrHandshake, s.opts.Server, s.opts.Protocol)
+		return Info{}, s.handshakeErrorf("unknown protocol %q", s.opts.Protocol)
 	}
 	if err != nil {
 		return Info{}, err
@@ -343,15 +343,15 @@ func (s *Session) discover(ctx context.Context) (info Info, legacy bool, err err
 		resp, err := s.probe(ctx, version)
 		switch {
 		case err != nil && ctx.Err() != nil:
-			return Info{}, false, fmt.Errorf("discover %q: %w", s.opts.Server, ctx.Err())
+			return Info{}, false, fmt.Errorf("server/discover: %w", ctx.Err())
 		case errors.Is(err, context.DeadlineExceeded) && attempt > 0:
 			// The child is modern (it sent -32022); no fallback.
-			return Info{}, false, fmt.Errorf("%w: server %q: discover with %s: %w", ErrHandshake, s.opts.Server, version, err)
+			return Info{}, false, s.handshakeErrorf("discover with %s: %w", version, err)
 		case errors.Is(err, context.DeadlineExceeded):
 			s.log.Debug("discover probe timed out", zap.Duration("timeout", s.opts.DiscoverTimeout))
 			return Info{}, true, nil
 		case err != nil:
-			return Info{}, false, fmt.Errorf("discover %q: %w", s.opts.Server, err)
+			return Info{}, false, fmt.Errorf("server/discover: %w", err)
 		case resp.Error != nil && resp.Error.Code == jsonrpc.CodeUnsupportedProtocolVersion && attempt == 0:
 			// "-32022 UnsupportedProtocolVersion → server is modern but not
 			// at that version; retry with one of error.data.supported. Do
@@ -362,15 +362,15 @@ func (s *Session) discover(ctx context.Context) (info Info, legacy bool, err err
 			_ = json.Unmarshal(resp.Error.Data, &data)
 			v, ok := pickModern(data.Supported)
 			if !ok {
-				return Info{}, false, fmt.Errorf("%w: server %q: no mutually supported modern version in %q",
-					ErrHandshake, s.opts.Server, data.Supported)
+				return Info{}, false, s.handshakeErrorf("no mutually supported modern version in %q",
+					data.Supported)
 			}
 			version = v
 			continue
 		case resp.Error != nil && resp.Error.Code == jsonrpc.CodeUnsupportedProtocolVersion:
-			return Info{}, false, fmt.Errorf("%w: server %q: discover with %s: %w", ErrHandshake, s.opts.Server, version, resp.Error)
+			return Info{}, false, s.handshakeErrorf("discover with %s: %w", version, resp.Error)
 		case resp.Error != nil && attempt > 0:
-			return Info{}, false, fmt.Errorf("%w: server %q: discover with %s: %w", ErrHandshake, s.opts.Server, version, resp.Error)
+			return Info{}, false, s.handshakeErrorf("discover with %s: %w", version, resp.Error)
 		case resp.Error != nil:
 			s.log.Debug("discover probe rejected", zap.Int64("code", resp.Error.Code), zap.String("message", resp.Error.Message))
 			return Info{}, true, nil
@@ -401,7 +401,7 @@ func (s *Session) discoverInfo(result json.RawMessage, requested string) (Info, 
 		Meta              map[string]json.RawMessage `json:"_meta"`
 	}
 	if err := json.Unmarshal(result, &r); err != nil {
-		return Info{}, false, fmt.Errorf("%w: server %q: decode discover result: %w", ErrHandshake, s.opts.Server, err)
+		return Info{}, false, s.handshakeErrorf("decode discover result: %w", err)
 	}
 	// "DiscoverResult → server is modern; choose a version from
 	// supportedVersions that both support; stay modern."
@@ -409,8 +409,8 @@ func (s *Session) discoverInfo(result json.RawMessage, requested string) (Info, 
 	if !slices.Contains(r.SupportedVersions, requested) {
 		v, ok := pickModern(r.SupportedVersions)
 		if !ok {
-			return Info{}, false, fmt.Errorf("%w: server %q: no mutually supported modern version in %q",
-				ErrHandshake, s.opts.Server, r.SupportedVersions)
+			return Info{}, false, s.handshakeErrorf("no mutually supported modern version in %q",
+				r.SupportedVersions)
 		}
 		version = v
 	}
@@ -451,14 +451,14 @@ func (s *Session) initialize(ctx context.Context) (Info, error) {
 		"clientInfo":      s.opts.ClientInfo,
 	})
 	if err != nil {
-		return Info{}, fmt.Errorf("initialize %q: %w", s.opts.Server, err)
+		return Info{}, fmt.Errorf("initialize: %w", err)
 	}
 	resp, err := s.roundTrip(ctx, "initialize", params, nil, false)
 	if err != nil {
-		return Info{}, fmt.Errorf("initialize %q: %w", s.opts.Server, err)
+		return Info{}, fmt.Errorf("initialize: %w", err)
 	}
 	if resp.Error != nil {
-		return Info{}, fmt.Errorf("%w: server %q: initialize: %w", ErrHandshake, s.opts.Server, resp.Error)
+		return Info{}, s.handshakeErrorf("initialize: %w", resp.Error)
 	}
 	var r struct {
 		ProtocolVersion string          `json:"protocolVersion"`
@@ -467,15 +467,15 @@ func (s *Session) initialize(ctx context.Context) (Info, error) {
 		Instructions    string          `json:"instructions"`
 	}
 	if err := json.Unmarshal(resp.Result, &r); err != nil {
-		return Info{}, fmt.Errorf("%w: server %q: decode initialize result: %w", ErrHandshake, s.opts.Server, err)
+		return Info{}, s.handshakeErrorf("decode initialize result: %w", err)
 	}
 	if r.ProtocolVersion == "" {
-		return Info{}, fmt.Errorf("%w: server %q: initialize result has no protocolVersion", ErrHandshake, s.opts.Server)
+		return Info{}, s.handshakeErrorf("initialize result has no protocolVersion")
 	}
 	// "After a successful initialize result the client must send
 	// notifications/initialized."
 	if err := s.Notify(ctx, "notifications/initialized", nil); err != nil {
-		return Info{}, fmt.Errorf("initialize %q: %w", s.opts.Server, err)
+		return Info{}, fmt.Errorf("initialize: %w", err)
 	}
 	return Info{
 		Era:             EraLegacy,

@@ -104,3 +104,23 @@ func TestCallToCrashingServerSaysExitedOnce(t *testing.T) {
 		t.Errorf("call: %q, want %q", err, want)
 	}
 }
+
+// TestHandshakeFailureSaysEachThingOnce: a child that rejects initialize
+// fails with one message that names the server once and says "handshake"
+// and "initialize" once each, in the server's last error and in a call's.
+func TestHandshakeFailureSaysEachThingOnce(t *testing.T) {
+	spec := fakeSpec("x", "modern") // rejects a legacy initialize
+	spec.Protocol = "legacy"
+	h := newHarness(t, Options{Specs: []Spec{spec}, BackoffMin: time.Hour, BackoffMax: time.Hour}, nil)
+	_, err := h.echo("x", "hi")
+	const cause = `start "x": handshake failed: initialize: mcp error -32602: missing or invalid _meta field "io.modelcontextprotocol/protocolVersion"`
+	if err == nil || err.Error() != cause+"; fix it, then run: mcpdctl restart x" {
+		t.Errorf("call error:\n got %v\nwant %s; fix it, then run: mcpdctl restart x", err, cause)
+	}
+	if !errors.Is(err, ErrUnavailable) {
+		t.Errorf("call error %v is not ErrUnavailable", err)
+	}
+	if last := h.status("x").LastError; last != cause {
+		t.Errorf("last error:\n got %s\nwant %s", last, cause)
+	}
+}

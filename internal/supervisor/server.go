@@ -775,8 +775,8 @@ func (sv *server) lastExit() string {
 }
 
 // failedError is the error of a call to a failed server: what failed
-// (cause, which for a command that cannot start already names the server)
-// and what to do.
+// (cause, which for a start failure or a command that cannot start already
+// names the server) and what to do.
 func (sv *server) failedError(cause error) error {
 	if cause == nil { // not expected: failErr is set with the state
 		cause = errors.New(sv.lastError())
@@ -786,7 +786,8 @@ func (sv *server) failedError(cause error) error {
 		return &unavailableError{msg: cause.Error(), cause: cause, causeInMsg: true}
 	}
 	msg := fmt.Sprintf("server %q failed: %s; fix it, then run: mcpdctl restart %s", sv.spec.Name, cause, sv.spec.Name)
-	if errors.Is(cause, transport.ErrCannotStart) {
+	if errors.Is(cause, transport.ErrCannotStart) || strings.HasPrefix(cause.Error(), fmt.Sprintf("start %q: ", sv.spec.Name)) {
+		// The cause names the server already.
 		msg = fmt.Sprintf("%s; fix it, then run: mcpdctl restart %s", cause, sv.spec.Name)
 	}
 	return &unavailableError{msg: msg, cause: cause, causeInMsg: true}

@@ -168,6 +168,10 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 	<-proc.Done()
 	sess.Wait()
 	if !exited {
+		if he := (*session.HandshakeError)(nil); errors.As(err, &he) {
+			// The session names the server too: say it once.
+			return nil, "", &rewordedError{msg: fmt.Sprintf("start %q: handshake failed: %v", spec.Name, he.Err), err: err}
+		}
 		return nil, "", fmt.Errorf("start %q: handshake: %w", spec.Name, err)
 	}
 	exit = describeExit(proc.ExitError())
