@@ -74,7 +74,11 @@ func TestCallTimeoutSaysWhichTimeout(t *testing.T) {
 	spec := fakeSpec("t", "modern")
 	spec.RequestTimeout = 50 * time.Millisecond
 	h := newHarness(t, Options{Specs: []Spec{spec}, MaxRequestTimeout: time.Hour}, nil)
-	h.mustEcho("t", "warm")
+	// Warm up with a generous timeout: a slow machine may take longer than
+	// 50ms to start the child.
+	if _, err := h.s.Call(context.Background(), "t", toolCall("echo", map[string]any{"message": "warm"}), CallOptions{Timeout: time.Minute}); err != nil {
+		t.Fatalf("warm-up call: %v", err)
+	}
 	sleep := toolCall("sleep", map[string]any{"ms": 600000})
 	for _, tt := range []struct {
 		opts CallOptions

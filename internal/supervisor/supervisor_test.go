@@ -431,16 +431,23 @@ func TestLogsAcrossRestarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	pid2 := h.status("l").Pid
-	lines, err := h.s.Logs("l", 1000)
-	if err != nil {
-		t.Fatal(err)
-	}
+	// The new child's stderr is read concurrently: wait for its first line.
 	seen := map[int]bool{}
-	for _, l := range lines {
-		seen[l.Pid] = true
-	}
-	if !seen[pid1] || !seen[pid2] {
-		t.Fatalf("logs hold pids %v, want %d and %d", seen, pid1, pid2)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		lines, err := h.s.Logs("l", 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range lines {
+			seen[l.Pid] = true
+		}
+		if seen[pid1] && seen[pid2] {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("logs hold pids %v, want %d and %d", seen, pid1, pid2)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 	if _, err := h.s.Logs("nope", 1); !errors.Is(err, ErrUnknownServer) {
 		t.Fatalf("Logs unknown: %v", err)
