@@ -21,12 +21,16 @@ bin/demo-server: FORCE
 run: build ## Run mcpd in the foreground on examples/config.json
 	./bin/mcpd --config examples/config.json --log-format console
 
-test: node_modules ## Run all tests with the race detector (installs the npm reference servers first)
+test: node_modules clients/typescript/node_modules ## Run all tests with the race detector (installs the npm packages first)
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 node_modules: package-lock.json
 	npm ci --no-audit --no-fund
 	@touch node_modules
+
+clients/typescript/node_modules: clients/typescript/package-lock.json
+	cd clients/typescript && npm ci --no-audit --no-fund
+	@touch clients/typescript/node_modules
 
 test-short: ## Run the unit tests only (no integration tests)
 	$(GO) test -race -short -count=1 ./...
