@@ -42,6 +42,10 @@ class McpdClient {
       'grpc.keepalive_time_ms': 30000,
       'grpc.keepalive_permit_without_calls': 1,
       'grpc.max_receive_message_length': 64 * 1024 * 1024,
+      // A local daemon comes back within seconds; gRPC's default backoff
+      // grows to two minutes.
+      'grpc.initial_reconnect_backoff_ms': 100,
+      'grpc.max_reconnect_backoff_ms': 5000,
     });
   }
 
@@ -203,7 +207,9 @@ class McpdClient {
 
   /**
    * subscribe opens a Subscribe stream: an async iterator of events with
-   * close(), ack (a promise of the first event's ack) and update().
+   * close(), ack (a promise of the first event's ack) and update(). With
+   * reconnect, losing mcpd yields a 'disconnected' event and the stream is
+   * opened again once mcpd is back (a new 'ack' event: resync then).
    */
   subscribe(what = {}) {
     const req = {
@@ -216,7 +222,7 @@ class McpdClient {
       logMessages: !!what.logMessages,
       client: { name: this.clientName, version: this.clientVersion || '' },
     };
-    return new Subscription(this, this._stub.Subscribe(req, this._metadata()));
+    return new Subscription(this, req, { reconnect: !!what.reconnect });
   }
 
   /**

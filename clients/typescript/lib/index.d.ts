@@ -106,10 +106,18 @@ export interface SubscribeOptions {
   serverState?: boolean;
   /** notifications/message not tied to a request. */
   logMessages?: boolean;
+  /**
+   * Survive mcpd restarts: losing mcpd yields a 'disconnected' event, and
+   * once mcpd is back the stream is opened again and a new 'ack' event
+   * follows (events in between are lost: resync on it).
+   */
+  reconnect?: boolean;
 }
 
 export type SubscriptionEventKind = 'ack' | 'tools_list_changed' | 'prompts_list_changed' | 'resources_list_changed'
-  | 'resource_updated' | 'server_state' | 'log_message' | 'restarted' | 'lagged' | 'error' | 'logs_lagged';
+  | 'resource_updated' | 'server_state' | 'log_message' | 'restarted' | 'lagged' | 'error' | 'logs_lagged'
+  /** The client lost mcpd (subscribe with reconnect); error says why. */
+  | 'disconnected';
 
 export interface SubscriptionAck {
   subscriptionId: number;

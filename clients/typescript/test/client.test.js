@@ -217,6 +217,9 @@ test('mcpd restarting under a live subscription', async () => {
   try {
     const sub = c.subscribe({ serverState: true });
     await sub.ack;
+    const kept = c.subscribe({ serverState: true, reconnect: true });
+    assert.equal((await kept.next()).value.kind, 'ack');
+    const firstId = kept.id;
     await d.stop();
     const err = await rejectsWith(drain(sub), (e) => assert.equal(e.code, grpc.status.UNAVAILABLE, e.message));
     assert.ok(err.message.includes(d.socketPath), err.message);
@@ -235,6 +238,15 @@ test('mcpd restarting under a live subscription', async () => {
     const st = await c.status();
     assert.ok(st.subscriptions.some((s) => s.appName === 'restart-test'));
     again.close();
+    // The reconnecting subscription said it lost mcpd, then came back.
+    // mcpd says it is shutting down (an error event), then goes away.
+    const lost = await nextOf(kept, (e) => e.kind === 'disconnected');
+    assert.ok(lost.error.includes(d.socketPath), lost.error);
+    const back = await nextOf(kept, (e) => e.kind === 'ack');
+    assert.ok(back.ack.subscriptionId > 0);
+    assert.equal(kept.id, back.ack.subscriptionId);
+    assert.ok(firstId > 0);
+    kept.close();
   } finally {
     c.close();
     await d.stop();
