@@ -207,5 +207,26 @@ def host_error(err: BaseException) -> pb.McpError:
 
 
 def channel_options():
+    # A local daemon comes back within seconds; gRPC's default reconnect
+    # backoff grows to two minutes.
     return [("grpc.keepalive_time_ms", 30000), ("grpc.keepalive_permit_without_calls", 1),
-            ("grpc.max_receive_message_length", 64 * 1024 * 1024)]
+            ("grpc.max_receive_message_length", 64 * 1024 * 1024),
+            ("grpc.initial_reconnect_backoff_ms", 100), ("grpc.max_reconnect_backoff_ms", 5000)]
+
+
+# Resubscribe backoff while mcpd is away, in seconds.
+RETRY_FIRST = 0.1
+RETRY_MAX = 5.0
+
+
+def disconnected_event(err: McpdError) -> SubscriptionEvent:
+    import time
+    return SubscriptionEvent(kind="disconnected", server="", time_unix_ms=int(time.time() * 1000), error=str(err))
+
+
+def updated_uris(request: pb.SubscribeRequest, add, remove) -> None:
+    """Applies an update to request, so that a resubscribe asks for the URIs as they are now."""
+    uris = [u for u in request.resource_uris if u not in set(remove)]
+    uris += [u for u in add if u not in uris]
+    del request.resource_uris[:]
+    request.resource_uris.extend(uris)

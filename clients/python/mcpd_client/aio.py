@@ -131,9 +131,10 @@ class AsyncClient:
                                     options=self._req.options(timeout_ms))
         return c.result(await self._stream("SendRequest", req, method, on_progress, None), method)
 
-    def subscribe(self, **what) -> "AsyncSubscription":
-        call = self._stub.Subscribe(self._req.subscribe(**what), metadata=self._req.metadata)
-        return AsyncSubscription(self, call)
+    def subscribe(self, reconnect: bool = False, **what) -> "AsyncSubscription":
+        """Opens a Subscribe stream as an async iterator of SubscriptionEvent;
+        reconnect as in Client.subscribe."""
+        return AsyncSubscription(self, self._req.subscribe(**what), reconnect)
 
     async def host(self, handlers: dict, servers=()) -> "AsyncHost":
         """Registers handlers (callables or coroutine functions (params, ctx));
@@ -146,39 +147,61 @@ class AsyncClient:
 class AsyncSubscription:
     """A Subscribe stream as an async iterator; close() ends it."""
 
-    def __init__(self, client: AsyncClient, call):
+    def __init__(self, client: AsyncClient, request: pb.SubscribeRequest, reconnect: bool = False):
         self._client = client
-        self._call = call
+        self._request = request
+        self._reconnect = reconnect
         self._closed = False
+        self._reported = False  # a disconnected event was yielded and no ack since
+        self._call = self._open()
         self.id: Optional[int] = None
+
+    def _open(self):
+        return self._client._stub.Subscribe(self._request, metadata=self._client._req.metadata)
 
     def __aiter__(self):
         return self
 
     async def __anext__(self) -> c.SubscriptionEvent:
-        if self._closed:
-            raise StopAsyncIteration
-        try:
-            msg = await self._call.read()
-        except asyncio.CancelledError:
+        retry = c.RETRY_FIRST
+        while True:
             if self._closed:
-                raise StopAsyncIteration from None
-            raise
-        except grpc.RpcError as err:
-            if self._closed and err.code() == grpc.StatusCode.CANCELLED:
-                raise StopAsyncIteration from None
-            raise c.from_rpc_error(err, self._client.socket_path, "subscribe") from None
+                raise StopAsyncIteration
+            try:
+                msg = await self._call.read()
+                break
+            except asyncio.CancelledError:
+                if self._closed:
+                    raise StopAsyncIteration from None
+                raise
+            except grpc.RpcError as err:
+                if self._closed:
+                    raise StopAsyncIteration from None
+                e = c.from_rpc_error(err, self._client.socket_path, "subscribe")
+                if not (self._reconnect and e.code == grpc.StatusCode.UNAVAILABLE):
+                    raise e from None
+                report = not self._reported
+                self._reported = True
+                if not report:
+                    await asyncio.sleep(retry)  # backoff before resubscribing
+                    retry = min(retry * 2, c.RETRY_MAX)
+                self._call = self._open()
+                if report:
+                    return c.disconnected_event(e)
         if msg is aio.EOF:
             raise StopAsyncIteration
         ev = c.subscription_event(msg)
-        if ev.kind == "ack" and self.id is None:
+        if ev.kind == "ack":
+            self._reported = False
             self.id = ev.ack.subscription_id
         return ev
 
     async def update(self, add=(), remove=()) -> list:
         req = pb.UpdateSubscriptionRequest(subscription_id=self.id or 0, add_resource_uris=list(add),
                                            remove_resource_uris=list(remove))
-        return list((await self._client._unary("UpdateSubscription", req)).servers)
+        out = list((await self._client._unary("UpdateSubscription", req)).servers)
+        c.updated_uris(self._request, add, remove)
+        return out
 
     def close(self) -> None:
         self._closed = True

@@ -190,12 +190,13 @@ class Client:
                                     options=self._req.options(timeout_ms))
         return c.result(self._stream("SendRequest", req, method, on_progress, None, cancel), method)
 
-    def subscribe(self, **what) -> "Subscription":
+    def subscribe(self, reconnect: bool = False, **what) -> "Subscription":
         """Opens a Subscribe stream (keywords: servers, tools_list_changed,
         prompts_list_changed, resources_list_changed, resource_uris,
-        server_state, log_messages): an iterator of SubscriptionEvent."""
-        call = self._stub.Subscribe(self._req.subscribe(**what), metadata=self._req.metadata)
-        return Subscription(self, call)
+        server_state, log_messages): an iterator of SubscriptionEvent. With
+        reconnect, losing mcpd yields a "disconnected" event and the stream
+        is opened again once mcpd is back (a new "ack" event: resync then)."""
+        return Subscription(self, self._req.subscribe(**what), reconnect)
 
     def host(self, handlers: dict, servers=()) -> "Host":
         """Registers handlers {"roots", "sampling", "elicitation"}: callables
@@ -205,27 +206,55 @@ class Client:
 
 class Subscription:
     """A Subscribe stream: iterate for events; close() ends it. If mcpd goes
-    away the iteration raises McpdError (UNAVAILABLE)."""
+    away the iteration raises McpdError (UNAVAILABLE), unless reconnect."""
 
-    def __init__(self, client: Client, call):
+    def __init__(self, client: Client, request: pb.SubscribeRequest, reconnect: bool = False):
         self._client = client
-        self._call = call
+        self._request = request
+        self._reconnect = reconnect
         self._closed = threading.Event()
+        self._lock = threading.Lock()  # guards _call
+        self._call = self._open()
+        self._reported = False  # a disconnected event was yielded and no ack since
         self.id: Optional[int] = None
+
+    def _open(self):
+        return self._client._stub.Subscribe(self._request, metadata=self._client._req.metadata)
 
     def __iter__(self):
         return self
 
     def __next__(self) -> c.SubscriptionEvent:
-        try:
-            ev = c.subscription_event(next(self._call))
-        except StopIteration:
-            raise
-        except grpc.RpcError as err:
-            if self._closed.is_set() and err.code() == grpc.StatusCode.CANCELLED:
-                raise StopIteration from None
-            raise c.from_rpc_error(err, self._client.socket_path, "subscribe") from None
-        if ev.kind == "ack" and self.id is None:
+        retry = c.RETRY_FIRST
+        while True:
+            with self._lock:
+                call = self._call
+            try:
+                ev = c.subscription_event(next(call))
+                break
+            except StopIteration:
+                raise
+            except grpc.RpcError as err:
+                if self._closed.is_set():
+                    raise StopIteration from None
+                e = c.from_rpc_error(err, self._client.socket_path, "subscribe")
+                if not (self._reconnect and e.code == grpc.StatusCode.UNAVAILABLE):
+                    raise e from None
+                report = not self._reported
+                self._reported = True
+                # Report the loss once; then wait before each resubscribe
+                # (close() ends the wait).
+                if not report and self._closed.wait(retry):
+                    raise StopIteration from None
+                retry = min(retry * 2, c.RETRY_MAX)
+                with self._lock:
+                    if self._closed.is_set():
+                        raise StopIteration from None
+                    self._call = self._open()
+                if report:
+                    return c.disconnected_event(e)
+        if ev.kind == "ack":
+            self._reported = False
             self.id = ev.ack.subscription_id
         return ev
 
@@ -233,11 +262,14 @@ class Subscription:
         """Adds or removes watched resource URIs (after the ack was read)."""
         req = pb.UpdateSubscriptionRequest(subscription_id=self.id or 0, add_resource_uris=list(add),
                                            remove_resource_uris=list(remove))
-        return list(self._client._unary("UpdateSubscription", req).servers)
+        out = list(self._client._unary("UpdateSubscription", req).servers)
+        c.updated_uris(self._request, add, remove)
+        return out
 
     def close(self) -> None:
         self._closed.set()
-        self._call.cancel()
+        with self._lock:
+            self._call.cancel()
 
     def __enter__(self):
         return self

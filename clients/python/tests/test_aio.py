@@ -39,6 +39,9 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
         cls.daemon.cleanup()
 
     async def asyncSetUp(self):
+        # unittest runs the loop in debug mode; grpc.aio's first call on a
+        # channel can take longer than its 0.1 s slow-callback report.
+        asyncio.get_running_loop().slow_callback_duration = 5
         self.client = AsyncClient(self.daemon.socket_path, client_name="mcpd-py-aio-test", client_version="7.8")
 
     async def asyncTearDown(self):
@@ -136,6 +139,8 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
         async with AsyncClient(d.socket_path, client_name="aio-restart") as c:
             sub = c.subscribe(server_state=True)
             self.assertEqual((await sub.__anext__()).kind, "ack")
+            kept = c.subscribe(server_state=True, reconnect=True)
+            self.assertEqual((await kept.__anext__()).kind, "ack")
             await asyncio.get_running_loop().run_in_executor(None, d.stop)
             with self.assertRaises(McpdError) as cm:
                 async for _ in sub:
@@ -153,6 +158,13 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
                     raise
             again = await wait_for("resubscribed", resubscribe)
             again.close()
+            try:
+                lost = await next_of(kept, "disconnected")
+                self.assertIn(d.socket_path, lost.error)
+                back = await next_of(kept, "ack")
+                self.assertEqual(kept.id, back.ack.subscription_id)
+            finally:
+                kept.close()
 
 
 async def next_of(sub, kind):

@@ -150,6 +150,9 @@ class RestartTest(unittest.TestCase):
         self.addCleanup(c.close)
         sub = c.subscribe(server_state=True)
         self.assertEqual(next(sub).kind, "ack")
+        kept = c.subscribe(server_state=True, reconnect=True)
+        self.addCleanup(kept.close)
+        self.assertEqual(next(kept).kind, "ack")
         d.stop()
         with self.assertRaises(McpdError) as cm:
             for _ in sub:
@@ -169,6 +172,12 @@ class RestartTest(unittest.TestCase):
         again = wait_for("resubscribed", resubscribe)
         self.assertTrue(any(s.app_name == "py-restart-test" for s in c.status().subscriptions))
         again.close()
+        # The reconnecting subscription said it lost mcpd (after mcpd's own
+        # "shutting down" error event), then came back with a new ack.
+        lost = next_of(kept, "disconnected")
+        self.assertIn(d.socket_path, lost.error)
+        back = next_of(kept, "ack")
+        self.assertEqual(kept.id, back.ack.subscription_id)
 
 
 def next_of(sub, kind):
