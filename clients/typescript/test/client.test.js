@@ -196,6 +196,24 @@ test('a host handler answers a legacy child\'s sampling/createMessage', async ()
   assert.equal(await host.closed, undefined);
 });
 
+test('a host handler answers elicitation; a failing handler is the child\'s JSON-RPC error', async () => {
+  const host = client.host({
+    elicitation: (params) => ({ action: 'accept', content: { name: `Ada (${params.requestedSchema.type})` } }),
+    sampling: () => { const e = new Error('no model here'); e.code = -32001; throw e; },
+  }, { servers: ['everything'] });
+  try {
+    await host.ready;
+    const r = await client.callTool('everything', 'trigger-elicitation-request', {});
+    assert.match(text(r), /Ada \(object\)/);
+    // The child's sampling request fails with the handler's error.
+    const err = await client.callTool('everything', 'trigger-sampling-request', { prompt: 'x' }, { allowToolError: true })
+      .then((res) => JSON.stringify(res), (e) => `${e.message} ${JSON.stringify(e.mcp)}`);
+    assert.match(err, /no model here/);
+  } finally {
+    host.close();
+  }
+});
+
 test('mcpd not running: a clear error naming the socket', async () => {
   const socketPath = path.join(tempDir(), 'mcpd.sock');
   const c = new McpdClient({ socketPath });
