@@ -129,6 +129,32 @@ class ClientTest(unittest.TestCase):
         self.assertIn("hello", str(seen[0][0]["messages"]))
 
 
+class HostErrorsTest(unittest.TestCase):
+    def test_elicitation_and_a_failing_handler(self):
+        d = Daemon().start()
+        self.addCleanup(d.cleanup)
+        c = Client(d.socket_path)
+        self.addCleanup(c.close)
+
+        class NoModel(Exception):
+            code = -32001
+
+        def sampling(params, ctx):
+            raise NoModel("no model here")
+
+        def elicitation(params, ctx):
+            return {"action": "accept", "content": {"name": "Ada (%s)" % params["requestedSchema"]["type"]}}
+
+        with c.host({"sampling": sampling, "elicitation": elicitation}, servers=["everything"]) as host:
+            host.ready(60)
+            self.assertIn("Ada (object)", text(c.call_tool("everything", "trigger-elicitation-request")))
+            try:
+                got = str(c.call_tool("everything", "trigger-sampling-request", {"prompt": "x"}, allow_tool_error=True))
+            except McpdError as err:
+                got = f"{err} {err.mcp}"
+            self.assertIn("no model here", got)
+
+
 class NotRunningTest(unittest.TestCase):
     def test_clear_error_naming_the_socket(self):
         with tempfile.TemporaryDirectory(prefix="mcpd-py-") as d:
