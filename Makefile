@@ -24,12 +24,16 @@ man: bin/mcpdctl ## Write the man pages of mcpdctl into man/ (from the same sour
 run: build ## Run mcpd in the foreground on examples/config.json
 	./bin/mcpd --config examples/config.json --log-format console
 
-test: node_modules ## Run all tests with the race detector (installs the npm reference servers first)
+test: node_modules clients/typescript/node_modules ## Run all tests with the race detector (installs the npm packages first)
 	$(GO) test -race -count=1 -timeout 30m ./...
 
 node_modules: package-lock.json
 	npm ci --no-audit --no-fund
 	@touch node_modules
+
+clients/typescript/node_modules: clients/typescript/package-lock.json
+	cd clients/typescript && npm ci --no-audit --no-fund
+	@touch clients/typescript/node_modules
 
 test-short: ## Run the unit tests only (no integration tests)
 	$(GO) test -race -short -count=1 ./...
@@ -40,15 +44,22 @@ bench: bin/mcpd bin/demo-server node_modules ## Run the full benchmark (mcpd vs 
 bench-smoke: bin/mcpd bin/demo-server node_modules ## Run a CI-sized benchmark (fails only when something does not work)
 	$(GO) run ./cmd/mcpd-bench -smoke $(BENCHFLAGS)
 
-proto: ## Regenerate the committed protobuf code (needs protoc: apt-get install protobuf-compiler)
+proto: ## Regenerate the committed protobuf code, descriptor set, client stubs and docs/api.md (needs protoc and grpc_python_plugin: apt-get install protobuf-compiler protobuf-compiler-grpc)
 	protoc --plugin=protoc-gen-go="$$($(GO) tool -n protoc-gen-go)" \
 	       --plugin=protoc-gen-go-grpc="$$($(GO) tool -n protoc-gen-go-grpc)" \
 	       --go_out=. --go_opt=paths=source_relative \
 	       --go-grpc_out=. --go-grpc_opt=paths=source_relative \
 	       proto/mcpd/v1/mcpd.proto
+	protoc --include_source_info --descriptor_set_out=proto/mcpd/v1/mcpd.binpb proto/mcpd/v1/mcpd.proto
+	protoc --proto_path=mcpd_client/v1=proto/mcpd/v1 \
+	       --plugin=protoc-gen-grpc_python="$$(command -v grpc_python_plugin)" \
+	       --python_out=clients/python --pyi_out=clients/python --grpc_python_out=clients/python \
+	       mcpd_client/v1/mcpd.proto
+	cp proto/mcpd/v1/mcpd.proto clients/typescript/proto/mcpd.proto
+	$(GO) run ./proto/gendoc -in proto/mcpd/v1/mcpd.binpb -out docs/api.md
 
 check-proto: proto ## Regenerate protos and fail if the committed code differs
-	git diff --exit-code -- proto/
+	git diff --exit-code -- proto/ clients/python/mcpd_client/v1 clients/typescript/proto docs/api.md
 
 install: build ## Install binaries into BINDIR (~/.local/bin) and the systemd units into UNITDIR (~/.config/systemd/user)
 	install -d $(BINDIR) $(UNITDIR)

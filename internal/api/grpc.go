@@ -12,6 +12,8 @@ import (
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/keepalive"
 	"google.golang.org/grpc/reflection"
+	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
+	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 
 	"github.com/mcpd-dev/mcpd/internal/transport"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -89,8 +91,17 @@ func NewGRPCServer(srv *Server, log *zap.Logger, opts ...grpc.ServerOption) *grp
 	hs.SetServingStatus(HealthService, healthpb.HealthCheckResponse_SERVING)
 	healthpb.RegisterHealthServer(gs, hs)
 
-	reflection.Register(gs)
+	registerReflection(gs)
 	return gs
+}
+
+// registerReflection serves server reflection (v1 and v1alpha, for older
+// grpcurl builds) from mcpd.proto's documented descriptors, so that
+// `grpcurl describe` shows the proto's comments.
+func registerReflection(gs *grpc.Server) {
+	opts := reflection.ServerOptions{Services: gs, DescriptorResolver: mcpdv1.DocumentedResolver{}}
+	reflectionv1.RegisterServerReflectionServer(gs, reflection.NewServerV1(opts))
+	reflectionv1alpha.RegisterServerReflectionServer(gs, reflection.NewServer(opts))
 }
 
 // RouteGRPCLog sends grpc-go's process-wide internal logging to log (its

@@ -30,6 +30,7 @@ const (
 type CacheStatus int32
 
 const (
+	// CACHE_STATUS_UNSPECIFIED: not known (an unavailable server's part).
 	CacheStatus_CACHE_STATUS_UNSPECIFIED CacheStatus = 0
 	// CACHE_STATUS_FETCHED: the child was asked.
 	CacheStatus_CACHE_STATUS_FETCHED CacheStatus = 1
@@ -86,14 +87,27 @@ func (CacheStatus) EnumDescriptor() ([]byte, []int) {
 type ServerState int32
 
 const (
+	// SERVER_STATE_UNSPECIFIED is never sent.
 	ServerState_SERVER_STATE_UNSPECIFIED ServerState = 0
-	ServerState_SERVER_STATE_STOPPED     ServerState = 1
-	ServerState_SERVER_STATE_STARTING    ServerState = 2
-	ServerState_SERVER_STATE_READY       ServerState = 3
-	ServerState_SERVER_STATE_BACKOFF     ServerState = 4
-	ServerState_SERVER_STATE_CRASHLOOP   ServerState = 5
-	ServerState_SERVER_STATE_STOPPING    ServerState = 6
-	ServerState_SERVER_STATE_FAILED      ServerState = 7
+	// SERVER_STATE_STOPPED: no process; started on first use unless disabled
+	// or explicitly stopped.
+	ServerState_SERVER_STATE_STOPPED ServerState = 1
+	// SERVER_STATE_STARTING: the process runs and the handshake is under way.
+	ServerState_SERVER_STATE_STARTING ServerState = 2
+	// SERVER_STATE_READY: the handshake is done; requests are served.
+	ServerState_SERVER_STATE_READY ServerState = 3
+	// SERVER_STATE_BACKOFF: the process exited; it restarts after
+	// next_restart_in_ms.
+	ServerState_SERVER_STATE_BACKOFF ServerState = 4
+	// SERVER_STATE_CRASHLOOP: it exited too often; it waits out a cooldown
+	// (next_restart_in_ms) or a StartServer.
+	ServerState_SERVER_STATE_CRASHLOOP ServerState = 5
+	// SERVER_STATE_STOPPING: the process is being stopped (stdin closed,
+	// then SIGTERM, then SIGKILL).
+	ServerState_SERVER_STATE_STOPPING ServerState = 6
+	// SERVER_STATE_FAILED: it cannot be started (config_error or last_error
+	// says why) until the config changes or a StartServer.
+	ServerState_SERVER_STATE_FAILED ServerState = 7
 )
 
 // Enum value maps for ServerState.
@@ -147,17 +161,27 @@ func (ServerState) EnumDescriptor() ([]byte, []int) {
 	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{1}
 }
 
+// SubscriptionEventKind says what a SubscriptionEvent reports.
 type SubscriptionEventKind int32
 
 const (
-	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_UNSPECIFIED            SubscriptionEventKind = 0
-	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ACK                    SubscriptionEventKind = 1
-	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED     SubscriptionEventKind = 2
-	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED   SubscriptionEventKind = 3
+	// UNSPECIFIED is never sent.
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_UNSPECIFIED SubscriptionEventKind = 0
+	// ACK: the first event; ack says what each server agreed to deliver.
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ACK SubscriptionEventKind = 1
+	// TOOLS_LIST_CHANGED: the server's tool list changed (list it again).
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED SubscriptionEventKind = 2
+	// PROMPTS_LIST_CHANGED: the server's prompt list changed.
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED SubscriptionEventKind = 3
+	// RESOURCES_LIST_CHANGED: the server's resource list changed.
 	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED SubscriptionEventKind = 4
-	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED       SubscriptionEventKind = 5
-	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE           SubscriptionEventKind = 6
-	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE            SubscriptionEventKind = 7
+	// RESOURCE_UPDATED: the resource uri changed (read it again).
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED SubscriptionEventKind = 5
+	// SERVER_STATE: a lifecycle transition; state, pid, exit and error say
+	// which.
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE SubscriptionEventKind = 6
+	// LOG_MESSAGE: a notifications/message of the server (params_json).
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE SubscriptionEventKind = 7
 	// RESTARTED: the server's child was replaced by a new process and every
 	// subscription was sent to it again.
 	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESTARTED SubscriptionEventKind = 8
@@ -233,9 +257,11 @@ func (SubscriptionEventKind) EnumDescriptor() ([]byte, []int) {
 // ClientInfo names the app making a call. Set it once per call or on the
 // connection's metadata (keys "mcpd-client-name", "mcpd-client-version").
 type ClientInfo struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Version       string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the app's name as status shows it, e.g. "vscode-mcpd".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// version is the app's version text; free form, may be empty.
+	Version       string `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -287,10 +313,13 @@ func (x *ClientInfo) GetVersion() string {
 // CallOptions are the per-call settings every MCP RPC accepts.
 type CallOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	// timeout_ms overrides the server's request timeout; 0 uses the server's.
-	// It is capped by the daemon.
-	TimeoutMs int64       `protobuf:"varint,1,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
-	Client    *ClientInfo `protobuf:"bytes,2,opt,name=client,proto3" json:"client,omitempty"`
+	// timeout_ms overrides the server's request timeout, in milliseconds; 0
+	// uses the server's. It is capped by the daemon; a negative value is
+	// INVALID_ARGUMENT.
+	TimeoutMs int64 `protobuf:"varint,1,opt,name=timeout_ms,json=timeoutMs,proto3" json:"timeout_ms,omitempty"`
+	// client names the app for this call, overriding the connection's
+	// mcpd-client-name/-version metadata; optional.
+	Client *ClientInfo `protobuf:"bytes,2,opt,name=client,proto3" json:"client,omitempty"`
 	// client_capabilities_json is the MCP ClientCapabilities object the app can
 	// answer (modern servers see it in _meta); empty means {}.
 	ClientCapabilitiesJson string `protobuf:"bytes,3,opt,name=client_capabilities_json,json=clientCapabilitiesJson,proto3" json:"client_capabilities_json,omitempty"`
@@ -351,9 +380,12 @@ func (x *CallOptions) GetClientCapabilitiesJson() string {
 
 // McpError is a JSON-RPC error returned by a child server.
 type McpError struct {
-	state   protoimpl.MessageState `protogen:"open.v1"`
-	Code    int64                  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
-	Message string                 `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// code is the JSON-RPC error code (e.g. -32602 invalid params, -32601
+	// method not found).
+	Code int64 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	// message is the error's message text as the child sent it.
+	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	// data_json is the error's data member as JSON text, empty when absent.
 	DataJson      string `protobuf:"bytes,3,opt,name=data_json,json=dataJson,proto3" json:"data_json,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -414,12 +446,16 @@ func (x *McpError) GetDataJson() string {
 // McpResponse is the outcome of one MCP request: exactly one of result_json
 // and error is set.
 type McpResponse struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Server string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server that answered.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
 	// result_json is the JSON-RPC result object, byte for byte as the child sent it.
-	ResultJson string      `protobuf:"bytes,2,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
-	Error      *McpError   `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
-	Cache      CacheStatus `protobuf:"varint,4,opt,name=cache,proto3,enum=mcpd.v1.CacheStatus" json:"cache,omitempty"`
+	ResultJson string `protobuf:"bytes,2,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	// error is the child's JSON-RPC error answer; mcpd's own failures (unknown
+	// server, timeout, child exited) are the RPC's gRPC status instead.
+	Error *McpError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// cache says whether the child was asked or the answer was cached or shared.
+	Cache CacheStatus `protobuf:"varint,4,opt,name=cache,proto3,enum=mcpd.v1.CacheStatus" json:"cache,omitempty"`
 	// duration_us is the time mcpd spent on the request, in microseconds.
 	DurationUs    int64 `protobuf:"varint,5,opt,name=duration_us,json=durationUs,proto3" json:"duration_us,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -494,39 +530,60 @@ func (x *McpResponse) GetDurationUs() int64 {
 // ServerStatus is one server as status shows it.
 type ServerStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	State ServerState            `protobuf:"varint,2,opt,name=state,proto3,enum=mcpd.v1.ServerState" json:"state,omitempty"`
-	Pid   int64                  `protobuf:"varint,3,opt,name=pid,proto3" json:"pid,omitempty"`
+	// name is the server's key in the config's mcpServers.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// state is the lifecycle state now.
+	State ServerState `protobuf:"varint,2,opt,name=state,proto3,enum=mcpd.v1.ServerState" json:"state,omitempty"`
+	// pid is the process id of the running child; 0 when not running.
+	Pid int64 `protobuf:"varint,3,opt,name=pid,proto3" json:"pid,omitempty"`
 	// started_at_unix_ms is when the current process started; 0 when not running.
 	StartedAtUnixMs int64 `protobuf:"varint,4,opt,name=started_at_unix_ms,json=startedAtUnixMs,proto3" json:"started_at_unix_ms,omitempty"`
-	UptimeMs        int64 `protobuf:"varint,5,opt,name=uptime_ms,json=uptimeMs,proto3" json:"uptime_ms,omitempty"`
-	Restarts        int64 `protobuf:"varint,6,opt,name=restarts,proto3" json:"restarts,omitempty"`
+	// uptime_ms is how long the current process has run, in milliseconds; 0
+	// when not running.
+	UptimeMs int64 `protobuf:"varint,5,opt,name=uptime_ms,json=uptimeMs,proto3" json:"uptime_ms,omitempty"`
+	// restarts counts the processes started after the first, since mcpd started.
+	Restarts int64 `protobuf:"varint,6,opt,name=restarts,proto3" json:"restarts,omitempty"`
 	// era is "modern", "legacy" or empty before the first handshake.
-	Era             string `protobuf:"bytes,7,opt,name=era,proto3" json:"era,omitempty"`
+	Era string `protobuf:"bytes,7,opt,name=era,proto3" json:"era,omitempty"`
+	// protocol_version is the MCP protocol version agreed with the child, e.g.
+	// "2025-11-25"; empty before the first handshake.
 	ProtocolVersion string `protobuf:"bytes,8,opt,name=protocol_version,json=protocolVersion,proto3" json:"protocol_version,omitempty"`
 	// server_info_json is the child's Implementation object (name, version, ...).
 	ServerInfoJson string `protobuf:"bytes,9,opt,name=server_info_json,json=serverInfoJson,proto3" json:"server_info_json,omitempty"`
-	LastError      string `protobuf:"bytes,10,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
+	// last_error is the most recent failure (handshake, exit, config), empty
+	// when none.
+	LastError string `protobuf:"bytes,10,opt,name=last_error,json=lastError,proto3" json:"last_error,omitempty"`
 	// last_exit is a description of the last exit, e.g. "exit status 1" or "signal: killed".
-	LastExit       string `protobuf:"bytes,11,opt,name=last_exit,json=lastExit,proto3" json:"last_exit,omitempty"`
+	LastExit string `protobuf:"bytes,11,opt,name=last_exit,json=lastExit,proto3" json:"last_exit,omitempty"`
+	// last_stderr_line is the newest line the child wrote to stderr.
 	LastStderrLine string `protobuf:"bytes,12,opt,name=last_stderr_line,json=lastStderrLine,proto3" json:"last_stderr_line,omitempty"`
-	Autostart      bool   `protobuf:"varint,13,opt,name=autostart,proto3" json:"autostart,omitempty"`
-	Disabled       bool   `protobuf:"varint,14,opt,name=disabled,proto3" json:"disabled,omitempty"`
+	// autostart is the config's autostart: started with mcpd, not on first use.
+	Autostart bool `protobuf:"varint,13,opt,name=autostart,proto3" json:"autostart,omitempty"`
+	// disabled is the config's disabled: never started.
+	Disabled bool `protobuf:"varint,14,opt,name=disabled,proto3" json:"disabled,omitempty"`
 	// explicitly_stopped is true after `mcpdctl stop` until the next start.
 	ExplicitlyStopped bool `protobuf:"varint,15,opt,name=explicitly_stopped,json=explicitlyStopped,proto3" json:"explicitly_stopped,omitempty"`
 	// next_restart_in_ms is the backoff or crash-loop cooldown remaining.
 	NextRestartInMs int64 `protobuf:"varint,16,opt,name=next_restart_in_ms,json=nextRestartInMs,proto3" json:"next_restart_in_ms,omitempty"`
-	CallsInFlight   int64 `protobuf:"varint,17,opt,name=calls_in_flight,json=callsInFlight,proto3" json:"calls_in_flight,omitempty"`
-	CallsTotal      int64 `protobuf:"varint,18,opt,name=calls_total,json=callsTotal,proto3" json:"calls_total,omitempty"`
-	CallsFailed     int64 `protobuf:"varint,19,opt,name=calls_failed,json=callsFailed,proto3" json:"calls_failed,omitempty"`
+	// calls_in_flight counts requests sent to the child and not yet answered.
+	CallsInFlight int64 `protobuf:"varint,17,opt,name=calls_in_flight,json=callsInFlight,proto3" json:"calls_in_flight,omitempty"`
+	// calls_total counts requests sent to the child since mcpd started.
+	CallsTotal int64 `protobuf:"varint,18,opt,name=calls_total,json=callsTotal,proto3" json:"calls_total,omitempty"`
+	// calls_failed counts those answered with an error or a JSON-RPC error.
+	CallsFailed int64 `protobuf:"varint,19,opt,name=calls_failed,json=callsFailed,proto3" json:"calls_failed,omitempty"`
 	// lines_skipped counts non-JSON or non-object lines on stdout; lines_oversize
 	// counts lines over the size limit; responses_dropped counts late or
 	// unsolicited responses.
-	LinesSkipped     int64  `protobuf:"varint,20,opt,name=lines_skipped,json=linesSkipped,proto3" json:"lines_skipped,omitempty"`
-	LinesOversize    int64  `protobuf:"varint,21,opt,name=lines_oversize,json=linesOversize,proto3" json:"lines_oversize,omitempty"`
-	ResponsesDropped int64  `protobuf:"varint,22,opt,name=responses_dropped,json=responsesDropped,proto3" json:"responses_dropped,omitempty"`
+	LinesSkipped int64 `protobuf:"varint,20,opt,name=lines_skipped,json=linesSkipped,proto3" json:"lines_skipped,omitempty"`
+	// lines_oversize counts stdout lines over the size limit (see lines_skipped).
+	LinesOversize int64 `protobuf:"varint,21,opt,name=lines_oversize,json=linesOversize,proto3" json:"lines_oversize,omitempty"`
+	// responses_dropped counts late or unsolicited responses (see lines_skipped).
+	ResponsesDropped int64 `protobuf:"varint,22,opt,name=responses_dropped,json=responsesDropped,proto3" json:"responses_dropped,omitempty"`
+	// capabilities_json is the child's ServerCapabilities object as JSON text;
+	// empty before the first handshake.
 	CapabilitiesJson string `protobuf:"bytes,23,opt,name=capabilities_json,json=capabilitiesJson,proto3" json:"capabilities_json,omitempty"`
-	Command          string `protobuf:"bytes,24,opt,name=command,proto3" json:"command,omitempty"`
+	// command is the configured command line, for display.
+	Command string `protobuf:"bytes,24,opt,name=command,proto3" json:"command,omitempty"`
 	// cache is the server's result cache: counters since mcpd started and
 	// current size.
 	Cache *CacheStats `protobuf:"bytes,25,opt,name=cache,proto3" json:"cache,omitempty"`
@@ -776,11 +833,16 @@ func (x *ServerStatus) GetConfigError() string {
 
 // AppStatus is one connected app.
 type AppStatus struct {
-	state             protoimpl.MessageState `protogen:"open.v1"`
-	Name              string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
-	Version           string                 `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
-	Pid               int64                  `protobuf:"varint,3,opt,name=pid,proto3" json:"pid,omitempty"`
-	ConnectedAtUnixMs int64                  `protobuf:"varint,4,opt,name=connected_at_unix_ms,json=connectedAtUnixMs,proto3" json:"connected_at_unix_ms,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name and version are what the app sent as mcpd-client-name and
+	// mcpd-client-version (or in CallOptions.client); empty when it did not.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// version: see name.
+	Version string `protobuf:"bytes,2,opt,name=version,proto3" json:"version,omitempty"`
+	// pid is the app's process id, from the socket's peer credentials.
+	Pid int64 `protobuf:"varint,3,opt,name=pid,proto3" json:"pid,omitempty"`
+	// connected_at_unix_ms is when the connection opened (Unix ms).
+	ConnectedAtUnixMs int64 `protobuf:"varint,4,opt,name=connected_at_unix_ms,json=connectedAtUnixMs,proto3" json:"connected_at_unix_ms,omitempty"`
 	// transport is how the app reaches mcpd: "grpc" (the API socket) or
 	// "http" (an MCP host on mcpd's Streamable HTTP face).
 	Transport     string `protobuf:"bytes,5,opt,name=transport,proto3" json:"transport,omitempty"`
@@ -853,6 +915,7 @@ func (x *AppStatus) GetTransport() string {
 	return ""
 }
 
+// GetStatusRequest has no parameters.
 type GetStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -889,17 +952,25 @@ func (*GetStatusRequest) Descriptor() ([]byte, []int) {
 	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{6}
 }
 
+// GetStatusResponse is the daemon, its servers, apps and subscriptions.
 type GetStatusResponse struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	Version    string                 `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
-	Pid        int64                  `protobuf:"varint,2,opt,name=pid,proto3" json:"pid,omitempty"`
-	UptimeMs   int64                  `protobuf:"varint,3,opt,name=uptime_ms,json=uptimeMs,proto3" json:"uptime_ms,omitempty"`
-	ConfigPath string                 `protobuf:"bytes,4,opt,name=config_path,json=configPath,proto3" json:"config_path,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// version is mcpd's version.
+	Version string `protobuf:"bytes,1,opt,name=version,proto3" json:"version,omitempty"`
+	// pid is mcpd's process id.
+	Pid int64 `protobuf:"varint,2,opt,name=pid,proto3" json:"pid,omitempty"`
+	// uptime_ms is how long mcpd has run, in milliseconds.
+	UptimeMs int64 `protobuf:"varint,3,opt,name=uptime_ms,json=uptimeMs,proto3" json:"uptime_ms,omitempty"`
+	// config_path is the config file mcpd reads.
+	ConfigPath string `protobuf:"bytes,4,opt,name=config_path,json=configPath,proto3" json:"config_path,omitempty"`
 	// config_error is the error of the last config load, empty when it was valid.
-	ConfigError string          `protobuf:"bytes,5,opt,name=config_error,json=configError,proto3" json:"config_error,omitempty"`
-	SocketPath  string          `protobuf:"bytes,6,opt,name=socket_path,json=socketPath,proto3" json:"socket_path,omitempty"`
-	Servers     []*ServerStatus `protobuf:"bytes,7,rep,name=servers,proto3" json:"servers,omitempty"`
-	Apps        []*AppStatus    `protobuf:"bytes,8,rep,name=apps,proto3" json:"apps,omitempty"`
+	ConfigError string `protobuf:"bytes,5,opt,name=config_error,json=configError,proto3" json:"config_error,omitempty"`
+	// socket_path is the API socket mcpd listens on.
+	SocketPath string `protobuf:"bytes,6,opt,name=socket_path,json=socketPath,proto3" json:"socket_path,omitempty"`
+	// servers are the configured servers, by name.
+	Servers []*ServerStatus `protobuf:"bytes,7,rep,name=servers,proto3" json:"servers,omitempty"`
+	// apps are the connected apps.
+	Apps []*AppStatus `protobuf:"bytes,8,rep,name=apps,proto3" json:"apps,omitempty"`
 	// subscriptions are the open Subscribe streams with their queue counters.
 	Subscriptions []*SubscriptionStatus `protobuf:"bytes,9,rep,name=subscriptions,proto3" json:"subscriptions,omitempty"`
 	// http is mcpd's MCP server for hosts over Streamable HTTP.
@@ -1073,6 +1144,7 @@ func (x *HttpStatus) GetOffReason() string {
 	return ""
 }
 
+// ListServersRequest has no parameters.
 type ListServersRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -1109,9 +1181,11 @@ func (*ListServersRequest) Descriptor() ([]byte, []int) {
 	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{9}
 }
 
+// ListServersResponse lists the configured servers.
 type ListServersResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Servers       []*ServerStatus        `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// servers are the configured servers, by name.
+	Servers       []*ServerStatus `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1153,9 +1227,11 @@ func (x *ListServersResponse) GetServers() []*ServerStatus {
 	return nil
 }
 
+// StartServerRequest names the server to start.
 type StartServerRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the server's name; NOT_FOUND when unknown.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1197,9 +1273,11 @@ func (x *StartServerRequest) GetName() string {
 	return ""
 }
 
+// StartServerResponse is the server after the start.
 type StartServerResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Server        *ServerStatus          `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server's status when the start was done.
+	Server        *ServerStatus `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1241,9 +1319,11 @@ func (x *StartServerResponse) GetServer() *ServerStatus {
 	return nil
 }
 
+// StopServerRequest names the server to stop.
 type StopServerRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the server's name; NOT_FOUND when unknown.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1285,9 +1365,11 @@ func (x *StopServerRequest) GetName() string {
 	return ""
 }
 
+// StopServerResponse is the server after the stop.
 type StopServerResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Server        *ServerStatus          `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server's status when the stop was done.
+	Server        *ServerStatus `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1329,9 +1411,11 @@ func (x *StopServerResponse) GetServer() *ServerStatus {
 	return nil
 }
 
+// RestartServerRequest names the server to restart.
 type RestartServerRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the server's name; NOT_FOUND when unknown.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1373,9 +1457,11 @@ func (x *RestartServerRequest) GetName() string {
 	return ""
 }
 
+// RestartServerResponse is the server after the restart.
 type RestartServerResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Server        *ServerStatus          `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server's status when the restart was done.
+	Server        *ServerStatus `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1417,9 +1503,11 @@ func (x *RestartServerResponse) GetServer() *ServerStatus {
 	return nil
 }
 
+// GetLogsRequest asks for a server's recent stderr lines.
 type GetLogsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// name is the server's name; NOT_FOUND when unknown.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// lines is how many recent lines to return; 0 means 100.
 	Lines         int32 `protobuf:"varint,2,opt,name=lines,proto3" json:"lines,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -1470,10 +1558,13 @@ func (x *GetLogsRequest) GetLines() int32 {
 	return 0
 }
 
+// LogLine is one stderr line of a child (or of mcpd's own log).
 type LogLine struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	TimeUnixMs int64                  `protobuf:"varint,1,opt,name=time_unix_ms,json=timeUnixMs,proto3" json:"time_unix_ms,omitempty"`
-	Text       string                 `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// time_unix_ms is when the line was read (Unix ms).
+	TimeUnixMs int64 `protobuf:"varint,1,opt,name=time_unix_ms,json=timeUnixMs,proto3" json:"time_unix_ms,omitempty"`
+	// text is the line without its newline.
+	Text string `protobuf:"bytes,2,opt,name=text,proto3" json:"text,omitempty"`
 	// truncated is true when the line was cut at the line-length cap.
 	Truncated bool `protobuf:"varint,3,opt,name=truncated,proto3" json:"truncated,omitempty"`
 	// pid is the process that wrote the line.
@@ -1540,9 +1631,11 @@ func (x *LogLine) GetPid() int64 {
 	return 0
 }
 
+// GetLogsResponse holds the lines, oldest first.
 type GetLogsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Lines         []*LogLine             `protobuf:"bytes,1,rep,name=lines,proto3" json:"lines,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// lines are the most recent lines, oldest first.
+	Lines         []*LogLine `protobuf:"bytes,1,rep,name=lines,proto3" json:"lines,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1586,9 +1679,11 @@ func (x *GetLogsResponse) GetLines() []*LogLine {
 
 // ListToolsRequest: server empty means every configured, enabled server.
 type ListToolsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Server        string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
-	Options       *CallOptions           `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server to ask; empty asks every server.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// options are the per-call settings.
+	Options       *CallOptions `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1639,8 +1734,9 @@ func (x *ListToolsRequest) GetOptions() *CallOptions {
 
 // ServerList is one server's part of an aggregated list.
 type ServerList struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Server string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server this part is of.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
 	// items_json is a JSON array of the merged items of all pages (Tool,
 	// Prompt, Resource or ResourceTemplate objects), unchanged.
 	ItemsJson string `protobuf:"bytes,2,opt,name=items_json,json=itemsJson,proto3" json:"items_json,omitempty"`
@@ -1723,9 +1819,11 @@ func (x *ServerList) GetCache() CacheStatus {
 	return CacheStatus_CACHE_STATUS_UNSPECIFIED
 }
 
+// ListToolsResponse holds one ServerList of tools per server asked.
 type ListToolsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Servers       []*ServerList          `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// servers are the answers, one per server, in name order.
+	Servers       []*ServerList `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1767,21 +1865,29 @@ func (x *ListToolsResponse) GetServers() []*ServerList {
 	return nil
 }
 
+// CallToolRequest calls one tool (MCP tools/call).
 type CallToolRequest struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Server string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
-	Tool   string                 `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server offering the tool; required.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// tool is the tool's name; required.
+	Tool string `protobuf:"bytes,2,opt,name=tool,proto3" json:"tool,omitempty"`
 	// arguments_json is the tool's arguments object; empty means none.
 	ArgumentsJson string `protobuf:"bytes,3,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
 	// meta_json is extra _meta for the request (e.g. a progressToken, which
 	// must be a string or an integer: INVALID_ARGUMENT otherwise); optional.
-	MetaJson string       `protobuf:"bytes,4,opt,name=meta_json,json=metaJson,proto3" json:"meta_json,omitempty"`
-	Options  *CallOptions `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
-	// input_responses_json and request_state carry a modern input_required retry.
+	MetaJson string `protobuf:"bytes,4,opt,name=meta_json,json=metaJson,proto3" json:"meta_json,omitempty"`
+	// options are the per-call settings.
+	Options *CallOptions `protobuf:"bytes,5,opt,name=options,proto3" json:"options,omitempty"`
+	// input_responses_json and request_state carry a modern input_required
+	// retry: input_responses_json is the inputResponses object (JSON text) the
+	// app answers with; empty when not retrying.
 	InputResponsesJson string `protobuf:"bytes,6,opt,name=input_responses_json,json=inputResponsesJson,proto3" json:"input_responses_json,omitempty"`
-	RequestState       string `protobuf:"bytes,7,opt,name=request_state,json=requestState,proto3" json:"request_state,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// request_state is the requestState the server returned with
+	// input_required, sent back unchanged; empty when not retrying.
+	RequestState  string `protobuf:"bytes,7,opt,name=request_state,json=requestState,proto3" json:"request_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CallToolRequest) Reset() {
@@ -1957,6 +2063,7 @@ type CallToolEvent_MessageJson struct {
 }
 
 type CallToolEvent_Response struct {
+	// response is the final message: the result or the child's error.
 	Response *McpResponse `protobuf:"bytes,3,opt,name=response,proto3,oneof"`
 }
 
@@ -1966,10 +2073,13 @@ func (*CallToolEvent_MessageJson) isCallToolEvent_Event() {}
 
 func (*CallToolEvent_Response) isCallToolEvent_Event() {}
 
+// ListPromptsRequest lists prompts (MCP prompts/list, all pages).
 type ListPromptsRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Server        string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
-	Options       *CallOptions           `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server to ask; empty asks every server.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// options are the per-call settings.
+	Options       *CallOptions `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2018,9 +2128,11 @@ func (x *ListPromptsRequest) GetOptions() *CallOptions {
 	return nil
 }
 
+// ListPromptsResponse holds one ServerList of prompts per server asked.
 type ListPromptsResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Servers       []*ServerList          `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// servers are the answers, one per server, in name order.
+	Servers       []*ServerList `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2062,17 +2174,24 @@ func (x *ListPromptsResponse) GetServers() []*ServerList {
 	return nil
 }
 
+// GetPromptRequest gets one prompt (MCP prompts/get).
 type GetPromptRequest struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Server string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
-	Name   string                 `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server offering the prompt; required.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// name is the prompt's name; required.
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// arguments_json is a JSON object of string values; empty means none.
-	ArgumentsJson      string       `protobuf:"bytes,3,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
-	Options            *CallOptions `protobuf:"bytes,4,opt,name=options,proto3" json:"options,omitempty"`
-	InputResponsesJson string       `protobuf:"bytes,5,opt,name=input_responses_json,json=inputResponsesJson,proto3" json:"input_responses_json,omitempty"`
-	RequestState       string       `protobuf:"bytes,6,opt,name=request_state,json=requestState,proto3" json:"request_state,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	ArgumentsJson string `protobuf:"bytes,3,opt,name=arguments_json,json=argumentsJson,proto3" json:"arguments_json,omitempty"`
+	// options are the per-call settings.
+	Options *CallOptions `protobuf:"bytes,4,opt,name=options,proto3" json:"options,omitempty"`
+	// input_responses_json is a modern input_required retry's inputResponses
+	// object (JSON text); empty when not retrying.
+	InputResponsesJson string `protobuf:"bytes,5,opt,name=input_responses_json,json=inputResponsesJson,proto3" json:"input_responses_json,omitempty"`
+	// request_state is the requestState sent back on that retry.
+	RequestState  string `protobuf:"bytes,6,opt,name=request_state,json=requestState,proto3" json:"request_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *GetPromptRequest) Reset() {
@@ -2147,10 +2266,13 @@ func (x *GetPromptRequest) GetRequestState() string {
 	return ""
 }
 
+// ListResourcesRequest lists resources (MCP resources/list, all pages).
 type ListResourcesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Server        string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
-	Options       *CallOptions           `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server to ask; empty asks every server.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// options are the per-call settings.
+	Options       *CallOptions `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2199,9 +2321,11 @@ func (x *ListResourcesRequest) GetOptions() *CallOptions {
 	return nil
 }
 
+// ListResourcesResponse holds one ServerList of resources per server asked.
 type ListResourcesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Servers       []*ServerList          `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// servers are the answers, one per server, in name order.
+	Servers       []*ServerList `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2243,10 +2367,14 @@ func (x *ListResourcesResponse) GetServers() []*ServerList {
 	return nil
 }
 
+// ListResourceTemplatesRequest lists resource templates (MCP
+// resources/templates/list, all pages).
 type ListResourceTemplatesRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Server        string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
-	Options       *CallOptions           `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server to ask; empty asks every server.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// options are the per-call settings.
+	Options       *CallOptions `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2295,9 +2423,12 @@ func (x *ListResourceTemplatesRequest) GetOptions() *CallOptions {
 	return nil
 }
 
+// ListResourceTemplatesResponse holds one ServerList of templates per
+// server asked.
 type ListResourceTemplatesResponse struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Servers       []*ServerList          `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// servers are the answers, one per server, in name order.
+	Servers       []*ServerList `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -2339,15 +2470,22 @@ func (x *ListResourceTemplatesResponse) GetServers() []*ServerList {
 	return nil
 }
 
+// ReadResourceRequest reads one resource (MCP resources/read).
 type ReadResourceRequest struct {
-	state              protoimpl.MessageState `protogen:"open.v1"`
-	Server             string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
-	Uri                string                 `protobuf:"bytes,2,opt,name=uri,proto3" json:"uri,omitempty"`
-	Options            *CallOptions           `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
-	InputResponsesJson string                 `protobuf:"bytes,4,opt,name=input_responses_json,json=inputResponsesJson,proto3" json:"input_responses_json,omitempty"`
-	RequestState       string                 `protobuf:"bytes,5,opt,name=request_state,json=requestState,proto3" json:"request_state,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server offering the resource; required.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// uri is the resource's URI; required.
+	Uri string `protobuf:"bytes,2,opt,name=uri,proto3" json:"uri,omitempty"`
+	// options are the per-call settings.
+	Options *CallOptions `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
+	// input_responses_json is a modern input_required retry's inputResponses
+	// object (JSON text); empty when not retrying.
+	InputResponsesJson string `protobuf:"bytes,4,opt,name=input_responses_json,json=inputResponsesJson,proto3" json:"input_responses_json,omitempty"`
+	// request_state is the requestState sent back on that retry.
+	RequestState  string `protobuf:"bytes,5,opt,name=request_state,json=requestState,proto3" json:"request_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ReadResourceRequest) Reset() {
@@ -2415,11 +2553,14 @@ func (x *ReadResourceRequest) GetRequestState() string {
 	return ""
 }
 
+// CompleteRequest asks for completions (MCP completion/complete).
 type CompleteRequest struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Server string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server to ask; required.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
 	// params_json is the completion/complete params object (ref, argument, context).
-	ParamsJson    string       `protobuf:"bytes,2,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	ParamsJson string `protobuf:"bytes,2,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	// options are the per-call settings.
 	Options       *CallOptions `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2476,12 +2617,16 @@ func (x *CompleteRequest) GetOptions() *CallOptions {
 	return nil
 }
 
+// SendRequestRequest sends any MCP request to a server.
 type SendRequestRequest struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Server string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
-	Method string                 `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server to ask; required.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// method is the MCP method, e.g. "ping"; required.
+	Method string `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
 	// params_json is the request's params object; empty means {}.
-	ParamsJson    string       `protobuf:"bytes,3,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	ParamsJson string `protobuf:"bytes,3,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	// options are the per-call settings.
 	Options       *CallOptions `protobuf:"bytes,4,opt,name=options,proto3" json:"options,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2550,16 +2695,20 @@ type CacheStats struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// hits were answered from memory, misses asked the child, coalesced shared
 	// an identical request already in flight.
-	Hits      int64 `protobuf:"varint,1,opt,name=hits,proto3" json:"hits,omitempty"`
-	Misses    int64 `protobuf:"varint,2,opt,name=misses,proto3" json:"misses,omitempty"`
+	Hits int64 `protobuf:"varint,1,opt,name=hits,proto3" json:"hits,omitempty"`
+	// misses counts requests that asked the child.
+	Misses int64 `protobuf:"varint,2,opt,name=misses,proto3" json:"misses,omitempty"`
+	// coalesced counts requests that shared an identical one in flight.
 	Coalesced int64 `protobuf:"varint,3,opt,name=coalesced,proto3" json:"coalesced,omitempty"`
 	// entries and bytes are the results held now.
 	Entries int64 `protobuf:"varint,4,opt,name=entries,proto3" json:"entries,omitempty"`
-	Bytes   int64 `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
+	// bytes is the size of the results held now, in bytes.
+	Bytes int64 `protobuf:"varint,5,opt,name=bytes,proto3" json:"bytes,omitempty"`
 	// invalidations counts results dropped by change notifications, restarts,
 	// reloads and clears; evictions those dropped to respect the size bounds.
 	Invalidations int64 `protobuf:"varint,6,opt,name=invalidations,proto3" json:"invalidations,omitempty"`
-	Evictions     int64 `protobuf:"varint,7,opt,name=evictions,proto3" json:"evictions,omitempty"`
+	// evictions counts results dropped to respect the cache's size bounds.
+	Evictions int64 `protobuf:"varint,7,opt,name=evictions,proto3" json:"evictions,omitempty"`
 	// policy is the server's "cache" setting: empty (default), a duration,
 	// "never" or "always".
 	Policy        string `protobuf:"bytes,8,opt,name=policy,proto3" json:"policy,omitempty"`
@@ -2653,6 +2802,7 @@ func (x *CacheStats) GetPolicy() string {
 	return ""
 }
 
+// ClearCacheRequest names the server whose cache to drop.
 type ClearCacheRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// server empty means every server.
@@ -2698,6 +2848,7 @@ func (x *ClearCacheRequest) GetServer() string {
 	return ""
 }
 
+// ClearCacheResponse says how much was dropped.
 type ClearCacheResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// cleared is how many cached results were dropped.
@@ -2743,13 +2894,17 @@ func (x *ClearCacheResponse) GetCleared() int64 {
 	return 0
 }
 
+// SubscribeRequest says what a Subscribe stream watches.
 type SubscribeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// servers names the servers to watch; empty means every enabled server.
-	Servers              []string `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
-	ToolsListChanged     bool     `protobuf:"varint,2,opt,name=tools_list_changed,json=toolsListChanged,proto3" json:"tools_list_changed,omitempty"`
-	PromptsListChanged   bool     `protobuf:"varint,3,opt,name=prompts_list_changed,json=promptsListChanged,proto3" json:"prompts_list_changed,omitempty"`
-	ResourcesListChanged bool     `protobuf:"varint,4,opt,name=resources_list_changed,json=resourcesListChanged,proto3" json:"resources_list_changed,omitempty"`
+	Servers []string `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	// tools_list_changed asks for notifications/tools/list_changed.
+	ToolsListChanged bool `protobuf:"varint,2,opt,name=tools_list_changed,json=toolsListChanged,proto3" json:"tools_list_changed,omitempty"`
+	// prompts_list_changed asks for notifications/prompts/list_changed.
+	PromptsListChanged bool `protobuf:"varint,3,opt,name=prompts_list_changed,json=promptsListChanged,proto3" json:"prompts_list_changed,omitempty"`
+	// resources_list_changed asks for notifications/resources/list_changed.
+	ResourcesListChanged bool `protobuf:"varint,4,opt,name=resources_list_changed,json=resourcesListChanged,proto3" json:"resources_list_changed,omitempty"`
 	// resource_uris are watched (notifications/resources/updated) on every
 	// named server; they need at least one server name.
 	ResourceUris []string `protobuf:"bytes,5,rep,name=resource_uris,json=resourceUris,proto3" json:"resource_uris,omitempty"`
@@ -2757,7 +2912,9 @@ type SubscribeRequest struct {
 	// restarting, crashloop, stopped, failed).
 	ServerState bool `protobuf:"varint,6,opt,name=server_state,json=serverState,proto3" json:"server_state,omitempty"`
 	// log_messages asks for notifications/message not tied to a request.
-	LogMessages   bool        `protobuf:"varint,7,opt,name=log_messages,json=logMessages,proto3" json:"log_messages,omitempty"`
+	LogMessages bool `protobuf:"varint,7,opt,name=log_messages,json=logMessages,proto3" json:"log_messages,omitempty"`
+	// client names the app in status; optional (the connection's metadata
+	// is used otherwise).
 	Client        *ClientInfo `protobuf:"bytes,8,opt,name=client,proto3" json:"client,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -2851,17 +3008,24 @@ func (x *SubscribeRequest) GetClient() *ClientInfo {
 
 // SubscriptionServerAck is what one server agreed to deliver to a stream.
 type SubscriptionServerAck struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Server string                 `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server this part is of.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
 	// era is "modern" or "legacy"; empty when the server is not running.
-	Era                  string `protobuf:"bytes,2,opt,name=era,proto3" json:"era,omitempty"`
-	ToolsListChanged     bool   `protobuf:"varint,3,opt,name=tools_list_changed,json=toolsListChanged,proto3" json:"tools_list_changed,omitempty"`
-	PromptsListChanged   bool   `protobuf:"varint,4,opt,name=prompts_list_changed,json=promptsListChanged,proto3" json:"prompts_list_changed,omitempty"`
-	ResourcesListChanged bool   `protobuf:"varint,5,opt,name=resources_list_changed,json=resourcesListChanged,proto3" json:"resources_list_changed,omitempty"`
+	Era string `protobuf:"bytes,2,opt,name=era,proto3" json:"era,omitempty"`
+	// tools_list_changed, prompts_list_changed and resources_list_changed
+	// are true when the server will deliver those list changes.
+	ToolsListChanged bool `protobuf:"varint,3,opt,name=tools_list_changed,json=toolsListChanged,proto3" json:"tools_list_changed,omitempty"`
+	// prompts_list_changed: see tools_list_changed.
+	PromptsListChanged bool `protobuf:"varint,4,opt,name=prompts_list_changed,json=promptsListChanged,proto3" json:"prompts_list_changed,omitempty"`
+	// resources_list_changed: see tools_list_changed.
+	ResourcesListChanged bool `protobuf:"varint,5,opt,name=resources_list_changed,json=resourcesListChanged,proto3" json:"resources_list_changed,omitempty"`
 	// resource_uris are the requested URIs the server accepted.
 	ResourceUris []string `protobuf:"bytes,6,rep,name=resource_uris,json=resourceUris,proto3" json:"resource_uris,omitempty"`
-	LogMessages  bool     `protobuf:"varint,7,opt,name=log_messages,json=logMessages,proto3" json:"log_messages,omitempty"`
-	ServerState  bool     `protobuf:"varint,8,opt,name=server_state,json=serverState,proto3" json:"server_state,omitempty"`
+	// log_messages is true when the server's log messages will be delivered.
+	LogMessages bool `protobuf:"varint,7,opt,name=log_messages,json=logMessages,proto3" json:"log_messages,omitempty"`
+	// server_state is true when lifecycle events will be delivered.
+	ServerState bool `protobuf:"varint,8,opt,name=server_state,json=serverState,proto3" json:"server_state,omitempty"`
 	// error says why the server cannot take the subscription now; the stream
 	// stays open and the subscription is set up when the server runs again.
 	Error         string `protobuf:"bytes,9,opt,name=error,proto3" json:"error,omitempty"`
@@ -2966,10 +3130,11 @@ func (x *SubscriptionServerAck) GetError() string {
 type SubscriptionAck struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// subscription_id names the stream for UpdateSubscription.
-	SubscriptionId uint64                   `protobuf:"varint,1,opt,name=subscription_id,json=subscriptionId,proto3" json:"subscription_id,omitempty"`
-	Servers        []*SubscriptionServerAck `protobuf:"bytes,2,rep,name=servers,proto3" json:"servers,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	SubscriptionId uint64 `protobuf:"varint,1,opt,name=subscription_id,json=subscriptionId,proto3" json:"subscription_id,omitempty"`
+	// servers are the watched servers' acknowledgements.
+	Servers       []*SubscriptionServerAck `protobuf:"bytes,2,rep,name=servers,proto3" json:"servers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubscriptionAck) Reset() {
@@ -3018,9 +3183,11 @@ func (x *SubscriptionAck) GetServers() []*SubscriptionServerAck {
 
 // SubscriptionEvent is one message of a Subscribe stream.
 type SubscriptionEvent struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	Kind   SubscriptionEventKind  `protobuf:"varint,1,opt,name=kind,proto3,enum=mcpd.v1.SubscriptionEventKind" json:"kind,omitempty"`
-	Server string                 `protobuf:"bytes,2,opt,name=server,proto3" json:"server,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// kind says what happened and which fields are set.
+	Kind SubscriptionEventKind `protobuf:"varint,1,opt,name=kind,proto3,enum=mcpd.v1.SubscriptionEventKind" json:"kind,omitempty"`
+	// server is the server the event is of; empty for the ACK.
+	Server string `protobuf:"bytes,2,opt,name=server,proto3" json:"server,omitempty"`
 	// uri is the updated resource (RESOURCE_UPDATED).
 	Uri string `protobuf:"bytes,3,opt,name=uri,proto3" json:"uri,omitempty"`
 	// params_json is the notification's params as the child sent them (list
@@ -3033,7 +3200,8 @@ type SubscriptionEvent struct {
 	// removed reach every stream watching the server, even without
 	// server_state.
 	State string `protobuf:"bytes,5,opt,name=state,proto3" json:"state,omitempty"`
-	Pid   int64  `protobuf:"varint,6,opt,name=pid,proto3" json:"pid,omitempty"`
+	// pid is the child's process id for started, ready and exited; 0 otherwise.
+	Pid int64 `protobuf:"varint,6,opt,name=pid,proto3" json:"pid,omitempty"`
 	// exit is how the child exited (state exited or stopped).
 	Exit string `protobuf:"bytes,7,opt,name=exit,proto3" json:"exit,omitempty"`
 	// error is the reason of exited/crashloop/failed, LAGGED and ERROR.
@@ -3167,11 +3335,16 @@ func (x *SubscriptionEvent) GetDroppedLogMessages() uint64 {
 	return 0
 }
 
+// UpdateSubscriptionRequest changes the resource URIs an open stream watches.
 type UpdateSubscriptionRequest struct {
-	state              protoimpl.MessageState `protogen:"open.v1"`
-	SubscriptionId     uint64                 `protobuf:"varint,1,opt,name=subscription_id,json=subscriptionId,proto3" json:"subscription_id,omitempty"`
-	AddResourceUris    []string               `protobuf:"bytes,2,rep,name=add_resource_uris,json=addResourceUris,proto3" json:"add_resource_uris,omitempty"`
-	RemoveResourceUris []string               `protobuf:"bytes,3,rep,name=remove_resource_uris,json=removeResourceUris,proto3" json:"remove_resource_uris,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// subscription_id is the ACK's subscription_id; the stream must be the
+	// same app's (NOT_FOUND otherwise).
+	SubscriptionId uint64 `protobuf:"varint,1,opt,name=subscription_id,json=subscriptionId,proto3" json:"subscription_id,omitempty"`
+	// add_resource_uris are URIs to start watching on every named server.
+	AddResourceUris []string `protobuf:"bytes,2,rep,name=add_resource_uris,json=addResourceUris,proto3" json:"add_resource_uris,omitempty"`
+	// remove_resource_uris are URIs to stop watching.
+	RemoveResourceUris []string `protobuf:"bytes,3,rep,name=remove_resource_uris,json=removeResourceUris,proto3" json:"remove_resource_uris,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
@@ -3227,8 +3400,10 @@ func (x *UpdateSubscriptionRequest) GetRemoveResourceUris() []string {
 	return nil
 }
 
+// UpdateSubscriptionResponse is what each server now delivers.
 type UpdateSubscriptionResponse struct {
-	state         protoimpl.MessageState   `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// servers are the watched servers' acknowledgements after the change.
 	Servers       []*SubscriptionServerAck `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3273,25 +3448,35 @@ func (x *UpdateSubscriptionResponse) GetServers() []*SubscriptionServerAck {
 
 // SubscriptionStatus is one open Subscribe stream.
 type SubscriptionStatus struct {
-	state          protoimpl.MessageState `protogen:"open.v1"`
-	SubscriptionId uint64                 `protobuf:"varint,1,opt,name=subscription_id,json=subscriptionId,proto3" json:"subscription_id,omitempty"`
-	AppName        string                 `protobuf:"bytes,2,opt,name=app_name,json=appName,proto3" json:"app_name,omitempty"`
-	AppVersion     string                 `protobuf:"bytes,3,opt,name=app_version,json=appVersion,proto3" json:"app_version,omitempty"`
-	AppPid         int64                  `protobuf:"varint,4,opt,name=app_pid,json=appPid,proto3" json:"app_pid,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// subscription_id is the stream's id (its ACK's).
+	SubscriptionId uint64 `protobuf:"varint,1,opt,name=subscription_id,json=subscriptionId,proto3" json:"subscription_id,omitempty"`
+	// app_name, app_version and app_pid name the app that opened it.
+	AppName string `protobuf:"bytes,2,opt,name=app_name,json=appName,proto3" json:"app_name,omitempty"`
+	// app_version: see app_name.
+	AppVersion string `protobuf:"bytes,3,opt,name=app_version,json=appVersion,proto3" json:"app_version,omitempty"`
+	// app_pid: see app_name.
+	AppPid int64 `protobuf:"varint,4,opt,name=app_pid,json=appPid,proto3" json:"app_pid,omitempty"`
 	// servers is empty when the stream watches every server.
-	Servers       []string `protobuf:"bytes,5,rep,name=servers,proto3" json:"servers,omitempty"`
-	ResourceUris  int64    `protobuf:"varint,6,opt,name=resource_uris,json=resourceUris,proto3" json:"resource_uris,omitempty"`
-	CreatedUnixMs int64    `protobuf:"varint,7,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
+	Servers []string `protobuf:"bytes,5,rep,name=servers,proto3" json:"servers,omitempty"`
+	// resource_uris is how many resource URIs it watches.
+	ResourceUris int64 `protobuf:"varint,6,opt,name=resource_uris,json=resourceUris,proto3" json:"resource_uris,omitempty"`
+	// created_unix_ms is when it opened (Unix ms).
+	CreatedUnixMs int64 `protobuf:"varint,7,opt,name=created_unix_ms,json=createdUnixMs,proto3" json:"created_unix_ms,omitempty"`
 	// queued events wait for the app now (queued_bytes estimated).
-	Queued      int64  `protobuf:"varint,8,opt,name=queued,proto3" json:"queued,omitempty"`
-	QueuedBytes int64  `protobuf:"varint,9,opt,name=queued_bytes,json=queuedBytes,proto3" json:"queued_bytes,omitempty"`
-	Delivered   uint64 `protobuf:"varint,10,opt,name=delivered,proto3" json:"delivered,omitempty"`
+	Queued int64 `protobuf:"varint,8,opt,name=queued,proto3" json:"queued,omitempty"`
+	// queued_bytes is the estimated size of the queued events, in bytes.
+	QueuedBytes int64 `protobuf:"varint,9,opt,name=queued_bytes,json=queuedBytes,proto3" json:"queued_bytes,omitempty"`
+	// delivered counts events sent to the app.
+	Delivered uint64 `protobuf:"varint,10,opt,name=delivered,proto3" json:"delivered,omitempty"`
 	// coalesced counts events merged into a queued one of the same server,
 	// kind and URI because the queue was full (never log messages); dropped
 	// counts events lost after the stream ended (lagged).
 	Coalesced uint64 `protobuf:"varint,11,opt,name=coalesced,proto3" json:"coalesced,omitempty"`
-	Dropped   uint64 `protobuf:"varint,12,opt,name=dropped,proto3" json:"dropped,omitempty"`
-	Lagged    bool   `protobuf:"varint,13,opt,name=lagged,proto3" json:"lagged,omitempty"`
+	// dropped: see coalesced.
+	Dropped uint64 `protobuf:"varint,12,opt,name=dropped,proto3" json:"dropped,omitempty"`
+	// lagged is true once the stream ended with a LAGGED event.
+	Lagged bool `protobuf:"varint,13,opt,name=lagged,proto3" json:"lagged,omitempty"`
 	// dropped_log_messages counts log messages dropped, oldest first, to make
 	// room in the full queue; each was counted in a LOGS_LAGGED event.
 	DroppedLogMessages uint64 `protobuf:"varint,14,opt,name=dropped_log_messages,json=droppedLogMessages,proto3" json:"dropped_log_messages,omitempty"`
@@ -3434,9 +3619,12 @@ type HostRegistration struct {
 	Servers []string `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
 	// roots, sampling and elicitation say which requests the app answers
 	// (roots/list, sampling/createMessage, elicitation/create).
-	Roots         bool        `protobuf:"varint,2,opt,name=roots,proto3" json:"roots,omitempty"`
-	Sampling      bool        `protobuf:"varint,3,opt,name=sampling,proto3" json:"sampling,omitempty"`
-	Elicitation   bool        `protobuf:"varint,4,opt,name=elicitation,proto3" json:"elicitation,omitempty"`
+	Roots bool `protobuf:"varint,2,opt,name=roots,proto3" json:"roots,omitempty"`
+	// sampling: see roots.
+	Sampling bool `protobuf:"varint,3,opt,name=sampling,proto3" json:"sampling,omitempty"`
+	// elicitation: see roots.
+	Elicitation bool `protobuf:"varint,4,opt,name=elicitation,proto3" json:"elicitation,omitempty"`
+	// client names the app; optional (the connection's metadata otherwise).
 	Client        *ClientInfo `protobuf:"bytes,5,opt,name=client,proto3" json:"client,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3510,10 +3698,12 @@ func (x *HostRegistration) GetClient() *ClientInfo {
 // HostAnswer is the app's answer to one HostCall: exactly one of
 // result_json and error is set.
 type HostAnswer struct {
-	state  protoimpl.MessageState `protogen:"open.v1"`
-	CallId uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// call_id is the HostCall's call_id.
+	CallId uint64 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
 	// result_json is the JSON-RPC result object for the child.
-	ResultJson    string    `protobuf:"bytes,2,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	ResultJson string `protobuf:"bytes,2,opt,name=result_json,json=resultJson,proto3" json:"result_json,omitempty"`
+	// error is the JSON-RPC error for the child.
 	Error         *McpError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -3643,10 +3833,12 @@ type isHostRequest_Msg interface {
 }
 
 type HostRequest_Register struct {
+	// register is the first message, and only the first.
 	Register *HostRegistration `protobuf:"bytes,1,opt,name=register,proto3,oneof"`
 }
 
 type HostRequest_Answer struct {
+	// answer answers one HostCall.
 	Answer *HostAnswer `protobuf:"bytes,2,opt,name=answer,proto3,oneof"`
 }
 
@@ -3659,6 +3851,7 @@ type HostCall struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// call_id names the request in the app's HostAnswer and in HostCancel.
 	CallId uint64 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// server is the server whose child asks.
 	Server string `protobuf:"bytes,2,opt,name=server,proto3" json:"server,omitempty"`
 	// method is roots/list, sampling/createMessage or elicitation/create.
 	Method string `protobuf:"bytes,3,opt,name=method,proto3" json:"method,omitempty"`
@@ -3729,9 +3922,11 @@ func (x *HostCall) GetParamsJson() string {
 // HostCancel tells the app that a HostCall is no longer wanted (the child
 // cancelled it or exited); no answer is expected.
 type HostCancel struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	CallId        uint64                 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
-	Reason        string                 `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// call_id is the cancelled HostCall's call_id.
+	CallId uint64 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// reason says why, for logs (the child's reason or its exit).
+	Reason        string `protobuf:"bytes,2,opt,name=reason,proto3" json:"reason,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3908,14 +4103,17 @@ type isHostResponse_Msg interface {
 }
 
 type HostResponse_Registered struct {
+	// registered is the first message, acknowledging the registration.
 	Registered *HostRegistered `protobuf:"bytes,1,opt,name=registered,proto3,oneof"`
 }
 
 type HostResponse_Call struct {
+	// call is a child's request for the app to answer.
 	Call *HostCall `protobuf:"bytes,2,opt,name=call,proto3,oneof"`
 }
 
 type HostResponse_Cancel struct {
+	// cancel withdraws a call.
 	Cancel *HostCancel `protobuf:"bytes,3,opt,name=cancel,proto3,oneof"`
 }
 
@@ -3928,13 +4126,17 @@ func (*HostResponse_Cancel) isHostResponse_Msg() {}
 // ConfigProblem is one problem found in a config file.
 type ConfigProblem struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Path  string                 `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
+	// path is the config file the problem is in.
+	Path string `protobuf:"bytes,1,opt,name=path,proto3" json:"path,omitempty"`
 	// line and column locate a JSON syntax error (1-based); 0 otherwise.
-	Line   int32 `protobuf:"varint,2,opt,name=line,proto3" json:"line,omitempty"`
+	Line int32 `protobuf:"varint,2,opt,name=line,proto3" json:"line,omitempty"`
+	// column: see line (1-based, in bytes).
 	Column int32 `protobuf:"varint,3,opt,name=column,proto3" json:"column,omitempty"`
 	// server and key say where the problem is, when it is in one.
-	Server        string `protobuf:"bytes,4,opt,name=server,proto3" json:"server,omitempty"`
-	Key           string `protobuf:"bytes,5,opt,name=key,proto3" json:"key,omitempty"`
+	Server string `protobuf:"bytes,4,opt,name=server,proto3" json:"server,omitempty"`
+	// key is the server's setting the problem is in, e.g. "command".
+	Key string `protobuf:"bytes,5,opt,name=key,proto3" json:"key,omitempty"`
+	// message says what is wrong and what to do.
 	Message       string `protobuf:"bytes,6,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4015,14 +4217,16 @@ func (x *ConfigProblem) GetMessage() string {
 // ConfigDiff is what applying a config changes, by server name.
 type ConfigDiff struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Added []string               `protobuf:"bytes,1,rep,name=added,proto3" json:"added,omitempty"`
+	// added servers are new in the config.
+	Added []string `protobuf:"bytes,1,rep,name=added,proto3" json:"added,omitempty"`
 	// removed servers stop once their calls in flight finish.
 	Removed []string `protobuf:"bytes,2,rep,name=removed,proto3" json:"removed,omitempty"`
 	// restarted servers' process identity changed (command, args, env, cwd,
 	// protocol, client capabilities).
 	Restarted []string `protobuf:"bytes,3,rep,name=restarted,proto3" json:"restarted,omitempty"`
 	// updated servers' settings changed; they keep their process.
-	Updated       []string `protobuf:"bytes,4,rep,name=updated,proto3" json:"updated,omitempty"`
+	Updated []string `protobuf:"bytes,4,rep,name=updated,proto3" json:"updated,omitempty"`
+	// unchanged servers are the same as before.
 	Unchanged     []string `protobuf:"bytes,5,rep,name=unchanged,proto3" json:"unchanged,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4093,6 +4297,7 @@ func (x *ConfigDiff) GetUnchanged() []string {
 	return nil
 }
 
+// ReloadConfigRequest has no parameters.
 type ReloadConfigRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -4129,15 +4334,20 @@ func (*ReloadConfigRequest) Descriptor() ([]byte, []int) {
 	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{54}
 }
 
+// ReloadConfigResponse is the outcome of a reload.
 type ReloadConfigResponse struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	ConfigPath string                 `protobuf:"bytes,1,opt,name=config_path,json=configPath,proto3" json:"config_path,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// config_path is the file that was read.
+	ConfigPath string `protobuf:"bytes,1,opt,name=config_path,json=configPath,proto3" json:"config_path,omitempty"`
 	// applied is false when the config could not be used; error and problems
 	// say why and the running config stays.
-	Applied       bool             `protobuf:"varint,2,opt,name=applied,proto3" json:"applied,omitempty"`
-	Error         string           `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
-	Problems      []*ConfigProblem `protobuf:"bytes,4,rep,name=problems,proto3" json:"problems,omitempty"`
-	Diff          *ConfigDiff      `protobuf:"bytes,5,opt,name=diff,proto3" json:"diff,omitempty"`
+	Applied bool `protobuf:"varint,2,opt,name=applied,proto3" json:"applied,omitempty"`
+	// error is why the file could not be read or used; empty when applied.
+	Error string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// problems are the problems found, each located.
+	Problems []*ConfigProblem `protobuf:"bytes,4,rep,name=problems,proto3" json:"problems,omitempty"`
+	// diff is what the reload changed (when applied).
+	Diff          *ConfigDiff `protobuf:"bytes,5,opt,name=diff,proto3" json:"diff,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -4207,6 +4417,7 @@ func (x *ReloadConfigResponse) GetDiff() *ConfigDiff {
 	return nil
 }
 
+// CheckConfigRequest is the config to check.
 type CheckConfigRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// path names the file in problems and is the base of relative paths;
@@ -4262,12 +4473,16 @@ func (x *CheckConfigRequest) GetContent() []byte {
 	return nil
 }
 
+// CheckConfigResponse is the outcome of a check.
 type CheckConfigResponse struct {
-	state      protoimpl.MessageState `protogen:"open.v1"`
-	ConfigPath string                 `protobuf:"bytes,1,opt,name=config_path,json=configPath,proto3" json:"config_path,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// config_path is the path checked.
+	ConfigPath string `protobuf:"bytes,1,opt,name=config_path,json=configPath,proto3" json:"config_path,omitempty"`
 	// valid is false when problems (or error) were found.
-	Valid    bool             `protobuf:"varint,2,opt,name=valid,proto3" json:"valid,omitempty"`
-	Error    string           `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	Valid bool `protobuf:"varint,2,opt,name=valid,proto3" json:"valid,omitempty"`
+	// error is why the file could not be read or parsed; empty otherwise.
+	Error string `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
+	// problems are the problems found, each located.
 	Problems []*ConfigProblem `protobuf:"bytes,4,rep,name=problems,proto3" json:"problems,omitempty"`
 	// diff is what a reload with this config would change (when valid).
 	Diff          *ConfigDiff `protobuf:"bytes,5,opt,name=diff,proto3" json:"diff,omitempty"`
@@ -4340,6 +4555,7 @@ func (x *CheckConfigResponse) GetDiff() *ConfigDiff {
 	return nil
 }
 
+// FollowLogsRequest names the log to follow.
 type FollowLogsRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// name is the server; empty follows mcpd's own log.
@@ -4394,9 +4610,11 @@ func (x *FollowLogsRequest) GetLines() int32 {
 	return 0
 }
 
+// FollowLogsResponse is one line of the followed log.
 type FollowLogsResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Line  *LogLine               `protobuf:"bytes,1,opt,name=line,proto3" json:"line,omitempty"`
+	// line is the next line.
+	Line *LogLine `protobuf:"bytes,1,opt,name=line,proto3" json:"line,omitempty"`
 	// dropped counts lines this stream missed because it fell behind.
 	Dropped       int64 `protobuf:"varint,2,opt,name=dropped,proto3" json:"dropped,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -1,0 +1,728 @@
+from google.protobuf.internal import containers as _containers
+from google.protobuf.internal import enum_type_wrapper as _enum_type_wrapper
+from google.protobuf import descriptor as _descriptor
+from google.protobuf import message as _message
+from typing import ClassVar as _ClassVar, Iterable as _Iterable, Mapping as _Mapping, Optional as _Optional, Union as _Union
+
+CACHE_STATUS_COALESCED: CacheStatus
+CACHE_STATUS_FETCHED: CacheStatus
+CACHE_STATUS_HIT: CacheStatus
+CACHE_STATUS_UNSPECIFIED: CacheStatus
+DESCRIPTOR: _descriptor.FileDescriptor
+SERVER_STATE_BACKOFF: ServerState
+SERVER_STATE_CRASHLOOP: ServerState
+SERVER_STATE_FAILED: ServerState
+SERVER_STATE_READY: ServerState
+SERVER_STATE_STARTING: ServerState
+SERVER_STATE_STOPPED: ServerState
+SERVER_STATE_STOPPING: ServerState
+SERVER_STATE_UNSPECIFIED: ServerState
+SUBSCRIPTION_EVENT_KIND_ACK: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_ERROR: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_LAGGED: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_RESTARTED: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_SERVER_STATE: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_UNSPECIFIED: SubscriptionEventKind
+
+class AppStatus(_message.Message):
+    __slots__ = ["connected_at_unix_ms", "name", "pid", "transport", "version"]
+    CONNECTED_AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    TRANSPORT_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    connected_at_unix_ms: int
+    name: str
+    pid: int
+    transport: str
+    version: str
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., pid: _Optional[int] = ..., connected_at_unix_ms: _Optional[int] = ..., transport: _Optional[str] = ...) -> None: ...
+
+class CacheStats(_message.Message):
+    __slots__ = ["bytes", "coalesced", "entries", "evictions", "hits", "invalidations", "misses", "policy"]
+    BYTES_FIELD_NUMBER: _ClassVar[int]
+    COALESCED_FIELD_NUMBER: _ClassVar[int]
+    ENTRIES_FIELD_NUMBER: _ClassVar[int]
+    EVICTIONS_FIELD_NUMBER: _ClassVar[int]
+    HITS_FIELD_NUMBER: _ClassVar[int]
+    INVALIDATIONS_FIELD_NUMBER: _ClassVar[int]
+    MISSES_FIELD_NUMBER: _ClassVar[int]
+    POLICY_FIELD_NUMBER: _ClassVar[int]
+    bytes: int
+    coalesced: int
+    entries: int
+    evictions: int
+    hits: int
+    invalidations: int
+    misses: int
+    policy: str
+    def __init__(self, hits: _Optional[int] = ..., misses: _Optional[int] = ..., coalesced: _Optional[int] = ..., entries: _Optional[int] = ..., bytes: _Optional[int] = ..., invalidations: _Optional[int] = ..., evictions: _Optional[int] = ..., policy: _Optional[str] = ...) -> None: ...
+
+class CallOptions(_message.Message):
+    __slots__ = ["client", "client_capabilities_json", "timeout_ms"]
+    CLIENT_CAPABILITIES_JSON_FIELD_NUMBER: _ClassVar[int]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    TIMEOUT_MS_FIELD_NUMBER: _ClassVar[int]
+    client: ClientInfo
+    client_capabilities_json: str
+    timeout_ms: int
+    def __init__(self, timeout_ms: _Optional[int] = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ..., client_capabilities_json: _Optional[str] = ...) -> None: ...
+
+class CallToolEvent(_message.Message):
+    __slots__ = ["message_json", "progress_json", "response"]
+    MESSAGE_JSON_FIELD_NUMBER: _ClassVar[int]
+    PROGRESS_JSON_FIELD_NUMBER: _ClassVar[int]
+    RESPONSE_FIELD_NUMBER: _ClassVar[int]
+    message_json: str
+    progress_json: str
+    response: McpResponse
+    def __init__(self, progress_json: _Optional[str] = ..., message_json: _Optional[str] = ..., response: _Optional[_Union[McpResponse, _Mapping]] = ...) -> None: ...
+
+class CallToolRequest(_message.Message):
+    __slots__ = ["arguments_json", "input_responses_json", "meta_json", "options", "request_state", "server", "tool"]
+    ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
+    INPUT_RESPONSES_JSON_FIELD_NUMBER: _ClassVar[int]
+    META_JSON_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_STATE_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    arguments_json: str
+    input_responses_json: str
+    meta_json: str
+    options: CallOptions
+    request_state: str
+    server: str
+    tool: str
+    def __init__(self, server: _Optional[str] = ..., tool: _Optional[str] = ..., arguments_json: _Optional[str] = ..., meta_json: _Optional[str] = ..., options: _Optional[_Union[CallOptions, _Mapping]] = ..., input_responses_json: _Optional[str] = ..., request_state: _Optional[str] = ...) -> None: ...
+
+class CheckConfigRequest(_message.Message):
+    __slots__ = ["content", "path"]
+    CONTENT_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    content: bytes
+    path: str
+    def __init__(self, path: _Optional[str] = ..., content: _Optional[bytes] = ...) -> None: ...
+
+class CheckConfigResponse(_message.Message):
+    __slots__ = ["config_path", "diff", "error", "problems", "valid"]
+    CONFIG_PATH_FIELD_NUMBER: _ClassVar[int]
+    DIFF_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
+    VALID_FIELD_NUMBER: _ClassVar[int]
+    config_path: str
+    diff: ConfigDiff
+    error: str
+    problems: _containers.RepeatedCompositeFieldContainer[ConfigProblem]
+    valid: bool
+    def __init__(self, config_path: _Optional[str] = ..., valid: bool = ..., error: _Optional[str] = ..., problems: _Optional[_Iterable[_Union[ConfigProblem, _Mapping]]] = ..., diff: _Optional[_Union[ConfigDiff, _Mapping]] = ...) -> None: ...
+
+class ClearCacheRequest(_message.Message):
+    __slots__ = ["server"]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    server: str
+    def __init__(self, server: _Optional[str] = ...) -> None: ...
+
+class ClearCacheResponse(_message.Message):
+    __slots__ = ["cleared"]
+    CLEARED_FIELD_NUMBER: _ClassVar[int]
+    cleared: int
+    def __init__(self, cleared: _Optional[int] = ...) -> None: ...
+
+class ClientInfo(_message.Message):
+    __slots__ = ["name", "version"]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    version: str
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ...) -> None: ...
+
+class CompleteRequest(_message.Message):
+    __slots__ = ["options", "params_json", "server"]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_JSON_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    options: CallOptions
+    params_json: str
+    server: str
+    def __init__(self, server: _Optional[str] = ..., params_json: _Optional[str] = ..., options: _Optional[_Union[CallOptions, _Mapping]] = ...) -> None: ...
+
+class ConfigDiff(_message.Message):
+    __slots__ = ["added", "removed", "restarted", "unchanged", "updated"]
+    ADDED_FIELD_NUMBER: _ClassVar[int]
+    REMOVED_FIELD_NUMBER: _ClassVar[int]
+    RESTARTED_FIELD_NUMBER: _ClassVar[int]
+    UNCHANGED_FIELD_NUMBER: _ClassVar[int]
+    UPDATED_FIELD_NUMBER: _ClassVar[int]
+    added: _containers.RepeatedScalarFieldContainer[str]
+    removed: _containers.RepeatedScalarFieldContainer[str]
+    restarted: _containers.RepeatedScalarFieldContainer[str]
+    unchanged: _containers.RepeatedScalarFieldContainer[str]
+    updated: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, added: _Optional[_Iterable[str]] = ..., removed: _Optional[_Iterable[str]] = ..., restarted: _Optional[_Iterable[str]] = ..., updated: _Optional[_Iterable[str]] = ..., unchanged: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class ConfigProblem(_message.Message):
+    __slots__ = ["column", "key", "line", "message", "path", "server"]
+    COLUMN_FIELD_NUMBER: _ClassVar[int]
+    KEY_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    PATH_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    column: int
+    key: str
+    line: int
+    message: str
+    path: str
+    server: str
+    def __init__(self, path: _Optional[str] = ..., line: _Optional[int] = ..., column: _Optional[int] = ..., server: _Optional[str] = ..., key: _Optional[str] = ..., message: _Optional[str] = ...) -> None: ...
+
+class FollowLogsRequest(_message.Message):
+    __slots__ = ["lines", "name"]
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    lines: int
+    name: str
+    def __init__(self, name: _Optional[str] = ..., lines: _Optional[int] = ...) -> None: ...
+
+class FollowLogsResponse(_message.Message):
+    __slots__ = ["dropped", "line"]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    LINE_FIELD_NUMBER: _ClassVar[int]
+    dropped: int
+    line: LogLine
+    def __init__(self, line: _Optional[_Union[LogLine, _Mapping]] = ..., dropped: _Optional[int] = ...) -> None: ...
+
+class GetLogsRequest(_message.Message):
+    __slots__ = ["lines", "name"]
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    lines: int
+    name: str
+    def __init__(self, name: _Optional[str] = ..., lines: _Optional[int] = ...) -> None: ...
+
+class GetLogsResponse(_message.Message):
+    __slots__ = ["lines"]
+    LINES_FIELD_NUMBER: _ClassVar[int]
+    lines: _containers.RepeatedCompositeFieldContainer[LogLine]
+    def __init__(self, lines: _Optional[_Iterable[_Union[LogLine, _Mapping]]] = ...) -> None: ...
+
+class GetPromptRequest(_message.Message):
+    __slots__ = ["arguments_json", "input_responses_json", "name", "options", "request_state", "server"]
+    ARGUMENTS_JSON_FIELD_NUMBER: _ClassVar[int]
+    INPUT_RESPONSES_JSON_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_STATE_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    arguments_json: str
+    input_responses_json: str
+    name: str
+    options: CallOptions
+    request_state: str
+    server: str
+    def __init__(self, server: _Optional[str] = ..., name: _Optional[str] = ..., arguments_json: _Optional[str] = ..., options: _Optional[_Union[CallOptions, _Mapping]] = ..., input_responses_json: _Optional[str] = ..., request_state: _Optional[str] = ...) -> None: ...
+
+class GetStatusRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class GetStatusResponse(_message.Message):
+    __slots__ = ["apps", "config_error", "config_path", "http", "pid", "servers", "socket_path", "subscriptions", "uptime_ms", "version"]
+    APPS_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_ERROR_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_PATH_FIELD_NUMBER: _ClassVar[int]
+    HTTP_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    SOCKET_PATH_FIELD_NUMBER: _ClassVar[int]
+    SUBSCRIPTIONS_FIELD_NUMBER: _ClassVar[int]
+    UPTIME_MS_FIELD_NUMBER: _ClassVar[int]
+    VERSION_FIELD_NUMBER: _ClassVar[int]
+    apps: _containers.RepeatedCompositeFieldContainer[AppStatus]
+    config_error: str
+    config_path: str
+    http: HttpStatus
+    pid: int
+    servers: _containers.RepeatedCompositeFieldContainer[ServerStatus]
+    socket_path: str
+    subscriptions: _containers.RepeatedCompositeFieldContainer[SubscriptionStatus]
+    uptime_ms: int
+    version: str
+    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ...) -> None: ...
+
+class HostAnswer(_message.Message):
+    __slots__ = ["call_id", "error", "result_json"]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
+    call_id: int
+    error: McpError
+    result_json: str
+    def __init__(self, call_id: _Optional[int] = ..., result_json: _Optional[str] = ..., error: _Optional[_Union[McpError, _Mapping]] = ...) -> None: ...
+
+class HostCall(_message.Message):
+    __slots__ = ["call_id", "method", "params_json", "server"]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_JSON_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    call_id: int
+    method: str
+    params_json: str
+    server: str
+    def __init__(self, call_id: _Optional[int] = ..., server: _Optional[str] = ..., method: _Optional[str] = ..., params_json: _Optional[str] = ...) -> None: ...
+
+class HostCancel(_message.Message):
+    __slots__ = ["call_id", "reason"]
+    CALL_ID_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    call_id: int
+    reason: str
+    def __init__(self, call_id: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
+
+class HostRegistered(_message.Message):
+    __slots__ = ["host_id"]
+    HOST_ID_FIELD_NUMBER: _ClassVar[int]
+    host_id: int
+    def __init__(self, host_id: _Optional[int] = ...) -> None: ...
+
+class HostRegistration(_message.Message):
+    __slots__ = ["client", "elicitation", "roots", "sampling", "servers"]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    ELICITATION_FIELD_NUMBER: _ClassVar[int]
+    ROOTS_FIELD_NUMBER: _ClassVar[int]
+    SAMPLING_FIELD_NUMBER: _ClassVar[int]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    client: ClientInfo
+    elicitation: bool
+    roots: bool
+    sampling: bool
+    servers: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, servers: _Optional[_Iterable[str]] = ..., roots: bool = ..., sampling: bool = ..., elicitation: bool = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ...) -> None: ...
+
+class HostRequest(_message.Message):
+    __slots__ = ["answer", "register"]
+    ANSWER_FIELD_NUMBER: _ClassVar[int]
+    REGISTER_FIELD_NUMBER: _ClassVar[int]
+    answer: HostAnswer
+    register: HostRegistration
+    def __init__(self, register: _Optional[_Union[HostRegistration, _Mapping]] = ..., answer: _Optional[_Union[HostAnswer, _Mapping]] = ...) -> None: ...
+
+class HostResponse(_message.Message):
+    __slots__ = ["call", "cancel", "registered"]
+    CALL_FIELD_NUMBER: _ClassVar[int]
+    CANCEL_FIELD_NUMBER: _ClassVar[int]
+    REGISTERED_FIELD_NUMBER: _ClassVar[int]
+    call: HostCall
+    cancel: HostCancel
+    registered: HostRegistered
+    def __init__(self, registered: _Optional[_Union[HostRegistered, _Mapping]] = ..., call: _Optional[_Union[HostCall, _Mapping]] = ..., cancel: _Optional[_Union[HostCancel, _Mapping]] = ...) -> None: ...
+
+class HttpStatus(_message.Message):
+    __slots__ = ["listen", "off_reason", "urls"]
+    LISTEN_FIELD_NUMBER: _ClassVar[int]
+    OFF_REASON_FIELD_NUMBER: _ClassVar[int]
+    URLS_FIELD_NUMBER: _ClassVar[int]
+    listen: str
+    off_reason: str
+    urls: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, listen: _Optional[str] = ..., urls: _Optional[_Iterable[str]] = ..., off_reason: _Optional[str] = ...) -> None: ...
+
+class ListPromptsRequest(_message.Message):
+    __slots__ = ["options", "server"]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    options: CallOptions
+    server: str
+    def __init__(self, server: _Optional[str] = ..., options: _Optional[_Union[CallOptions, _Mapping]] = ...) -> None: ...
+
+class ListPromptsResponse(_message.Message):
+    __slots__ = ["servers"]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    servers: _containers.RepeatedCompositeFieldContainer[ServerList]
+    def __init__(self, servers: _Optional[_Iterable[_Union[ServerList, _Mapping]]] = ...) -> None: ...
+
+class ListResourceTemplatesRequest(_message.Message):
+    __slots__ = ["options", "server"]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    options: CallOptions
+    server: str
+    def __init__(self, server: _Optional[str] = ..., options: _Optional[_Union[CallOptions, _Mapping]] = ...) -> None: ...
+
+class ListResourceTemplatesResponse(_message.Message):
+    __slots__ = ["servers"]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    servers: _containers.RepeatedCompositeFieldContainer[ServerList]
+    def __init__(self, servers: _Optional[_Iterable[_Union[ServerList, _Mapping]]] = ...) -> None: ...
+
+class ListResourcesRequest(_message.Message):
+    __slots__ = ["options", "server"]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    options: CallOptions
+    server: str
+    def __init__(self, server: _Optional[str] = ..., options: _Optional[_Union[CallOptions, _Mapping]] = ...) -> None: ...
+
+class ListResourcesResponse(_message.Message):
+    __slots__ = ["servers"]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    servers: _containers.RepeatedCompositeFieldContainer[ServerList]
+    def __init__(self, servers: _Optional[_Iterable[_Union[ServerList, _Mapping]]] = ...) -> None: ...
+
+class ListServersRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class ListServersResponse(_message.Message):
+    __slots__ = ["servers"]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    servers: _containers.RepeatedCompositeFieldContainer[ServerStatus]
+    def __init__(self, servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ...) -> None: ...
+
+class ListToolsRequest(_message.Message):
+    __slots__ = ["options", "server"]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    options: CallOptions
+    server: str
+    def __init__(self, server: _Optional[str] = ..., options: _Optional[_Union[CallOptions, _Mapping]] = ...) -> None: ...
+
+class ListToolsResponse(_message.Message):
+    __slots__ = ["servers"]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    servers: _containers.RepeatedCompositeFieldContainer[ServerList]
+    def __init__(self, servers: _Optional[_Iterable[_Union[ServerList, _Mapping]]] = ...) -> None: ...
+
+class LogLine(_message.Message):
+    __slots__ = ["pid", "text", "time_unix_ms", "truncated"]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    TEXT_FIELD_NUMBER: _ClassVar[int]
+    TIME_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    TRUNCATED_FIELD_NUMBER: _ClassVar[int]
+    pid: int
+    text: str
+    time_unix_ms: int
+    truncated: bool
+    def __init__(self, time_unix_ms: _Optional[int] = ..., text: _Optional[str] = ..., truncated: bool = ..., pid: _Optional[int] = ...) -> None: ...
+
+class McpError(_message.Message):
+    __slots__ = ["code", "data_json", "message"]
+    CODE_FIELD_NUMBER: _ClassVar[int]
+    DATA_JSON_FIELD_NUMBER: _ClassVar[int]
+    MESSAGE_FIELD_NUMBER: _ClassVar[int]
+    code: int
+    data_json: str
+    message: str
+    def __init__(self, code: _Optional[int] = ..., message: _Optional[str] = ..., data_json: _Optional[str] = ...) -> None: ...
+
+class McpResponse(_message.Message):
+    __slots__ = ["cache", "duration_us", "error", "result_json", "server"]
+    CACHE_FIELD_NUMBER: _ClassVar[int]
+    DURATION_US_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    RESULT_JSON_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    cache: CacheStatus
+    duration_us: int
+    error: McpError
+    result_json: str
+    server: str
+    def __init__(self, server: _Optional[str] = ..., result_json: _Optional[str] = ..., error: _Optional[_Union[McpError, _Mapping]] = ..., cache: _Optional[_Union[CacheStatus, str]] = ..., duration_us: _Optional[int] = ...) -> None: ...
+
+class ReadResourceRequest(_message.Message):
+    __slots__ = ["input_responses_json", "options", "request_state", "server", "uri"]
+    INPUT_RESPONSES_JSON_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    REQUEST_STATE_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    URI_FIELD_NUMBER: _ClassVar[int]
+    input_responses_json: str
+    options: CallOptions
+    request_state: str
+    server: str
+    uri: str
+    def __init__(self, server: _Optional[str] = ..., uri: _Optional[str] = ..., options: _Optional[_Union[CallOptions, _Mapping]] = ..., input_responses_json: _Optional[str] = ..., request_state: _Optional[str] = ...) -> None: ...
+
+class ReloadConfigRequest(_message.Message):
+    __slots__ = []
+    def __init__(self) -> None: ...
+
+class ReloadConfigResponse(_message.Message):
+    __slots__ = ["applied", "config_path", "diff", "error", "problems"]
+    APPLIED_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_PATH_FIELD_NUMBER: _ClassVar[int]
+    DIFF_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    PROBLEMS_FIELD_NUMBER: _ClassVar[int]
+    applied: bool
+    config_path: str
+    diff: ConfigDiff
+    error: str
+    problems: _containers.RepeatedCompositeFieldContainer[ConfigProblem]
+    def __init__(self, config_path: _Optional[str] = ..., applied: bool = ..., error: _Optional[str] = ..., problems: _Optional[_Iterable[_Union[ConfigProblem, _Mapping]]] = ..., diff: _Optional[_Union[ConfigDiff, _Mapping]] = ...) -> None: ...
+
+class RestartServerRequest(_message.Message):
+    __slots__ = ["name"]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class RestartServerResponse(_message.Message):
+    __slots__ = ["server"]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    server: ServerStatus
+    def __init__(self, server: _Optional[_Union[ServerStatus, _Mapping]] = ...) -> None: ...
+
+class SendRequestRequest(_message.Message):
+    __slots__ = ["method", "options", "params_json", "server"]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_JSON_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    method: str
+    options: CallOptions
+    params_json: str
+    server: str
+    def __init__(self, server: _Optional[str] = ..., method: _Optional[str] = ..., params_json: _Optional[str] = ..., options: _Optional[_Union[CallOptions, _Mapping]] = ...) -> None: ...
+
+class ServerList(_message.Message):
+    __slots__ = ["cache", "error", "items_json", "server", "unavailable"]
+    CACHE_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    ITEMS_JSON_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    UNAVAILABLE_FIELD_NUMBER: _ClassVar[int]
+    cache: CacheStatus
+    error: McpError
+    items_json: str
+    server: str
+    unavailable: str
+    def __init__(self, server: _Optional[str] = ..., items_json: _Optional[str] = ..., error: _Optional[_Union[McpError, _Mapping]] = ..., unavailable: _Optional[str] = ..., cache: _Optional[_Union[CacheStatus, str]] = ...) -> None: ...
+
+class ServerStatus(_message.Message):
+    __slots__ = ["autostart", "cache", "calls_failed", "calls_in_flight", "calls_total", "capabilities_json", "command", "config_error", "disabled", "era", "explicitly_stopped", "instructions", "last_error", "last_exit", "last_stderr_line", "lines_oversize", "lines_skipped", "messages_invalid", "name", "next_restart_in_ms", "pid", "protocol_version", "responses_dropped", "restarts", "server_info_json", "started_at_unix_ms", "state", "uptime_ms"]
+    AUTOSTART_FIELD_NUMBER: _ClassVar[int]
+    CACHE_FIELD_NUMBER: _ClassVar[int]
+    CALLS_FAILED_FIELD_NUMBER: _ClassVar[int]
+    CALLS_IN_FLIGHT_FIELD_NUMBER: _ClassVar[int]
+    CALLS_TOTAL_FIELD_NUMBER: _ClassVar[int]
+    CAPABILITIES_JSON_FIELD_NUMBER: _ClassVar[int]
+    COMMAND_FIELD_NUMBER: _ClassVar[int]
+    CONFIG_ERROR_FIELD_NUMBER: _ClassVar[int]
+    DISABLED_FIELD_NUMBER: _ClassVar[int]
+    ERA_FIELD_NUMBER: _ClassVar[int]
+    EXPLICITLY_STOPPED_FIELD_NUMBER: _ClassVar[int]
+    INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
+    LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
+    LAST_EXIT_FIELD_NUMBER: _ClassVar[int]
+    LAST_STDERR_LINE_FIELD_NUMBER: _ClassVar[int]
+    LINES_OVERSIZE_FIELD_NUMBER: _ClassVar[int]
+    LINES_SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    MESSAGES_INVALID_FIELD_NUMBER: _ClassVar[int]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    NEXT_RESTART_IN_MS_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
+    RESPONSES_DROPPED_FIELD_NUMBER: _ClassVar[int]
+    RESTARTS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_INFO_JSON_FIELD_NUMBER: _ClassVar[int]
+    STARTED_AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    UPTIME_MS_FIELD_NUMBER: _ClassVar[int]
+    autostart: bool
+    cache: CacheStats
+    calls_failed: int
+    calls_in_flight: int
+    calls_total: int
+    capabilities_json: str
+    command: str
+    config_error: str
+    disabled: bool
+    era: str
+    explicitly_stopped: bool
+    instructions: str
+    last_error: str
+    last_exit: str
+    last_stderr_line: str
+    lines_oversize: int
+    lines_skipped: int
+    messages_invalid: int
+    name: str
+    next_restart_in_ms: int
+    pid: int
+    protocol_version: str
+    responses_dropped: int
+    restarts: int
+    server_info_json: str
+    started_at_unix_ms: int
+    state: ServerState
+    uptime_ms: int
+    def __init__(self, name: _Optional[str] = ..., state: _Optional[_Union[ServerState, str]] = ..., pid: _Optional[int] = ..., started_at_unix_ms: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., restarts: _Optional[int] = ..., era: _Optional[str] = ..., protocol_version: _Optional[str] = ..., server_info_json: _Optional[str] = ..., last_error: _Optional[str] = ..., last_exit: _Optional[str] = ..., last_stderr_line: _Optional[str] = ..., autostart: bool = ..., disabled: bool = ..., explicitly_stopped: bool = ..., next_restart_in_ms: _Optional[int] = ..., calls_in_flight: _Optional[int] = ..., calls_total: _Optional[int] = ..., calls_failed: _Optional[int] = ..., lines_skipped: _Optional[int] = ..., lines_oversize: _Optional[int] = ..., responses_dropped: _Optional[int] = ..., capabilities_json: _Optional[str] = ..., command: _Optional[str] = ..., cache: _Optional[_Union[CacheStats, _Mapping]] = ..., instructions: _Optional[str] = ..., messages_invalid: _Optional[int] = ..., config_error: _Optional[str] = ...) -> None: ...
+
+class StartServerRequest(_message.Message):
+    __slots__ = ["name"]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class StartServerResponse(_message.Message):
+    __slots__ = ["server"]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    server: ServerStatus
+    def __init__(self, server: _Optional[_Union[ServerStatus, _Mapping]] = ...) -> None: ...
+
+class StopServerRequest(_message.Message):
+    __slots__ = ["name"]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class StopServerResponse(_message.Message):
+    __slots__ = ["server"]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    server: ServerStatus
+    def __init__(self, server: _Optional[_Union[ServerStatus, _Mapping]] = ...) -> None: ...
+
+class SubscribeRequest(_message.Message):
+    __slots__ = ["client", "log_messages", "prompts_list_changed", "resource_uris", "resources_list_changed", "server_state", "servers", "tools_list_changed"]
+    CLIENT_FIELD_NUMBER: _ClassVar[int]
+    LOG_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    PROMPTS_LIST_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    RESOURCES_LIST_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_URIS_FIELD_NUMBER: _ClassVar[int]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_STATE_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_LIST_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    client: ClientInfo
+    log_messages: bool
+    prompts_list_changed: bool
+    resource_uris: _containers.RepeatedScalarFieldContainer[str]
+    resources_list_changed: bool
+    server_state: bool
+    servers: _containers.RepeatedScalarFieldContainer[str]
+    tools_list_changed: bool
+    def __init__(self, servers: _Optional[_Iterable[str]] = ..., tools_list_changed: bool = ..., prompts_list_changed: bool = ..., resources_list_changed: bool = ..., resource_uris: _Optional[_Iterable[str]] = ..., server_state: bool = ..., log_messages: bool = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ...) -> None: ...
+
+class SubscriptionAck(_message.Message):
+    __slots__ = ["servers", "subscription_id"]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    SUBSCRIPTION_ID_FIELD_NUMBER: _ClassVar[int]
+    servers: _containers.RepeatedCompositeFieldContainer[SubscriptionServerAck]
+    subscription_id: int
+    def __init__(self, subscription_id: _Optional[int] = ..., servers: _Optional[_Iterable[_Union[SubscriptionServerAck, _Mapping]]] = ...) -> None: ...
+
+class SubscriptionEvent(_message.Message):
+    __slots__ = ["ack", "dropped_log_messages", "error", "exit", "kind", "params_json", "pid", "server", "state", "synthetic", "time_unix_ms", "uri"]
+    ACK_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_LOG_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    EXIT_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_JSON_FIELD_NUMBER: _ClassVar[int]
+    PID_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    STATE_FIELD_NUMBER: _ClassVar[int]
+    SYNTHETIC_FIELD_NUMBER: _ClassVar[int]
+    TIME_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    URI_FIELD_NUMBER: _ClassVar[int]
+    ack: SubscriptionAck
+    dropped_log_messages: int
+    error: str
+    exit: str
+    kind: SubscriptionEventKind
+    params_json: str
+    pid: int
+    server: str
+    state: str
+    synthetic: bool
+    time_unix_ms: int
+    uri: str
+    def __init__(self, kind: _Optional[_Union[SubscriptionEventKind, str]] = ..., server: _Optional[str] = ..., uri: _Optional[str] = ..., params_json: _Optional[str] = ..., state: _Optional[str] = ..., pid: _Optional[int] = ..., exit: _Optional[str] = ..., error: _Optional[str] = ..., synthetic: bool = ..., time_unix_ms: _Optional[int] = ..., ack: _Optional[_Union[SubscriptionAck, _Mapping]] = ..., dropped_log_messages: _Optional[int] = ...) -> None: ...
+
+class SubscriptionServerAck(_message.Message):
+    __slots__ = ["era", "error", "log_messages", "prompts_list_changed", "resource_uris", "resources_list_changed", "server", "server_state", "tools_list_changed"]
+    ERA_FIELD_NUMBER: _ClassVar[int]
+    ERROR_FIELD_NUMBER: _ClassVar[int]
+    LOG_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    PROMPTS_LIST_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    RESOURCES_LIST_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_URIS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    SERVER_STATE_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_LIST_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    era: str
+    error: str
+    log_messages: bool
+    prompts_list_changed: bool
+    resource_uris: _containers.RepeatedScalarFieldContainer[str]
+    resources_list_changed: bool
+    server: str
+    server_state: bool
+    tools_list_changed: bool
+    def __init__(self, server: _Optional[str] = ..., era: _Optional[str] = ..., tools_list_changed: bool = ..., prompts_list_changed: bool = ..., resources_list_changed: bool = ..., resource_uris: _Optional[_Iterable[str]] = ..., log_messages: bool = ..., server_state: bool = ..., error: _Optional[str] = ...) -> None: ...
+
+class SubscriptionStatus(_message.Message):
+    __slots__ = ["app_name", "app_pid", "app_version", "coalesced", "created_unix_ms", "delivered", "dropped", "dropped_log_messages", "lagged", "queued", "queued_bytes", "resource_uris", "servers", "subscription_id"]
+    APP_NAME_FIELD_NUMBER: _ClassVar[int]
+    APP_PID_FIELD_NUMBER: _ClassVar[int]
+    APP_VERSION_FIELD_NUMBER: _ClassVar[int]
+    COALESCED_FIELD_NUMBER: _ClassVar[int]
+    CREATED_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    DELIVERED_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_FIELD_NUMBER: _ClassVar[int]
+    DROPPED_LOG_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    LAGGED_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_BYTES_FIELD_NUMBER: _ClassVar[int]
+    QUEUED_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_URIS_FIELD_NUMBER: _ClassVar[int]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    SUBSCRIPTION_ID_FIELD_NUMBER: _ClassVar[int]
+    app_name: str
+    app_pid: int
+    app_version: str
+    coalesced: int
+    created_unix_ms: int
+    delivered: int
+    dropped: int
+    dropped_log_messages: int
+    lagged: bool
+    queued: int
+    queued_bytes: int
+    resource_uris: int
+    servers: _containers.RepeatedScalarFieldContainer[str]
+    subscription_id: int
+    def __init__(self, subscription_id: _Optional[int] = ..., app_name: _Optional[str] = ..., app_version: _Optional[str] = ..., app_pid: _Optional[int] = ..., servers: _Optional[_Iterable[str]] = ..., resource_uris: _Optional[int] = ..., created_unix_ms: _Optional[int] = ..., queued: _Optional[int] = ..., queued_bytes: _Optional[int] = ..., delivered: _Optional[int] = ..., coalesced: _Optional[int] = ..., dropped: _Optional[int] = ..., lagged: bool = ..., dropped_log_messages: _Optional[int] = ...) -> None: ...
+
+class UpdateSubscriptionRequest(_message.Message):
+    __slots__ = ["add_resource_uris", "remove_resource_uris", "subscription_id"]
+    ADD_RESOURCE_URIS_FIELD_NUMBER: _ClassVar[int]
+    REMOVE_RESOURCE_URIS_FIELD_NUMBER: _ClassVar[int]
+    SUBSCRIPTION_ID_FIELD_NUMBER: _ClassVar[int]
+    add_resource_uris: _containers.RepeatedScalarFieldContainer[str]
+    remove_resource_uris: _containers.RepeatedScalarFieldContainer[str]
+    subscription_id: int
+    def __init__(self, subscription_id: _Optional[int] = ..., add_resource_uris: _Optional[_Iterable[str]] = ..., remove_resource_uris: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class UpdateSubscriptionResponse(_message.Message):
+    __slots__ = ["servers"]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    servers: _containers.RepeatedCompositeFieldContainer[SubscriptionServerAck]
+    def __init__(self, servers: _Optional[_Iterable[_Union[SubscriptionServerAck, _Mapping]]] = ...) -> None: ...
+
+class CacheStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class ServerState(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
+
+class SubscriptionEventKind(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
