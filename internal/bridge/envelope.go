@@ -162,6 +162,9 @@ func memberMap(obj json.RawMessage) (map[string]json.RawMessage, []jsonrpc.Membe
 	if len(out) != len(ms) {
 		return nil, nil // a key twice: the last wins, as json.Unmarshal has it
 	}
+	if ms == nil {
+		ms = []jsonrpc.Member{} // {}: scanned, with no members
+	}
 	return out, ms
 }
 
