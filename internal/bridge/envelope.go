@@ -88,10 +88,12 @@ func parseRequest(m *jsonrpc.Message) *hostReq {
 // the capabilities are required, the client's identity is optional (SHOULD
 // be sent) but must be an Implementation object when present.
 func (r *hostReq) checkEnvelope() *jsonrpc.Error {
-	envelope := fmt.Sprintf("a %s request carries params._meta with %q and %q", r.method, jsonrpc.MetaProtocolVersion, jsonrpc.MetaClientCapabilities)
+	envelope := func() string { // for the errors only
+		return fmt.Sprintf("a %s request carries params._meta with %q and %q", r.method, jsonrpc.MetaProtocolVersion, jsonrpc.MetaClientCapabilities)
+	}
 	v, ok := r.meta[jsonrpc.MetaProtocolVersion]
 	if !ok {
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "missing _meta field %q: %s", jsonrpc.MetaProtocolVersion, envelope)
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "missing _meta field %q: %s", jsonrpc.MetaProtocolVersion, envelope())
 	}
 	if text, ok := jsonrpc.PlainText(v); ok {
 		r.version = text
@@ -102,7 +104,7 @@ func (r *hostReq) checkEnvelope() *jsonrpc.Error {
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid _meta field %q: must be a protocol version string such as %q", jsonrpc.MetaProtocolVersion, jsonrpc.ModernVersion)
 	}
 	if len(r.caps) == 0 {
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "missing _meta field %q: %s (use {} to declare none)", jsonrpc.MetaClientCapabilities, envelope)
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "missing _meta field %q: %s (use {} to declare none)", jsonrpc.MetaClientCapabilities, envelope())
 	}
 	if !isObject(r.caps) {
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid _meta field %q: must be a ClientCapabilities object", jsonrpc.MetaClientCapabilities)

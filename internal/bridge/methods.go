@@ -240,11 +240,19 @@ func (b *bridge) routedCall(ctx context.Context, r *hostReq) (json.RawMessage, *
 	if oc := b.takeParked(r); oc != nil {
 		return b.resume(ctx, r, oc)
 	}
-	var name string
-	if err := json.Unmarshal(r.params["name"], &name); err != nil || name == "" {
+	name, ok := jsonrpc.PlainText(r.params["name"])
+	if !ok {
+		if err := json.Unmarshal(r.params["name"], &name); err != nil {
+			name = ""
+		}
+	}
+	if name == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.name required")
 	}
-	kind := map[string]string{"tools/call": "tools", "prompts/get": "prompts"}[r.method]
+	kind := "tools"
+	if r.method == "prompts/get" {
+		kind = "prompts"
+	}
 	rt, ok := b.resolve(ctx, kind, name)
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q", strings.TrimSuffix(kind, "s"), name)
@@ -496,13 +504,12 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 // for a modern host ("an absent one [is treated] as complete", but modern
 // results carry it).
 func withResultType(res json.RawMessage) json.RawMessage {
-	if ms, ok := jsonrpc.Members(res); ok {
+	has := false
+	if jsonrpc.ScanMembers(res, func(key, _, _ []byte) { has = has || string(key) == "resultType" }) {
 		// The result as mcpd passed it, byte for byte, with resultType
 		// first if it has none.
-		for _, m := range ms {
-			if m.Key == "resultType" {
-				return res
-			}
+		if has {
+			return res
 		}
 		return spliceFirst(res, `"resultType":"complete"`)
 	}
@@ -528,18 +535,17 @@ func withResultType(res json.RawMessage) json.RawMessage {
 // authorization context (mcpd caches, so the host need not). An
 // input_required result never carries them.
 func withCacheHints(res json.RawMessage) json.RawMessage {
-	if ms, ok := jsonrpc.Members(res); ok {
-		var complete, hasTTL, hasScope bool
-		for _, m := range ms {
-			switch m.Key {
-			case "resultType":
-				complete = string(m.Value) == `"complete"`
-			case "ttlMs":
-				hasTTL = true
-			case "cacheScope":
-				hasScope = true
-			}
+	var complete, hasTTL, hasScope bool
+	if jsonrpc.ScanMembers(res, func(key, value, _ []byte) {
+		switch string(key) {
+		case "resultType":
+			complete = string(value) == `"complete"`
+		case "ttlMs":
+			hasTTL = true
+		case "cacheScope":
+			hasScope = true
 		}
+	}) {
 		switch {
 		case !complete || hasTTL && hasScope:
 			return res
@@ -554,8 +560,8 @@ func withCacheHints(res json.RawMessage) json.RawMessage {
 	if json.Unmarshal(res, &top) != nil || top == nil || string(top["resultType"]) != `"complete"` {
 		return res
 	}
-	_, hasTTL := top["ttlMs"]
-	_, hasScope := top["cacheScope"]
+	_, hasTTL = top["ttlMs"]
+	_, hasScope = top["cacheScope"]
 	if hasTTL && hasScope {
 		return res
 	}

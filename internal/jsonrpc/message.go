@@ -40,32 +40,45 @@ type Member struct {
 // whose keys are printable ASCII without escapes (so that each key is its
 // text, as json.Unmarshal into a map would make it).
 func Members(obj []byte) (ms []Member, ok bool) {
-	i := SkipSpace(obj, 0)
-	if i >= len(obj) || obj[i] != '{' {
+	ok = ScanMembers(obj, func(key, value, span []byte) {
+		ms = append(ms, Member{Key: string(key), Value: value, Span: span})
+	})
+	if !ok {
 		return nil, false
 	}
+	return ms, true
+}
+
+// ScanMembers calls f with each top-level member of obj in order (key
+// without quotes, value and the whole "key":value, slices of obj), and
+// reports what Members reports; f may have been called when it is false.
+func ScanMembers(obj []byte, f func(key, value, span []byte)) bool {
+	i := SkipSpace(obj, 0)
+	if i >= len(obj) || obj[i] != '{' {
+		return false
+	}
 	if i = SkipSpace(obj, i+1); i < len(obj) && obj[i] == '}' {
-		return nil, true
+		return true
 	}
 	for i < len(obj) {
 		start := i
 		end, _ := StringEnd(obj, i)
 		if end < 0 || !plainString(obj[start:end]) {
-			return nil, false
+			return false
 		}
 		v := SkipSpace(obj, SkipSpace(obj, end)+1) // past the ':'
 		vEnd := ValueEnd(obj, v)
 		if vEnd < 0 {
-			return nil, false
+			return false
 		}
-		ms = append(ms, Member{Key: string(obj[start+1 : end-1]), Value: obj[v:vEnd], Span: obj[start:vEnd]})
+		f(obj[start+1:end-1], obj[v:vEnd], obj[start:vEnd])
 		i = SkipSpace(obj, vEnd)
 		if i < len(obj) && obj[i] == '}' {
-			return ms, true
+			return true
 		}
 		i = SkipSpace(obj, i+1) // past the ','
 	}
-	return nil, false
+	return false
 }
 
 // AppendMessage appends m as one line's JSON (without the newline) with
