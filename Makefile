@@ -38,10 +38,10 @@ clients/typescript/node_modules: clients/typescript/package-lock.json
 test-short: ## Run the unit tests only (no integration tests)
 	$(GO) test -race -short -count=1 ./...
 
-bench: bin/mcpd bin/demo-server node_modules ## Run the full benchmark (mcpd vs direct stdio vs bare gRPC; see BENCHMARKS.md)
+bench: bin/mcpd bin/mcpdctl bin/demo-server node_modules ## Run the full benchmark (mcpd vs direct stdio vs bare gRPC; see BENCHMARKS.md)
 	$(GO) run ./cmd/mcpd-bench $(BENCHFLAGS)
 
-bench-smoke: bin/mcpd bin/demo-server node_modules ## Run a CI-sized benchmark (fails only when something does not work)
+bench-smoke: bin/mcpd bin/mcpdctl bin/demo-server node_modules ## Run a CI-sized benchmark (fails only when something does not work)
 	$(GO) run ./cmd/mcpd-bench -smoke $(BENCHFLAGS)
 
 proto: ## Regenerate the committed protobuf code, descriptor set, client stubs and docs/api.md (needs protoc and grpc_python_plugin: apt-get install protobuf-compiler protobuf-compiler-grpc)

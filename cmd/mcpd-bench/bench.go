@@ -66,8 +66,16 @@ func (b *bench) run(ctx context.Context) error {
 	for _, t := range b.targets() {
 		servers[t.Name] = serverConfig{Command: t.Command, Args: t.Args}
 	}
+	var httpAddr string
+	b.rep.HTTPFace = "off (pass -httpface once mcpd serves --http-listen)"
+	if b.o.httpFace {
+		if httpAddr, err = freeLoopbackAddr(); err != nil {
+			return err
+		}
+		b.rep.HTTPFace = "http://" + httpAddr + "/servers/NAME/mcp"
+	}
 	b.progress("starting mcpd")
-	d, err := startDaemon(ctx, b.reg, b.o.mcpd, servers)
+	d, err := startDaemon(ctx, b.reg, b.o.mcpd, servers, httpAddr)
 	if err != nil {
 		return err
 	}
@@ -94,6 +102,15 @@ func (b *bench) run(ctx context.Context) error {
 			break
 		}
 		if err := b.lists(ctx, d, bareSrv, filepath.Join(dir, "bare.sock"), t); err != nil {
+			return err
+		}
+	}
+	for _, t := range b.targets() {
+		if !b.o.runs("cpu") {
+			b.rep.CPUNote = "not run (-sections)"
+			break
+		}
+		if err := b.cpu(ctx, d, t); err != nil { // cpu.go
 			return err
 		}
 	}
@@ -172,11 +189,20 @@ func (b *bench) overhead(ctx context.Context, d *daemon, bareSrv *bare, t target
 		func() error { return bareSrv.stream(ctx, payload) },
 		func() error { return rl.relayEcho(ctx, t.Name) },
 	}
-	const n = 5
-	var p50s, p99s [n][]time.Duration
+	fronts, err := b.startFronts(ctx, d, t, 1, "calls")
+	if err != nil {
+		return err
+	}
+	defer closeFronts(fronts)
+	const first = 5 // the fronts' variants follow
+	for _, f := range fronts {
+		variants = append(variants, func() error { return f.echo(ctx) })
+	}
+	n := len(variants)
+	p50s, p99s := make([][]time.Duration, n), make([][]time.Duration, n)
 	var added50, added99, addedStream, relayAdded, overRelay []time.Duration
 	for r := range b.o.rounds {
-		var round [n]latencies
+		round := make([]latencies, n)
 		for _, v := range rotate(n, r) {
 			l, err := timeSequential(b.o.iters, variants[v])
 			if err != nil {
@@ -204,6 +230,7 @@ func (b *bench) overhead(ctx context.Context, d *daemon, bareSrv *bare, t target
 		RelayP50: us(medianDur(p50s[4])), RelayP99: us(medianDur(p99s[4])),
 		RelayAddedP50: us(medianDur(relayAdded)), McpdOverRelayP50: us(medianDur(overRelay)),
 		PayloadBytes: len(payload.Value),
+		Fronts:       frontCallRows(fronts, first, p50s, p99s),
 	}
 	row.RatioP50 = ratio(row.McpdP50, row.DirectP50)
 	b.rep.Overhead = append(b.rep.Overhead, row)
@@ -267,13 +294,21 @@ func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
 			return err
 		}
 	}
+	fronts, err := b.startFronts(ctx, d, t, maxC, "throughput")
+	if err != nil {
+		return err
+	}
+	defer closeFronts(fronts)
 	for _, c := range throughputConcurrency {
 		variants := []func(i int) error{
 			func(int) error { return dc.echo(ctx) },
 			func(i int) error { return callEcho(ctx, apps[i], t.Name) },
 			func(i int) error { return relayApps[i].relayEcho(ctx, t.Name) },
 		}
-		var rates [3][]float64
+		for _, f := range fronts {
+			variants = append(variants, func(int) error { return f.echo(ctx) })
+		}
+		rates := make([][]float64, len(variants))
 		for r := range b.o.rounds {
 			for _, v := range rotate(len(variants), r) {
 				rate, err := parallelRate(b.o.tputDur, c, variants[v])
@@ -288,6 +323,10 @@ func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
 		row.Ratio = ratio(row.Mcpd, row.Direct)
 		row.RelayRatio = ratio(row.Relay, row.Direct)
 		row.McpdOverRelay = ratio(row.Mcpd, row.Relay)
+		for i, f := range fronts {
+			rate := medianF(rates[3+i])
+			row.Fronts = append(row.Fronts, frontRate{Name: f.name, Rate: rate, Ratio: ratio(rate, row.Direct)})
+		}
 		b.rep.Throughput = append(b.rep.Throughput, row)
 		if c == maxC {
 			// mcpd's footprint right after the heaviest load.
@@ -380,32 +419,44 @@ func (b *bench) lists(ctx context.Context, d *daemon, bareSrv *bare, bareSock st
 	}
 	listBare := func() error { return bareSrv.blob(ctx, int64(size)) }
 	variants := []func() error{listDirect, listMcpd, listBare}
-	var p50s [3][]time.Duration
-	var p99s []time.Duration
+	fronts, err := b.startFronts(ctx, d, t, 1, "lists")
+	if err != nil {
+		return err
+	}
+	defer closeFronts(fronts)
+	sizes := make([]int, len(fronts))
+	for i, f := range fronts {
+		variants = append(variants, func() (err error) { sizes[i], err = f.list(ctx); return err })
+	}
+	n := len(variants)
+	p50s, p99s := make([][]time.Duration, n), make([][]time.Duration, n)
 	iters := max(b.o.iters/2, 50)
 	for r := range b.o.rounds {
-		for _, v := range rotate(3, r) {
+		for _, v := range rotate(n, r) {
 			l, err := timeSequential(iters, variants[v])
 			if err != nil {
 				return err
 			}
 			p50s[v] = append(p50s[v], l.quantile(0.5))
-			if v == 1 {
-				p99s = append(p99s, l.quantile(0.99))
-			}
+			p99s[v] = append(p99s[v], l.quantile(0.99))
 		}
 	}
 	row := listRow{
 		Server:    t.Name,
 		Cache:     strings.TrimPrefix(cache.String(), "CACHE_STATUS_"),
 		DirectP50: us(medianDur(p50s[0])),
-		McpdP50:   us(medianDur(p50s[1])), McpdP99: us(medianDur(p99s)),
+		McpdP50:   us(medianDur(p50s[1])), McpdP99: us(medianDur(p99s[1])),
 		BareP50:   us(medianDur(p50s[2])),
 		ListBytes: size,
 	}
 	row.Speedup = ratio(row.DirectP50, row.McpdP50)
 	row.OverBare = ratio(row.McpdP50, row.BareP50)
 	row.Ceiling = ratio(row.DirectP50, row.BareP50)
+	for i, f := range fronts {
+		fl := frontList{Name: f.name, P50: us(medianDur(p50s[3+i])), P99: us(medianDur(p99s[3+i])), Bytes: sizes[i]}
+		fl.Speedup = ratio(row.DirectP50, fl.P50)
+		row.Fronts = append(row.Fronts, fl)
+	}
 	if row.McpdRate, row.BareRate, err = b.listRates(ctx, d, bareSock, t.Name, int64(size)); err != nil {
 		return err
 	}

@@ -40,12 +40,14 @@ type daemon struct {
 	// conn is the daemon's first app connection (more with app()).
 	conn  *grpc.ClientConn
 	conns []*grpc.ClientConn
+	// httpAddr is where its HTTP face listens (--http-listen); "" for none.
+	httpAddr string
 }
 
 // startDaemon writes a config with servers into a fresh temporary
 // directory, starts mcpdBin on a socket there, and waits until the health
-// service answers.
-func startDaemon(ctx context.Context, reg *registry, mcpdBin string, servers map[string]serverConfig) (*daemon, error) {
+// service answers. httpAddr, if not empty, is passed as --http-listen.
+func startDaemon(ctx context.Context, reg *registry, mcpdBin string, servers map[string]serverConfig, httpAddr ...string) (*daemon, error) {
 	dir, err := os.MkdirTemp("", "mcpd-bench-")
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
@@ -70,7 +72,12 @@ func startDaemon(ctx context.Context, reg *registry, mcpdBin string, servers map
 		return nil, fmt.Errorf("create log: %w", err)
 	}
 	defer logf.Close()
-	d.cmd = exec.Command(mcpdBin, "--config", cfgPath, "--socket", d.socket, "--log-level", "warn", "--http-listen", "off")
+	args := []string{"--config", cfgPath, "--socket", d.socket, "--log-level", "warn", "--http-listen", "off"}
+	if len(httpAddr) > 0 && httpAddr[0] != "" {
+		d.httpAddr = httpAddr[0]
+		args[len(args)-1] = d.httpAddr
+	}
+	d.cmd = exec.Command(mcpdBin, args...)
 	d.cmd.Stdout = logf
 	d.cmd.Stderr = logf
 	// If the benchmark dies, its mcpd (and, through mcpd's own

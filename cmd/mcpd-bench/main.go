@@ -13,7 +13,8 @@
 //
 // Usage:
 //
-//	mcpd-bench [-smoke] [-json] [-sections calls,throughput,...] [-mcpd bin/mcpd] [-demo-server bin/demo-server]
+//	mcpd-bench [-smoke] [-json] [-sections calls,throughput,...] [-mcpd bin/mcpd] [-mcpdctl bin/mcpdctl]
+//	           [-demo-server bin/demo-server] [-httpface] [-bridge-profile DIR]
 package main
 
 import (
@@ -58,6 +59,7 @@ func main() {
 // options are the command-line settings.
 type options struct {
 	mcpd       string
+	mcpdctl    string // its bridge is the stdio front door
 	demo       string
 	node       string
 	everything string
@@ -70,12 +72,16 @@ type options struct {
 	noNode     bool
 	serveBare  string
 	serveRelay string
-	relayCmd   []string        // the server command after -serve-relay's flags
-	sections   map[string]bool // nil: every section
+	relayCmd   []string // the server command after -serve-relay's flags
+	serveFloor string
+	httpFace   bool // start mcpd with --http-listen and measure its HTTP face
+	// bridgeProfile is a directory for the bridge processes' CPU profiles.
+	bridgeProfile string
+	sections      map[string]bool // nil: every section
 }
 
 // sectionNames are the values of -sections, in the order they run.
-var sectionNames = []string{"calls", "throughput", "lists", "fanout", "recovery", "memory", "startup"}
+var sectionNames = []string{"calls", "throughput", "lists", "cpu", "fanout", "recovery", "memory", "startup"}
 
 // runs reports whether section is to be measured.
 func (o *options) runs(section string) bool { return o.sections == nil || o.sections[section] }
@@ -85,6 +91,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("mcpd-bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.mcpd, "mcpd", "bin/mcpd", "mcpd `binary` to benchmark")
+	fs.StringVar(&o.mcpdctl, "mcpdctl", "bin/mcpdctl", "mcpdctl `binary` whose bridge is measured")
+	fs.BoolVar(&o.httpFace, "httpface", false, "also measure mcpd's HTTP face (starts mcpd with --http-listen 127.0.0.1:PORT, serving /servers/NAME/mcp)")
+	fs.StringVar(&o.bridgeProfile, "bridge-profile", "", "write a CPU profile of each bridge process into `dir`")
 	fs.StringVar(&o.demo, "demo-server", "bin/demo-server", "Go demo MCP server `binary`")
 	fs.StringVar(&o.node, "node", "node", "node `binary` for server-everything")
 	fs.StringVar(&o.everything, "everything", "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
@@ -97,6 +106,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.DurationVar(&o.tputDur, "throughput-duration", 0, "length of one throughput measurement (default 1s, smoke 150ms)")
 	fs.StringVar(&o.serveBare, "serve-bare", "", "internal: serve the bare gRPC baseline on `socket`")
 	fs.StringVar(&o.serveRelay, "serve-relay", "", "internal: serve the relay baseline on `socket` in front of the command after --")
+	fs.StringVar(&o.serveFloor, "serve-http-floor", "", "internal: serve the HTTP floors on `addr` in front of the command after --")
 	sections := fs.String("sections", "", "comma-separated `list` of sections to run, of "+strings.Join(sectionNames, ",")+" (default all)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
@@ -105,7 +115,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if o.serveRelay != "" {
+	if o.serveRelay != "" || o.serveFloor != "" {
 		o.relayCmd = fs.Args()
 	} else if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (see mcpd-bench -help)", fs.Arg(0))
@@ -156,6 +166,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if o.serveRelay != "" {
 		return serveRelay(o.serveRelay, o.relayCmd)
 	}
+	if o.serveFloor != "" {
+		return serveHTTPFloor(o.serveFloor, o.relayCmd)
+	}
 	if err := o.resolve(); err != nil {
 		return err
 	}
@@ -185,7 +198,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 // resolve makes the paths absolute and checks the binaries exist.
 func (o *options) resolve() error {
-	for _, p := range []*string{&o.mcpd, &o.demo} {
+	for _, p := range []*string{&o.mcpd, &o.mcpdctl, &o.demo} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return err
@@ -194,6 +207,16 @@ func (o *options) resolve() error {
 			return fmt.Errorf("%w (build it first: make build, or run make bench)", err)
 		}
 		*p = abs
+	}
+	if o.bridgeProfile != "" {
+		abs, err := filepath.Abs(o.bridgeProfile)
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return fmt.Errorf("profile directory: %w", err)
+		}
+		o.bridgeProfile = abs
 	}
 	if o.noNode {
 		return nil

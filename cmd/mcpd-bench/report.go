@@ -10,6 +10,9 @@ type report struct {
 	Overhead   []overheadRow   `json:"call_overhead"`
 	Throughput []throughputRow `json:"throughput"`
 	Lists      []listRow       `json:"cached_lists"`
+	CPU        []cpuRow        `json:"cpu_per_call"`
+	CPUNote    string          `json:"cpu_note,omitempty"`
+	HTTPFace   string          `json:"httpface"`
 	Memory     []memoryRow     `json:"memory"`
 	Daemon     daemonMemory    `json:"mcpd_memory"`
 	FanOut     []fanOutRow     `json:"fan_out"`
@@ -59,6 +62,8 @@ type overheadRow struct {
 	RelayAddedP50    float64 `json:"relay_added_p50_us"`
 	McpdOverRelayP50 float64 `json:"mcpd_over_relay_p50_us"`
 	PayloadBytes     int     `json:"bare_payload_bytes"`
+	// Fronts are the host-facing ways in (front.go).
+	Fronts []frontCall `json:"fronts"`
 }
 
 // throughputRow is calls/s of concurrent apps on one shared child.
@@ -73,6 +78,8 @@ type throughputRow struct {
 	Relay         float64 `json:"relay_calls_per_s"`
 	RelayRatio    float64 `json:"relay_over_direct"`
 	McpdOverRelay float64 `json:"mcpd_over_relay"`
+	// Fronts: each front door with c requests in flight (front.go).
+	Fronts []frontRate `json:"fronts"`
 }
 
 // listRow is sequential tools/list latency.
@@ -93,6 +100,8 @@ type listRow struct {
 	McpdRate  float64 `json:"mcpd_64_apps_per_s"`
 	BareRate  float64 `json:"bare_grpc_64_apps_per_s"`
 	RateRatio float64 `json:"mcpd_over_bare_64_apps"`
+	// Fronts are the host-facing ways in (front.go).
+	Fronts []frontList `json:"fronts"`
 }
 
 // memoryRow compares N apps each running their own child with mcpd + one

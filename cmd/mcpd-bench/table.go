@@ -43,6 +43,7 @@ func (b *bench) checkTargets() {
 		add(fmt.Sprintf("mcpd idle RSS (%d lazy servers)", r.Daemon.IdleServers), "<= 25 MiB", idle, "MiB", idle <= 25)
 		add("mcpd start to socket answering", "<= 50 ms", r.Startup.ReadyMs, "ms", r.Startup.ReadyMs <= 50)
 	}
+	b.checkFrontTargets()
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
@@ -102,6 +103,8 @@ func printReport(w io.Writer, r *report) {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2fx\t\n", l.Server, l.McpdRate, l.BareRate, l.RateRatio)
 	}
 	end()
+
+	printFronts(w, tw, r) // fronttable.go
 
 	section("4. memory: N apps each with its own child vs mcpd + one shared child, MiB",
 		"apps\tseparate RSS\tseparate PSS\tmcpd+child RSS\tmcpd+child PSS\tmcpd alone RSS\tRSS ratio\tPSS ratio\t")

@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
+	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -71,6 +73,11 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, names []string, all b
 		return err
 	}
 	defer be.Close()
+	if stop, err := startCPUProfile(); err != nil {
+		return err
+	} else if stop != nil {
+		defer stop()
+	}
 	return bridge.ServeStdio(ctx, be, bridge.Options{
 		Names:       names,
 		All:         all,
@@ -80,4 +87,29 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, names []string, all b
 		RPCError:    c.rpcError,
 		CallOptions: c.callOptions,
 	}, bridgeStdin, c.stdout)
+}
+
+// cpuProfileEnv names a file to write the bridge's CPU profile to, for
+// the benchmark (mcpd-bench -bridge-profile).
+const cpuProfileEnv = "MCPDCTL_CPUPROFILE"
+
+// startCPUProfile starts a CPU profile when cpuProfileEnv is set; stop
+// writes it out. Both are nil when it is not set.
+func startCPUProfile() (stop func(), err error) {
+	path := os.Getenv(cpuProfileEnv)
+	if path == "" {
+		return nil, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

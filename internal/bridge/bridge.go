@@ -60,6 +60,8 @@ type bridge struct {
 	logLevel    string                       // set by a legacy host's logging/setLevel
 	hostReady   bool                         // a legacy host sent notifications/initialized
 	missing     map[string]string            // served servers down now → why (missing.go)
+	lastInfo    json.RawMessage              // clientInfo's last info…
+	lastClient  *mcpdv1.ClientInfo           // …and what it made of it
 }
 
 // route is where an exposed (possibly prefixed) tool or prompt name goes.
@@ -234,8 +236,8 @@ func keepOpen(ctx context.Context, stream func() (established bool)) {
 // dispatch handles one line of the host; for a subscriptions/listen it
 // returns a channel closed once the listen is in place.
 func (b *bridge) dispatch(ctx context.Context, line []byte) <-chan struct{} {
-	var m jsonrpc.Message
-	if err := json.Unmarshal(line, &m); err != nil {
+	m, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
 		b.write(&jsonrpc.Message{ID: json.RawMessage("null"), Error: jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: %v", err)})
 		return nil
 	}
@@ -323,6 +325,9 @@ func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) func() {
 }
 
 func idKey(raw json.RawMessage) string {
+	if len(raw) > 0 && (raw[0] == '"' || raw[0] == '-' || raw[0] >= '0' && raw[0] <= '9') {
+		return string(raw) // a string or a number: compact already
+	}
 	var buf bytes.Buffer
 	if json.Compact(&buf, raw) != nil {
 		return string(raw)
@@ -369,6 +374,23 @@ func (b *bridge) hostRequest(ctx context.Context, method string, params json.Raw
 // rpcToMCP turns a failed RPC into the JSON-RPC error the host sees.
 func (b *bridge) rpcToMCP(ctx context.Context, err error, server string) *jsonrpc.Error {
 	return b.be.Error(ctx, err, server)
+}
+
+// clientInfo is clientInfoProto(info), decoded once for the info the
+// host keeps sending (its requests name it the same way each time). The
+// message is shared: it is only read (sent) from then on.
+func (b *bridge) clientInfo(info json.RawMessage) *mcpdv1.ClientInfo {
+	b.mu.Lock()
+	last, ci := b.lastInfo, b.lastClient
+	b.mu.Unlock()
+	if ci != nil && bytes.Equal(last, info) {
+		return ci
+	}
+	ci = clientInfoProto(info)
+	b.mu.Lock()
+	b.lastInfo, b.lastClient = bytes.Clone(info), ci
+	b.mu.Unlock()
+	return ci
 }
 
 // clientInfoProto is the host's identity for mcpd.

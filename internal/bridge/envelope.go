@@ -3,6 +3,7 @@ package bridge
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
@@ -26,6 +27,10 @@ type hostReq struct {
 	// ended; nil for other methods.
 	acked chan struct{}
 	bad   *jsonrpc.Error
+	// members are params' members as the host wrote them, when scanned
+	// (parseFast): forwardParams then forwards them byte for byte.
+	members     []jsonrpc.Member
+	metaMembers []jsonrpc.Member // params._meta's, likewise
 }
 
 // ack closes acked, if any and not closed yet. Only the request's own
@@ -41,18 +46,27 @@ func (r *hostReq) ack() {
 	}
 }
 
+// parseRequest decodes m's params (valid JSON: the line was decoded) down
+// to the top-level keys and checks a modern request's envelope.
 func parseRequest(m *jsonrpc.Message) *hostReq {
 	r := &hostReq{id: m.ID, method: m.Method}
 	if len(m.Params) > 0 && string(m.Params) != "null" {
-		if err := json.Unmarshal(m.Params, &r.params); err != nil || r.params == nil {
-			r.bad = jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params must be an object")
-			return r
+		r.params, r.members = memberMap(m.Params)
+		if r.params == nil {
+			if err := json.Unmarshal(m.Params, &r.params); err != nil || r.params == nil {
+				r.bad = jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params must be an object")
+				return r
+			}
 		}
 	}
 	if raw := r.params["_meta"]; len(raw) > 0 && string(raw) != "null" {
-		if err := json.Unmarshal(raw, &r.meta); err != nil {
-			r.bad = jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params._meta must be an object")
-			return r
+		r.meta, r.metaMembers = memberMap(raw)
+		if r.meta == nil {
+			r.members = nil // forwarded through the general path
+			if err := json.Unmarshal(raw, &r.meta); err != nil {
+				r.bad = jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params._meta must be an object")
+				return r
+			}
 		}
 	}
 	_, r.modern = r.meta[jsonrpc.MetaProtocolVersion]
@@ -74,35 +88,86 @@ func parseRequest(m *jsonrpc.Message) *hostReq {
 // the capabilities are required, the client's identity is optional (SHOULD
 // be sent) but must be an Implementation object when present.
 func (r *hostReq) checkEnvelope() *jsonrpc.Error {
-	envelope := fmt.Sprintf("a %s request carries params._meta with %q and %q", r.method, jsonrpc.MetaProtocolVersion, jsonrpc.MetaClientCapabilities)
+	envelope := func() string { // for the errors only
+		return fmt.Sprintf("a %s request carries params._meta with %q and %q", r.method, jsonrpc.MetaProtocolVersion, jsonrpc.MetaClientCapabilities)
+	}
 	v, ok := r.meta[jsonrpc.MetaProtocolVersion]
 	if !ok {
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "missing _meta field %q: %s", jsonrpc.MetaProtocolVersion, envelope)
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "missing _meta field %q: %s", jsonrpc.MetaProtocolVersion, envelope())
 	}
-	if json.Unmarshal(v, &r.version) != nil || r.version == "" {
+	if text, ok := jsonrpc.PlainText(v); ok {
+		r.version = text
+	} else if json.Unmarshal(v, &r.version) != nil {
+		r.version = ""
+	}
+	if r.version == "" {
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid _meta field %q: must be a protocol version string such as %q", jsonrpc.MetaProtocolVersion, jsonrpc.ModernVersion)
 	}
 	if len(r.caps) == 0 {
-		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "missing _meta field %q: %s (use {} to declare none)", jsonrpc.MetaClientCapabilities, envelope)
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "missing _meta field %q: %s (use {} to declare none)", jsonrpc.MetaClientCapabilities, envelope())
 	}
 	if !isObject(r.caps) {
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid _meta field %q: must be a ClientCapabilities object", jsonrpc.MetaClientCapabilities)
 	}
-	if len(r.info) > 0 {
-		var impl struct {
-			Name *string `json:"name"`
-		}
-		if !isObject(r.info) || json.Unmarshal(r.info, &impl) != nil || impl.Name == nil {
-			return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid _meta field %q: must be an Implementation object with a name", jsonrpc.MetaClientInfo)
-		}
+	if len(r.info) > 0 && !hasName(r.info) {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid _meta field %q: must be an Implementation object with a name", jsonrpc.MetaClientInfo)
 	}
 	return nil
 }
 
+// hasName reports whether info is an object with a string "name", as
+// decoding it into a struct with a *string name field would find it.
+func hasName(info json.RawMessage) bool {
+	if !isObject(info) {
+		return false
+	}
+	if ms, ok := jsonrpc.Members(info); ok {
+		names := 0
+		var name []byte
+		for _, m := range ms {
+			switch {
+			case m.Key == "name":
+				names++
+				name = m.Value
+			case strings.EqualFold(m.Key, "name"):
+				names = 2 // a field match only case-insensitively: general path
+			}
+		}
+		if names == 0 {
+			return false
+		}
+		if names == 1 {
+			return name[0] == '"'
+		}
+	}
+	var impl struct {
+		Name *string `json:"name"`
+	}
+	return json.Unmarshal(info, &impl) == nil && impl.Name != nil
+}
+
 // isObject reports whether raw is a JSON object.
-func isObject(raw json.RawMessage) bool {
-	var m map[string]json.RawMessage
-	return json.Unmarshal(raw, &m) == nil && m != nil
+func isObject(raw json.RawMessage) bool { return jsonrpc.IsObject(raw) }
+
+// memberMap is obj's members by key, the values slices of obj, with the
+// members in order; both nil unless obj is an object whose members scan
+// (jsonrpc.Members) and whose keys are distinct.
+func memberMap(obj json.RawMessage) (map[string]json.RawMessage, []jsonrpc.Member) {
+	ms, ok := jsonrpc.Members(obj)
+	if !ok {
+		return nil, nil
+	}
+	out := make(map[string]json.RawMessage, len(ms))
+	for _, m := range ms {
+		out[m.Key] = m.Value
+	}
+	if len(out) != len(ms) {
+		return nil, nil // a key twice: the last wins, as json.Unmarshal has it
+	}
+	if ms == nil {
+		ms = []jsonrpc.Member{} // {}: scanned, with no members
+	}
+	return out, ms
 }
 
 // removedMethods are the client requests of the legacy era that the modern
@@ -132,6 +197,68 @@ func removedInModern(r *hostReq) *jsonrpc.Error {
 // keys are dropped (mcpd stamps its own, with the host's capabilities and
 // identity passed in CallOptions); everything else passes unchanged.
 func (r *hostReq) forwardParams() (json.RawMessage, error) {
+	if r.params == nil {
+		return json.RawMessage("{}"), nil
+	}
+	if r.members != nil {
+		return r.forwardMembers(), nil
+	}
+	return r.forwardMap()
+}
+
+// forwardMembers is forwardParams from the host's own bytes: its members
+// in order, _meta without the envelope keys (left out when nothing else
+// is in it).
+func (r *hostReq) forwardMembers() json.RawMessage {
+	n := 2
+	for _, m := range r.members {
+		n += len(m.Span) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(out, '{')
+	for _, m := range r.members {
+		if m.Key == "_meta" && r.meta != nil {
+			out = r.appendMeta(out)
+			continue
+		}
+		out = appendMember(out, m.Span)
+	}
+	return append(out, '}')
+}
+
+// appendMeta appends "_meta" with the envelope keys left out, or nothing
+// when nothing else is in it.
+func (r *hostReq) appendMeta(out []byte) []byte {
+	start := len(out)
+	for _, m := range r.metaMembers {
+		switch m.Key {
+		case jsonrpc.MetaProtocolVersion, jsonrpc.MetaClientCapabilities, jsonrpc.MetaClientInfo:
+			continue
+		}
+		if len(out) == start {
+			out = appendMember(out, []byte(`"_meta":{`))
+			out = append(out, m.Span...)
+			continue
+		}
+		out = append(append(out, ','), m.Span...)
+	}
+	if len(out) == start {
+		return out
+	}
+	return append(out, '}')
+}
+
+// appendMember appends span after a comma unless it is the object's first.
+func appendMember(out, span []byte) []byte {
+	if out[len(out)-1] != '{' {
+		out = append(out, ',')
+	}
+	return append(out, span...)
+}
+
+// forwardMap is forwardParams from the decoded maps: the general path,
+// for params changed since the host sent them.
+func (r *hostReq) forwardMap() (json.RawMessage, error) {
 	if r.params == nil {
 		return json.RawMessage("{}"), nil
 	}

@@ -92,10 +92,11 @@ func (g *GRPCBackend) Down() bool { return g.conn.GetState() != connectivity.Rea
 // Ready waits until the connection to mcpd is up, reconnecting at once if
 // it was down; it fails with the "not running" error after a short while.
 func (g *GRPCBackend) Ready(ctx context.Context) error {
-	if g.conn.GetState() != connectivity.Ready {
-		if _, err := os.Stat(g.socket); errors.Is(err, fs.ErrNotExist) {
-			return g.notRunning() // no need to wait: mcpd is not there
-		}
+	if g.conn.GetState() == connectivity.Ready {
+		return nil // the usual case: no timer, no wait
+	}
+	if _, err := os.Stat(g.socket); errors.Is(err, fs.ErrNotExist) {
+		return g.notRunning() // no need to wait: mcpd is not there
 	}
 	wctx, cancel := context.WithTimeout(ctx, readyTimeout)
 	defer cancel()

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -13,7 +14,9 @@ import (
 
 // list returns the merged items of method over the served servers; names
 // are prefixed when serving several, and routes are recorded. Serving
-// several, a server that cannot serve now is left out (missing.go).
+// several, a server that cannot serve now is left out (missing.go). Each
+// element of items is one or more items, comma-separated, as they go into
+// the result's array (a server's whole list when it passes unchanged).
 func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *jsonrpc.Error) {
 	if err := b.ready(ctx); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
@@ -74,6 +77,163 @@ type listing struct {
 // addItems adds the items server listed (a JSON array) to l: tools and
 // prompts under their exposed names, resources noting their server.
 func (b *bridge) addItems(l *listing, server, itemsJSON string) *jsonrpc.Error {
+	arr := []byte(itemsJSON)
+	if !b.aggr && (l.method == "prompts/list" || l.method == "tools/list" && !bytes.Contains(arr, []byte("x-mcp-header"))) {
+		// Served alone, the names are not prefixed and no route is needed
+		// (unless a tool declares x-mcp-header arguments, which are recorded):
+		// the list leaves mcpd's cache and reaches the host unchanged.
+		if inner, ok := arrayInner(arr); ok {
+			if len(inner) > 0 {
+				l.items = append(l.items, inner)
+			}
+			return nil
+		}
+	}
+	if elems, ok := arrayElements(arr); ok {
+		for _, it := range elems {
+			if err := b.addItem(l, server, it); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return b.addDecoded(l, server, itemsJSON)
+}
+
+// addItem adds one item to l as mcpd passed it, with its name replaced
+// when prefixed; an item whose members do not scan is decoded instead.
+func (b *bridge) addItem(l *listing, server string, it json.RawMessage) *jsonrpc.Error {
+	ms, ok := jsonrpc.Members(it)
+	if !ok {
+		return b.addDecoded(l, server, "["+string(it)+"]")
+	}
+	member := func(key string) json.RawMessage {
+		var v json.RawMessage // the last one, as decoding into a map has it
+		for _, m := range ms {
+			if m.Key == key {
+				v = m.Value
+			}
+		}
+		return v
+	}
+	text := func(raw json.RawMessage) string {
+		if s, ok := jsonrpc.PlainText(raw); ok {
+			return s
+		}
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	switch l.method {
+	case "tools/list", "prompts/list":
+		nameRaw := member("name")
+		name := text(nameRaw)
+		exposed := name
+		if b.aggr {
+			exposed = prefixed(server, name)
+			if other, clash := l.seen[exposed]; clash {
+				return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s name %q of server %q clashes with one of server %q after prefixing",
+					strings.TrimSuffix(l.method, "s/list"), exposed, server, other)
+			}
+			l.seen[exposed] = server
+			it = renamed(it, ms, nameRaw, exposed)
+		}
+		l.routes[exposed] = route{server: server, name: name}
+		if l.method == "tools/list" {
+			if hs := paramHeaders(member("inputSchema")); hs != nil {
+				l.params[exposed] = hs
+			}
+		}
+	case "resources/list", "resources/templates/list":
+		key := "uri"
+		if l.method == "resources/templates/list" {
+			key = "uriTemplate"
+		}
+		uri := text(member(key))
+		b.mu.Lock()
+		b.uris[uri] = server
+		b.mu.Unlock()
+	}
+	l.items = append(l.items, it)
+	return nil
+}
+
+// renamed is item with its "name" members' value nameRaw replaced by
+// name (added first when it has none).
+func renamed(it json.RawMessage, ms []jsonrpc.Member, nameRaw json.RawMessage, name string) json.RawMessage {
+	q, err := jsonrpc.AppendString(nil, name)
+	if err != nil {
+		q = []byte(`""`)
+	}
+	if nameRaw == nil {
+		return spliceFirst(it, `"name":`+string(q))
+	}
+	last := 0 // the "name" member that counts, as decoding into a map has it
+	for i, m := range ms {
+		if m.Key == "name" {
+			last = i
+		}
+	}
+	out := make([]byte, 0, len(it)+len(q))
+	out = append(out, '{')
+	for i, m := range ms {
+		switch {
+		case i == last:
+			out = appendMember(out, append([]byte(`"name":`), q...))
+		case m.Key != "name":
+			out = appendMember(out, m.Span)
+		}
+	}
+	return append(out, '}')
+}
+
+// arrayInner is arr, a JSON array, without its brackets.
+func arrayInner(arr []byte) ([]byte, bool) {
+	i := jsonrpc.SkipSpace(arr, 0)
+	j := len(arr)
+	for j > i && (arr[j-1] == ' ' || arr[j-1] == '\t' || arr[j-1] == '\n' || arr[j-1] == '\r') {
+		j--
+	}
+	if j-i < 2 || arr[i] != '[' || arr[j-1] != ']' || jsonrpc.ValueEnd(arr, i) != j {
+		return nil, false
+	}
+	inner := arr[i+1 : j-1]
+	if jsonrpc.SkipSpace(inner, 0) == len(inner) {
+		return nil, true
+	}
+	return inner, true
+}
+
+// arrayElements are the elements of arr, a JSON array, as slices of it.
+func arrayElements(arr []byte) ([]json.RawMessage, bool) {
+	inner, ok := arrayInner(arr)
+	if !ok {
+		return nil, false
+	}
+	var out []json.RawMessage
+	for i := jsonrpc.SkipSpace(inner, 0); i < len(inner); {
+		end := jsonrpc.ValueEnd(inner, i)
+		if end < 0 {
+			// A number at the very end has no delimiter after it.
+			if end = len(inner); inner[i] == '{' || inner[i] == '[' || inner[i] == '"' {
+				return nil, false
+			}
+		}
+		out = append(out, inner[i:end])
+		i = jsonrpc.SkipSpace(inner, end)
+		if i < len(inner) {
+			if inner[i] != ',' {
+				return nil, false
+			}
+			i = jsonrpc.SkipSpace(inner, i+1)
+		}
+	}
+	return out, true
+}
+
+// addDecoded is addItems through encoding/json: for items that do not
+// scan.
+func (b *bridge) addDecoded(l *listing, server, itemsJSON string) *jsonrpc.Error {
 	var arr []map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(itemsJSON), &arr); err != nil {
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: bad %s items: %v", server, l.method, err)
@@ -163,8 +323,9 @@ func checkCursor(r *hostReq) *jsonrpc.Error {
 func (b *bridge) listOne(ctx context.Context, method, server string) ([]*mcpdv1.ServerList, error) {
 	opts := b.opts.CallOptions()
 	b.mu.Lock()
-	opts.Client = clientInfoProto(b.hostInfo)
+	info := b.hostInfo
 	b.mu.Unlock()
+	opts.Client = b.clientInfo(info)
 	return b.listFrom(ctx, method, server, opts)
 }
 
@@ -181,16 +342,28 @@ func prefixed(server, name string) string {
 	return full[:maxToolName-len(suffix)] + suffix
 }
 
+// listResult is the result of a list method with items (list's
+// fragments), written as bytes: the items are not encoded again.
 func listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
-	res := map[string]any{jsonrpc.ListKeys[method]: items}
+	n := 64
+	for _, it := range items {
+		n += len(it) + 1
+	}
+	out := make([]byte, 0, n)
+	out = append(append(append(out, `{"`...), jsonrpc.ListKeys[method]...), `":[`...)
+	for i, it := range items {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, it...)
+	}
+	out = append(out, ']')
 	if r.modern {
 		// Modern list results "must carry ttlMs and cacheScope"; mcpd
 		// caches, so the host need not.
-		res["resultType"] = "complete"
-		res["ttlMs"] = 0
-		res["cacheScope"] = "private"
+		out = append(out, `,"resultType":"complete","ttlMs":0,"cacheScope":"private"`...)
 	}
-	return marshalResult(res)
+	return append(out, '}'), nil
 }
 
 // listFrom sends the list RPC of the MCP method ("tools/list", …).

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -239,14 +240,25 @@ func (b *bridge) routedCall(ctx context.Context, r *hostReq) (json.RawMessage, *
 	if oc := b.takeParked(r); oc != nil {
 		return b.resume(ctx, r, oc)
 	}
-	var name string
-	if err := json.Unmarshal(r.params["name"], &name); err != nil || name == "" {
+	name, ok := jsonrpc.PlainText(r.params["name"])
+	if !ok {
+		if err := json.Unmarshal(r.params["name"], &name); err != nil {
+			name = ""
+		}
+	}
+	if name == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.name required")
 	}
-	kind := map[string]string{"tools/call": "tools", "prompts/get": "prompts"}[r.method]
+	kind := "tools"
+	if r.method == "prompts/get" {
+		kind = "prompts"
+	}
 	rt, ok := b.resolve(ctx, kind, name)
 	if !ok {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q", strings.TrimSuffix(kind, "s"), name)
+	}
+	if rt.name == name {
+		return b.forward(ctx, r, rt.server, r.method, r.params) // as the host sent them
 	}
 	params := cloneParams(r.params)
 	params["name"], _ = json.Marshal(rt.name)
@@ -402,7 +414,7 @@ func (b *bridge) options(r *hostReq) *mcpdv1.CallOptions {
 	if r.modern {
 		info, caps = r.info, r.caps
 	}
-	opts.Client = clientInfoProto(info)
+	opts.Client = b.clientInfo(info)
 	if len(caps) > 0 && caps[0] == '{' {
 		opts.ClientCapabilitiesJson = string(caps)
 	}
@@ -416,6 +428,9 @@ func (b *bridge) forward(ctx context.Context, r *hostReq, server, method string,
 	req := *r
 	req.params = cloneParams(params)
 	b.stampLogLevel(&req)
+	if !sameMap(params, r.params) || !sameMap(req.meta, r.meta) {
+		req.members = nil // changed: forwarded from the maps
+	}
 	if b.mrtr(&req) {
 		// A legacy child's requests during the call reach a modern host as
 		// input_required (mrtr.go).
@@ -440,7 +455,13 @@ func (b *bridge) forward(ctx context.Context, r *hostReq, server, method string,
 		if !again {
 			return res, rerr
 		}
+		req.members = nil // fulfil changed the params
 	}
+}
+
+// sameMap reports whether a and b are one map (not merely equal ones).
+func sameMap(a, b map[string]json.RawMessage) bool {
+	return reflect.ValueOf(a).UnsafePointer() == reflect.ValueOf(b).UnsafePointer()
 }
 
 func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, params json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
@@ -483,6 +504,15 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 // for a modern host ("an absent one [is treated] as complete", but modern
 // results carry it).
 func withResultType(res json.RawMessage) json.RawMessage {
+	has := false
+	if jsonrpc.ScanMembers(res, func(key, _, _ []byte) { has = has || string(key) == "resultType" }) {
+		// The result as mcpd passed it, byte for byte, with resultType
+		// first if it has none.
+		if has {
+			return res
+		}
+		return spliceFirst(res, `"resultType":"complete"`)
+	}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(res, &top) != nil || top == nil {
 		return res
@@ -505,12 +535,33 @@ func withResultType(res json.RawMessage) json.RawMessage {
 // authorization context (mcpd caches, so the host need not). An
 // input_required result never carries them.
 func withCacheHints(res json.RawMessage) json.RawMessage {
+	var complete, hasTTL, hasScope bool
+	if jsonrpc.ScanMembers(res, func(key, value, _ []byte) {
+		switch string(key) {
+		case "resultType":
+			complete = string(value) == `"complete"`
+		case "ttlMs":
+			hasTTL = true
+		case "cacheScope":
+			hasScope = true
+		}
+	}) {
+		switch {
+		case !complete || hasTTL && hasScope:
+			return res
+		case hasTTL:
+			return spliceFirst(res, `"cacheScope":"private"`)
+		case hasScope:
+			return spliceFirst(res, `"ttlMs":0`)
+		}
+		return spliceFirst(res, `"cacheScope":"private","ttlMs":0`)
+	}
 	var top map[string]json.RawMessage
 	if json.Unmarshal(res, &top) != nil || top == nil || string(top["resultType"]) != `"complete"` {
 		return res
 	}
-	_, hasTTL := top["ttlMs"]
-	_, hasScope := top["cacheScope"]
+	_, hasTTL = top["ttlMs"]
+	_, hasScope = top["cacheScope"]
 	if hasTTL && hasScope {
 		return res
 	}
@@ -525,6 +576,18 @@ func withCacheHints(res json.RawMessage) json.RawMessage {
 		return res
 	}
 	return out
+}
+
+// spliceFirst returns obj, a JSON object, with members (one or more,
+// comma-separated) inserted first.
+func spliceFirst(obj json.RawMessage, members string) json.RawMessage {
+	i := jsonrpc.SkipSpace(obj, 0) + 1 // past the '{'
+	out := make([]byte, 0, len(obj)+len(members)+2)
+	out = append(append(out, '{'), members...)
+	if rest := jsonrpc.SkipSpace(obj, i); rest < len(obj) && obj[rest] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, obj[i:]...)
 }
 
 // fulfil handles an input_required result. A modern host gets it
@@ -576,11 +639,32 @@ func (b *bridge) fulfil(ctx context.Context, r *hostReq, res json.RawMessage, pa
 
 // hostDeclares reports whether the host's capabilities answer method.
 func hostDeclares(caps json.RawMessage, method string) bool {
+	key := capabilityKeys[method]
+	if key == "" {
+		return false
+	}
+	if isEmptyObject(caps) {
+		return false
+	}
 	var c map[string]json.RawMessage
 	if json.Unmarshal(caps, &c) != nil {
 		return false
 	}
-	key := map[string]string{"roots/list": "roots", "sampling/createMessage": "sampling", "elicitation/create": "elicitation"}[method]
 	v, ok := c[key]
-	return key != "" && ok && string(v) != "null"
+	return ok && string(v) != "null"
+}
+
+// capabilityKeys are the client capabilities that answer each request a
+// server may send its client.
+var capabilityKeys = map[string]string{"roots/list": "roots", "sampling/createMessage": "sampling", "elicitation/create": "elicitation"}
+
+// isEmptyObject reports whether raw is {} (with any whitespace): the
+// capabilities most hosts declare, which answer nothing.
+func isEmptyObject(raw json.RawMessage) bool {
+	i := jsonrpc.SkipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	i = jsonrpc.SkipSpace(raw, i+1)
+	return i < len(raw) && raw[i] == '}' && jsonrpc.SkipSpace(raw, i+1) == len(raw)
 }

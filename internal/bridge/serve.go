@@ -42,20 +42,30 @@ type Sink interface {
 	Send(scope json.RawMessage, m *jsonrpc.Message) error
 }
 
-// lineSink writes one message per line.
+// lineSink writes one message per line, each with one write: the message
+// is encoded straight into a buffer the sink keeps (raw values byte for
+// byte, jsonrpc.AppendMessage), and the buffer is written out whole.
 type lineSink struct {
-	mu sync.Mutex // serializes writes to w
-	w  io.Writer
+	mu  sync.Mutex // serializes writes to w; guards buf
+	w   io.Writer
+	buf []byte
 }
 
+// maxKeptBuffer is the largest buffer the sink keeps for the next message.
+const maxKeptBuffer = 64 << 10
+
 func (s *lineSink) Send(_ json.RawMessage, m *jsonrpc.Message) error {
-	data, err := json.Marshal(m)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	data, err := jsonrpc.AppendMessage(s.buf[:0], m)
 	if err != nil {
 		return fmt.Errorf("encode message: %w", err)
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if _, err := s.w.Write(append(data, '\n')); err != nil {
+	data = append(data, '\n')
+	if cap(data) <= maxKeptBuffer {
+		s.buf = data
+	}
+	if _, err := s.w.Write(data); err != nil {
 		return fmt.Errorf("write stdout: %w", err)
 	}
 	return nil

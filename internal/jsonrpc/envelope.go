@@ -28,7 +28,7 @@ type Envelope struct {
 // this scans it once, without validating again, and without copying the
 // result: on the hot path every response passes through here.
 func DecodeEnvelope(msg []byte) (Envelope, error) {
-	if env, ok := scanEnvelope(msg); ok {
+	if env, _, ok := scanEnvelope(msg); ok {
 		return env, nil
 	}
 	var env Envelope
@@ -37,38 +37,41 @@ func DecodeEnvelope(msg []byte) (Envelope, error) {
 }
 
 // scanEnvelope is the fast path of DecodeEnvelope; ok is false when the
-// general path must decide.
-func scanEnvelope(msg []byte) (env Envelope, ok bool) {
+// general path must decide. version is the "jsonrpc" member's value as
+// written, nil when absent.
+func scanEnvelope(msg []byte) (env Envelope, version []byte, ok bool) {
 	i := SkipSpace(msg, 0)
 	if i >= len(msg) || msg[i] != '{' {
-		return env, false
+		return env, nil, false
 	}
 	i = SkipSpace(msg, i+1)
 	if i < len(msg) && msg[i] == '}' {
-		return env, SkipSpace(msg, i+1) == len(msg)
+		return env, nil, SkipSpace(msg, i+1) == len(msg)
 	}
 	for {
 		// key
 		if i >= len(msg) || msg[i] != '"' {
-			return env, false
+			return env, nil, false
 		}
 		end, escaped := StringEnd(msg, i)
 		if end < 0 || escaped {
-			return env, false
+			return env, nil, false
 		}
 		key := msg[i+1 : end-1]
 		i = SkipSpace(msg, end)
 		if i >= len(msg) || msg[i] != ':' {
-			return env, false
+			return env, nil, false
 		}
 		i = SkipSpace(msg, i+1)
 		vstart := i
 		i = ValueEnd(msg, i)
 		if i < 0 {
-			return env, false
+			return env, nil, false
 		}
 		val := msg[vstart:i]
 		switch string(key) {
+		case "jsonrpc":
+			version = val
 		case "id":
 			env.ID = val
 		case "params":
@@ -79,43 +82,51 @@ func scanEnvelope(msg []byte) (env Envelope, ok bool) {
 			switch {
 			case string(val) == "null":
 				// json.Unmarshal leaves the string as it was.
-			case val[0] != '"' || len(val) < 2:
-				return env, false
+			case !plainString(val):
+				return env, nil, false // escapes; non-ASCII (invalid UTF-8 is replaced)
 			default:
-				s := val[1 : len(val)-1]
-				for _, c := range s {
-					if c == '\\' || c < 0x20 || c >= 0x80 {
-						return env, false // escapes; non-ASCII (invalid UTF-8 is replaced)
-					}
-				}
-				env.Method = string(s)
+				env.Method = string(val[1 : len(val)-1])
 			}
 		case "error":
 			if string(val) == "null" {
 				env.Error = nil
 				break
 			}
-			return env, false // rare: leave the error object to encoding/json
+			return env, nil, false // rare: leave the error object to encoding/json
 		default:
-			for _, name := range [...]string{"id", "params", "result", "method", "error"} {
+			for _, name := range [...]string{"id", "params", "result", "method", "error", "jsonrpc"} {
 				if strings.EqualFold(string(key), name) {
-					return env, false
+					return env, nil, false
 				}
 			}
 		}
 		i = SkipSpace(msg, i)
 		if i >= len(msg) {
-			return env, false
+			return env, nil, false
 		}
 		switch msg[i] {
 		case ',':
 			i = SkipSpace(msg, i+1)
 		case '}':
-			return env, SkipSpace(msg, i+1) == len(msg)
+			return env, version, SkipSpace(msg, i+1) == len(msg)
 		default:
-			return env, false
+			return env, nil, false
 		}
 	}
+}
+
+// plainString reports whether val is a JSON string of printable ASCII
+// without escapes: its text is then val without the quotes.
+func plainString(val []byte) bool {
+	if len(val) < 2 || val[0] != '"' || val[len(val)-1] != '"' {
+		return false
+	}
+	for _, c := range val[1 : len(val)-1] {
+		if c == '\\' || c < 0x20 || c >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // SkipSpace returns the index of the first non-whitespace byte of b at or

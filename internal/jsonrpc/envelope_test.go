@@ -30,7 +30,7 @@ var envelopeCases = []string{
 }
 
 func scanned(msg string) bool {
-	_, ok := scanEnvelope([]byte(msg))
+	_, _, ok := scanEnvelope([]byte(msg))
 	return ok
 }
 

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// cpuRow is the CPU time per call of the processes on one path: the
+// front's own process (the bridge) and mcpd, from utime+stime in
+// /proc/PID/stat over sequential calls.
+type cpuRow struct {
+	Server string  `json:"server"`
+	Path   string  `json:"path"`
+	Op     string  `json:"op"`
+	Calls  int     `json:"calls"`
+	Front  float64 `json:"front_process_cpu_us_per_call"` // 0: the path has none
+	Mcpd   float64 `json:"mcpd_cpu_us_per_call"`
+}
+
+// cpuCalls is how many calls each CPU measurement makes: enough that the
+// 10 ms resolution of /proc/PID/stat is a few µs per call.
+func (b *bench) cpuCalls() int {
+	if b.o.smoke {
+		return 500
+	}
+	return max(b.o.iters, 2000)
+}
+
+// cpuPerCall runs calls sequential f and returns the CPU per call of pid
+// (0: none) and of mcpd.
+func cpuPerCall(calls, pid, mcpdPid int, f func() error) (front, mcpd time.Duration, err error) {
+	read := func() (time.Duration, time.Duration, error) {
+		var fc time.Duration
+		if pid > 0 {
+			if fc, err = procCPU(pid); err != nil {
+				return 0, 0, err
+			}
+		}
+		mc, err := procCPU(mcpdPid)
+		return fc, mc, err
+	}
+	f0, m0, err := read()
+	if err != nil {
+		return 0, 0, err
+	}
+	for range calls {
+		if err := f(); err != nil {
+			return 0, 0, err
+		}
+	}
+	f1, m1, err := read()
+	if err != nil {
+		return 0, 0, err
+	}
+	return (f1 - f0) / time.Duration(calls), (m1 - m0) / time.Duration(calls), nil
+}
+
+// cpu is the CPU section: CPU per call of the bridge process and of mcpd
+// for tools/call echo and cached tools/list through each front, and of
+// mcpd for the same calls over gRPC.
+func (b *bench) cpu(ctx context.Context, d *daemon, t target) error {
+	b.progress("cpu per call: %s", t.Name)
+	fronts, err := b.startFronts(ctx, d, t, 1, "cpu")
+	if err != nil {
+		return err
+	}
+	defer closeFronts(fronts)
+	client := d.client()
+	type path struct {
+		name string
+		pid  int
+		echo func() error
+		list func() error
+	}
+	paths := []path{{
+		name: "gRPC",
+		echo: func() error { return callEcho(ctx, client, t.Name) },
+		list: func() error {
+			_, err := client.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: t.Name})
+			return err
+		},
+	}}
+	for _, f := range fronts {
+		if f.name == frontHTTPFloor {
+			continue // mcpd plays no part
+		}
+		paths = append(paths, path{
+			name: f.name, pid: f.pid,
+			echo: func() error { return f.echo(ctx) },
+			list: func() error { _, err := f.list(ctx); return err },
+		})
+	}
+	calls := b.cpuCalls()
+	for _, p := range paths {
+		for _, op := range []struct {
+			name string
+			f    func() error
+		}{{"tools/call echo", p.echo}, {"tools/list (cached)", p.list}} {
+			fc, mc, err := cpuPerCall(calls, p.pid, d.pid(), op.f)
+			if err != nil {
+				return fmt.Errorf("cpu %s %s: %w", p.name, op.name, err)
+			}
+			b.rep.CPU = append(b.rep.CPU, cpuRow{Server: t.Name, Path: p.name, Op: op.name, Calls: calls, Front: us(fc), Mcpd: us(mc)})
+		}
+	}
+	return nil
+}

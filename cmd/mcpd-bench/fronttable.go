@@ -1,0 +1,99 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// checkFrontTargets compares the front doors with their targets: the stdio
+// bridge's cached tools/list at least twice as fast as direct stdio, its
+// CPU per call at most 100 µs, and its added latency per call no worse
+// than the HTTP face's plus one process hop (relay − direct − bare). With
+// the face off, the HTTP floor stands in for it, and the check says so.
+func (b *bench) checkFrontTargets() {
+	r := &b.rep
+	add := func(name, target string, v float64, unit string, met bool) {
+		r.Targets = append(r.Targets, targetCheck{Name: name, Target: target, Value: v, Unit: unit, Met: met})
+	}
+	for _, o := range r.Overhead {
+		bridge, okB := findCall(o.Fronts, frontBridge)
+		http, okH := findCall(o.Fronts, frontHTTPFace)
+		which := "httpface"
+		if !okH {
+			http, okH = findCall(o.Fronts, frontHTTPFloor)
+			which = "http floor, httpface off"
+		}
+		if okB && okH {
+			limit := http.AddedP50 + o.RelayAddedP50
+			add(fmt.Sprintf("bridge added p50 − (%s added + hop) (%s)", which, o.Server), "<= 0 us",
+				bridge.AddedP50-limit, "us", bridge.AddedP50 <= limit)
+		}
+	}
+	for _, l := range r.Lists {
+		for _, f := range l.Fronts {
+			if f.Name == frontBridge {
+				add("tools/list direct/bridge ("+l.Server+")", ">= 2", f.Speedup, "x", f.Speedup >= 2)
+			}
+		}
+	}
+	for _, c := range r.CPU {
+		if c.Path == frontBridge {
+			add(fmt.Sprintf("bridge process CPU per call, %s (%s)", c.Op, c.Server), "<= 100 us", c.Front, "us", c.Front <= 100)
+		}
+	}
+}
+
+func findCall(rows []frontCall, name string) (frontCall, bool) {
+	for _, f := range rows {
+		if f.Name == name {
+			return f, true
+		}
+	}
+	return frontCall{}, false
+}
+
+// printFronts prints the front doors' part of sections 1-3 and the CPU
+// section.
+func printFronts(w io.Writer, tw *tabwriter.Writer, r *report) {
+	fmt.Fprintf(w, "3b. host front doors: stdio bridge, bare HTTP floors, mcpd's HTTP face (httpface: %s)\n", r.HTTPFace)
+	fmt.Fprintln(w, "tools/call echo, sequential, µs; added = front − direct (median of per-round differences); hop = relay − direct − bare")
+	fmt.Fprintln(tw, "server\tfront\tp50\tp99\tadded p50\tdirect p50\thop\t")
+	for _, o := range r.Overhead {
+		for _, f := range o.Fronts {
+			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", o.Server, f.Name, f.P50, f.P99, f.AddedP50, o.DirectP50, o.RelayAddedP50)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "throughput, calls/s (the bridge: one host pipe with that many requests in flight)")
+	fmt.Fprintln(tw, "server\tin flight\tfront\tcalls/s\tfront/direct\t")
+	for _, t := range r.Throughput {
+		for _, f := range t.Fronts {
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.2fx\t\n", t.Server, t.Concurrency, f.Name, f.Rate, f.Ratio)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "tools/list, sequential, µs (mcpd: cached)")
+	fmt.Fprintln(tw, "server\tfront\tbytes\tp50\tp99\tdirect p50\tdirect/front\t")
+	for _, l := range r.Lists {
+		for _, f := range l.Fronts {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.2fx\t\n", l.Server, f.Name, f.Bytes, f.P50, f.P99, l.DirectP50, f.Speedup)
+		}
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "CPU per call, µs (utime+stime from /proc/PID/stat over sequential calls)")
+	if len(r.CPU) == 0 {
+		fmt.Fprintf(w, "%s\n\n", r.CPUNote)
+		return
+	}
+	fmt.Fprintln(tw, "server\tpath\top\tcalls\tfront process\tmcpd\t")
+	for _, c := range r.CPU {
+		front := "-"
+		if c.Path != "gRPC" && c.Path != frontHTTPFace {
+			front = fmt.Sprintf("%.1f", c.Front)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.1f\t\n", c.Server, c.Path, c.Op, c.Calls, front, c.Mcpd)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+}

@@ -1,0 +1,117 @@
+package bridge
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// hotBackend is memBackend with the answers of the benchmark's demo
+// server: an echo result, and a tools list of a realistic size.
+type hotBackend struct {
+	memBackend
+	items string
+}
+
+func newHotBackend() *hotBackend {
+	var items []string
+	for i := range 8 {
+		items = append(items, fmt.Sprintf(`{"name":"tool%d","description":"Tool number %d does what its name says, <quickly> & well.",`+
+			`"inputSchema":{"type":"object","properties":{"message":{"type":"string","description":"what to send"}},"required":["message"]}}`, i, i))
+	}
+	return &hotBackend{items: "[" + strings.Join(items, ",") + "]"}
+}
+
+func (h *hotBackend) ListTools(context.Context, *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
+	return &mcpdv1.ListToolsResponse{Servers: []*mcpdv1.ServerList{{Server: "s", ItemsJson: h.items, Cache: mcpdv1.CacheStatus_CACHE_STATUS_HIT}}}, nil
+}
+
+func (h *hotBackend) SendRequest(context.Context, *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error) {
+	return &sliceStream[mcpdv1.CallToolEvent]{items: []*mcpdv1.CallToolEvent{
+		{Event: &mcpdv1.CallToolEvent_Response{Response: &mcpdv1.McpResponse{Server: "s",
+			ResultJson: `{"content":[{"type":"text","text":"Echo: hello from mcpd-bench"}],"resultType":"complete"}`}}},
+	}}, nil
+}
+
+// hotHost drives a bridge on be over pipes, one request at a time.
+type hotHost struct {
+	w    io.WriteCloser
+	r    *bufio.Reader
+	wg   sync.WaitGroup
+	errc error
+}
+
+func startHotHost(tb testing.TB, be Backend) *hotHost {
+	in, hostW := io.Pipe()
+	hostR, out := io.Pipe()
+	h := &hotHost{w: hostW, r: bufio.NewReader(hostR)}
+	h.wg.Go(func() {
+		h.errc = ServeStdio(context.Background(), be, Options{
+			Names: []string{"s"}, MaxLine: 1 << 20,
+			Warnf:       func(string, ...any) {},
+			RPCError:    func(_ context.Context, err error, _ string) error { return err },
+			CallOptions: func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} },
+		}, in, out)
+		out.Close()
+	})
+	tb.Cleanup(func() {
+		hostW.Close()
+		_, _ = io.Copy(io.Discard, h.r)
+		h.wg.Wait()
+		if h.errc != nil {
+			tb.Error(h.errc)
+		}
+	})
+	return h
+}
+
+// roundTrip sends line and returns the answer's line.
+func (h *hotHost) roundTrip(tb testing.TB, line string) []byte {
+	if _, err := io.WriteString(h.w, line+"\n"); err != nil {
+		tb.Fatal(err)
+	}
+	got, err := h.r.ReadSlice('\n')
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return got
+}
+
+// benchMeta is the envelope the benchmark's session client sends.
+const benchMeta = `"_meta":{"` + jsonrpc.MetaClientCapabilities + `":{},"` + jsonrpc.MetaClientInfo +
+	`":{"name":"mcpd","version":"dev"},"` + jsonrpc.MetaProtocolVersion + `":"` + jsonrpc.ModernVersion + `"}`
+
+// benchBridge measures one request kind through the bridge's own code
+// (no gRPC): dispatch, parsing, forwarding, encoding the answer.
+func benchBridge(b *testing.B, line, want string) {
+	h := startHotHost(b, newHotBackend())
+	if got := h.roundTrip(b, line); !strings.Contains(string(got), want) {
+		b.Fatalf("answer %s lacks %s", got, want)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		h.roundTrip(b, line)
+	}
+}
+
+func BenchmarkBridgeToolsCall(b *testing.B) {
+	benchBridge(b, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{`+benchMeta+`,"name":"echo","arguments":{"message":"hello from mcpd-bench"}}}`,
+		"Echo: hello")
+}
+
+func BenchmarkBridgeToolsListCached(b *testing.B) {
+	benchBridge(b, `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{`+benchMeta+`}}`, `"tool7"`)
+}
+
+func BenchmarkBridgeToolsCallLegacy(b *testing.B) {
+	benchBridge(b, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello from mcpd-bench"}}}`,
+		"Echo: hello")
+}
