@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"context"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/proto"
@@ -68,4 +71,24 @@ func leadingComment(t *testing.T, files *protoregistry.Files, name protoreflect.
 		t.Fatalf("%s: %v", name, err)
 	}
 	return d.ParentFile().SourceLocations().ByDescriptor(d).LeadingComments
+}
+
+// TestGrpcurlDescribe: the real grpcurl (go tool grpcurl, pinned in
+// go.mod) describes CallTool with its comment.
+func TestGrpcurlDescribe(t *testing.T) {
+	skipShort(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not found: cannot run go tool grpcurl")
+	}
+	d := startDaemon(t, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, goBin, "tool", "grpcurl", "-plaintext", "-unix", d.socket, "describe", "mcpd.v1.Mcpd.CallTool").CombinedOutput()
+	if err != nil {
+		t.Fatalf("grpcurl describe: %v\n%s", err, out)
+	}
+	if want := "CallTool calls a tool; it streams progress and log events, then the result."; !strings.Contains(string(out), want) {
+		t.Fatalf("grpcurl describe mcpd.v1.Mcpd.CallTool:\n%s\nwant the comment %q", out, want)
+	}
 }
