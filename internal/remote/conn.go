@@ -358,3 +358,13 @@ func (c *Conn) deleteSession(sid string) error {
 	c.event("session ended (DELETE: %s)", resp.Status)
 	return nil
 }
+
+// Redact renders a URL without user info, query and fragment (they may
+// carry credentials), for status and logs; "" if it does not parse.
+func Redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return redact(u)
+}
