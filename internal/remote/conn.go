@@ -13,7 +13,6 @@ package remote
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -292,7 +291,7 @@ func (c *Conn) Done() <-chan struct{} { return c.done }
 
 // ExitError is why the Conn ended: nil after Stop or Kill.
 func (c *Conn) ExitError() error {
-	if err := c.Err(); err != nil && !errors.Is(err, io.EOF) {
+	if err := c.Err(); err != io.EOF { //nolint:errorlint // io.EOF itself marks mcpd's close
 		return err
 	}
 	return nil

@@ -73,6 +73,21 @@ func startGoSDK(t *testing.T, flags ...string) *server {
 func startServer(t *testing.T, bin string, args ...string) *server {
 	t.Helper()
 	s := &server{cmd: exec.Command(bin, args...), cond: make(chan struct{}), done: make(chan struct{})}
+	urlCh := startProcess(t, s)
+	select {
+	case s.URL = <-urlCh:
+	case <-s.done:
+		t.Fatalf("%s exited before listening: %s", bin, s.stderrText())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("%s did not listen", bin)
+	}
+	return s
+}
+
+// startProcess starts s.cmd, collecting its stderr lines; the channel
+// gets the URL of a "listening URL" stdout line.
+func startProcess(t *testing.T, s *server) <-chan string {
+	t.Helper()
 	stdout, err := s.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -119,14 +134,7 @@ func startServer(t *testing.T, bin string, args ...string) *server {
 		_ = s.cmd.Wait()
 		close(s.done)
 	}()
-	select {
-	case s.URL = <-urlCh:
-	case <-s.done:
-		t.Fatalf("%s exited before listening: %s", bin, s.stderrText())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not listen", bin)
-	}
-	return s
+	return urlCh
 }
 
 func (s *server) stderrText() string {

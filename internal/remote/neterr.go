@@ -37,6 +37,9 @@ func netError(err error) error {
 		return fmt.Errorf("connection reset: %w", err)
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("connection closed in the middle of a message: %w", err)
+	case errors.Is(err, io.EOF):
+		// Not wrapped: io.EOF would read as a clean end of the stream.
+		return errors.New("the server closed the connection")
 	}
 	var dnsErr *net.DNSError
 	if errors.As(err, &dnsErr) {
