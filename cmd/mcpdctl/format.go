@@ -31,6 +31,8 @@ func stateName(s mcpdv1.ServerState) string {
 		return "stopping"
 	case mcpdv1.ServerState_SERVER_STATE_FAILED:
 		return "failed"
+	case mcpdv1.ServerState_SERVER_STATE_LOGIN_REQUIRED:
+		return "login required"
 	case mcpdv1.ServerState_SERVER_STATE_UNSPECIFIED:
 		return "unknown"
 	}

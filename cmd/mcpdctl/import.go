@@ -18,10 +18,14 @@ import (
 
 // importedServer is one server of an mcpd config written by config import.
 type importedServer struct {
-	Command  string            `json:"command"`
-	Args     []string          `json:"args,omitempty"`
-	Env      map[string]string `json:"env,omitempty"`
-	Cwd      string            `json:"cwd,omitempty"`
+	Command string            `json:"command,omitempty"`
+	Args    []string          `json:"args,omitempty"`
+	Env     map[string]string `json:"env,omitempty"`
+	Cwd     string            `json:"cwd,omitempty"`
+	// URL, Type and Headers are a remote server's (import_remote.go).
+	URL      string            `json:"url,omitempty"`
+	Type     string            `json:"type,omitempty"`
+	Headers  map[string]string `json:"headers,omitempty"`
 	Disabled bool              `json:"disabled,omitempty"`
 }
 
@@ -37,6 +41,8 @@ type hostServer struct {
 	Remote string
 	// URL is the remote server's "url" or "serverUrl", if any.
 	URL string
+	// Headers are a remote server's HTTP headers.
+	Headers map[string]string
 	// Extension is set for a Zed entry provided by a Zed extension.
 	Extension bool
 }
@@ -220,6 +226,10 @@ func (im *importer) importMap(m serverMap) error {
 		if !im.importable(m, name, hs) {
 			continue
 		}
+		if hs.Remote != "" {
+			im.add(m, name, im.convertRemote(m, name, hs)) // import_remote.go
+			continue
+		}
 		im.add(m, name, im.convert(m, name, hs))
 	}
 	return nil
@@ -232,7 +242,9 @@ func (im *importer) importable(m serverMap, name string, hs hostServer) bool {
 	case isOwnHTTPFace(hs.URL):
 		why = "it is mcpd's own HTTP face; importing it would make mcpd call itself"
 	case hs.Remote != "":
-		why = fmt.Sprintf("it is a remote server (%s); mcpd runs local (stdio) servers only, remote servers are not supported yet", hs.Remote)
+		if why = remoteSkip(hs); why == "" { // import_remote.go
+			return true
+		}
 	case hs.Extension:
 		why = "it is provided by a Zed extension, which only Zed can run; declare its command instead"
 	case hs.Command == "":

@@ -131,6 +131,7 @@ func decodeHostServer(where, name string, raw json.RawMessage, zed bool) (hostSe
 		Disabled: r.boolean("disabled", m["disabled"]),
 	}
 	hs.Remote = remoteKey(r, m, hs.Type)
+	hs.Headers = r.env("headers", m["headers"])
 	if hs.URL = r.str("url", m["url"]); hs.URL == "" {
 		hs.URL = r.str("serverUrl", m["serverUrl"])
 	}

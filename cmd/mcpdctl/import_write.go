@@ -163,8 +163,12 @@ func mergeConfig(dest string, existing []byte, file string, servers map[string]i
 			}
 			var old struct{ Command any }
 			_ = json.Unmarshal(v, &old)
-			clashes = append(clashes, fmt.Sprintf("server %q is both in %s (%q, command %q) and imported from %s (command %q)",
-				name, dest, key, fmt.Sprint(old.Command), file, s.Command))
+			what := fmt.Sprintf("command %q", s.Command)
+			if s.URL != "" {
+				what = fmt.Sprintf("url %q", remoteRef(s.URL))
+			}
+			clashes = append(clashes, fmt.Sprintf("server %q is both in %s (%q, command %q) and imported from %s (%s)",
+				name, dest, key, fmt.Sprint(old.Command), file, what))
 		}
 	}
 	if len(clashes) > 0 {

@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -37,6 +38,10 @@ func toStatus(err error) error {
 		code = codes.InvalidArgument
 	case errors.Is(err, session.ErrResponseTooLarge):
 		// What gRPC itself answers for a message over its size limit.
+		code = codes.ResourceExhausted
+	case errors.Is(err, supervisor.ErrLoginRequired):
+		code = codes.Unauthenticated
+	case errors.Is(err, remote.ErrResponseTooLarge):
 		code = codes.ResourceExhausted
 	case errors.Is(err, supervisor.ErrUnavailable):
 		code = codes.Unavailable

@@ -304,6 +304,8 @@ func stateToProto(s supervisor.State) mcpdv1.ServerState {
 		return mcpdv1.ServerState_SERVER_STATE_STOPPING
 	case supervisor.StateFailed:
 		return mcpdv1.ServerState_SERVER_STATE_FAILED
+	case supervisor.StateLoginRequired:
+		return mcpdv1.ServerState_SERVER_STATE_LOGIN_REQUIRED
 	}
 	return mcpdv1.ServerState_SERVER_STATE_UNSPECIFIED
 }

@@ -28,9 +28,16 @@
 // "stdinTimeout" (default 10s). Durations are Go duration strings ("1.5s", "500ms")
 // or integer milliseconds (1500), and must be positive and at most what a
 // Go duration holds (2562047h47m16.854775807s, 9223372036854 ms). VS Code's
-// "type": "stdio" is accepted; any other type, or a "url", is rejected since
-// only stdio servers are supported. Unknown keys, wrong types and duplicate
+// "type": "stdio" is accepted. Unknown keys, wrong types and duplicate
 // keys are problems, so typos do not go unnoticed.
+//
+// A remote server has "url" (http:// or https://) instead of "command",
+// "type" "http" (Streamable HTTP, the default) or "sse" (the 2024-11-05
+// HTTP+SSE transport), "headers" (variables expanded; the values are never
+// logged) and "oauth" ({"clientId", "clientSecret", "scopes",
+// "redirectPort"}); see remote.go. Mixing "command" and "url" is a problem
+// of the server, and so are the command's keys ("args", "env", "cwd",
+// "stdinTimeout") on a remote server.
 //
 // # Problems
 //
@@ -170,6 +177,9 @@ type Server struct {
 	// its stdin unread while mcpd has a message for it before it counts as
 	// hung: it is killed and restarted like a crash. 10s if not set.
 	StdinTimeout time.Duration
+	// Remote, when set, is a server reached over HTTP (keys "url",
+	// "type", "headers", "oauth"; remote.go) instead of a command.
+	Remote *Remote
 	// Invalid is why the server cannot run, its problems in the file joined
 	// with "; " ("env.TOKEN: ${TOKEN} is not set ..."); "" when it has none.
 	// The other fields hold what could be read.
@@ -235,6 +245,7 @@ var serverKeys = []string{
 	"command", "args", "env", "cwd", "type", "protocol", "autostart", "restart",
 	"requestTimeout", "shutdownGrace", "discoverTimeout", "disabled", "maxLineSize",
 	"cache", "roots", "sampling", "elicitation", "idleTimeout", "stdinTimeout",
+	"url", "headers", "oauth",
 }
 
 var (
@@ -364,11 +375,14 @@ func (p *parser) members(s *Server, members []member) {
 		}
 	}
 	defer func() { p.noExpand = false }()
-	hasCommand := false
+	present := map[string]bool{}
 	for _, m := range members {
+		present[m.key] = true
+		if p.remoteKey(s, m.key, m.val) { // remote.go
+			continue
+		}
 		switch k := m.key; k {
 		case "command":
-			hasCommand = true
 			if v, ok := p.str(name, k, m.val); ok {
 				s.Command = p.command(name, v)
 			}
@@ -379,11 +393,6 @@ func (p *parser) members(s *Server, members []member) {
 		case "cwd":
 			if v, ok := p.str(name, k, m.val); ok {
 				s.Cwd = p.cwd(name, v)
-			}
-		case "type":
-			// VS Code: "type": "stdio" | "http" | "sse".
-			if v, ok := p.str(name, k, m.val); ok && v != "stdio" {
-				p.fail(name, k, "only stdio servers are supported, got %q", v)
 			}
 		case "protocol":
 			s.Protocol = p.enum(name, k, m.val, protocols, s.Protocol)
@@ -411,15 +420,11 @@ func (p *parser) members(s *Server, members []member) {
 			p.forward(s, name, k, m.val)
 		case "idleTimeout":
 			s.IdleTimeout = p.idleTimeout(name, k, m.val)
-		case "url":
-			p.fail(name, k, "only stdio servers are supported")
 		default:
 			p.fail(name, "", "unknown key %q%s", k, suggest(k, serverKeys))
 		}
 	}
-	if !hasCommand {
-		p.fail(name, "", "missing required key %q", "command")
-	}
+	p.checkKind(s, present) // remote.go
 }
 
 func (p *parser) checkName(mapKey, name string) bool {

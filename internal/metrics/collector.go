@@ -10,7 +10,7 @@ import (
 var states = []supervisor.State{
 	supervisor.StateStopped, supervisor.StateStarting, supervisor.StateReady,
 	supervisor.StateBackoff, supervisor.StateCrashLoop, supervisor.StateStopping,
-	supervisor.StateFailed,
+	supervisor.StateFailed, supervisor.StateLoginRequired,
 }
 
 func desc(name, help string, labels ...string) *prometheus.Desc {

@@ -99,6 +99,13 @@ func (l *Listen) Err() error {
 	return l.err
 }
 
+// wasCancelled reports whether Cancel was called.
+func (l *Listen) wasCancelled() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.cancelled
+}
+
 // end closes the listen with err once; it reports whether it did.
 func (l *Listen) end(err error) bool {
 	l.mu.Lock()
@@ -256,6 +263,8 @@ func (s *Session) listenResponse(env jsonrpc.Envelope) bool {
 	switch {
 	case l != nil && env.Error != nil:
 		l.end(env.Error)
+	case l != nil && l.wasCancelled():
+		l.end(context.Canceled) // the close of a listen mcpd cancelled
 	case l != nil:
 		l.end(fmt.Errorf("%w (server %q)", ErrListenEnded, s.opts.Server))
 	}
@@ -288,7 +297,11 @@ func (s *Session) listenNotification(env jsonrpc.Envelope) bool {
 		}
 		// "the only permitted server use of that notification": the server
 		// ended the listen on its own.
-		l.end(fmt.Errorf("%w (server %q, by notifications/cancelled)", ErrListenEnded, s.opts.Server))
+		if l.wasCancelled() {
+			l.end(context.Canceled) // the close of a listen mcpd cancelled
+		} else {
+			l.end(fmt.Errorf("%w (server %q, by notifications/cancelled)", ErrListenEnded, s.opts.Server))
+		}
 		l.markClosed()
 		return true
 	}

@@ -259,6 +259,9 @@ func New(conn Conn, opts Options) *Session {
 	if r, ok := conn.(OversizeReporter); ok {
 		r.OnOversize(s.oversize) // before the reader starts
 	}
+	if r, ok := conn.(CallErrorReporter); ok {
+		r.OnCallError(s.callError)
+	}
 	go s.readLoop()
 	return s
 }
@@ -408,6 +411,12 @@ func (s *Session) discoverInfo(result json.RawMessage, requested string) (Info, 
 	version := requested
 	if !slices.Contains(r.SupportedVersions, requested) {
 		v, ok := pickModern(r.SupportedVersions)
+		if !ok && s.opts.Protocol == ProtocolAuto && len(r.SupportedVersions) > 0 {
+			// A server that answers discover but lists only legacy
+			// versions (the Go SDK's stateful HTTP handler) is legacy.
+			s.log.Debug("discover lists no modern version; using initialize", zap.Strings("supported", r.SupportedVersions))
+			return Info{}, true, nil
+		}
 		if !ok {
 			return Info{}, false, s.handshakeErrorf("no mutually supported modern version in %q",
 				r.SupportedVersions)

@@ -79,11 +79,13 @@ func CompareSpecs(a, b Spec) SpecChange {
 		a.Cwd != b.Cwd || normProtocol(a.Protocol) != normProtocol(b.Protocol) ||
 		// The client capabilities are declared once, at initialize.
 		boolOn(a.Roots) != boolOn(b.Roots) || boolOn(a.Sampling) != boolOn(b.Sampling) ||
-		boolOn(a.Elicitation) != boolOn(b.Elicitation) || a.Invalid != b.Invalid {
+		boolOn(a.Elicitation) != boolOn(b.Elicitation) || a.Invalid != b.Invalid ||
+		// A remote server's URL, type, headers or OAuth client: another connection.
+		!reflect.DeepEqual(a.Remote, b.Remote) {
 		return SpecIdentity
 	}
 	a.Args, b.Args, a.Env, b.Env = nil, nil, nil, nil
-	a.Protocol, b.Protocol = "", ""
+	a.Protocol, b.Protocol, a.Remote, b.Remote = "", "", nil, nil
 	a.Roots, b.Roots, a.Sampling, b.Sampling, a.Elicitation, b.Elicitation = nil, nil, nil, nil, nil, nil
 	if !reflect.DeepEqual(a, b) {
 		return SpecSettings
@@ -291,6 +293,7 @@ func (sv *server) setSpec(sp Spec) {
 	o.Roots, o.Sampling, o.Elicitation = sp.Roots, sp.Sampling, sp.Elicitation
 	o.RootPaths = slices.Clone(sp.RootPaths)
 	o.IdleTimeout, o.StdinTimeout = sp.IdleTimeout, sp.StdinTimeout
+	o.Remote = sp.Remote // never modified once made
 	o.Invalid = sp.Invalid
 }
 

@@ -13,6 +13,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 )
@@ -58,7 +59,7 @@ type reply struct {
 
 // child is one running, handshaken child process.
 type child struct {
-	proc *transport.Process
+	proc backend // the process, or the remote connection
 	sess *session.Session
 	info session.Info
 	pid  int
@@ -68,6 +69,17 @@ type child struct {
 	cancel context.CancelCauseFunc
 	// expected is set by the loop when mcpd asked the child to stop; loop only.
 	expected bool
+}
+
+// gone reports whether c's session has ended (its exit is being reported
+// to the loop): it serves no more calls.
+func (c *child) gone() bool {
+	select {
+	case <-c.sess.Done():
+		return true
+	default:
+		return false
+	}
 }
 
 // exitReport tells the loop that a child has been reaped.
@@ -87,7 +99,7 @@ type snapshot struct {
 	lastExit     string
 	explicitStop bool
 	nextAt       time.Time
-	proc         *transport.Process
+	proc         backend
 	sess         *session.Session
 	// counters of children that already exited
 	skipped, oversize, dropped, invalid int64
@@ -111,6 +123,11 @@ type server struct {
 	ready atomic.Pointer[child]
 
 	inFlight, total, failed atomic.Int64
+
+	// pool is a remote server's HTTP connection pool, kept across
+	// reconnects (backend.go).
+	pool     *remote.Pool
+	poolOnce sync.Once
 
 	// cache holds this server's results (cache.go); it has its own lock.
 	cache *cache.Cache
@@ -237,7 +254,7 @@ func (sv *server) roundTrip(ctx context.Context, kind cmdKind) (reply, error) {
 // readyChild returns the ready child, asking the loop to start one (and
 // waiting for it within ctx) when there is none.
 func (sv *server) readyChild(ctx context.Context) (*child, error) {
-	if c := sv.ready.Load(); c != nil {
+	if c := sv.ready.Load(); c != nil && !c.gone() {
 		return c, nil
 	}
 	r, err := sv.roundTrip(ctx, cmdAcquire)
@@ -247,8 +264,19 @@ func (sv *server) readyChild(ctx context.Context) (*child, error) {
 	return r.c, r.err
 }
 
-// call runs req on a ready child, starting one if needed.
+// call runs req on a ready child, starting one if needed. A request that
+// met an expired remote session (never processed by the server) is sent
+// again once, in the new session.
 func (sv *server) call(ctx context.Context, req *session.Request) (*session.Response, error) {
+	resp, err := sv.callOnce(ctx, req)
+	if err != nil && errors.Is(err, remote.ErrSessionExpired) && ctx.Err() == nil {
+		sv.log.Debug("session expired; sending the request again in a new session", zap.String("method", req.Method))
+		return sv.callOnce(ctx, req)
+	}
+	return resp, err
+}
+
+func (sv *server) callOnce(ctx context.Context, req *session.Request) (*session.Response, error) {
 	c, err := sv.readyChild(ctx)
 	if err != nil {
 		return nil, err
@@ -273,6 +301,11 @@ func (sv *server) call(ctx context.Context, req *session.Request) (*session.Resp
 		// mcpd stopped the child (stop, restart, shutdown): the cause says so.
 		return nil, context.Cause(c.ctx)
 	}
+	if errors.Is(err, session.ErrClosed) && c.pid == 0 {
+		// A remote server: the cause (connection refused, HTTP 500, a
+		// dropped stream) is the news.
+		return nil, &unavailableError{msg: fmt.Sprintf("server %q: %s failed: connection lost", sv.spec.Name, req.Method), cause: err}
+	}
 	if errors.Is(err, session.ErrClosed) {
 		// The message says all ErrClosed says ("server exited"), once.
 		return nil, &unavailableError{msg: fmt.Sprintf("server %q exited during %s", sv.spec.Name, req.Method), cause: err, causeInMsg: true}
@@ -284,6 +317,11 @@ func (sv *server) call(ctx context.Context, req *session.Request) (*session.Resp
 // (if any) has been reaped.
 func (sv *server) run(quit <-chan struct{}) {
 	defer close(sv.rl.gone)
+	defer func() {
+		if sv.pool != nil {
+			sv.pool.Close()
+		}
+	}()
 	defer sv.wg.Wait()
 	sv.startInitially() // invalid.go
 	for !sv.shutting || sv.cur != nil || sv.startCancel != nil {
@@ -378,7 +416,9 @@ func (sv *server) acquire(cmd command) {
 		cmd.reply <- reply{err: sv.failedError(sv.failErr)}
 	case sv.state == StateCrashLoop:
 		cmd.reply <- reply{err: sv.crashLoopError()}
-	case sv.state == StateReady:
+	case sv.state == StateLoginRequired:
+		cmd.reply <- reply{err: sv.loginError(sv.failErr)}
+	case sv.state == StateReady && !sv.cur.gone():
 		cmd.reply <- reply{c: sv.cur}
 	default:
 		// stopped (idle: started lazily, design: "restarted on the next
@@ -548,6 +588,8 @@ func (sv *server) onStartResult(r startResult) {
 		}
 	})
 	switch {
+	case loginRequired(r.err) && !r.canceled && !sv.shutting && !sv.explicitStop:
+		sv.needLogin(r.err)
 	case r.canceled || sv.shutting || sv.explicitStop:
 		sv.setState(StateStopped)
 		sv.emit(EventStopped, 0, "", "")
@@ -638,7 +680,7 @@ func (sv *server) onExit(e exitReport) {
 		sv.cur = nil
 	}
 	sv.ready.CompareAndSwap(c, nil)
-	exit := sv.idleExit(c, describeExit(e.err)) // idle.go
+	exit := sv.idleExit(c, describeEnd(c.proc, e.err)) // idle.go
 	hung := c.proc.Hung()
 	// Calls still returning from this child report the exit (a stopped
 	// child's context was already cancelled with the stop reason).
@@ -670,6 +712,12 @@ func (sv *server) onExit(e exitReport) {
 		return
 	}
 	err := fmt.Errorf("server %q exited unexpectedly (%s)", sv.spec.Name, exit)
+	if c.pid == 0 {
+		err = fmt.Errorf("connection to server %q lost: %s", sv.spec.Name, exit)
+	}
+	if sv.remoteExit(c, e.err, err) { // remote.go
+		return
+	}
 	if hung != nil {
 		// Killed by mcpd, but for the child's fault: a crash.
 		err = fmt.Errorf("%w (stdinTimeout); it was killed (%s)", hung, exit)
@@ -839,6 +887,10 @@ func (sv *server) status() Status {
 		ResponsesDropped:  st.dropped,
 		MessagesInvalid:   st.invalid,
 		Command:           strings.Join(append([]string{spec.Command}, spec.Args...), " "),
+	}
+	if spec.Remote != nil {
+		out.Command = remote.Redact(spec.Remote.URL)
+		out.URL = out.Command
 	}
 	if spec.Invalid != "" && st.state == StateFailed {
 		out.ConfigError = spec.Invalid

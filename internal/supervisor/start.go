@@ -8,6 +8,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 )
@@ -63,7 +64,8 @@ func (sv *server) attempt(ctx context.Context, protocol string) startResult {
 			sv.log.Info("remembered era verdict failed; probing again", zap.String("verdict", proto), zap.Error(err))
 			proto, verdict, reprobed = session.ProtocolAuto, session.ProtocolAuto, true
 			continue
-		case errors.Is(err, transport.ErrCannotStart), errors.Is(err, session.ErrHandshake):
+		case errors.Is(err, transport.ErrCannotStart), errors.Is(err, session.ErrHandshake),
+			errors.Is(err, remote.ErrUnauthorized):
 			return startResult{err: err, exit: exit, verdict: verdict, permanent: true}
 		case hctx.Err() != nil:
 			return startResult{err: fmt.Errorf("start %q: handshake timed out after %s", sv.spec.Name, limit), exit: exit, verdict: verdict}
@@ -90,11 +92,28 @@ func (sv *server) startTimeout() time.Duration {
 	return limit
 }
 
-// spawn starts one process and runs the handshake. On failure the process
-// has been reaped; exit is its exit status when it exited by itself.
+// spawn starts one process (or connects to the remote server) and runs
+// the handshake. On failure the process has been reaped; exit is its exit
+// status when it exited by itself.
 func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit string, err error) {
 	specCopy := sv.currentSpec() // reload may change sv.spec meanwhile
 	spec := &specCopy
+	proc, err := sv.startBackend(ctx, spec, proto)
+	if err != nil {
+		return nil, "", err // names the server and the cause: "start %q: ..."
+	}
+	return sv.sessionFor(ctx, spec, proto, proc, proc.Pid())
+}
+
+// startBackend starts the child process, or dials the remote server.
+func (sv *server) startBackend(ctx context.Context, spec *Spec, proto string) (backend, error) {
+	if isRemote(spec) {
+		conn, err := sv.dialRemote(ctx, spec) // backend.go
+		if err != nil {
+			return nil, err
+		}
+		return conn, nil
+	}
 	proc, err := transport.Start(transport.Options{
 		Name:          spec.Name,
 		Command:       spec.Command,
@@ -109,13 +128,17 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 		Keeper:        sv.sup.opts.Keeper,
 	})
 	if err != nil {
-		return nil, "", err // transport names the server and the cause: "start %q: ..."
+		return nil, err // transport names the server and the cause: "start %q: ..."
 	}
 	pid := proc.Pid()
 	sv.update(func(st *snapshot) { st.pid = pid })
 	sv.log.Info("server started", zap.Int("pid", pid), zap.String("protocol", proto))
 	sv.emit(EventStarted, pid, "", "")
+	return proc, nil
+}
 
+// sessionFor is the rest of spawn: the session and its handshake on proc.
+func (sv *server) sessionFor(ctx context.Context, spec *Spec, proto string, proc backend, pid int) (c *child, exit string, err error) {
 	sopts := session.Options{
 		Server:          spec.Name,
 		Protocol:        proto,
@@ -151,6 +174,9 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 		return &child{proc: proc, sess: sess, info: info, pid: pid, ctx: cctx, cancel: stop}, "", nil
 	}
 
+	if conn, ok := proc.(*remote.Conn); ok {
+		return nil, "", sv.remoteStartError(spec, conn, sess, err) // backend.go
+	}
 	// "Kill the child on any start failure."
 	exited := errors.Is(err, session.ErrClosed) || errors.Is(err, session.ErrExitedAfterProbe)
 	select {

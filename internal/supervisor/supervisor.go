@@ -15,7 +15,9 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/procs"
+	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -92,6 +94,9 @@ type Spec struct {
 	// mcpd has a message for it; then it is hung: killed, and restarted
 	// like a crash. If zero, 10s (transport.DefaultStdinTimeout).
 	StdinTimeout time.Duration
+	// Remote, when set, makes this a remote server reached over HTTP
+	// (backend.go); Command, Args, Env, Cwd and StdinTimeout are unused.
+	Remote *config.Remote
 	// Invalid, when set, is why the config of the server cannot be used
 	// (config.Server.Invalid): the server is failed with that reason and
 	// never started, until a reload gives it a valid config.
@@ -109,6 +114,9 @@ const (
 	StateCrashLoop State = "crashloop"
 	StateStopping  State = "stopping"
 	StateFailed    State = "failed"
+	// StateLoginRequired: a remote server needs the user to log in
+	// (mcpdctl login NAME); it is not retried until then.
+	StateLoginRequired State = "login required"
 )
 
 // Status is a snapshot of one server.
@@ -147,6 +155,8 @@ type Status struct {
 	// request, a response nor a notification, over all its processes.
 	MessagesInvalid int64
 	Command         string
+	// URL is a remote server's URL, without query and credentials.
+	URL string
 	// Cache is the server's result cache counters and size.
 	Cache cache.Stats
 }
@@ -195,6 +205,9 @@ type Options struct {
 	// DrainTimeout bounds how long a server removed or restarted by Apply
 	// waits for its calls in flight (reload.go). If zero, 30s.
 	DrainTimeout time.Duration
+	// NewAuthorizer, if set, returns the Authorizer of a remote server
+	// (OAuth), or nil for none; it is called at every connection.
+	NewAuthorizer func(server string, r *config.Remote) remote.Authorizer
 	// NoCacheListens turns off mcpd's own upstream listen (ownlisten.go):
 	// modern children then promise list changes to the cache only while
 	// an app subscribes to them.

@@ -5,16 +5,25 @@
 // request or notification it reads, so tests can assert what the child saw.
 //
 // Tools: echo {message}, progress {steps}, sleep {ms}, add_tool {name},
-// touch {uri}, askname, count. Resources test://a and test://b. Prompt
-// greet {name}.
+// touch {uri}, askname, count, big {bytes}. Resources test://a and
+// test://b. Prompt greet {name}.
+//
+// With -http ADDR it serves Streamable HTTP at http://ADDR/mcp instead
+// (the SDK's handler; -stateless for the stateless modern mode, -json for
+// JSON answers), prints "listening http://HOST:PORT/mcp" on stdout, and
+// exits when its stdin closes.
 package main
 
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +36,20 @@ import (
 const ServerName = "mcpd-test-gosdk"
 
 func main() {
+	httpAddr := flag.String("http", "", "serve Streamable HTTP on this address instead of stdio")
+	stateless := flag.Bool("stateless", false, "with -http: the stateless (modern) handler")
+	jsonResp := flag.Bool("json", false, "with -http: answer requests with JSON instead of SSE")
+	flag.Parse()
+	if *httpAddr != "" {
+		if err := serveHTTP(*httpAddr, &mcp.StreamableHTTPOptions{Stateless: *stateless, JSONResponse: *jsonResp,
+			// "Closing the SSE response stream MUST be treated by the server as
+			// cancellation of that request" (2026-07-28).
+			PropagateRequestCancellation: true}); err != nil {
+			fmt.Fprintf(os.Stderr, "gosdk: %v\n", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(context.Background()); err != nil {
 		fmt.Fprintf(os.Stderr, "gosdk: %v\n", err)
 		os.Exit(1)
@@ -41,6 +64,31 @@ func run(ctx context.Context) error {
 		return nil
 	}
 	return err
+}
+
+// serveHTTP serves one server over Streamable HTTP until stdin closes.
+func serveHTTP(addr string, opts *mcp.StreamableHTTPOptions) error {
+	srv := newServer()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)
+	mux.Handle("/mcp", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		logf(os.Stderr, "recv %s %s", r.Method, r.Header.Get("Mcp-Method"))
+		h.ServeHTTP(w, r)
+	}))
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Printf("listening http://%s/mcp\n", ln.Addr())
+	go func() {
+		_, _ = io.Copy(io.Discard, os.Stdin)
+		_ = hs.Close()
+	}()
+	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }
 
 // stderrMu serialises writes to stderr so lines never interleave.
@@ -107,6 +155,10 @@ type touchIn struct {
 }
 
 type emptyIn struct{}
+
+type bigIn struct {
+	Bytes int `json:"bytes" jsonschema:"how many bytes of text to answer with"`
+}
 
 func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
@@ -213,6 +265,11 @@ func newServer() *mcp.Server {
 				}},
 				RequestState: "askname-1",
 			}, nil, nil
+		})
+
+	mcp.AddTool(srv, &mcp.Tool{Name: "big", Description: "answer with a text of the given number of bytes"},
+		func(ctx context.Context, req *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
+			return text(strings.Repeat("x", in.Bytes)), nil, nil
 		})
 
 	mcp.AddTool(srv, &mcp.Tool{Name: "count", Description: "how many tools/list requests this process has served"},

@@ -108,6 +108,8 @@ const (
 	// SERVER_STATE_FAILED: it cannot be started (config_error or last_error
 	// says why) until the config changes or a StartServer.
 	ServerState_SERVER_STATE_FAILED ServerState = 7
+	// A remote server needs the user to log in: mcpdctl login NAME.
+	ServerState_SERVER_STATE_LOGIN_REQUIRED ServerState = 8
 )
 
 // Enum value maps for ServerState.
@@ -121,16 +123,18 @@ var (
 		5: "SERVER_STATE_CRASHLOOP",
 		6: "SERVER_STATE_STOPPING",
 		7: "SERVER_STATE_FAILED",
+		8: "SERVER_STATE_LOGIN_REQUIRED",
 	}
 	ServerState_value = map[string]int32{
-		"SERVER_STATE_UNSPECIFIED": 0,
-		"SERVER_STATE_STOPPED":     1,
-		"SERVER_STATE_STARTING":    2,
-		"SERVER_STATE_READY":       3,
-		"SERVER_STATE_BACKOFF":     4,
-		"SERVER_STATE_CRASHLOOP":   5,
-		"SERVER_STATE_STOPPING":    6,
-		"SERVER_STATE_FAILED":      7,
+		"SERVER_STATE_UNSPECIFIED":    0,
+		"SERVER_STATE_STOPPED":        1,
+		"SERVER_STATE_STARTING":       2,
+		"SERVER_STATE_READY":          3,
+		"SERVER_STATE_BACKOFF":        4,
+		"SERVER_STATE_CRASHLOOP":      5,
+		"SERVER_STATE_STOPPING":       6,
+		"SERVER_STATE_FAILED":         7,
+		"SERVER_STATE_LOGIN_REQUIRED": 8,
 	}
 )
 
@@ -4993,7 +4997,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x18CACHE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CACHE_STATUS_FETCHED\x10\x01\x12\x14\n" +
 	"\x10CACHE_STATUS_HIT\x10\x02\x12\x1a\n" +
-	"\x16CACHE_STATUS_COALESCED\x10\x03*\xe2\x01\n" +
+	"\x16CACHE_STATUS_COALESCED\x10\x03*\x83\x02\n" +
 	"\vServerState\x12\x1c\n" +
 	"\x18SERVER_STATE_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14SERVER_STATE_STOPPED\x10\x01\x12\x19\n" +
@@ -5002,7 +5006,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x14SERVER_STATE_BACKOFF\x10\x04\x12\x1a\n" +
 	"\x16SERVER_STATE_CRASHLOOP\x10\x05\x12\x19\n" +
 	"\x15SERVER_STATE_STOPPING\x10\x06\x12\x17\n" +
-	"\x13SERVER_STATE_FAILED\x10\a*\x8f\x04\n" +
+	"\x13SERVER_STATE_FAILED\x10\a\x12\x1f\n" +
+	"\x1bSERVER_STATE_LOGIN_REQUIRED\x10\b*\x8f\x04\n" +
 	"\x15SubscriptionEventKind\x12'\n" +
 	"#SUBSCRIPTION_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bSUBSCRIPTION_EVENT_KIND_ACK\x10\x01\x12.\n" +
