@@ -3,9 +3,12 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -258,5 +261,77 @@ func TestHTTPUnsupportedVersionHeaderData(t *testing.T) {
 	}
 	if !slices.Equal(e.Error.Data.Supported, disc.Result.SupportedVersions) || e.Error.Data.Requested != "v999.0.0" {
 		t.Errorf("error data %+v, want supported %q and requested v999.0.0", e.Error.Data, disc.Result.SupportedVersions)
+	}
+}
+
+// Over stdio the same: a modern host's open call sends its progress with
+// the token of the host request waiting for it, the retry's after
+// input_required.
+func TestStdioModernOpenCallProgress(t *testing.T) {
+	f := newAskMCPD()
+	sink := &recordSink{got: make(chan scopedMsg, 16)}
+	in, host := io.Pipe()
+	var wg sync.WaitGroup
+	var serveErr error
+	wg.Go(func() {
+		serveErr = serveLines(context.Background(), f, Options{
+			Names: []string{"alpha"}, MaxLine: 1 << 20, Warnf: t.Logf,
+			RPCError:    func(_ context.Context, err error, _ string) error { return err },
+			CallOptions: func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} },
+		}, in, sink)
+	})
+	defer func() {
+		host.Close()
+		wg.Wait()
+		if serveErr != nil {
+			t.Error(serveErr)
+		}
+	}()
+	send := func(line string) {
+		t.Helper()
+		if _, err := fmt.Fprintln(host, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta := func(token string) string {
+		return `"_meta":{"progressToken":"` + token + `","io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+			`"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
+	}
+	// progressThen wants a progress notification with token, then the
+	// answer to id; it returns the answer's result.
+	progressThen := func(token, id string) json.RawMessage {
+		t.Helper()
+		m := sink.next(t)
+		var p struct {
+			Token json.RawMessage `json:"progressToken"`
+		}
+		_ = json.Unmarshal(m.msg.Params, &p)
+		if m.msg.Method != "notifications/progress" || string(p.Token) != `"`+token+`"` {
+			t.Fatalf("got %s %s %s, want progress with token %q", m.msg.Method, m.msg.Params, m.msg.Result, token)
+		}
+		m = sink.next(t)
+		if string(m.msg.ID) != id || m.msg.Result == nil {
+			t.Fatalf("got %s id %s %s, want the answer to %s", m.msg.Method, m.msg.ID, m.msg.Error, id)
+		}
+		return m.msg.Result
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{},` + meta("t1") + `}}`)
+	var first struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if err := json.Unmarshal(progressThen("t1", "1"), &first); err != nil || first.ResultType != "input_required" || len(first.InputRequests) != 1 {
+		t.Fatalf("first round: %+v (%v), want input_required with one input request", first, err)
+	}
+	var key string
+	for k := range first.InputRequests {
+		key = k
+	}
+	state, _ := json.Marshal(first.RequestState)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{},` + meta("t2") +
+		`,"inputResponses":{"` + key + `":{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m"}},"requestState":` + string(state) + `}}`)
+	if res := progressThen("t2", "2"); !strings.Contains(string(res), "Paris") {
+		t.Errorf("retry answered %s, want the call's result with the host's answer", res)
 	}
 }
