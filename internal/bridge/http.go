@@ -206,8 +206,11 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, server string
 	hv, _, _ := headerValue(r.Header, hdrProtocolVersion)
 	modernHeader := slices.Contains(jsonrpc.ModernVersions(), hv)
 	if hv != "" && !modernHeader && !slices.Contains(jsonrpc.SupportedVersions(), hv) {
-		writeError(w, http.StatusBadRequest, idOrNil(m.ID, hasID), jsonrpc.CodeUnsupportedProtocolVersion,
-			fmt.Sprintf("unsupported %s header %q (supported: %s)", hdrProtocolVersion, hv, strings.Join(jsonrpc.SupportedVersions(), ", ")))
+		// The error's data lists the supported versions and echoes the
+		// requested one, as for an unsupported version in _meta.
+		e := jsonrpc.UnsupportedVersion(hv, jsonrpc.SupportedVersions())
+		e.Message = fmt.Sprintf("unsupported %s header %q (supported: %s)", hdrProtocolVersion, hv, strings.Join(jsonrpc.SupportedVersions(), ", "))
+		writeErr(w, http.StatusBadRequest, idOrNil(m.ID, hasID), e)
 		return
 	}
 	switch {

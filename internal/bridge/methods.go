@@ -484,9 +484,9 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 		}
 		switch e := ev.GetEvent().(type) {
 		case *mcpdv1.CallToolEvent_ProgressJson:
-			b.writeFor(ctx, &jsonrpc.Message{Method: "notifications/progress", Params: json.RawMessage(e.ProgressJson)})
+			b.writeCallOutput(ctx, &jsonrpc.Message{Method: "notifications/progress", Params: json.RawMessage(e.ProgressJson)})
 		case *mcpdv1.CallToolEvent_MessageJson:
-			b.writeFor(ctx, &jsonrpc.Message{Method: "notifications/message", Params: json.RawMessage(e.MessageJson)})
+			b.writeCallOutput(ctx, &jsonrpc.Message{Method: "notifications/message", Params: json.RawMessage(e.MessageJson)})
 		case *mcpdv1.CallToolEvent_Response:
 			if e.Response.GetError() != nil {
 				return nil, mcpErr(e.Response.GetError())

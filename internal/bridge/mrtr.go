@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -60,6 +61,70 @@ type openCall struct {
 	pending map[string]*childAsk // by inputRequests key, sent to the host
 	nextKey int
 	resumed chan struct{} // closed when taken out of parked
+
+	mu     sync.Mutex  // guards waiter
+	waiter *callWaiter // the host request waiting for the call now; nil while parked
+}
+
+// callWaiter is the host request an open call's output (progress, log
+// messages) goes to: the one that started it, then each retry.
+type callWaiter struct {
+	scope json.RawMessage // the request's scope in the sink
+	token json.RawMessage // its progress token; nil: it asked for no progress
+}
+
+// openKey marks the context an open call runs on with the call: the call
+// outlives the host request that started it, so what it sends the host goes
+// to the request waiting for it now.
+type openKey struct{}
+
+// wait makes the host request of ctx, r, the one waiting for the call.
+func (oc *openCall) wait(ctx context.Context, r *hostReq) {
+	w := &callWaiter{scope: scopeOf(ctx)}
+	if t := r.meta["progressToken"]; len(t) > 0 && string(t) != "null" {
+		w.token = t
+	}
+	oc.mu.Lock()
+	oc.waiter = w
+	oc.mu.Unlock()
+}
+
+// waiting is the host request waiting for the call, nil while parked.
+func (oc *openCall) waiting() *callWaiter {
+	oc.mu.Lock()
+	defer oc.mu.Unlock()
+	return oc.waiter
+}
+
+// writeCallOutput sends m, output of the call ctx runs (notifications/
+// progress or notifications/message), to the host request it belongs to:
+// ctx's own, or for an open call the request waiting for it now, with that
+// request's progress token. Nothing waits for a parked call (the host has
+// its input_required answer) and m is dropped, as is progress for a retry
+// that asked for none.
+func (b *bridge) writeCallOutput(ctx context.Context, m *jsonrpc.Message) {
+	oc, _ := ctx.Value(openKey{}).(*openCall)
+	if oc == nil {
+		b.writeFor(ctx, m)
+		return
+	}
+	w := oc.waiting()
+	if w == nil {
+		return
+	}
+	if m.Method == "notifications/progress" {
+		var top map[string]json.RawMessage
+		if w.token == nil || json.Unmarshal(m.Params, &top) != nil || top == nil {
+			return
+		}
+		top["progressToken"] = w.token
+		p, err := json.Marshal(top)
+		if err != nil {
+			return
+		}
+		m.Params = p
+	}
+	b.emit(w.scope, m)
 }
 
 // childAsk is a child's request waiting for the host's answer.
@@ -91,12 +156,14 @@ func (b *bridge) mrtr(r *hostReq) bool {
 // request that started it) and waits for its outcome or the child's first
 // request to the host.
 func (b *bridge) awaitOpen(ctx context.Context, r *hostReq, server string, run func(context.Context) (json.RawMessage, *jsonrpc.Error)) (json.RawMessage, *jsonrpc.Error) {
-	uctx, cancel := context.WithCancel(b.ctx)
 	oc := &openCall{
-		server: server, caps: r.caps, cancel: cancel,
+		server: server, caps: r.caps,
 		result: make(chan callResult, 1), asks: make(chan *childAsk), done: make(chan struct{}),
 		pending: map[string]*childAsk{},
 	}
+	uctx, cancel := context.WithCancel(context.WithValue(b.ctx, openKey{}, oc))
+	oc.cancel = cancel
+	oc.wait(ctx, r)
 	b.mu.Lock()
 	b.open.seq++
 	oc.seq = b.open.seq
@@ -155,6 +222,9 @@ func (b *bridge) park(oc *openCall, asks []*childAsk) (json.RawMessage, *jsonrpc
 	var nonce [16]byte
 	_, _ = rand.Read(nonce[:])
 	state := statePrefix + hex.EncodeToString(nonce[:])
+	oc.mu.Lock()
+	oc.waiter = nil
+	oc.mu.Unlock()
 	oc.resumed = make(chan struct{})
 	resumed := oc.resumed
 	b.mu.Lock()
@@ -205,6 +275,7 @@ func (b *bridge) takeState(state string) *openCall {
 // waits again for the call; requests the host did not answer are asked
 // again ("should re-ask for missing answers instead of erroring").
 func (b *bridge) resume(ctx context.Context, r *hostReq, oc *openCall) (json.RawMessage, *jsonrpc.Error) {
+	oc.wait(ctx, r)
 	var responses map[string]json.RawMessage
 	_ = json.Unmarshal(r.params["inputResponses"], &responses)
 	var again []*childAsk

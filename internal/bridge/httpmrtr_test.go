@@ -1,0 +1,337 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// askMCPD is fakeMCPD with a Host stream and a tool "ask" on alpha that
+// works like a legacy child asking its client: it reports progress, sends
+// sampling/createMessage to the host through the Host stream, reports
+// progress again once answered, and returns the answer.
+type askMCPD struct {
+	*fakeMCPD
+	pipes chan *hostPipe // each Host stream the bridge opens
+}
+
+func newAskMCPD() *askMCPD {
+	return &askMCPD{fakeMCPD: newFakeMCPD(), pipes: make(chan *hostPipe, 4)}
+}
+
+// hostPipe is the mcpd end of one Host stream.
+type hostPipe struct {
+	ctx      context.Context
+	toBridge chan *mcpdv1.HostResponse
+	answers  chan *mcpdv1.HostAnswer
+}
+
+func (p *hostPipe) Send(m *mcpdv1.HostRequest) error {
+	switch msg := m.GetMsg().(type) {
+	case *mcpdv1.HostRequest_Register:
+		p.toBridge <- &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Registered{Registered: &mcpdv1.HostRegistered{}}}
+	case *mcpdv1.HostRequest_Answer:
+		select {
+		case p.answers <- msg.Answer:
+		case <-p.ctx.Done():
+			return p.ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (p *hostPipe) Recv() (*mcpdv1.HostResponse, error) {
+	select {
+	case m := <-p.toBridge:
+		return m, nil
+	case <-p.ctx.Done():
+		return nil, p.ctx.Err()
+	}
+}
+
+func (f *askMCPD) Host(ctx context.Context) (HostStream, error) {
+	p := &hostPipe{ctx: ctx, toBridge: make(chan *mcpdv1.HostResponse, 4), answers: make(chan *mcpdv1.HostAnswer, 1)}
+	f.pipes <- p
+	return p, nil
+}
+
+func (f *askMCPD) SendRequest(ctx context.Context, r *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error) {
+	var p struct {
+		Name string `json:"name"`
+		Meta struct {
+			ProgressToken json.RawMessage `json:"progressToken"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal([]byte(r.GetParamsJson()), &p)
+	if p.Name != "ask" {
+		return f.fakeMCPD.SendRequest(ctx, r)
+	}
+	return &askStream{ctx: ctx, f: f, token: p.Meta.ProgressToken}, nil
+}
+
+// askStream is one call of "ask", as mcpd streams it.
+type askStream struct {
+	ctx    context.Context
+	f      *askMCPD
+	token  json.RawMessage // the progress token mcpd was given
+	step   int
+	answer string
+}
+
+func (s *askStream) progress(n int) *mcpdv1.CallToolEvent {
+	p, _ := json.Marshal(map[string]any{"progressToken": s.token, "progress": n, "total": 2})
+	return &mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_ProgressJson{ProgressJson: string(p)}}
+}
+
+func (s *askStream) Recv() (*mcpdv1.CallToolEvent, error) {
+	s.step++
+	switch s.step {
+	case 1:
+		return s.progress(1), nil
+	case 2:
+		ans, err := s.ask()
+		if err != nil {
+			return nil, err
+		}
+		s.answer = ans
+		return s.progress(2), nil
+	default:
+		res, _ := json.Marshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": "answer: " + s.answer}}})
+		return &mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{Response: &mcpdv1.McpResponse{Server: "alpha", ResultJson: string(res)}}}, nil
+	}
+}
+
+// ask sends sampling/createMessage to the host on the bridge's Host stream
+// and waits for the answer.
+func (s *askStream) ask() (string, error) {
+	var p *hostPipe
+	select {
+	case p = <-s.f.pipes:
+	case <-s.ctx.Done():
+		return "", s.ctx.Err()
+	}
+	p.toBridge <- &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Call{Call: &mcpdv1.HostCall{
+		CallId: 1, Server: "alpha", Method: "sampling/createMessage", ParamsJson: `{"messages":[],"maxTokens":5}`,
+	}}}
+	select {
+	case a := <-p.answers:
+		return a.GetResultJson(), nil
+	case <-s.ctx.Done():
+		return "", s.ctx.Err()
+	}
+}
+
+// sseMessages are the JSON-RPC messages of an SSE body, or of a JSON one.
+func sseMessages(t *testing.T, body string) []map[string]json.RawMessage {
+	t.Helper()
+	var out []map[string]json.RawMessage
+	if strings.HasPrefix(body, "{") {
+		body = "data: " + body
+	}
+	for _, line := range strings.Split(body, "\n") {
+		data, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			t.Fatalf("SSE data %q: %v", data, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// progressTokens are the tokens of the progress notifications in msgs.
+func progressTokens(msgs []map[string]json.RawMessage) []string {
+	var tokens []string
+	for _, m := range msgs {
+		if string(m["method"]) == `"notifications/progress"` {
+			var p struct {
+				Token json.RawMessage `json:"progressToken"`
+			}
+			_ = json.Unmarshal(m["params"], &p)
+			tokens = append(tokens, string(p.Token))
+		}
+	}
+	return tokens
+}
+
+// A modern host's call that declares it answers sampling stays open to the
+// child's requests (its answer may be input_required): its progress still
+// reaches the host request waiting for it, first the call's own, then,
+// after the input_required answer, the retry's, with the retry's token.
+func TestHTTPModernOpenCallProgress(t *testing.T) {
+	f := newAskMCPD()
+	h := NewHTTPHandler(f, HTTPOptions{MaxBody: 1 << 16, Warnf: t.Logf})
+	srv := httptest.NewServer(h)
+	t.Cleanup(func() {
+		h.Close()
+		srv.Close()
+	})
+	url := srv.URL + "/servers/alpha/mcp"
+	meta := func(token string) string {
+		return `"_meta":{"progressToken":"` + token + `","io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+			`"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
+	}
+
+	// A call that needs no input: its progress and answer on its stream.
+	_, _, body := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{},`+meta("p")+`}}`,
+		modernHeaders("tools/call", "progress")...)
+	if got := progressTokens(sseMessages(t, body)); !slices.Equal(got, []string{`"p"`, `"p"`}) {
+		t.Errorf("progress call: progress tokens %q, want two \"p\"; stream:\n%s", got, body)
+	}
+
+	_, _, body = post(t, url, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{},`+meta("t1")+`}}`,
+		modernHeaders("tools/call", "ask")...)
+	msgs := sseMessages(t, body)
+	if got := progressTokens(msgs); !slices.Equal(got, []string{`"t1"`}) {
+		t.Errorf("first round: progress tokens %q, want [\"t1\"]; stream:\n%s", got, body)
+	}
+	var first struct {
+		Result struct {
+			ResultType    string                     `json:"resultType"`
+			InputRequests map[string]json.RawMessage `json:"inputRequests"`
+			RequestState  string                     `json:"requestState"`
+		} `json:"result"`
+	}
+	if len(msgs) == 0 {
+		t.Fatalf("first round: no answer")
+	}
+	last, _ := json.Marshal(msgs[len(msgs)-1])
+	if err := json.Unmarshal(last, &first); err != nil || first.Result.ResultType != "input_required" || len(first.Result.InputRequests) != 1 {
+		t.Fatalf("first round answered %s, want input_required with one input request", last)
+	}
+	var key string
+	for k := range first.Result.InputRequests {
+		key = k
+	}
+	state, _ := json.Marshal(first.Result.RequestState)
+	_, _, body = post(t, url, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"ask","arguments":{},`+meta("t2")+
+		`,"inputResponses":{"`+key+`":{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m"}},"requestState":`+string(state)+`}}`,
+		modernHeaders("tools/call", "ask")...)
+	msgs = sseMessages(t, body)
+	if got := progressTokens(msgs); !slices.Equal(got, []string{`"t2"`}) {
+		t.Errorf("retry: progress tokens %q, want [\"t2\"]; stream:\n%s", got, body)
+	}
+	if len(msgs) == 0 || !strings.Contains(string(msgs[len(msgs)-1]["result"]), "Paris") {
+		t.Errorf("retry stream:\n%s\nwant the call's result with the host's answer", body)
+	}
+}
+
+// An unsupported MCP-Protocol-Version header gets -32022 with the data a
+// version error carries: the supported versions, which server/discover
+// also lists, and the requested one.
+func TestHTTPUnsupportedVersionHeaderData(t *testing.T) {
+	_, _, srv := newHTTPTest(t)
+	url := srv.URL + "/servers/alpha/mcp"
+	_, _, body := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+modernMeta+`}}`,
+		modernHeaders("server/discover", "")...)
+	var disc struct {
+		Result struct {
+			SupportedVersions []string `json:"supportedVersions"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(body), &disc); err != nil || len(disc.Result.SupportedVersions) == 0 {
+		t.Fatalf("server/discover: %s", body)
+	}
+	status, _, body := post(t, url, `{"jsonrpc":"2.0","id":2,"method":"server/discover","params":{"_meta":{`+
+		`"io.modelcontextprotocol/protocolVersion":"v999.0.0","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+		"MCP-Protocol-Version", "v999.0.0", "Mcp-Method", "server/discover")
+	var e struct {
+		Error struct {
+			Code int64 `json:"code"`
+			Data struct {
+				Supported []string `json:"supported"`
+				Requested string   `json:"requested"`
+			} `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal([]byte(body), &e); err != nil || status != 400 || e.Error.Code != jsonrpc.CodeUnsupportedProtocolVersion {
+		t.Fatalf("unsupported header: %d %s, want 400 with -32022", status, body)
+	}
+	if !slices.Equal(e.Error.Data.Supported, disc.Result.SupportedVersions) || e.Error.Data.Requested != "v999.0.0" {
+		t.Errorf("error data %+v, want supported %q and requested v999.0.0", e.Error.Data, disc.Result.SupportedVersions)
+	}
+}
+
+// Over stdio the same: a modern host's open call sends its progress with
+// the token of the host request waiting for it, the retry's after
+// input_required.
+func TestStdioModernOpenCallProgress(t *testing.T) {
+	f := newAskMCPD()
+	sink := &recordSink{got: make(chan scopedMsg, 16)}
+	in, host := io.Pipe()
+	var wg sync.WaitGroup
+	var serveErr error
+	wg.Go(func() {
+		serveErr = serveLines(context.Background(), f, Options{
+			Names: []string{"alpha"}, MaxLine: 1 << 20, Warnf: t.Logf,
+			RPCError:    func(_ context.Context, err error, _ string) error { return err },
+			CallOptions: func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} },
+		}, in, sink)
+	})
+	defer func() {
+		host.Close()
+		wg.Wait()
+		if serveErr != nil {
+			t.Error(serveErr)
+		}
+	}()
+	send := func(line string) {
+		t.Helper()
+		if _, err := fmt.Fprintln(host, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	meta := func(token string) string {
+		return `"_meta":{"progressToken":"` + token + `","io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+			`"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`
+	}
+	// progressThen wants a progress notification with token, then the
+	// answer to id; it returns the answer's result.
+	progressThen := func(token, id string) json.RawMessage {
+		t.Helper()
+		m := sink.next(t)
+		var p struct {
+			Token json.RawMessage `json:"progressToken"`
+		}
+		_ = json.Unmarshal(m.msg.Params, &p)
+		if m.msg.Method != "notifications/progress" || string(p.Token) != `"`+token+`"` {
+			t.Fatalf("got %s %s %s, want progress with token %q", m.msg.Method, m.msg.Params, m.msg.Result, token)
+		}
+		m = sink.next(t)
+		if string(m.msg.ID) != id || m.msg.Result == nil {
+			t.Fatalf("got %s id %s %s, want the answer to %s", m.msg.Method, m.msg.ID, m.msg.Error, id)
+		}
+		return m.msg.Result
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ask","arguments":{},` + meta("t1") + `}}`)
+	var first struct {
+		ResultType    string                     `json:"resultType"`
+		InputRequests map[string]json.RawMessage `json:"inputRequests"`
+		RequestState  string                     `json:"requestState"`
+	}
+	if err := json.Unmarshal(progressThen("t1", "1"), &first); err != nil || first.ResultType != "input_required" || len(first.InputRequests) != 1 {
+		t.Fatalf("first round: %+v (%v), want input_required with one input request", first, err)
+	}
+	var key string
+	for k := range first.InputRequests {
+		key = k
+	}
+	state, _ := json.Marshal(first.RequestState)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ask","arguments":{},` + meta("t2") +
+		`,"inputResponses":{"` + key + `":{"role":"assistant","content":{"type":"text","text":"Paris"},"model":"m"}},"requestState":` + string(state) + `}}`)
+	if res := progressThen("t2", "2"); !strings.Contains(string(res), "Paris") {
+		t.Errorf("retry answered %s, want the call's result with the host's answer", res)
+	}
+}
