@@ -3,22 +3,26 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"strings"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/profile"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // list returns the merged items of method over the served servers; names
-// are prefixed when serving several, and routes are recorded. Serving
-// several, a server that cannot serve now is left out (missing.go).
+// follow the prefix mode when serving several, and routes are recorded.
+// Serving several, a server that cannot serve now is left out
+// (missing.go).
 func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *jsonrpc.Error) {
 	if err := b.ready(ctx); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
-	l := &listing{method: method, seen: map[string]string{}, routes: map[string]route{}, params: map[string]map[string]string{}}
+	var got []serverItems
 	var back bool
 	for _, n := range b.names {
 		entries, err := b.listOne(ctx, method, n)
@@ -43,10 +47,16 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *j
 			if e.GetError() != nil {
 				continue // aggregated: a server without this kind of item
 			}
-			if err := b.addItems(l, n, e.GetItemsJson()); err != nil {
+			items, err := parseItems(method, n, e.GetItemsJson())
+			if err != nil {
 				return nil, err
 			}
+			got = append(got, serverItems{server: n, items: items})
 		}
+	}
+	l, err := nameItems(method, got, b.aggr, b.prefix)
+	if err != nil {
+		return nil, err
 	}
 	b.setRoutes(l)
 	if back {
@@ -55,10 +65,22 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *j
 		b.refreshInfo(ctx)
 		b.announceLists(false)
 	}
-	if l.items == nil {
-		l.items = []json.RawMessage{}
-	}
 	return l.items, nil
+}
+
+// serverItems are the items one server listed.
+type serverItems struct {
+	server string
+	items  []map[string]json.RawMessage
+}
+
+// parseItems reads the items server listed (a JSON array).
+func parseItems(method, server, itemsJSON string) ([]map[string]json.RawMessage, *jsonrpc.Error) {
+	var arr []map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(itemsJSON), &arr); err != nil {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: bad %s items: %v", server, method, err)
+	}
+	return arr, nil
 }
 
 // listing is one list in the making.
@@ -69,59 +91,112 @@ type listing struct {
 	routes map[string]route  // exposed name → where it goes
 	// params: tool name → Mcp-Param header name → argument (httpheaders.go)
 	params map[string]map[string]string
+	uris   map[string]string // resource URI or template → server
 }
 
-// addItems adds the items server listed (a JSON array) to l: tools and
-// prompts under their exposed names, resources noting their server.
-func (b *bridge) addItems(l *listing, server, itemsJSON string) *jsonrpc.Error {
-	var arr []map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(itemsJSON), &arr); err != nil {
-		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: bad %s items: %v", server, l.method, err)
+// nameItems merges the items of the servers into one list: tools and
+// prompts under their exposed names (exposedName), each with its route,
+// resources noting their server. Two items under one exposed name are an
+// error: a clash is never a silent shadow.
+func nameItems(method string, got []serverItems, aggr bool, mode profile.Prefix) (*listing, *jsonrpc.Error) {
+	l := &listing{method: method, items: []json.RawMessage{}, seen: map[string]string{},
+		routes: map[string]route{}, params: map[string]map[string]string{}, uris: map[string]string{}}
+	named := method == "tools/list" || method == "prompts/list"
+	var shared map[string]bool
+	if named && aggr && mode == profile.PrefixOnCollision {
+		shared = sharedNames(got)
 	}
-	for _, it := range arr {
-		switch l.method {
-		case "tools/list", "prompts/list":
+	for _, si := range got {
+		for _, it := range si.items {
+			switch {
+			case named:
+				var name string
+				_ = json.Unmarshal(it["name"], &name)
+				exposed := name
+				if aggr {
+					if mode != profile.PrefixOnCollision || shared[name] {
+						exposed = prefixed(si.server, name)
+					}
+					if other, clash := l.seen[exposed]; clash {
+						return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s name %q of server %q clashes with one of server %q%s",
+							strings.TrimSuffix(method, "s/list"), exposed, si.server, other, map[bool]string{true: " after prefixing"}[exposed != name])
+					}
+					l.seen[exposed] = si.server
+					if exposed != name {
+						it["name"], _ = json.Marshal(exposed)
+					}
+				}
+				l.routes[exposed] = route{server: si.server, name: name}
+				if method == "tools/list" {
+					if hs := paramHeaders(it["inputSchema"]); hs != nil {
+						l.params[exposed] = hs
+					}
+				}
+			default:
+				key := "uri"
+				if method == "resources/templates/list" {
+					key = "uriTemplate"
+				}
+				var uri string
+				_ = json.Unmarshal(it[key], &uri)
+				l.uris[uri] = si.server
+			}
+			raw, err := json.Marshal(it)
+			if err != nil {
+				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "encode item: %v", err)
+			}
+			l.items = append(l.items, raw)
+		}
+	}
+	return l, nil
+}
+
+// sharedNames are the item names that more than one server lists.
+func sharedNames(got []serverItems) map[string]bool {
+	first := map[string]string{} // name → the first server listing it
+	shared := map[string]bool{}
+	for _, si := range got {
+		for _, it := range si.items {
 			var name string
 			_ = json.Unmarshal(it["name"], &name)
-			exposed := name
-			if b.aggr {
-				exposed = prefixed(server, name)
-				if other, clash := l.seen[exposed]; clash {
-					return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s name %q of server %q clashes with one of server %q after prefixing",
-						strings.TrimSuffix(l.method, "s/list"), exposed, server, other)
-				}
-				l.seen[exposed] = server
-				it["name"], _ = json.Marshal(exposed)
+			if s, ok := first[name]; ok && s != si.server {
+				shared[name] = true
+			} else if !ok {
+				first[name] = si.server
 			}
-			l.routes[exposed] = route{server: server, name: name}
-			if l.method == "tools/list" {
-				if hs := paramHeaders(it["inputSchema"]); hs != nil {
-					l.params[exposed] = hs
-				}
-			}
-		case "resources/list", "resources/templates/list":
-			key := "uri"
-			if l.method == "resources/templates/list" {
-				key = "uriTemplate"
-			}
-			var uri string
-			_ = json.Unmarshal(it[key], &uri)
-			b.mu.Lock()
-			b.uris[uri] = server
-			b.mu.Unlock()
 		}
-		raw, err := json.Marshal(it)
-		if err != nil {
-			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "encode item: %v", err)
-		}
-		l.items = append(l.items, raw)
 	}
-	return nil
+	return shared
+}
+
+// HostTools is the tools list a bridge serving lists would give its host:
+// merged, named by mode when aggr (several servers, or every server of
+// mcpd or of a profile), as JSON items. Servers that failed are left out.
+func HostTools(lists []*mcpdv1.ServerList, aggr bool, mode profile.Prefix) ([]json.RawMessage, error) {
+	var got []serverItems
+	for _, e := range lists {
+		if e.GetError() != nil || e.GetUnavailable() != "" {
+			continue
+		}
+		items, err := parseItems("tools/list", e.GetServer(), e.GetItemsJson())
+		if err != nil {
+			return nil, errors.New(err.Message)
+		}
+		got = append(got, serverItems{server: e.GetServer(), items: items})
+	}
+	l, err := nameItems("tools/list", got, aggr, mode)
+	if err != nil {
+		return nil, errors.New(err.Message)
+	}
+	return l.items, nil
 }
 
 // setRoutes replaces the routes of a tools or prompts list's kind.
 func (b *bridge) setRoutes(l *listing) {
 	if l.method != "tools/list" && l.method != "prompts/list" {
+		b.mu.Lock()
+		maps.Copy(b.uris, l.uris)
+		b.mu.Unlock()
 		return
 	}
 	kind := strings.TrimSuffix(l.method, "/list")
