@@ -1102,7 +1102,8 @@ type HttpStatus struct {
 	// listen is the configured address ("127.0.0.1:6273", "unix:/path", "off").
 	Listen string `protobuf:"bytes,1,opt,name=listen,proto3" json:"listen,omitempty"`
 	// urls are the endpoints hosts connect to, the aggregate /mcp first, each
-	// server's under /servers/NAME/mcp; empty when the face is not serving.
+	// server's under /servers/NAME/mcp, then each profile's under
+	// /profiles/NAME/mcp; empty when the face is not serving.
 	Urls []string `protobuf:"bytes,2,rep,name=urls,proto3" json:"urls,omitempty"`
 	// off_reason says why the face is not serving, empty when it serves.
 	OffReason     string `protobuf:"bytes,3,opt,name=off_reason,json=offReason,proto3" json:"off_reason,omitempty"`
