@@ -15,8 +15,9 @@
 //	}
 //
 // Both keys may be present; their servers are merged, and a name defined under
-// both is an error. The top-level keys "$schema" and "inputs" (VS Code) are
-// ignored; any other top-level key is an error.
+// both is an error. The top-level key "httpListen" is mcpd's HTTP face and
+// "profiles" its per-client views of the servers (profiles.go); "$schema" and
+// "inputs" (VS Code) are ignored; any other top-level key is an error.
 //
 // Per server, beside "command" (required), "args", "env" and "cwd", mcpd reads
 // "protocol" (auto|modern|legacy, default auto), "autostart" (default false),
