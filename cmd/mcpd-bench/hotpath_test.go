@@ -40,6 +40,13 @@ func fakeEnv(mode string) map[string]string {
 // cmd/mcpd does, and returns a client; everything stops at cleanup.
 func inProcess(tb testing.TB, mode string, opts ...grpc.ServerOption) mcpdv1.McpdClient {
 	tb.Helper()
+	c, _ := inProcessServer(tb, mode, opts...)
+	return c
+}
+
+// inProcessServer is inProcess that also returns the api.Server.
+func inProcessServer(tb testing.TB, mode string, opts ...grpc.ServerOption) (mcpdv1.McpdClient, *api.Server) {
+	tb.Helper()
 	cmd, args := fakemcp.Command()
 	sup := supervisor.New(supervisor.Options{
 		Specs:  []supervisor.Spec{{Name: "fake", Command: cmd, Args: args, Env: fakeEnv(mode)}},
@@ -50,7 +57,8 @@ func inProcess(tb testing.TB, mode string, opts ...grpc.ServerOption) mcpdv1.Mcp
 	if err != nil {
 		tb.Fatal(err)
 	}
-	gs := api.NewGRPCServer(api.NewServer(sup, api.Options{Logger: zap.NewNop(), SocketPath: path}), zap.NewNop(), opts...)
+	srv := api.NewServer(sup, api.Options{Logger: zap.NewNop(), SocketPath: path})
+	gs := api.NewGRPCServer(srv, zap.NewNop(), opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	supDone := make(chan error, 1)
 	go func() { supDone <- sup.Run(ctx) }()
@@ -69,7 +77,7 @@ func inProcess(tb testing.TB, mode string, opts ...grpc.ServerOption) mcpdv1.Mcp
 			tb.Errorf("supervisor: %v", err)
 		}
 	})
-	return mcpdv1.NewMcpdClient(conn)
+	return mcpdv1.NewMcpdClient(conn), srv
 }
 
 func BenchmarkHotPathCallTool(b *testing.B) {

@@ -314,6 +314,9 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath, Observer: ms.observer(),
 		RequestMemoryBudget: f.requestBudget})
 	srv.SetConfig(cfgPath, cfgErr)
+	if cfg != nil {
+		srv.SetProfiles(cfg.Profiles)
+	}
 	api.RouteGRPCLog(log.Named("grpc"))
 	gs := api.NewGRPCServer(srv, log.Named("api"))
 	// "mcpdctl reload" goes through the reload actor below, like SIGHUP.
@@ -501,6 +504,7 @@ func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path s
 		res, err = sup.Apply(specs(ch.Config))
 		if err == nil {
 			srv.SetConfig(path, nil)
+			srv.SetProfiles(ch.Config.Profiles)
 			log.Info("config reloaded", zap.String("config_path", path),
 				zap.Strings("added", res.Added), zap.Strings("removed", res.Removed),
 				zap.Strings("restarted", res.Restarted), zap.Strings("updated", res.Updated))

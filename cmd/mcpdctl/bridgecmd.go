@@ -11,11 +11,12 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/profile"
 )
 
 var bridgeCmd = &command{
 	name:     "bridge",
-	synopsis: "NAME... | --all",
+	synopsis: "NAME... | --all | --profile PROFILE [NAME...]",
 	short:    "serve mcpd's servers to an MCP host on stdin/stdout",
 	long: `The bridge is an MCP server on stdio for hosts that launch servers as
 commands (Claude Desktop, Cursor, VS Code, Zed): configure the host to run
@@ -37,7 +38,16 @@ are served and the host is warned which one is missing; serving one,
 requests get the reason. When it runs again the host is told its lists
 changed. Lines longer than --max-line-size are answered with an error.
 The bridge exits when the host closes stdin; nothing but MCP messages is
-written to stdout.`,
+written to stdout.
+
+--profile PROFILE serves the host a profile of the config: every server it
+names (or the NAMEs given, which must be among them), and only the tools,
+prompts and resources it shows; mcpd enforces it, so a hidden tool is
+neither listed nor callable. --prefix always|on-collision says how the
+tools and prompts of several servers are named: "always" server__name,
+"on-collision" as the servers name them, prefixed only where two servers
+share a name. Without --prefix the profile's "prefix" setting applies
+("always" without a profile).`,
 	maxArgs:  -1,
 	setup:    bridgeSetup,
 	complete: completeServers,
@@ -51,14 +61,36 @@ func bridgeSetup(fs *pflag.FlagSet) runFunc {
 	// Per forwarded request; the bridge itself runs until stdin ends.
 	timeout := timeoutFlag(fs, 0)
 	maxLine := fs.Int("max-line-size", bridge.DefaultMaxLine, "largest message line accepted from the host, in bytes")
+	prof := fs.String("profile", "", "serve this profile of the config (its servers, or the NAMEs among them)")
+	prefix := fs.String("prefix", "", `naming of several servers' tools and prompts: "always" or "on-collision" (default: the profile's, else always)`)
 	return func(ctx context.Context, c *cli, cmd *command, names []string) error {
-		return c.runBridge(ctx, cmd, names, *all, *timeout, *maxLine)
+		return c.runBridge(ctx, cmd, bridgeArgs{names: names, all: *all, timeout: *timeout, maxLine: *maxLine, profile: *prof, prefix: *prefix})
 	}
 }
 
-func (c *cli) runBridge(ctx context.Context, cmd *command, names []string, all bool, timeout time.Duration, maxLine int) error {
-	if all == (len(names) > 0) {
-		return &usageError{cmd: cmd, msg: "name at least one server, or use --all"}
+// bridgeArgs is the command line of mcpdctl bridge.
+type bridgeArgs struct {
+	names           []string
+	all             bool
+	timeout         time.Duration
+	maxLine         int
+	profile, prefix string
+}
+
+func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
+	names, all, maxLine := a.names, a.all, a.maxLine
+	if a.profile != "" && len(names) == 0 {
+		all = true // every server of the profile
+	} else if all == (len(names) > 0) {
+		return &usageError{cmd: cmd, msg: "name at least one server, or use --all or --profile"}
+	}
+	var prefix profile.Prefix
+	if a.prefix != "" {
+		p, ok := profile.ParsePrefix(a.prefix)
+		if !ok {
+			return &usageError{cmd: cmd, msg: fmt.Sprintf("--prefix must be \"always\" or \"on-collision\", not %q", a.prefix)}
+		}
+		prefix = p
 	}
 	if maxLine <= 0 {
 		return &usageError{cmd: cmd, msg: "--max-line-size must be a positive number of bytes"}
@@ -81,11 +113,13 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, names []string, all b
 	return bridge.ServeStdio(ctx, be, bridge.Options{
 		Names:       names,
 		All:         all,
-		Timeout:     timeout,
+		Timeout:     a.timeout,
 		MaxLine:     maxLine,
 		Warnf:       c.warnf,
 		RPCError:    c.rpcError,
 		CallOptions: c.callOptions,
+		Profile:     a.profile,
+		Prefix:      prefix,
 	}, bridgeStdin, c.stdout)
 }
 

@@ -14,7 +14,10 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"google.golang.org/grpc/metadata"
+
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/profile"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -33,6 +36,7 @@ type listArgs struct {
 	server  string
 	asJSON  bool
 	timeout time.Duration
+	profile string // --profile: list as a host under it sees
 }
 
 // listSetup declares the flags of an aggregate list verb (jsonUsage says
@@ -42,6 +46,7 @@ func listSetup(jsonUsage string, list func(ctx context.Context, c *cli, a listAr
 		var a listArgs
 		fs.BoolVar(&a.asJSON, "json", false, jsonUsage)
 		fs.DurationVar(&a.timeout, "timeout", 0, "give up after this long; 0 means no limit")
+		fs.StringVar(&a.profile, "profile", "", "list what a host under this profile of the config sees")
 		return func(ctx context.Context, c *cli, _ *command, args []string) error {
 			if len(args) == 1 {
 				a.server = args[0]
@@ -61,6 +66,9 @@ func (c *cli) startList(ctx context.Context, a listArgs) (context.Context, *list
 		return nil, nil, err
 	}
 	lc.client = client
+	if a.profile != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, profile.MetadataKey, a.profile)
+	}
 	return ctx, lc, nil
 }
 

@@ -461,6 +461,8 @@ var allowedOwnDeps = map[string]bool{
 	// internal/bridge is the MCP server behind "mcpdctl bridge"; its own
 	// TestDeps holds it to the packages above.
 	"github.com/mcpd-dev/mcpd/internal/bridge": true,
+	// internal/profile is the profiles' types and globs, no runtime.
+	"github.com/mcpd-dev/mcpd/internal/profile": true,
 }
 
 // checkDeps returns the packages in deps that mcpdctl must not depend on.

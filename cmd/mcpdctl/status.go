@@ -56,6 +56,8 @@ type appJSON struct {
 	Pid               int64  `json:"pid"`
 	ConnectedAtUnixMs int64  `json:"connected_at_unix_ms"`
 	Transport         string `json:"transport"`
+	// Profile is the profile of the app's last call under one, "" for none.
+	Profile string `json:"profile"`
 }
 
 func runStatus(ctx context.Context, c *cli, view viewArgs) error {
@@ -90,6 +92,7 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 				Pid:               a.GetPid(),
 				ConnectedAtUnixMs: a.GetConnectedAtUnixMs(),
 				Transport:         a.GetTransport(),
+				Profile:           a.GetProfile(),
 			})
 		}
 		return writeJSON(c.stdout, out)
@@ -117,7 +120,7 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 	if apps := st.GetApps(); len(apps) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "APP\tVERSION\tPID\tCONNECTED")
+		fmt.Fprintln(tw, "APP\tVERSION\tPID\tCONNECTED\tPROFILE")
 		now := timeNow().UnixMilli()
 		for _, a := range apps {
 			connected := "-"
@@ -128,7 +131,7 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 			if t := a.GetTransport(); t != "" && t != "grpc" {
 				name += " (" + t + ")"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sanitize(name), dash(a.GetVersion()), pidCell(a.GetPid()), connected)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sanitize(name), dash(a.GetVersion()), pidCell(a.GetPid()), connected, dash(a.GetProfile()))
 		}
 		tw.Flush()
 	}

@@ -27,6 +27,14 @@ type appConn struct {
 	mu      sync.Mutex // guards following
 	name    string
 	version string
+	profile string // of the app's last call under a profile
+}
+
+// setProfile records the profile of the app's last call made under one.
+func (c *appConn) setProfile(name string) {
+	c.mu.Lock()
+	c.profile = name
+	c.mu.Unlock()
 }
 
 // setClient records the app's self-reported identity, learned from a call.
@@ -46,6 +54,7 @@ type appStatus struct {
 	Pid         int
 	ConnectedAt time.Time
 	Transport   string
+	Profile     string
 }
 
 // appTracker keeps the set of open connections with the peer pid from the
@@ -169,7 +178,7 @@ func (t *appTracker) snapshot() []appStatus {
 	out := make([]appStatus, 0, len(conns))
 	for _, c := range conns {
 		c.mu.Lock()
-		out = append(out, appStatus{Name: c.name, Version: c.version, Pid: c.pid, ConnectedAt: c.connectedAt, Transport: c.transport})
+		out = append(out, appStatus{Name: c.name, Version: c.version, Pid: c.pid, ConnectedAt: c.connectedAt, Transport: c.transport, Profile: c.profile})
 		c.mu.Unlock()
 	}
 	return out

@@ -41,6 +41,19 @@ func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1
 	if !reg.GetRoots() && !reg.GetSampling() && !reg.GetElicitation() {
 		return status.Error(codes.InvalidArgument, "a host must answer at least one of roots, sampling, elicitation")
 	}
+	p, err := s.profileOf(ctx)
+	if err != nil {
+		return err
+	}
+	servers := reg.GetServers()
+	if p != nil && len(servers) == 0 {
+		servers = p.ServerNames() // a host under a profile answers only for its servers
+	}
+	for _, n := range servers {
+		if _, err := gateServer(p, n); err != nil {
+			return err
+		}
+	}
 	known := s.sup.Names()
 	for _, n := range reg.GetServers() {
 		found := false
@@ -57,12 +70,12 @@ func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1
 		connID = c.id
 		c.setClient(name, version)
 	}
-	h := s.hosts.register(connID, name, reg.GetServers(), hostCaps{
+	h := s.hosts.register(connID, name, servers, hostCaps{
 		roots: reg.GetRoots(), sampling: reg.GetSampling(), elicitation: reg.GetElicitation(),
 	})
 	defer s.hosts.unregister(h)
 	log := s.log.With(zap.Uint64("host_id", h.id), zap.String("app", name))
-	log.Debug("host registered", zap.Strings("servers", reg.GetServers()),
+	log.Debug("host registered", zap.Strings("servers", servers),
 		zap.Bool("roots", h.caps.roots), zap.Bool("sampling", h.caps.sampling), zap.Bool("elicitation", h.caps.elicitation))
 
 	if err := stream.Send(&mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Registered{

@@ -42,5 +42,8 @@ func (s *Server) httpStatus() *mcpdv1.HttpStatus {
 	for _, name := range s.sup.Names() {
 		out.Urls = append(out.Urls, st.BaseURL+"/servers/"+url.PathEscape(name)+"/mcp")
 	}
+	for _, name := range s.profileSet().Names() {
+		out.Urls = append(out.Urls, st.BaseURL+"/profiles/"+url.PathEscape(name)+"/mcp")
+	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -96,8 +98,17 @@ func (s *Server) list(ctx context.Context, server, method string, opts *mcpdv1.C
 		return nil, err
 	}
 	base.Method = method
+	prof, err := s.profileOf(ctx)
+	if err != nil {
+		return nil, err
+	}
 	if server != "" {
+		rs, err := gateServer(prof, server)
+		if err != nil {
+			return nil, err
+		}
 		items, src, err := s.listCached(ctx, server, method, base, copts)
+		items, err = filterItems(rs, method, items, err)
 		entry := &mcpdv1.ServerList{Server: server}
 		if err := fillList(entry, items, src, err); err != nil {
 			return nil, toStatus(err)
@@ -111,12 +122,16 @@ func (s *Server) list(ctx context.Context, server, method string, opts *mcpdv1.C
 			names = append(names, st.Name)
 		}
 	}
+	names = profileServers(prof, names)
 	entries := make([]*mcpdv1.ServerList, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Go(func() {
 			r := *base // each call gets its own copy of the request
 			items, src, err := s.listCached(ctx, name, method, &r, copts)
+			if prof != nil {
+				items, err = filterItems(prof.Server(name), method, items, err)
+			}
 			entry := &mcpdv1.ServerList{Server: name}
 			if err := fillList(entry, items, src, err); err != nil {
 				if errors.Is(err, supervisor.ErrUnknownServer) {
@@ -183,6 +198,15 @@ func (s *Server) CallTool(req *mcpdv1.CallToolRequest, stream grpc.ServerStreami
 	if err != nil {
 		return err
 	}
+	rs, err := s.profileGate(ctx, req.GetServer())
+	if err != nil {
+		return err
+	}
+	if rs != nil {
+		if hidden := hiddenName(&rs.Tools, "tool", req.GetTool()); hidden != nil {
+			return sendHidden(stream, req.GetServer(), hidden)
+		}
+	}
 	// tools/call params: "name", "arguments?", plus modern "inputResponses?"
 	// and "requestState?" ("the exact string received (omit it if none was
 	// received)").
@@ -192,7 +216,7 @@ func (s *Server) CallTool(req *mcpdv1.CallToolRequest, stream grpc.ServerStreami
 	}
 	base.Method = "tools/call"
 	base.Params = params
-	return s.streamCall(stream, req.GetServer(), base, copts)
+	return s.streamCall(stream, req.GetServer(), base, copts, rs)
 }
 
 // Methods SendRequest refuses: the session owns the lifecycle, and
@@ -237,9 +261,16 @@ func (s *Server) SendRequest(req *mcpdv1.SendRequestRequest, stream grpc.ServerS
 	if err != nil {
 		return err
 	}
+	rs, err := s.profileGate(ctx, req.GetServer())
+	if err != nil {
+		return err
+	}
+	if hidden := hiddenItem(rs, method, params); hidden != nil {
+		return sendHidden(stream, req.GetServer(), hidden)
+	}
 	base.Method = method
 	base.Params = params
-	return s.streamCall(stream, req.GetServer(), base, copts)
+	return s.streamCall(stream, req.GetServer(), base, copts, rs)
 }
 
 // GetPrompt gets one prompt.
@@ -322,6 +353,13 @@ func (s *Server) unaryCall(ctx context.Context, server, method string, params js
 	if err != nil {
 		return nil, err
 	}
+	rs, err := s.profileGate(ctx, server)
+	if err != nil {
+		return nil, err
+	}
+	if hidden := hiddenItem(rs, method, params); hidden != nil {
+		return &mcpdv1.McpResponse{Server: server, Error: mcpErrorToProto(hidden)}, nil
+	}
 	req.Method = method
 	req.Params = params
 	start := time.Now()
@@ -350,7 +388,7 @@ func (s *Server) unaryCall(ctx context.Context, server, method string, params js
 // stream. (A goroutine per call for sup.Call, and a channel hop back to the
 // handler, cost two scheduler wake-ups per call on the hot path; see
 // BENCHMARKS.md.)
-func (s *Server) streamCall(stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent], server string, req *session.Request, copts supervisor.CallOptions) error {
+func (s *Server) streamCall(stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent], server string, req *session.Request, copts supervisor.CallOptions, rs *profile.Server) error {
 	ctx := stream.Context()
 	r := &progressRelay{log: s.log, stream: stream, server: server}
 	req.OnProgress = r.push
@@ -366,9 +404,32 @@ func (s *Server) streamCall(stream grpc.ServerStreamingServer[mcpdv1.CallToolEve
 	if resp == nil {
 		return status.Errorf(codes.Internal, "%s on %q: no response", req.Method, server)
 	}
+	if resp, err = filterListResult(rs, req.Method, resp); err != nil {
+		return err
+	}
 	return stream.Send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{
 		Response: toMcpResponse(server, resp, src, time.Since(start)),
 	}})
+}
+
+// sendHidden answers a request for an item the call's profile hides.
+func sendHidden(stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent], server string, e *session.RPCError) error {
+	return stream.Send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{
+		Response: &mcpdv1.McpResponse{Server: server, Error: mcpErrorToProto(e)},
+	}})
+}
+
+// filterItems applies rs (nil: none) to a list's items when it was
+// fetched.
+func filterItems(rs *profile.Server, method string, items json.RawMessage, err error) (json.RawMessage, error) {
+	if err != nil || rs == nil {
+		return items, err
+	}
+	out, ferr := rs.FilterItems(method, items)
+	if ferr != nil {
+		return nil, fmt.Errorf("apply profile: %w", ferr)
+	}
+	return out, nil
 }
 
 // logCallError logs a failed call: client cancellations and a name that is

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -12,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -81,6 +83,8 @@ type Server struct {
 	pid    int
 	obs    CallObserver // nil: requests are not timed (metrics.go)
 	budget *memBudget   // memory of the requests in flight (budget.go)
+	// profiles are the config's profiles (profiles.go), swapped whole.
+	profiles atomic.Pointer[profile.Set]
 
 	mu          sync.Mutex // guards following
 	socketPath  string
@@ -164,19 +168,28 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 			Pid:               int64(a.Pid),
 			ConnectedAtUnixMs: a.ConnectedAt.UnixMilli(),
 			Transport:         a.Transport,
+			Profile:           a.Profile,
 		})
 	}
+	resp.Profiles = s.profileInfos()
 	resp.Subscriptions = s.subscriptionStatus()
 	resp.Http = s.httpStatus()
 	return resp, nil
 }
 
 // ListServers lists the configured servers with their state.
+// Under a profile only its servers are listed.
 func (s *Server) ListServers(ctx context.Context, _ *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
+	p, err := s.profileOf(ctx)
+	if err != nil {
+		return nil, err
+	}
 	now := time.Now()
-	resp := &mcpdv1.ListServersResponse{}
+	resp := &mcpdv1.ListServersResponse{Profile: profileInfo(p)}
 	for _, st := range s.sup.Status() {
-		resp.Servers = append(resp.Servers, serverStatusToProto(st, now))
+		if p == nil || p.Server(st.Name) != nil {
+			resp.Servers = append(resp.Servers, serverStatusToProto(st, now))
+		}
 	}
 	return resp, nil
 }

@@ -61,6 +61,9 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 			return status.Errorf(codes.NotFound, "unknown server %q", n)
 		}
 	}
+	if err := s.subscribeProfile(stream.Context(), &w); err != nil {
+		return err
+	}
 	var app subscriptions.AppInfo
 	app.Name, app.Version = clientIdentity(ctx, req.GetClient())
 	if c := connFromContext(ctx); c != nil {
@@ -175,6 +178,13 @@ func (s *Server) UpdateSubscription(ctx context.Context, req *mcpdv1.UpdateSubsc
 	if req.GetSubscriptionId() == 0 {
 		return nil, status.Error(codes.InvalidArgument, "subscription_id required")
 	}
+	p, err := s.profileOf(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if uri, hidden := uriHiddenEverywhere(p, req.GetAddResourceUris()); hidden {
+		return nil, status.Errorf(codes.NotFound, "resource %q not found", uri)
+	}
 	acks, err := m.Update(ctx, req.GetSubscriptionId(), req.GetAddResourceUris(), req.GetRemoveResourceUris())
 	switch {
 	case errors.Is(err, subscriptions.ErrUnknownStream):
@@ -260,4 +270,28 @@ func eventToProto(ev *subscriptions.Event) *mcpdv1.SubscriptionEvent {
 		TimeUnixMs:         ev.Time.UnixMilli(),
 		DroppedLogMessages: ev.LogsDropped,
 	}
+}
+
+// subscribeProfile scopes a watch to the call's profile: its servers only
+// (all of them when the watch names none), and no resource it hides.
+func (s *Server) subscribeProfile(ctx context.Context, w *subscriptions.Watch) error {
+	p, err := s.profileOf(ctx)
+	if err != nil || p == nil {
+		return err
+	}
+	if len(w.Servers) == 0 {
+		w.Servers = p.ServerNames()
+	}
+	for _, n := range w.Servers {
+		rs, err := gateServer(p, n)
+		if err != nil {
+			return err
+		}
+		for _, u := range w.URIs {
+			if !rs.Resources.Allows(u) {
+				return status.Errorf(codes.NotFound, "resource %q not found on server %q", u, n)
+			}
+		}
+	}
+	return nil
 }

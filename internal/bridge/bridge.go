@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -34,7 +35,8 @@ type bridge struct {
 	opts    Options
 	sink    Sink
 	names   []string // served servers, in order
-	aggr    bool     // several servers: prefixed names
+	aggr    bool     // several servers: names by prefix mode
+	prefix  profile.Prefix
 	timeout time.Duration
 	maxLine int // largest line accepted from the host
 	ctx     context.Context
@@ -70,6 +72,9 @@ type route struct {
 }
 
 func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge {
+	if opts.Profile != "" {
+		be = &profiledBackend{Backend: be, profile: opts.Profile}
+	}
 	return &bridge{
 		be:        be,
 		opts:      opts,
@@ -147,6 +152,9 @@ func (b *bridge) resolveNames(rctx context.Context, names []string, all bool) er
 	seen := map[string]bool{}
 	for _, n := range names {
 		if !known[n] {
+			if b.opts.Profile != "" {
+				return fmt.Errorf("no such server %q in profile %q", n, b.opts.Profile)
+			}
 			return fmt.Errorf("no such server %q", n)
 		}
 		if seen[n] {
@@ -155,6 +163,9 @@ func (b *bridge) resolveNames(rctx context.Context, names []string, all bool) er
 		seen[n] = true
 	}
 	if len(names) == 0 {
+		if b.opts.Profile != "" {
+			return fmt.Errorf("profile %q has no enabled servers to bridge", b.opts.Profile)
+		}
 		return errors.New("mcpd has no enabled servers to bridge")
 	}
 	// Request handlers read names and aggr without the lock once the
@@ -162,6 +173,7 @@ func (b *bridge) resolveNames(rctx context.Context, names []string, all bool) er
 	b.mu.Lock()
 	b.names = names
 	b.aggr = len(names) > 1 || all
+	b.prefix = prefixMode(b.opts.Prefix, resp.GetProfile())
 	b.mu.Unlock()
 	return nil
 }

@@ -23,6 +23,7 @@ var ownDeps = map[string]bool{
 	"github.com/mcpd-dev/mcpd/internal/paths":   true,
 	"github.com/mcpd-dev/mcpd/internal/version": true,
 	"github.com/mcpd-dev/mcpd/internal/config":  true,
+	"github.com/mcpd-dev/mcpd/internal/profile": true,
 }
 
 // TestDeps enforces the import rule on the real build graph: go list -deps

@@ -112,16 +112,16 @@ func TestAddItemsMatchesDecoding(t *testing.T) {
 		`{"description":"no name"},{"name":"a","name":"b"},{"n\u0061me":"esc"}, {"name":"sp\u00e9cial"} ]`
 	for _, aggr := range []bool{false, true} {
 		for _, method := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
-			run := func(add func(*bridge, *listing) *jsonrpc.Error) (*listing, map[string]string) {
-				b := &bridge{aggr: aggr, names: []string{"s", "t"}, uris: map[string]string{}}
-				l := &listing{method: method, seen: map[string]string{}, routes: map[string]route{}}
-				if err := add(b, l); err != nil {
+			run := func(add func(*listing) *jsonrpc.Error) (*listing, map[string]string) {
+				l := &listing{method: method, aggr: aggr, seen: map[string]string{}, routes: map[string]route{},
+					params: map[string]map[string]string{}, uris: map[string]string{}}
+				if err := add(l); err != nil {
 					t.Fatal(err)
 				}
-				return l, b.uris
+				return l, l.uris
 			}
-			fast, fastURIs := run(func(b *bridge, l *listing) *jsonrpc.Error { return b.addItems(l, "s", items) })
-			slow, slowURIs := run(func(b *bridge, l *listing) *jsonrpc.Error { return b.addDecoded(l, "s", items) })
+			fast, fastURIs := run(func(l *listing) *jsonrpc.Error { return l.addItems("s", items) })
+			slow, slowURIs := run(func(l *listing) *jsonrpc.Error { return l.addDecoded("s", items) })
 			res := func(l *listing) []byte {
 				out, _ := listResult(&hostReq{}, method, l.items)
 				return out

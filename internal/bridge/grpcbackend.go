@@ -44,43 +44,43 @@ func DialGRPC(socket string, notRunning func() error, opts ...grpc.DialOption) (
 func (g *GRPCBackend) Close() error { return g.conn.Close() }
 
 func (g *GRPCBackend) ListServers(ctx context.Context, in *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
-	return g.client.ListServers(ctx, in)
+	return g.client.ListServers(outgoing(ctx), in)
 }
 
 func (g *GRPCBackend) ListTools(ctx context.Context, in *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
-	return g.client.ListTools(ctx, in)
+	return g.client.ListTools(outgoing(ctx), in)
 }
 
 func (g *GRPCBackend) ListPrompts(ctx context.Context, in *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error) {
-	return g.client.ListPrompts(ctx, in)
+	return g.client.ListPrompts(outgoing(ctx), in)
 }
 
 func (g *GRPCBackend) ListResources(ctx context.Context, in *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error) {
-	return g.client.ListResources(ctx, in)
+	return g.client.ListResources(outgoing(ctx), in)
 }
 
 func (g *GRPCBackend) ListResourceTemplates(ctx context.Context, in *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error) {
-	return g.client.ListResourceTemplates(ctx, in)
+	return g.client.ListResourceTemplates(outgoing(ctx), in)
 }
 
 func (g *GRPCBackend) ReadResource(ctx context.Context, in *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error) {
-	return g.client.ReadResource(ctx, in)
+	return g.client.ReadResource(outgoing(ctx), in)
 }
 
 func (g *GRPCBackend) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
-	return g.client.UpdateSubscription(ctx, in)
+	return g.client.UpdateSubscription(outgoing(ctx), in)
 }
 
 func (g *GRPCBackend) SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error) {
-	return g.client.SendRequest(ctx, in)
+	return g.client.SendRequest(outgoing(ctx), in)
 }
 
 func (g *GRPCBackend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (RecvStream[mcpdv1.SubscriptionEvent], error) {
-	return g.client.Subscribe(ctx, in)
+	return g.client.Subscribe(outgoing(ctx), in)
 }
 
 func (g *GRPCBackend) Host(ctx context.Context) (HostStream, error) {
-	return g.client.Host(ctx)
+	return g.client.Host(outgoing(ctx))
 }
 
 // NotRunning is the error that says mcpd is not there.

@@ -13,6 +13,9 @@ import (
 	"sync"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -38,7 +41,8 @@ const (
 
 // HTTPHandler serves the bridge over Streamable HTTP in both eras
 // (mcp-protocol.md §10-11): /mcp serves every enabled server as one,
-// /servers/NAME/mcp one server. A legacy host's initialize starts a
+// /servers/NAME/mcp one server, /profiles/NAME/mcp the servers of a
+// profile as one, under it. A legacy host's initialize starts a
 // session, a bridge of its own; modern requests are stateless and share
 // one bridge per endpoint.
 type HTTPHandler struct {
@@ -54,8 +58,8 @@ type HTTPHandler struct {
 	mu       sync.Mutex // guards the fields below
 	closed   bool
 	sessions map[string]*session
-	shared   map[string]*sharedBridge // by endpoint server, "" for all
-	known    map[string]bool          // server names seen in mcpd's list
+	shared   map[endpoint]*sharedBridge // by endpoint
+	known    map[endpoint]bool          // endpoints whose profile and server mcpd listed
 }
 
 // NewHTTPHandler makes the handler; Close ends it.
@@ -76,7 +80,7 @@ func NewHTTPHandler(be Backend, opts HTTPOptions) *HTTPHandler {
 	h := &HTTPHandler{
 		be: be, opts: opts, life: life, stop: stop,
 		idle: defaultSessionIdle, maxSessions: defaultMaxSessions,
-		sessions: map[string]*session{}, shared: map[string]*sharedBridge{}, known: map[string]bool{},
+		sessions: map[string]*session{}, shared: map[endpoint]*sharedBridge{}, known: map[endpoint]bool{},
 	}
 	h.wg.Go(h.janitor)
 	return h
@@ -91,7 +95,7 @@ func (h *HTTPHandler) Close() {
 	h.serving.close()
 	h.mu.Lock()
 	sessions, shared := h.sessions, h.shared
-	h.sessions, h.shared = map[string]*session{}, map[string]*sharedBridge{}
+	h.sessions, h.shared = map[string]*session{}, map[endpoint]*sharedBridge{}
 	h.mu.Unlock()
 	for _, s := range sessions {
 		s.end()
@@ -102,14 +106,15 @@ func (h *HTTPHandler) Close() {
 	h.wg.Wait()
 }
 
-// bridgeOptions are the options of a bridge for endpoint server ("": all).
-func (h *HTTPHandler) bridgeOptions(server string) Options {
+// bridgeOptions are the options of a bridge for endpoint ep.
+func (h *HTTPHandler) bridgeOptions(ep endpoint) Options {
 	o := Options{
-		All: server == "", Timeout: h.opts.Timeout, MaxLine: int(min(h.opts.MaxBody, 1<<31-1)),
+		All: ep.server == "", Timeout: h.opts.Timeout, MaxLine: int(min(h.opts.MaxBody, 1<<31-1)),
 		Warnf: h.opts.Warnf, RPCError: h.opts.RPCError, CallOptions: h.opts.CallOptions,
+		Profile: ep.profile,
 	}
-	if server != "" {
-		o.Names = []string{server}
+	if ep.server != "" {
+		o.Names = []string{ep.server}
 	}
 	return o
 }
@@ -120,18 +125,18 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	defer h.serving.leave()
-	server, ok := endpointOf(r.URL.Path)
+	ep, ok := endpointOf(r.URL.Path)
 	if !ok {
 		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest,
-			fmt.Sprintf("no MCP endpoint at %s: use /mcp (every server) or /servers/NAME/mcp (one server)", r.URL.Path))
+			fmt.Sprintf("no MCP endpoint at %s: use /mcp (every server), /servers/NAME/mcp (one server) or /profiles/NAME/mcp (a profile's servers)", r.URL.Path))
 		return
 	}
-	if server != "" && !h.checkServer(w, r, server) {
+	if ep != (endpoint{}) && !h.checkEndpoint(w, r, ep) {
 		return
 	}
 	switch r.Method {
 	case http.MethodPost:
-		h.post(w, r, server)
+		h.post(w, r, ep)
 	case http.MethodGet:
 		h.get(w, r)
 	case http.MethodDelete:
@@ -143,32 +148,50 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// endpointOf is the server an endpoint path serves ("" for all).
-func endpointOf(path string) (string, bool) {
-	if path == "/mcp" {
-		return "", true
-	}
-	name, ok := strings.CutPrefix(path, "/servers/")
-	if !ok {
-		return "", false
-	}
-	name, ok = strings.CutSuffix(name, "/mcp")
-	if !ok || name == "" || strings.Contains(name, "/") {
-		return "", false
-	}
-	return name, true
+// endpoint is what an MCP endpoint serves: every server (the zero
+// endpoint), one server, or a profile's servers.
+type endpoint struct {
+	profile, server string
 }
 
-// checkServer answers 404 for a server mcpd does not know. While mcpd is
-// unreachable every name is let through: its bridge answers why.
-func (h *HTTPHandler) checkServer(w http.ResponseWriter, r *http.Request, server string) bool {
+// endpointOf parses an endpoint path: /mcp, /servers/NAME/mcp or
+// /profiles/NAME/mcp.
+func endpointOf(path string) (endpoint, bool) {
+	if path == "/mcp" {
+		return endpoint{}, true
+	}
+	for _, p := range []string{"/servers/", "/profiles/"} {
+		name, ok := strings.CutPrefix(path, p)
+		if !ok {
+			continue
+		}
+		name, ok = strings.CutSuffix(name, "/mcp")
+		if !ok || name == "" || strings.Contains(name, "/") {
+			return endpoint{}, false
+		}
+		if p == "/profiles/" {
+			return endpoint{profile: name}, true
+		}
+		return endpoint{server: name}, true
+	}
+	return endpoint{}, false
+}
+
+// checkEndpoint answers 404 for a server or profile mcpd does not know.
+// While mcpd is unreachable every name is let through: its bridge answers
+// why.
+func (h *HTTPHandler) checkEndpoint(w http.ResponseWriter, r *http.Request, ep endpoint) bool {
 	h.mu.Lock()
-	known := h.known[server]
+	known := h.known[ep]
 	h.mu.Unlock()
 	if known {
 		return true
 	}
-	resp, err := h.be.ListServers(r.Context(), &mcpdv1.ListServersRequest{})
+	resp, err := h.be.ListServers(WithProfile(r.Context(), ep.profile), &mcpdv1.ListServersRequest{})
+	if ep.profile != "" && status.Code(err) == codes.NotFound {
+		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, h.be.Reason(err))
+		return false
+	}
 	if err != nil {
 		return true
 	}
@@ -176,14 +199,14 @@ func (h *HTTPHandler) checkServer(w http.ResponseWriter, r *http.Request, server
 	for _, s := range resp.GetServers() {
 		names = append(names, s.GetName())
 	}
-	if slices.Contains(names, server) {
+	if ep.server == "" || slices.Contains(names, ep.server) {
 		h.mu.Lock()
-		h.known[server] = true
+		h.known[ep] = true
 		h.mu.Unlock()
 		return true
 	}
-	msg := fmt.Sprintf("no such server %q", server)
-	if c := config.Closest(server, names, 3); c != "" {
+	msg := fmt.Sprintf("no such server %q", ep.server)
+	if c := config.Closest(ep.server, names, 3); c != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", c)
 	}
 	writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, msg)
@@ -191,7 +214,7 @@ func (h *HTTPHandler) checkServer(w http.ResponseWriter, r *http.Request, server
 }
 
 // post serves one POSTed JSON-RPC message.
-func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, server string) {
+func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	body, ok := h.readBody(w, r)
 	if !ok {
 		return
@@ -217,11 +240,11 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, server string
 	case m.Method != "" && hasID:
 		hr := parseRequest(&m)
 		if hr.modern || (modernHeader && m.Method != "initialize") {
-			h.serveModern(w, r, server, hr)
+			h.serveModern(w, r, ep, hr)
 			return
 		}
 		if m.Method == "initialize" && sid == "" {
-			h.startSession(w, r, server, hr)
+			h.startSession(w, r, ep, hr)
 			return
 		}
 		if s := h.session(w, sid); s != nil {

@@ -56,20 +56,20 @@ func (sb *sharedBridge) end() {
 	}
 }
 
-// sharedFor is the set-up shared bridge of endpoint server, made on first
+// sharedFor is the set-up shared bridge of endpoint ep, made on first
 // use; a failed setup is tried again by the next request.
-func (h *HTTPHandler) sharedFor(server string) (*sharedBridge, error) {
+func (h *HTTPHandler) sharedFor(ep endpoint) (*sharedBridge, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return nil, errClosed
 	}
-	sb := h.shared[server]
+	sb := h.shared[ep]
 	if sb == nil {
 		sb = &sharedBridge{ready: make(chan struct{}), streams: map[string]*httpStream{}}
-		h.shared[server] = sb
+		h.shared[ep] = sb
 		h.mu.Unlock()
-		h.setUpShared(server, sb)
+		h.setUpShared(ep, sb)
 	} else {
 		h.mu.Unlock()
 	}
@@ -77,11 +77,11 @@ func (h *HTTPHandler) sharedFor(server string) (*sharedBridge, error) {
 	return sb, sb.err
 }
 
-func (h *HTTPHandler) setUpShared(server string, sb *sharedBridge) {
+func (h *HTTPHandler) setUpShared(ep endpoint, sb *sharedBridge) {
 	defer close(sb.ready)
 	life, stop := context.WithCancel(h.life)
 	sb.stop = stop
-	b, err := startBridge(life, h.be, h.bridgeOptions(server), sb)
+	b, err := startBridge(life, h.be, h.bridgeOptions(ep), sb)
 	sb.b = b
 	if err == nil {
 		return
@@ -90,19 +90,19 @@ func (h *HTTPHandler) setUpShared(server string, sb *sharedBridge) {
 	b.wg.Wait()
 	sb.b, sb.err = nil, err
 	h.mu.Lock()
-	if h.shared[server] == sb {
-		delete(h.shared, server)
+	if h.shared[ep] == sb {
+		delete(h.shared, ep)
 	}
 	h.mu.Unlock()
 }
 
 // serveModern serves one modern request on the endpoint's shared bridge.
-func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, server string, hr *hostReq) {
+func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep endpoint, hr *hostReq) {
 	if !hr.modern {
 		// The version header says modern, the body has no envelope.
 		hr.bad = hr.checkEnvelope()
 	}
-	sb, err := h.sharedFor(server)
+	sb, err := h.sharedFor(ep)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, hr.id, jsonrpc.CodeInternalError, err.Error())
 		return

@@ -72,11 +72,11 @@ func newSessionID() string {
 
 // startSession serves a legacy initialize without a session id: it starts
 // a session and answers on it.
-func (h *HTTPHandler) startSession(w http.ResponseWriter, r *http.Request, server string, hr *hostReq) {
+func (h *HTTPHandler) startSession(w http.ResponseWriter, r *http.Request, ep endpoint, hr *hostReq) {
 	s := &session{id: newSessionID(), h: h, streams: map[string]*httpStream{}, lastUsed: time.Now()}
 	life, stop := context.WithCancel(h.life)
 	s.stop = stop
-	b, err := startBridge(life, h.be, h.bridgeOptions(server), s)
+	b, err := startBridge(life, h.be, h.bridgeOptions(ep), s)
 	if err != nil {
 		stop()
 		b.wg.Wait()

@@ -4,24 +4,28 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"strings"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/profile"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // list returns the merged items of method over the served servers; names
-// are prefixed when serving several, and routes are recorded. Serving
-// several, a server that cannot serve now is left out (missing.go). Each
-// element of items is one or more items, comma-separated, as they go into
-// the result's array (a server's whole list when it passes unchanged).
+// follow the prefix mode when serving several, and routes are recorded.
+// Serving several, a server that cannot serve now is left out
+// (missing.go). Each element of items is one or more items,
+// comma-separated, as they go into the result's array (a server's whole
+// list when it passes unchanged).
 func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *jsonrpc.Error) {
 	if err := b.ready(ctx); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
-	l := &listing{method: method, seen: map[string]string{}, routes: map[string]route{}, params: map[string]map[string]string{}}
+	var got []serverItems
 	var back bool
 	for _, n := range b.names {
 		entries, err := b.listOne(ctx, method, n)
@@ -46,10 +50,12 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *j
 			if e.GetError() != nil {
 				continue // aggregated: a server without this kind of item
 			}
-			if err := b.addItems(l, n, e.GetItemsJson()); err != nil {
-				return nil, err
-			}
+			got = append(got, serverItems{server: n, itemsJSON: e.GetItemsJson()})
 		}
+	}
+	l, err := nameItems(method, got, b.aggr, b.prefix)
+	if err != nil {
+		return nil, err
 	}
 	b.setRoutes(l)
 	if back {
@@ -58,27 +64,169 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *j
 		b.refreshInfo(ctx)
 		b.announceLists(false)
 	}
-	if l.items == nil {
-		l.items = []json.RawMessage{}
-	}
 	return l.items, nil
+}
+
+// serverItems are the items one server listed, a JSON array as mcpd gave it.
+type serverItems struct {
+	server    string
+	itemsJSON string
 }
 
 // listing is one list in the making.
 type listing struct {
 	method string
+	aggr   bool            // several servers: names follow the prefix mode
+	shared map[string]bool // on-collision: the names several servers list; nil: prefix always
 	items  []json.RawMessage
 	seen   map[string]string // exposed name → server
 	routes map[string]route  // exposed name → where it goes
 	// params: tool name → Mcp-Param header name → argument (httpheaders.go)
 	params map[string]map[string]string
+	uris   map[string]string // resource URI or template → server
+}
+
+// nameItems merges the items of the servers into one list: tools and
+// prompts under their exposed names, each with its route, resources
+// noting their server. Two items under one exposed name are an error: a
+// clash is never a silent shadow.
+func nameItems(method string, got []serverItems, aggr bool, mode profile.Prefix) (*listing, *jsonrpc.Error) {
+	l := &listing{method: method, aggr: aggr, seen: map[string]string{},
+		routes: map[string]route{}, params: map[string]map[string]string{}, uris: map[string]string{}}
+	if aggr && mode == profile.PrefixOnCollision && (method == "tools/list" || method == "prompts/list") {
+		l.shared = sharedNames(got)
+	}
+	for _, si := range got {
+		if err := l.addItems(si.server, si.itemsJSON); err != nil {
+			return nil, err
+		}
+	}
+	if l.items == nil {
+		l.items = []json.RawMessage{}
+	}
+	return l, nil
+}
+
+// exposedName is how the host sees item name of server.
+func (l *listing) exposedName(server, name string) string {
+	if !l.aggr || l.shared != nil && !l.shared[name] {
+		return name
+	}
+	return prefixed(server, name)
+}
+
+// expose records the item name of server under its exposed name, which it
+// returns; a second item under one exposed name is an error.
+func (l *listing) expose(server, name string) (string, *jsonrpc.Error) {
+	exposed := l.exposedName(server, name)
+	if l.aggr {
+		if other, clash := l.seen[exposed]; clash {
+			how := ""
+			if exposed != name {
+				how = " after prefixing"
+			}
+			return "", jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s name %q of server %q clashes with one of server %q%s",
+				strings.TrimSuffix(l.method, "s/list"), exposed, server, other, how)
+		}
+		l.seen[exposed] = server
+	}
+	l.routes[exposed] = route{server: server, name: name}
+	return exposed, nil
+}
+
+// sharedNames are the item names that more than one server lists.
+func sharedNames(got []serverItems) map[string]bool {
+	first := map[string]string{} // name → the first server listing it
+	shared := map[string]bool{}
+	for _, si := range got {
+		for _, name := range itemNames(si.itemsJSON) {
+			if s, ok := first[name]; ok && s != si.server {
+				shared[name] = true
+			} else if !ok {
+				first[name] = si.server
+			}
+		}
+	}
+	return shared
+}
+
+// itemNames are the "name" members of the items of itemsJSON.
+func itemNames(itemsJSON string) []string {
+	var names []string
+	if elems, ok := arrayElements([]byte(itemsJSON)); ok {
+		for _, it := range elems {
+			if ms, ok := jsonrpc.Members(it); ok {
+				names = append(names, textOf(lastMember(ms, "name")))
+				continue
+			}
+			var v struct{ Name string }
+			_ = json.Unmarshal(it, &v)
+			names = append(names, v.Name)
+		}
+		return names
+	}
+	var arr []struct{ Name string }
+	_ = json.Unmarshal([]byte(itemsJSON), &arr)
+	for _, it := range arr {
+		names = append(names, it.Name)
+	}
+	return names
+}
+
+// lastMember is the value of the last member key of ms, as decoding into
+// a map has it; nil when there is none.
+func lastMember(ms []jsonrpc.Member, key string) json.RawMessage {
+	var v json.RawMessage
+	for _, m := range ms {
+		if m.Key == key {
+			v = m.Value
+		}
+	}
+	return v
+}
+
+// textOf is the string raw holds ("" when it holds none).
+func textOf(raw json.RawMessage) string {
+	if s, ok := jsonrpc.PlainText(raw); ok {
+		return s
+	}
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}
+
+// HostTools is the tools list a bridge serving lists would give its host:
+// merged, named by mode when aggr (several servers, or every server of
+// mcpd or of a profile), as JSON items. Servers that failed are left out.
+func HostTools(lists []*mcpdv1.ServerList, aggr bool, mode profile.Prefix) ([]json.RawMessage, error) {
+	var got []serverItems
+	for _, e := range lists {
+		if e.GetError() != nil || e.GetUnavailable() != "" {
+			continue
+		}
+		got = append(got, serverItems{server: e.GetServer(), itemsJSON: e.GetItemsJson()})
+	}
+	l, err := nameItems("tools/list", got, aggr, mode)
+	if err != nil {
+		return nil, errors.New(err.Message)
+	}
+	var items []json.RawMessage
+	for _, frag := range l.items {
+		// A fragment may hold a server's whole list: split it into items.
+		if elems, ok := arrayElements(append(append([]byte{'['}, frag...), ']')); ok {
+			items = append(items, elems...)
+		} else {
+			items = append(items, frag)
+		}
+	}
+	return items, nil
 }
 
 // addItems adds the items server listed (a JSON array) to l: tools and
 // prompts under their exposed names, resources noting their server.
-func (b *bridge) addItems(l *listing, server, itemsJSON string) *jsonrpc.Error {
+func (l *listing) addItems(server, itemsJSON string) *jsonrpc.Error {
 	arr := []byte(itemsJSON)
-	if !b.aggr && (l.method == "prompts/list" || l.method == "tools/list" && !bytes.Contains(arr, []byte("x-mcp-header"))) {
+	if !l.aggr && (l.method == "prompts/list" || l.method == "tools/list" && !bytes.Contains(arr, []byte("x-mcp-header"))) {
 		// Served alone, the names are not prefixed and no route is needed
 		// (unless a tool declares x-mcp-header arguments, which are recorded):
 		// the list leaves mcpd's cache and reaches the host unchanged.
@@ -91,56 +239,35 @@ func (b *bridge) addItems(l *listing, server, itemsJSON string) *jsonrpc.Error {
 	}
 	if elems, ok := arrayElements(arr); ok {
 		for _, it := range elems {
-			if err := b.addItem(l, server, it); err != nil {
+			if err := l.addItem(server, it); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
-	return b.addDecoded(l, server, itemsJSON)
+	return l.addDecoded(server, itemsJSON)
 }
 
 // addItem adds one item to l as mcpd passed it, with its name replaced
 // when prefixed; an item whose members do not scan is decoded instead.
-func (b *bridge) addItem(l *listing, server string, it json.RawMessage) *jsonrpc.Error {
+func (l *listing) addItem(server string, it json.RawMessage) *jsonrpc.Error {
 	ms, ok := jsonrpc.Members(it)
 	if !ok {
-		return b.addDecoded(l, server, "["+string(it)+"]")
-	}
-	member := func(key string) json.RawMessage {
-		var v json.RawMessage // the last one, as decoding into a map has it
-		for _, m := range ms {
-			if m.Key == key {
-				v = m.Value
-			}
-		}
-		return v
-	}
-	text := func(raw json.RawMessage) string {
-		if s, ok := jsonrpc.PlainText(raw); ok {
-			return s
-		}
-		var s string
-		_ = json.Unmarshal(raw, &s)
-		return s
+		return l.addDecoded(server, "["+string(it)+"]")
 	}
 	switch l.method {
 	case "tools/list", "prompts/list":
-		nameRaw := member("name")
-		name := text(nameRaw)
-		exposed := name
-		if b.aggr {
-			exposed = prefixed(server, name)
-			if other, clash := l.seen[exposed]; clash {
-				return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s name %q of server %q clashes with one of server %q after prefixing",
-					strings.TrimSuffix(l.method, "s/list"), exposed, server, other)
-			}
-			l.seen[exposed] = server
+		nameRaw := lastMember(ms, "name")
+		name := textOf(nameRaw)
+		exposed, err := l.expose(server, name)
+		if err != nil {
+			return err
+		}
+		if exposed != name {
 			it = renamed(it, ms, nameRaw, exposed)
 		}
-		l.routes[exposed] = route{server: server, name: name}
 		if l.method == "tools/list" {
-			if hs := paramHeaders(member("inputSchema")); hs != nil {
+			if hs := paramHeaders(lastMember(ms, "inputSchema")); hs != nil {
 				l.params[exposed] = hs
 			}
 		}
@@ -149,10 +276,7 @@ func (b *bridge) addItem(l *listing, server string, it json.RawMessage) *jsonrpc
 		if l.method == "resources/templates/list" {
 			key = "uriTemplate"
 		}
-		uri := text(member(key))
-		b.mu.Lock()
-		b.uris[uri] = server
-		b.mu.Unlock()
+		l.uris[textOf(lastMember(ms, key))] = server
 	}
 	l.items = append(l.items, it)
 	return nil
@@ -233,7 +357,7 @@ func arrayElements(arr []byte) ([]json.RawMessage, bool) {
 
 // addDecoded is addItems through encoding/json: for items that do not
 // scan.
-func (b *bridge) addDecoded(l *listing, server, itemsJSON string) *jsonrpc.Error {
+func (l *listing) addDecoded(server, itemsJSON string) *jsonrpc.Error {
 	var arr []map[string]json.RawMessage
 	if err := json.Unmarshal([]byte(itemsJSON), &arr); err != nil {
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: bad %s items: %v", server, l.method, err)
@@ -243,17 +367,13 @@ func (b *bridge) addDecoded(l *listing, server, itemsJSON string) *jsonrpc.Error
 		case "tools/list", "prompts/list":
 			var name string
 			_ = json.Unmarshal(it["name"], &name)
-			exposed := name
-			if b.aggr {
-				exposed = prefixed(server, name)
-				if other, clash := l.seen[exposed]; clash {
-					return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s name %q of server %q clashes with one of server %q after prefixing",
-						strings.TrimSuffix(l.method, "s/list"), exposed, server, other)
-				}
-				l.seen[exposed] = server
+			exposed, err := l.expose(server, name)
+			if err != nil {
+				return err
+			}
+			if exposed != name {
 				it["name"], _ = json.Marshal(exposed)
 			}
-			l.routes[exposed] = route{server: server, name: name}
 			if l.method == "tools/list" {
 				if hs := paramHeaders(it["inputSchema"]); hs != nil {
 					l.params[exposed] = hs
@@ -266,9 +386,7 @@ func (b *bridge) addDecoded(l *listing, server, itemsJSON string) *jsonrpc.Error
 			}
 			var uri string
 			_ = json.Unmarshal(it[key], &uri)
-			b.mu.Lock()
-			b.uris[uri] = server
-			b.mu.Unlock()
+			l.uris[uri] = server
 		}
 		raw, err := json.Marshal(it)
 		if err != nil {
@@ -282,6 +400,9 @@ func (b *bridge) addDecoded(l *listing, server, itemsJSON string) *jsonrpc.Error
 // setRoutes replaces the routes of a tools or prompts list's kind.
 func (b *bridge) setRoutes(l *listing) {
 	if l.method != "tools/list" && l.method != "prompts/list" {
+		b.mu.Lock()
+		maps.Copy(b.uris, l.uris)
+		b.mu.Unlock()
 		return
 	}
 	kind := strings.TrimSuffix(l.method, "/list")

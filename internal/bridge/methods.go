@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -197,6 +198,10 @@ func (b *bridge) instructions() string {
 	var parts []string
 	for _, n := range b.names {
 		if s := b.info[n]; s != nil && s.GetInstructions() != "" {
+			if b.prefix == profile.PrefixOnCollision {
+				parts = append(parts, fmt.Sprintf("## %s (a tool or prompt name another server shares is prefixed %s%s)\n\n%s", n, n, prefixSep, s.GetInstructions()))
+				continue
+			}
 			parts = append(parts, fmt.Sprintf("## %s (tools and prompts prefixed %s%s)\n\n%s", n, n, prefixSep, s.GetInstructions()))
 		}
 	}
@@ -224,7 +229,8 @@ func (b *bridge) resolve(ctx context.Context, kind, exposed string) (route, bool
 	if ok {
 		return r, true
 	}
-	if server, name, found := strings.Cut(exposed, prefixSep); found && slices.Contains(b.names, server) && len(exposed) < maxToolName {
+	if server, name, found := strings.Cut(exposed, prefixSep); found && b.prefix != profile.PrefixOnCollision &&
+		slices.Contains(b.names, server) && len(exposed) < maxToolName {
 		return route{server: server, name: name}, true
 	}
 	// A shortened name not listed yet: list, then look again.

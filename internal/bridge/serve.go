@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/profile"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -30,6 +31,12 @@ type Options struct {
 	RPCError func(ctx context.Context, err error, server string) error
 	// CallOptions are the options sent with every MCP RPC.
 	CallOptions func() *mcpdv1.CallOptions
+	// Profile is the profile of the config every call is made under ("":
+	// none); mcpd then serves only its servers and items.
+	Profile string
+	// Prefix is how tools and prompts of several servers are named: ""
+	// takes the profile's setting (PrefixAlways without a profile).
+	Prefix profile.Prefix
 }
 
 // Sink takes the bridge's messages to the host. scope is the id of the

@@ -15,8 +15,9 @@
 //	}
 //
 // Both keys may be present; their servers are merged, and a name defined under
-// both is an error. The top-level keys "$schema" and "inputs" (VS Code) are
-// ignored; any other top-level key is an error.
+// both is an error. The top-level key "httpListen" is mcpd's HTTP face and
+// "profiles" its per-client views of the servers (profiles.go); "$schema" and
+// "inputs" (VS Code) are ignored; any other top-level key is an error.
 //
 // Per server, beside "command" (required), "args", "env" and "cwd", mcpd reads
 // "protocol" (auto|modern|legacy, default auto), "autostart" (default false),
@@ -78,6 +79,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/profile"
 )
 
 // Defaults applied by Parse to servers that do not set the key.
@@ -107,6 +110,9 @@ type Config struct {
 	// "off"); "" when the file does not set it. mcpd --http-listen wins
 	// over it. The address itself is checked by mcpd.
 	HTTPListen string
+	// Profiles is the top-level key "profiles" (profiles.go); nil when the
+	// file has none.
+	Profiles profile.Set
 }
 
 // Server is one declared MCP server. Its fields are in the same order and of
@@ -224,7 +230,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
-	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs, HTTPListen: p.httpListen}, nil
+	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs, HTTPListen: p.httpListen, Profiles: p.profileSet}, nil
 }
 
 // The two keys a server map may sit under.
@@ -235,7 +241,7 @@ const (
 
 // topKeys are the keys allowed at the top level; the ones other than the
 // server maps are ignored.
-var topKeys = []string{keyMCPServers, keyServers, keyHTTPListen, "$schema", "inputs"}
+var topKeys = []string{keyMCPServers, keyServers, keyHTTPListen, keyProfiles, "$schema", "inputs"}
 
 // keyHTTPListen is the top-level key of mcpd's HTTP face address.
 const keyHTTPListen = "httpListen"
@@ -268,6 +274,8 @@ type parser struct {
 	base     string // directory relative paths are resolved against; set lazily
 	// httpListen is the value of the top-level "httpListen".
 	httpListen string
+	// profileSet is the top-level "profiles", parsed once the servers are.
+	profileSet profile.Set
 }
 
 // fail records a problem; one outside any server is a problem of the file.
@@ -307,6 +315,7 @@ func (p *parser) parse(data []byte) []Server {
 		return nil
 	}
 	var servers []Server
+	var profilesRaw json.RawMessage
 	from := map[string]string{} // server name → the key it was declared under
 	for _, m := range top {
 		switch m.key {
@@ -331,6 +340,8 @@ func (p *parser) parse(data []byte) []Server {
 				p.fail("", keyHTTPListen, "want a non-empty string: a loopback HOST:PORT such as \"127.0.0.1:6273\", \"unix:/path/to.sock\" or \"off\"")
 				p.httpListen = ""
 			}
+		case keyProfiles:
+			profilesRaw = m.val
 		case "$schema", "inputs":
 			// Ignored: "$schema" points editors at a schema, "inputs" are
 			// VS Code's prompts for ${input:...} values.
@@ -339,6 +350,9 @@ func (p *parser) parse(data []byte) []Server {
 		}
 	}
 	slices.SortFunc(servers, func(a, b Server) int { return strings.Compare(a.Name, b.Name) })
+	if profilesRaw != nil {
+		p.profileSet = p.profiles(profilesRaw, servers)
+	}
 	return servers
 }
 

@@ -70,12 +70,21 @@ func (b *Backend) app(ctx context.Context) *api.LocalApp {
 	return b.fallback
 }
 
+// withProfile carries the profile of a bridge's call (bridge.WithProfile)
+// to the Server, which enforces it.
+func withProfile(ctx context.Context) context.Context {
+	if p := bridge.ProfileFrom(ctx); p != "" {
+		return api.WithProfile(ctx, p)
+	}
+	return ctx
+}
+
 // unary runs handler h for in as app a call of ctx.
 func unary[Req, Resp any](b *Backend, ctx context.Context, in *Req, h func(context.Context, *Req) (*Resp, error)) (*Resp, error) {
 	if b.life.Err() != nil {
 		return nil, b.NotRunning()
 	}
-	out, err := b.app(ctx).Unary(ctx, in, func(ctx context.Context, req any) (any, error) {
+	out, err := b.app(ctx).Unary(withProfile(ctx), in, func(ctx context.Context, req any) (any, error) {
 		return h(ctx, req.(*Req))
 	})
 	if err != nil {
@@ -128,7 +137,7 @@ func (b *Backend) Host(ctx context.Context) (bridge.HostStream, error) {
 	if b.life.Err() != nil {
 		return nil, b.NotRunning()
 	}
-	hs := newHostStream(b, b.app(ctx).Context(ctx))
+	hs := newHostStream(b, b.app(ctx).Context(withProfile(ctx)))
 	b.wg.Go(func() { hs.run(b.srv.Host) })
 	return hs, nil
 }
@@ -165,7 +174,7 @@ func openServerStream[Req, Resp any](b *Backend, ctx context.Context, in *Req, m
 		return nil, b.NotRunning()
 	}
 	a := b.app(ctx)
-	ss := newServerStream[Resp](b, a.Context(ctx), in)
+	ss := newServerStream[Resp](b, a.Context(withProfile(ctx)), in)
 	b.wg.Go(func() {
 		ss.finish(a.Stream(ss, method, false, func(s grpc.ServerStream) error {
 			if err := s.RecvMsg(in); err != nil {

@@ -314,7 +314,12 @@ func (x *ClientInfo) GetVersion() string {
 	return ""
 }
 
-// CallOptions are the per-call settings every MCP RPC accepts.
+// CallOptions are the per-call settings every MCP RPC accepts. An app picks
+// a profile of the config with the request metadata key "mcpd-profile":
+// its calls then see only that profile's servers, tools, prompts and
+// resources, a hidden tool is absent from ListTools and a call to it is
+// answered as for a tool the server does not have (McpResponse.error
+// -32602); an unknown profile is NOT_FOUND.
 type CallOptions struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// timeout_ms overrides the server's request timeout, in milliseconds; 0
@@ -849,7 +854,9 @@ type AppStatus struct {
 	ConnectedAtUnixMs int64 `protobuf:"varint,4,opt,name=connected_at_unix_ms,json=connectedAtUnixMs,proto3" json:"connected_at_unix_ms,omitempty"`
 	// transport is how the app reaches mcpd: "grpc" (the API socket) or
 	// "http" (an MCP host on mcpd's Streamable HTTP face).
-	Transport     string `protobuf:"bytes,5,opt,name=transport,proto3" json:"transport,omitempty"`
+	Transport string `protobuf:"bytes,5,opt,name=transport,proto3" json:"transport,omitempty"`
+	// profile is the profile of the app's last call, empty for none.
+	Profile       string `protobuf:"bytes,6,opt,name=profile,proto3" json:"profile,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -919,6 +926,13 @@ func (x *AppStatus) GetTransport() string {
 	return ""
 }
 
+func (x *AppStatus) GetProfile() string {
+	if x != nil {
+		return x.Profile
+	}
+	return ""
+}
+
 // GetStatusRequest has no parameters.
 type GetStatusRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -978,7 +992,9 @@ type GetStatusResponse struct {
 	// subscriptions are the open Subscribe streams with their queue counters.
 	Subscriptions []*SubscriptionStatus `protobuf:"bytes,9,rep,name=subscriptions,proto3" json:"subscriptions,omitempty"`
 	// http is mcpd's MCP server for hosts over Streamable HTTP.
-	Http          *HttpStatus `protobuf:"bytes,10,opt,name=http,proto3" json:"http,omitempty"`
+	Http *HttpStatus `protobuf:"bytes,10,opt,name=http,proto3" json:"http,omitempty"`
+	// profiles are the config's profiles, by name.
+	Profiles      []*ProfileInfo `protobuf:"bytes,11,rep,name=profiles,proto3" json:"profiles,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1083,13 +1099,86 @@ func (x *GetStatusResponse) GetHttp() *HttpStatus {
 	return nil
 }
 
+func (x *GetStatusResponse) GetProfiles() []*ProfileInfo {
+	if x != nil {
+		return x.Profiles
+	}
+	return nil
+}
+
+// ProfileInfo is one profile of the config ("profiles"): a view of the
+// servers an app picks with the request metadata key "mcpd-profile".
+type ProfileInfo struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// prefix is how a host serving several of its servers names tools and
+	// prompts: "always" (server__name) or "on-collision".
+	Prefix string `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
+	// servers are the servers it serves, sorted.
+	Servers       []string `protobuf:"bytes,3,rep,name=servers,proto3" json:"servers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ProfileInfo) Reset() {
+	*x = ProfileInfo{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ProfileInfo) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ProfileInfo) ProtoMessage() {}
+
+func (x *ProfileInfo) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ProfileInfo.ProtoReflect.Descriptor instead.
+func (*ProfileInfo) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *ProfileInfo) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *ProfileInfo) GetPrefix() string {
+	if x != nil {
+		return x.Prefix
+	}
+	return ""
+}
+
+func (x *ProfileInfo) GetServers() []string {
+	if x != nil {
+		return x.Servers
+	}
+	return nil
+}
+
 // HttpStatus is the state of mcpd's Streamable HTTP face (mcpd --http-listen).
 type HttpStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// listen is the configured address ("127.0.0.1:6273", "unix:/path", "off").
 	Listen string `protobuf:"bytes,1,opt,name=listen,proto3" json:"listen,omitempty"`
 	// urls are the endpoints hosts connect to, the aggregate /mcp first, each
-	// server's under /servers/NAME/mcp; empty when the face is not serving.
+	// server's under /servers/NAME/mcp, then each profile's under
+	// /profiles/NAME/mcp; empty when the face is not serving.
 	Urls []string `protobuf:"bytes,2,rep,name=urls,proto3" json:"urls,omitempty"`
 	// off_reason says why the face is not serving, empty when it serves.
 	OffReason     string `protobuf:"bytes,3,opt,name=off_reason,json=offReason,proto3" json:"off_reason,omitempty"`
@@ -1099,7 +1188,7 @@ type HttpStatus struct {
 
 func (x *HttpStatus) Reset() {
 	*x = HttpStatus{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[8]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1111,7 +1200,7 @@ func (x *HttpStatus) String() string {
 func (*HttpStatus) ProtoMessage() {}
 
 func (x *HttpStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[8]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1124,7 +1213,7 @@ func (x *HttpStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HttpStatus.ProtoReflect.Descriptor instead.
 func (*HttpStatus) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{8}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *HttpStatus) GetListen() string {
@@ -1157,7 +1246,7 @@ type ListServersRequest struct {
 
 func (x *ListServersRequest) Reset() {
 	*x = ListServersRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[9]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1169,7 +1258,7 @@ func (x *ListServersRequest) String() string {
 func (*ListServersRequest) ProtoMessage() {}
 
 func (x *ListServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[9]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1182,21 +1271,24 @@ func (x *ListServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServersRequest.ProtoReflect.Descriptor instead.
 func (*ListServersRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{9}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{10}
 }
 
 // ListServersResponse lists the configured servers.
 type ListServersResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// servers are the configured servers, by name.
-	Servers       []*ServerStatus `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	Servers []*ServerStatus `protobuf:"bytes,1,rep,name=servers,proto3" json:"servers,omitempty"`
+	// profile is the profile the call was made under (only its servers are
+	// listed); unset without one.
+	Profile       *ProfileInfo `protobuf:"bytes,2,opt,name=profile,proto3" json:"profile,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ListServersResponse) Reset() {
 	*x = ListServersResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[10]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1208,7 +1300,7 @@ func (x *ListServersResponse) String() string {
 func (*ListServersResponse) ProtoMessage() {}
 
 func (x *ListServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[10]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1221,12 +1313,19 @@ func (x *ListServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServersResponse.ProtoReflect.Descriptor instead.
 func (*ListServersResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{10}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *ListServersResponse) GetServers() []*ServerStatus {
 	if x != nil {
 		return x.Servers
+	}
+	return nil
+}
+
+func (x *ListServersResponse) GetProfile() *ProfileInfo {
+	if x != nil {
+		return x.Profile
 	}
 	return nil
 }
@@ -1242,7 +1341,7 @@ type StartServerRequest struct {
 
 func (x *StartServerRequest) Reset() {
 	*x = StartServerRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[11]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1254,7 +1353,7 @@ func (x *StartServerRequest) String() string {
 func (*StartServerRequest) ProtoMessage() {}
 
 func (x *StartServerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[11]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1267,7 +1366,7 @@ func (x *StartServerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartServerRequest.ProtoReflect.Descriptor instead.
 func (*StartServerRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{11}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *StartServerRequest) GetName() string {
@@ -1288,7 +1387,7 @@ type StartServerResponse struct {
 
 func (x *StartServerResponse) Reset() {
 	*x = StartServerResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[12]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1300,7 +1399,7 @@ func (x *StartServerResponse) String() string {
 func (*StartServerResponse) ProtoMessage() {}
 
 func (x *StartServerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[12]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1313,7 +1412,7 @@ func (x *StartServerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartServerResponse.ProtoReflect.Descriptor instead.
 func (*StartServerResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{12}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *StartServerResponse) GetServer() *ServerStatus {
@@ -1334,7 +1433,7 @@ type StopServerRequest struct {
 
 func (x *StopServerRequest) Reset() {
 	*x = StopServerRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[13]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1346,7 +1445,7 @@ func (x *StopServerRequest) String() string {
 func (*StopServerRequest) ProtoMessage() {}
 
 func (x *StopServerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[13]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1359,7 +1458,7 @@ func (x *StopServerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopServerRequest.ProtoReflect.Descriptor instead.
 func (*StopServerRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{13}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *StopServerRequest) GetName() string {
@@ -1380,7 +1479,7 @@ type StopServerResponse struct {
 
 func (x *StopServerResponse) Reset() {
 	*x = StopServerResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[14]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1392,7 +1491,7 @@ func (x *StopServerResponse) String() string {
 func (*StopServerResponse) ProtoMessage() {}
 
 func (x *StopServerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[14]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1405,7 +1504,7 @@ func (x *StopServerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopServerResponse.ProtoReflect.Descriptor instead.
 func (*StopServerResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{14}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *StopServerResponse) GetServer() *ServerStatus {
@@ -1426,7 +1525,7 @@ type RestartServerRequest struct {
 
 func (x *RestartServerRequest) Reset() {
 	*x = RestartServerRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[15]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1438,7 +1537,7 @@ func (x *RestartServerRequest) String() string {
 func (*RestartServerRequest) ProtoMessage() {}
 
 func (x *RestartServerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[15]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1451,7 +1550,7 @@ func (x *RestartServerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartServerRequest.ProtoReflect.Descriptor instead.
 func (*RestartServerRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{15}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *RestartServerRequest) GetName() string {
@@ -1472,7 +1571,7 @@ type RestartServerResponse struct {
 
 func (x *RestartServerResponse) Reset() {
 	*x = RestartServerResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[16]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1484,7 +1583,7 @@ func (x *RestartServerResponse) String() string {
 func (*RestartServerResponse) ProtoMessage() {}
 
 func (x *RestartServerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[16]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1497,7 +1596,7 @@ func (x *RestartServerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartServerResponse.ProtoReflect.Descriptor instead.
 func (*RestartServerResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{16}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *RestartServerResponse) GetServer() *ServerStatus {
@@ -1520,7 +1619,7 @@ type GetLogsRequest struct {
 
 func (x *GetLogsRequest) Reset() {
 	*x = GetLogsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[17]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1532,7 +1631,7 @@ func (x *GetLogsRequest) String() string {
 func (*GetLogsRequest) ProtoMessage() {}
 
 func (x *GetLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[17]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1545,7 +1644,7 @@ func (x *GetLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLogsRequest.ProtoReflect.Descriptor instead.
 func (*GetLogsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{17}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *GetLogsRequest) GetName() string {
@@ -1579,7 +1678,7 @@ type LogLine struct {
 
 func (x *LogLine) Reset() {
 	*x = LogLine{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[18]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1591,7 +1690,7 @@ func (x *LogLine) String() string {
 func (*LogLine) ProtoMessage() {}
 
 func (x *LogLine) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[18]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1604,7 +1703,7 @@ func (x *LogLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogLine.ProtoReflect.Descriptor instead.
 func (*LogLine) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{18}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *LogLine) GetTimeUnixMs() int64 {
@@ -1646,7 +1745,7 @@ type GetLogsResponse struct {
 
 func (x *GetLogsResponse) Reset() {
 	*x = GetLogsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[19]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1658,7 +1757,7 @@ func (x *GetLogsResponse) String() string {
 func (*GetLogsResponse) ProtoMessage() {}
 
 func (x *GetLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[19]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1671,7 +1770,7 @@ func (x *GetLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLogsResponse.ProtoReflect.Descriptor instead.
 func (*GetLogsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{19}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *GetLogsResponse) GetLines() []*LogLine {
@@ -1694,7 +1793,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[20]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1706,7 +1805,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[20]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1719,7 +1818,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{20}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListToolsRequest) GetServer() string {
@@ -1760,7 +1859,7 @@ type ServerList struct {
 
 func (x *ServerList) Reset() {
 	*x = ServerList{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[21]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1772,7 +1871,7 @@ func (x *ServerList) String() string {
 func (*ServerList) ProtoMessage() {}
 
 func (x *ServerList) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[21]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1785,7 +1884,7 @@ func (x *ServerList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerList.ProtoReflect.Descriptor instead.
 func (*ServerList) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{21}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ServerList) GetServer() string {
@@ -1834,7 +1933,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[22]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1846,7 +1945,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[22]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1859,7 +1958,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{22}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListToolsResponse) GetServers() []*ServerList {
@@ -1896,7 +1995,7 @@ type CallToolRequest struct {
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[23]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1908,7 +2007,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[23]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1921,7 +2020,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{23}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *CallToolRequest) GetServer() string {
@@ -1989,7 +2088,7 @@ type CallToolEvent struct {
 
 func (x *CallToolEvent) Reset() {
 	*x = CallToolEvent{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[24]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2001,7 +2100,7 @@ func (x *CallToolEvent) String() string {
 func (*CallToolEvent) ProtoMessage() {}
 
 func (x *CallToolEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[24]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2014,7 +2113,7 @@ func (x *CallToolEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolEvent.ProtoReflect.Descriptor instead.
 func (*CallToolEvent) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{24}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *CallToolEvent) GetEvent() isCallToolEvent_Event {
@@ -2090,7 +2189,7 @@ type ListPromptsRequest struct {
 
 func (x *ListPromptsRequest) Reset() {
 	*x = ListPromptsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[25]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2102,7 +2201,7 @@ func (x *ListPromptsRequest) String() string {
 func (*ListPromptsRequest) ProtoMessage() {}
 
 func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[25]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2115,7 +2214,7 @@ func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsRequest.ProtoReflect.Descriptor instead.
 func (*ListPromptsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{25}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListPromptsRequest) GetServer() string {
@@ -2143,7 +2242,7 @@ type ListPromptsResponse struct {
 
 func (x *ListPromptsResponse) Reset() {
 	*x = ListPromptsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[26]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2155,7 +2254,7 @@ func (x *ListPromptsResponse) String() string {
 func (*ListPromptsResponse) ProtoMessage() {}
 
 func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[26]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2168,7 +2267,7 @@ func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsResponse.ProtoReflect.Descriptor instead.
 func (*ListPromptsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{26}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListPromptsResponse) GetServers() []*ServerList {
@@ -2200,7 +2299,7 @@ type GetPromptRequest struct {
 
 func (x *GetPromptRequest) Reset() {
 	*x = GetPromptRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[27]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2212,7 +2311,7 @@ func (x *GetPromptRequest) String() string {
 func (*GetPromptRequest) ProtoMessage() {}
 
 func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[27]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2225,7 +2324,7 @@ func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{27}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetPromptRequest) GetServer() string {
@@ -2283,7 +2382,7 @@ type ListResourcesRequest struct {
 
 func (x *ListResourcesRequest) Reset() {
 	*x = ListResourcesRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[28]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2295,7 +2394,7 @@ func (x *ListResourcesRequest) String() string {
 func (*ListResourcesRequest) ProtoMessage() {}
 
 func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[28]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2308,7 +2407,7 @@ func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourcesRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{28}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListResourcesRequest) GetServer() string {
@@ -2336,7 +2435,7 @@ type ListResourcesResponse struct {
 
 func (x *ListResourcesResponse) Reset() {
 	*x = ListResourcesResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[29]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2348,7 +2447,7 @@ func (x *ListResourcesResponse) String() string {
 func (*ListResourcesResponse) ProtoMessage() {}
 
 func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[29]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2361,7 +2460,7 @@ func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourcesResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{29}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *ListResourcesResponse) GetServers() []*ServerList {
@@ -2385,7 +2484,7 @@ type ListResourceTemplatesRequest struct {
 
 func (x *ListResourceTemplatesRequest) Reset() {
 	*x = ListResourceTemplatesRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[30]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2397,7 +2496,7 @@ func (x *ListResourceTemplatesRequest) String() string {
 func (*ListResourceTemplatesRequest) ProtoMessage() {}
 
 func (x *ListResourceTemplatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[30]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2410,7 +2509,7 @@ func (x *ListResourceTemplatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourceTemplatesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourceTemplatesRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{30}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListResourceTemplatesRequest) GetServer() string {
@@ -2439,7 +2538,7 @@ type ListResourceTemplatesResponse struct {
 
 func (x *ListResourceTemplatesResponse) Reset() {
 	*x = ListResourceTemplatesResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[31]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2451,7 +2550,7 @@ func (x *ListResourceTemplatesResponse) String() string {
 func (*ListResourceTemplatesResponse) ProtoMessage() {}
 
 func (x *ListResourceTemplatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[31]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2464,7 +2563,7 @@ func (x *ListResourceTemplatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourceTemplatesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourceTemplatesResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{31}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListResourceTemplatesResponse) GetServers() []*ServerList {
@@ -2494,7 +2593,7 @@ type ReadResourceRequest struct {
 
 func (x *ReadResourceRequest) Reset() {
 	*x = ReadResourceRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[32]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2506,7 +2605,7 @@ func (x *ReadResourceRequest) String() string {
 func (*ReadResourceRequest) ProtoMessage() {}
 
 func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[32]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2519,7 +2618,7 @@ func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceRequest.ProtoReflect.Descriptor instead.
 func (*ReadResourceRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{32}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ReadResourceRequest) GetServer() string {
@@ -2572,7 +2671,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[33]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2584,7 +2683,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[33]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2597,7 +2696,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{33}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *CompleteRequest) GetServer() string {
@@ -2638,7 +2737,7 @@ type SendRequestRequest struct {
 
 func (x *SendRequestRequest) Reset() {
 	*x = SendRequestRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2650,7 +2749,7 @@ func (x *SendRequestRequest) String() string {
 func (*SendRequestRequest) ProtoMessage() {}
 
 func (x *SendRequestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2663,7 +2762,7 @@ func (x *SendRequestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequestRequest.ProtoReflect.Descriptor instead.
 func (*SendRequestRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{34}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *SendRequestRequest) GetServer() string {
@@ -2722,7 +2821,7 @@ type CacheStats struct {
 
 func (x *CacheStats) Reset() {
 	*x = CacheStats{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2734,7 +2833,7 @@ func (x *CacheStats) String() string {
 func (*CacheStats) ProtoMessage() {}
 
 func (x *CacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2747,7 +2846,7 @@ func (x *CacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheStats.ProtoReflect.Descriptor instead.
 func (*CacheStats) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{35}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *CacheStats) GetHits() int64 {
@@ -2817,7 +2916,7 @@ type ClearCacheRequest struct {
 
 func (x *ClearCacheRequest) Reset() {
 	*x = ClearCacheRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2829,7 +2928,7 @@ func (x *ClearCacheRequest) String() string {
 func (*ClearCacheRequest) ProtoMessage() {}
 
 func (x *ClearCacheRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2842,7 +2941,7 @@ func (x *ClearCacheRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCacheRequest.ProtoReflect.Descriptor instead.
 func (*ClearCacheRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{36}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ClearCacheRequest) GetServer() string {
@@ -2863,7 +2962,7 @@ type ClearCacheResponse struct {
 
 func (x *ClearCacheResponse) Reset() {
 	*x = ClearCacheResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2875,7 +2974,7 @@ func (x *ClearCacheResponse) String() string {
 func (*ClearCacheResponse) ProtoMessage() {}
 
 func (x *ClearCacheResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2888,7 +2987,7 @@ func (x *ClearCacheResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCacheResponse.ProtoReflect.Descriptor instead.
 func (*ClearCacheResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{37}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ClearCacheResponse) GetCleared() int64 {
@@ -2926,7 +3025,7 @@ type SubscribeRequest struct {
 
 func (x *SubscribeRequest) Reset() {
 	*x = SubscribeRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2938,7 +3037,7 @@ func (x *SubscribeRequest) String() string {
 func (*SubscribeRequest) ProtoMessage() {}
 
 func (x *SubscribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2951,7 +3050,7 @@ func (x *SubscribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{38}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *SubscribeRequest) GetServers() []string {
@@ -3039,7 +3138,7 @@ type SubscriptionServerAck struct {
 
 func (x *SubscriptionServerAck) Reset() {
 	*x = SubscriptionServerAck{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3051,7 +3150,7 @@ func (x *SubscriptionServerAck) String() string {
 func (*SubscriptionServerAck) ProtoMessage() {}
 
 func (x *SubscriptionServerAck) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3064,7 +3163,7 @@ func (x *SubscriptionServerAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionServerAck.ProtoReflect.Descriptor instead.
 func (*SubscriptionServerAck) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{39}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SubscriptionServerAck) GetServer() string {
@@ -3143,7 +3242,7 @@ type SubscriptionAck struct {
 
 func (x *SubscriptionAck) Reset() {
 	*x = SubscriptionAck{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3155,7 +3254,7 @@ func (x *SubscriptionAck) String() string {
 func (*SubscriptionAck) ProtoMessage() {}
 
 func (x *SubscriptionAck) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3168,7 +3267,7 @@ func (x *SubscriptionAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionAck.ProtoReflect.Descriptor instead.
 func (*SubscriptionAck) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{40}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SubscriptionAck) GetSubscriptionId() uint64 {
@@ -3227,7 +3326,7 @@ type SubscriptionEvent struct {
 
 func (x *SubscriptionEvent) Reset() {
 	*x = SubscriptionEvent{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3239,7 +3338,7 @@ func (x *SubscriptionEvent) String() string {
 func (*SubscriptionEvent) ProtoMessage() {}
 
 func (x *SubscriptionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3252,7 +3351,7 @@ func (x *SubscriptionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionEvent.ProtoReflect.Descriptor instead.
 func (*SubscriptionEvent) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{41}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *SubscriptionEvent) GetKind() SubscriptionEventKind {
@@ -3355,7 +3454,7 @@ type UpdateSubscriptionRequest struct {
 
 func (x *UpdateSubscriptionRequest) Reset() {
 	*x = UpdateSubscriptionRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3367,7 +3466,7 @@ func (x *UpdateSubscriptionRequest) String() string {
 func (*UpdateSubscriptionRequest) ProtoMessage() {}
 
 func (x *UpdateSubscriptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3380,7 +3479,7 @@ func (x *UpdateSubscriptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSubscriptionRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSubscriptionRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{42}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *UpdateSubscriptionRequest) GetSubscriptionId() uint64 {
@@ -3415,7 +3514,7 @@ type UpdateSubscriptionResponse struct {
 
 func (x *UpdateSubscriptionResponse) Reset() {
 	*x = UpdateSubscriptionResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3427,7 +3526,7 @@ func (x *UpdateSubscriptionResponse) String() string {
 func (*UpdateSubscriptionResponse) ProtoMessage() {}
 
 func (x *UpdateSubscriptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3440,7 +3539,7 @@ func (x *UpdateSubscriptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSubscriptionResponse.ProtoReflect.Descriptor instead.
 func (*UpdateSubscriptionResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{43}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *UpdateSubscriptionResponse) GetServers() []*SubscriptionServerAck {
@@ -3490,7 +3589,7 @@ type SubscriptionStatus struct {
 
 func (x *SubscriptionStatus) Reset() {
 	*x = SubscriptionStatus{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3502,7 +3601,7 @@ func (x *SubscriptionStatus) String() string {
 func (*SubscriptionStatus) ProtoMessage() {}
 
 func (x *SubscriptionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3515,7 +3614,7 @@ func (x *SubscriptionStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionStatus.ProtoReflect.Descriptor instead.
 func (*SubscriptionStatus) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{44}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SubscriptionStatus) GetSubscriptionId() uint64 {
@@ -3636,7 +3735,7 @@ type HostRegistration struct {
 
 func (x *HostRegistration) Reset() {
 	*x = HostRegistration{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3648,7 +3747,7 @@ func (x *HostRegistration) String() string {
 func (*HostRegistration) ProtoMessage() {}
 
 func (x *HostRegistration) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3661,7 +3760,7 @@ func (x *HostRegistration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostRegistration.ProtoReflect.Descriptor instead.
 func (*HostRegistration) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{45}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *HostRegistration) GetServers() []string {
@@ -3715,7 +3814,7 @@ type HostAnswer struct {
 
 func (x *HostAnswer) Reset() {
 	*x = HostAnswer{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3727,7 +3826,7 @@ func (x *HostAnswer) String() string {
 func (*HostAnswer) ProtoMessage() {}
 
 func (x *HostAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3740,7 +3839,7 @@ func (x *HostAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAnswer.ProtoReflect.Descriptor instead.
 func (*HostAnswer) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{46}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *HostAnswer) GetCallId() uint64 {
@@ -3779,7 +3878,7 @@ type HostRequest struct {
 
 func (x *HostRequest) Reset() {
 	*x = HostRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3791,7 +3890,7 @@ func (x *HostRequest) String() string {
 func (*HostRequest) ProtoMessage() {}
 
 func (x *HostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3804,7 +3903,7 @@ func (x *HostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostRequest.ProtoReflect.Descriptor instead.
 func (*HostRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{47}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *HostRequest) GetMsg() isHostRequest_Msg {
@@ -3867,7 +3966,7 @@ type HostCall struct {
 
 func (x *HostCall) Reset() {
 	*x = HostCall{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3879,7 +3978,7 @@ func (x *HostCall) String() string {
 func (*HostCall) ProtoMessage() {}
 
 func (x *HostCall) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3892,7 +3991,7 @@ func (x *HostCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostCall.ProtoReflect.Descriptor instead.
 func (*HostCall) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{48}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *HostCall) GetCallId() uint64 {
@@ -3937,7 +4036,7 @@ type HostCancel struct {
 
 func (x *HostCancel) Reset() {
 	*x = HostCancel{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3949,7 +4048,7 @@ func (x *HostCancel) String() string {
 func (*HostCancel) ProtoMessage() {}
 
 func (x *HostCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3962,7 +4061,7 @@ func (x *HostCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostCancel.ProtoReflect.Descriptor instead.
 func (*HostCancel) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{49}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *HostCancel) GetCallId() uint64 {
@@ -3990,7 +4089,7 @@ type HostRegistered struct {
 
 func (x *HostRegistered) Reset() {
 	*x = HostRegistered{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4002,7 +4101,7 @@ func (x *HostRegistered) String() string {
 func (*HostRegistered) ProtoMessage() {}
 
 func (x *HostRegistered) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4015,7 +4114,7 @@ func (x *HostRegistered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostRegistered.ProtoReflect.Descriptor instead.
 func (*HostRegistered) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{50}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *HostRegistered) GetHostId() uint64 {
@@ -4040,7 +4139,7 @@ type HostResponse struct {
 
 func (x *HostResponse) Reset() {
 	*x = HostResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4052,7 +4151,7 @@ func (x *HostResponse) String() string {
 func (*HostResponse) ProtoMessage() {}
 
 func (x *HostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4065,7 +4164,7 @@ func (x *HostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostResponse.ProtoReflect.Descriptor instead.
 func (*HostResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{51}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *HostResponse) GetMsg() isHostResponse_Msg {
@@ -4148,7 +4247,7 @@ type ConfigProblem struct {
 
 func (x *ConfigProblem) Reset() {
 	*x = ConfigProblem{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4160,7 +4259,7 @@ func (x *ConfigProblem) String() string {
 func (*ConfigProblem) ProtoMessage() {}
 
 func (x *ConfigProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4173,7 +4272,7 @@ func (x *ConfigProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigProblem.ProtoReflect.Descriptor instead.
 func (*ConfigProblem) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{52}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *ConfigProblem) GetPath() string {
@@ -4238,7 +4337,7 @@ type ConfigDiff struct {
 
 func (x *ConfigDiff) Reset() {
 	*x = ConfigDiff{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4250,7 +4349,7 @@ func (x *ConfigDiff) String() string {
 func (*ConfigDiff) ProtoMessage() {}
 
 func (x *ConfigDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4263,7 +4362,7 @@ func (x *ConfigDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigDiff.ProtoReflect.Descriptor instead.
 func (*ConfigDiff) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{53}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *ConfigDiff) GetAdded() []string {
@@ -4310,7 +4409,7 @@ type ReloadConfigRequest struct {
 
 func (x *ReloadConfigRequest) Reset() {
 	*x = ReloadConfigRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4322,7 +4421,7 @@ func (x *ReloadConfigRequest) String() string {
 func (*ReloadConfigRequest) ProtoMessage() {}
 
 func (x *ReloadConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4335,7 +4434,7 @@ func (x *ReloadConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadConfigRequest.ProtoReflect.Descriptor instead.
 func (*ReloadConfigRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{54}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{55}
 }
 
 // ReloadConfigResponse is the outcome of a reload.
@@ -4358,7 +4457,7 @@ type ReloadConfigResponse struct {
 
 func (x *ReloadConfigResponse) Reset() {
 	*x = ReloadConfigResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4370,7 +4469,7 @@ func (x *ReloadConfigResponse) String() string {
 func (*ReloadConfigResponse) ProtoMessage() {}
 
 func (x *ReloadConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4383,7 +4482,7 @@ func (x *ReloadConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadConfigResponse.ProtoReflect.Descriptor instead.
 func (*ReloadConfigResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{55}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *ReloadConfigResponse) GetConfigPath() string {
@@ -4435,7 +4534,7 @@ type CheckConfigRequest struct {
 
 func (x *CheckConfigRequest) Reset() {
 	*x = CheckConfigRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4447,7 +4546,7 @@ func (x *CheckConfigRequest) String() string {
 func (*CheckConfigRequest) ProtoMessage() {}
 
 func (x *CheckConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4460,7 +4559,7 @@ func (x *CheckConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckConfigRequest.ProtoReflect.Descriptor instead.
 func (*CheckConfigRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{56}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *CheckConfigRequest) GetPath() string {
@@ -4496,7 +4595,7 @@ type CheckConfigResponse struct {
 
 func (x *CheckConfigResponse) Reset() {
 	*x = CheckConfigResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4508,7 +4607,7 @@ func (x *CheckConfigResponse) String() string {
 func (*CheckConfigResponse) ProtoMessage() {}
 
 func (x *CheckConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4521,7 +4620,7 @@ func (x *CheckConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckConfigResponse.ProtoReflect.Descriptor instead.
 func (*CheckConfigResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{57}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *CheckConfigResponse) GetConfigPath() string {
@@ -4572,7 +4671,7 @@ type FollowLogsRequest struct {
 
 func (x *FollowLogsRequest) Reset() {
 	*x = FollowLogsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4584,7 +4683,7 @@ func (x *FollowLogsRequest) String() string {
 func (*FollowLogsRequest) ProtoMessage() {}
 
 func (x *FollowLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4597,7 +4696,7 @@ func (x *FollowLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowLogsRequest.ProtoReflect.Descriptor instead.
 func (*FollowLogsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{58}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *FollowLogsRequest) GetName() string {
@@ -4627,7 +4726,7 @@ type FollowLogsResponse struct {
 
 func (x *FollowLogsResponse) Reset() {
 	*x = FollowLogsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4639,7 +4738,7 @@ func (x *FollowLogsResponse) String() string {
 func (*FollowLogsResponse) ProtoMessage() {}
 
 func (x *FollowLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4652,7 +4751,7 @@ func (x *FollowLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowLogsResponse.ProtoReflect.Descriptor instead.
 func (*FollowLogsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{59}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *FollowLogsResponse) GetLine() *LogLine {
@@ -4726,14 +4825,15 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05cache\x18\x19 \x01(\v2\x13.mcpd.v1.CacheStatsR\x05cache\x12\"\n" +
 	"\finstructions\x18\x1a \x01(\tR\finstructions\x12)\n" +
 	"\x10messages_invalid\x18\x1b \x01(\x03R\x0fmessagesInvalid\x12!\n" +
-	"\fconfig_error\x18\x1c \x01(\tR\vconfigError\"\x9a\x01\n" +
+	"\fconfig_error\x18\x1c \x01(\tR\vconfigError\"\xb4\x01\n" +
 	"\tAppStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x10\n" +
 	"\x03pid\x18\x03 \x01(\x03R\x03pid\x12/\n" +
 	"\x14connected_at_unix_ms\x18\x04 \x01(\x03R\x11connectedAtUnixMs\x12\x1c\n" +
-	"\ttransport\x18\x05 \x01(\tR\ttransport\"\x12\n" +
-	"\x10GetStatusRequest\"\x86\x03\n" +
+	"\ttransport\x18\x05 \x01(\tR\ttransport\x12\x18\n" +
+	"\aprofile\x18\x06 \x01(\tR\aprofile\"\x12\n" +
+	"\x10GetStatusRequest\"\xb8\x03\n" +
 	"\x11GetStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x10\n" +
 	"\x03pid\x18\x02 \x01(\x03R\x03pid\x12\x1b\n" +
@@ -4747,16 +4847,22 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x04apps\x18\b \x03(\v2\x12.mcpd.v1.AppStatusR\x04apps\x12A\n" +
 	"\rsubscriptions\x18\t \x03(\v2\x1b.mcpd.v1.SubscriptionStatusR\rsubscriptions\x12'\n" +
 	"\x04http\x18\n" +
-	" \x01(\v2\x13.mcpd.v1.HttpStatusR\x04http\"W\n" +
+	" \x01(\v2\x13.mcpd.v1.HttpStatusR\x04http\x120\n" +
+	"\bprofiles\x18\v \x03(\v2\x14.mcpd.v1.ProfileInfoR\bprofiles\"S\n" +
+	"\vProfileInfo\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x18\n" +
+	"\aservers\x18\x03 \x03(\tR\aservers\"W\n" +
 	"\n" +
 	"HttpStatus\x12\x16\n" +
 	"\x06listen\x18\x01 \x01(\tR\x06listen\x12\x12\n" +
 	"\x04urls\x18\x02 \x03(\tR\x04urls\x12\x1d\n" +
 	"\n" +
 	"off_reason\x18\x03 \x01(\tR\toffReason\"\x14\n" +
-	"\x12ListServersRequest\"F\n" +
+	"\x12ListServersRequest\"v\n" +
 	"\x13ListServersResponse\x12/\n" +
-	"\aservers\x18\x01 \x03(\v2\x15.mcpd.v1.ServerStatusR\aservers\"(\n" +
+	"\aservers\x18\x01 \x03(\v2\x15.mcpd.v1.ServerStatusR\aservers\x12.\n" +
+	"\aprofile\x18\x02 \x01(\v2\x14.mcpd.v1.ProfileInfoR\aprofile\"(\n" +
 	"\x12StartServerRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\"D\n" +
 	"\x13StartServerResponse\x12-\n" +
@@ -5062,7 +5168,7 @@ func file_proto_mcpd_v1_mcpd_proto_rawDescGZIP() []byte {
 }
 
 var file_proto_mcpd_v1_mcpd_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
 var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(CacheStatus)(0),                      // 0: mcpd.v1.CacheStatus
 	(ServerState)(0),                      // 1: mcpd.v1.ServerState
@@ -5075,156 +5181,159 @@ var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(*AppStatus)(nil),                     // 8: mcpd.v1.AppStatus
 	(*GetStatusRequest)(nil),              // 9: mcpd.v1.GetStatusRequest
 	(*GetStatusResponse)(nil),             // 10: mcpd.v1.GetStatusResponse
-	(*HttpStatus)(nil),                    // 11: mcpd.v1.HttpStatus
-	(*ListServersRequest)(nil),            // 12: mcpd.v1.ListServersRequest
-	(*ListServersResponse)(nil),           // 13: mcpd.v1.ListServersResponse
-	(*StartServerRequest)(nil),            // 14: mcpd.v1.StartServerRequest
-	(*StartServerResponse)(nil),           // 15: mcpd.v1.StartServerResponse
-	(*StopServerRequest)(nil),             // 16: mcpd.v1.StopServerRequest
-	(*StopServerResponse)(nil),            // 17: mcpd.v1.StopServerResponse
-	(*RestartServerRequest)(nil),          // 18: mcpd.v1.RestartServerRequest
-	(*RestartServerResponse)(nil),         // 19: mcpd.v1.RestartServerResponse
-	(*GetLogsRequest)(nil),                // 20: mcpd.v1.GetLogsRequest
-	(*LogLine)(nil),                       // 21: mcpd.v1.LogLine
-	(*GetLogsResponse)(nil),               // 22: mcpd.v1.GetLogsResponse
-	(*ListToolsRequest)(nil),              // 23: mcpd.v1.ListToolsRequest
-	(*ServerList)(nil),                    // 24: mcpd.v1.ServerList
-	(*ListToolsResponse)(nil),             // 25: mcpd.v1.ListToolsResponse
-	(*CallToolRequest)(nil),               // 26: mcpd.v1.CallToolRequest
-	(*CallToolEvent)(nil),                 // 27: mcpd.v1.CallToolEvent
-	(*ListPromptsRequest)(nil),            // 28: mcpd.v1.ListPromptsRequest
-	(*ListPromptsResponse)(nil),           // 29: mcpd.v1.ListPromptsResponse
-	(*GetPromptRequest)(nil),              // 30: mcpd.v1.GetPromptRequest
-	(*ListResourcesRequest)(nil),          // 31: mcpd.v1.ListResourcesRequest
-	(*ListResourcesResponse)(nil),         // 32: mcpd.v1.ListResourcesResponse
-	(*ListResourceTemplatesRequest)(nil),  // 33: mcpd.v1.ListResourceTemplatesRequest
-	(*ListResourceTemplatesResponse)(nil), // 34: mcpd.v1.ListResourceTemplatesResponse
-	(*ReadResourceRequest)(nil),           // 35: mcpd.v1.ReadResourceRequest
-	(*CompleteRequest)(nil),               // 36: mcpd.v1.CompleteRequest
-	(*SendRequestRequest)(nil),            // 37: mcpd.v1.SendRequestRequest
-	(*CacheStats)(nil),                    // 38: mcpd.v1.CacheStats
-	(*ClearCacheRequest)(nil),             // 39: mcpd.v1.ClearCacheRequest
-	(*ClearCacheResponse)(nil),            // 40: mcpd.v1.ClearCacheResponse
-	(*SubscribeRequest)(nil),              // 41: mcpd.v1.SubscribeRequest
-	(*SubscriptionServerAck)(nil),         // 42: mcpd.v1.SubscriptionServerAck
-	(*SubscriptionAck)(nil),               // 43: mcpd.v1.SubscriptionAck
-	(*SubscriptionEvent)(nil),             // 44: mcpd.v1.SubscriptionEvent
-	(*UpdateSubscriptionRequest)(nil),     // 45: mcpd.v1.UpdateSubscriptionRequest
-	(*UpdateSubscriptionResponse)(nil),    // 46: mcpd.v1.UpdateSubscriptionResponse
-	(*SubscriptionStatus)(nil),            // 47: mcpd.v1.SubscriptionStatus
-	(*HostRegistration)(nil),              // 48: mcpd.v1.HostRegistration
-	(*HostAnswer)(nil),                    // 49: mcpd.v1.HostAnswer
-	(*HostRequest)(nil),                   // 50: mcpd.v1.HostRequest
-	(*HostCall)(nil),                      // 51: mcpd.v1.HostCall
-	(*HostCancel)(nil),                    // 52: mcpd.v1.HostCancel
-	(*HostRegistered)(nil),                // 53: mcpd.v1.HostRegistered
-	(*HostResponse)(nil),                  // 54: mcpd.v1.HostResponse
-	(*ConfigProblem)(nil),                 // 55: mcpd.v1.ConfigProblem
-	(*ConfigDiff)(nil),                    // 56: mcpd.v1.ConfigDiff
-	(*ReloadConfigRequest)(nil),           // 57: mcpd.v1.ReloadConfigRequest
-	(*ReloadConfigResponse)(nil),          // 58: mcpd.v1.ReloadConfigResponse
-	(*CheckConfigRequest)(nil),            // 59: mcpd.v1.CheckConfigRequest
-	(*CheckConfigResponse)(nil),           // 60: mcpd.v1.CheckConfigResponse
-	(*FollowLogsRequest)(nil),             // 61: mcpd.v1.FollowLogsRequest
-	(*FollowLogsResponse)(nil),            // 62: mcpd.v1.FollowLogsResponse
+	(*ProfileInfo)(nil),                   // 11: mcpd.v1.ProfileInfo
+	(*HttpStatus)(nil),                    // 12: mcpd.v1.HttpStatus
+	(*ListServersRequest)(nil),            // 13: mcpd.v1.ListServersRequest
+	(*ListServersResponse)(nil),           // 14: mcpd.v1.ListServersResponse
+	(*StartServerRequest)(nil),            // 15: mcpd.v1.StartServerRequest
+	(*StartServerResponse)(nil),           // 16: mcpd.v1.StartServerResponse
+	(*StopServerRequest)(nil),             // 17: mcpd.v1.StopServerRequest
+	(*StopServerResponse)(nil),            // 18: mcpd.v1.StopServerResponse
+	(*RestartServerRequest)(nil),          // 19: mcpd.v1.RestartServerRequest
+	(*RestartServerResponse)(nil),         // 20: mcpd.v1.RestartServerResponse
+	(*GetLogsRequest)(nil),                // 21: mcpd.v1.GetLogsRequest
+	(*LogLine)(nil),                       // 22: mcpd.v1.LogLine
+	(*GetLogsResponse)(nil),               // 23: mcpd.v1.GetLogsResponse
+	(*ListToolsRequest)(nil),              // 24: mcpd.v1.ListToolsRequest
+	(*ServerList)(nil),                    // 25: mcpd.v1.ServerList
+	(*ListToolsResponse)(nil),             // 26: mcpd.v1.ListToolsResponse
+	(*CallToolRequest)(nil),               // 27: mcpd.v1.CallToolRequest
+	(*CallToolEvent)(nil),                 // 28: mcpd.v1.CallToolEvent
+	(*ListPromptsRequest)(nil),            // 29: mcpd.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),           // 30: mcpd.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),              // 31: mcpd.v1.GetPromptRequest
+	(*ListResourcesRequest)(nil),          // 32: mcpd.v1.ListResourcesRequest
+	(*ListResourcesResponse)(nil),         // 33: mcpd.v1.ListResourcesResponse
+	(*ListResourceTemplatesRequest)(nil),  // 34: mcpd.v1.ListResourceTemplatesRequest
+	(*ListResourceTemplatesResponse)(nil), // 35: mcpd.v1.ListResourceTemplatesResponse
+	(*ReadResourceRequest)(nil),           // 36: mcpd.v1.ReadResourceRequest
+	(*CompleteRequest)(nil),               // 37: mcpd.v1.CompleteRequest
+	(*SendRequestRequest)(nil),            // 38: mcpd.v1.SendRequestRequest
+	(*CacheStats)(nil),                    // 39: mcpd.v1.CacheStats
+	(*ClearCacheRequest)(nil),             // 40: mcpd.v1.ClearCacheRequest
+	(*ClearCacheResponse)(nil),            // 41: mcpd.v1.ClearCacheResponse
+	(*SubscribeRequest)(nil),              // 42: mcpd.v1.SubscribeRequest
+	(*SubscriptionServerAck)(nil),         // 43: mcpd.v1.SubscriptionServerAck
+	(*SubscriptionAck)(nil),               // 44: mcpd.v1.SubscriptionAck
+	(*SubscriptionEvent)(nil),             // 45: mcpd.v1.SubscriptionEvent
+	(*UpdateSubscriptionRequest)(nil),     // 46: mcpd.v1.UpdateSubscriptionRequest
+	(*UpdateSubscriptionResponse)(nil),    // 47: mcpd.v1.UpdateSubscriptionResponse
+	(*SubscriptionStatus)(nil),            // 48: mcpd.v1.SubscriptionStatus
+	(*HostRegistration)(nil),              // 49: mcpd.v1.HostRegistration
+	(*HostAnswer)(nil),                    // 50: mcpd.v1.HostAnswer
+	(*HostRequest)(nil),                   // 51: mcpd.v1.HostRequest
+	(*HostCall)(nil),                      // 52: mcpd.v1.HostCall
+	(*HostCancel)(nil),                    // 53: mcpd.v1.HostCancel
+	(*HostRegistered)(nil),                // 54: mcpd.v1.HostRegistered
+	(*HostResponse)(nil),                  // 55: mcpd.v1.HostResponse
+	(*ConfigProblem)(nil),                 // 56: mcpd.v1.ConfigProblem
+	(*ConfigDiff)(nil),                    // 57: mcpd.v1.ConfigDiff
+	(*ReloadConfigRequest)(nil),           // 58: mcpd.v1.ReloadConfigRequest
+	(*ReloadConfigResponse)(nil),          // 59: mcpd.v1.ReloadConfigResponse
+	(*CheckConfigRequest)(nil),            // 60: mcpd.v1.CheckConfigRequest
+	(*CheckConfigResponse)(nil),           // 61: mcpd.v1.CheckConfigResponse
+	(*FollowLogsRequest)(nil),             // 62: mcpd.v1.FollowLogsRequest
+	(*FollowLogsResponse)(nil),            // 63: mcpd.v1.FollowLogsResponse
 }
 var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	3,  // 0: mcpd.v1.CallOptions.client:type_name -> mcpd.v1.ClientInfo
 	5,  // 1: mcpd.v1.McpResponse.error:type_name -> mcpd.v1.McpError
 	0,  // 2: mcpd.v1.McpResponse.cache:type_name -> mcpd.v1.CacheStatus
 	1,  // 3: mcpd.v1.ServerStatus.state:type_name -> mcpd.v1.ServerState
-	38, // 4: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
+	39, // 4: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
 	7,  // 5: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
 	8,  // 6: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
-	47, // 7: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
-	11, // 8: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
-	7,  // 9: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
-	7,  // 10: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	7,  // 11: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	7,  // 12: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	21, // 13: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
-	4,  // 14: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
-	5,  // 15: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
-	0,  // 16: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
-	24, // 17: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
-	4,  // 18: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
-	6,  // 19: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
-	4,  // 20: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
-	24, // 21: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
-	4,  // 22: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
-	4,  // 23: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
-	24, // 24: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
-	4,  // 25: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
-	24, // 26: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
-	4,  // 27: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
-	4,  // 28: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
-	4,  // 29: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
-	3,  // 30: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
-	42, // 31: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	2,  // 32: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
-	43, // 33: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
-	42, // 34: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	3,  // 35: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
-	5,  // 36: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
-	48, // 37: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
-	49, // 38: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
-	53, // 39: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
-	51, // 40: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
-	52, // 41: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
-	55, // 42: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	56, // 43: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	55, // 44: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	56, // 45: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	21, // 46: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
-	9,  // 47: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
-	12, // 48: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
-	14, // 49: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
-	16, // 50: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
-	18, // 51: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
-	20, // 52: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
-	23, // 53: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
-	26, // 54: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
-	28, // 55: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
-	30, // 56: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
-	31, // 57: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
-	33, // 58: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
-	35, // 59: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
-	36, // 60: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
-	37, // 61: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
-	39, // 62: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
-	41, // 63: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
-	45, // 64: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
-	50, // 65: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
-	57, // 66: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
-	59, // 67: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
-	61, // 68: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
-	10, // 69: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
-	13, // 70: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
-	15, // 71: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
-	17, // 72: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
-	19, // 73: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
-	22, // 74: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
-	25, // 75: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
-	27, // 76: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
-	29, // 77: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
-	6,  // 78: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
-	32, // 79: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
-	34, // 80: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
-	6,  // 81: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
-	6,  // 82: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
-	27, // 83: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
-	40, // 84: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
-	44, // 85: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
-	46, // 86: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
-	54, // 87: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
-	58, // 88: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
-	60, // 89: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
-	62, // 90: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
-	69, // [69:91] is the sub-list for method output_type
-	47, // [47:69] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	48, // 7: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
+	12, // 8: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
+	11, // 9: mcpd.v1.GetStatusResponse.profiles:type_name -> mcpd.v1.ProfileInfo
+	7,  // 10: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
+	11, // 11: mcpd.v1.ListServersResponse.profile:type_name -> mcpd.v1.ProfileInfo
+	7,  // 12: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	7,  // 13: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	7,  // 14: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	22, // 15: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
+	4,  // 16: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
+	5,  // 17: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
+	0,  // 18: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
+	25, // 19: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
+	4,  // 20: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
+	6,  // 21: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
+	4,  // 22: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
+	25, // 23: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
+	4,  // 24: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
+	4,  // 25: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
+	25, // 26: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
+	4,  // 27: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
+	25, // 28: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
+	4,  // 29: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
+	4,  // 30: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
+	4,  // 31: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
+	3,  // 32: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
+	43, // 33: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	2,  // 34: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
+	44, // 35: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
+	43, // 36: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	3,  // 37: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
+	5,  // 38: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
+	49, // 39: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
+	50, // 40: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
+	54, // 41: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
+	52, // 42: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
+	53, // 43: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
+	56, // 44: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	57, // 45: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	56, // 46: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	57, // 47: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	22, // 48: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
+	9,  // 49: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
+	13, // 50: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
+	15, // 51: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
+	17, // 52: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
+	19, // 53: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
+	21, // 54: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
+	24, // 55: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
+	27, // 56: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
+	29, // 57: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
+	31, // 58: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
+	32, // 59: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
+	34, // 60: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
+	36, // 61: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
+	37, // 62: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
+	38, // 63: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
+	40, // 64: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
+	42, // 65: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
+	46, // 66: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
+	51, // 67: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
+	58, // 68: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
+	60, // 69: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
+	62, // 70: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
+	10, // 71: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
+	14, // 72: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
+	16, // 73: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
+	18, // 74: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
+	20, // 75: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
+	23, // 76: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
+	26, // 77: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
+	28, // 78: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
+	30, // 79: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
+	6,  // 80: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
+	33, // 81: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
+	35, // 82: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
+	6,  // 83: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
+	6,  // 84: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
+	28, // 85: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
+	41, // 86: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
+	45, // 87: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
+	47, // 88: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
+	55, // 89: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
+	59, // 90: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
+	61, // 91: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
+	63, // 92: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
+	71, // [71:93] is the sub-list for method output_type
+	49, // [49:71] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_proto_mcpd_v1_mcpd_proto_init() }
@@ -5232,16 +5341,16 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 	if File_proto_mcpd_v1_mcpd_proto != nil {
 		return
 	}
-	file_proto_mcpd_v1_mcpd_proto_msgTypes[24].OneofWrappers = []any{
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[25].OneofWrappers = []any{
 		(*CallToolEvent_ProgressJson)(nil),
 		(*CallToolEvent_MessageJson)(nil),
 		(*CallToolEvent_Response)(nil),
 	}
-	file_proto_mcpd_v1_mcpd_proto_msgTypes[47].OneofWrappers = []any{
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[48].OneofWrappers = []any{
 		(*HostRequest_Register)(nil),
 		(*HostRequest_Answer)(nil),
 	}
-	file_proto_mcpd_v1_mcpd_proto_msgTypes[51].OneofWrappers = []any{
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[52].OneofWrappers = []any{
 		(*HostResponse_Registered)(nil),
 		(*HostResponse_Call)(nil),
 		(*HostResponse_Cancel)(nil),
@@ -5252,7 +5361,7 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_mcpd_v1_mcpd_proto_rawDesc), len(file_proto_mcpd_v1_mcpd_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   60,
+			NumMessages:   61,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

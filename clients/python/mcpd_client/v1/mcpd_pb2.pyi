@@ -32,18 +32,20 @@ SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED: SubscriptionEventKind
 SUBSCRIPTION_EVENT_KIND_UNSPECIFIED: SubscriptionEventKind
 
 class AppStatus(_message.Message):
-    __slots__ = ["connected_at_unix_ms", "name", "pid", "transport", "version"]
+    __slots__ = ["connected_at_unix_ms", "name", "pid", "profile", "transport", "version"]
     CONNECTED_AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
     TRANSPORT_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     connected_at_unix_ms: int
     name: str
     pid: int
+    profile: str
     transport: str
     version: str
-    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., pid: _Optional[int] = ..., connected_at_unix_ms: _Optional[int] = ..., transport: _Optional[str] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., pid: _Optional[int] = ..., connected_at_unix_ms: _Optional[int] = ..., transport: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
 
 class CacheStats(_message.Message):
     __slots__ = ["bytes", "coalesced", "entries", "evictions", "hits", "invalidations", "misses", "policy"]
@@ -236,12 +238,13 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ["apps", "config_error", "config_path", "http", "pid", "servers", "socket_path", "subscriptions", "uptime_ms", "version"]
+    __slots__ = ["apps", "config_error", "config_path", "http", "pid", "profiles", "servers", "socket_path", "subscriptions", "uptime_ms", "version"]
     APPS_FIELD_NUMBER: _ClassVar[int]
     CONFIG_ERROR_FIELD_NUMBER: _ClassVar[int]
     CONFIG_PATH_FIELD_NUMBER: _ClassVar[int]
     HTTP_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
+    PROFILES_FIELD_NUMBER: _ClassVar[int]
     SERVERS_FIELD_NUMBER: _ClassVar[int]
     SOCKET_PATH_FIELD_NUMBER: _ClassVar[int]
     SUBSCRIPTIONS_FIELD_NUMBER: _ClassVar[int]
@@ -252,12 +255,13 @@ class GetStatusResponse(_message.Message):
     config_path: str
     http: HttpStatus
     pid: int
+    profiles: _containers.RepeatedCompositeFieldContainer[ProfileInfo]
     servers: _containers.RepeatedCompositeFieldContainer[ServerStatus]
     socket_path: str
     subscriptions: _containers.RepeatedCompositeFieldContainer[SubscriptionStatus]
     uptime_ms: int
     version: str
-    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ...) -> None: ...
+    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ..., profiles: _Optional[_Iterable[_Union[ProfileInfo, _Mapping]]] = ...) -> None: ...
 
 class HostAnswer(_message.Message):
     __slots__ = ["call_id", "error", "result_json"]
@@ -384,10 +388,12 @@ class ListServersRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class ListServersResponse(_message.Message):
-    __slots__ = ["servers"]
+    __slots__ = ["profile", "servers"]
+    PROFILE_FIELD_NUMBER: _ClassVar[int]
     SERVERS_FIELD_NUMBER: _ClassVar[int]
+    profile: ProfileInfo
     servers: _containers.RepeatedCompositeFieldContainer[ServerStatus]
-    def __init__(self, servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ...) -> None: ...
+    def __init__(self, servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., profile: _Optional[_Union[ProfileInfo, _Mapping]] = ...) -> None: ...
 
 class ListToolsRequest(_message.Message):
     __slots__ = ["options", "server"]
@@ -438,6 +444,16 @@ class McpResponse(_message.Message):
     result_json: str
     server: str
     def __init__(self, server: _Optional[str] = ..., result_json: _Optional[str] = ..., error: _Optional[_Union[McpError, _Mapping]] = ..., cache: _Optional[_Union[CacheStatus, str]] = ..., duration_us: _Optional[int] = ...) -> None: ...
+
+class ProfileInfo(_message.Message):
+    __slots__ = ["name", "prefix", "servers"]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    PREFIX_FIELD_NUMBER: _ClassVar[int]
+    SERVERS_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    prefix: str
+    servers: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., prefix: _Optional[str] = ..., servers: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ReadResourceRequest(_message.Message):
     __slots__ = ["input_responses_json", "options", "request_state", "server", "uri"]
