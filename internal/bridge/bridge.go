@@ -54,6 +54,7 @@ type bridge struct {
 	hostInfo    json.RawMessage // the legacy host's clientInfo
 	routes      map[string]route
 	toolParams  map[string]map[string]string // tool → Mcp-Param header → argument
+	toolsListed bool                         // toolParams holds a tools/list's
 	uris        map[string]string            // resource URI → server that listed it
 	subs        subState                     // subs.go
 	upst        upState                      // up.go

@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"math/big"
@@ -117,6 +118,18 @@ func checkModernHeaders(h http.Header, r *hostReq, b *bridge) *jsonrpc.Error {
 		return checkParamHeaders(h, r, b, want)
 	}
 	return nil
+}
+
+// learnToolParams lists the tools once, so that the Mcp-Param-* headers
+// of a tools/call are checked even before any host listed them.
+func (b *bridge) learnToolParams(ctx context.Context) {
+	b.mu.Lock()
+	known := b.toolsListed
+	b.mu.Unlock()
+	if known || b.waitUp(ctx) != nil {
+		return
+	}
+	_, _ = b.list(ctx, "tools/list")
 }
 
 // checkParamHeaders checks the Mcp-Param-* headers of a tools/call against

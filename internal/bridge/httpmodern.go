@@ -107,6 +107,9 @@ func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep end
 		writeError(w, http.StatusInternalServerError, hr.id, jsonrpc.CodeInternalError, err.Error())
 		return
 	}
+	if hr.method == "tools/call" && hr.bad == nil {
+		sb.b.learnToolParams(r.Context())
+	}
 	if e := checkModernHeaders(r.Header, hr, sb.b); e != nil {
 		writeErr(w, http.StatusBadRequest, hr.id, e)
 		return

@@ -299,3 +299,15 @@ func TestHTTPDisconnectCancels(t *testing.T) {
 		waitFor(t, f.cancelled, "the slow call's cancellation upstream")
 	}
 }
+
+// A tool's Mcp-Param-* headers are checked even when no host listed the
+// tools before the call: the bridge learns them itself.
+func TestHTTPModernParamHeaderBeforeAnyList(t *testing.T) {
+	_, _, srv := newHTTPTest(t)
+	url := srv.URL + "/servers/beta/mcp"
+	body := `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"where","arguments":{"region":"eu"},` + modernMeta + `}}`
+	status, _, resp := post(t, url, body, modernHeaders("tools/call", "where")...)
+	if code, _ := errCode(t, resp); status != 400 || code != codeHeaderMismatch {
+		t.Fatalf("call without its Mcp-Param-Region header before any list: %d %s, want 400 %d", status, resp, codeHeaderMismatch)
+	}
+}

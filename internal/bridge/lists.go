@@ -418,6 +418,7 @@ func (b *bridge) setRoutes(l *listing) {
 	}
 	if kind == "tools" {
 		b.toolParams = l.params
+		b.toolsListed = true
 	}
 }
 
