@@ -25,7 +25,7 @@
 // "maxLineSize" (bytes), "cache" (see Server.Cache), "roots", "sampling",
 // "elicitation" (forwarding of the child's requests to hosts, default true)
 // "idleTimeout" (see Server.IdleTimeout; 0 or absent: never) and
-// "stdinTimeout" (default 10s). Durations are Go duration strings ("1.5s", "500ms")
+// "stdinTimeout" (default 10s) and "sandbox" (see sandbox.go). Durations are Go duration strings ("1.5s", "500ms")
 // or integer milliseconds (1500), and must be positive and at most what a
 // Go duration holds (2562047h47m16.854775807s, 9223372036854 ms). VS Code's
 // "type": "stdio" is accepted; any other type, or a "url", is rejected since
@@ -71,6 +71,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/sandbox"
 )
 
 // Defaults applied by Parse to servers that do not set the key.
@@ -170,6 +172,9 @@ type Server struct {
 	// its stdin unread while mcpd has a message for it before it counts as
 	// hung: it is killed and restarted like a crash. 10s if not set.
 	StdinTimeout time.Duration
+	// Sandbox (key "sandbox", Linux) confines the server: nil when not set
+	// or false; see sandbox.go.
+	Sandbox *sandbox.Policy
 	// Invalid is why the server cannot run, its problems in the file joined
 	// with "; " ("env.TOKEN: ${TOKEN} is not set ..."); "" when it has none.
 	// The other fields hold what could be read.
@@ -234,7 +239,7 @@ const keyHTTPListen = "httpListen"
 var serverKeys = []string{
 	"command", "args", "env", "cwd", "type", "protocol", "autostart", "restart",
 	"requestTimeout", "shutdownGrace", "discoverTimeout", "disabled", "maxLineSize",
-	"cache", "roots", "sampling", "elicitation", "idleTimeout", "stdinTimeout",
+	"cache", "roots", "sampling", "elicitation", "idleTimeout", "stdinTimeout", "sandbox",
 }
 
 var (
@@ -411,6 +416,8 @@ func (p *parser) members(s *Server, members []member) {
 			p.forward(s, name, k, m.val)
 		case "idleTimeout":
 			s.IdleTimeout = p.idleTimeout(name, k, m.val)
+		case "sandbox":
+			s.Sandbox = p.sandbox(name, m.val)
 		case "url":
 			p.fail(name, k, "only stdio servers are supported")
 		default:

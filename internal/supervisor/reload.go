@@ -79,7 +79,8 @@ func CompareSpecs(a, b Spec) SpecChange {
 		a.Cwd != b.Cwd || normProtocol(a.Protocol) != normProtocol(b.Protocol) ||
 		// The client capabilities are declared once, at initialize.
 		boolOn(a.Roots) != boolOn(b.Roots) || boolOn(a.Sampling) != boolOn(b.Sampling) ||
-		boolOn(a.Elicitation) != boolOn(b.Elicitation) || a.Invalid != b.Invalid {
+		boolOn(a.Elicitation) != boolOn(b.Elicitation) || a.Invalid != b.Invalid ||
+		!reflect.DeepEqual(a.Sandbox, b.Sandbox) {
 		return SpecIdentity
 	}
 	a.Args, b.Args, a.Env, b.Env = nil, nil, nil, nil

@@ -85,6 +85,7 @@ type snapshot struct {
 	info         session.Info
 	lastError    string
 	lastExit     string
+	sandbox      string // the last child's transport.Process.Sandbox
 	explicitStop bool
 	nextAt       time.Time
 	proc         *transport.Process
@@ -839,6 +840,7 @@ func (sv *server) status() Status {
 		ResponsesDropped:  st.dropped,
 		MessagesInvalid:   st.invalid,
 		Command:           strings.Join(append([]string{spec.Command}, spec.Args...), " "),
+		Sandbox:           st.sandbox,
 	}
 	if spec.Invalid != "" && st.state == StateFailed {
 		out.ConfigError = spec.Invalid
@@ -883,6 +885,10 @@ func (sv *server) hungError(hung error) error {
 func describeExit(err error) string {
 	if err == nil {
 		return "exit status 0"
+	}
+	var le *transport.LimitExitError
+	if errors.As(err, &le) {
+		return le.Reason
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

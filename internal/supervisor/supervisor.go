@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/procs"
+	"github.com/mcpd-dev/mcpd/internal/sandbox"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -92,6 +93,9 @@ type Spec struct {
 	// mcpd has a message for it; then it is hung: killed, and restarted
 	// like a crash. If zero, 10s (transport.DefaultStdinTimeout).
 	StdinTimeout time.Duration
+	// Sandbox, if set, confines the server's processes (internal/sandbox:
+	// Landlock, rlimits, cgroup limits). A change restarts the server.
+	Sandbox *sandbox.Policy
 	// Invalid, when set, is why the config of the server cannot be used
 	// (config.Server.Invalid): the server is failed with that reason and
 	// never started, until a reload gives it a valid config.
@@ -149,6 +153,10 @@ type Status struct {
 	Command         string
 	// Cache is the server's result cache counters and size.
 	Cache cache.Stats
+	// Sandbox says how the last started child is confined ("landlock ABI
+	// 7, network none, memory 256 MiB") and what of its sandbox best
+	// effort left out; "" without a sandbox.
+	Sandbox string
 }
 
 // Options configure a Supervisor. Zero values mean the documented defaults.
