@@ -148,3 +148,12 @@ func checkKernel(restrictNet bool) (abi int, unmet []string) {
 
 // Supported reports whether this platform can run the helper.
 const Supported = true
+
+// ABI returns the kernel's Landlock ABI version, 0 without Landlock.
+func ABI() int {
+	abi, err := abiVersion()
+	if err != nil || abi < 0 {
+		return 0
+	}
+	return abi
+}

@@ -14,3 +14,6 @@ func checkKernel(bool) (int, []string) {
 
 // Supported reports whether this platform can run the helper.
 const Supported = false
+
+// ABI returns 0: there is no Landlock here.
+func ABI() int { return 0 }
