@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 )
 
 // systemReads are what every sandboxed server may read: programs and
@@ -121,7 +120,3 @@ func exists(path string) bool {
 	return err == nil
 }
 
-// hasPrefixDir reports whether path is dir or beneath it.
-func hasPrefixDir(path, dir string) bool {
-	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, "/")+"/")
-}
