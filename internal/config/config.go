@@ -72,7 +72,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpd-dev/mcpd/internal/sandbox"
+	sandbox "github.com/mcpd-dev/mcpd/internal/sandbox/policy"
 )
 
 // Defaults applied by Parse to servers that do not set the key.

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcpd-dev/mcpd/internal/sandbox"
+	sandbox "github.com/mcpd-dev/mcpd/internal/sandbox/policy"
 )
 
 // The "sandbox" key of a server (Linux): the preset "strict", false (none,

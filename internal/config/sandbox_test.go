@@ -6,7 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/mcpd-dev/mcpd/internal/sandbox"
+	sandbox "github.com/mcpd-dev/mcpd/internal/sandbox/policy"
 )
 
 // parseSandbox parses one server "s" with the given "sandbox" value.
