@@ -292,6 +292,7 @@ func (sv *server) setSpec(sp Spec) {
 	o.Roots, o.Sampling, o.Elicitation = sp.Roots, sp.Sampling, sp.Elicitation
 	o.RootPaths = slices.Clone(sp.RootPaths)
 	o.IdleTimeout, o.StdinTimeout = sp.IdleTimeout, sp.StdinTimeout
+	o.Sandbox = sp.Sandbox
 	o.Invalid = sp.Invalid
 }
 

@@ -174,3 +174,21 @@ func TestSandboxOpenFilesLimit(t *testing.T) {
 		t.Errorf("200 files unsandboxed = %q", got)
 	}
 }
+
+// TestSandboxChangeRestarts: a reload that changes a server's sandbox
+// restarts it (the sandbox is applied at exec).
+func TestSandboxChangeRestarts(t *testing.T) {
+	a := Spec{Name: "s", Command: "x"}
+	b := a
+	b.Sandbox = &sandbox.Policy{}
+	c := a
+	c.Sandbox = &sandbox.Policy{Network: sandbox.Network{All: true}}
+	if CompareSpecs(a, b) != SpecIdentity || CompareSpecs(b, c) != SpecIdentity {
+		t.Error("a sandbox change is not a change of identity")
+	}
+	d := b
+	d.Sandbox = &sandbox.Policy{}
+	if CompareSpecs(b, d) != SpecUnchanged {
+		t.Error("an equal sandbox counts as a change")
+	}
+}
