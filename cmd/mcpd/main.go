@@ -30,6 +30,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
 	"github.com/mcpd-dev/mcpd/internal/paths"
+	"github.com/mcpd-dev/mcpd/internal/sandbox"
 	"github.com/mcpd-dev/mcpd/internal/sdnotify"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
@@ -87,6 +88,8 @@ Flags:
 `
 
 func main() {
+	// A sandboxed server's start: apply its sandbox, exec it (never returns).
+	sandbox.RunIfHelper()
 	if err := runDaemon(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		printError(os.Stderr, err)
 		os.Exit(1)

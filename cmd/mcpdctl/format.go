@@ -151,6 +151,8 @@ type serverJSON struct {
 	MessagesInvalid   int64           `json:"messages_invalid"`
 	Capabilities      json.RawMessage `json:"capabilities"`
 	Command           string          `json:"command"`
+	// Sandbox says how the server is confined; absent without a sandbox.
+	Sandbox string `json:"sandbox,omitempty"`
 	// Set by "status --json" only (status_ops.go): the Subscribe streams
 	// watching the server, their apps and the events they lost.
 	Subscriptions          *int     `json:"subscriptions,omitempty"`
@@ -190,6 +192,7 @@ func toServerJSON(s *mcpdv1.ServerStatus) serverJSON {
 		MessagesInvalid:   s.GetMessagesInvalid(),
 		Capabilities:      rawOrNull(s.GetCapabilitiesJson()),
 		Command:           s.GetCommand(),
+		Sandbox:           s.GetSandbox(),
 		Cache:             toCacheJSON(s),
 	}
 }

@@ -458,6 +458,9 @@ var allowedOwnDeps = map[string]bool{
 	// when mcpd is not running with the very code mcpd uses, rather than a
 	// copy that would drift. It links nothing of the daemon's runtime.
 	"github.com/mcpd-dev/mcpd/internal/config": true,
+	// internal/sandbox/policy is the config's sandbox vocabulary, standard
+	// library only (not the helper of internal/sandbox).
+	"github.com/mcpd-dev/mcpd/internal/sandbox/policy": true,
 	// internal/bridge is the MCP server behind "mcpdctl bridge"; its own
 	// TestDeps holds it to the packages above.
 	"github.com/mcpd-dev/mcpd/internal/bridge": true,

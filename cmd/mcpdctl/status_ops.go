@@ -121,6 +121,9 @@ func printStatusTable(w io.Writer, st *mcpdv1.GetStatusResponse) {
 		if info := serverInfoCell(s.GetServerInfoJson()); info != "" {
 			parts = append(parts, info)
 		}
+		if sb := s.GetSandbox(); sb != "" {
+			parts = append(parts, "sandbox: "+oneLine(sb, 300))
+		}
 		if o := opsOf(st, s.GetName()); len(o.apps) > 0 || o.dropped > 0 {
 			parts = append(parts, fmt.Sprintf("apps: %s", sanitize(strings.Join(o.apps, ", "))))
 			if o.dropped > 0 {

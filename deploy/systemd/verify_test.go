@@ -69,6 +69,8 @@ func TestUnitsContract(t *testing.T) {
 		"WantedBy=default.target\n",            // user units start on login
 		// The servers' variables and PATH, optional (config.EnvFileHint).
 		"EnvironmentFile=-%h/.config/mcpd/env\n",
+		// Per-server cgroups and the controllers of sandbox limits.
+		"Delegate=yes\n",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("mcpd.service lacks %q", strings.TrimSpace(want))

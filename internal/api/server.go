@@ -276,6 +276,7 @@ func serverStatusToProto(st supervisor.Status, now time.Time) *mcpdv1.ServerStat
 		ServerInfoJson:    string(st.ServerInfo),
 		LastError:         st.LastError,
 		ConfigError:       st.ConfigError,
+		Sandbox:           st.Sandbox,
 		LastExit:          st.LastExit,
 		LastStderrLine:    st.LastStderrLine,
 		Autostart:         st.Autostart,

@@ -24,6 +24,8 @@ var ownDeps = map[string]bool{
 	"github.com/mcpd-dev/mcpd/internal/version": true,
 	"github.com/mcpd-dev/mcpd/internal/config":  true,
 	"github.com/mcpd-dev/mcpd/internal/profile": true,
+	// The config's sandbox vocabulary: standard library only.
+	"github.com/mcpd-dev/mcpd/internal/sandbox/policy": true,
 }
 
 // TestDeps enforces the import rule on the real build graph: go list -deps

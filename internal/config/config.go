@@ -26,7 +26,7 @@
 // "maxLineSize" (bytes), "cache" (see Server.Cache), "roots", "sampling",
 // "elicitation" (forwarding of the child's requests to hosts, default true)
 // "idleTimeout" (see Server.IdleTimeout; 0 or absent: never) and
-// "stdinTimeout" (default 10s). Durations are Go duration strings ("1.5s", "500ms")
+// "stdinTimeout" (default 10s) and "sandbox" (see sandbox.go). Durations are Go duration strings ("1.5s", "500ms")
 // or integer milliseconds (1500), and must be positive and at most what a
 // Go duration holds (2562047h47m16.854775807s, 9223372036854 ms). VS Code's
 // "type": "stdio" is accepted. Unknown keys, wrong types and duplicate
@@ -81,6 +81,7 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	sandbox "github.com/mcpd-dev/mcpd/internal/sandbox/policy"
 )
 
 // Defaults applied by Parse to servers that do not set the key.
@@ -186,6 +187,9 @@ type Server struct {
 	// Remote, when set, is a server reached over HTTP (keys "url",
 	// "type", "headers", "oauth"; remote.go) instead of a command.
 	Remote *Remote
+	// Sandbox (key "sandbox", Linux) confines the server: nil when not set
+	// or false; see sandbox.go.
+	Sandbox *sandbox.Policy
 	// Invalid is why the server cannot run, its problems in the file joined
 	// with "; " ("env.TOKEN: ${TOKEN} is not set ..."); "" when it has none.
 	// The other fields hold what could be read.
@@ -250,7 +254,7 @@ const keyHTTPListen = "httpListen"
 var serverKeys = []string{
 	"command", "args", "env", "cwd", "type", "protocol", "autostart", "restart",
 	"requestTimeout", "shutdownGrace", "discoverTimeout", "disabled", "maxLineSize",
-	"cache", "roots", "sampling", "elicitation", "idleTimeout", "stdinTimeout",
+	"cache", "roots", "sampling", "elicitation", "idleTimeout", "stdinTimeout", "sandbox",
 	"url", "headers", "oauth",
 }
 
@@ -434,6 +438,8 @@ func (p *parser) members(s *Server, members []member) {
 			p.forward(s, name, k, m.val)
 		case "idleTimeout":
 			s.IdleTimeout = p.idleTimeout(name, k, m.val)
+		case "sandbox":
+			s.Sandbox = p.sandbox(name, m.val)
 		default:
 			p.fail(name, "", "unknown key %q%s", k, suggest(k, serverKeys))
 		}

@@ -44,6 +44,8 @@ type Group struct {
 	// rec.Known and closed are guarded by k.mu; the rest is set at start.
 	rec    record
 	closed bool
+	// limits are the cgroup's (set at start).
+	limits Limits
 }
 
 // update replaces the known descendants with those alive in t: the

@@ -47,10 +47,13 @@ type Keeper struct {
 	// status of a child that os/exec waits for.
 	spawnMu sync.RWMutex
 
-	mu     sync.Mutex     // guards groups, cgBase, seq and every Group's rec.Known
+	mu     sync.Mutex     // guards groups, cgBase, cgOff, seq and every Group's rec.Known
 	groups map[int]*Group // by the child's pid, from its start until Close
 	cgBase string         // mcpd's own cgroup; "" when cgroups are off or unusable
+	cgOff  string         // why cgBase is "" (for CheckLimits)
 	seq    int
+	// ctlMu serializes enabling the cgroup controllers of limits.
+	ctlMu sync.Mutex
 	// orphans records the processes reparented to mcpd (rec.Known only).
 	orphans *Group
 }
@@ -75,6 +78,7 @@ func New(opts Options) (*Keeper, error) {
 		}
 	}
 	if !opts.Cgroups {
+		k.cgOff = "per-server cgroups are off (MCPD_CGROUPS=off)"
 		log.Info("per-server cgroups are off; a server's processes are tracked by process group and /proc")
 		return k, nil
 	}
@@ -83,6 +87,7 @@ func New(opts Options) (*Keeper, error) {
 		err = unix.Access(base, unix.W_OK)
 	}
 	if err != nil {
+		k.cgOff = fmt.Sprintf("no writable cgroup v2 of mcpd's own (%v); run mcpd under systemd with Delegate=yes", err)
 		log.Info("per-server cgroups unavailable (run under systemd with Delegate=yes for them); a server's processes are tracked by process group and /proc",
 			zap.Error(err))
 		return k, nil
@@ -156,6 +161,7 @@ func (k *Keeper) disableCgroups(err error) {
 	defer k.mu.Unlock()
 	if k.cgBase != "" {
 		k.cgBase = ""
+		k.cgOff = fmt.Sprintf("per-server cgroups are unusable: %v", err)
 		k.log.Info("per-server cgroups unusable; a server's processes are tracked by process group and /proc", zap.Error(err))
 	}
 }

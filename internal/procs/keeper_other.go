@@ -4,6 +4,7 @@ package procs
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"time"
 
@@ -49,3 +50,23 @@ func (g *Group) Kill() {}
 
 // Close does nothing.
 func (g *Group) Close(time.Duration) {}
+
+// CheckLimits fails: cgroups are Linux only.
+func (k *Keeper) CheckLimits(l Limits) error {
+	if l.IsZero() {
+		return nil
+	}
+	return fmt.Errorf("%w: cgroups are Linux only", ErrLimits)
+}
+
+// StartLimited starts the command newCmd builds when l is zero; cgroup
+// limits are Linux only.
+func (k *Keeper) StartLimited(name string, l Limits, newCmd func() *exec.Cmd) (*exec.Cmd, *Group, error) {
+	if err := k.CheckLimits(l); err != nil {
+		return nil, nil, err
+	}
+	return k.Start(name, newCmd)
+}
+
+// MemoryKilled reports false.
+func (g *Group) MemoryKilled() bool { return false }

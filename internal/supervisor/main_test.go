@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/sandbox"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 )
@@ -25,6 +26,7 @@ import (
 const envPager = "MCPD_SUP_PAGER"
 
 func TestMain(m *testing.M) {
+	sandbox.RunIfHelper() // the helper of sandboxed children (sandbox_test.go)
 	if mode := os.Getenv(envPager); mode != "" {
 		os.Exit(runPager(mode))
 	}

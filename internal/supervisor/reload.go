@@ -81,7 +81,7 @@ func CompareSpecs(a, b Spec) SpecChange {
 		boolOn(a.Roots) != boolOn(b.Roots) || boolOn(a.Sampling) != boolOn(b.Sampling) ||
 		boolOn(a.Elicitation) != boolOn(b.Elicitation) || a.Invalid != b.Invalid ||
 		// A remote server's URL, type, headers or OAuth client: another connection.
-		!reflect.DeepEqual(a.Remote, b.Remote) {
+		!reflect.DeepEqual(a.Remote, b.Remote) || !reflect.DeepEqual(a.Sandbox, b.Sandbox) {
 		return SpecIdentity
 	}
 	a.Args, b.Args, a.Env, b.Env = nil, nil, nil, nil
@@ -294,6 +294,7 @@ func (sv *server) setSpec(sp Spec) {
 	o.RootPaths = slices.Clone(sp.RootPaths)
 	o.IdleTimeout, o.StdinTimeout = sp.IdleTimeout, sp.StdinTimeout
 	o.Remote = sp.Remote // never modified once made
+	o.Sandbox = sp.Sandbox
 	o.Invalid = sp.Invalid
 }
 

@@ -97,6 +97,7 @@ type snapshot struct {
 	info         session.Info
 	lastError    string
 	lastExit     string
+	sandbox      string // the last child's transport.Process.Sandbox
 	explicitStop bool
 	nextAt       time.Time
 	proc         backend
@@ -887,6 +888,7 @@ func (sv *server) status() Status {
 		ResponsesDropped:  st.dropped,
 		MessagesInvalid:   st.invalid,
 		Command:           strings.Join(append([]string{spec.Command}, spec.Args...), " "),
+		Sandbox:           st.sandbox,
 	}
 	if spec.Remote != nil {
 		out.Command = remote.Redact(spec.Remote.URL)
@@ -935,6 +937,10 @@ func (sv *server) hungError(hung error) error {
 func describeExit(err error) string {
 	if err == nil {
 		return "exit status 0"
+	}
+	var le *transport.LimitExitError
+	if errors.As(err, &le) {
+		return le.Reason
 	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {

@@ -126,12 +126,13 @@ func (sv *server) startBackend(ctx context.Context, spec *Spec, proto string) (b
 		Stderr:        sv.ring,
 		Logger:        sv.sup.log, // transport adds the server field
 		Keeper:        sv.sup.opts.Keeper,
+		Sandbox:       spec.Sandbox,
 	})
 	if err != nil {
 		return nil, err // transport names the server and the cause: "start %q: ..."
 	}
 	pid := proc.Pid()
-	sv.update(func(st *snapshot) { st.pid = pid })
+	sv.update(func(st *snapshot) { st.pid, st.sandbox = pid, proc.Sandbox() })
 	sv.log.Info("server started", zap.Int("pid", pid), zap.String("protocol", proto))
 	sv.emit(EventStarted, pid, "", "")
 	return proc, nil

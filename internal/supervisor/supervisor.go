@@ -18,6 +18,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/procs"
 	"github.com/mcpd-dev/mcpd/internal/remote"
+	"github.com/mcpd-dev/mcpd/internal/sandbox"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -97,6 +98,9 @@ type Spec struct {
 	// Remote, when set, makes this a remote server reached over HTTP
 	// (backend.go); Command, Args, Env, Cwd and StdinTimeout are unused.
 	Remote *config.Remote
+	// Sandbox, if set, confines the server's processes (internal/sandbox:
+	// Landlock, rlimits, cgroup limits). A change restarts the server.
+	Sandbox *sandbox.Policy
 	// Invalid, when set, is why the config of the server cannot be used
 	// (config.Server.Invalid): the server is failed with that reason and
 	// never started, until a reload gives it a valid config.
@@ -159,6 +163,10 @@ type Status struct {
 	URL string
 	// Cache is the server's result cache counters and size.
 	Cache cache.Stats
+	// Sandbox says how the last started child is confined ("landlock ABI
+	// 7, network none, memory 256 MiB") and what of its sandbox best
+	// effort left out; "" without a sandbox.
+	Sandbox string
 }
 
 // Options configure a Supervisor. Zero values mean the documented defaults.

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpd-dev/mcpd/internal/procs"
+	"github.com/mcpd-dev/mcpd/internal/sandbox"
 )
 
 // Defaults used when the matching Options field is zero.
@@ -83,6 +84,10 @@ type Options struct {
 	// and tracks the processes that leave its process group, so that they
 	// are killed with it (internal/procs). Nil: the process group only.
 	Keeper *procs.Keeper
+	// Sandbox, if set, confines the child (internal/sandbox): Landlock and
+	// rlimits applied by mcpd's helper before it execs the command, cgroup
+	// limits by the Keeper.
+	Sandbox *sandbox.Policy
 }
 
 // Stats are counters of one process's stdout stream.
@@ -117,6 +122,9 @@ type Process struct {
 	log   *zap.Logger
 	ring  *Ring
 	grace time.Duration
+	// sandbox is Sandbox's summary; memLimit the cgroup's memory.max.
+	sandbox  string
+	memLimit int64
 
 	maxLine int
 
@@ -183,15 +191,25 @@ func Start(opts Options) (*Process, error) {
 		grace = DefaultShutdownGrace
 	}
 
+	env := childEnv(opts.Env)
+	command, args := opts.Command, opts.Args
+	var sb *sandboxStart
+	if opts.Sandbox != nil {
+		var err error
+		if sb, err = prepareSandbox(opts, env, log); err != nil {
+			return nil, err
+		}
+		command, args, env = sb.command, sb.args, sb.env
+	}
+
 	stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW, err := stdioPipes(opts.Name)
 	if err != nil {
 		return nil, err
 	}
 	parentEnds := []*os.File{stdinW, stdoutR, stderrR}
 	childEnds := []*os.File{stdinR, stdoutW, stderrW}
-	env := childEnv(opts.Env)
 	newCmd := func() *exec.Cmd {
-		cmd := exec.Command(opts.Command, opts.Args...)
+		cmd := exec.Command(command, args...)
 		cmd.Env = env
 		cmd.Dir = opts.Dir
 		cmd.SysProcAttr = sysProcAttr()
@@ -204,12 +222,21 @@ func Start(opts Options) (*Process, error) {
 	}
 	// The keeper (nil: none) puts the child in its own cgroup when it can
 	// and tracks the processes that leave the group (internal/procs).
-	cmd, group, err := opts.Keeper.Start(opts.Name, newCmd)
+	var cmd *exec.Cmd
+	var group *procs.Group
+	if sb != nil {
+		cmd, group, err = opts.Keeper.StartLimited(opts.Name, sb.limits, newCmd)
+	} else {
+		cmd, group, err = opts.Keeper.Start(opts.Name, newCmd)
+	}
 	// The child has its copies now; ours must go, or stdout/stderr would
 	// never reach EOF and stdin would never be seen closed.
 	closeAll(childEnds)
 	if err != nil {
 		closeAll(parentEnds)
+		if errors.Is(err, procs.ErrLimits) {
+			return nil, cannotStart(opts.Name, fmt.Errorf("sandbox: %w", err))
+		}
 		return nil, startError(opts, err)
 	}
 
@@ -230,6 +257,9 @@ func Start(opts Options) (*Process, error) {
 		stdinW:     stdinW,
 		exitedCh:   make(chan struct{}),
 		done:       make(chan struct{}),
+	}
+	if sb != nil {
+		p.sandbox, p.memLimit = sb.summary, sb.limits.Memory
 	}
 	if err := p.initWriter(opts.StdinTimeout); err != nil {
 		// Not expected for an os.Pipe; the child must not be left behind.
@@ -313,6 +343,7 @@ func (p *Process) wait() {
 	p.closeStdin()
 	// A finisher of a half-written message (write.go) ends with stdin.
 	p.stopFinishers()
+	err = p.limitExit(err)
 	// Reaped: the cgroup (its processes were killed with the group) and
 	// the record of the child go; after stdin, so that waiting for the
 	// cgroup to empty holds up no writer.

@@ -609,7 +609,12 @@ type ServerStatus struct {
 	// config_error is why the server's config cannot be used (an unset
 	// variable, a command not found, a bad key or value), when it is failed
 	// for it; last_error then says the same. Empty otherwise.
-	ConfigError   string `protobuf:"bytes,28,opt,name=config_error,json=configError,proto3" json:"config_error,omitempty"`
+	ConfigError string `protobuf:"bytes,28,opt,name=config_error,json=configError,proto3" json:"config_error,omitempty"`
+	// sandbox says how the server's last started child is confined (Linux),
+	// e.g. "landlock ABI 7, network none, memory 256 MiB", and what of its
+	// sandbox best effort left out ("; best effort, not applied: ...").
+	// Empty for a server without a sandbox.
+	Sandbox       string `protobuf:"bytes,40,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -836,6 +841,13 @@ func (x *ServerStatus) GetMessagesInvalid() int64 {
 func (x *ServerStatus) GetConfigError() string {
 	if x != nil {
 		return x.ConfigError
+	}
+	return ""
+}
+
+func (x *ServerStatus) GetSandbox() string {
+	if x != nil {
+		return x.Sandbox
 	}
 	return ""
 }
@@ -4793,7 +4805,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x11.mcpd.v1.McpErrorR\x05error\x12*\n" +
 	"\x05cache\x18\x04 \x01(\x0e2\x14.mcpd.v1.CacheStatusR\x05cache\x12\x1f\n" +
 	"\vduration_us\x18\x05 \x01(\x03R\n" +
-	"durationUs\"\xf2\a\n" +
+	"durationUs\"\x8c\b\n" +
 	"\fServerStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.mcpd.v1.ServerStateR\x05state\x12\x10\n" +
@@ -4825,7 +4837,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05cache\x18\x19 \x01(\v2\x13.mcpd.v1.CacheStatsR\x05cache\x12\"\n" +
 	"\finstructions\x18\x1a \x01(\tR\finstructions\x12)\n" +
 	"\x10messages_invalid\x18\x1b \x01(\x03R\x0fmessagesInvalid\x12!\n" +
-	"\fconfig_error\x18\x1c \x01(\tR\vconfigError\"\xb4\x01\n" +
+	"\fconfig_error\x18\x1c \x01(\tR\vconfigError\x12\x18\n" +
+	"\asandbox\x18( \x01(\tR\asandbox\"\xb4\x01\n" +
 	"\tAppStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x10\n" +

@@ -526,7 +526,7 @@ class ServerList(_message.Message):
     def __init__(self, server: _Optional[str] = ..., items_json: _Optional[str] = ..., error: _Optional[_Union[McpError, _Mapping]] = ..., unavailable: _Optional[str] = ..., cache: _Optional[_Union[CacheStatus, str]] = ...) -> None: ...
 
 class ServerStatus(_message.Message):
-    __slots__ = ["autostart", "cache", "calls_failed", "calls_in_flight", "calls_total", "capabilities_json", "command", "config_error", "disabled", "era", "explicitly_stopped", "instructions", "last_error", "last_exit", "last_stderr_line", "lines_oversize", "lines_skipped", "messages_invalid", "name", "next_restart_in_ms", "pid", "protocol_version", "responses_dropped", "restarts", "server_info_json", "started_at_unix_ms", "state", "uptime_ms"]
+    __slots__ = ["autostart", "cache", "calls_failed", "calls_in_flight", "calls_total", "capabilities_json", "command", "config_error", "disabled", "era", "explicitly_stopped", "instructions", "last_error", "last_exit", "last_stderr_line", "lines_oversize", "lines_skipped", "messages_invalid", "name", "next_restart_in_ms", "pid", "protocol_version", "responses_dropped", "restarts", "sandbox", "server_info_json", "started_at_unix_ms", "state", "uptime_ms"]
     AUTOSTART_FIELD_NUMBER: _ClassVar[int]
     CACHE_FIELD_NUMBER: _ClassVar[int]
     CALLS_FAILED_FIELD_NUMBER: _ClassVar[int]
@@ -551,6 +551,7 @@ class ServerStatus(_message.Message):
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     RESPONSES_DROPPED_FIELD_NUMBER: _ClassVar[int]
     RESTARTS_FIELD_NUMBER: _ClassVar[int]
+    SANDBOX_FIELD_NUMBER: _ClassVar[int]
     SERVER_INFO_JSON_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
@@ -579,11 +580,12 @@ class ServerStatus(_message.Message):
     protocol_version: str
     responses_dropped: int
     restarts: int
+    sandbox: str
     server_info_json: str
     started_at_unix_ms: int
     state: ServerState
     uptime_ms: int
-    def __init__(self, name: _Optional[str] = ..., state: _Optional[_Union[ServerState, str]] = ..., pid: _Optional[int] = ..., started_at_unix_ms: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., restarts: _Optional[int] = ..., era: _Optional[str] = ..., protocol_version: _Optional[str] = ..., server_info_json: _Optional[str] = ..., last_error: _Optional[str] = ..., last_exit: _Optional[str] = ..., last_stderr_line: _Optional[str] = ..., autostart: bool = ..., disabled: bool = ..., explicitly_stopped: bool = ..., next_restart_in_ms: _Optional[int] = ..., calls_in_flight: _Optional[int] = ..., calls_total: _Optional[int] = ..., calls_failed: _Optional[int] = ..., lines_skipped: _Optional[int] = ..., lines_oversize: _Optional[int] = ..., responses_dropped: _Optional[int] = ..., capabilities_json: _Optional[str] = ..., command: _Optional[str] = ..., cache: _Optional[_Union[CacheStats, _Mapping]] = ..., instructions: _Optional[str] = ..., messages_invalid: _Optional[int] = ..., config_error: _Optional[str] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., state: _Optional[_Union[ServerState, str]] = ..., pid: _Optional[int] = ..., started_at_unix_ms: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., restarts: _Optional[int] = ..., era: _Optional[str] = ..., protocol_version: _Optional[str] = ..., server_info_json: _Optional[str] = ..., last_error: _Optional[str] = ..., last_exit: _Optional[str] = ..., last_stderr_line: _Optional[str] = ..., autostart: bool = ..., disabled: bool = ..., explicitly_stopped: bool = ..., next_restart_in_ms: _Optional[int] = ..., calls_in_flight: _Optional[int] = ..., calls_total: _Optional[int] = ..., calls_failed: _Optional[int] = ..., lines_skipped: _Optional[int] = ..., lines_oversize: _Optional[int] = ..., responses_dropped: _Optional[int] = ..., capabilities_json: _Optional[str] = ..., command: _Optional[str] = ..., cache: _Optional[_Union[CacheStats, _Mapping]] = ..., instructions: _Optional[str] = ..., messages_invalid: _Optional[int] = ..., config_error: _Optional[str] = ..., sandbox: _Optional[str] = ...) -> None: ...
 
 class StartServerRequest(_message.Message):
     __slots__ = ["name"]
