@@ -24,8 +24,9 @@
 // "shutdownGrace" (default 2s), "discoverTimeout" (default 3s), "disabled",
 // "maxLineSize" (bytes), "cache" (see Server.Cache), "roots", "sampling",
 // "elicitation" (forwarding of the child's requests to hosts, default true)
-// "idleTimeout" (see Server.IdleTimeout; 0 or absent: never) and
-// "stdinTimeout" (default 10s). Durations are Go duration strings ("1.5s", "500ms")
+// "idleTimeout" (see Server.IdleTimeout; 0 or absent: never),
+// "stdinTimeout" (default 10s) and "pin" (off|warn|enforce, default warn;
+// see Server.Pin). Durations are Go duration strings ("1.5s", "500ms")
 // or integer milliseconds (1500), and must be positive and at most what a
 // Go duration holds (2562047h47m16.854775807s, 9223372036854 ms). VS Code's
 // "type": "stdio" is accepted; any other type, or a "url", is rejected since
@@ -100,6 +101,9 @@ type Config struct {
 	// "off"); "" when the file does not set it. mcpd --http-listen wins
 	// over it. The address itself is checked by mcpd.
 	HTTPListen string
+	// Audit is the top-level "audit" object (audit.go); DefaultAudit when
+	// the file does not set it.
+	Audit Audit
 }
 
 // Server is one declared MCP server. Its fields are in the same order and of
@@ -174,6 +178,10 @@ type Server struct {
 	// with "; " ("env.TOKEN: ${TOKEN} is not set ..."); "" when it has none.
 	// The other fields hold what could be read.
 	Invalid string
+	// Pin (key "pin") is the tool pinning mode: "off", "warn" or
+	// "enforce"; "" when not set, which is pin.DefaultMode ("warn"). See
+	// pin.go.
+	Pin string
 }
 
 // Load reads the config file at path with ReadFile, bounded in size and
@@ -214,7 +222,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
-	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs, HTTPListen: p.httpListen}, nil
+	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs, HTTPListen: p.httpListen, Audit: p.auditCfg}, nil
 }
 
 // The two keys a server map may sit under.
@@ -225,7 +233,7 @@ const (
 
 // topKeys are the keys allowed at the top level; the ones other than the
 // server maps are ignored.
-var topKeys = []string{keyMCPServers, keyServers, keyHTTPListen, "$schema", "inputs"}
+var topKeys = []string{keyMCPServers, keyServers, keyHTTPListen, keyAudit, "$schema", "inputs"}
 
 // keyHTTPListen is the top-level key of mcpd's HTTP face address.
 const keyHTTPListen = "httpListen"
@@ -235,6 +243,7 @@ var serverKeys = []string{
 	"command", "args", "env", "cwd", "type", "protocol", "autostart", "restart",
 	"requestTimeout", "shutdownGrace", "discoverTimeout", "disabled", "maxLineSize",
 	"cache", "roots", "sampling", "elicitation", "idleTimeout", "stdinTimeout",
+	keyPin,
 }
 
 var (
@@ -257,6 +266,8 @@ type parser struct {
 	base     string // directory relative paths are resolved against; set lazily
 	// httpListen is the value of the top-level "httpListen".
 	httpListen string
+	// auditCfg is the top-level "audit" (audit.go).
+	auditCfg Audit
 }
 
 // fail records a problem; one outside any server is a problem of the file.
@@ -295,6 +306,7 @@ func (p *parser) parse(data []byte) []Server {
 	if !ok {
 		return nil
 	}
+	p.auditCfg = DefaultAudit()
 	var servers []Server
 	from := map[string]string{} // server name → the key it was declared under
 	for _, m := range top {
@@ -320,6 +332,8 @@ func (p *parser) parse(data []byte) []Server {
 				p.fail("", keyHTTPListen, "want a non-empty string: a loopback HOST:PORT such as \"127.0.0.1:6273\", \"unix:/path/to.sock\" or \"off\"")
 				p.httpListen = ""
 			}
+		case keyAudit:
+			p.auditCfg = p.audit(m.val)
 		case "$schema", "inputs":
 			// Ignored: "$schema" points editors at a schema, "inputs" are
 			// VS Code's prompts for ${input:...} values.
@@ -411,6 +425,8 @@ func (p *parser) members(s *Server, members []member) {
 			p.forward(s, name, k, m.val)
 		case "idleTimeout":
 			s.IdleTimeout = p.idleTimeout(name, k, m.val)
+		case keyPin:
+			s.Pin = p.pinMode(name, k, m.val) // pin.go
 		case "url":
 			p.fail(name, k, "only stdio servers are supported")
 		default:

@@ -292,6 +292,7 @@ func (sv *server) setSpec(sp Spec) {
 	o.RootPaths = slices.Clone(sp.RootPaths)
 	o.IdleTimeout, o.StdinTimeout = sp.IdleTimeout, sp.StdinTimeout
 	o.Invalid = sp.Invalid
+	o.Pin = sp.Pin
 }
 
 // post hands cmd to the loop and returns once the loop has applied it (a

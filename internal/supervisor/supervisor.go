@@ -15,6 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/pin"
 	"github.com/mcpd-dev/mcpd/internal/procs"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
@@ -96,6 +97,9 @@ type Spec struct {
 	// (config.Server.Invalid): the server is failed with that reason and
 	// never started, until a reload gives it a valid config.
 	Invalid string
+	// Pin is the tool pinning mode: "off", "warn" or "enforce"; "" is
+	// pin.DefaultMode (pin.go). Without Options.Pins nothing is pinned.
+	Pin string
 }
 
 // State is a server's lifecycle state.
@@ -149,6 +153,9 @@ type Status struct {
 	Command         string
 	// Cache is the server's result cache counters and size.
 	Cache cache.Stats
+	// ToolChangesPending counts the tools whose definitions differ from
+	// the pinned ones (pin.go).
+	ToolChangesPending int
 }
 
 // Options configure a Supervisor. Zero values mean the documented defaults.
@@ -199,6 +206,9 @@ type Options struct {
 	// modern children then promise list changes to the cache only while
 	// an app subscribes to them.
 	NoCacheListens bool
+	// Pins, if set, records and checks the servers' tool definitions
+	// (pin.go); nil: no pinning.
+	Pins *pin.Book
 }
 
 // CallOptions are per-call settings.
