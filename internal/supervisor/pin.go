@@ -204,3 +204,11 @@ func (s *Supervisor) ApproveTools(ctx context.Context, server string, tools []st
 	}
 	return approved, nil
 }
+
+// PinsDir is where the pinned definitions are kept ("" without pinning).
+func (s *Supervisor) PinsDir() string {
+	if s.opts.Pins == nil {
+		return ""
+	}
+	return s.opts.Pins.Store().Dir()
+}

@@ -209,6 +209,11 @@ type Options struct {
 	// Pins, if set, records and checks the servers' tool definitions
 	// (pin.go); nil: no pinning.
 	Pins *pin.Book
+	// Upstream, if set, is told of every request sent to a child (a
+	// tracer's client span): it returns the request to send (it may add
+	// trace context to the params' _meta, in a copy) and a func told the
+	// outcome. It runs on the caller's goroutine and must not block.
+	Upstream func(ctx context.Context, server string, req *session.Request) (*session.Request, func(*session.Response, error))
 }
 
 // CallOptions are per-call settings.
@@ -386,7 +391,14 @@ func (s *Supervisor) callServer(ctx context.Context, sv *server, req *session.Re
 	sv.total.Add(1)
 	sv.inFlight.Add(1)
 	defer sv.callDone() // reload.go: wakes a drain when it reaches zero
+	var upstreamDone func(*session.Response, error)
+	if up := s.opts.Upstream; up != nil {
+		req, upstreamDone = up(ctx, sv.spec.Name, req)
+	}
 	resp, err := sv.call(ctx, req)
+	if upstreamDone != nil {
+		upstreamDone(resp, err)
+	}
 	if err != nil || resp.Error != nil {
 		sv.failed.Add(1)
 	}
