@@ -50,7 +50,7 @@ func (s *Server) auditCall(ctx context.Context, server string, req *session.Requ
 	}
 	rec := audit.Record{Time: start.UTC(), Server: server, Method: req.Method, UID: -1, Front: audit.FrontGRPC,
 		DurationUs: time.Since(start).Microseconds(), Cache: cacheName(src)}
-	s.auditApp(ctx, &rec)
+	s.auditApp(ctx, &rec, req.ClientInfo)
 	if s.audit.ProfileOf != nil {
 		rec.Profile = s.audit.ProfileOf(ctx)
 	}
@@ -77,20 +77,30 @@ func (s *Server) auditCall(ctx context.Context, server string, req *session.Requ
 	}
 }
 
-// auditApp fills in who made the call, from its connection.
-func (s *Server) auditApp(ctx context.Context, rec *audit.Record) {
+// auditApp fills in who made the call: the name the call gave (its
+// ClientInfo, which callSettings built from CallOptions.client or the
+// metadata), else its connection's, and the connection's credentials.
+func (s *Server) auditApp(ctx context.Context, rec *audit.Record, clientInfo json.RawMessage) {
 	if p, ok := peer.FromContext(ctx); ok {
 		if ai, ok := p.AuthInfo.(AuthInfo); ok {
 			rec.UID, rec.Pid = ai.UID, ai.PID
+		}
+	}
+	if len(clientInfo) > 0 {
+		var ci struct{ Name, Version string }
+		if json.Unmarshal(clientInfo, &ci) == nil {
+			rec.App, rec.Version = ci.Name, ci.Version
 		}
 	}
 	c := connFromContext(ctx)
 	if c == nil {
 		return
 	}
-	c.mu.Lock()
-	rec.App, rec.Version = c.name, c.version
-	c.mu.Unlock()
+	if rec.App == "" {
+		c.mu.Lock()
+		rec.App, rec.Version = c.name, c.version
+		c.mu.Unlock()
+	}
 	switch {
 	case c.transport == TransportHTTP:
 		rec.Front = audit.FrontHTTP
