@@ -51,8 +51,8 @@ type trust struct {
 func setupTrust(dir string, cfg *config.Config, endpoint string, log *zap.Logger) (*trust, error) {
 	t := &trust{pins: pin.NewBook(pin.NewStore(filepath.Join(dir, "pins")))}
 	ac := config.DefaultAudit()
-	if cfg != nil {
-		ac = cfg.Audit
+	if cfg != nil && cfg.Audit != nil {
+		ac = *cfg.Audit
 	}
 	if ac.Enabled {
 		l, err := audit.Open(filepath.Join(dir, audit.FileName), audit.Options{MaxSize: ac.MaxSize, Keep: ac.Keep})

@@ -39,6 +39,7 @@ type auditArgs struct {
 	since        time.Duration
 	asJSON       bool
 	file         string
+	timeout      time.Duration
 	pollInterval time.Duration
 }
 
@@ -49,7 +50,8 @@ func auditSetup(fs *pflag.FlagSet) runFunc {
 	fs.StringVar(&a.app, "app", "", "only the records of apps whose client name contains `NAME`")
 	fs.DurationVar(&a.since, "since", 0, "only the records of the last `DURATION` (1h, 30m)")
 	fs.BoolVar(&a.asJSON, "json", false, "print the records as stored, one JSON object a line")
-	fs.StringVar(&a.file, "file", "", "read the audit log at `path` instead of mcpd's")
+	fs.StringVar(&a.file, "file", "", "read the audit log at `PATH` instead of mcpd's")
+	fs.DurationVar(&a.timeout, "timeout", 5*time.Second, "give up asking mcpd for its audit log's path after this long")
 	a.pollInterval = 200 * time.Millisecond
 	return func(ctx context.Context, c *cli, _ *command, _ []string) error {
 		return c.runAudit(ctx, a)
@@ -57,7 +59,7 @@ func auditSetup(fs *pflag.FlagSet) runFunc {
 }
 
 func (c *cli) runAudit(ctx context.Context, a auditArgs) error {
-	path, err := c.auditPath(ctx, a.file)
+	path, err := c.auditPath(ctx, a.file, a.timeout)
 	if err != nil {
 		return err
 	}
@@ -87,11 +89,11 @@ func (c *cli) runAudit(ctx context.Context, a auditArgs) error {
 }
 
 // auditPath is --file, else the path mcpd reports, else the default.
-func (c *cli) auditPath(ctx context.Context, file string) (string, error) {
+func (c *cli) auditPath(ctx context.Context, file string, timeout time.Duration) (string, error) {
 	if file != "" {
 		return file, nil
 	}
-	sctx, client, err := c.dial(ctx, 5*time.Second)
+	sctx, client, err := c.dial(ctx, timeout)
 	if err == nil {
 		st, err := client.GetStatus(sctx, &mcpdv1.GetStatusRequest{})
 		if err == nil {

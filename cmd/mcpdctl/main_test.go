@@ -458,6 +458,9 @@ var allowedOwnDeps = map[string]bool{
 	// when mcpd is not running with the very code mcpd uses, rather than a
 	// copy that would drift. It links nothing of the daemon's runtime.
 	"github.com/mcpd-dev/mcpd/internal/config": true,
+	// internal/audit is the audit log's record format and reader, standard
+	// library only: "mcpdctl audit" reads the file mcpd writes.
+	"github.com/mcpd-dev/mcpd/internal/audit": true,
 	// internal/bridge is the MCP server behind "mcpdctl bridge"; its own
 	// TestDeps holds it to the packages above.
 	"github.com/mcpd-dev/mcpd/internal/bridge": true,

@@ -101,9 +101,9 @@ type Config struct {
 	// "off"); "" when the file does not set it. mcpd --http-listen wins
 	// over it. The address itself is checked by mcpd.
 	HTTPListen string
-	// Audit is the top-level "audit" object (audit.go); DefaultAudit when
-	// the file does not set it.
-	Audit Audit
+	// Audit is the top-level "audit" object (audit.go); nil when the file
+	// does not set it (DefaultAudit applies).
+	Audit *Audit
 }
 
 // Server is one declared MCP server. Its fields are in the same order and of
@@ -266,8 +266,8 @@ type parser struct {
 	base     string // directory relative paths are resolved against; set lazily
 	// httpListen is the value of the top-level "httpListen".
 	httpListen string
-	// auditCfg is the top-level "audit" (audit.go).
-	auditCfg Audit
+	// auditCfg is the top-level "audit" (audit.go); nil when not set.
+	auditCfg *Audit
 }
 
 // fail records a problem; one outside any server is a problem of the file.
@@ -306,7 +306,6 @@ func (p *parser) parse(data []byte) []Server {
 	if !ok {
 		return nil
 	}
-	p.auditCfg = DefaultAudit()
 	var servers []Server
 	from := map[string]string{} // server name → the key it was declared under
 	for _, m := range top {
@@ -333,7 +332,8 @@ func (p *parser) parse(data []byte) []Server {
 				p.httpListen = ""
 			}
 		case keyAudit:
-			p.auditCfg = p.audit(m.val)
+			a := p.audit(m.val)
+			p.auditCfg = &a
 		case "$schema", "inputs":
 			// Ignored: "$schema" points editors at a schema, "inputs" are
 			// VS Code's prompts for ${input:...} values.
