@@ -116,3 +116,19 @@ func TestReopenAfterCutLine(t *testing.T) {
 		t.Fatalf("records %v", names)
 	}
 }
+
+func BenchmarkWrite(b *testing.B) {
+	l, err := Open(filepath.Join(b.TempDir(), FileName), Options{MaxSize: 1 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	r := rec(1)
+	r.ArgsDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := l.Write(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
