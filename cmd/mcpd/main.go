@@ -34,6 +34,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/sdnotify"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/tracing"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 	"github.com/mcpd-dev/mcpd/internal/version"
 )
@@ -121,6 +122,10 @@ type flags struct {
 	// httpListen is --http-listen (http.go); empty: the config's
 	// "httpListen", else httpface.DefaultAddr.
 	httpListen string
+	// stateDir is --state-dir (trust.go); empty: $XDG_STATE_HOME/mcpd.
+	stateDir string
+	// otlpEndpoint is --otlp-endpoint; empty: no traces.
+	otlpEndpoint string
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -137,6 +142,8 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	set.Int64Var(&f.requestBudget, "request-memory-budget", api.DefaultRequestMemoryBudget, "`bytes` all requests in flight may take together; past it a request is refused with RESOURCE_EXHAUSTED")
 	set.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at /metrics on `addr`: unix:/path/to.sock or a loopback HOST:PORT (default off)")
 	set.StringVar(&f.httpListen, "http-listen", "", "serve MCP hosts over Streamable HTTP on `addr`: a loopback HOST:PORT, unix:/path/to.sock or off (default the config's \"httpListen\", else "+httpface.DefaultAddr+")")
+	set.StringVar(&f.stateDir, "state-dir", "", "`dir` of the pinned tool definitions and the audit log (default $XDG_STATE_HOME/mcpd, else ~/.local/state/mcpd)")
+	set.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "export OpenTelemetry traces over OTLP/gRPC to this loopback `HOST:PORT` (default off)")
 	set.Usage = func() {
 		fmt.Fprint(set.Output(), usage)
 		set.PrintDefaults()
@@ -156,6 +163,11 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	if f.metricsListen != "" {
 		if _, err := parseMetricsListen(f.metricsListen); err != nil {
 			return nil, err
+		}
+	}
+	if f.otlpEndpoint != "" {
+		if _, err := tracing.CheckEndpoint(f.otlpEndpoint); err != nil {
+			return nil, fmt.Errorf("--otlp-endpoint: %w", err)
 		}
 	}
 	if f.httpListen != "" && f.httpListen != httpface.Off {
@@ -293,6 +305,13 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	keeper, stopKeeper := startKeeper(socketPath, log)
 	defer stopKeeper()
 
+	// Pinned tool definitions, the audit log and traces (trust.go).
+	tr, err := setupTrust(stateDir(f.stateDir), cfg, f.otlpEndpoint, log)
+	if err != nil {
+		return err
+	}
+	defer tr.close()
+
 	// Components.
 	clientInfo, _ := json.Marshal(map[string]string{"name": "mcpd", "version": version.Version})
 	var srv *api.Server // set below, before any child can run
@@ -303,6 +322,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 		ClientInfo:              clientInfo,
 		SubscriptionQueueEvents: f.queueEvents,
 		SubscriptionQueueBytes:  f.queueBytes,
+		Pins:                    tr.pins,
+		Upstream:                tr.upstream(),
 		// Children's roots/list, sampling and elicitation requests go to
 		// the apps registered as hosts (api Host RPC).
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
@@ -315,7 +336,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	}
 	defer ms.close()
 	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath, Observer: ms.observer(),
-		RequestMemoryBudget: f.requestBudget})
+		RequestMemoryBudget: f.requestBudget, Audit: tr.audit, Tracer: tr.apiTracer()})
 	srv.SetConfig(cfgPath, cfgErr)
 	if cfg != nil {
 		srv.SetProfiles(cfg.Profiles)

@@ -461,6 +461,9 @@ var allowedOwnDeps = map[string]bool{
 	// internal/sandbox/policy is the config's sandbox vocabulary, standard
 	// library only (not the helper of internal/sandbox).
 	"github.com/mcpd-dev/mcpd/internal/sandbox/policy": true,
+	// internal/audit is the audit log's record format and reader, standard
+	// library only: "mcpdctl audit" reads the file mcpd writes.
+	"github.com/mcpd-dev/mcpd/internal/audit": true,
 	// internal/bridge is the MCP server behind "mcpdctl bridge"; its own
 	// TestDeps holds it to the packages above.
 	"github.com/mcpd-dev/mcpd/internal/bridge": true,

@@ -64,6 +64,7 @@ var commands = []*command{
 	resourcesCmd,
 	readCmd,
 	cacheCmd,
+	auditCmd,
 	bridgeCmd,
 	reloadCmd,
 	configCmd,

@@ -115,7 +115,11 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 	if len(st.GetServers()) == 0 {
 		fmt.Fprintln(w, "no servers configured")
 	} else {
-		printStatusTable(w, st) // status_ops.go
+		printStatusTable(w, st)              // status_ops.go
+		printToolChanges(w, st.GetServers()) // toolswatch.go
+	}
+	if p := st.GetAuditPath(); p != "" {
+		fmt.Fprintf(w, "audit log %s (mcpdctl audit)\n", sanitize(p))
 	}
 	if apps := st.GetApps(); len(apps) > 0 {
 		fmt.Fprintln(w)

@@ -107,6 +107,7 @@ func (c *cli) runWatch(ctx context.Context, cmd *command, names, uris []string, 
 			continue
 		}
 		fmt.Fprintln(c.stdout, sanitize(formatEvent(ev))) // events quote servers and apps
+		c.watchPins(ctx, client, ev)                      // toolswatch.go
 	}
 }
 

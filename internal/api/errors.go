@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/remote"
+	"github.com/mcpd-dev/mcpd/internal/pin"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -34,6 +35,9 @@ func toStatus(err error) error {
 	switch {
 	case errors.Is(err, supervisor.ErrUnknownServer):
 		code = codes.NotFound
+	case errors.Is(err, pin.ErrWithheld):
+		// The tool exists but may not be called until its change is approved.
+		code = codes.FailedPrecondition
 	case errors.Is(err, supervisor.ErrInvalid), errors.Is(err, session.ErrInvalidRequest):
 		code = codes.InvalidArgument
 	case errors.Is(err, session.ErrResponseTooLarge):

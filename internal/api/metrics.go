@@ -20,30 +20,40 @@ type CallObserver interface {
 	ObserveCall(server, method string, d time.Duration)
 }
 
-// callCached is s.sup.CallCached, timed for the observer. Requests for a
-// server that does not exist are not observed, so that an app cannot grow
-// the set of label values by asking for made-up names.
+// callCached is s.sup.CallCached, timed for the observer, traced and
+// audited (audit.go, tracing.go). Requests for a server that does not
+// exist are not observed, so that an app cannot grow the set of label
+// values by asking for made-up names.
 func (s *Server) callCached(ctx context.Context, server string, req *session.Request, opts supervisor.CallOptions) (*session.Response, cache.Source, error) {
-	if s.obs == nil || req == nil {
+	if (s.obs == nil && s.audit.Log == nil && s.tracer == nil) || req == nil {
 		return s.sup.CallCached(ctx, server, req, opts)
 	}
 	start := time.Now()
+	ctx, end := s.traceCall(ctx, server, req) // tracing.go
 	resp, src, err := s.sup.CallCached(ctx, server, req, opts)
-	if err == nil || !errors.Is(err, supervisor.ErrUnknownServer) {
+	known := err == nil || !errors.Is(err, supervisor.ErrUnknownServer)
+	if s.obs != nil && known {
 		s.obs.ObserveCall(server, req.Method, time.Since(start))
 	}
+	if known {
+		s.auditCall(ctx, server, req, resp, src, err, start)
+	}
+	end(resp, src, err)
 	return resp, src, err
 }
 
-// listCached is s.sup.ListCached, timed for the observer like callCached.
+// listCached is s.sup.ListCached, timed for the observer like callCached,
+// and traced.
 func (s *Server) listCached(ctx context.Context, server, method string, base *session.Request, opts supervisor.CallOptions) (json.RawMessage, cache.Source, error) {
-	if s.obs == nil {
+	if s.obs == nil && s.tracer == nil {
 		return s.sup.ListCached(ctx, server, method, base, opts)
 	}
 	start := time.Now()
+	ctx, end := s.traceCall(ctx, server, &session.Request{Method: method})
 	items, src, err := s.sup.ListCached(ctx, server, method, base, opts)
-	if err == nil || !errors.Is(err, supervisor.ErrUnknownServer) {
+	if s.obs != nil && (err == nil || !errors.Is(err, supervisor.ErrUnknownServer)) {
 		s.obs.ObserveCall(server, method, time.Since(start))
 	}
+	end(&session.Response{Result: items}, src, err)
 	return items, src, err
 }

@@ -68,6 +68,10 @@ type Options struct {
 	// RESOURCE_EXHAUSTED (budget.go). If zero, DefaultRequestMemoryBudget
 	// (256 MiB) is used.
 	RequestMemoryBudget int64
+	// Audit configures the audit log (audit.go); zero: none.
+	Audit AuditOptions
+	// Tracer, if set, traces every app request (tracing.go).
+	Tracer Tracer
 }
 
 // Server implements the mcpd.v1.Mcpd service on top of a supervisor. Its
@@ -85,6 +89,8 @@ type Server struct {
 	budget *memBudget   // memory of the requests in flight (budget.go)
 	// profiles are the config's profiles (profiles.go), swapped whole.
 	profiles atomic.Pointer[profile.Set]
+	audit  AuditOptions // the audit log (audit.go)
+	tracer Tracer       // nil: no traces (tracing.go)
 
 	mu          sync.Mutex // guards following
 	socketPath  string
@@ -120,6 +126,8 @@ func newServer(b backend, opts Options) *Server {
 		pid:        os.Getpid(),
 		obs:        opts.Observer,
 		budget:     newMemBudget(opts.RequestMemoryBudget),
+		audit:      opts.Audit,
+		tracer:     opts.Tracer,
 		socketPath: opts.SocketPath,
 		configPath: opts.ConfigPath,
 	}
@@ -174,6 +182,9 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 	resp.Profiles = s.profileInfos()
 	resp.Subscriptions = s.subscriptionStatus()
 	resp.Http = s.httpStatus()
+	if s.audit.Log != nil {
+		resp.AuditPath = s.audit.Log.Path()
+	}
 	return resp, nil
 }
 
@@ -267,33 +278,34 @@ func (s *Server) GetLogs(ctx context.Context, req *mcpdv1.GetLogsRequest) (*mcpd
 // serverStatusToProto converts one supervisor status; now computes uptime.
 func serverStatusToProto(st supervisor.Status, now time.Time) *mcpdv1.ServerStatus {
 	out := &mcpdv1.ServerStatus{
-		Name:              st.Name,
-		State:             stateToProto(st.State),
-		Pid:               int64(st.Pid),
-		Restarts:          int64(st.Restarts),
-		Era:               string(st.Era),
-		ProtocolVersion:   st.ProtocolVersion,
-		ServerInfoJson:    string(st.ServerInfo),
-		LastError:         st.LastError,
-		ConfigError:       st.ConfigError,
-		Sandbox:           st.Sandbox,
-		LastExit:          st.LastExit,
-		LastStderrLine:    st.LastStderrLine,
-		Autostart:         st.Autostart,
-		Disabled:          st.Disabled,
-		ExplicitlyStopped: st.ExplicitlyStopped,
-		NextRestartInMs:   st.NextRestartIn.Milliseconds(),
-		CallsInFlight:     st.CallsInFlight,
-		CallsTotal:        st.CallsTotal,
-		CallsFailed:       st.CallsFailed,
-		LinesSkipped:      st.LinesSkipped,
-		LinesOversize:     st.LinesOversize,
-		ResponsesDropped:  st.ResponsesDropped,
-		MessagesInvalid:   st.MessagesInvalid,
-		CapabilitiesJson:  string(st.Capabilities),
-		Instructions:      st.Instructions,
-		Command:           st.Command,
-		Cache:             cacheStatsToProto(st.Cache),
+		Name:               st.Name,
+		State:              stateToProto(st.State),
+		Pid:                int64(st.Pid),
+		Restarts:           int64(st.Restarts),
+		Era:                string(st.Era),
+		ProtocolVersion:    st.ProtocolVersion,
+		ServerInfoJson:     string(st.ServerInfo),
+		LastError:          st.LastError,
+		ConfigError:        st.ConfigError,
+		Sandbox:            st.Sandbox,
+		LastExit:           st.LastExit,
+		LastStderrLine:     st.LastStderrLine,
+		Autostart:          st.Autostart,
+		Disabled:           st.Disabled,
+		ExplicitlyStopped:  st.ExplicitlyStopped,
+		NextRestartInMs:    st.NextRestartIn.Milliseconds(),
+		CallsInFlight:      st.CallsInFlight,
+		CallsTotal:         st.CallsTotal,
+		CallsFailed:        st.CallsFailed,
+		LinesSkipped:       st.LinesSkipped,
+		LinesOversize:      st.LinesOversize,
+		ResponsesDropped:   st.ResponsesDropped,
+		MessagesInvalid:    st.MessagesInvalid,
+		CapabilitiesJson:   string(st.Capabilities),
+		Instructions:       st.Instructions,
+		Command:            st.Command,
+		Cache:              cacheStatsToProto(st.Cache),
+		ToolChangesPending: int64(st.ToolChangesPending),
 	}
 	if !st.StartedAt.IsZero() {
 		out.StartedAtUnixMs = st.StartedAt.UnixMilli()

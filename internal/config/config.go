@@ -25,8 +25,9 @@
 // "shutdownGrace" (default 2s), "discoverTimeout" (default 3s), "disabled",
 // "maxLineSize" (bytes), "cache" (see Server.Cache), "roots", "sampling",
 // "elicitation" (forwarding of the child's requests to hosts, default true)
-// "idleTimeout" (see Server.IdleTimeout; 0 or absent: never) and
-// "stdinTimeout" (default 10s) and "sandbox" (see sandbox.go). Durations are Go duration strings ("1.5s", "500ms")
+// "idleTimeout" (see Server.IdleTimeout; 0 or absent: never),
+// "stdinTimeout" (default 10s), "sandbox" (see sandbox.go) and "pin"
+// (off|warn|enforce, default warn; see Server.Pin). Durations are Go duration strings ("1.5s", "500ms")
 // or integer milliseconds (1500), and must be positive and at most what a
 // Go duration holds (2562047h47m16.854775807s, 9223372036854 ms). VS Code's
 // "type": "stdio" is accepted. Unknown keys, wrong types and duplicate
@@ -114,6 +115,9 @@ type Config struct {
 	// Profiles is the top-level key "profiles" (profiles.go); nil when the
 	// file has none.
 	Profiles profile.Set
+	// Audit is the top-level "audit" object (audit.go); nil when the file
+	// does not set it (DefaultAudit applies).
+	Audit *Audit
 }
 
 // Server is one declared MCP server. Its fields are in the same order and of
@@ -194,6 +198,10 @@ type Server struct {
 	// with "; " ("env.TOKEN: ${TOKEN} is not set ..."); "" when it has none.
 	// The other fields hold what could be read.
 	Invalid string
+	// Pin (key "pin") is the tool pinning mode: "off", "warn" or
+	// "enforce"; "" when not set, which is pin.DefaultMode ("warn"). See
+	// pin.go.
+	Pin string
 }
 
 // Load reads the config file at path with ReadFile, bounded in size and
@@ -234,7 +242,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
-	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs, HTTPListen: p.httpListen, Profiles: p.profileSet}, nil
+	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs, HTTPListen: p.httpListen, Profiles: p.profileSet, Audit: p.auditCfg}, nil
 }
 
 // The two keys a server map may sit under.
@@ -245,7 +253,7 @@ const (
 
 // topKeys are the keys allowed at the top level; the ones other than the
 // server maps are ignored.
-var topKeys = []string{keyMCPServers, keyServers, keyHTTPListen, keyProfiles, "$schema", "inputs"}
+var topKeys = []string{keyMCPServers, keyServers, keyHTTPListen, keyProfiles, keyAudit, "$schema", "inputs"}
 
 // keyHTTPListen is the top-level key of mcpd's HTTP face address.
 const keyHTTPListen = "httpListen"
@@ -256,6 +264,7 @@ var serverKeys = []string{
 	"requestTimeout", "shutdownGrace", "discoverTimeout", "disabled", "maxLineSize",
 	"cache", "roots", "sampling", "elicitation", "idleTimeout", "stdinTimeout", "sandbox",
 	"url", "headers", "oauth",
+	keyPin,
 }
 
 var (
@@ -280,6 +289,8 @@ type parser struct {
 	httpListen string
 	// profileSet is the top-level "profiles", parsed once the servers are.
 	profileSet profile.Set
+	// auditCfg is the top-level "audit" (audit.go); nil when not set.
+	auditCfg *Audit
 }
 
 // fail records a problem; one outside any server is a problem of the file.
@@ -346,6 +357,9 @@ func (p *parser) parse(data []byte) []Server {
 			}
 		case keyProfiles:
 			profilesRaw = m.val
+		case keyAudit:
+			a := p.audit(m.val)
+			p.auditCfg = &a
 		case "$schema", "inputs":
 			// Ignored: "$schema" points editors at a schema, "inputs" are
 			// VS Code's prompts for ${input:...} values.
@@ -440,6 +454,8 @@ func (p *parser) members(s *Server, members []member) {
 			s.IdleTimeout = p.idleTimeout(name, k, m.val)
 		case "sandbox":
 			s.Sandbox = p.sandbox(name, m.val)
+		case keyPin:
+			s.Pin = p.pinMode(name, k, m.val) // pin.go
 		default:
 			p.fail(name, "", "unknown key %q%s", k, suggest(k, serverKeys))
 		}

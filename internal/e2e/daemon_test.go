@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -141,6 +142,10 @@ func startDaemon(t *testing.T, servers map[string]server) *daemon {
 func spawnDaemon(t *testing.T, socket, config string, extraArgs ...string) *daemon {
 	t.Helper()
 	args := append([]string{"--socket", socket, "--config", config, "--log-level", "debug", "--http-listen", "off"}, extraArgs...)
+	if !slices.Contains(extraArgs, "--state-dir") {
+		// Pins and the audit log of this test only.
+		args = append(args, "--state-dir", filepath.Join(filepath.Dir(config), "state"))
+	}
 	cmd := exec.Command(mcpdBin, args...)
 	cmd.Env = daemonEnv()
 	return spawnCmd(t, cmd, socket, config)

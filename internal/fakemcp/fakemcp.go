@@ -513,7 +513,7 @@ func (s *server) dispatch(r *req) (map[string]any, *jsonrpc.Error) {
 		list := make([]map[string]any, 0, len(tools))
 		for _, t := range tools {
 			list = append(list, map[string]any{
-				"name": t.name, "description": t.description,
+				"name": t.name, "description": describe(t.name, t.description), // descfile.go
 				"inputSchema": map[string]any{"type": "object"},
 			})
 		}

@@ -28,6 +28,7 @@ var (
 	descLinesOversize = desc("stdout_lines_oversize_total", "Lines of the child's stdout discarded for exceeding the maximum line size.", "server")
 	descRespDropped   = desc("responses_dropped_total", "Late or unsolicited responses of the child, dropped.", "server")
 	descMsgInvalid    = desc("messages_invalid_total", "JSON objects of the child that were neither a request, a response nor a notification, skipped.", "server")
+	descToolChanges   = desc("tool_changes_pending", "Tools whose definitions differ from the pinned ones, awaiting mcpdctl tools approve.", "server")
 
 	descCacheHits          = desc("cache_hits_total", "Requests answered from the server's result cache.", "server")
 	descCacheMisses        = desc("cache_misses_total", "Cacheable requests that asked the child.", "server")
@@ -57,7 +58,7 @@ type statusCollector struct {
 func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descServerState, descRestarts, descCalls, descCallsFailed, descInFlight,
-		descLinesSkipped, descLinesOversize, descRespDropped, descMsgInvalid,
+		descLinesSkipped, descLinesOversize, descRespDropped, descMsgInvalid, descToolChanges,
 		descCacheHits, descCacheMisses, descCacheCoalesced, descCacheInvalidations,
 		descCacheEvictions, descCacheEntries, descCacheBytes,
 		descStreams, descStreamsOpened, descQueued, descDelivered, descCoalesced, descDropped, descLogsDropped, descLagged,
@@ -95,6 +96,7 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descLinesOversize, float64(st.LinesOversize), n)
 		counter(descRespDropped, float64(st.ResponsesDropped), n)
 		counter(descMsgInvalid, float64(st.MessagesInvalid), n)
+		gauge(descToolChanges, float64(st.ToolChangesPending), n)
 		cs := st.Cache
 		counter(descCacheHits, float64(cs.Hits), n)
 		counter(descCacheMisses, float64(cs.Misses), n)

@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/pin"
 	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
@@ -63,6 +64,18 @@ func (s *Supervisor) CallCached(ctx context.Context, server string, req *session
 	if req == nil {
 		return nil, cache.SourceFetched, fmt.Errorf("call %q: %w: method required", server, ErrInvalid)
 	}
+	if (req.Method == methodToolsCall || req.Method == methodToolsList) && s.opts.Pins != nil {
+		if mode := sv.pinMode(); mode != pin.ModeOff {
+			return s.callPinned(ctx, sv, req, opts, mode) // pin.go
+		}
+	}
+	return s.callCachedOn(ctx, sv, req, opts)
+}
+
+// callCachedOn is CallCached on a server already looked up.
+func (s *Supervisor) callCachedOn(ctx context.Context, sv *server, req *session.Request, opts CallOptions) (*session.Response, cache.Source, error) {
+	server := sv.spec.Name
+	var err error
 	// tools/call and every other method that is never cached skip the key
 	// (and the error NewKey would build for them): no work on params.
 	var key cache.Key
@@ -149,6 +162,9 @@ func (s *Supervisor) ListCached(ctx context.Context, server, method string, base
 	key, err := cache.ListKey(method, params)
 	if err != nil {
 		items, err := s.fetchList(ctx, server, method, base, opts, nil)
+		if err == nil && method == methodToolsList {
+			items, err = s.pinList(sv, items) // pin.go
+		}
 		return items, cache.SourceFetched, err
 	}
 	ctx, cancel, opts := s.sharedCall(ctx, sv, opts)
@@ -161,6 +177,9 @@ func (s *Supervisor) ListCached(ctx context.Context, server, method string, base
 		}
 		return cache.Result{Body: items, TTL: h.ttl, NoStore: !h.storable}, nil
 	})
+	if err == nil && method == methodToolsList {
+		body, err = s.pinList(sv, body) // pin.go
+	}
 	return body, src, waitError(ctx, server, method, err)
 }
 
@@ -196,6 +215,7 @@ func (s *Supervisor) ObserveNotification(server string, n session.Notification) 
 }
 
 func (sv *server) observeNotification(n session.Notification) {
+	sv.pinNotification(n) // pin.go
 	if ch, ok := cache.ChangeOf(n.Method, n.Params); ok {
 		// Logged only when something was dropped: a server may send
 		// thousands of updates for resources nobody reads.

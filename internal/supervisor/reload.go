@@ -296,6 +296,7 @@ func (sv *server) setSpec(sp Spec) {
 	o.Remote = sp.Remote // never modified once made
 	o.Sandbox = sp.Sandbox
 	o.Invalid = sp.Invalid
+	o.Pin = sp.Pin
 }
 
 // post hands cmd to the loop and returns once the loop has applied it (a

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/pin"
 	"github.com/mcpd-dev/mcpd/internal/procs"
 	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/sandbox"
@@ -105,6 +106,9 @@ type Spec struct {
 	// (config.Server.Invalid): the server is failed with that reason and
 	// never started, until a reload gives it a valid config.
 	Invalid string
+	// Pin is the tool pinning mode: "off", "warn" or "enforce"; "" is
+	// pin.DefaultMode (pin.go). Without Options.Pins nothing is pinned.
+	Pin string
 }
 
 // State is a server's lifecycle state.
@@ -167,6 +171,9 @@ type Status struct {
 	// 7, network none, memory 256 MiB") and what of its sandbox best
 	// effort left out; "" without a sandbox.
 	Sandbox string
+	// ToolChangesPending counts the tools whose definitions differ from
+	// the pinned ones (pin.go).
+	ToolChangesPending int
 }
 
 // Options configure a Supervisor. Zero values mean the documented defaults.
@@ -220,6 +227,14 @@ type Options struct {
 	// modern children then promise list changes to the cache only while
 	// an app subscribes to them.
 	NoCacheListens bool
+	// Pins, if set, records and checks the servers' tool definitions
+	// (pin.go); nil: no pinning.
+	Pins *pin.Book
+	// Upstream, if set, is told of every request sent to a child (a
+	// tracer's client span): it returns the request to send (it may add
+	// trace context to the params' _meta, in a copy) and a func told the
+	// outcome. It runs on the caller's goroutine and must not block.
+	Upstream func(ctx context.Context, server string, req *session.Request) (*session.Request, func(*session.Response, error))
 }
 
 // CallOptions are per-call settings.
@@ -397,7 +412,14 @@ func (s *Supervisor) callServer(ctx context.Context, sv *server, req *session.Re
 	sv.total.Add(1)
 	sv.inFlight.Add(1)
 	defer sv.callDone() // reload.go: wakes a drain when it reaches zero
+	var upstreamDone func(*session.Response, error)
+	if up := s.opts.Upstream; up != nil {
+		req, upstreamDone = up(ctx, sv.spec.Name, req)
+	}
 	resp, err := sv.call(ctx, req)
+	if upstreamDone != nil {
+		upstreamDone(resp, err)
+	}
 	if err != nil || resp.Error != nil {
 		sv.failed.Add(1)
 	}

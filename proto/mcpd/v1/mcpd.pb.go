@@ -258,6 +258,350 @@ func (SubscriptionEventKind) EnumDescriptor() ([]byte, []int) {
 	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{2}
 }
 
+// GetToolChangesRequest names the server whose tool changes are wanted.
+type GetToolChangesRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server's name.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// options are the per-call settings of the tools/list mcpd makes.
+	Options       *CallOptions `protobuf:"bytes,2,opt,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetToolChangesRequest) Reset() {
+	*x = GetToolChangesRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[0]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetToolChangesRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetToolChangesRequest) ProtoMessage() {}
+
+func (x *GetToolChangesRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[0]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetToolChangesRequest.ProtoReflect.Descriptor instead.
+func (*GetToolChangesRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{0}
+}
+
+func (x *GetToolChangesRequest) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *GetToolChangesRequest) GetOptions() *CallOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+// GetToolChangesResponse is a server's pinning state.
+type GetToolChangesResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server's name.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// pin_mode is the server's pinning mode: "off", "warn" or "enforce".
+	PinMode string `protobuf:"bytes,2,opt,name=pin_mode,json=pinMode,proto3" json:"pin_mode,omitempty"`
+	// changes are the tools whose definitions differ from the pinned ones,
+	// sorted by tool name. Under "enforce" the changed and added ones are
+	// withheld from every app until approved.
+	Changes []*ToolChange `protobuf:"bytes,3,rep,name=changes,proto3" json:"changes,omitempty"`
+	// pins_dir is the directory holding the pinned definitions.
+	PinsDir       string `protobuf:"bytes,4,opt,name=pins_dir,json=pinsDir,proto3" json:"pins_dir,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetToolChangesResponse) Reset() {
+	*x = GetToolChangesResponse{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[1]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetToolChangesResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetToolChangesResponse) ProtoMessage() {}
+
+func (x *GetToolChangesResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[1]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetToolChangesResponse.ProtoReflect.Descriptor instead.
+func (*GetToolChangesResponse) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{1}
+}
+
+func (x *GetToolChangesResponse) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *GetToolChangesResponse) GetPinMode() string {
+	if x != nil {
+		return x.PinMode
+	}
+	return ""
+}
+
+func (x *GetToolChangesResponse) GetChanges() []*ToolChange {
+	if x != nil {
+		return x.Changes
+	}
+	return nil
+}
+
+func (x *GetToolChangesResponse) GetPinsDir() string {
+	if x != nil {
+		return x.PinsDir
+	}
+	return ""
+}
+
+// ToolChange is one tool whose definition differs from its pinned one.
+type ToolChange struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// tool is the tool's name.
+	Tool string `protobuf:"bytes,1,opt,name=tool,proto3" json:"tool,omitempty"`
+	// kind is "changed", "added" (not pinned before) or "removed" (pinned,
+	// no longer listed).
+	Kind string `protobuf:"bytes,2,opt,name=kind,proto3" json:"kind,omitempty"`
+	// members names the pinned members that differ, for "changed": "title",
+	// "description", "inputSchema", "outputSchema", "annotations".
+	Members []string `protobuf:"bytes,3,rep,name=members,proto3" json:"members,omitempty"`
+	// pinned_json is the approved definition (canonical JSON of the pinned
+	// members); empty for "added".
+	PinnedJson string `protobuf:"bytes,4,opt,name=pinned_json,json=pinnedJson,proto3" json:"pinned_json,omitempty"`
+	// current_json is the definition the server lists now; empty for
+	// "removed".
+	CurrentJson string `protobuf:"bytes,5,opt,name=current_json,json=currentJson,proto3" json:"current_json,omitempty"`
+	// pinned_digest is "sha256:" and the hex digest of pinned_json.
+	PinnedDigest string `protobuf:"bytes,6,opt,name=pinned_digest,json=pinnedDigest,proto3" json:"pinned_digest,omitempty"`
+	// current_digest is "sha256:" and the hex digest of current_json.
+	CurrentDigest string `protobuf:"bytes,7,opt,name=current_digest,json=currentDigest,proto3" json:"current_digest,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ToolChange) Reset() {
+	*x = ToolChange{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ToolChange) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ToolChange) ProtoMessage() {}
+
+func (x *ToolChange) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ToolChange.ProtoReflect.Descriptor instead.
+func (*ToolChange) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *ToolChange) GetTool() string {
+	if x != nil {
+		return x.Tool
+	}
+	return ""
+}
+
+func (x *ToolChange) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *ToolChange) GetMembers() []string {
+	if x != nil {
+		return x.Members
+	}
+	return nil
+}
+
+func (x *ToolChange) GetPinnedJson() string {
+	if x != nil {
+		return x.PinnedJson
+	}
+	return ""
+}
+
+func (x *ToolChange) GetCurrentJson() string {
+	if x != nil {
+		return x.CurrentJson
+	}
+	return ""
+}
+
+func (x *ToolChange) GetPinnedDigest() string {
+	if x != nil {
+		return x.PinnedDigest
+	}
+	return ""
+}
+
+func (x *ToolChange) GetCurrentDigest() string {
+	if x != nil {
+		return x.CurrentDigest
+	}
+	return ""
+}
+
+// ApproveToolsRequest names the tools to approve.
+type ApproveToolsRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server's name.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// tools are the tools to approve; empty approves every pending change.
+	Tools []string `protobuf:"bytes,2,rep,name=tools,proto3" json:"tools,omitempty"`
+	// options are the per-call settings of the tools/list mcpd makes.
+	Options       *CallOptions `protobuf:"bytes,3,opt,name=options,proto3" json:"options,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApproveToolsRequest) Reset() {
+	*x = ApproveToolsRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[3]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApproveToolsRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApproveToolsRequest) ProtoMessage() {}
+
+func (x *ApproveToolsRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[3]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApproveToolsRequest.ProtoReflect.Descriptor instead.
+func (*ApproveToolsRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *ApproveToolsRequest) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *ApproveToolsRequest) GetTools() []string {
+	if x != nil {
+		return x.Tools
+	}
+	return nil
+}
+
+func (x *ApproveToolsRequest) GetOptions() *CallOptions {
+	if x != nil {
+		return x.Options
+	}
+	return nil
+}
+
+// ApproveToolsResponse says what was approved.
+type ApproveToolsResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// approved are the tools whose current definitions are now pinned.
+	Approved      []string `protobuf:"bytes,1,rep,name=approved,proto3" json:"approved,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ApproveToolsResponse) Reset() {
+	*x = ApproveToolsResponse{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[4]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ApproveToolsResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ApproveToolsResponse) ProtoMessage() {}
+
+func (x *ApproveToolsResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[4]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ApproveToolsResponse.ProtoReflect.Descriptor instead.
+func (*ApproveToolsResponse) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{4}
+}
+
+func (x *ApproveToolsResponse) GetApproved() []string {
+	if x != nil {
+		return x.Approved
+	}
+	return nil
+}
+
 // ClientInfo names the app making a call. Set it once per call or on the
 // connection's metadata (keys "mcpd-client-name", "mcpd-client-version").
 type ClientInfo struct {
@@ -272,7 +616,7 @@ type ClientInfo struct {
 
 func (x *ClientInfo) Reset() {
 	*x = ClientInfo{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[0]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -284,7 +628,7 @@ func (x *ClientInfo) String() string {
 func (*ClientInfo) ProtoMessage() {}
 
 func (x *ClientInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[0]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -297,7 +641,7 @@ func (x *ClientInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClientInfo.ProtoReflect.Descriptor instead.
 func (*ClientInfo) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{0}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ClientInfo) GetName() string {
@@ -338,7 +682,7 @@ type CallOptions struct {
 
 func (x *CallOptions) Reset() {
 	*x = CallOptions{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[1]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -350,7 +694,7 @@ func (x *CallOptions) String() string {
 func (*CallOptions) ProtoMessage() {}
 
 func (x *CallOptions) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[1]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -363,7 +707,7 @@ func (x *CallOptions) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallOptions.ProtoReflect.Descriptor instead.
 func (*CallOptions) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{1}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CallOptions) GetTimeoutMs() int64 {
@@ -403,7 +747,7 @@ type McpError struct {
 
 func (x *McpError) Reset() {
 	*x = McpError{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[2]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -415,7 +759,7 @@ func (x *McpError) String() string {
 func (*McpError) ProtoMessage() {}
 
 func (x *McpError) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[2]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -428,7 +772,7 @@ func (x *McpError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpError.ProtoReflect.Descriptor instead.
 func (*McpError) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{2}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *McpError) GetCode() int64 {
@@ -473,7 +817,7 @@ type McpResponse struct {
 
 func (x *McpResponse) Reset() {
 	*x = McpResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[3]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -485,7 +829,7 @@ func (x *McpResponse) String() string {
 func (*McpResponse) ProtoMessage() {}
 
 func (x *McpResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[3]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -498,7 +842,7 @@ func (x *McpResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use McpResponse.ProtoReflect.Descriptor instead.
 func (*McpResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{3}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *McpResponse) GetServer() string {
@@ -614,14 +958,17 @@ type ServerStatus struct {
 	// e.g. "landlock ABI 7, network none, memory 256 MiB", and what of its
 	// sandbox best effort left out ("; best effort, not applied: ...").
 	// Empty for a server without a sandbox.
-	Sandbox       string `protobuf:"bytes,40,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Sandbox string `protobuf:"bytes,40,opt,name=sandbox,proto3" json:"sandbox,omitempty"`
+	// tool_changes_pending counts the tools whose definitions differ from the
+	// ones mcpd pinned (see GetToolChanges); 0 when none or pin is "off".
+	ToolChangesPending int64 `protobuf:"varint,41,opt,name=tool_changes_pending,json=toolChangesPending,proto3" json:"tool_changes_pending,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ServerStatus) Reset() {
 	*x = ServerStatus{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[4]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -633,7 +980,7 @@ func (x *ServerStatus) String() string {
 func (*ServerStatus) ProtoMessage() {}
 
 func (x *ServerStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[4]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -646,7 +993,7 @@ func (x *ServerStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerStatus.ProtoReflect.Descriptor instead.
 func (*ServerStatus) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{4}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *ServerStatus) GetName() string {
@@ -852,6 +1199,13 @@ func (x *ServerStatus) GetSandbox() string {
 	return ""
 }
 
+func (x *ServerStatus) GetToolChangesPending() int64 {
+	if x != nil {
+		return x.ToolChangesPending
+	}
+	return 0
+}
+
 // AppStatus is one connected app.
 type AppStatus struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -875,7 +1229,7 @@ type AppStatus struct {
 
 func (x *AppStatus) Reset() {
 	*x = AppStatus{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[5]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -887,7 +1241,7 @@ func (x *AppStatus) String() string {
 func (*AppStatus) ProtoMessage() {}
 
 func (x *AppStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[5]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -900,7 +1254,7 @@ func (x *AppStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use AppStatus.ProtoReflect.Descriptor instead.
 func (*AppStatus) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{5}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *AppStatus) GetName() string {
@@ -954,7 +1308,7 @@ type GetStatusRequest struct {
 
 func (x *GetStatusRequest) Reset() {
 	*x = GetStatusRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[6]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -966,7 +1320,7 @@ func (x *GetStatusRequest) String() string {
 func (*GetStatusRequest) ProtoMessage() {}
 
 func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[6]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -979,7 +1333,7 @@ func (x *GetStatusRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusRequest.ProtoReflect.Descriptor instead.
 func (*GetStatusRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{6}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{11}
 }
 
 // GetStatusResponse is the daemon, its servers, apps and subscriptions.
@@ -1006,6 +1360,9 @@ type GetStatusResponse struct {
 	// http is mcpd's MCP server for hosts over Streamable HTTP.
 	Http *HttpStatus `protobuf:"bytes,10,opt,name=http,proto3" json:"http,omitempty"`
 	// profiles are the config's profiles, by name.
+	// audit_path is the audit log file (mcpdctl audit); empty when the audit
+	// log is off.
+	AuditPath     string         `protobuf:"bytes,20,opt,name=audit_path,json=auditPath,proto3" json:"audit_path,omitempty"`
 	Profiles      []*ProfileInfo `protobuf:"bytes,11,rep,name=profiles,proto3" json:"profiles,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1013,7 +1370,7 @@ type GetStatusResponse struct {
 
 func (x *GetStatusResponse) Reset() {
 	*x = GetStatusResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[7]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1025,7 +1382,7 @@ func (x *GetStatusResponse) String() string {
 func (*GetStatusResponse) ProtoMessage() {}
 
 func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[7]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1038,7 +1395,7 @@ func (x *GetStatusResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetStatusResponse.ProtoReflect.Descriptor instead.
 func (*GetStatusResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{7}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *GetStatusResponse) GetVersion() string {
@@ -1111,6 +1468,13 @@ func (x *GetStatusResponse) GetHttp() *HttpStatus {
 	return nil
 }
 
+func (x *GetStatusResponse) GetAuditPath() string {
+	if x != nil {
+		return x.AuditPath
+	}
+	return ""
+}
+
 func (x *GetStatusResponse) GetProfiles() []*ProfileInfo {
 	if x != nil {
 		return x.Profiles
@@ -1134,7 +1498,7 @@ type ProfileInfo struct {
 
 func (x *ProfileInfo) Reset() {
 	*x = ProfileInfo{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[8]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1146,7 +1510,7 @@ func (x *ProfileInfo) String() string {
 func (*ProfileInfo) ProtoMessage() {}
 
 func (x *ProfileInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[8]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1159,7 +1523,7 @@ func (x *ProfileInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileInfo.ProtoReflect.Descriptor instead.
 func (*ProfileInfo) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{8}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ProfileInfo) GetName() string {
@@ -1200,7 +1564,7 @@ type HttpStatus struct {
 
 func (x *HttpStatus) Reset() {
 	*x = HttpStatus{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[9]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1212,7 +1576,7 @@ func (x *HttpStatus) String() string {
 func (*HttpStatus) ProtoMessage() {}
 
 func (x *HttpStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[9]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1225,7 +1589,7 @@ func (x *HttpStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HttpStatus.ProtoReflect.Descriptor instead.
 func (*HttpStatus) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{9}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *HttpStatus) GetListen() string {
@@ -1258,7 +1622,7 @@ type ListServersRequest struct {
 
 func (x *ListServersRequest) Reset() {
 	*x = ListServersRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[10]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1270,7 +1634,7 @@ func (x *ListServersRequest) String() string {
 func (*ListServersRequest) ProtoMessage() {}
 
 func (x *ListServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[10]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1283,7 +1647,7 @@ func (x *ListServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServersRequest.ProtoReflect.Descriptor instead.
 func (*ListServersRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{10}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{15}
 }
 
 // ListServersResponse lists the configured servers.
@@ -1300,7 +1664,7 @@ type ListServersResponse struct {
 
 func (x *ListServersResponse) Reset() {
 	*x = ListServersResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[11]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1312,7 +1676,7 @@ func (x *ListServersResponse) String() string {
 func (*ListServersResponse) ProtoMessage() {}
 
 func (x *ListServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[11]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1325,7 +1689,7 @@ func (x *ListServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServersResponse.ProtoReflect.Descriptor instead.
 func (*ListServersResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{11}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *ListServersResponse) GetServers() []*ServerStatus {
@@ -1353,7 +1717,7 @@ type StartServerRequest struct {
 
 func (x *StartServerRequest) Reset() {
 	*x = StartServerRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[12]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1365,7 +1729,7 @@ func (x *StartServerRequest) String() string {
 func (*StartServerRequest) ProtoMessage() {}
 
 func (x *StartServerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[12]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1378,7 +1742,7 @@ func (x *StartServerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartServerRequest.ProtoReflect.Descriptor instead.
 func (*StartServerRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{12}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *StartServerRequest) GetName() string {
@@ -1399,7 +1763,7 @@ type StartServerResponse struct {
 
 func (x *StartServerResponse) Reset() {
 	*x = StartServerResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[13]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1411,7 +1775,7 @@ func (x *StartServerResponse) String() string {
 func (*StartServerResponse) ProtoMessage() {}
 
 func (x *StartServerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[13]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1424,7 +1788,7 @@ func (x *StartServerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartServerResponse.ProtoReflect.Descriptor instead.
 func (*StartServerResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{13}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StartServerResponse) GetServer() *ServerStatus {
@@ -1445,7 +1809,7 @@ type StopServerRequest struct {
 
 func (x *StopServerRequest) Reset() {
 	*x = StopServerRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[14]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1457,7 +1821,7 @@ func (x *StopServerRequest) String() string {
 func (*StopServerRequest) ProtoMessage() {}
 
 func (x *StopServerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[14]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1470,7 +1834,7 @@ func (x *StopServerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopServerRequest.ProtoReflect.Descriptor instead.
 func (*StopServerRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{14}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StopServerRequest) GetName() string {
@@ -1491,7 +1855,7 @@ type StopServerResponse struct {
 
 func (x *StopServerResponse) Reset() {
 	*x = StopServerResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[15]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1503,7 +1867,7 @@ func (x *StopServerResponse) String() string {
 func (*StopServerResponse) ProtoMessage() {}
 
 func (x *StopServerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[15]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1516,7 +1880,7 @@ func (x *StopServerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopServerResponse.ProtoReflect.Descriptor instead.
 func (*StopServerResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{15}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StopServerResponse) GetServer() *ServerStatus {
@@ -1537,7 +1901,7 @@ type RestartServerRequest struct {
 
 func (x *RestartServerRequest) Reset() {
 	*x = RestartServerRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[16]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1549,7 +1913,7 @@ func (x *RestartServerRequest) String() string {
 func (*RestartServerRequest) ProtoMessage() {}
 
 func (x *RestartServerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[16]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1562,7 +1926,7 @@ func (x *RestartServerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartServerRequest.ProtoReflect.Descriptor instead.
 func (*RestartServerRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{16}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *RestartServerRequest) GetName() string {
@@ -1583,7 +1947,7 @@ type RestartServerResponse struct {
 
 func (x *RestartServerResponse) Reset() {
 	*x = RestartServerResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[17]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1595,7 +1959,7 @@ func (x *RestartServerResponse) String() string {
 func (*RestartServerResponse) ProtoMessage() {}
 
 func (x *RestartServerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[17]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1608,7 +1972,7 @@ func (x *RestartServerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartServerResponse.ProtoReflect.Descriptor instead.
 func (*RestartServerResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{17}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RestartServerResponse) GetServer() *ServerStatus {
@@ -1631,7 +1995,7 @@ type GetLogsRequest struct {
 
 func (x *GetLogsRequest) Reset() {
 	*x = GetLogsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[18]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1643,7 +2007,7 @@ func (x *GetLogsRequest) String() string {
 func (*GetLogsRequest) ProtoMessage() {}
 
 func (x *GetLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[18]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1656,7 +2020,7 @@ func (x *GetLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLogsRequest.ProtoReflect.Descriptor instead.
 func (*GetLogsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{18}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *GetLogsRequest) GetName() string {
@@ -1690,7 +2054,7 @@ type LogLine struct {
 
 func (x *LogLine) Reset() {
 	*x = LogLine{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[19]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1702,7 +2066,7 @@ func (x *LogLine) String() string {
 func (*LogLine) ProtoMessage() {}
 
 func (x *LogLine) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[19]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1715,7 +2079,7 @@ func (x *LogLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogLine.ProtoReflect.Descriptor instead.
 func (*LogLine) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{19}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *LogLine) GetTimeUnixMs() int64 {
@@ -1757,7 +2121,7 @@ type GetLogsResponse struct {
 
 func (x *GetLogsResponse) Reset() {
 	*x = GetLogsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[20]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1769,7 +2133,7 @@ func (x *GetLogsResponse) String() string {
 func (*GetLogsResponse) ProtoMessage() {}
 
 func (x *GetLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[20]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1782,7 +2146,7 @@ func (x *GetLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLogsResponse.ProtoReflect.Descriptor instead.
 func (*GetLogsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{20}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *GetLogsResponse) GetLines() []*LogLine {
@@ -1805,7 +2169,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[21]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1817,7 +2181,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[21]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1830,7 +2194,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{21}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ListToolsRequest) GetServer() string {
@@ -1871,7 +2235,7 @@ type ServerList struct {
 
 func (x *ServerList) Reset() {
 	*x = ServerList{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[22]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1883,7 +2247,7 @@ func (x *ServerList) String() string {
 func (*ServerList) ProtoMessage() {}
 
 func (x *ServerList) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[22]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1896,7 +2260,7 @@ func (x *ServerList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerList.ProtoReflect.Descriptor instead.
 func (*ServerList) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{22}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ServerList) GetServer() string {
@@ -1945,7 +2309,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[23]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1957,7 +2321,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[23]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1970,7 +2334,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{23}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ListToolsResponse) GetServers() []*ServerList {
@@ -2007,7 +2371,7 @@ type CallToolRequest struct {
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[24]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2019,7 +2383,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[24]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2032,7 +2396,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{24}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CallToolRequest) GetServer() string {
@@ -2100,7 +2464,7 @@ type CallToolEvent struct {
 
 func (x *CallToolEvent) Reset() {
 	*x = CallToolEvent{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[25]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2112,7 +2476,7 @@ func (x *CallToolEvent) String() string {
 func (*CallToolEvent) ProtoMessage() {}
 
 func (x *CallToolEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[25]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2125,7 +2489,7 @@ func (x *CallToolEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolEvent.ProtoReflect.Descriptor instead.
 func (*CallToolEvent) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{25}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CallToolEvent) GetEvent() isCallToolEvent_Event {
@@ -2201,7 +2565,7 @@ type ListPromptsRequest struct {
 
 func (x *ListPromptsRequest) Reset() {
 	*x = ListPromptsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[26]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2213,7 +2577,7 @@ func (x *ListPromptsRequest) String() string {
 func (*ListPromptsRequest) ProtoMessage() {}
 
 func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[26]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2226,7 +2590,7 @@ func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsRequest.ProtoReflect.Descriptor instead.
 func (*ListPromptsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{26}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *ListPromptsRequest) GetServer() string {
@@ -2254,7 +2618,7 @@ type ListPromptsResponse struct {
 
 func (x *ListPromptsResponse) Reset() {
 	*x = ListPromptsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[27]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2266,7 +2630,7 @@ func (x *ListPromptsResponse) String() string {
 func (*ListPromptsResponse) ProtoMessage() {}
 
 func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[27]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2279,7 +2643,7 @@ func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsResponse.ProtoReflect.Descriptor instead.
 func (*ListPromptsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{27}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListPromptsResponse) GetServers() []*ServerList {
@@ -2311,7 +2675,7 @@ type GetPromptRequest struct {
 
 func (x *GetPromptRequest) Reset() {
 	*x = GetPromptRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[28]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2323,7 +2687,7 @@ func (x *GetPromptRequest) String() string {
 func (*GetPromptRequest) ProtoMessage() {}
 
 func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[28]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2336,7 +2700,7 @@ func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{28}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *GetPromptRequest) GetServer() string {
@@ -2394,7 +2758,7 @@ type ListResourcesRequest struct {
 
 func (x *ListResourcesRequest) Reset() {
 	*x = ListResourcesRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[29]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2406,7 +2770,7 @@ func (x *ListResourcesRequest) String() string {
 func (*ListResourcesRequest) ProtoMessage() {}
 
 func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[29]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2419,7 +2783,7 @@ func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourcesRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{29}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *ListResourcesRequest) GetServer() string {
@@ -2447,7 +2811,7 @@ type ListResourcesResponse struct {
 
 func (x *ListResourcesResponse) Reset() {
 	*x = ListResourcesResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[30]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2459,7 +2823,7 @@ func (x *ListResourcesResponse) String() string {
 func (*ListResourcesResponse) ProtoMessage() {}
 
 func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[30]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2472,7 +2836,7 @@ func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourcesResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{30}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListResourcesResponse) GetServers() []*ServerList {
@@ -2496,7 +2860,7 @@ type ListResourceTemplatesRequest struct {
 
 func (x *ListResourceTemplatesRequest) Reset() {
 	*x = ListResourceTemplatesRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[31]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2508,7 +2872,7 @@ func (x *ListResourceTemplatesRequest) String() string {
 func (*ListResourceTemplatesRequest) ProtoMessage() {}
 
 func (x *ListResourceTemplatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[31]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2521,7 +2885,7 @@ func (x *ListResourceTemplatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourceTemplatesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourceTemplatesRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{31}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListResourceTemplatesRequest) GetServer() string {
@@ -2550,7 +2914,7 @@ type ListResourceTemplatesResponse struct {
 
 func (x *ListResourceTemplatesResponse) Reset() {
 	*x = ListResourceTemplatesResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[32]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2562,7 +2926,7 @@ func (x *ListResourceTemplatesResponse) String() string {
 func (*ListResourceTemplatesResponse) ProtoMessage() {}
 
 func (x *ListResourceTemplatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[32]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2575,7 +2939,7 @@ func (x *ListResourceTemplatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourceTemplatesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourceTemplatesResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{32}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListResourceTemplatesResponse) GetServers() []*ServerList {
@@ -2605,7 +2969,7 @@ type ReadResourceRequest struct {
 
 func (x *ReadResourceRequest) Reset() {
 	*x = ReadResourceRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[33]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2617,7 +2981,7 @@ func (x *ReadResourceRequest) String() string {
 func (*ReadResourceRequest) ProtoMessage() {}
 
 func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[33]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2630,7 +2994,7 @@ func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceRequest.ProtoReflect.Descriptor instead.
 func (*ReadResourceRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{33}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ReadResourceRequest) GetServer() string {
@@ -2683,7 +3047,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2695,7 +3059,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2708,7 +3072,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{34}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *CompleteRequest) GetServer() string {
@@ -2749,7 +3113,7 @@ type SendRequestRequest struct {
 
 func (x *SendRequestRequest) Reset() {
 	*x = SendRequestRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2761,7 +3125,7 @@ func (x *SendRequestRequest) String() string {
 func (*SendRequestRequest) ProtoMessage() {}
 
 func (x *SendRequestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2774,7 +3138,7 @@ func (x *SendRequestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequestRequest.ProtoReflect.Descriptor instead.
 func (*SendRequestRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{35}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *SendRequestRequest) GetServer() string {
@@ -2833,7 +3197,7 @@ type CacheStats struct {
 
 func (x *CacheStats) Reset() {
 	*x = CacheStats{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2845,7 +3209,7 @@ func (x *CacheStats) String() string {
 func (*CacheStats) ProtoMessage() {}
 
 func (x *CacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2858,7 +3222,7 @@ func (x *CacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheStats.ProtoReflect.Descriptor instead.
 func (*CacheStats) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{36}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *CacheStats) GetHits() int64 {
@@ -2928,7 +3292,7 @@ type ClearCacheRequest struct {
 
 func (x *ClearCacheRequest) Reset() {
 	*x = ClearCacheRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2940,7 +3304,7 @@ func (x *ClearCacheRequest) String() string {
 func (*ClearCacheRequest) ProtoMessage() {}
 
 func (x *ClearCacheRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2953,7 +3317,7 @@ func (x *ClearCacheRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCacheRequest.ProtoReflect.Descriptor instead.
 func (*ClearCacheRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{37}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *ClearCacheRequest) GetServer() string {
@@ -2974,7 +3338,7 @@ type ClearCacheResponse struct {
 
 func (x *ClearCacheResponse) Reset() {
 	*x = ClearCacheResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2986,7 +3350,7 @@ func (x *ClearCacheResponse) String() string {
 func (*ClearCacheResponse) ProtoMessage() {}
 
 func (x *ClearCacheResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2999,7 +3363,7 @@ func (x *ClearCacheResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCacheResponse.ProtoReflect.Descriptor instead.
 func (*ClearCacheResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{38}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ClearCacheResponse) GetCleared() int64 {
@@ -3037,7 +3401,7 @@ type SubscribeRequest struct {
 
 func (x *SubscribeRequest) Reset() {
 	*x = SubscribeRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3049,7 +3413,7 @@ func (x *SubscribeRequest) String() string {
 func (*SubscribeRequest) ProtoMessage() {}
 
 func (x *SubscribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3062,7 +3426,7 @@ func (x *SubscribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{39}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *SubscribeRequest) GetServers() []string {
@@ -3150,7 +3514,7 @@ type SubscriptionServerAck struct {
 
 func (x *SubscriptionServerAck) Reset() {
 	*x = SubscriptionServerAck{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3162,7 +3526,7 @@ func (x *SubscriptionServerAck) String() string {
 func (*SubscriptionServerAck) ProtoMessage() {}
 
 func (x *SubscriptionServerAck) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3175,7 +3539,7 @@ func (x *SubscriptionServerAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionServerAck.ProtoReflect.Descriptor instead.
 func (*SubscriptionServerAck) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{40}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SubscriptionServerAck) GetServer() string {
@@ -3254,7 +3618,7 @@ type SubscriptionAck struct {
 
 func (x *SubscriptionAck) Reset() {
 	*x = SubscriptionAck{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3266,7 +3630,7 @@ func (x *SubscriptionAck) String() string {
 func (*SubscriptionAck) ProtoMessage() {}
 
 func (x *SubscriptionAck) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3279,7 +3643,7 @@ func (x *SubscriptionAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionAck.ProtoReflect.Descriptor instead.
 func (*SubscriptionAck) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{41}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SubscriptionAck) GetSubscriptionId() uint64 {
@@ -3338,7 +3702,7 @@ type SubscriptionEvent struct {
 
 func (x *SubscriptionEvent) Reset() {
 	*x = SubscriptionEvent{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3350,7 +3714,7 @@ func (x *SubscriptionEvent) String() string {
 func (*SubscriptionEvent) ProtoMessage() {}
 
 func (x *SubscriptionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3363,7 +3727,7 @@ func (x *SubscriptionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionEvent.ProtoReflect.Descriptor instead.
 func (*SubscriptionEvent) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{42}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SubscriptionEvent) GetKind() SubscriptionEventKind {
@@ -3466,7 +3830,7 @@ type UpdateSubscriptionRequest struct {
 
 func (x *UpdateSubscriptionRequest) Reset() {
 	*x = UpdateSubscriptionRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3478,7 +3842,7 @@ func (x *UpdateSubscriptionRequest) String() string {
 func (*UpdateSubscriptionRequest) ProtoMessage() {}
 
 func (x *UpdateSubscriptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3491,7 +3855,7 @@ func (x *UpdateSubscriptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSubscriptionRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSubscriptionRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{43}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *UpdateSubscriptionRequest) GetSubscriptionId() uint64 {
@@ -3526,7 +3890,7 @@ type UpdateSubscriptionResponse struct {
 
 func (x *UpdateSubscriptionResponse) Reset() {
 	*x = UpdateSubscriptionResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3538,7 +3902,7 @@ func (x *UpdateSubscriptionResponse) String() string {
 func (*UpdateSubscriptionResponse) ProtoMessage() {}
 
 func (x *UpdateSubscriptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3551,7 +3915,7 @@ func (x *UpdateSubscriptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSubscriptionResponse.ProtoReflect.Descriptor instead.
 func (*UpdateSubscriptionResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{44}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *UpdateSubscriptionResponse) GetServers() []*SubscriptionServerAck {
@@ -3601,7 +3965,7 @@ type SubscriptionStatus struct {
 
 func (x *SubscriptionStatus) Reset() {
 	*x = SubscriptionStatus{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3613,7 +3977,7 @@ func (x *SubscriptionStatus) String() string {
 func (*SubscriptionStatus) ProtoMessage() {}
 
 func (x *SubscriptionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3626,7 +3990,7 @@ func (x *SubscriptionStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionStatus.ProtoReflect.Descriptor instead.
 func (*SubscriptionStatus) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{45}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *SubscriptionStatus) GetSubscriptionId() uint64 {
@@ -3747,7 +4111,7 @@ type HostRegistration struct {
 
 func (x *HostRegistration) Reset() {
 	*x = HostRegistration{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3759,7 +4123,7 @@ func (x *HostRegistration) String() string {
 func (*HostRegistration) ProtoMessage() {}
 
 func (x *HostRegistration) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3772,7 +4136,7 @@ func (x *HostRegistration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostRegistration.ProtoReflect.Descriptor instead.
 func (*HostRegistration) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{46}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *HostRegistration) GetServers() []string {
@@ -3826,7 +4190,7 @@ type HostAnswer struct {
 
 func (x *HostAnswer) Reset() {
 	*x = HostAnswer{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3838,7 +4202,7 @@ func (x *HostAnswer) String() string {
 func (*HostAnswer) ProtoMessage() {}
 
 func (x *HostAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3851,7 +4215,7 @@ func (x *HostAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAnswer.ProtoReflect.Descriptor instead.
 func (*HostAnswer) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{47}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *HostAnswer) GetCallId() uint64 {
@@ -3890,7 +4254,7 @@ type HostRequest struct {
 
 func (x *HostRequest) Reset() {
 	*x = HostRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3902,7 +4266,7 @@ func (x *HostRequest) String() string {
 func (*HostRequest) ProtoMessage() {}
 
 func (x *HostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3915,7 +4279,7 @@ func (x *HostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostRequest.ProtoReflect.Descriptor instead.
 func (*HostRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{48}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *HostRequest) GetMsg() isHostRequest_Msg {
@@ -3978,7 +4342,7 @@ type HostCall struct {
 
 func (x *HostCall) Reset() {
 	*x = HostCall{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3990,7 +4354,7 @@ func (x *HostCall) String() string {
 func (*HostCall) ProtoMessage() {}
 
 func (x *HostCall) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4003,7 +4367,7 @@ func (x *HostCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostCall.ProtoReflect.Descriptor instead.
 func (*HostCall) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{49}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *HostCall) GetCallId() uint64 {
@@ -4048,7 +4412,7 @@ type HostCancel struct {
 
 func (x *HostCancel) Reset() {
 	*x = HostCancel{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4060,7 +4424,7 @@ func (x *HostCancel) String() string {
 func (*HostCancel) ProtoMessage() {}
 
 func (x *HostCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4073,7 +4437,7 @@ func (x *HostCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostCancel.ProtoReflect.Descriptor instead.
 func (*HostCancel) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{50}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *HostCancel) GetCallId() uint64 {
@@ -4101,7 +4465,7 @@ type HostRegistered struct {
 
 func (x *HostRegistered) Reset() {
 	*x = HostRegistered{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4113,7 +4477,7 @@ func (x *HostRegistered) String() string {
 func (*HostRegistered) ProtoMessage() {}
 
 func (x *HostRegistered) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4126,7 +4490,7 @@ func (x *HostRegistered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostRegistered.ProtoReflect.Descriptor instead.
 func (*HostRegistered) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{51}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *HostRegistered) GetHostId() uint64 {
@@ -4151,7 +4515,7 @@ type HostResponse struct {
 
 func (x *HostResponse) Reset() {
 	*x = HostResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4163,7 +4527,7 @@ func (x *HostResponse) String() string {
 func (*HostResponse) ProtoMessage() {}
 
 func (x *HostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4176,7 +4540,7 @@ func (x *HostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostResponse.ProtoReflect.Descriptor instead.
 func (*HostResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{52}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *HostResponse) GetMsg() isHostResponse_Msg {
@@ -4259,7 +4623,7 @@ type ConfigProblem struct {
 
 func (x *ConfigProblem) Reset() {
 	*x = ConfigProblem{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4271,7 +4635,7 @@ func (x *ConfigProblem) String() string {
 func (*ConfigProblem) ProtoMessage() {}
 
 func (x *ConfigProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4284,7 +4648,7 @@ func (x *ConfigProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigProblem.ProtoReflect.Descriptor instead.
 func (*ConfigProblem) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{53}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *ConfigProblem) GetPath() string {
@@ -4349,7 +4713,7 @@ type ConfigDiff struct {
 
 func (x *ConfigDiff) Reset() {
 	*x = ConfigDiff{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4361,7 +4725,7 @@ func (x *ConfigDiff) String() string {
 func (*ConfigDiff) ProtoMessage() {}
 
 func (x *ConfigDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4374,7 +4738,7 @@ func (x *ConfigDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigDiff.ProtoReflect.Descriptor instead.
 func (*ConfigDiff) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{54}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ConfigDiff) GetAdded() []string {
@@ -4421,7 +4785,7 @@ type ReloadConfigRequest struct {
 
 func (x *ReloadConfigRequest) Reset() {
 	*x = ReloadConfigRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4433,7 +4797,7 @@ func (x *ReloadConfigRequest) String() string {
 func (*ReloadConfigRequest) ProtoMessage() {}
 
 func (x *ReloadConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4446,7 +4810,7 @@ func (x *ReloadConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadConfigRequest.ProtoReflect.Descriptor instead.
 func (*ReloadConfigRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{55}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{60}
 }
 
 // ReloadConfigResponse is the outcome of a reload.
@@ -4469,7 +4833,7 @@ type ReloadConfigResponse struct {
 
 func (x *ReloadConfigResponse) Reset() {
 	*x = ReloadConfigResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4481,7 +4845,7 @@ func (x *ReloadConfigResponse) String() string {
 func (*ReloadConfigResponse) ProtoMessage() {}
 
 func (x *ReloadConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4494,7 +4858,7 @@ func (x *ReloadConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadConfigResponse.ProtoReflect.Descriptor instead.
 func (*ReloadConfigResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{56}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ReloadConfigResponse) GetConfigPath() string {
@@ -4546,7 +4910,7 @@ type CheckConfigRequest struct {
 
 func (x *CheckConfigRequest) Reset() {
 	*x = CheckConfigRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4558,7 +4922,7 @@ func (x *CheckConfigRequest) String() string {
 func (*CheckConfigRequest) ProtoMessage() {}
 
 func (x *CheckConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4571,7 +4935,7 @@ func (x *CheckConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckConfigRequest.ProtoReflect.Descriptor instead.
 func (*CheckConfigRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{57}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *CheckConfigRequest) GetPath() string {
@@ -4607,7 +4971,7 @@ type CheckConfigResponse struct {
 
 func (x *CheckConfigResponse) Reset() {
 	*x = CheckConfigResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4619,7 +4983,7 @@ func (x *CheckConfigResponse) String() string {
 func (*CheckConfigResponse) ProtoMessage() {}
 
 func (x *CheckConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4632,7 +4996,7 @@ func (x *CheckConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckConfigResponse.ProtoReflect.Descriptor instead.
 func (*CheckConfigResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{58}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CheckConfigResponse) GetConfigPath() string {
@@ -4683,7 +5047,7 @@ type FollowLogsRequest struct {
 
 func (x *FollowLogsRequest) Reset() {
 	*x = FollowLogsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4695,7 +5059,7 @@ func (x *FollowLogsRequest) String() string {
 func (*FollowLogsRequest) ProtoMessage() {}
 
 func (x *FollowLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4708,7 +5072,7 @@ func (x *FollowLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowLogsRequest.ProtoReflect.Descriptor instead.
 func (*FollowLogsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{59}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *FollowLogsRequest) GetName() string {
@@ -4738,7 +5102,7 @@ type FollowLogsResponse struct {
 
 func (x *FollowLogsResponse) Reset() {
 	*x = FollowLogsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4750,7 +5114,7 @@ func (x *FollowLogsResponse) String() string {
 func (*FollowLogsResponse) ProtoMessage() {}
 
 func (x *FollowLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4763,7 +5127,7 @@ func (x *FollowLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowLogsResponse.ProtoReflect.Descriptor instead.
 func (*FollowLogsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{60}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *FollowLogsResponse) GetLine() *LogLine {
@@ -4784,7 +5148,31 @@ var File_proto_mcpd_v1_mcpd_proto protoreflect.FileDescriptor
 
 const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\n" +
-	"\x18proto/mcpd/v1/mcpd.proto\x12\amcpd.v1\":\n" +
+	"\x18proto/mcpd/v1/mcpd.proto\x12\amcpd.v1\"_\n" +
+	"\x15GetToolChangesRequest\x12\x16\n" +
+	"\x06server\x18\x01 \x01(\tR\x06server\x12.\n" +
+	"\aoptions\x18\x02 \x01(\v2\x14.mcpd.v1.CallOptionsR\aoptions\"\x95\x01\n" +
+	"\x16GetToolChangesResponse\x12\x16\n" +
+	"\x06server\x18\x01 \x01(\tR\x06server\x12\x19\n" +
+	"\bpin_mode\x18\x02 \x01(\tR\apinMode\x12-\n" +
+	"\achanges\x18\x03 \x03(\v2\x13.mcpd.v1.ToolChangeR\achanges\x12\x19\n" +
+	"\bpins_dir\x18\x04 \x01(\tR\apinsDir\"\xde\x01\n" +
+	"\n" +
+	"ToolChange\x12\x12\n" +
+	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x12\n" +
+	"\x04kind\x18\x02 \x01(\tR\x04kind\x12\x18\n" +
+	"\amembers\x18\x03 \x03(\tR\amembers\x12\x1f\n" +
+	"\vpinned_json\x18\x04 \x01(\tR\n" +
+	"pinnedJson\x12!\n" +
+	"\fcurrent_json\x18\x05 \x01(\tR\vcurrentJson\x12#\n" +
+	"\rpinned_digest\x18\x06 \x01(\tR\fpinnedDigest\x12%\n" +
+	"\x0ecurrent_digest\x18\a \x01(\tR\rcurrentDigest\"s\n" +
+	"\x13ApproveToolsRequest\x12\x16\n" +
+	"\x06server\x18\x01 \x01(\tR\x06server\x12\x14\n" +
+	"\x05tools\x18\x02 \x03(\tR\x05tools\x12.\n" +
+	"\aoptions\x18\x03 \x01(\v2\x14.mcpd.v1.CallOptionsR\aoptions\"2\n" +
+	"\x14ApproveToolsResponse\x12\x1a\n" +
+	"\bapproved\x18\x01 \x03(\tR\bapproved\":\n" +
 	"\n" +
 	"ClientInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
@@ -4805,7 +5193,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x11.mcpd.v1.McpErrorR\x05error\x12*\n" +
 	"\x05cache\x18\x04 \x01(\x0e2\x14.mcpd.v1.CacheStatusR\x05cache\x12\x1f\n" +
 	"\vduration_us\x18\x05 \x01(\x03R\n" +
-	"durationUs\"\x8c\b\n" +
+	"durationUs\"\xbe\b\n" +
 	"\fServerStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.mcpd.v1.ServerStateR\x05state\x12\x10\n" +
@@ -4838,7 +5226,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\finstructions\x18\x1a \x01(\tR\finstructions\x12)\n" +
 	"\x10messages_invalid\x18\x1b \x01(\x03R\x0fmessagesInvalid\x12!\n" +
 	"\fconfig_error\x18\x1c \x01(\tR\vconfigError\x12\x18\n" +
-	"\asandbox\x18( \x01(\tR\asandbox\"\xb4\x01\n" +
+	"\asandbox\x18( \x01(\tR\asandbox\x120\n" +
+	"\x14tool_changes_pending\x18) \x01(\x03R\x12toolChangesPending\"\xb4\x01\n" +
 	"\tAppStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x10\n" +
@@ -4846,7 +5235,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x14connected_at_unix_ms\x18\x04 \x01(\x03R\x11connectedAtUnixMs\x12\x1c\n" +
 	"\ttransport\x18\x05 \x01(\tR\ttransport\x12\x18\n" +
 	"\aprofile\x18\x06 \x01(\tR\aprofile\"\x12\n" +
-	"\x10GetStatusRequest\"\xb8\x03\n" +
+	"\x10GetStatusRequest\"\xd7\x03\n" +
 	"\x11GetStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x10\n" +
 	"\x03pid\x18\x02 \x01(\x03R\x03pid\x12\x1b\n" +
@@ -4860,7 +5249,9 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x04apps\x18\b \x03(\v2\x12.mcpd.v1.AppStatusR\x04apps\x12A\n" +
 	"\rsubscriptions\x18\t \x03(\v2\x1b.mcpd.v1.SubscriptionStatusR\rsubscriptions\x12'\n" +
 	"\x04http\x18\n" +
-	" \x01(\v2\x13.mcpd.v1.HttpStatusR\x04http\x120\n" +
+	" \x01(\v2\x13.mcpd.v1.HttpStatusR\x04http\x12\x1d\n" +
+	"\n" +
+	"audit_path\x18\x14 \x01(\tR\tauditPath\x120\n" +
 	"\bprofiles\x18\v \x03(\v2\x14.mcpd.v1.ProfileInfoR\bprofiles\"S\n" +
 	"\vProfileInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
@@ -5140,7 +5531,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x1eSUBSCRIPTION_EVENT_KIND_LAGGED\x10\t\x12!\n" +
 	"\x1dSUBSCRIPTION_EVENT_KIND_ERROR\x10\n" +
 	"\x12'\n" +
-	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\xc2\f\n" +
+	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\xe2\r\n" +
 	"\x04Mcpd\x12B\n" +
 	"\tGetStatus\x12\x19.mcpd.v1.GetStatusRequest\x1a\x1a.mcpd.v1.GetStatusResponse\x12H\n" +
 	"\vListServers\x12\x1b.mcpd.v1.ListServersRequest\x1a\x1c.mcpd.v1.ListServersResponse\x12H\n" +
@@ -5166,7 +5557,9 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\fReloadConfig\x12\x1c.mcpd.v1.ReloadConfigRequest\x1a\x1d.mcpd.v1.ReloadConfigResponse\x12H\n" +
 	"\vCheckConfig\x12\x1b.mcpd.v1.CheckConfigRequest\x1a\x1c.mcpd.v1.CheckConfigResponse\x12G\n" +
 	"\n" +
-	"FollowLogs\x12\x1a.mcpd.v1.FollowLogsRequest\x1a\x1b.mcpd.v1.FollowLogsResponse0\x01B/Z-github.com/mcpd-dev/mcpd/proto/mcpd/v1;mcpdv1b\x06proto3"
+	"FollowLogs\x12\x1a.mcpd.v1.FollowLogsRequest\x1a\x1b.mcpd.v1.FollowLogsResponse0\x01\x12Q\n" +
+	"\x0eGetToolChanges\x12\x1e.mcpd.v1.GetToolChangesRequest\x1a\x1f.mcpd.v1.GetToolChangesResponse\x12K\n" +
+	"\fApproveTools\x12\x1c.mcpd.v1.ApproveToolsRequest\x1a\x1d.mcpd.v1.ApproveToolsResponseB/Z-github.com/mcpd-dev/mcpd/proto/mcpd/v1;mcpdv1b\x06proto3"
 
 var (
 	file_proto_mcpd_v1_mcpd_proto_rawDescOnce sync.Once
@@ -5181,172 +5574,184 @@ func file_proto_mcpd_v1_mcpd_proto_rawDescGZIP() []byte {
 }
 
 var file_proto_mcpd_v1_mcpd_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 61)
+var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
 var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(CacheStatus)(0),                      // 0: mcpd.v1.CacheStatus
 	(ServerState)(0),                      // 1: mcpd.v1.ServerState
 	(SubscriptionEventKind)(0),            // 2: mcpd.v1.SubscriptionEventKind
-	(*ClientInfo)(nil),                    // 3: mcpd.v1.ClientInfo
-	(*CallOptions)(nil),                   // 4: mcpd.v1.CallOptions
-	(*McpError)(nil),                      // 5: mcpd.v1.McpError
-	(*McpResponse)(nil),                   // 6: mcpd.v1.McpResponse
-	(*ServerStatus)(nil),                  // 7: mcpd.v1.ServerStatus
-	(*AppStatus)(nil),                     // 8: mcpd.v1.AppStatus
-	(*GetStatusRequest)(nil),              // 9: mcpd.v1.GetStatusRequest
-	(*GetStatusResponse)(nil),             // 10: mcpd.v1.GetStatusResponse
-	(*ProfileInfo)(nil),                   // 11: mcpd.v1.ProfileInfo
-	(*HttpStatus)(nil),                    // 12: mcpd.v1.HttpStatus
-	(*ListServersRequest)(nil),            // 13: mcpd.v1.ListServersRequest
-	(*ListServersResponse)(nil),           // 14: mcpd.v1.ListServersResponse
-	(*StartServerRequest)(nil),            // 15: mcpd.v1.StartServerRequest
-	(*StartServerResponse)(nil),           // 16: mcpd.v1.StartServerResponse
-	(*StopServerRequest)(nil),             // 17: mcpd.v1.StopServerRequest
-	(*StopServerResponse)(nil),            // 18: mcpd.v1.StopServerResponse
-	(*RestartServerRequest)(nil),          // 19: mcpd.v1.RestartServerRequest
-	(*RestartServerResponse)(nil),         // 20: mcpd.v1.RestartServerResponse
-	(*GetLogsRequest)(nil),                // 21: mcpd.v1.GetLogsRequest
-	(*LogLine)(nil),                       // 22: mcpd.v1.LogLine
-	(*GetLogsResponse)(nil),               // 23: mcpd.v1.GetLogsResponse
-	(*ListToolsRequest)(nil),              // 24: mcpd.v1.ListToolsRequest
-	(*ServerList)(nil),                    // 25: mcpd.v1.ServerList
-	(*ListToolsResponse)(nil),             // 26: mcpd.v1.ListToolsResponse
-	(*CallToolRequest)(nil),               // 27: mcpd.v1.CallToolRequest
-	(*CallToolEvent)(nil),                 // 28: mcpd.v1.CallToolEvent
-	(*ListPromptsRequest)(nil),            // 29: mcpd.v1.ListPromptsRequest
-	(*ListPromptsResponse)(nil),           // 30: mcpd.v1.ListPromptsResponse
-	(*GetPromptRequest)(nil),              // 31: mcpd.v1.GetPromptRequest
-	(*ListResourcesRequest)(nil),          // 32: mcpd.v1.ListResourcesRequest
-	(*ListResourcesResponse)(nil),         // 33: mcpd.v1.ListResourcesResponse
-	(*ListResourceTemplatesRequest)(nil),  // 34: mcpd.v1.ListResourceTemplatesRequest
-	(*ListResourceTemplatesResponse)(nil), // 35: mcpd.v1.ListResourceTemplatesResponse
-	(*ReadResourceRequest)(nil),           // 36: mcpd.v1.ReadResourceRequest
-	(*CompleteRequest)(nil),               // 37: mcpd.v1.CompleteRequest
-	(*SendRequestRequest)(nil),            // 38: mcpd.v1.SendRequestRequest
-	(*CacheStats)(nil),                    // 39: mcpd.v1.CacheStats
-	(*ClearCacheRequest)(nil),             // 40: mcpd.v1.ClearCacheRequest
-	(*ClearCacheResponse)(nil),            // 41: mcpd.v1.ClearCacheResponse
-	(*SubscribeRequest)(nil),              // 42: mcpd.v1.SubscribeRequest
-	(*SubscriptionServerAck)(nil),         // 43: mcpd.v1.SubscriptionServerAck
-	(*SubscriptionAck)(nil),               // 44: mcpd.v1.SubscriptionAck
-	(*SubscriptionEvent)(nil),             // 45: mcpd.v1.SubscriptionEvent
-	(*UpdateSubscriptionRequest)(nil),     // 46: mcpd.v1.UpdateSubscriptionRequest
-	(*UpdateSubscriptionResponse)(nil),    // 47: mcpd.v1.UpdateSubscriptionResponse
-	(*SubscriptionStatus)(nil),            // 48: mcpd.v1.SubscriptionStatus
-	(*HostRegistration)(nil),              // 49: mcpd.v1.HostRegistration
-	(*HostAnswer)(nil),                    // 50: mcpd.v1.HostAnswer
-	(*HostRequest)(nil),                   // 51: mcpd.v1.HostRequest
-	(*HostCall)(nil),                      // 52: mcpd.v1.HostCall
-	(*HostCancel)(nil),                    // 53: mcpd.v1.HostCancel
-	(*HostRegistered)(nil),                // 54: mcpd.v1.HostRegistered
-	(*HostResponse)(nil),                  // 55: mcpd.v1.HostResponse
-	(*ConfigProblem)(nil),                 // 56: mcpd.v1.ConfigProblem
-	(*ConfigDiff)(nil),                    // 57: mcpd.v1.ConfigDiff
-	(*ReloadConfigRequest)(nil),           // 58: mcpd.v1.ReloadConfigRequest
-	(*ReloadConfigResponse)(nil),          // 59: mcpd.v1.ReloadConfigResponse
-	(*CheckConfigRequest)(nil),            // 60: mcpd.v1.CheckConfigRequest
-	(*CheckConfigResponse)(nil),           // 61: mcpd.v1.CheckConfigResponse
-	(*FollowLogsRequest)(nil),             // 62: mcpd.v1.FollowLogsRequest
-	(*FollowLogsResponse)(nil),            // 63: mcpd.v1.FollowLogsResponse
+	(*GetToolChangesRequest)(nil),         // 3: mcpd.v1.GetToolChangesRequest
+	(*GetToolChangesResponse)(nil),        // 4: mcpd.v1.GetToolChangesResponse
+	(*ToolChange)(nil),                    // 5: mcpd.v1.ToolChange
+	(*ApproveToolsRequest)(nil),           // 6: mcpd.v1.ApproveToolsRequest
+	(*ApproveToolsResponse)(nil),          // 7: mcpd.v1.ApproveToolsResponse
+	(*ClientInfo)(nil),                    // 8: mcpd.v1.ClientInfo
+	(*CallOptions)(nil),                   // 9: mcpd.v1.CallOptions
+	(*McpError)(nil),                      // 10: mcpd.v1.McpError
+	(*McpResponse)(nil),                   // 11: mcpd.v1.McpResponse
+	(*ServerStatus)(nil),                  // 12: mcpd.v1.ServerStatus
+	(*AppStatus)(nil),                     // 13: mcpd.v1.AppStatus
+	(*GetStatusRequest)(nil),              // 14: mcpd.v1.GetStatusRequest
+	(*GetStatusResponse)(nil),             // 15: mcpd.v1.GetStatusResponse
+	(*ProfileInfo)(nil),                   // 16: mcpd.v1.ProfileInfo
+	(*HttpStatus)(nil),                    // 17: mcpd.v1.HttpStatus
+	(*ListServersRequest)(nil),            // 18: mcpd.v1.ListServersRequest
+	(*ListServersResponse)(nil),           // 19: mcpd.v1.ListServersResponse
+	(*StartServerRequest)(nil),            // 20: mcpd.v1.StartServerRequest
+	(*StartServerResponse)(nil),           // 21: mcpd.v1.StartServerResponse
+	(*StopServerRequest)(nil),             // 22: mcpd.v1.StopServerRequest
+	(*StopServerResponse)(nil),            // 23: mcpd.v1.StopServerResponse
+	(*RestartServerRequest)(nil),          // 24: mcpd.v1.RestartServerRequest
+	(*RestartServerResponse)(nil),         // 25: mcpd.v1.RestartServerResponse
+	(*GetLogsRequest)(nil),                // 26: mcpd.v1.GetLogsRequest
+	(*LogLine)(nil),                       // 27: mcpd.v1.LogLine
+	(*GetLogsResponse)(nil),               // 28: mcpd.v1.GetLogsResponse
+	(*ListToolsRequest)(nil),              // 29: mcpd.v1.ListToolsRequest
+	(*ServerList)(nil),                    // 30: mcpd.v1.ServerList
+	(*ListToolsResponse)(nil),             // 31: mcpd.v1.ListToolsResponse
+	(*CallToolRequest)(nil),               // 32: mcpd.v1.CallToolRequest
+	(*CallToolEvent)(nil),                 // 33: mcpd.v1.CallToolEvent
+	(*ListPromptsRequest)(nil),            // 34: mcpd.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),           // 35: mcpd.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),              // 36: mcpd.v1.GetPromptRequest
+	(*ListResourcesRequest)(nil),          // 37: mcpd.v1.ListResourcesRequest
+	(*ListResourcesResponse)(nil),         // 38: mcpd.v1.ListResourcesResponse
+	(*ListResourceTemplatesRequest)(nil),  // 39: mcpd.v1.ListResourceTemplatesRequest
+	(*ListResourceTemplatesResponse)(nil), // 40: mcpd.v1.ListResourceTemplatesResponse
+	(*ReadResourceRequest)(nil),           // 41: mcpd.v1.ReadResourceRequest
+	(*CompleteRequest)(nil),               // 42: mcpd.v1.CompleteRequest
+	(*SendRequestRequest)(nil),            // 43: mcpd.v1.SendRequestRequest
+	(*CacheStats)(nil),                    // 44: mcpd.v1.CacheStats
+	(*ClearCacheRequest)(nil),             // 45: mcpd.v1.ClearCacheRequest
+	(*ClearCacheResponse)(nil),            // 46: mcpd.v1.ClearCacheResponse
+	(*SubscribeRequest)(nil),              // 47: mcpd.v1.SubscribeRequest
+	(*SubscriptionServerAck)(nil),         // 48: mcpd.v1.SubscriptionServerAck
+	(*SubscriptionAck)(nil),               // 49: mcpd.v1.SubscriptionAck
+	(*SubscriptionEvent)(nil),             // 50: mcpd.v1.SubscriptionEvent
+	(*UpdateSubscriptionRequest)(nil),     // 51: mcpd.v1.UpdateSubscriptionRequest
+	(*UpdateSubscriptionResponse)(nil),    // 52: mcpd.v1.UpdateSubscriptionResponse
+	(*SubscriptionStatus)(nil),            // 53: mcpd.v1.SubscriptionStatus
+	(*HostRegistration)(nil),              // 54: mcpd.v1.HostRegistration
+	(*HostAnswer)(nil),                    // 55: mcpd.v1.HostAnswer
+	(*HostRequest)(nil),                   // 56: mcpd.v1.HostRequest
+	(*HostCall)(nil),                      // 57: mcpd.v1.HostCall
+	(*HostCancel)(nil),                    // 58: mcpd.v1.HostCancel
+	(*HostRegistered)(nil),                // 59: mcpd.v1.HostRegistered
+	(*HostResponse)(nil),                  // 60: mcpd.v1.HostResponse
+	(*ConfigProblem)(nil),                 // 61: mcpd.v1.ConfigProblem
+	(*ConfigDiff)(nil),                    // 62: mcpd.v1.ConfigDiff
+	(*ReloadConfigRequest)(nil),           // 63: mcpd.v1.ReloadConfigRequest
+	(*ReloadConfigResponse)(nil),          // 64: mcpd.v1.ReloadConfigResponse
+	(*CheckConfigRequest)(nil),            // 65: mcpd.v1.CheckConfigRequest
+	(*CheckConfigResponse)(nil),           // 66: mcpd.v1.CheckConfigResponse
+	(*FollowLogsRequest)(nil),             // 67: mcpd.v1.FollowLogsRequest
+	(*FollowLogsResponse)(nil),            // 68: mcpd.v1.FollowLogsResponse
 }
 var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
-	3,  // 0: mcpd.v1.CallOptions.client:type_name -> mcpd.v1.ClientInfo
-	5,  // 1: mcpd.v1.McpResponse.error:type_name -> mcpd.v1.McpError
-	0,  // 2: mcpd.v1.McpResponse.cache:type_name -> mcpd.v1.CacheStatus
-	1,  // 3: mcpd.v1.ServerStatus.state:type_name -> mcpd.v1.ServerState
-	39, // 4: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
-	7,  // 5: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
-	8,  // 6: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
-	48, // 7: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
-	12, // 8: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
-	11, // 9: mcpd.v1.GetStatusResponse.profiles:type_name -> mcpd.v1.ProfileInfo
-	7,  // 10: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
-	11, // 11: mcpd.v1.ListServersResponse.profile:type_name -> mcpd.v1.ProfileInfo
-	7,  // 12: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	7,  // 13: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	7,  // 14: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	22, // 15: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
-	4,  // 16: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
-	5,  // 17: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
-	0,  // 18: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
-	25, // 19: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
-	4,  // 20: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
-	6,  // 21: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
-	4,  // 22: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
-	25, // 23: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
-	4,  // 24: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
-	4,  // 25: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
-	25, // 26: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
-	4,  // 27: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
-	25, // 28: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
-	4,  // 29: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
-	4,  // 30: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
-	4,  // 31: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
-	3,  // 32: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
-	43, // 33: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	2,  // 34: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
-	44, // 35: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
-	43, // 36: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	3,  // 37: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
-	5,  // 38: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
-	49, // 39: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
-	50, // 40: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
-	54, // 41: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
-	52, // 42: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
-	53, // 43: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
-	56, // 44: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	57, // 45: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	56, // 46: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	57, // 47: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	22, // 48: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
-	9,  // 49: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
-	13, // 50: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
-	15, // 51: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
-	17, // 52: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
-	19, // 53: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
-	21, // 54: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
-	24, // 55: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
-	27, // 56: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
-	29, // 57: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
-	31, // 58: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
-	32, // 59: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
-	34, // 60: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
-	36, // 61: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
-	37, // 62: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
-	38, // 63: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
-	40, // 64: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
-	42, // 65: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
-	46, // 66: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
-	51, // 67: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
-	58, // 68: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
-	60, // 69: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
-	62, // 70: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
-	10, // 71: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
-	14, // 72: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
-	16, // 73: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
-	18, // 74: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
-	20, // 75: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
-	23, // 76: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
-	26, // 77: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
-	28, // 78: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
-	30, // 79: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
-	6,  // 80: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
-	33, // 81: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
-	35, // 82: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
-	6,  // 83: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
-	6,  // 84: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
-	28, // 85: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
-	41, // 86: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
-	45, // 87: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
-	47, // 88: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
-	55, // 89: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
-	59, // 90: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
-	61, // 91: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
-	63, // 92: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
-	71, // [71:93] is the sub-list for method output_type
-	49, // [49:71] is the sub-list for method input_type
-	49, // [49:49] is the sub-list for extension type_name
-	49, // [49:49] is the sub-list for extension extendee
-	0,  // [0:49] is the sub-list for field type_name
+	9,  // 0: mcpd.v1.GetToolChangesRequest.options:type_name -> mcpd.v1.CallOptions
+	5,  // 1: mcpd.v1.GetToolChangesResponse.changes:type_name -> mcpd.v1.ToolChange
+	9,  // 2: mcpd.v1.ApproveToolsRequest.options:type_name -> mcpd.v1.CallOptions
+	8,  // 3: mcpd.v1.CallOptions.client:type_name -> mcpd.v1.ClientInfo
+	10, // 4: mcpd.v1.McpResponse.error:type_name -> mcpd.v1.McpError
+	0,  // 5: mcpd.v1.McpResponse.cache:type_name -> mcpd.v1.CacheStatus
+	1,  // 6: mcpd.v1.ServerStatus.state:type_name -> mcpd.v1.ServerState
+	44, // 7: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
+	12, // 8: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
+	13, // 9: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
+	53, // 10: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
+	17, // 11: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
+	16, // 12: mcpd.v1.GetStatusResponse.profiles:type_name -> mcpd.v1.ProfileInfo
+	12, // 13: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
+	16, // 14: mcpd.v1.ListServersResponse.profile:type_name -> mcpd.v1.ProfileInfo
+	12, // 15: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	12, // 16: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	12, // 17: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	27, // 18: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
+	9,  // 19: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
+	10, // 20: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
+	0,  // 21: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
+	30, // 22: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 23: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
+	11, // 24: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
+	9,  // 25: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
+	30, // 26: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 27: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 28: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
+	30, // 29: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 30: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
+	30, // 31: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 32: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 33: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 34: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
+	8,  // 35: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
+	48, // 36: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	2,  // 37: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
+	49, // 38: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
+	48, // 39: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	8,  // 40: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
+	10, // 41: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
+	54, // 42: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
+	55, // 43: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
+	59, // 44: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
+	57, // 45: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
+	58, // 46: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
+	61, // 47: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	62, // 48: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	61, // 49: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	62, // 50: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	27, // 51: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
+	14, // 52: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
+	18, // 53: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
+	20, // 54: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
+	22, // 55: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
+	24, // 56: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
+	26, // 57: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
+	29, // 58: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
+	32, // 59: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
+	34, // 60: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
+	36, // 61: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
+	37, // 62: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
+	39, // 63: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
+	41, // 64: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
+	42, // 65: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
+	43, // 66: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
+	45, // 67: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
+	47, // 68: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
+	51, // 69: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
+	56, // 70: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
+	63, // 71: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
+	65, // 72: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
+	67, // 73: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
+	3,  // 74: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
+	6,  // 75: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
+	15, // 76: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
+	19, // 77: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
+	21, // 78: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
+	23, // 79: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
+	25, // 80: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
+	28, // 81: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
+	31, // 82: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
+	33, // 83: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
+	35, // 84: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
+	11, // 85: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
+	38, // 86: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
+	40, // 87: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
+	11, // 88: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
+	11, // 89: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
+	33, // 90: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
+	46, // 91: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
+	50, // 92: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
+	52, // 93: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
+	60, // 94: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
+	64, // 95: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
+	66, // 96: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
+	68, // 97: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
+	4,  // 98: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
+	7,  // 99: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
+	76, // [76:100] is the sub-list for method output_type
+	52, // [52:76] is the sub-list for method input_type
+	52, // [52:52] is the sub-list for extension type_name
+	52, // [52:52] is the sub-list for extension extendee
+	0,  // [0:52] is the sub-list for field type_name
 }
 
 func init() { file_proto_mcpd_v1_mcpd_proto_init() }
@@ -5354,16 +5759,16 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 	if File_proto_mcpd_v1_mcpd_proto != nil {
 		return
 	}
-	file_proto_mcpd_v1_mcpd_proto_msgTypes[25].OneofWrappers = []any{
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[30].OneofWrappers = []any{
 		(*CallToolEvent_ProgressJson)(nil),
 		(*CallToolEvent_MessageJson)(nil),
 		(*CallToolEvent_Response)(nil),
 	}
-	file_proto_mcpd_v1_mcpd_proto_msgTypes[48].OneofWrappers = []any{
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[53].OneofWrappers = []any{
 		(*HostRequest_Register)(nil),
 		(*HostRequest_Answer)(nil),
 	}
-	file_proto_mcpd_v1_mcpd_proto_msgTypes[52].OneofWrappers = []any{
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[57].OneofWrappers = []any{
 		(*HostResponse_Registered)(nil),
 		(*HostResponse_Call)(nil),
 		(*HostResponse_Cancel)(nil),
@@ -5374,7 +5779,7 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_mcpd_v1_mcpd_proto_rawDesc), len(file_proto_mcpd_v1_mcpd_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   61,
+			NumMessages:   66,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -46,6 +46,8 @@ const (
 	Mcpd_ReloadConfig_FullMethodName          = "/mcpd.v1.Mcpd/ReloadConfig"
 	Mcpd_CheckConfig_FullMethodName           = "/mcpd.v1.Mcpd/CheckConfig"
 	Mcpd_FollowLogs_FullMethodName            = "/mcpd.v1.Mcpd/FollowLogs"
+	Mcpd_GetToolChanges_FullMethodName        = "/mcpd.v1.Mcpd/GetToolChanges"
+	Mcpd_ApproveTools_FullMethodName          = "/mcpd.v1.Mcpd/ApproveTools"
 )
 
 // McpdClient is the client API for Mcpd service.
@@ -114,6 +116,13 @@ type McpdClient interface {
 	// FollowLogs streams a server's recent stderr lines, then every new line
 	// until the app cancels; an empty name follows mcpd's own log.
 	FollowLogs(ctx context.Context, in *FollowLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FollowLogsResponse], error)
+	// GetToolChanges lists a server's tools and reports how they differ from
+	// the definitions mcpd pinned for it (config "pin"): changed, added and
+	// removed tools with both definitions.
+	GetToolChanges(ctx context.Context, in *GetToolChangesRequest, opts ...grpc.CallOption) (*GetToolChangesResponse, error)
+	// ApproveTools accepts the current definitions of some or all of a
+	// server's changed tools: they are pinned as they are now and served again.
+	ApproveTools(ctx context.Context, in *ApproveToolsRequest, opts ...grpc.CallOption) (*ApproveToolsResponse, error)
 }
 
 type mcpdClient struct {
@@ -383,6 +392,26 @@ func (c *mcpdClient) FollowLogs(ctx context.Context, in *FollowLogsRequest, opts
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Mcpd_FollowLogsClient = grpc.ServerStreamingClient[FollowLogsResponse]
 
+func (c *mcpdClient) GetToolChanges(ctx context.Context, in *GetToolChangesRequest, opts ...grpc.CallOption) (*GetToolChangesResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetToolChangesResponse)
+	err := c.cc.Invoke(ctx, Mcpd_GetToolChanges_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *mcpdClient) ApproveTools(ctx context.Context, in *ApproveToolsRequest, opts ...grpc.CallOption) (*ApproveToolsResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ApproveToolsResponse)
+	err := c.cc.Invoke(ctx, Mcpd_ApproveTools_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // McpdServer is the server API for Mcpd service.
 // All implementations must embed UnimplementedMcpdServer
 // for forward compatibility.
@@ -449,6 +478,13 @@ type McpdServer interface {
 	// FollowLogs streams a server's recent stderr lines, then every new line
 	// until the app cancels; an empty name follows mcpd's own log.
 	FollowLogs(*FollowLogsRequest, grpc.ServerStreamingServer[FollowLogsResponse]) error
+	// GetToolChanges lists a server's tools and reports how they differ from
+	// the definitions mcpd pinned for it (config "pin"): changed, added and
+	// removed tools with both definitions.
+	GetToolChanges(context.Context, *GetToolChangesRequest) (*GetToolChangesResponse, error)
+	// ApproveTools accepts the current definitions of some or all of a
+	// server's changed tools: they are pinned as they are now and served again.
+	ApproveTools(context.Context, *ApproveToolsRequest) (*ApproveToolsResponse, error)
 	mustEmbedUnimplementedMcpdServer()
 }
 
@@ -524,6 +560,12 @@ func (UnimplementedMcpdServer) CheckConfig(context.Context, *CheckConfigRequest)
 }
 func (UnimplementedMcpdServer) FollowLogs(*FollowLogsRequest, grpc.ServerStreamingServer[FollowLogsResponse]) error {
 	return status.Error(codes.Unimplemented, "method FollowLogs not implemented")
+}
+func (UnimplementedMcpdServer) GetToolChanges(context.Context, *GetToolChangesRequest) (*GetToolChangesResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetToolChanges not implemented")
+}
+func (UnimplementedMcpdServer) ApproveTools(context.Context, *ApproveToolsRequest) (*ApproveToolsResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ApproveTools not implemented")
 }
 func (UnimplementedMcpdServer) mustEmbedUnimplementedMcpdServer() {}
 func (UnimplementedMcpdServer) testEmbeddedByValue()              {}
@@ -903,6 +945,42 @@ func _Mcpd_FollowLogs_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Mcpd_FollowLogsServer = grpc.ServerStreamingServer[FollowLogsResponse]
 
+func _Mcpd_GetToolChanges_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetToolChangesRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(McpdServer).GetToolChanges(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Mcpd_GetToolChanges_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(McpdServer).GetToolChanges(ctx, req.(*GetToolChangesRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Mcpd_ApproveTools_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ApproveToolsRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(McpdServer).ApproveTools(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Mcpd_ApproveTools_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(McpdServer).ApproveTools(ctx, req.(*ApproveToolsRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Mcpd_ServiceDesc is the grpc.ServiceDesc for Mcpd service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -977,6 +1055,14 @@ var Mcpd_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "CheckConfig",
 			Handler:    _Mcpd_CheckConfig_Handler,
+		},
+		{
+			MethodName: "GetToolChanges",
+			Handler:    _Mcpd_GetToolChanges_Handler,
+		},
+		{
+			MethodName: "ApproveTools",
+			Handler:    _Mcpd_ApproveTools_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

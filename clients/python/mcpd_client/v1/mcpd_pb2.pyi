@@ -47,6 +47,22 @@ class AppStatus(_message.Message):
     version: str
     def __init__(self, name: _Optional[str] = ..., version: _Optional[str] = ..., pid: _Optional[int] = ..., connected_at_unix_ms: _Optional[int] = ..., transport: _Optional[str] = ..., profile: _Optional[str] = ...) -> None: ...
 
+class ApproveToolsRequest(_message.Message):
+    __slots__ = ["options", "server", "tools"]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    TOOLS_FIELD_NUMBER: _ClassVar[int]
+    options: CallOptions
+    server: str
+    tools: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, server: _Optional[str] = ..., tools: _Optional[_Iterable[str]] = ..., options: _Optional[_Union[CallOptions, _Mapping]] = ...) -> None: ...
+
+class ApproveToolsResponse(_message.Message):
+    __slots__ = ["approved"]
+    APPROVED_FIELD_NUMBER: _ClassVar[int]
+    approved: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, approved: _Optional[_Iterable[str]] = ...) -> None: ...
+
 class CacheStats(_message.Message):
     __slots__ = ["bytes", "coalesced", "entries", "evictions", "hits", "invalidations", "misses", "policy"]
     BYTES_FIELD_NUMBER: _ClassVar[int]
@@ -238,8 +254,9 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ["apps", "config_error", "config_path", "http", "pid", "profiles", "servers", "socket_path", "subscriptions", "uptime_ms", "version"]
+    __slots__ = ["apps", "audit_path", "config_error", "config_path", "http", "pid", "profiles", "servers", "socket_path", "subscriptions", "uptime_ms", "version"]
     APPS_FIELD_NUMBER: _ClassVar[int]
+    AUDIT_PATH_FIELD_NUMBER: _ClassVar[int]
     CONFIG_ERROR_FIELD_NUMBER: _ClassVar[int]
     CONFIG_PATH_FIELD_NUMBER: _ClassVar[int]
     HTTP_FIELD_NUMBER: _ClassVar[int]
@@ -251,6 +268,7 @@ class GetStatusResponse(_message.Message):
     UPTIME_MS_FIELD_NUMBER: _ClassVar[int]
     VERSION_FIELD_NUMBER: _ClassVar[int]
     apps: _containers.RepeatedCompositeFieldContainer[AppStatus]
+    audit_path: str
     config_error: str
     config_path: str
     http: HttpStatus
@@ -261,7 +279,27 @@ class GetStatusResponse(_message.Message):
     subscriptions: _containers.RepeatedCompositeFieldContainer[SubscriptionStatus]
     uptime_ms: int
     version: str
-    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ..., profiles: _Optional[_Iterable[_Union[ProfileInfo, _Mapping]]] = ...) -> None: ...
+    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ..., audit_path: _Optional[str] = ..., profiles: _Optional[_Iterable[_Union[ProfileInfo, _Mapping]]] = ...) -> None: ...
+
+class GetToolChangesRequest(_message.Message):
+    __slots__ = ["options", "server"]
+    OPTIONS_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    options: CallOptions
+    server: str
+    def __init__(self, server: _Optional[str] = ..., options: _Optional[_Union[CallOptions, _Mapping]] = ...) -> None: ...
+
+class GetToolChangesResponse(_message.Message):
+    __slots__ = ["changes", "pin_mode", "pins_dir", "server"]
+    CHANGES_FIELD_NUMBER: _ClassVar[int]
+    PINS_DIR_FIELD_NUMBER: _ClassVar[int]
+    PIN_MODE_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    changes: _containers.RepeatedCompositeFieldContainer[ToolChange]
+    pin_mode: str
+    pins_dir: str
+    server: str
+    def __init__(self, server: _Optional[str] = ..., pin_mode: _Optional[str] = ..., changes: _Optional[_Iterable[_Union[ToolChange, _Mapping]]] = ..., pins_dir: _Optional[str] = ...) -> None: ...
 
 class HostAnswer(_message.Message):
     __slots__ = ["call_id", "error", "result_json"]
@@ -526,7 +564,7 @@ class ServerList(_message.Message):
     def __init__(self, server: _Optional[str] = ..., items_json: _Optional[str] = ..., error: _Optional[_Union[McpError, _Mapping]] = ..., unavailable: _Optional[str] = ..., cache: _Optional[_Union[CacheStatus, str]] = ...) -> None: ...
 
 class ServerStatus(_message.Message):
-    __slots__ = ["autostart", "cache", "calls_failed", "calls_in_flight", "calls_total", "capabilities_json", "command", "config_error", "disabled", "era", "explicitly_stopped", "instructions", "last_error", "last_exit", "last_stderr_line", "lines_oversize", "lines_skipped", "messages_invalid", "name", "next_restart_in_ms", "pid", "protocol_version", "responses_dropped", "restarts", "sandbox", "server_info_json", "started_at_unix_ms", "state", "uptime_ms"]
+    __slots__ = ["autostart", "cache", "calls_failed", "calls_in_flight", "calls_total", "capabilities_json", "command", "config_error", "disabled", "era", "explicitly_stopped", "instructions", "last_error", "last_exit", "last_stderr_line", "lines_oversize", "lines_skipped", "messages_invalid", "name", "next_restart_in_ms", "pid", "protocol_version", "responses_dropped", "restarts", "sandbox", "server_info_json", "started_at_unix_ms", "state", "tool_changes_pending", "uptime_ms"]
     AUTOSTART_FIELD_NUMBER: _ClassVar[int]
     CACHE_FIELD_NUMBER: _ClassVar[int]
     CALLS_FAILED_FIELD_NUMBER: _ClassVar[int]
@@ -555,6 +593,7 @@ class ServerStatus(_message.Message):
     SERVER_INFO_JSON_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
+    TOOL_CHANGES_PENDING_FIELD_NUMBER: _ClassVar[int]
     UPTIME_MS_FIELD_NUMBER: _ClassVar[int]
     autostart: bool
     cache: CacheStats
@@ -584,8 +623,9 @@ class ServerStatus(_message.Message):
     server_info_json: str
     started_at_unix_ms: int
     state: ServerState
+    tool_changes_pending: int
     uptime_ms: int
-    def __init__(self, name: _Optional[str] = ..., state: _Optional[_Union[ServerState, str]] = ..., pid: _Optional[int] = ..., started_at_unix_ms: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., restarts: _Optional[int] = ..., era: _Optional[str] = ..., protocol_version: _Optional[str] = ..., server_info_json: _Optional[str] = ..., last_error: _Optional[str] = ..., last_exit: _Optional[str] = ..., last_stderr_line: _Optional[str] = ..., autostart: bool = ..., disabled: bool = ..., explicitly_stopped: bool = ..., next_restart_in_ms: _Optional[int] = ..., calls_in_flight: _Optional[int] = ..., calls_total: _Optional[int] = ..., calls_failed: _Optional[int] = ..., lines_skipped: _Optional[int] = ..., lines_oversize: _Optional[int] = ..., responses_dropped: _Optional[int] = ..., capabilities_json: _Optional[str] = ..., command: _Optional[str] = ..., cache: _Optional[_Union[CacheStats, _Mapping]] = ..., instructions: _Optional[str] = ..., messages_invalid: _Optional[int] = ..., config_error: _Optional[str] = ..., sandbox: _Optional[str] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., state: _Optional[_Union[ServerState, str]] = ..., pid: _Optional[int] = ..., started_at_unix_ms: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., restarts: _Optional[int] = ..., era: _Optional[str] = ..., protocol_version: _Optional[str] = ..., server_info_json: _Optional[str] = ..., last_error: _Optional[str] = ..., last_exit: _Optional[str] = ..., last_stderr_line: _Optional[str] = ..., autostart: bool = ..., disabled: bool = ..., explicitly_stopped: bool = ..., next_restart_in_ms: _Optional[int] = ..., calls_in_flight: _Optional[int] = ..., calls_total: _Optional[int] = ..., calls_failed: _Optional[int] = ..., lines_skipped: _Optional[int] = ..., lines_oversize: _Optional[int] = ..., responses_dropped: _Optional[int] = ..., capabilities_json: _Optional[str] = ..., command: _Optional[str] = ..., cache: _Optional[_Union[CacheStats, _Mapping]] = ..., instructions: _Optional[str] = ..., messages_invalid: _Optional[int] = ..., config_error: _Optional[str] = ..., sandbox: _Optional[str] = ..., tool_changes_pending: _Optional[int] = ...) -> None: ...
 
 class StartServerRequest(_message.Message):
     __slots__ = ["name"]
@@ -720,6 +760,24 @@ class SubscriptionStatus(_message.Message):
     servers: _containers.RepeatedScalarFieldContainer[str]
     subscription_id: int
     def __init__(self, subscription_id: _Optional[int] = ..., app_name: _Optional[str] = ..., app_version: _Optional[str] = ..., app_pid: _Optional[int] = ..., servers: _Optional[_Iterable[str]] = ..., resource_uris: _Optional[int] = ..., created_unix_ms: _Optional[int] = ..., queued: _Optional[int] = ..., queued_bytes: _Optional[int] = ..., delivered: _Optional[int] = ..., coalesced: _Optional[int] = ..., dropped: _Optional[int] = ..., lagged: bool = ..., dropped_log_messages: _Optional[int] = ...) -> None: ...
+
+class ToolChange(_message.Message):
+    __slots__ = ["current_digest", "current_json", "kind", "members", "pinned_digest", "pinned_json", "tool"]
+    CURRENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    CURRENT_JSON_FIELD_NUMBER: _ClassVar[int]
+    KIND_FIELD_NUMBER: _ClassVar[int]
+    MEMBERS_FIELD_NUMBER: _ClassVar[int]
+    PINNED_DIGEST_FIELD_NUMBER: _ClassVar[int]
+    PINNED_JSON_FIELD_NUMBER: _ClassVar[int]
+    TOOL_FIELD_NUMBER: _ClassVar[int]
+    current_digest: str
+    current_json: str
+    kind: str
+    members: _containers.RepeatedScalarFieldContainer[str]
+    pinned_digest: str
+    pinned_json: str
+    tool: str
+    def __init__(self, tool: _Optional[str] = ..., kind: _Optional[str] = ..., members: _Optional[_Iterable[str]] = ..., pinned_json: _Optional[str] = ..., current_json: _Optional[str] = ..., pinned_digest: _Optional[str] = ..., current_digest: _Optional[str] = ...) -> None: ...
 
 class UpdateSubscriptionRequest(_message.Message):
     __slots__ = ["add_resource_uris", "remove_resource_uris", "subscription_id"]

@@ -125,6 +125,16 @@ class McpdStub(object):
                 request_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.FollowLogsRequest.SerializeToString,
                 response_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.FollowLogsResponse.FromString,
                 )
+        self.GetToolChanges = channel.unary_unary(
+                '/mcpd.v1.Mcpd/GetToolChanges',
+                request_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.GetToolChangesRequest.SerializeToString,
+                response_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.GetToolChangesResponse.FromString,
+                )
+        self.ApproveTools = channel.unary_unary(
+                '/mcpd.v1.Mcpd/ApproveTools',
+                request_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.ApproveToolsRequest.SerializeToString,
+                response_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.ApproveToolsResponse.FromString,
+                )
 
 
 class McpdServicer(object):
@@ -301,6 +311,23 @@ class McpdServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def GetToolChanges(self, request, context):
+        """GetToolChanges lists a server's tools and reports how they differ from
+        the definitions mcpd pinned for it (config "pin"): changed, added and
+        removed tools with both definitions.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def ApproveTools(self, request, context):
+        """ApproveTools accepts the current definitions of some or all of a
+        server's changed tools: they are pinned as they are now and served again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_McpdServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -413,6 +440,16 @@ def add_McpdServicer_to_server(servicer, server):
                     servicer.FollowLogs,
                     request_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.FollowLogsRequest.FromString,
                     response_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.FollowLogsResponse.SerializeToString,
+            ),
+            'GetToolChanges': grpc.unary_unary_rpc_method_handler(
+                    servicer.GetToolChanges,
+                    request_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.GetToolChangesRequest.FromString,
+                    response_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.GetToolChangesResponse.SerializeToString,
+            ),
+            'ApproveTools': grpc.unary_unary_rpc_method_handler(
+                    servicer.ApproveTools,
+                    request_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.ApproveToolsRequest.FromString,
+                    response_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.ApproveToolsResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -796,5 +833,39 @@ class Mcpd(object):
         return grpc.experimental.unary_stream(request, target, '/mcpd.v1.Mcpd/FollowLogs',
             mcpd__client_dot_v1_dot_mcpd__pb2.FollowLogsRequest.SerializeToString,
             mcpd__client_dot_v1_dot_mcpd__pb2.FollowLogsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def GetToolChanges(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/mcpd.v1.Mcpd/GetToolChanges',
+            mcpd__client_dot_v1_dot_mcpd__pb2.GetToolChangesRequest.SerializeToString,
+            mcpd__client_dot_v1_dot_mcpd__pb2.GetToolChangesResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def ApproveTools(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/mcpd.v1.Mcpd/ApproveTools',
+            mcpd__client_dot_v1_dot_mcpd__pb2.ApproveToolsRequest.SerializeToString,
+            mcpd__client_dot_v1_dot_mcpd__pb2.ApproveToolsResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

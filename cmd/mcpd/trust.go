@@ -1,0 +1,103 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.uber.org/zap"
+
+	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/audit"
+	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/pin"
+	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/tracing"
+)
+
+// EnvXDGStateHome is consulted for the default state directory.
+const EnvXDGStateHome = "XDG_STATE_HOME"
+
+// stateDir is where mcpd keeps the pinned tool definitions and the audit
+// log: --state-dir, else $XDG_STATE_HOME/mcpd (when absolute), else
+// ~/.local/state/mcpd.
+func stateDir(flagValue string) string {
+	if flagValue != "" {
+		if abs, err := filepath.Abs(flagValue); err == nil {
+			return abs
+		}
+		return flagValue
+	}
+	if sh := os.Getenv(EnvXDGStateHome); filepath.IsAbs(sh) {
+		return filepath.Join(sh, "mcpd")
+	}
+	home, _ := os.UserHomeDir()
+	return filepath.Join(home, ".local", "state", "mcpd")
+}
+
+// trust holds the pin book, audit log and tracer of the daemon.
+type trust struct {
+	pins   *pin.Book
+	audit  api.AuditOptions
+	tracer *tracing.Tracer
+	tp     *sdktrace.TracerProvider
+}
+
+// setupTrust opens the pins store and the audit log under dir as cfg says
+// (nil: the defaults) and starts tracing when endpoint is set.
+func setupTrust(dir string, cfg *config.Config, endpoint string, log *zap.Logger) (*trust, error) {
+	t := &trust{pins: pin.NewBook(pin.NewStore(filepath.Join(dir, "pins")))}
+	ac := config.DefaultAudit()
+	if cfg != nil && cfg.Audit != nil {
+		ac = *cfg.Audit
+	}
+	if ac.Enabled {
+		l, err := audit.Open(filepath.Join(dir, audit.FileName), audit.Options{MaxSize: ac.MaxSize, Keep: ac.Keep})
+		if err != nil {
+			return nil, fmt.Errorf("%w (set \"audit\": {\"enabled\": false} or --state-dir to run without it)", err)
+		}
+		t.audit = api.AuditOptions{Log: l, Arguments: ac.Arguments}
+		log.Debug("audit log open", zap.String("path", l.Path()))
+	}
+	if endpoint != "" {
+		tp, err := tracing.NewOTLP(context.Background(), endpoint)
+		if err != nil {
+			t.close()
+			return nil, err
+		}
+		t.tp, t.tracer = tp, tracing.New(tp)
+		log.Info("tracing to OTLP endpoint", zap.String("endpoint", endpoint))
+	}
+	return t, nil
+}
+
+// apiTracer is the tracer for api.Options (nil interface when off).
+func (t *trust) apiTracer() api.Tracer {
+	if t.tracer == nil {
+		return nil
+	}
+	return t.tracer
+}
+
+// close flushes the traces and closes the audit log.
+func (t *trust) close() {
+	if t.tp != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = t.tp.Shutdown(ctx)
+		cancel()
+	}
+	if t.audit.Log != nil {
+		_ = t.audit.Log.Close()
+	}
+}
+
+// upstream is the supervisor's Upstream hook (nil when tracing is off).
+func (t *trust) upstream() func(context.Context, string, *session.Request) (*session.Request, func(*session.Response, error)) {
+	if t.tracer == nil {
+		return nil
+	}
+	return t.tracer.Upstream
+}

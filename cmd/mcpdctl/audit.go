@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/pflag"
+
+	"github.com/mcpd-dev/mcpd/internal/audit"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+var auditCmd = &command{
+	name:     "audit",
+	synopsis: "[-f] [--server NAME] [--app NAME] [--since DURATION] [--json]",
+	short:    "print the audit log of apps' tool calls, prompt gets and resource reads",
+	long: `Prints mcpd's audit log, oldest first: one record per tool call, prompt get
+and resource read of every app, with the app (client name, pid, uid), the front
+it came through (grpc, bridge, http), the server, method and name, a digest of
+the arguments, the outcome and the duration. The file is the one "mcpdctl
+status" names (default $XDG_STATE_HOME/mcpd/audit.jsonl); --file reads another.
+-f keeps printing new records as they are written. --json prints the records
+as they are stored, one JSON object a line.`,
+	maxArgs: 0,
+	setup:   auditSetup,
+}
+
+// auditArgs is the command line of audit.
+type auditArgs struct {
+	follow       bool
+	server, app  string
+	since        time.Duration
+	asJSON       bool
+	file         string
+	timeout      time.Duration
+	pollInterval time.Duration
+}
+
+func auditSetup(fs *pflag.FlagSet) runFunc {
+	var a auditArgs
+	fs.BoolVarP(&a.follow, "follow", "f", false, "keep printing new records until interrupted")
+	fs.StringVar(&a.server, "server", "", "only the records of server `NAME`")
+	fs.StringVar(&a.app, "app", "", "only the records of apps whose client name contains `NAME`")
+	fs.DurationVar(&a.since, "since", 0, "only the records of the last `DURATION` (1h, 30m)")
+	fs.BoolVar(&a.asJSON, "json", false, "print the records as stored, one JSON object a line")
+	fs.StringVar(&a.file, "file", "", "read the audit log at `PATH` instead of mcpd's")
+	fs.DurationVar(&a.timeout, "timeout", 5*time.Second, "give up asking mcpd for its audit log's path after this long")
+	a.pollInterval = 200 * time.Millisecond
+	return func(ctx context.Context, c *cli, _ *command, _ []string) error {
+		return c.runAudit(ctx, a)
+	}
+}
+
+func (c *cli) runAudit(ctx context.Context, a auditArgs) error {
+	path, err := c.auditPath(ctx, a.file, a.timeout)
+	if err != nil {
+		return err
+	}
+	var cutoff time.Time
+	if a.since > 0 {
+		cutoff = timeNow().Add(-a.since)
+	}
+	keep := func(r *audit.Record) bool {
+		return (a.server == "" || r.Server == a.server) &&
+			(a.app == "" || strings.Contains(r.App, a.app)) &&
+			(cutoff.IsZero() || !r.Time.Before(cutoff))
+	}
+	p := &auditPrinter{w: c.stdout, asJSON: a.asJSON}
+	defer p.flush()
+	emit := func(r *audit.Record, line []byte) error {
+		if keep(r) {
+			p.print(r, line)
+		}
+		return nil
+	}
+	for _, f := range audit.Files(path)[:len(audit.Files(path))-1] {
+		if err := audit.ReadFile(f, emit); err != nil {
+			return fmt.Errorf("audit log: %w", err)
+		}
+	}
+	return followAudit(ctx, path, a.follow, a.pollInterval, emit, p.flush)
+}
+
+// auditPath is --file, else the path mcpd reports, else the default.
+func (c *cli) auditPath(ctx context.Context, file string, timeout time.Duration) (string, error) {
+	if file != "" {
+		return file, nil
+	}
+	sctx, client, err := c.dial(ctx, timeout)
+	if err == nil {
+		st, err := client.GetStatus(sctx, &mcpdv1.GetStatusRequest{})
+		if err == nil {
+			if st.GetAuditPath() == "" {
+				return "", errors.New("mcpd's audit log is off (config \"audit\": {\"enabled\": false}); --file reads a log")
+			}
+			return st.GetAuditPath(), nil
+		}
+	}
+	dir := os.Getenv("XDG_STATE_HOME")
+	if !filepath.IsAbs(dir) {
+		home, _ := os.UserHomeDir()
+		dir = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(dir, "mcpd", audit.FileName), nil
+}
+
+// followAudit prints the records of the current file and, with follow, the
+// ones written after, reopening the file when it is rotated.
+func followAudit(ctx context.Context, path string, follow bool, every time.Duration, emit func(*audit.Record, []byte) error, flush func()) error {
+	var off int64
+	var ino uint64
+	for {
+		f, err := os.Open(path)
+		if err == nil {
+			st, _ := f.Stat()
+			if cur := inode(st); cur != ino || st.Size() < off {
+				ino, off = cur, 0 // a new file: rotated
+			}
+			if _, err := f.Seek(off, io.SeekStart); err == nil {
+				n, rerr := audit.ReadFrom(f, emit)
+				off += n
+				err = rerr
+			}
+			f.Close()
+			if err != nil {
+				return fmt.Errorf("audit log: %w", err)
+			}
+		} else if !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("audit log: %w", err)
+		}
+		flush()
+		if !follow {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(every):
+		}
+	}
+}
+
+// auditPrinter prints records as a table or as JSON lines.
+type auditPrinter struct {
+	w      io.Writer
+	asJSON bool
+	tw     *tabwriter.Writer
+}
+
+func (p *auditPrinter) print(r *audit.Record, line []byte) {
+	if p.asJSON {
+		p.w.Write(line)
+		return
+	}
+	if p.tw == nil {
+		p.tw = tabwriter.NewWriter(p.w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(p.tw, "TIME\tAPP\tPID\tFRONT\tSERVER\tMETHOD\tNAME\tOUTCOME\tDURATION\tCACHE")
+	}
+	outcome := r.Outcome
+	switch {
+	case r.Outcome == audit.OutcomeRPCError:
+		outcome = fmt.Sprintf("%s %d", r.Outcome, r.RPCCode)
+	case r.Outcome == audit.OutcomeError:
+		outcome = r.Outcome + " " + r.GRPCCode
+	}
+	fmt.Fprintf(p.tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Time.Local().Format("2006-01-02 15:04:05.000"),
+		sanitize(dash(r.App)), pidCell(int64(r.Pid)), r.Front, sanitize(r.Server), sanitize(r.Method), sanitize(dash(r.Name)),
+		outcome, (time.Duration(r.DurationUs) * time.Microsecond).String(), r.Cache)
+}
+
+func (p *auditPrinter) flush() {
+	if p.tw != nil {
+		p.tw.Flush()
+	}
+}

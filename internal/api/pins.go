@@ -1,0 +1,84 @@
+package api
+
+import (
+	"context"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// pinBackend is the part of the supervisor that keeps pinned tool
+// definitions (internal/supervisor/pin.go); a backend without it answers
+// the pin RPCs UNIMPLEMENTED.
+type pinBackend interface {
+	ToolChanges(ctx context.Context, server string, base *session.Request, opts supervisor.CallOptions) (supervisor.ToolChanges, error)
+	ApproveTools(ctx context.Context, server string, tools []string, base *session.Request, opts supervisor.CallOptions) ([]string, error)
+	PinsDir() string
+}
+
+var _ pinBackend = (*supervisor.Supervisor)(nil)
+
+func (s *Server) pins() (pinBackend, error) {
+	pb, ok := s.sup.(pinBackend)
+	if !ok {
+		return nil, status.Error(codes.Unimplemented, "tool pinning is not available")
+	}
+	return pb, nil
+}
+
+// GetToolChanges reports how a server's tools differ from their pinned
+// definitions.
+func (s *Server) GetToolChanges(ctx context.Context, req *mcpdv1.GetToolChangesRequest) (*mcpdv1.GetToolChangesResponse, error) {
+	if req.GetServer() == "" {
+		return nil, status.Error(codes.InvalidArgument, "server name required")
+	}
+	pb, err := s.pins()
+	if err != nil {
+		return nil, err
+	}
+	base, copts, err := s.callSettings(ctx, req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
+	tc, err := pb.ToolChanges(ctx, req.GetServer(), base, copts)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	out := &mcpdv1.GetToolChangesResponse{Server: req.GetServer(), PinMode: string(tc.Mode), PinsDir: pb.PinsDir()}
+	for _, c := range tc.Changes {
+		out.Changes = append(out.Changes, &mcpdv1.ToolChange{
+			Tool:          c.Tool,
+			Kind:          string(c.Kind),
+			Members:       c.Members,
+			PinnedJson:    string(c.Pinned.Text),
+			CurrentJson:   string(c.Current.Text),
+			PinnedDigest:  c.Pinned.Digest,
+			CurrentDigest: c.Current.Digest,
+		})
+	}
+	return out, nil
+}
+
+// ApproveTools accepts the current definitions of a server's changed tools.
+func (s *Server) ApproveTools(ctx context.Context, req *mcpdv1.ApproveToolsRequest) (*mcpdv1.ApproveToolsResponse, error) {
+	if req.GetServer() == "" {
+		return nil, status.Error(codes.InvalidArgument, "server name required")
+	}
+	pb, err := s.pins()
+	if err != nil {
+		return nil, err
+	}
+	base, copts, err := s.callSettings(ctx, req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
+	approved, err := pb.ApproveTools(ctx, req.GetServer(), req.GetTools(), base, copts)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return &mcpdv1.ApproveToolsResponse{Approved: approved}, nil
+}

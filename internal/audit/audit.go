@@ -1,0 +1,214 @@
+// Package audit writes mcpd's audit log: one JSON object a line for every
+// tool call, prompt get and resource read an app makes, in a file under
+// mcpd's state directory that is rotated by size.
+//
+// A record is written with one write(2) on a file opened O_APPEND before
+// the answer is returned to the app, so a record is in the kernel by the
+// time the app sees its call complete: killing mcpd (even SIGKILL) loses
+// no record of a call an app saw complete, and leaves only whole lines.
+// (A machine crash can lose what the kernel had not written back; the log
+// is not fsynced per record.) When the file would grow past MaxSize it is
+// renamed to <file>.1 (.1 to .2 and so on, Keep files kept) and a new one
+// is started.
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// FileName is the audit log's name in the state directory.
+const FileName = "audit.jsonl"
+
+// Fronts an app reaches mcpd by.
+const (
+	FrontGRPC   = "grpc"
+	FrontBridge = "bridge"
+	FrontHTTP   = "http"
+)
+
+// Outcomes of a request.
+const (
+	// OutcomeResult: the server answered with a result.
+	OutcomeResult = "result"
+	// OutcomeToolError: a tools/call result with isError true.
+	OutcomeToolError = "tool_error"
+	// OutcomeRPCError: the server answered with a JSON-RPC error (RPCCode).
+	OutcomeRPCError = "rpc_error"
+	// OutcomeError: mcpd failed the call (GRPCCode says how).
+	OutcomeError = "error"
+)
+
+// Record is one line of the audit log.
+type Record struct {
+	Time time.Time `json:"time"`
+	// App is the app's client name, Pid and UID its process's credentials
+	// from the connection (SO_PEERCRED); 0 and -1 when unknown.
+	App     string `json:"app,omitempty"`
+	Version string `json:"appVersion,omitempty"`
+	Pid     int    `json:"pid,omitempty"`
+	UID     int    `json:"uid"`
+	// Front is FrontGRPC, FrontBridge or FrontHTTP.
+	Front   string `json:"front"`
+	Profile string `json:"profile,omitempty"`
+	Server  string `json:"server"`
+	// Method is the MCP method; Name the tool or prompt name or the
+	// resource URI.
+	Method string `json:"method"`
+	Name   string `json:"name,omitempty"`
+	// ArgsDigest is "sha256:" and the hex digest of the arguments as the
+	// app sent them; Args the arguments themselves, when the config asks.
+	ArgsDigest string          `json:"argsDigest,omitempty"`
+	Args       json.RawMessage `json:"args,omitempty"`
+	Outcome    string          `json:"outcome"`
+	RPCCode    int64           `json:"rpcCode,omitempty"`
+	GRPCCode   string          `json:"grpcCode"`
+	Error      string          `json:"error,omitempty"`
+	DurationUs int64           `json:"durationUs"`
+	// Cache is "hit", "coalesced" or "fetched".
+	Cache string `json:"cache"`
+}
+
+// Options configure a Log.
+type Options struct {
+	// MaxSize is the size past which the file is rotated (bytes; default
+	// 16 MiB).
+	MaxSize int64
+	// Keep is how many rotated files are kept (default 3).
+	Keep int
+}
+
+// Log is an open audit log. Its methods are safe for concurrent use.
+type Log struct {
+	path    string
+	maxSize int64
+	keep    int
+
+	mu   sync.Mutex // guards following
+	f    *os.File
+	size int64
+	buf  []byte
+}
+
+// Open opens (creating) the log at path, mode 0600 in a 0700 directory. A
+// file whose last line was cut short (a machine crash) gets a newline, so
+// the next record starts a line of its own.
+func Open(path string, opts Options) (*Log, error) {
+	if opts.MaxSize <= 0 {
+		opts.MaxSize = 16 << 20
+	}
+	if opts.Keep <= 0 {
+		opts.Keep = 3
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	l := &Log{path: path, maxSize: opts.MaxSize, keep: opts.Keep}
+	if err := l.open(); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// Path is the log's file.
+func (l *Log) Path() string { return l.path }
+
+func (l *Log) open() error {
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("audit log: %w", err)
+	}
+	l.f, l.size = f, st.Size()
+	if l.size > 0 && !endsWithNewline(l.path, l.size) {
+		n, _ := f.Write([]byte{'\n'})
+		l.size += int64(n)
+	}
+	return nil
+}
+
+func endsWithNewline(path string, size int64) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return true
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, size-1); err != nil {
+		return true
+	}
+	return b[0] == '\n'
+}
+
+// Write appends r as one line; it returns once the line is in the kernel.
+func (l *Log) Write(r *Record) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return fmt.Errorf("audit log: closed")
+	}
+	buf, err := appendRecord(l.buf[:0], r)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	l.buf = buf
+	if l.size > 0 && l.size+int64(len(buf)) > l.maxSize {
+		if err := l.rotate(); err != nil {
+			return err
+		}
+	}
+	n, err := l.f.Write(buf)
+	l.size += int64(n)
+	if err != nil {
+		return fmt.Errorf("audit log: %w", err)
+	}
+	return nil
+}
+
+// rotate renames the file to .1 (after shifting the older ones) and opens
+// a new one.
+func (l *Log) rotate() error {
+	l.f.Close()
+	l.f = nil
+	os.Remove(l.rotated(l.keep))
+	for i := l.keep - 1; i >= 1; i-- {
+		os.Rename(l.rotated(i), l.rotated(i+1)) // a missing one is fine
+	}
+	if err := os.Rename(l.path, l.rotated(1)); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("audit log: rotate: %w", err)
+	}
+	return l.open()
+}
+
+func (l *Log) rotated(i int) string { return l.path + "." + strconv.Itoa(i) }
+
+// Close closes the file.
+func (l *Log) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// appendRecord appends r's JSON and a newline to buf.
+func appendRecord(buf []byte, r *Record) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return buf, err
+	}
+	buf = append(buf, b...)
+	return append(buf, '\n'), nil
+}

@@ -1,0 +1,134 @@
+package audit
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func rec(i int) *Record {
+	return &Record{Time: time.Unix(int64(i), 0), Server: "fk", Method: "tools/call", Name: fmt.Sprintf("t%d", i), Outcome: OutcomeResult, GRPCCode: "OK", Cache: "fetched"}
+}
+
+// Concurrent writers get one whole line each.
+func TestConcurrentWritesAreWholeLines(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	l, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				if err := l.Write(rec(g*1000 + i)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	l.Close()
+	seen := map[string]bool{}
+	if err := ReadFile(path, func(r *Record, _ []byte) error { seen[r.Name] = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 1600 {
+		t.Fatalf("%d distinct records, want 1600", len(seen))
+	}
+}
+
+// Rotation keeps every file under MaxSize and at most Keep old ones.
+func TestRotationKeepsTheBound(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	l, err := Open(path, Options{MaxSize: 2000, Keep: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 500 {
+		if err := l.Write(rec(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l.Close()
+	files := Files(path)
+	if len(files) != 3 {
+		t.Fatalf("files %v, want the log and 2 rotated", files)
+	}
+	if _, err := os.Stat(path + ".3"); err == nil {
+		t.Fatal("a third rotated file was kept")
+	}
+	var last int64 = -1
+	for _, f := range files {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size() > 2000 {
+			t.Fatalf("%s is %d bytes, over the bound", f, st.Size())
+		}
+		if err := ReadFile(f, func(r *Record, _ []byte) error {
+			if r.Time.Unix() <= last {
+				t.Fatalf("records out of order in %s", f)
+			}
+			last = r.Time.Unix()
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if last != 499 {
+		t.Fatalf("newest record %d, want 499", last)
+	}
+}
+
+// A file whose last line was cut short gets a newline before the next
+// record, which reads back whole.
+func TestReopenAfterCutLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	if err := os.WriteFile(path, []byte(`{"time":"2026-01-01T00:00:00Z","server":"a"}`+"\n"+`{"time":"20`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	l, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Write(rec(7)); err != nil {
+		t.Fatal(err)
+	}
+	l.Close()
+	data, _ := os.ReadFile(path)
+	if !bytes.HasSuffix(data, []byte("\n")) || bytes.Count(data, []byte("\n")) != 3 {
+		t.Fatalf("file %q", data)
+	}
+	var names []string
+	ReadFile(path, func(r *Record, _ []byte) error { names = append(names, r.Server+r.Name); return nil })
+	if len(names) != 2 || names[1] != "fkt7" {
+		t.Fatalf("records %v", names)
+	}
+}
+
+func BenchmarkWrite(b *testing.B) {
+	l, err := Open(filepath.Join(b.TempDir(), FileName), Options{MaxSize: 1 << 30})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	r := rec(1)
+	r.ArgsDigest = "sha256:0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := l.Write(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

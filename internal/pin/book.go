@@ -1,0 +1,405 @@
+package pin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// ErrWithheld is wrapped by the error that refuses a call of a withheld tool.
+var ErrWithheld = errors.New("tool withheld")
+
+// Kind says how a tool differs from its pinned definition.
+type Kind string
+
+// Kinds of change.
+const (
+	KindChanged Kind = "changed"
+	KindAdded   Kind = "added"
+	KindRemoved Kind = "removed"
+)
+
+// Change is one tool that differs from its pinned definition.
+type Change struct {
+	Tool string
+	Kind Kind
+	// Pinned is the approved definition (KindChanged, KindRemoved).
+	Pinned Definition
+	// Current is what the server lists now (KindChanged, KindAdded).
+	Current Definition
+	// Members are the pinned members that differ (KindChanged).
+	Members []string
+}
+
+// Compare returns the tools of current that differ from pinned, sorted by
+// tool name.
+func Compare(pinned, current Tools) []Change {
+	var out []Change
+	for name, cur := range current {
+		old, ok := pinned[name]
+		switch {
+		case !ok:
+			out = append(out, Change{Tool: name, Kind: KindAdded, Current: cur})
+		case old.Digest != cur.Digest:
+			out = append(out, Change{Tool: name, Kind: KindChanged, Pinned: old, Current: cur, Members: ChangedMembers(old, cur)})
+		}
+	}
+	for name, old := range pinned {
+		if _, ok := current[name]; !ok {
+			out = append(out, Change{Tool: name, Kind: KindRemoved, Pinned: old})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Tool < out[j].Tool })
+	return out
+}
+
+// WithheldError refuses a call of a tool whose definition is not approved.
+type WithheldError struct {
+	Server string
+	Change Change
+}
+
+func (e *WithheldError) Error() string {
+	c := e.Change
+	what := "is new since the server's tools were approved"
+	if c.Kind == KindChanged {
+		what = fmt.Sprintf("changed since it was approved (%s)", strings.Join(c.Members, ", "))
+	}
+	return fmt.Sprintf("tool %q of server %q is withheld: its definition %s; review it with \"mcpdctl tools diff %s\" and accept it with \"mcpdctl tools approve %s %s\"",
+		c.Tool, e.Server, what, e.Server, e.Server, c.Tool)
+}
+
+func (e *WithheldError) Unwrap() error { return ErrWithheld }
+
+// Book is the pinning state of every server: what is pinned (loaded from
+// the Store on first use), what each server lists now, and what differs.
+// Its methods are safe for concurrent use.
+type Book struct {
+	store *Store
+
+	mu      sync.Mutex // guards servers
+	servers map[string]*serverPins
+}
+
+// serverPins is one server's state; its mutex guards all of it.
+type serverPins struct {
+	mu      sync.Mutex
+	loaded  bool  // pinned was read from the store (or there was none)
+	pinned  Tools // nil until the first list is seen when there was no file
+	current Tools // the last list seen; nil before one
+	changes []Change
+	// withheld maps changed and added tools to their change.
+	withheld map[string]Change
+	// verified: the last list seen came from process pid, and no
+	// list_changed arrived since.
+	verified bool
+	pid      int
+	// lastIn and lastOut memoize Filter for the list it saw last (the
+	// cache returns the same bytes on every hit).
+	lastIn  []byte
+	lastOut []byte
+	gen     uint64 // counts changes of withheld; memo is valid for memoGen
+	memoGen uint64
+	// reported is the change set last reported by Observe.
+	reported string
+}
+
+// NewBook returns an empty book over store.
+func NewBook(store *Store) *Book {
+	return &Book{store: store, servers: make(map[string]*serverPins)}
+}
+
+// Store returns the book's store.
+func (b *Book) Store() *Store { return b.store }
+
+func (b *Book) server(name string) *serverPins {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	sp := b.servers[name]
+	if sp == nil {
+		sp = &serverPins{}
+		b.servers[name] = sp
+	}
+	return sp
+}
+
+// loadLocked reads the server's pins once.
+func (b *Book) loadLocked(name string, sp *serverPins) error {
+	if sp.loaded {
+		return nil
+	}
+	tools, ok, err := b.store.Load(name)
+	if err != nil {
+		return err
+	}
+	sp.loaded = true
+	if ok {
+		sp.pinned = tools
+	}
+	return nil
+}
+
+// Observation is what Observe learned from a list.
+type Observation struct {
+	// Items is the list to serve: under ModeEnforce without the withheld
+	// tools, else the list as given.
+	Items json.RawMessage
+	// New is set when the set of changes differs from the one last
+	// reported (to log it once); Changes holds it.
+	New     bool
+	Changes []Change
+	// FirstPin is set when this list was pinned as the server's first.
+	FirstPin bool
+}
+
+// Observe records the merged tools/list items of server, listed by the
+// process pid, and returns what to serve under mode. On first sight (no
+// pins yet) the list is pinned. A list that cannot be read is served as it
+// is under ModeWarn and refused under ModeEnforce.
+func (b *Book) Observe(name string, mode Mode, pid int, items json.RawMessage) (Observation, error) {
+	if mode == ModeOff {
+		return Observation{Items: items}, nil
+	}
+	sp := b.server(name)
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sameBytes(sp.lastIn, items) && sp.memoGen == sp.gen && sp.verified {
+		return Observation{Items: b.served(sp, mode, items)}, nil
+	}
+	if err := b.loadLocked(name, sp); err != nil {
+		return Observation{Items: items}, err
+	}
+	cur, err := ParseList(items)
+	if err != nil {
+		return Observation{Items: items}, err
+	}
+	var obs Observation
+	if sp.pinned == nil {
+		if err := b.store.Save(name, cur); err != nil {
+			return Observation{Items: items}, err
+		}
+		sp.pinned, obs.FirstPin = cur, true
+	}
+	sp.current, sp.verified, sp.pid = cur, true, pid
+	b.recompute(sp)
+	sp.lastIn, sp.lastOut, sp.memoGen = items, nil, sp.gen
+	obs.Items = b.served(sp, mode, items)
+	obs.Changes = slices.Clone(sp.changes)
+	if key := changeKey(sp.changes); key != sp.reported {
+		sp.reported, obs.New = key, true
+	}
+	return obs, nil
+}
+
+// served returns items without the withheld tools under ModeEnforce,
+// memoized for the same list.
+func (b *Book) served(sp *serverPins, mode Mode, items json.RawMessage) json.RawMessage {
+	if mode != ModeEnforce || len(sp.withheld) == 0 {
+		return items
+	}
+	if sp.lastOut != nil && sameBytes(sp.lastIn, items) {
+		return sp.lastOut
+	}
+	out, err := filterItems(items, func(name string) bool { _, w := sp.withheld[name]; return !w })
+	if err != nil {
+		return json.RawMessage("[]") // unreadable: serve nothing rather than unchecked tools
+	}
+	if sameBytes(sp.lastIn, items) {
+		sp.lastOut = out
+	}
+	return out
+}
+
+// recompute derives changes and withheld from pinned and current.
+func (b *Book) recompute(sp *serverPins) {
+	sp.changes = Compare(sp.pinned, sp.current)
+	w := make(map[string]Change)
+	for _, c := range sp.changes {
+		if c.Kind != KindRemoved {
+			w[c.Tool] = c
+		}
+	}
+	sp.withheld = w
+	sp.gen++
+	sp.lastOut = nil
+}
+
+// Invalidate marks server's last list as stale (a list_changed arrived):
+// under ModeEnforce the next call lists the tools again before it runs.
+func (b *Book) Invalidate(name string) {
+	sp := b.server(name)
+	sp.mu.Lock()
+	sp.verified = false
+	sp.mu.Unlock()
+}
+
+// Check decides a call of tool on server, whose process is pid, under
+// mode: needList reports that the server's tools must be listed (and
+// Observed) first; err is a *WithheldError for a withheld tool.
+func (b *Book) Check(name string, mode Mode, pid int, tool string) (needList bool, err error) {
+	if mode != ModeEnforce {
+		return false, nil
+	}
+	sp := b.server(name)
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if !sp.verified || sp.pid != pid || pid == 0 {
+		return true, nil
+	}
+	if c, ok := sp.withheld[tool]; ok {
+		return false, &WithheldError{Server: name, Change: c}
+	}
+	return false, nil
+}
+
+// Pending returns server's changes since its last list (nil when none or
+// none seen) and whether a list was seen.
+func (b *Book) Pending(name string) ([]Change, bool) {
+	b.mu.Lock()
+	sp := b.servers[name]
+	b.mu.Unlock()
+	if sp == nil {
+		return nil, false
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return slices.Clone(sp.changes), sp.current != nil
+}
+
+// PendingCount is len(Pending(name)) without the copy.
+func (b *Book) PendingCount(name string) int {
+	b.mu.Lock()
+	sp := b.servers[name]
+	b.mu.Unlock()
+	if sp == nil {
+		return 0
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	return len(sp.changes)
+}
+
+// Approve accepts the current definitions of the named tools of server
+// (every pending change when tools is empty) and saves them: a changed or
+// added tool is pinned as it is now, a removed one is forgotten. It
+// returns the tools approved; naming a tool with no pending change is an
+// error. Approve needs a list seen since mcpd started (ok false: none).
+func (b *Book) Approve(name string, tools []string) (approved []string, err error) {
+	sp := b.server(name)
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if sp.current == nil {
+		return nil, fmt.Errorf("approve tools of %q: no tools list seen yet", name)
+	}
+	byTool := make(map[string]Change, len(sp.changes))
+	for _, c := range sp.changes {
+		byTool[c.Tool] = c
+	}
+	if len(tools) == 0 {
+		for _, c := range sp.changes {
+			tools = append(tools, c.Tool)
+		}
+	}
+	next := make(Tools, len(sp.pinned))
+	for k, v := range sp.pinned {
+		next[k] = v
+	}
+	for _, t := range tools {
+		c, ok := byTool[t]
+		if !ok {
+			return nil, fmt.Errorf("approve tools of %q: tool %q has no pending change", name, t)
+		}
+		if c.Kind == KindRemoved {
+			delete(next, t)
+		} else {
+			next[t] = c.Current
+		}
+		approved = append(approved, t)
+	}
+	if len(approved) == 0 {
+		return nil, nil
+	}
+	if err := b.store.Save(name, next); err != nil {
+		return nil, err
+	}
+	sp.pinned = next
+	b.recompute(sp)
+	sp.reported = changeKey(sp.changes)
+	return approved, nil
+}
+
+// FilterPage removes from a tools/list result (one page) the tools that are
+// withheld or not pinned with the same definition, under ModeEnforce. A
+// server with nothing pinned yet is served as it is: its first full list
+// pins it.
+func (b *Book) FilterPage(name string, mode Mode, result json.RawMessage) (json.RawMessage, error) {
+	if mode != ModeEnforce {
+		return result, nil
+	}
+	sp := b.server(name)
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	if err := b.loadLocked(name, sp); err != nil {
+		return nil, err
+	}
+	if sp.pinned == nil {
+		return result, nil
+	}
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(result, &members); err != nil {
+		return nil, fmt.Errorf("tools/list result: %w", err)
+	}
+	tools, ok := members["tools"]
+	if !ok {
+		return result, nil
+	}
+	kept, err := filterItemsDef(tools, func(n string, d Definition) bool {
+		p, ok := sp.pinned[n]
+		return ok && p.Digest == d.Digest
+	})
+	if err != nil {
+		return nil, err
+	}
+	members["tools"] = kept
+	return json.Marshal(members)
+}
+
+// filterItems returns the items of a JSON array whose tool name keep accepts.
+func filterItems(items json.RawMessage, keep func(name string) bool) (json.RawMessage, error) {
+	return filterItemsDef(items, func(n string, _ Definition) bool { return keep(n) })
+}
+
+func filterItemsDef(items json.RawMessage, keep func(name string, d Definition) bool) (json.RawMessage, error) {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(items, &raw); err != nil {
+		return nil, err
+	}
+	out := make([]json.RawMessage, 0, len(raw))
+	for _, it := range raw {
+		n, d, err := ParseTool(it)
+		if err == nil && keep(n, d) {
+			out = append(out, it)
+		}
+	}
+	return json.Marshal(out)
+}
+
+// changeKey identifies a set of changes, to report each set once.
+func changeKey(cs []Change) string {
+	var sb strings.Builder
+	for _, c := range cs {
+		sb.WriteString(c.Tool + "\x00" + string(c.Kind) + "\x00" + c.Current.Digest + "\n")
+	}
+	return sb.String()
+}
+
+// sameBytes reports whether a and b are the same slice (not just equal
+// bytes): a cache hit hands out the very bytes it stored.
+func sameBytes(a, b []byte) bool {
+	return len(a) == len(b) && len(a) > 0 && unsafe.SliceData(a) == unsafe.SliceData(b)
+}
