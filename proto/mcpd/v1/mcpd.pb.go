@@ -1360,10 +1360,10 @@ type GetStatusResponse struct {
 	// http is mcpd's MCP server for hosts over Streamable HTTP.
 	Http *HttpStatus `protobuf:"bytes,10,opt,name=http,proto3" json:"http,omitempty"`
 	// profiles are the config's profiles, by name.
+	Profiles []*ProfileInfo `protobuf:"bytes,11,rep,name=profiles,proto3" json:"profiles,omitempty"`
 	// audit_path is the audit log file (mcpdctl audit); empty when the audit
 	// log is off.
-	AuditPath     string         `protobuf:"bytes,20,opt,name=audit_path,json=auditPath,proto3" json:"audit_path,omitempty"`
-	Profiles      []*ProfileInfo `protobuf:"bytes,11,rep,name=profiles,proto3" json:"profiles,omitempty"`
+	AuditPath     string `protobuf:"bytes,20,opt,name=audit_path,json=auditPath,proto3" json:"audit_path,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1468,13 +1468,6 @@ func (x *GetStatusResponse) GetHttp() *HttpStatus {
 	return nil
 }
 
-func (x *GetStatusResponse) GetAuditPath() string {
-	if x != nil {
-		return x.AuditPath
-	}
-	return ""
-}
-
 func (x *GetStatusResponse) GetProfiles() []*ProfileInfo {
 	if x != nil {
 		return x.Profiles
@@ -1482,11 +1475,19 @@ func (x *GetStatusResponse) GetProfiles() []*ProfileInfo {
 	return nil
 }
 
+func (x *GetStatusResponse) GetAuditPath() string {
+	if x != nil {
+		return x.AuditPath
+	}
+	return ""
+}
+
 // ProfileInfo is one profile of the config ("profiles"): a view of the
 // servers an app picks with the request metadata key "mcpd-profile".
 type ProfileInfo struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// name is the profile's key in the config's "profiles".
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// prefix is how a host serving several of its servers names tools and
 	// prompts: "always" (server__name) or "on-collision".
 	Prefix string `protobuf:"bytes,2,opt,name=prefix,proto3" json:"prefix,omitempty"`
@@ -5249,10 +5250,10 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x04apps\x18\b \x03(\v2\x12.mcpd.v1.AppStatusR\x04apps\x12A\n" +
 	"\rsubscriptions\x18\t \x03(\v2\x1b.mcpd.v1.SubscriptionStatusR\rsubscriptions\x12'\n" +
 	"\x04http\x18\n" +
-	" \x01(\v2\x13.mcpd.v1.HttpStatusR\x04http\x12\x1d\n" +
+	" \x01(\v2\x13.mcpd.v1.HttpStatusR\x04http\x120\n" +
+	"\bprofiles\x18\v \x03(\v2\x14.mcpd.v1.ProfileInfoR\bprofiles\x12\x1d\n" +
 	"\n" +
-	"audit_path\x18\x14 \x01(\tR\tauditPath\x120\n" +
-	"\bprofiles\x18\v \x03(\v2\x14.mcpd.v1.ProfileInfoR\bprofiles\"S\n" +
+	"audit_path\x18\x14 \x01(\tR\tauditPath\"S\n" +
 	"\vProfileInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x18\n" +

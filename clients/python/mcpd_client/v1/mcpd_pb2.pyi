@@ -279,7 +279,7 @@ class GetStatusResponse(_message.Message):
     subscriptions: _containers.RepeatedCompositeFieldContainer[SubscriptionStatus]
     uptime_ms: int
     version: str
-    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ..., audit_path: _Optional[str] = ..., profiles: _Optional[_Iterable[_Union[ProfileInfo, _Mapping]]] = ...) -> None: ...
+    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ..., profiles: _Optional[_Iterable[_Union[ProfileInfo, _Mapping]]] = ..., audit_path: _Optional[str] = ...) -> None: ...
 
 class GetToolChangesRequest(_message.Message):
     __slots__ = ["options", "server"]
