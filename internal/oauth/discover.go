@@ -131,8 +131,11 @@ func (m *Manager) discover(ctx context.Context, resource string, ch *challenge) 
 		return nil, fmt.Errorf("authorization server metadata of %s: %w", issuer, err)
 	}
 	if asm == nil {
-		if d.prm != nil && d.prm.AuthorizationServers[0] != issuer {
+		if d.prm != nil {
 			return nil, fmt.Errorf("authorization server %s publishes no metadata", issuer)
+		}
+		if ch == nil {
+			return nil, fmt.Errorf("%s does not use OAuth: no Bearer challenge, no protected resource metadata, no authorization server metadata", resource)
 		}
 		// The 2025-03-26 spec's defaults for a server without metadata.
 		asm = &oauthex.AuthServerMeta{

@@ -107,10 +107,10 @@ func (f *fakeAS) asMeta(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"issuer": f.url(), "authorization_endpoint": f.url() + "/authorize",
 		"token_endpoint": f.url() + "/token", "registration_endpoint": f.url() + "/register",
-		"response_types_supported":                      []string{"code"},
-		"grant_types_supported":                         []string{"authorization_code", "refresh_token"},
-		"code_challenge_methods_supported":              []string{"S256"},
-		"token_endpoint_auth_methods_supported":         []string{"none"},
+		"response_types_supported":                       []string{"code"},
+		"grant_types_supported":                          []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":               []string{"S256"},
+		"token_endpoint_auth_methods_supported":          []string{"none"},
 		"authorization_response_iss_parameter_supported": f.issSupported,
 	})
 }

@@ -234,3 +234,116 @@ func TestRevokedRefreshTokenNeedsLogin(t *testing.T) {
 		t.Fatalf("call after a new login: %d %v", code, err)
 	}
 }
+
+func TestRedirectChecks(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for _, mode := range []string{"wrong", "omit"} {
+		t.Run("iss "+mode, func(t *testing.T) {
+			f := newFakeAS(t)
+			f.set(func(f *fakeAS) { f.issMode = mode })
+			e := newTestManager(t, t.TempDir())
+			flow, err := e.m.Login(ctx, "remote", f.mcpURL(), Config{}, LoginOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code := browser(t, flow.URL); code != http.StatusBadRequest {
+				t.Errorf("redirect answered %d, want 400", code)
+			}
+			if _, err := flow.Wait(ctx); err == nil || !strings.Contains(err.Error(), "RFC 9207") {
+				t.Fatalf("Wait: %v, want an iss error", err)
+			}
+			if f.exchanges.Load() != 0 {
+				t.Fatal("code exchanged despite the iss check")
+			}
+			if st := e.m.Status("remote"); st.LoggedIn || st.LoginInProgress {
+				t.Fatalf("Status = %+v", st)
+			}
+		})
+	}
+	t.Run("state", func(t *testing.T) {
+		f := newFakeAS(t)
+		e := newTestManager(t, t.TempDir())
+		flow, err := e.m.Login(ctx, "remote", f.mcpURL(), Config{}, LoginOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer flow.Close()
+		forged := flow.RedirectURI + "?code=forged&state=other&iss=" + f.url()
+		if code := browser(t, forged); code != http.StatusBadRequest {
+			t.Fatalf("forged redirect answered %d, want 400", code)
+		}
+		if !e.m.Status("remote").LoginInProgress {
+			t.Fatal("a forged redirect ended the login")
+		}
+		if code := browser(t, flow.URL); code != http.StatusOK {
+			t.Fatalf("real redirect answered %d", code)
+		}
+		if _, err := flow.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestInsufficientScopeStepUp(t *testing.T) {
+	f := newFakeAS(t)
+	e := newTestManager(t, t.TempDir())
+	e.login(t, f, "remote", Config{})
+	a := e.m.For("remote", f.mcpURL(), Config{})
+	f.set(func(f *fakeAS) { f.needScope = "write" })
+	ctx := context.Background()
+	code, err := call(ctx, a, f.mcpURL())
+	if code != http.StatusForbidden || !errors.Is(err, ErrLoginRequired) || !strings.Contains(err.Error(), "write") {
+		t.Fatalf("call needing a wider scope: %d %v", code, err)
+	}
+	st := e.e2eLogin(t, f)
+	if got := strings.Join(st.Scopes, " "); got != "write read" {
+		t.Fatalf("scopes after step-up %q, want the union \"write read\"", got)
+	}
+	if code, err := call(ctx, a, f.mcpURL()); err != nil || code != http.StatusOK {
+		t.Fatalf("call after step-up: %d %v", code, err)
+	}
+}
+
+// e2eLogin is login for the server "remote".
+func (e *testEnv) e2eLogin(t *testing.T, f *fakeAS) Status {
+	return e.login(t, f, "remote", Config{})
+}
+
+func TestLoginErrors(t *testing.T) {
+	ctx := context.Background()
+	e := newTestManager(t, t.TempDir())
+	if _, err := e.m.Login(ctx, "x", "ftp://example.com/mcp", Config{}, LoginOptions{}); err == nil {
+		t.Fatal("non-http URL accepted")
+	}
+	// A server that publishes no authorization metadata of any kind.
+	srv := httptestPlain(t)
+	if _, err := e.m.Login(ctx, "x", srv+"/mcp", Config{}, LoginOptions{}); err == nil {
+		t.Fatal("login against a server without OAuth succeeded")
+	} else {
+		t.Logf("error: %v", err)
+	}
+	if st := e.m.Status("x"); st.LoginInProgress {
+		t.Fatal("failed login left in progress")
+	}
+}
+
+func TestCorruptFileIsAnErrorNotALoss(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e := newTestManager(t, dir)
+	if !strings.Contains(e.logs.String(), "not valid") {
+		t.Fatalf("no warning logged: %s", e.logs.String())
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != "{not json" {
+		t.Fatal("unreadable file overwritten at start")
+	}
+	fi, _ := os.Stat(path)
+	if fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode %v, want 0600", fi.Mode().Perm())
+	}
+}
