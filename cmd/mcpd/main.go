@@ -314,6 +314,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath, Observer: ms.observer(),
 		RequestMemoryBudget: f.requestBudget})
 	srv.SetConfig(cfgPath, cfgErr)
+	srv.SetRemoteAuth(newRemoteAuth(sup, log.Named("oauth")))
 	api.RouteGRPCLog(log.Named("grpc"))
 	gs := api.NewGRPCServer(srv, log.Named("api"))
 	// "mcpdctl reload" goes through the reload actor below, like SIGHUP.

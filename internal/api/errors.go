@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -31,6 +32,11 @@ func toStatus(err error) error {
 	// app's own deadline or cancellation ends a call, gRPC reports that to
 	// the app whatever the handler returns.
 	switch {
+	case errors.Is(err, oauth.ErrLoginRequired):
+		// A remote server needing `mcpdctl login`; the message says so.
+		code = codes.Unauthenticated
+	case errors.Is(err, ErrNotRemote):
+		code = codes.FailedPrecondition
 	case errors.Is(err, supervisor.ErrUnknownServer):
 		code = codes.NotFound
 	case errors.Is(err, supervisor.ErrInvalid), errors.Is(err, session.ErrInvalidRequest):

@@ -86,8 +86,9 @@ type Server struct {
 	socketPath  string
 	configPath  string
 	configError string
-	ops         opsState  // config reload/check and mcpd's own log (ops.go)
-	http        HTTPState // mcpd's HTTP face (httpstatus.go)
+	ops         opsState   // config reload/check and mcpd's own log (ops.go)
+	http        HTTPState  // mcpd's HTTP face (httpstatus.go)
+	remoteAuth  RemoteAuth // OAuth logins of remote servers (login.go); nil: none
 }
 
 var _ mcpdv1.McpdServer = (*Server)(nil)
@@ -156,6 +157,7 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 	for _, st := range s.sup.Status() {
 		resp.Servers = append(resp.Servers, serverStatusToProto(st, now))
 	}
+	s.addOAuthStatus(resp.Servers)
 	identifyFromMetadata(ctx)
 	for _, a := range s.apps.snapshot() {
 		resp.Apps = append(resp.Apps, &mcpdv1.AppStatus{
@@ -178,6 +180,7 @@ func (s *Server) ListServers(ctx context.Context, _ *mcpdv1.ListServersRequest) 
 	for _, st := range s.sup.Status() {
 		resp.Servers = append(resp.Servers, serverStatusToProto(st, now))
 	}
+	s.addOAuthStatus(resp.Servers)
 	return resp, nil
 }
 

@@ -543,7 +543,10 @@ type ServerStatus struct {
 	// config_error is why the server's config cannot be used (an unset
 	// variable, a command not found, a bad key or value), when it is failed
 	// for it; last_error then says the same. Empty otherwise.
-	ConfigError   string `protobuf:"bytes,28,opt,name=config_error,json=configError,proto3" json:"config_error,omitempty"`
+	ConfigError string `protobuf:"bytes,28,opt,name=config_error,json=configError,proto3" json:"config_error,omitempty"`
+	// oauth is the server's OAuth login, for a remote server that has one or
+	// needs one; unset otherwise. It never carries token text.
+	Oauth         *OAuthStatus `protobuf:"bytes,100,opt,name=oauth,proto3" json:"oauth,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -772,6 +775,13 @@ func (x *ServerStatus) GetConfigError() string {
 		return x.ConfigError
 	}
 	return ""
+}
+
+func (x *ServerStatus) GetOauth() *OAuthStatus {
+	if x != nil {
+		return x.Oauth
+	}
+	return nil
 }
 
 // AppStatus is one connected app.
@@ -4447,6 +4457,354 @@ func (x *FollowLogsResponse) GetDropped() int64 {
 	return 0
 }
 
+type LoginRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// scopes are requested on top of those the server asks for.
+	Scopes        []string `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoginRequest) Reset() {
+	*x = LoginRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoginRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoginRequest) ProtoMessage() {}
+
+func (x *LoginRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoginRequest.ProtoReflect.Descriptor instead.
+func (*LoginRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{60}
+}
+
+func (x *LoginRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LoginRequest) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+type LoginEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*LoginEvent_AuthorizationUrl
+	//	*LoginEvent_Done
+	Event         isLoginEvent_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoginEvent) Reset() {
+	*x = LoginEvent{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[61]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoginEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoginEvent) ProtoMessage() {}
+
+func (x *LoginEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[61]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoginEvent.ProtoReflect.Descriptor instead.
+func (*LoginEvent) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{61}
+}
+
+func (x *LoginEvent) GetEvent() isLoginEvent_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *LoginEvent) GetAuthorizationUrl() string {
+	if x != nil {
+		if x, ok := x.Event.(*LoginEvent_AuthorizationUrl); ok {
+			return x.AuthorizationUrl
+		}
+	}
+	return ""
+}
+
+func (x *LoginEvent) GetDone() *OAuthStatus {
+	if x != nil {
+		if x, ok := x.Event.(*LoginEvent_Done); ok {
+			return x.Done
+		}
+	}
+	return nil
+}
+
+type isLoginEvent_Event interface {
+	isLoginEvent_Event()
+}
+
+type LoginEvent_AuthorizationUrl struct {
+	// authorization_url is for the user's browser; sent first.
+	AuthorizationUrl string `protobuf:"bytes,1,opt,name=authorization_url,json=authorizationUrl,proto3,oneof"`
+}
+
+type LoginEvent_Done struct {
+	// done is the server's login after it succeeded; sent last.
+	Done *OAuthStatus `protobuf:"bytes,2,opt,name=done,proto3,oneof"`
+}
+
+func (*LoginEvent_AuthorizationUrl) isLoginEvent_Event() {}
+
+func (*LoginEvent_Done) isLoginEvent_Event() {}
+
+type LogoutRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogoutRequest) Reset() {
+	*x = LogoutRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[62]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogoutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogoutRequest) ProtoMessage() {}
+
+func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[62]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
+func (*LogoutRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{62}
+}
+
+func (x *LogoutRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type LogoutResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// was_logged_in is false when there was no token to forget.
+	WasLoggedIn   bool `protobuf:"varint,1,opt,name=was_logged_in,json=wasLoggedIn,proto3" json:"was_logged_in,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogoutResponse) Reset() {
+	*x = LogoutResponse{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[63]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogoutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogoutResponse) ProtoMessage() {}
+
+func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[63]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
+func (*LogoutResponse) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{63}
+}
+
+func (x *LogoutResponse) GetWasLoggedIn() bool {
+	if x != nil {
+		return x.WasLoggedIn
+	}
+	return false
+}
+
+// OAuthStatus is a remote server's OAuth login: who issued its token, for
+// which resource and client, with which scopes, until when.
+type OAuthStatus struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	LoggedIn bool                   `protobuf:"varint,1,opt,name=logged_in,json=loggedIn,proto3" json:"logged_in,omitempty"`
+	// login_required is set when calls fail until `mcpdctl login`; reason
+	// says why ("no token", "refresh refused", "needs scope ...").
+	LoginRequired   bool   `protobuf:"varint,2,opt,name=login_required,json=loginRequired,proto3" json:"login_required,omitempty"`
+	Reason          string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	LoginInProgress bool   `protobuf:"varint,4,opt,name=login_in_progress,json=loginInProgress,proto3" json:"login_in_progress,omitempty"`
+	// issuer is the authorization server's issuer identifier.
+	Issuer   string   `protobuf:"bytes,5,opt,name=issuer,proto3" json:"issuer,omitempty"`
+	Resource string   `protobuf:"bytes,6,opt,name=resource,proto3" json:"resource,omitempty"`
+	ClientId string   `protobuf:"bytes,7,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	Scopes   []string `protobuf:"bytes,8,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// expires_at_unix_ms is when the access token expires; 0 when unknown.
+	ExpiresAtUnixMs int64 `protobuf:"varint,9,opt,name=expires_at_unix_ms,json=expiresAtUnixMs,proto3" json:"expires_at_unix_ms,omitempty"`
+	HasRefreshToken bool  `protobuf:"varint,10,opt,name=has_refresh_token,json=hasRefreshToken,proto3" json:"has_refresh_token,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *OAuthStatus) Reset() {
+	*x = OAuthStatus{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[64]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OAuthStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OAuthStatus) ProtoMessage() {}
+
+func (x *OAuthStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[64]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OAuthStatus.ProtoReflect.Descriptor instead.
+func (*OAuthStatus) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{64}
+}
+
+func (x *OAuthStatus) GetLoggedIn() bool {
+	if x != nil {
+		return x.LoggedIn
+	}
+	return false
+}
+
+func (x *OAuthStatus) GetLoginRequired() bool {
+	if x != nil {
+		return x.LoginRequired
+	}
+	return false
+}
+
+func (x *OAuthStatus) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *OAuthStatus) GetLoginInProgress() bool {
+	if x != nil {
+		return x.LoginInProgress
+	}
+	return false
+}
+
+func (x *OAuthStatus) GetIssuer() string {
+	if x != nil {
+		return x.Issuer
+	}
+	return ""
+}
+
+func (x *OAuthStatus) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *OAuthStatus) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *OAuthStatus) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *OAuthStatus) GetExpiresAtUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresAtUnixMs
+	}
+	return 0
+}
+
+func (x *OAuthStatus) GetHasRefreshToken() bool {
+	if x != nil {
+		return x.HasRefreshToken
+	}
+	return false
+}
+
 var File_proto_mcpd_v1_mcpd_proto protoreflect.FileDescriptor
 
 const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
@@ -4472,7 +4830,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x11.mcpd.v1.McpErrorR\x05error\x12*\n" +
 	"\x05cache\x18\x04 \x01(\x0e2\x14.mcpd.v1.CacheStatusR\x05cache\x12\x1f\n" +
 	"\vduration_us\x18\x05 \x01(\x03R\n" +
-	"durationUs\"\xf2\a\n" +
+	"durationUs\"\x9e\b\n" +
 	"\fServerStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.mcpd.v1.ServerStateR\x05state\x12\x10\n" +
@@ -4504,7 +4862,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05cache\x18\x19 \x01(\v2\x13.mcpd.v1.CacheStatsR\x05cache\x12\"\n" +
 	"\finstructions\x18\x1a \x01(\tR\finstructions\x12)\n" +
 	"\x10messages_invalid\x18\x1b \x01(\x03R\x0fmessagesInvalid\x12!\n" +
-	"\fconfig_error\x18\x1c \x01(\tR\vconfigError\"\x9a\x01\n" +
+	"\fconfig_error\x18\x1c \x01(\tR\vconfigError\x12*\n" +
+	"\x05oauth\x18d \x01(\v2\x14.mcpd.v1.OAuthStatusR\x05oauth\"\x9a\x01\n" +
 	"\tAppStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x10\n" +
@@ -4770,7 +5129,31 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05lines\x18\x02 \x01(\x05R\x05lines\"T\n" +
 	"\x12FollowLogsResponse\x12$\n" +
 	"\x04line\x18\x01 \x01(\v2\x10.mcpd.v1.LogLineR\x04line\x12\x18\n" +
-	"\adropped\x18\x02 \x01(\x03R\adropped*w\n" +
+	"\adropped\x18\x02 \x01(\x03R\adropped\":\n" +
+	"\fLoginRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06scopes\x18\x02 \x03(\tR\x06scopes\"p\n" +
+	"\n" +
+	"LoginEvent\x12-\n" +
+	"\x11authorization_url\x18\x01 \x01(\tH\x00R\x10authorizationUrl\x12*\n" +
+	"\x04done\x18\x02 \x01(\v2\x14.mcpd.v1.OAuthStatusH\x00R\x04doneB\a\n" +
+	"\x05event\"#\n" +
+	"\rLogoutRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"4\n" +
+	"\x0eLogoutResponse\x12\"\n" +
+	"\rwas_logged_in\x18\x01 \x01(\bR\vwasLoggedIn\"\xd7\x02\n" +
+	"\vOAuthStatus\x12\x1b\n" +
+	"\tlogged_in\x18\x01 \x01(\bR\bloggedIn\x12%\n" +
+	"\x0elogin_required\x18\x02 \x01(\bR\rloginRequired\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12*\n" +
+	"\x11login_in_progress\x18\x04 \x01(\bR\x0floginInProgress\x12\x16\n" +
+	"\x06issuer\x18\x05 \x01(\tR\x06issuer\x12\x1a\n" +
+	"\bresource\x18\x06 \x01(\tR\bresource\x12\x1b\n" +
+	"\tclient_id\x18\a \x01(\tR\bclientId\x12\x16\n" +
+	"\x06scopes\x18\b \x03(\tR\x06scopes\x12+\n" +
+	"\x12expires_at_unix_ms\x18\t \x01(\x03R\x0fexpiresAtUnixMs\x12*\n" +
+	"\x11has_refresh_token\x18\n" +
+	" \x01(\bR\x0fhasRefreshToken*w\n" +
 	"\vCacheStatus\x12\x1c\n" +
 	"\x18CACHE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CACHE_STATUS_FETCHED\x10\x01\x12\x14\n" +
@@ -4798,7 +5181,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x1eSUBSCRIPTION_EVENT_KIND_LAGGED\x10\t\x12!\n" +
 	"\x1dSUBSCRIPTION_EVENT_KIND_ERROR\x10\n" +
 	"\x12'\n" +
-	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\xc2\f\n" +
+	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\xb4\r\n" +
 	"\x04Mcpd\x12B\n" +
 	"\tGetStatus\x12\x19.mcpd.v1.GetStatusRequest\x1a\x1a.mcpd.v1.GetStatusResponse\x12H\n" +
 	"\vListServers\x12\x1b.mcpd.v1.ListServersRequest\x1a\x1c.mcpd.v1.ListServersResponse\x12H\n" +
@@ -4824,7 +5207,9 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\fReloadConfig\x12\x1c.mcpd.v1.ReloadConfigRequest\x1a\x1d.mcpd.v1.ReloadConfigResponse\x12H\n" +
 	"\vCheckConfig\x12\x1b.mcpd.v1.CheckConfigRequest\x1a\x1c.mcpd.v1.CheckConfigResponse\x12G\n" +
 	"\n" +
-	"FollowLogs\x12\x1a.mcpd.v1.FollowLogsRequest\x1a\x1b.mcpd.v1.FollowLogsResponse0\x01B/Z-github.com/mcpd-dev/mcpd/proto/mcpd/v1;mcpdv1b\x06proto3"
+	"FollowLogs\x12\x1a.mcpd.v1.FollowLogsRequest\x1a\x1b.mcpd.v1.FollowLogsResponse0\x01\x125\n" +
+	"\x05Login\x12\x15.mcpd.v1.LoginRequest\x1a\x13.mcpd.v1.LoginEvent0\x01\x129\n" +
+	"\x06Logout\x12\x16.mcpd.v1.LogoutRequest\x1a\x17.mcpd.v1.LogoutResponseB/Z-github.com/mcpd-dev/mcpd/proto/mcpd/v1;mcpdv1b\x06proto3"
 
 var (
 	file_proto_mcpd_v1_mcpd_proto_rawDescOnce sync.Once
@@ -4839,7 +5224,7 @@ func file_proto_mcpd_v1_mcpd_proto_rawDescGZIP() []byte {
 }
 
 var file_proto_mcpd_v1_mcpd_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 60)
+var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 65)
 var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(CacheStatus)(0),                      // 0: mcpd.v1.CacheStatus
 	(ServerState)(0),                      // 1: mcpd.v1.ServerState
@@ -4904,6 +5289,11 @@ var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(*CheckConfigResponse)(nil),           // 60: mcpd.v1.CheckConfigResponse
 	(*FollowLogsRequest)(nil),             // 61: mcpd.v1.FollowLogsRequest
 	(*FollowLogsResponse)(nil),            // 62: mcpd.v1.FollowLogsResponse
+	(*LoginRequest)(nil),                  // 63: mcpd.v1.LoginRequest
+	(*LoginEvent)(nil),                    // 64: mcpd.v1.LoginEvent
+	(*LogoutRequest)(nil),                 // 65: mcpd.v1.LogoutRequest
+	(*LogoutResponse)(nil),                // 66: mcpd.v1.LogoutResponse
+	(*OAuthStatus)(nil),                   // 67: mcpd.v1.OAuthStatus
 }
 var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	3,  // 0: mcpd.v1.CallOptions.client:type_name -> mcpd.v1.ClientInfo
@@ -4911,97 +5301,103 @@ var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	0,  // 2: mcpd.v1.McpResponse.cache:type_name -> mcpd.v1.CacheStatus
 	1,  // 3: mcpd.v1.ServerStatus.state:type_name -> mcpd.v1.ServerState
 	38, // 4: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
-	7,  // 5: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
-	8,  // 6: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
-	47, // 7: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
-	11, // 8: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
-	7,  // 9: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
-	7,  // 10: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	7,  // 11: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	7,  // 12: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	21, // 13: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
-	4,  // 14: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
-	5,  // 15: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
-	0,  // 16: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
-	24, // 17: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
-	4,  // 18: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
-	6,  // 19: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
-	4,  // 20: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
-	24, // 21: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
-	4,  // 22: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
-	4,  // 23: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
-	24, // 24: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
-	4,  // 25: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
-	24, // 26: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
-	4,  // 27: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
-	4,  // 28: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
-	4,  // 29: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
-	3,  // 30: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
-	42, // 31: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	2,  // 32: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
-	43, // 33: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
-	42, // 34: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	3,  // 35: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
-	5,  // 36: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
-	48, // 37: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
-	49, // 38: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
-	53, // 39: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
-	51, // 40: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
-	52, // 41: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
-	55, // 42: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	56, // 43: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	55, // 44: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	56, // 45: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	21, // 46: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
-	9,  // 47: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
-	12, // 48: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
-	14, // 49: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
-	16, // 50: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
-	18, // 51: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
-	20, // 52: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
-	23, // 53: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
-	26, // 54: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
-	28, // 55: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
-	30, // 56: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
-	31, // 57: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
-	33, // 58: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
-	35, // 59: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
-	36, // 60: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
-	37, // 61: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
-	39, // 62: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
-	41, // 63: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
-	45, // 64: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
-	50, // 65: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
-	57, // 66: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
-	59, // 67: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
-	61, // 68: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
-	10, // 69: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
-	13, // 70: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
-	15, // 71: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
-	17, // 72: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
-	19, // 73: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
-	22, // 74: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
-	25, // 75: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
-	27, // 76: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
-	29, // 77: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
-	6,  // 78: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
-	32, // 79: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
-	34, // 80: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
-	6,  // 81: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
-	6,  // 82: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
-	27, // 83: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
-	40, // 84: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
-	44, // 85: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
-	46, // 86: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
-	54, // 87: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
-	58, // 88: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
-	60, // 89: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
-	62, // 90: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
-	69, // [69:91] is the sub-list for method output_type
-	47, // [47:69] is the sub-list for method input_type
-	47, // [47:47] is the sub-list for extension type_name
-	47, // [47:47] is the sub-list for extension extendee
-	0,  // [0:47] is the sub-list for field type_name
+	67, // 5: mcpd.v1.ServerStatus.oauth:type_name -> mcpd.v1.OAuthStatus
+	7,  // 6: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
+	8,  // 7: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
+	47, // 8: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
+	11, // 9: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
+	7,  // 10: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
+	7,  // 11: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	7,  // 12: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	7,  // 13: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	21, // 14: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
+	4,  // 15: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
+	5,  // 16: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
+	0,  // 17: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
+	24, // 18: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
+	4,  // 19: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
+	6,  // 20: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
+	4,  // 21: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
+	24, // 22: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
+	4,  // 23: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
+	4,  // 24: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
+	24, // 25: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
+	4,  // 26: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
+	24, // 27: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
+	4,  // 28: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
+	4,  // 29: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
+	4,  // 30: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
+	3,  // 31: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
+	42, // 32: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	2,  // 33: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
+	43, // 34: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
+	42, // 35: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	3,  // 36: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
+	5,  // 37: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
+	48, // 38: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
+	49, // 39: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
+	53, // 40: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
+	51, // 41: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
+	52, // 42: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
+	55, // 43: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	56, // 44: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	55, // 45: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	56, // 46: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	21, // 47: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
+	67, // 48: mcpd.v1.LoginEvent.done:type_name -> mcpd.v1.OAuthStatus
+	9,  // 49: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
+	12, // 50: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
+	14, // 51: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
+	16, // 52: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
+	18, // 53: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
+	20, // 54: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
+	23, // 55: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
+	26, // 56: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
+	28, // 57: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
+	30, // 58: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
+	31, // 59: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
+	33, // 60: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
+	35, // 61: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
+	36, // 62: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
+	37, // 63: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
+	39, // 64: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
+	41, // 65: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
+	45, // 66: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
+	50, // 67: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
+	57, // 68: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
+	59, // 69: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
+	61, // 70: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
+	63, // 71: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
+	65, // 72: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
+	10, // 73: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
+	13, // 74: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
+	15, // 75: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
+	17, // 76: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
+	19, // 77: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
+	22, // 78: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
+	25, // 79: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
+	27, // 80: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
+	29, // 81: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
+	6,  // 82: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
+	32, // 83: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
+	34, // 84: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
+	6,  // 85: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
+	6,  // 86: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
+	27, // 87: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
+	40, // 88: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
+	44, // 89: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
+	46, // 90: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
+	54, // 91: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
+	58, // 92: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
+	60, // 93: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
+	62, // 94: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
+	64, // 95: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
+	66, // 96: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
+	73, // [73:97] is the sub-list for method output_type
+	49, // [49:73] is the sub-list for method input_type
+	49, // [49:49] is the sub-list for extension type_name
+	49, // [49:49] is the sub-list for extension extendee
+	0,  // [0:49] is the sub-list for field type_name
 }
 
 func init() { file_proto_mcpd_v1_mcpd_proto_init() }
@@ -5023,13 +5419,17 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 		(*HostResponse_Call)(nil),
 		(*HostResponse_Cancel)(nil),
 	}
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[61].OneofWrappers = []any{
+		(*LoginEvent_AuthorizationUrl)(nil),
+		(*LoginEvent_Done)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_mcpd_v1_mcpd_proto_rawDesc), len(file_proto_mcpd_v1_mcpd_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   60,
+			NumMessages:   65,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -46,6 +46,8 @@ const (
 	Mcpd_ReloadConfig_FullMethodName          = "/mcpd.v1.Mcpd/ReloadConfig"
 	Mcpd_CheckConfig_FullMethodName           = "/mcpd.v1.Mcpd/CheckConfig"
 	Mcpd_FollowLogs_FullMethodName            = "/mcpd.v1.Mcpd/FollowLogs"
+	Mcpd_Login_FullMethodName                 = "/mcpd.v1.Mcpd/Login"
+	Mcpd_Logout_FullMethodName                = "/mcpd.v1.Mcpd/Logout"
 )
 
 // McpdClient is the client API for Mcpd service.
@@ -114,6 +116,15 @@ type McpdClient interface {
 	// FollowLogs streams a server's recent stderr lines, then every new line
 	// until the app cancels; an empty name follows mcpd's own log.
 	FollowLogs(ctx context.Context, in *FollowLogsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[FollowLogsResponse], error)
+	// Login runs the OAuth login of a remote (url) server: the first event
+	// carries the authorization URL for the user's browser, the last the
+	// outcome, once the authorization server redirected to mcpd's loopback
+	// listener and the code was exchanged. mcpd never opens a browser itself.
+	// Cancelling the stream abandons the login.
+	Login(ctx context.Context, in *LoginRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LoginEvent], error)
+	// Logout forgets a remote server's OAuth token; calls to it need a login
+	// again.
+	Logout(ctx context.Context, in *LogoutRequest, opts ...grpc.CallOption) (*LogoutResponse, error)
 }
 
 type mcpdClient struct {
@@ -383,6 +394,35 @@ func (c *mcpdClient) FollowLogs(ctx context.Context, in *FollowLogsRequest, opts
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Mcpd_FollowLogsClient = grpc.ServerStreamingClient[FollowLogsResponse]
 
+func (c *mcpdClient) Login(ctx context.Context, in *LoginRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LoginEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Mcpd_ServiceDesc.Streams[5], Mcpd_Login_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[LoginRequest, LoginEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Mcpd_LoginClient = grpc.ServerStreamingClient[LoginEvent]
+
+func (c *mcpdClient) Logout(ctx context.Context, in *LogoutRequest, opts ...grpc.CallOption) (*LogoutResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LogoutResponse)
+	err := c.cc.Invoke(ctx, Mcpd_Logout_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // McpdServer is the server API for Mcpd service.
 // All implementations must embed UnimplementedMcpdServer
 // for forward compatibility.
@@ -449,6 +489,15 @@ type McpdServer interface {
 	// FollowLogs streams a server's recent stderr lines, then every new line
 	// until the app cancels; an empty name follows mcpd's own log.
 	FollowLogs(*FollowLogsRequest, grpc.ServerStreamingServer[FollowLogsResponse]) error
+	// Login runs the OAuth login of a remote (url) server: the first event
+	// carries the authorization URL for the user's browser, the last the
+	// outcome, once the authorization server redirected to mcpd's loopback
+	// listener and the code was exchanged. mcpd never opens a browser itself.
+	// Cancelling the stream abandons the login.
+	Login(*LoginRequest, grpc.ServerStreamingServer[LoginEvent]) error
+	// Logout forgets a remote server's OAuth token; calls to it need a login
+	// again.
+	Logout(context.Context, *LogoutRequest) (*LogoutResponse, error)
 	mustEmbedUnimplementedMcpdServer()
 }
 
@@ -524,6 +573,12 @@ func (UnimplementedMcpdServer) CheckConfig(context.Context, *CheckConfigRequest)
 }
 func (UnimplementedMcpdServer) FollowLogs(*FollowLogsRequest, grpc.ServerStreamingServer[FollowLogsResponse]) error {
 	return status.Error(codes.Unimplemented, "method FollowLogs not implemented")
+}
+func (UnimplementedMcpdServer) Login(*LoginRequest, grpc.ServerStreamingServer[LoginEvent]) error {
+	return status.Error(codes.Unimplemented, "method Login not implemented")
+}
+func (UnimplementedMcpdServer) Logout(context.Context, *LogoutRequest) (*LogoutResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Logout not implemented")
 }
 func (UnimplementedMcpdServer) mustEmbedUnimplementedMcpdServer() {}
 func (UnimplementedMcpdServer) testEmbeddedByValue()              {}
@@ -903,6 +958,35 @@ func _Mcpd_FollowLogs_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Mcpd_FollowLogsServer = grpc.ServerStreamingServer[FollowLogsResponse]
 
+func _Mcpd_Login_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(LoginRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(McpdServer).Login(m, &grpc.GenericServerStream[LoginRequest, LoginEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Mcpd_LoginServer = grpc.ServerStreamingServer[LoginEvent]
+
+func _Mcpd_Logout_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LogoutRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(McpdServer).Logout(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Mcpd_Logout_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(McpdServer).Logout(ctx, req.(*LogoutRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Mcpd_ServiceDesc is the grpc.ServiceDesc for Mcpd service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -978,6 +1062,10 @@ var Mcpd_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "CheckConfig",
 			Handler:    _Mcpd_CheckConfig_Handler,
 		},
+		{
+			MethodName: "Logout",
+			Handler:    _Mcpd_Logout_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -1004,6 +1092,11 @@ var Mcpd_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "FollowLogs",
 			Handler:       _Mcpd_FollowLogs_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Login",
+			Handler:       _Mcpd_Login_Handler,
 			ServerStreams: true,
 		},
 	},
