@@ -65,3 +65,23 @@ func TestLoginOfAStdioServerIsAClearError(t *testing.T) {
 		}
 	}
 }
+
+func TestStatusShowsLogins(t *testing.T) {
+	var b strings.Builder
+	printOAuth(&b, []*mcpdv1.ServerStatus{
+		{Name: "local"},
+		{Name: "remote", Oauth: &mcpdv1.OAuthStatus{LoggedIn: true, Issuer: "https://as.example",
+			Scopes: []string{"read", "write"}, ExpiresAtUnixMs: fakeNow.Add(90 * 60 * 1e9).UnixMilli()}},
+		{Name: "other", Oauth: &mcpdv1.OAuthStatus{LoginRequired: true, Reason: "refresh refused"}},
+	})
+	out := b.String()
+	for _, want := range []string{"SERVER", "remote  logged in", "https://as.example", "read write", "in 1h30m",
+		"other   login required: refresh refused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q in:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "local") {
+		t.Errorf("a server without OAuth is listed:\n%s", out)
+	}
+}

@@ -113,6 +113,7 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 		fmt.Fprintln(w, "no servers configured")
 	} else {
 		printStatusTable(w, st) // status_ops.go
+		printOAuth(w, st.GetServers())
 	}
 	if apps := st.GetApps(); len(apps) > 0 {
 		fmt.Fprintln(w)
