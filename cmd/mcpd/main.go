@@ -315,8 +315,10 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	// Components.
 	clientInfo, _ := json.Marshal(map[string]string{"name": "mcpd", "version": version.Version})
 	var srv *api.Server // set below, before any child can run
+	oauthMgr := newOAuthManager(stateDir(f.stateDir), log.Named("oauth"))
 	sup := supervisor.New(supervisor.Options{
 		Specs:                   specs(cfg),
+		NewAuthorizer:           newAuthorizer(oauthMgr),
 		Logger:                  log,
 		Keeper:                  keeper,
 		ClientInfo:              clientInfo,
@@ -341,6 +343,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	if cfg != nil {
 		srv.SetProfiles(cfg.Profiles)
 	}
+	srv.SetRemoteAuth(remoteAuth{m: oauthMgr, sup: sup})
 	api.RouteGRPCLog(log.Named("grpc"))
 	gs := api.NewGRPCServer(srv, log.Named("api"))
 	// "mcpdctl reload" goes through the reload actor below, like SIGHUP.

@@ -55,6 +55,8 @@ var commands = []*command{
 	startCmd,
 	stopCmd,
 	restartCmd,
+	loginCmd,
+	logoutCmd,
 	logsCmd,
 	watchCmd,
 	toolsCmd,

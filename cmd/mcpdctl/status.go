@@ -117,6 +117,7 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 	} else {
 		printStatusTable(w, st)              // status_ops.go
 		printToolChanges(w, st.GetServers()) // toolswatch.go
+		printOAuth(w, st.GetServers())
 	}
 	if p := st.GetAuditPath(); p != "" {
 		fmt.Fprintf(w, "audit log %s (mcpdctl audit)\n", sanitize(p))

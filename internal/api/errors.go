@@ -7,8 +7,9 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/mcpd-dev/mcpd/internal/remote"
+	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/pin"
+	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -33,6 +34,11 @@ func toStatus(err error) error {
 	// app's own deadline or cancellation ends a call, gRPC reports that to
 	// the app whatever the handler returns.
 	switch {
+	case errors.Is(err, oauth.ErrLoginRequired):
+		// A remote server needing `mcpdctl login`; the message says so.
+		code = codes.Unauthenticated
+	case errors.Is(err, ErrNotRemote):
+		code = codes.FailedPrecondition
 	case errors.Is(err, supervisor.ErrUnknownServer):
 		code = codes.NotFound
 	case errors.Is(err, pin.ErrWithheld):

@@ -89,15 +89,16 @@ type Server struct {
 	budget *memBudget   // memory of the requests in flight (budget.go)
 	// profiles are the config's profiles (profiles.go), swapped whole.
 	profiles atomic.Pointer[profile.Set]
-	audit  AuditOptions // the audit log (audit.go)
-	tracer Tracer       // nil: no traces (tracing.go)
+	audit    AuditOptions // the audit log (audit.go)
+	tracer   Tracer       // nil: no traces (tracing.go)
 
 	mu          sync.Mutex // guards following
 	socketPath  string
 	configPath  string
 	configError string
-	ops         opsState  // config reload/check and mcpd's own log (ops.go)
-	http        HTTPState // mcpd's HTTP face (httpstatus.go)
+	ops         opsState   // config reload/check and mcpd's own log (ops.go)
+	http        HTTPState  // mcpd's HTTP face (httpstatus.go)
+	remoteAuth  RemoteAuth // OAuth logins of remote servers (login.go); nil: none
 }
 
 var _ mcpdv1.McpdServer = (*Server)(nil)
@@ -168,6 +169,7 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 	for _, st := range s.sup.Status() {
 		resp.Servers = append(resp.Servers, serverStatusToProto(st, now))
 	}
+	s.addOAuthStatus(resp.Servers)
 	identifyFromMetadata(ctx)
 	for _, a := range s.apps.snapshot() {
 		resp.Apps = append(resp.Apps, &mcpdv1.AppStatus{
@@ -202,6 +204,7 @@ func (s *Server) ListServers(ctx context.Context, _ *mcpdv1.ListServersRequest) 
 			resp.Servers = append(resp.Servers, serverStatusToProto(st, now))
 		}
 	}
+	s.addOAuthStatus(resp.Servers)
 	return resp, nil
 }
 

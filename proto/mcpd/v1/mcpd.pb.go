@@ -962,8 +962,11 @@ type ServerStatus struct {
 	// tool_changes_pending counts the tools whose definitions differ from the
 	// ones mcpd pinned (see GetToolChanges); 0 when none or pin is "off".
 	ToolChangesPending int64 `protobuf:"varint,41,opt,name=tool_changes_pending,json=toolChangesPending,proto3" json:"tool_changes_pending,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// oauth is the server's OAuth login, for a remote server that has one or
+	// needs one; unset otherwise. It never carries token text.
+	Oauth         *OAuthStatus `protobuf:"bytes,100,opt,name=oauth,proto3" json:"oauth,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ServerStatus) Reset() {
@@ -1204,6 +1207,13 @@ func (x *ServerStatus) GetToolChangesPending() int64 {
 		return x.ToolChangesPending
 	}
 	return 0
+}
+
+func (x *ServerStatus) GetOauth() *OAuthStatus {
+	if x != nil {
+		return x.Oauth
+	}
+	return nil
 }
 
 // AppStatus is one connected app.
@@ -5145,6 +5155,354 @@ func (x *FollowLogsResponse) GetDropped() int64 {
 	return 0
 }
 
+type LoginRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// scopes are requested on top of those the server asks for.
+	Scopes        []string `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoginRequest) Reset() {
+	*x = LoginRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[66]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoginRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoginRequest) ProtoMessage() {}
+
+func (x *LoginRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[66]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoginRequest.ProtoReflect.Descriptor instead.
+func (*LoginRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{66}
+}
+
+func (x *LoginRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *LoginRequest) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+type LoginEvent struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Event:
+	//
+	//	*LoginEvent_AuthorizationUrl
+	//	*LoginEvent_Done
+	Event         isLoginEvent_Event `protobuf_oneof:"event"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LoginEvent) Reset() {
+	*x = LoginEvent{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[67]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LoginEvent) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LoginEvent) ProtoMessage() {}
+
+func (x *LoginEvent) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[67]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LoginEvent.ProtoReflect.Descriptor instead.
+func (*LoginEvent) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{67}
+}
+
+func (x *LoginEvent) GetEvent() isLoginEvent_Event {
+	if x != nil {
+		return x.Event
+	}
+	return nil
+}
+
+func (x *LoginEvent) GetAuthorizationUrl() string {
+	if x != nil {
+		if x, ok := x.Event.(*LoginEvent_AuthorizationUrl); ok {
+			return x.AuthorizationUrl
+		}
+	}
+	return ""
+}
+
+func (x *LoginEvent) GetDone() *OAuthStatus {
+	if x != nil {
+		if x, ok := x.Event.(*LoginEvent_Done); ok {
+			return x.Done
+		}
+	}
+	return nil
+}
+
+type isLoginEvent_Event interface {
+	isLoginEvent_Event()
+}
+
+type LoginEvent_AuthorizationUrl struct {
+	// authorization_url is for the user's browser; sent first.
+	AuthorizationUrl string `protobuf:"bytes,1,opt,name=authorization_url,json=authorizationUrl,proto3,oneof"`
+}
+
+type LoginEvent_Done struct {
+	// done is the server's login after it succeeded; sent last.
+	Done *OAuthStatus `protobuf:"bytes,2,opt,name=done,proto3,oneof"`
+}
+
+func (*LoginEvent_AuthorizationUrl) isLoginEvent_Event() {}
+
+func (*LoginEvent_Done) isLoginEvent_Event() {}
+
+type LogoutRequest struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogoutRequest) Reset() {
+	*x = LogoutRequest{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[68]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogoutRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogoutRequest) ProtoMessage() {}
+
+func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[68]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
+func (*LogoutRequest) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{68}
+}
+
+func (x *LogoutRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+type LogoutResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// was_logged_in is false when there was no token to forget.
+	WasLoggedIn   bool `protobuf:"varint,1,opt,name=was_logged_in,json=wasLoggedIn,proto3" json:"was_logged_in,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *LogoutResponse) Reset() {
+	*x = LogoutResponse{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[69]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *LogoutResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*LogoutResponse) ProtoMessage() {}
+
+func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[69]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
+func (*LogoutResponse) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{69}
+}
+
+func (x *LogoutResponse) GetWasLoggedIn() bool {
+	if x != nil {
+		return x.WasLoggedIn
+	}
+	return false
+}
+
+// OAuthStatus is a remote server's OAuth login: who issued its token, for
+// which resource and client, with which scopes, until when.
+type OAuthStatus struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	LoggedIn bool                   `protobuf:"varint,1,opt,name=logged_in,json=loggedIn,proto3" json:"logged_in,omitempty"`
+	// login_required is set when calls fail until `mcpdctl login`; reason
+	// says why ("no token", "refresh refused", "needs scope ...").
+	LoginRequired   bool   `protobuf:"varint,2,opt,name=login_required,json=loginRequired,proto3" json:"login_required,omitempty"`
+	Reason          string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	LoginInProgress bool   `protobuf:"varint,4,opt,name=login_in_progress,json=loginInProgress,proto3" json:"login_in_progress,omitempty"`
+	// issuer is the authorization server's issuer identifier.
+	Issuer   string   `protobuf:"bytes,5,opt,name=issuer,proto3" json:"issuer,omitempty"`
+	Resource string   `protobuf:"bytes,6,opt,name=resource,proto3" json:"resource,omitempty"`
+	ClientId string   `protobuf:"bytes,7,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	Scopes   []string `protobuf:"bytes,8,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// expires_at_unix_ms is when the access token expires; 0 when unknown.
+	ExpiresAtUnixMs int64 `protobuf:"varint,9,opt,name=expires_at_unix_ms,json=expiresAtUnixMs,proto3" json:"expires_at_unix_ms,omitempty"`
+	HasRefreshToken bool  `protobuf:"varint,10,opt,name=has_refresh_token,json=hasRefreshToken,proto3" json:"has_refresh_token,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *OAuthStatus) Reset() {
+	*x = OAuthStatus{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[70]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *OAuthStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*OAuthStatus) ProtoMessage() {}
+
+func (x *OAuthStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[70]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use OAuthStatus.ProtoReflect.Descriptor instead.
+func (*OAuthStatus) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{70}
+}
+
+func (x *OAuthStatus) GetLoggedIn() bool {
+	if x != nil {
+		return x.LoggedIn
+	}
+	return false
+}
+
+func (x *OAuthStatus) GetLoginRequired() bool {
+	if x != nil {
+		return x.LoginRequired
+	}
+	return false
+}
+
+func (x *OAuthStatus) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *OAuthStatus) GetLoginInProgress() bool {
+	if x != nil {
+		return x.LoginInProgress
+	}
+	return false
+}
+
+func (x *OAuthStatus) GetIssuer() string {
+	if x != nil {
+		return x.Issuer
+	}
+	return ""
+}
+
+func (x *OAuthStatus) GetResource() string {
+	if x != nil {
+		return x.Resource
+	}
+	return ""
+}
+
+func (x *OAuthStatus) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *OAuthStatus) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *OAuthStatus) GetExpiresAtUnixMs() int64 {
+	if x != nil {
+		return x.ExpiresAtUnixMs
+	}
+	return 0
+}
+
+func (x *OAuthStatus) GetHasRefreshToken() bool {
+	if x != nil {
+		return x.HasRefreshToken
+	}
+	return false
+}
+
 var File_proto_mcpd_v1_mcpd_proto protoreflect.FileDescriptor
 
 const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
@@ -5194,7 +5552,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x11.mcpd.v1.McpErrorR\x05error\x12*\n" +
 	"\x05cache\x18\x04 \x01(\x0e2\x14.mcpd.v1.CacheStatusR\x05cache\x12\x1f\n" +
 	"\vduration_us\x18\x05 \x01(\x03R\n" +
-	"durationUs\"\xbe\b\n" +
+	"durationUs\"\xea\b\n" +
 	"\fServerStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.mcpd.v1.ServerStateR\x05state\x12\x10\n" +
@@ -5228,7 +5586,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x10messages_invalid\x18\x1b \x01(\x03R\x0fmessagesInvalid\x12!\n" +
 	"\fconfig_error\x18\x1c \x01(\tR\vconfigError\x12\x18\n" +
 	"\asandbox\x18( \x01(\tR\asandbox\x120\n" +
-	"\x14tool_changes_pending\x18) \x01(\x03R\x12toolChangesPending\"\xb4\x01\n" +
+	"\x14tool_changes_pending\x18) \x01(\x03R\x12toolChangesPending\x12*\n" +
+	"\x05oauth\x18d \x01(\v2\x14.mcpd.v1.OAuthStatusR\x05oauth\"\xb4\x01\n" +
 	"\tAppStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x10\n" +
@@ -5503,7 +5862,31 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05lines\x18\x02 \x01(\x05R\x05lines\"T\n" +
 	"\x12FollowLogsResponse\x12$\n" +
 	"\x04line\x18\x01 \x01(\v2\x10.mcpd.v1.LogLineR\x04line\x12\x18\n" +
-	"\adropped\x18\x02 \x01(\x03R\adropped*w\n" +
+	"\adropped\x18\x02 \x01(\x03R\adropped\":\n" +
+	"\fLoginRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
+	"\x06scopes\x18\x02 \x03(\tR\x06scopes\"p\n" +
+	"\n" +
+	"LoginEvent\x12-\n" +
+	"\x11authorization_url\x18\x01 \x01(\tH\x00R\x10authorizationUrl\x12*\n" +
+	"\x04done\x18\x02 \x01(\v2\x14.mcpd.v1.OAuthStatusH\x00R\x04doneB\a\n" +
+	"\x05event\"#\n" +
+	"\rLogoutRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\"4\n" +
+	"\x0eLogoutResponse\x12\"\n" +
+	"\rwas_logged_in\x18\x01 \x01(\bR\vwasLoggedIn\"\xd7\x02\n" +
+	"\vOAuthStatus\x12\x1b\n" +
+	"\tlogged_in\x18\x01 \x01(\bR\bloggedIn\x12%\n" +
+	"\x0elogin_required\x18\x02 \x01(\bR\rloginRequired\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12*\n" +
+	"\x11login_in_progress\x18\x04 \x01(\bR\x0floginInProgress\x12\x16\n" +
+	"\x06issuer\x18\x05 \x01(\tR\x06issuer\x12\x1a\n" +
+	"\bresource\x18\x06 \x01(\tR\bresource\x12\x1b\n" +
+	"\tclient_id\x18\a \x01(\tR\bclientId\x12\x16\n" +
+	"\x06scopes\x18\b \x03(\tR\x06scopes\x12+\n" +
+	"\x12expires_at_unix_ms\x18\t \x01(\x03R\x0fexpiresAtUnixMs\x12*\n" +
+	"\x11has_refresh_token\x18\n" +
+	" \x01(\bR\x0fhasRefreshToken*w\n" +
 	"\vCacheStatus\x12\x1c\n" +
 	"\x18CACHE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CACHE_STATUS_FETCHED\x10\x01\x12\x14\n" +
@@ -5532,7 +5915,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x1eSUBSCRIPTION_EVENT_KIND_LAGGED\x10\t\x12!\n" +
 	"\x1dSUBSCRIPTION_EVENT_KIND_ERROR\x10\n" +
 	"\x12'\n" +
-	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\xe2\r\n" +
+	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\xd4\x0e\n" +
 	"\x04Mcpd\x12B\n" +
 	"\tGetStatus\x12\x19.mcpd.v1.GetStatusRequest\x1a\x1a.mcpd.v1.GetStatusResponse\x12H\n" +
 	"\vListServers\x12\x1b.mcpd.v1.ListServersRequest\x1a\x1c.mcpd.v1.ListServersResponse\x12H\n" +
@@ -5560,7 +5943,9 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\n" +
 	"FollowLogs\x12\x1a.mcpd.v1.FollowLogsRequest\x1a\x1b.mcpd.v1.FollowLogsResponse0\x01\x12Q\n" +
 	"\x0eGetToolChanges\x12\x1e.mcpd.v1.GetToolChangesRequest\x1a\x1f.mcpd.v1.GetToolChangesResponse\x12K\n" +
-	"\fApproveTools\x12\x1c.mcpd.v1.ApproveToolsRequest\x1a\x1d.mcpd.v1.ApproveToolsResponseB/Z-github.com/mcpd-dev/mcpd/proto/mcpd/v1;mcpdv1b\x06proto3"
+	"\fApproveTools\x12\x1c.mcpd.v1.ApproveToolsRequest\x1a\x1d.mcpd.v1.ApproveToolsResponse\x125\n" +
+	"\x05Login\x12\x15.mcpd.v1.LoginRequest\x1a\x13.mcpd.v1.LoginEvent0\x01\x129\n" +
+	"\x06Logout\x12\x16.mcpd.v1.LogoutRequest\x1a\x17.mcpd.v1.LogoutResponseB/Z-github.com/mcpd-dev/mcpd/proto/mcpd/v1;mcpdv1b\x06proto3"
 
 var (
 	file_proto_mcpd_v1_mcpd_proto_rawDescOnce sync.Once
@@ -5575,7 +5960,7 @@ func file_proto_mcpd_v1_mcpd_proto_rawDescGZIP() []byte {
 }
 
 var file_proto_mcpd_v1_mcpd_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 66)
+var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 71)
 var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(CacheStatus)(0),                      // 0: mcpd.v1.CacheStatus
 	(ServerState)(0),                      // 1: mcpd.v1.ServerState
@@ -5646,6 +6031,11 @@ var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(*CheckConfigResponse)(nil),           // 66: mcpd.v1.CheckConfigResponse
 	(*FollowLogsRequest)(nil),             // 67: mcpd.v1.FollowLogsRequest
 	(*FollowLogsResponse)(nil),            // 68: mcpd.v1.FollowLogsResponse
+	(*LoginRequest)(nil),                  // 69: mcpd.v1.LoginRequest
+	(*LoginEvent)(nil),                    // 70: mcpd.v1.LoginEvent
+	(*LogoutRequest)(nil),                 // 71: mcpd.v1.LogoutRequest
+	(*LogoutResponse)(nil),                // 72: mcpd.v1.LogoutResponse
+	(*OAuthStatus)(nil),                   // 73: mcpd.v1.OAuthStatus
 }
 var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	9,  // 0: mcpd.v1.GetToolChangesRequest.options:type_name -> mcpd.v1.CallOptions
@@ -5656,103 +6046,109 @@ var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	0,  // 5: mcpd.v1.McpResponse.cache:type_name -> mcpd.v1.CacheStatus
 	1,  // 6: mcpd.v1.ServerStatus.state:type_name -> mcpd.v1.ServerState
 	44, // 7: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
-	12, // 8: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
-	13, // 9: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
-	53, // 10: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
-	17, // 11: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
-	16, // 12: mcpd.v1.GetStatusResponse.profiles:type_name -> mcpd.v1.ProfileInfo
-	12, // 13: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
-	16, // 14: mcpd.v1.ListServersResponse.profile:type_name -> mcpd.v1.ProfileInfo
-	12, // 15: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	12, // 16: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	12, // 17: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	27, // 18: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
-	9,  // 19: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
-	10, // 20: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
-	0,  // 21: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
-	30, // 22: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 23: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
-	11, // 24: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
-	9,  // 25: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
-	30, // 26: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 27: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
-	9,  // 28: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
-	30, // 29: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 30: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
-	30, // 31: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 32: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
-	9,  // 33: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
-	9,  // 34: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
-	8,  // 35: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
-	48, // 36: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	2,  // 37: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
-	49, // 38: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
-	48, // 39: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	8,  // 40: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
-	10, // 41: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
-	54, // 42: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
-	55, // 43: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
-	59, // 44: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
-	57, // 45: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
-	58, // 46: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
-	61, // 47: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	62, // 48: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	61, // 49: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	62, // 50: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	27, // 51: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
-	14, // 52: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
-	18, // 53: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
-	20, // 54: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
-	22, // 55: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
-	24, // 56: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
-	26, // 57: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
-	29, // 58: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
-	32, // 59: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
-	34, // 60: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
-	36, // 61: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
-	37, // 62: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
-	39, // 63: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
-	41, // 64: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
-	42, // 65: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
-	43, // 66: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
-	45, // 67: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
-	47, // 68: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
-	51, // 69: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
-	56, // 70: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
-	63, // 71: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
-	65, // 72: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
-	67, // 73: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
-	3,  // 74: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
-	6,  // 75: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
-	15, // 76: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
-	19, // 77: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
-	21, // 78: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
-	23, // 79: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
-	25, // 80: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
-	28, // 81: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
-	31, // 82: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
-	33, // 83: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
-	35, // 84: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
-	11, // 85: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
-	38, // 86: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
-	40, // 87: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
-	11, // 88: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
-	11, // 89: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
-	33, // 90: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
-	46, // 91: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
-	50, // 92: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
-	52, // 93: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
-	60, // 94: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
-	64, // 95: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
-	66, // 96: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
-	68, // 97: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
-	4,  // 98: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
-	7,  // 99: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
-	76, // [76:100] is the sub-list for method output_type
-	52, // [52:76] is the sub-list for method input_type
-	52, // [52:52] is the sub-list for extension type_name
-	52, // [52:52] is the sub-list for extension extendee
-	0,  // [0:52] is the sub-list for field type_name
+	73, // 8: mcpd.v1.ServerStatus.oauth:type_name -> mcpd.v1.OAuthStatus
+	12, // 9: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
+	13, // 10: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
+	53, // 11: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
+	17, // 12: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
+	16, // 13: mcpd.v1.GetStatusResponse.profiles:type_name -> mcpd.v1.ProfileInfo
+	12, // 14: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
+	16, // 15: mcpd.v1.ListServersResponse.profile:type_name -> mcpd.v1.ProfileInfo
+	12, // 16: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	12, // 17: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	12, // 18: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	27, // 19: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
+	9,  // 20: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
+	10, // 21: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
+	0,  // 22: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
+	30, // 23: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 24: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
+	11, // 25: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
+	9,  // 26: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
+	30, // 27: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 28: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 29: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
+	30, // 30: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 31: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
+	30, // 32: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 33: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 34: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 35: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
+	8,  // 36: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
+	48, // 37: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	2,  // 38: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
+	49, // 39: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
+	48, // 40: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	8,  // 41: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
+	10, // 42: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
+	54, // 43: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
+	55, // 44: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
+	59, // 45: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
+	57, // 46: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
+	58, // 47: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
+	61, // 48: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	62, // 49: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	61, // 50: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	62, // 51: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	27, // 52: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
+	73, // 53: mcpd.v1.LoginEvent.done:type_name -> mcpd.v1.OAuthStatus
+	14, // 54: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
+	18, // 55: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
+	20, // 56: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
+	22, // 57: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
+	24, // 58: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
+	26, // 59: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
+	29, // 60: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
+	32, // 61: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
+	34, // 62: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
+	36, // 63: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
+	37, // 64: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
+	39, // 65: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
+	41, // 66: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
+	42, // 67: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
+	43, // 68: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
+	45, // 69: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
+	47, // 70: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
+	51, // 71: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
+	56, // 72: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
+	63, // 73: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
+	65, // 74: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
+	67, // 75: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
+	3,  // 76: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
+	6,  // 77: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
+	69, // 78: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
+	71, // 79: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
+	15, // 80: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
+	19, // 81: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
+	21, // 82: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
+	23, // 83: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
+	25, // 84: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
+	28, // 85: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
+	31, // 86: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
+	33, // 87: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
+	35, // 88: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
+	11, // 89: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
+	38, // 90: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
+	40, // 91: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
+	11, // 92: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
+	11, // 93: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
+	33, // 94: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
+	46, // 95: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
+	50, // 96: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
+	52, // 97: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
+	60, // 98: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
+	64, // 99: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
+	66, // 100: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
+	68, // 101: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
+	4,  // 102: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
+	7,  // 103: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
+	70, // 104: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
+	72, // 105: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
+	80, // [80:106] is the sub-list for method output_type
+	54, // [54:80] is the sub-list for method input_type
+	54, // [54:54] is the sub-list for extension type_name
+	54, // [54:54] is the sub-list for extension extendee
+	0,  // [0:54] is the sub-list for field type_name
 }
 
 func init() { file_proto_mcpd_v1_mcpd_proto_init() }
@@ -5774,13 +6170,17 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 		(*HostResponse_Call)(nil),
 		(*HostResponse_Cancel)(nil),
 	}
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[67].OneofWrappers = []any{
+		(*LoginEvent_AuthorizationUrl)(nil),
+		(*LoginEvent_Done)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_mcpd_v1_mcpd_proto_rawDesc), len(file_proto_mcpd_v1_mcpd_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   66,
+			NumMessages:   71,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -48,6 +48,8 @@ const (
 	Mcpd_FollowLogs_FullMethodName            = "/mcpd.v1.Mcpd/FollowLogs"
 	Mcpd_GetToolChanges_FullMethodName        = "/mcpd.v1.Mcpd/GetToolChanges"
 	Mcpd_ApproveTools_FullMethodName          = "/mcpd.v1.Mcpd/ApproveTools"
+	Mcpd_Login_FullMethodName                 = "/mcpd.v1.Mcpd/Login"
+	Mcpd_Logout_FullMethodName                = "/mcpd.v1.Mcpd/Logout"
 )
 
 // McpdClient is the client API for Mcpd service.
@@ -123,6 +125,15 @@ type McpdClient interface {
 	// ApproveTools accepts the current definitions of some or all of a
 	// server's changed tools: they are pinned as they are now and served again.
 	ApproveTools(ctx context.Context, in *ApproveToolsRequest, opts ...grpc.CallOption) (*ApproveToolsResponse, error)
+	// Login runs the OAuth login of a remote (url) server: the first event
+	// carries the authorization URL for the user's browser, the last the
+	// outcome, once the authorization server redirected to mcpd's loopback
+	// listener and the code was exchanged. mcpd never opens a browser itself.
+	// Cancelling the stream abandons the login.
+	Login(ctx context.Context, in *LoginRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LoginEvent], error)
+	// Logout forgets a remote server's OAuth token; calls to it need a login
+	// again.
+	Logout(ctx context.Context, in *LogoutRequest, opts ...grpc.CallOption) (*LogoutResponse, error)
 }
 
 type mcpdClient struct {
@@ -412,6 +423,35 @@ func (c *mcpdClient) ApproveTools(ctx context.Context, in *ApproveToolsRequest, 
 	return out, nil
 }
 
+func (c *mcpdClient) Login(ctx context.Context, in *LoginRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[LoginEvent], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Mcpd_ServiceDesc.Streams[5], Mcpd_Login_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[LoginRequest, LoginEvent]{ClientStream: stream}
+	if err := x.ClientStream.SendMsg(in); err != nil {
+		return nil, err
+	}
+	if err := x.ClientStream.CloseSend(); err != nil {
+		return nil, err
+	}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Mcpd_LoginClient = grpc.ServerStreamingClient[LoginEvent]
+
+func (c *mcpdClient) Logout(ctx context.Context, in *LogoutRequest, opts ...grpc.CallOption) (*LogoutResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(LogoutResponse)
+	err := c.cc.Invoke(ctx, Mcpd_Logout_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // McpdServer is the server API for Mcpd service.
 // All implementations must embed UnimplementedMcpdServer
 // for forward compatibility.
@@ -485,6 +525,15 @@ type McpdServer interface {
 	// ApproveTools accepts the current definitions of some or all of a
 	// server's changed tools: they are pinned as they are now and served again.
 	ApproveTools(context.Context, *ApproveToolsRequest) (*ApproveToolsResponse, error)
+	// Login runs the OAuth login of a remote (url) server: the first event
+	// carries the authorization URL for the user's browser, the last the
+	// outcome, once the authorization server redirected to mcpd's loopback
+	// listener and the code was exchanged. mcpd never opens a browser itself.
+	// Cancelling the stream abandons the login.
+	Login(*LoginRequest, grpc.ServerStreamingServer[LoginEvent]) error
+	// Logout forgets a remote server's OAuth token; calls to it need a login
+	// again.
+	Logout(context.Context, *LogoutRequest) (*LogoutResponse, error)
 	mustEmbedUnimplementedMcpdServer()
 }
 
@@ -566,6 +615,12 @@ func (UnimplementedMcpdServer) GetToolChanges(context.Context, *GetToolChangesRe
 }
 func (UnimplementedMcpdServer) ApproveTools(context.Context, *ApproveToolsRequest) (*ApproveToolsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ApproveTools not implemented")
+}
+func (UnimplementedMcpdServer) Login(*LoginRequest, grpc.ServerStreamingServer[LoginEvent]) error {
+	return status.Error(codes.Unimplemented, "method Login not implemented")
+}
+func (UnimplementedMcpdServer) Logout(context.Context, *LogoutRequest) (*LogoutResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Logout not implemented")
 }
 func (UnimplementedMcpdServer) mustEmbedUnimplementedMcpdServer() {}
 func (UnimplementedMcpdServer) testEmbeddedByValue()              {}
@@ -981,6 +1036,35 @@ func _Mcpd_ApproveTools_Handler(srv interface{}, ctx context.Context, dec func(i
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Mcpd_Login_Handler(srv interface{}, stream grpc.ServerStream) error {
+	m := new(LoginRequest)
+	if err := stream.RecvMsg(m); err != nil {
+		return err
+	}
+	return srv.(McpdServer).Login(m, &grpc.GenericServerStream[LoginRequest, LoginEvent]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Mcpd_LoginServer = grpc.ServerStreamingServer[LoginEvent]
+
+func _Mcpd_Logout_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(LogoutRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(McpdServer).Logout(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Mcpd_Logout_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(McpdServer).Logout(ctx, req.(*LogoutRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Mcpd_ServiceDesc is the grpc.ServiceDesc for Mcpd service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -1064,6 +1148,10 @@ var Mcpd_ServiceDesc = grpc.ServiceDesc{
 			MethodName: "ApproveTools",
 			Handler:    _Mcpd_ApproveTools_Handler,
 		},
+		{
+			MethodName: "Logout",
+			Handler:    _Mcpd_Logout_Handler,
+		},
 	},
 	Streams: []grpc.StreamDesc{
 		{
@@ -1090,6 +1178,11 @@ var Mcpd_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "FollowLogs",
 			Handler:       _Mcpd_FollowLogs_Handler,
+			ServerStreams: true,
+		},
+		{
+			StreamName:    "Login",
+			Handler:       _Mcpd_Login_Handler,
 			ServerStreams: true,
 		},
 	},

@@ -459,6 +459,34 @@ class LogLine(_message.Message):
     truncated: bool
     def __init__(self, time_unix_ms: _Optional[int] = ..., text: _Optional[str] = ..., truncated: bool = ..., pid: _Optional[int] = ...) -> None: ...
 
+class LoginEvent(_message.Message):
+    __slots__ = ["authorization_url", "done"]
+    AUTHORIZATION_URL_FIELD_NUMBER: _ClassVar[int]
+    DONE_FIELD_NUMBER: _ClassVar[int]
+    authorization_url: str
+    done: OAuthStatus
+    def __init__(self, authorization_url: _Optional[str] = ..., done: _Optional[_Union[OAuthStatus, _Mapping]] = ...) -> None: ...
+
+class LoginRequest(_message.Message):
+    __slots__ = ["name", "scopes"]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, name: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ...) -> None: ...
+
+class LogoutRequest(_message.Message):
+    __slots__ = ["name"]
+    NAME_FIELD_NUMBER: _ClassVar[int]
+    name: str
+    def __init__(self, name: _Optional[str] = ...) -> None: ...
+
+class LogoutResponse(_message.Message):
+    __slots__ = ["was_logged_in"]
+    WAS_LOGGED_IN_FIELD_NUMBER: _ClassVar[int]
+    was_logged_in: bool
+    def __init__(self, was_logged_in: bool = ...) -> None: ...
+
 class McpError(_message.Message):
     __slots__ = ["code", "data_json", "message"]
     CODE_FIELD_NUMBER: _ClassVar[int]
@@ -482,6 +510,30 @@ class McpResponse(_message.Message):
     result_json: str
     server: str
     def __init__(self, server: _Optional[str] = ..., result_json: _Optional[str] = ..., error: _Optional[_Union[McpError, _Mapping]] = ..., cache: _Optional[_Union[CacheStatus, str]] = ..., duration_us: _Optional[int] = ...) -> None: ...
+
+class OAuthStatus(_message.Message):
+    __slots__ = ["client_id", "expires_at_unix_ms", "has_refresh_token", "issuer", "logged_in", "login_in_progress", "login_required", "reason", "resource", "scopes"]
+    CLIENT_ID_FIELD_NUMBER: _ClassVar[int]
+    EXPIRES_AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
+    HAS_REFRESH_TOKEN_FIELD_NUMBER: _ClassVar[int]
+    ISSUER_FIELD_NUMBER: _ClassVar[int]
+    LOGGED_IN_FIELD_NUMBER: _ClassVar[int]
+    LOGIN_IN_PROGRESS_FIELD_NUMBER: _ClassVar[int]
+    LOGIN_REQUIRED_FIELD_NUMBER: _ClassVar[int]
+    REASON_FIELD_NUMBER: _ClassVar[int]
+    RESOURCE_FIELD_NUMBER: _ClassVar[int]
+    SCOPES_FIELD_NUMBER: _ClassVar[int]
+    client_id: str
+    expires_at_unix_ms: int
+    has_refresh_token: bool
+    issuer: str
+    logged_in: bool
+    login_in_progress: bool
+    login_required: bool
+    reason: str
+    resource: str
+    scopes: _containers.RepeatedScalarFieldContainer[str]
+    def __init__(self, logged_in: bool = ..., login_required: bool = ..., reason: _Optional[str] = ..., login_in_progress: bool = ..., issuer: _Optional[str] = ..., resource: _Optional[str] = ..., client_id: _Optional[str] = ..., scopes: _Optional[_Iterable[str]] = ..., expires_at_unix_ms: _Optional[int] = ..., has_refresh_token: bool = ...) -> None: ...
 
 class ProfileInfo(_message.Message):
     __slots__ = ["name", "prefix", "servers"]
@@ -564,7 +616,7 @@ class ServerList(_message.Message):
     def __init__(self, server: _Optional[str] = ..., items_json: _Optional[str] = ..., error: _Optional[_Union[McpError, _Mapping]] = ..., unavailable: _Optional[str] = ..., cache: _Optional[_Union[CacheStatus, str]] = ...) -> None: ...
 
 class ServerStatus(_message.Message):
-    __slots__ = ["autostart", "cache", "calls_failed", "calls_in_flight", "calls_total", "capabilities_json", "command", "config_error", "disabled", "era", "explicitly_stopped", "instructions", "last_error", "last_exit", "last_stderr_line", "lines_oversize", "lines_skipped", "messages_invalid", "name", "next_restart_in_ms", "pid", "protocol_version", "responses_dropped", "restarts", "sandbox", "server_info_json", "started_at_unix_ms", "state", "tool_changes_pending", "uptime_ms"]
+    __slots__ = ["autostart", "cache", "calls_failed", "calls_in_flight", "calls_total", "capabilities_json", "command", "config_error", "disabled", "era", "explicitly_stopped", "instructions", "last_error", "last_exit", "last_stderr_line", "lines_oversize", "lines_skipped", "messages_invalid", "name", "next_restart_in_ms", "oauth", "pid", "protocol_version", "responses_dropped", "restarts", "sandbox", "server_info_json", "started_at_unix_ms", "state", "tool_changes_pending", "uptime_ms"]
     AUTOSTART_FIELD_NUMBER: _ClassVar[int]
     CACHE_FIELD_NUMBER: _ClassVar[int]
     CALLS_FAILED_FIELD_NUMBER: _ClassVar[int]
@@ -585,6 +637,7 @@ class ServerStatus(_message.Message):
     MESSAGES_INVALID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     NEXT_RESTART_IN_MS_FIELD_NUMBER: _ClassVar[int]
+    OAUTH_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     RESPONSES_DROPPED_FIELD_NUMBER: _ClassVar[int]
@@ -615,6 +668,7 @@ class ServerStatus(_message.Message):
     messages_invalid: int
     name: str
     next_restart_in_ms: int
+    oauth: OAuthStatus
     pid: int
     protocol_version: str
     responses_dropped: int
@@ -625,7 +679,7 @@ class ServerStatus(_message.Message):
     state: ServerState
     tool_changes_pending: int
     uptime_ms: int
-    def __init__(self, name: _Optional[str] = ..., state: _Optional[_Union[ServerState, str]] = ..., pid: _Optional[int] = ..., started_at_unix_ms: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., restarts: _Optional[int] = ..., era: _Optional[str] = ..., protocol_version: _Optional[str] = ..., server_info_json: _Optional[str] = ..., last_error: _Optional[str] = ..., last_exit: _Optional[str] = ..., last_stderr_line: _Optional[str] = ..., autostart: bool = ..., disabled: bool = ..., explicitly_stopped: bool = ..., next_restart_in_ms: _Optional[int] = ..., calls_in_flight: _Optional[int] = ..., calls_total: _Optional[int] = ..., calls_failed: _Optional[int] = ..., lines_skipped: _Optional[int] = ..., lines_oversize: _Optional[int] = ..., responses_dropped: _Optional[int] = ..., capabilities_json: _Optional[str] = ..., command: _Optional[str] = ..., cache: _Optional[_Union[CacheStats, _Mapping]] = ..., instructions: _Optional[str] = ..., messages_invalid: _Optional[int] = ..., config_error: _Optional[str] = ..., sandbox: _Optional[str] = ..., tool_changes_pending: _Optional[int] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., state: _Optional[_Union[ServerState, str]] = ..., pid: _Optional[int] = ..., started_at_unix_ms: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., restarts: _Optional[int] = ..., era: _Optional[str] = ..., protocol_version: _Optional[str] = ..., server_info_json: _Optional[str] = ..., last_error: _Optional[str] = ..., last_exit: _Optional[str] = ..., last_stderr_line: _Optional[str] = ..., autostart: bool = ..., disabled: bool = ..., explicitly_stopped: bool = ..., next_restart_in_ms: _Optional[int] = ..., calls_in_flight: _Optional[int] = ..., calls_total: _Optional[int] = ..., calls_failed: _Optional[int] = ..., lines_skipped: _Optional[int] = ..., lines_oversize: _Optional[int] = ..., responses_dropped: _Optional[int] = ..., capabilities_json: _Optional[str] = ..., command: _Optional[str] = ..., cache: _Optional[_Union[CacheStats, _Mapping]] = ..., instructions: _Optional[str] = ..., messages_invalid: _Optional[int] = ..., config_error: _Optional[str] = ..., sandbox: _Optional[str] = ..., tool_changes_pending: _Optional[int] = ..., oauth: _Optional[_Union[OAuthStatus, _Mapping]] = ...) -> None: ...
 
 class StartServerRequest(_message.Message):
     __slots__ = ["name"]

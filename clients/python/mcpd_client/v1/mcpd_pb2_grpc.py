@@ -135,6 +135,16 @@ class McpdStub(object):
                 request_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.ApproveToolsRequest.SerializeToString,
                 response_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.ApproveToolsResponse.FromString,
                 )
+        self.Login = channel.unary_stream(
+                '/mcpd.v1.Mcpd/Login',
+                request_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.LoginRequest.SerializeToString,
+                response_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.LoginEvent.FromString,
+                )
+        self.Logout = channel.unary_unary(
+                '/mcpd.v1.Mcpd/Logout',
+                request_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.LogoutRequest.SerializeToString,
+                response_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.LogoutResponse.FromString,
+                )
 
 
 class McpdServicer(object):
@@ -328,6 +338,25 @@ class McpdServicer(object):
         context.set_details('Method not implemented!')
         raise NotImplementedError('Method not implemented!')
 
+    def Login(self, request, context):
+        """Login runs the OAuth login of a remote (url) server: the first event
+        carries the authorization URL for the user's browser, the last the
+        outcome, once the authorization server redirected to mcpd's loopback
+        listener and the code was exchanged. mcpd never opens a browser itself.
+        Cancelling the stream abandons the login.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def Logout(self, request, context):
+        """Logout forgets a remote server's OAuth token; calls to it need a login
+        again.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
 
 def add_McpdServicer_to_server(servicer, server):
     rpc_method_handlers = {
@@ -450,6 +479,16 @@ def add_McpdServicer_to_server(servicer, server):
                     servicer.ApproveTools,
                     request_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.ApproveToolsRequest.FromString,
                     response_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.ApproveToolsResponse.SerializeToString,
+            ),
+            'Login': grpc.unary_stream_rpc_method_handler(
+                    servicer.Login,
+                    request_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.LoginRequest.FromString,
+                    response_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.LoginEvent.SerializeToString,
+            ),
+            'Logout': grpc.unary_unary_rpc_method_handler(
+                    servicer.Logout,
+                    request_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.LogoutRequest.FromString,
+                    response_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.LogoutResponse.SerializeToString,
             ),
     }
     generic_handler = grpc.method_handlers_generic_handler(
@@ -867,5 +906,39 @@ class Mcpd(object):
         return grpc.experimental.unary_unary(request, target, '/mcpd.v1.Mcpd/ApproveTools',
             mcpd__client_dot_v1_dot_mcpd__pb2.ApproveToolsRequest.SerializeToString,
             mcpd__client_dot_v1_dot_mcpd__pb2.ApproveToolsResponse.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Login(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_stream(request, target, '/mcpd.v1.Mcpd/Login',
+            mcpd__client_dot_v1_dot_mcpd__pb2.LoginRequest.SerializeToString,
+            mcpd__client_dot_v1_dot_mcpd__pb2.LoginEvent.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def Logout(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/mcpd.v1.Mcpd/Logout',
+            mcpd__client_dot_v1_dot_mcpd__pb2.LogoutRequest.SerializeToString,
+            mcpd__client_dot_v1_dot_mcpd__pb2.LogoutResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)

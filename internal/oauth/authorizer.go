@@ -1,0 +1,205 @@
+package oauth
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"go.uber.org/zap"
+)
+
+// Authorizer gives a remote server's HTTP transport its bearer token.
+type Authorizer interface {
+	// Token returns the access token to send as "Authorization: Bearer",
+	// refreshing it first when it is about to expire. It returns "" and
+	// nil when no login is known to be needed (yet), and an error wrapping
+	// ErrLoginRequired once one is.
+	Token(ctx context.Context) (string, error)
+	// OnUnauthorized is told of a 401 or 403 answer (resp.Request is the
+	// request that got it). It returns nil when a retry may succeed (a
+	// refresh worked, or the token changed meanwhile), an error wrapping
+	// ErrLoginRequired with the hint "run: mcpdctl login NAME" when only a
+	// login can help, or another error for a plain 403.
+	OnUnauthorized(ctx context.Context, resp *http.Response) error
+}
+
+// serverAuth is the Authorizer of one configured server.
+type serverAuth struct {
+	m         *Manager
+	server    string
+	serverURL string
+	cfg       Config
+}
+
+// Token implements Authorizer.
+func (a *serverAuth) Token(ctx context.Context) (string, error) {
+	m := a.m
+	for {
+		m.mu.Lock()
+		st := m.state(a.server)
+		if st.needLogin != "" {
+			m.mu.Unlock()
+			return "", loginRequired(a.server, st.needLogin)
+		}
+		_, t := m.boundToken(a.server, a.serverURL, a.cfg.ClientID)
+		if t == nil {
+			m.mu.Unlock()
+			return "", nil
+		}
+		now := m.now()
+		if at := refreshAt(t); at.IsZero() || now.Before(at) {
+			tok := t.AccessToken
+			m.mu.Unlock()
+			return tok, nil
+		}
+		if t.RefreshToken == "" {
+			if now.Before(t.Expiry) {
+				tok := t.AccessToken // about to expire, nothing to refresh with
+				m.mu.Unlock()
+				return tok, nil
+			}
+			st.needLogin = "token expired"
+			m.mu.Unlock()
+			return "", loginRequired(a.server, "token expired")
+		}
+		if wait, ok := m.refreshing[t.Key]; ok {
+			m.mu.Unlock()
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return "", fmt.Errorf("server %q: waiting for the token refresh: %w", a.server, ctx.Err())
+			}
+		}
+		if err := a.refreshLocked(ctx, t, ""); err != nil {
+			return "", err
+		}
+	}
+}
+
+// OnUnauthorized implements Authorizer.
+func (a *serverAuth) OnUnauthorized(ctx context.Context, resp *http.Response) error {
+	if resp == nil {
+		return errors.New("oauth: OnUnauthorized without a response")
+	}
+	ch := parseChallenge(resp.Header.Values("WWW-Authenticate"))
+	m := a.m
+	m.mu.Lock()
+	st := m.state(a.server)
+	if ch != nil {
+		st.challenge = ch
+	}
+	if resp.StatusCode == http.StatusForbidden {
+		defer m.mu.Unlock()
+		if ch == nil || ch.errorCode != "insufficient_scope" {
+			return fmt.Errorf("server %q refused the request (403 Forbidden)", a.server)
+		}
+		st.wantScopes = union(st.wantScopes, ch.scopes)
+		st.needLogin = "needs scope " + strings.Join(ch.scopes, " ")
+		m.log.Info("oauth scope step-up needed", zap.String("server", a.server), zap.Strings("scopes", ch.scopes))
+		return loginRequired(a.server, st.needLogin)
+	}
+	used := bearerOf(resp.Request)
+	_, t := m.boundToken(a.server, a.serverURL, a.cfg.ClientID)
+	switch {
+	case t == nil:
+		st.needLogin = "no token"
+	case used != "" && used != t.AccessToken:
+		m.mu.Unlock()
+		return nil // refreshed meanwhile: retry with the new token
+	case t.RefreshToken == "" ||
+		(st.refreshedFor401 == t.AccessToken && m.now().Sub(st.refreshedAt) < recheckAfter401):
+		st.needLogin = "token refused"
+	default:
+		if wait, ok := m.refreshing[t.Key]; ok {
+			m.mu.Unlock()
+			select {
+			case <-wait:
+				return nil
+			case <-ctx.Done():
+				return fmt.Errorf("server %q: waiting for the token refresh: %w", a.server, ctx.Err())
+			}
+		}
+		return a.refreshLocked(ctx, t, t.AccessToken)
+	}
+	reason := st.needLogin
+	m.mu.Unlock()
+	m.log.Info("oauth login required", zap.String("server", a.server), zap.String("reason", reason))
+	return loginRequired(a.server, reason)
+}
+
+// refreshLocked refreshes t with m.mu held, releasing it for the request
+// and returning with it released; concurrent callers wait for this one.
+// refused401 is the access token a 401 refused ("" for a refresh before
+// expiry).
+func (a *serverAuth) refreshLocked(ctx context.Context, t *tokenRecord, refused401 string) error {
+	m := a.m
+	done := make(chan struct{})
+	m.refreshing[t.Key] = done
+	old := *t
+	secret := m.clientSecretLocked(t.Key, a.cfg)
+	m.mu.Unlock()
+
+	rctx, cancel := detached(ctx)
+	fresh, err := m.refresh(rctx, &old, secret)
+	cancel()
+
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	delete(m.refreshing, t.Key)
+	defer close(done)
+	st := m.state(a.server)
+	if err != nil {
+		if !errors.Is(err, errRefused) {
+			m.log.Warn("oauth refresh failed", zap.String("server", a.server), zap.Error(err))
+			return fmt.Errorf("server %q: %w", a.server, err)
+		}
+		m.data.dropToken(t.Key)
+		m.markKeyLocked(t.Key, "refresh refused")
+		m.save()
+		m.log.Info("oauth refresh refused: login required", zap.String("server", a.server), zap.Error(err))
+		return loginRequired(a.server, "refresh refused")
+	}
+	m.data.putToken(fresh)
+	m.save()
+	if refused401 != "" {
+		st.refreshedFor401, st.refreshedAt = fresh.AccessToken, m.now()
+	}
+	m.log.Debug("oauth token refreshed", zap.String("server", a.server), zap.Time("expiry", fresh.Expiry))
+	return nil
+}
+
+// markKeyLocked marks every server bound to k as needing a login.
+func (m *Manager) markKeyLocked(k tokenKey, reason string) {
+	for name, b := range m.data.Servers {
+		if b.Key == k {
+			m.state(name).needLogin = reason
+		}
+	}
+}
+
+// clientSecretLocked is the secret of k's client: the registered one, else
+// the configured one. m.mu must be held.
+func (m *Manager) clientSecretLocked(k tokenKey, cfg Config) string {
+	if c := m.data.client(k.Issuer); c != nil && c.ClientID == k.ClientID {
+		return c.ClientSecret
+	}
+	if cfg.ClientID == k.ClientID {
+		return cfg.ClientSecret
+	}
+	return ""
+}
+
+// bearerOf is the bearer token req carried ("" when none).
+func bearerOf(req *http.Request) string {
+	if req == nil {
+		return ""
+	}
+	h := req.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:])
+	}
+	return ""
+}
