@@ -5155,9 +5155,11 @@ func (x *FollowLogsResponse) GetDropped() int64 {
 	return 0
 }
 
+// LoginRequest names the remote server to log in to.
 type LoginRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
-	Name  string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// name is the server's name in the config.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	// scopes are requested on top of those the server asks for.
 	Scopes        []string `protobuf:"bytes,2,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	unknownFields protoimpl.UnknownFields
@@ -5208,6 +5210,7 @@ func (x *LoginRequest) GetScopes() []string {
 	return nil
 }
 
+// LoginEvent is one step of a login: the URL to open, then the outcome.
 type LoginEvent struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Event:
@@ -5292,9 +5295,11 @@ func (*LoginEvent_AuthorizationUrl) isLoginEvent_Event() {}
 
 func (*LoginEvent_Done) isLoginEvent_Event() {}
 
+// LogoutRequest names the remote server whose token is forgotten.
 type LogoutRequest struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Name          string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// name is the server's name in the config.
+	Name          string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -5336,6 +5341,7 @@ func (x *LogoutRequest) GetName() string {
 	return ""
 }
 
+// LogoutResponse says whether there was a login to forget.
 type LogoutResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// was_logged_in is false when there was no token to forget.
@@ -5384,21 +5390,30 @@ func (x *LogoutResponse) GetWasLoggedIn() bool {
 // OAuthStatus is a remote server's OAuth login: who issued its token, for
 // which resource and client, with which scopes, until when.
 type OAuthStatus struct {
-	state    protoimpl.MessageState `protogen:"open.v1"`
-	LoggedIn bool                   `protobuf:"varint,1,opt,name=logged_in,json=loggedIn,proto3" json:"logged_in,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// logged_in is set when mcpd holds a token for the server.
+	LoggedIn bool `protobuf:"varint,1,opt,name=logged_in,json=loggedIn,proto3" json:"logged_in,omitempty"`
 	// login_required is set when calls fail until `mcpdctl login`; reason
 	// says why ("no token", "refresh refused", "needs scope ...").
-	LoginRequired   bool   `protobuf:"varint,2,opt,name=login_required,json=loginRequired,proto3" json:"login_required,omitempty"`
-	Reason          string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
-	LoginInProgress bool   `protobuf:"varint,4,opt,name=login_in_progress,json=loginInProgress,proto3" json:"login_in_progress,omitempty"`
+	LoginRequired bool `protobuf:"varint,2,opt,name=login_required,json=loginRequired,proto3" json:"login_required,omitempty"`
+	// reason says why a login is required; empty otherwise.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// login_in_progress is set while an "mcpdctl login" waits for the browser.
+	LoginInProgress bool `protobuf:"varint,4,opt,name=login_in_progress,json=loginInProgress,proto3" json:"login_in_progress,omitempty"`
 	// issuer is the authorization server's issuer identifier.
-	Issuer   string   `protobuf:"bytes,5,opt,name=issuer,proto3" json:"issuer,omitempty"`
-	Resource string   `protobuf:"bytes,6,opt,name=resource,proto3" json:"resource,omitempty"`
-	ClientId string   `protobuf:"bytes,7,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
-	Scopes   []string `protobuf:"bytes,8,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	Issuer string `protobuf:"bytes,5,opt,name=issuer,proto3" json:"issuer,omitempty"`
+	// resource is the protected resource the token is for (RFC 8707).
+	Resource string `protobuf:"bytes,6,opt,name=resource,proto3" json:"resource,omitempty"`
+	// client_id is mcpd's OAuth client at the authorization server
+	// (configured, or registered dynamically once).
+	ClientId string `protobuf:"bytes,7,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// scopes are the scopes granted.
+	Scopes []string `protobuf:"bytes,8,rep,name=scopes,proto3" json:"scopes,omitempty"`
 	// expires_at_unix_ms is when the access token expires; 0 when unknown.
 	ExpiresAtUnixMs int64 `protobuf:"varint,9,opt,name=expires_at_unix_ms,json=expiresAtUnixMs,proto3" json:"expires_at_unix_ms,omitempty"`
-	HasRefreshToken bool  `protobuf:"varint,10,opt,name=has_refresh_token,json=hasRefreshToken,proto3" json:"has_refresh_token,omitempty"`
+	// has_refresh_token is set when the token can be refreshed without a
+	// new login.
+	HasRefreshToken bool `protobuf:"varint,10,opt,name=has_refresh_token,json=hasRefreshToken,proto3" json:"has_refresh_token,omitempty"`
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
