@@ -51,7 +51,9 @@ func TestEightLargeRequestsAgainstTheBudget(t *testing.T) {
 		var err error
 		select {
 		case err = <-errs:
-		case <-time.After(30 * time.Second): // a budget not enforced admits them all
+		// A budget not enforced admits them all; 31 MiB requests through a
+		// -race build on a loaded machine take a while to arrive.
+		case <-time.After(3 * time.Minute):
 			t.Fatalf("only %d of %d calls were refused", i, total-inFlight)
 		}
 		if status.Code(err) != codes.ResourceExhausted || !strings.Contains(status.Convert(err).Message(), "request memory budget") {
