@@ -30,6 +30,9 @@ const (
 // the new process.
 type Event struct {
 	Server string
+	// Instance is the key of the instance of a shared server the event is
+	// of; "" for the server itself.
+	Instance string
 	Kind   EventKind
 	// Pid is the child's process id, or 0 if none is concerned.
 	Pid int
