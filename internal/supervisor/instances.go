@@ -453,3 +453,29 @@ func (s *Supervisor) instanceLogs(base *server, n int) []transport.Line {
 	}
 	return out
 }
+
+// Shared reports whether any configured server runs instances, so that
+// the API gives calls a Scope only then. Safe from any goroutine.
+func (s *Supervisor) Shared() bool { return s.sharedCount.Load() > 0 }
+
+// recountShared updates what Shared reports; s.mu is held.
+func (s *Supervisor) recountShared() {
+	n := int32(0)
+	for _, sv := range s.servers {
+		if isShared(sv.currentSpec().Share) {
+			n++
+		}
+	}
+	s.sharedCount.Store(n)
+}
+
+// recountSharedWith is recountShared for the specs an Apply installs.
+func (s *Supervisor) recountSharedWith(want map[string]Spec) {
+	n := int32(0)
+	for _, sp := range want {
+		if isShared(sp.Share) {
+			n++
+		}
+	}
+	s.sharedCount.Store(n)
+}

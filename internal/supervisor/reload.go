@@ -168,6 +168,7 @@ func (s *Supervisor) Apply(specs []Spec) (ApplyResult, error) {
 		}
 	}
 	running := s.running
+	s.recountSharedWith(want) // instances.go
 	if !running {
 		// No loop runs yet: install the specs here, under s.mu, which Run
 		// takes before it starts the loops.

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -288,6 +289,8 @@ type Supervisor struct {
 	// instances are the shared servers' instances: server name, then
 	// instance key (instances.go).
 	instances map[string]map[string]*server
+	// sharedCount counts the shared servers (Shared).
+	sharedCount atomic.Int32
 
 	// subs is the subscription manager (subscriptions.go).
 	subs *subscriptions.Manager
@@ -344,6 +347,7 @@ func New(opts Options) *Supervisor {
 		}
 		s.servers[spec.Name] = newServer(s, spec)
 	}
+	s.recountShared()
 	s.subs = newSubscriptions(s)
 	return s
 }
