@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/pflag"
+	"google.golang.org/grpc"
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/profile"
@@ -40,6 +42,10 @@ changed. Lines longer than --max-line-size are answered with an error.
 The bridge exits when the host closes stdin; nothing but MCP messages is
 written to stdout.
 
+--root DIR names the host's workspace root: a server configured with
+"share": "root" runs one instance for each root its apps name, started
+with that root as its working directory and answering roots/list with it.
+
 --profile PROFILE serves the host a profile of the config: every server it
 names (or the NAMEs given, which must be among them), and only the tools,
 prompts and resources it shows; mcpd enforces it, so a hidden tool is
@@ -63,8 +69,9 @@ func bridgeSetup(fs *pflag.FlagSet) runFunc {
 	maxLine := fs.Int("max-line-size", bridge.DefaultMaxLine, "largest message line accepted from the host, in bytes")
 	prof := fs.String("profile", "", "serve this profile of the config (its servers, or the NAMEs among them)")
 	prefix := fs.String("prefix", "", `naming of several servers' tools and prompts: "always" or "on-collision" (default: the profile's, else always)`)
+	root := fs.String("root", "", `the workspace root DIR of this host: servers with share "root" run one instance for it, started in it`)
 	return func(ctx context.Context, c *cli, cmd *command, names []string) error {
-		return c.runBridge(ctx, cmd, bridgeArgs{names: names, all: *all, timeout: *timeout, maxLine: *maxLine, profile: *prof, prefix: *prefix})
+		return c.runBridge(ctx, cmd, bridgeArgs{names: names, all: *all, timeout: *timeout, maxLine: *maxLine, profile: *prof, prefix: *prefix, root: *root})
 	}
 }
 
@@ -75,6 +82,7 @@ type bridgeArgs struct {
 	timeout         time.Duration
 	maxLine         int
 	profile, prefix string
+	root            string // --root: "" for none
 }
 
 func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
@@ -100,7 +108,15 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 		return err
 	}
 	c.socket = path
-	be, err := bridge.DialGRPC(path, c.notRunning, dialOptions()...)
+	var extra []grpc.DialOption
+	if a.root != "" {
+		root, err := workspaceRoot(a.root)
+		if err != nil {
+			return &usageError{cmd: cmd, msg: err.Error()}
+		}
+		extra = bridge.RootDialOptions(root)
+	}
+	be, err := bridge.DialGRPC(path, c.notRunning, dialOptions(extra...)...)
 	if err != nil {
 		return err
 	}
@@ -146,4 +162,21 @@ func startCPUProfile() (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// workspaceRoot is --root DIR made absolute and clean; it must be a
+// directory.
+func workspaceRoot(dir string) (string, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", fmt.Errorf("--root %q: %w", dir, err)
+	}
+	fi, err := os.Stat(abs)
+	if err != nil {
+		return "", fmt.Errorf("--root %q: %w", dir, err)
+	}
+	if !fi.IsDir() {
+		return "", fmt.Errorf("--root %q is not a directory", dir)
+	}
+	return abs, nil
 }

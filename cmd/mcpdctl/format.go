@@ -162,6 +162,13 @@ type serverJSON struct {
 	// Cache is the server's result cache (cache.go); absent before its
 	// first use.
 	Cache *cacheJSON `json:"cache,omitempty"`
+	// Share, MaxInstances and Instances are a shared server's (one child
+	// per app or per workspace root); Instance and Root an instance's.
+	Share        string       `json:"share,omitempty"`
+	MaxInstances int64        `json:"max_instances,omitempty"`
+	Instance     string       `json:"instance,omitempty"`
+	Root         string       `json:"root,omitempty"`
+	Instances    []serverJSON `json:"instances,omitempty"`
 }
 
 func toServerJSON(s *mcpdv1.ServerStatus) serverJSON {
@@ -194,7 +201,21 @@ func toServerJSON(s *mcpdv1.ServerStatus) serverJSON {
 		Command:           s.GetCommand(),
 		Sandbox:           s.GetSandbox(),
 		Cache:             toCacheJSON(s),
+		Share:             s.GetShare(),
+		MaxInstances:      s.GetMaxInstances(),
+		Instance:          s.GetInstance(),
+		Root:              s.GetRoot(),
+		Instances:         toInstancesJSON(s.GetInstances()),
 	}
+}
+
+// toInstancesJSON is the JSON of a shared server's instances, in order.
+func toInstancesJSON(in []*mcpdv1.ServerStatus) []serverJSON {
+	var out []serverJSON
+	for _, s := range in {
+		out = append(out, toServerJSON(s))
+	}
+	return out
 }
 
 func toServersJSON(in []*mcpdv1.ServerStatus) []serverJSON {

@@ -107,6 +107,7 @@ func printStatusTable(w io.Writer, st *mcpdv1.GetStatusResponse) {
 			sanitize(s.GetName()), stateCell(s), pidCell(s.GetPid()), uptimeCell(s), s.GetRestarts(), protocolCell(s),
 			s.GetCallsInFlight(), s.GetCallsTotal(), s.GetCallsFailed(), s.GetCache().GetHits(), o.subscriptions,
 			dash(lastErrorCell(s)))
+		printInstanceRows(tw, s)
 	}
 	tw.Flush()
 	// The details that do not fit a column: who the server is, its last
@@ -199,4 +200,15 @@ func printSubscriptions(w io.Writer, subs []*mcpdv1.SubscriptionStatus) {
 			servers, s.GetQueued(), s.GetDelivered(), s.GetCoalesced(), s.GetDropped())
 	}
 	tw.Flush()
+}
+
+// printInstanceRows prints a shared server's instances under its row, each
+// named by its key (the app, or the workspace root).
+func printInstanceRows(tw io.Writer, s *mcpdv1.ServerStatus) {
+	for _, in := range s.GetInstances() {
+		fmt.Fprintf(tw, "  %s %s\t%s\t%s\t%s\t%d\t%s\t%d/%d\t%d\t%d\t-\t%s\n",
+			sanitize(s.GetShare()), sanitize(in.GetInstance()), stateCell(in), pidCell(in.GetPid()), uptimeCell(in), in.GetRestarts(),
+			protocolCell(in), in.GetCallsInFlight(), in.GetCallsTotal(), in.GetCallsFailed(), in.GetCache().GetHits(),
+			dash(lastErrorCell(in)))
+	}
 }

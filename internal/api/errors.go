@@ -46,6 +46,9 @@ func toStatus(err error) error {
 		code = codes.FailedPrecondition
 	case errors.Is(err, supervisor.ErrInvalid), errors.Is(err, session.ErrInvalidRequest):
 		code = codes.InvalidArgument
+	case errors.Is(err, supervisor.ErrInstanceLimit):
+		// A shared server's maxInstances: another app must wait.
+		code = codes.ResourceExhausted
 	case errors.Is(err, session.ErrResponseTooLarge):
 		// What gRPC itself answers for a message over its size limit.
 		code = codes.ResourceExhausted

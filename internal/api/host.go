@@ -160,6 +160,7 @@ type serverNamer interface{ GetServer() string }
 // trackUnary records the app's unary call on a server as in flight, so
 // that its children's requests prefer this app as host.
 func (s *Server) trackUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	ctx = s.withScope(ctx) // instances.go
 	if n, ok := req.(serverNamer); ok {
 		if c := connFromContext(ctx); c != nil {
 			defer s.hosts.endCall(s.hosts.beginCall(n.GetServer(), c.id))
@@ -171,6 +172,7 @@ func (s *Server) trackUnary(ctx context.Context, req any, _ *grpc.UnaryServerInf
 // trackStream does what trackUnary does for streaming calls, once their
 // request message has been received.
 func (s *Server) trackStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	ss = s.scopeStream(ss) // instances.go
 	c := connFromContext(ss.Context())
 	if c == nil {
 		return handler(srv, ss)

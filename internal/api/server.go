@@ -309,10 +309,17 @@ func serverStatusToProto(st supervisor.Status, now time.Time) *mcpdv1.ServerStat
 		Command:            st.Command,
 		Cache:              cacheStatsToProto(st.Cache),
 		ToolChangesPending: int64(st.ToolChangesPending),
+		Share:              st.Share,
+		MaxInstances:       int64(st.MaxInstances),
+		Instance:           st.Instance,
+		Root:               st.Root,
 	}
 	if !st.StartedAt.IsZero() {
 		out.StartedAtUnixMs = st.StartedAt.UnixMilli()
 		out.UptimeMs = max(now.Sub(st.StartedAt).Milliseconds(), 0)
+	}
+	for _, in := range st.Instances {
+		out.Instances = append(out.Instances, serverStatusToProto(in, now))
 	}
 	return out
 }

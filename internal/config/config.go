@@ -202,6 +202,14 @@ type Server struct {
 	// "enforce"; "" when not set, which is pin.DefaultMode ("warn"). See
 	// pin.go.
 	Pin string
+	// Share (key "share") is how many children serve the apps: "global"
+	// (one for all; "" when not set means the same), "client" (one per
+	// connected app identity) or "root" (one per workspace root, started
+	// with that root as its working directory). See share.go.
+	Share string
+	// MaxInstances (key "maxInstances") caps the instances of a shared
+	// server; 0: no cap.
+	MaxInstances int
 }
 
 // Load reads the config file at path with ReadFile, bounded in size and
@@ -264,7 +272,7 @@ var serverKeys = []string{
 	"requestTimeout", "shutdownGrace", "discoverTimeout", "disabled", "maxLineSize",
 	"cache", "roots", "sampling", "elicitation", "idleTimeout", "stdinTimeout", "sandbox",
 	"url", "headers", "oauth",
-	keyPin,
+	keyPin, keyShare, keyMaxInstances,
 }
 
 var (
@@ -410,7 +418,7 @@ func (p *parser) members(s *Server, members []member) {
 	present := map[string]bool{}
 	for _, m := range members {
 		present[m.key] = true
-		if p.remoteKey(s, m.key, m.val) { // remote.go
+		if p.remoteKey(s, m.key, m.val) || p.shareKey(s, m.key, m.val) { // remote.go, share.go
 			continue
 		}
 		switch k := m.key; k {
@@ -460,7 +468,8 @@ func (p *parser) members(s *Server, members []member) {
 			p.fail(name, "", "unknown key %q%s", k, suggest(k, serverKeys))
 		}
 	}
-	p.checkKind(s, present) // remote.go
+	p.checkKind(s, present)  // remote.go
+	p.checkShare(s, present) // share.go
 }
 
 func (p *parser) checkName(mapKey, name string) bool {

@@ -57,7 +57,7 @@ func newServerCache(s *Supervisor, spec Spec, log *zap.Logger) *cache.Cache {
 // Source says which happened. A JSON-RPC error of the child is returned in
 // Response.Error and never cached.
 func (s *Supervisor) CallCached(ctx context.Context, server string, req *session.Request, opts CallOptions) (*session.Response, cache.Source, error) {
-	sv, err := s.lookup(server)
+	sv, err := s.target(ctx, server)
 	if err != nil {
 		return nil, cache.SourceFetched, err
 	}
@@ -151,7 +151,7 @@ func (s *Supervisor) List(ctx context.Context, server, method string, base *sess
 // promised one. A JSON-RPC error of the child is returned as an error
 // wrapping *session.RPCError, shared with coalesced callers and never cached.
 func (s *Supervisor) ListCached(ctx context.Context, server, method string, base *session.Request, opts CallOptions) (json.RawMessage, cache.Source, error) {
-	sv, err := s.lookup(server)
+	sv, err := s.target(ctx, server)
 	if err != nil {
 		return nil, cache.SourceFetched, err
 	}
@@ -281,7 +281,7 @@ func (s *Supervisor) ClearCache(name string) (int, error) {
 // that is ready promises list_changed for the kinds whose capabilities say
 // listChanged: true. It runs before the event is published.
 func (s *Supervisor) cacheOnEvent(ev Event) {
-	sv, err := s.lookup(ev.Server)
+	sv, err := s.eventServer(ev) // instances.go
 	if err != nil {
 		return
 	}

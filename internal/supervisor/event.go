@@ -30,7 +30,10 @@ const (
 // the new process.
 type Event struct {
 	Server string
-	Kind   EventKind
+	// Instance is the key of the instance of a shared server the event is
+	// of; "" for the server itself.
+	Instance string
+	Kind     EventKind
 	// Pid is the child's process id, or 0 if none is concerned.
 	Pid int
 	// Exit is how the child exited ("exit status 1", "signal: killed") for

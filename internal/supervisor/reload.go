@@ -81,7 +81,8 @@ func CompareSpecs(a, b Spec) SpecChange {
 		boolOn(a.Roots) != boolOn(b.Roots) || boolOn(a.Sampling) != boolOn(b.Sampling) ||
 		boolOn(a.Elicitation) != boolOn(b.Elicitation) || a.Invalid != b.Invalid ||
 		// A remote server's URL, type, headers or OAuth client: another connection.
-		!reflect.DeepEqual(a.Remote, b.Remote) || !reflect.DeepEqual(a.Sandbox, b.Sandbox) {
+		!reflect.DeepEqual(a.Remote, b.Remote) || !reflect.DeepEqual(a.Sandbox, b.Sandbox) ||
+		normShare(a.Share) != normShare(b.Share) {
 		return SpecIdentity
 	}
 	a.Args, b.Args, a.Env, b.Env = nil, nil, nil, nil
@@ -167,6 +168,7 @@ func (s *Supervisor) Apply(specs []Spec) (ApplyResult, error) {
 		}
 	}
 	running := s.running
+	s.recountSharedWith(want) // instances.go
 	if !running {
 		// No loop runs yet: install the specs here, under s.mu, which Run
 		// takes before it starts the loops.
@@ -189,6 +191,11 @@ func (s *Supervisor) Apply(specs []Spec) (ApplyResult, error) {
 		if running {
 			sv.post(command{kind: cmdRemove})
 		}
+	}
+	// The instances of a changed or removed server go; the next calls
+	// start new ones from the new spec (instances.go).
+	for _, name := range slices.Concat(res.Removed, res.Restarted, res.Updated) {
+		s.dropInstances(name, "its config changed")
 	}
 	for _, l := range []*[]string{&res.Added, &res.Removed, &res.Restarted, &res.Updated, &res.Unchanged} {
 		slices.Sort(*l)
@@ -297,6 +304,8 @@ func (sv *server) setSpec(sp Spec) {
 	o.Sandbox = sp.Sandbox
 	o.Invalid = sp.Invalid
 	o.Pin = sp.Pin
+	o.Share, o.MaxInstances = sp.Share, sp.MaxInstances
+	sv.shared.Store(sv.inst == nil && isShared(sp.Share))
 }
 
 // post hands cmd to the loop and returns once the loop has applied it (a

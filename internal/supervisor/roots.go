@@ -27,6 +27,10 @@ const (
 func (sv *server) requestHandler() session.RequestHandler {
 	name, on := sv.spec.Name, sv.sup.opts.OnRequest
 	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
+		if sv.inst != nil && sv.inst.root != "" && method == methodRootsList && boolOn(sv.currentSpec().Roots) {
+			// A root instance serves its root (instances.go).
+			return rootsResult([]string{sv.inst.root}), nil
+		}
 		if on != nil {
 			res, rerr := on(ctx, name, method, params)
 			if method != methodRootsList || rerr == nil || rerr.Code != jsonrpc.CodeMethodNotFound {

@@ -137,6 +137,12 @@ type server struct {
 	rl reloadState
 	// idle is the idle-timeout state (idle.go).
 	idle idleState
+	// inst is set on an instance of a shared server (instances.go); it
+	// never changes.
+	inst *instance
+	// shared is set while the spec shares the server (instances.go);
+	// sharedStopped while an operator's Stop holds its instances down.
+	shared, sharedStopped atomic.Bool
 
 	mu sync.Mutex // guards st, and spec's writes (reload.go: setSpec)
 	st snapshot
@@ -179,6 +185,7 @@ func newServer(s *Supervisor, spec Spec) *server {
 		sv.state, sv.st.state, sv.st.lastError = StateFailed, StateFailed, sv.failErr.Error()
 	}
 	sv.cache = newServerCache(s, spec, sv.log)
+	sv.shared.Store(isShared(spec.Share))
 	return sv
 }
 
@@ -199,7 +206,7 @@ func (sv *server) update(f func(st *snapshot)) {
 }
 
 func (sv *server) emit(kind EventKind, pid int, exit, errText string) {
-	sv.sup.emit(Event{Server: sv.spec.Name, Kind: kind, Pid: pid, Exit: exit, Error: errText, Time: sv.sup.now()})
+	sv.sup.emit(Event{Server: sv.spec.Name, Instance: sv.instanceKey(), Kind: kind, Pid: pid, Exit: exit, Error: errText, Time: sv.sup.now()})
 }
 
 // setState records a transition (loop only).
@@ -411,6 +418,8 @@ func (sv *server) handle(cmd command) {
 
 func (sv *server) acquire(cmd command) {
 	switch {
+	case sv.sharedBase():
+		cmd.reply <- reply{err: sv.sharedError()} // instances.go
 	case sv.explicitStop:
 		cmd.reply <- reply{err: unavailable(nil, "server %q is stopped; start it with: mcpdctl start %s", sv.spec.Name, sv.spec.Name)}
 	case sv.state == StateFailed:
@@ -553,6 +562,13 @@ func (sv *server) protocol() string {
 func (sv *server) beginStart() {
 	if sv.spec.Invalid != "" {
 		sv.failInvalid() // a start that became due after the config broke
+		return
+	}
+	if sv.sharedBase() {
+		// Its instances run the children (instances.go).
+		sv.setState(StateStopped)
+		sv.replyAll(&sv.waiters, reply{err: sv.sharedError()})
+		sv.replyAll(&sv.startWaiters, reply{})
 		return
 	}
 	sv.stopTimer()
@@ -890,6 +906,11 @@ func (sv *server) status() Status {
 		MessagesInvalid:    st.invalid,
 		Command:            strings.Join(append([]string{spec.Command}, spec.Args...), " "),
 		Sandbox:            st.sandbox,
+		Share:              spec.Share,
+		MaxInstances:       spec.MaxInstances,
+	}
+	if sv.inst != nil {
+		out.Instance, out.Root = sv.inst.key, sv.inst.root
 	}
 	if spec.Remote != nil {
 		out.Command = remote.Redact(spec.Remote.URL)

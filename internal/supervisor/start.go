@@ -124,7 +124,7 @@ func (sv *server) startBackend(ctx context.Context, spec *Spec, proto string) (b
 		ShutdownGrace: spec.ShutdownGrace,
 		StdinTimeout:  spec.StdinTimeout,
 		Stderr:        sv.ring,
-		Logger:        sv.sup.log, // transport adds the server field
+		Logger:        sv.childLog(), // transport adds the server field
 		Keeper:        sv.sup.opts.Keeper,
 		Sandbox:       spec.Sandbox,
 	})
@@ -146,13 +146,18 @@ func (sv *server) sessionFor(ctx context.Context, spec *Spec, proto string, proc
 		DiscoverTimeout: spec.DiscoverTimeout,
 		ClientInfo:      sv.sup.opts.ClientInfo,
 		Capabilities:    sv.clientCapabilities(),
-		Logger:          sv.sup.log, // session adds the server field
+		Logger:          sv.childLog(), // session adds the server field
 	}
 	{
 		name, on := spec.Name, sv.sup.opts.OnNotification
 		sopts.OnNotification = func(n session.Notification) {
 			// Invalidate before anyone hears of the change (cache.go).
 			sv.observeNotification(n)
+			if sv.inst != nil {
+				// An instance's changes are its own: they reach no
+				// subscription of the server (instances.go).
+				return
+			}
 			sv.sup.subs.OnNotification(name, n.Method, n.Params)
 			if on != nil {
 				on(name, n)

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -109,6 +110,13 @@ type Spec struct {
 	// Pin is the tool pinning mode: "off", "warn" or "enforce"; "" is
 	// pin.DefaultMode (pin.go). Without Options.Pins nothing is pinned.
 	Pin string
+	// Share is ShareGlobal ("" too: one child for every app), ShareClient
+	// (one instance per app identity) or ShareRoot (one instance per
+	// workspace root, started with it as its working directory); see
+	// instances.go. Autostart is ignored when shared.
+	Share string
+	// MaxInstances caps the instances of a shared server; 0: no cap.
+	MaxInstances int
 }
 
 // State is a server's lifecycle state.
@@ -174,6 +182,15 @@ type Status struct {
 	// ToolChangesPending counts the tools whose definitions differ from
 	// the pinned ones (pin.go).
 	ToolChangesPending int
+	// Share and MaxInstances are the server's spec's (instances.go).
+	Share        string
+	MaxInstances int
+	// Instance is the key of an instance of a shared server ("" for the
+	// server itself); Root is a root instance's workspace root.
+	Instance string
+	Root     string
+	// Instances are a shared server's instances, sorted by key.
+	Instances []Status
 }
 
 // Options configure a Supervisor. Zero values mean the documented defaults.
@@ -235,6 +252,10 @@ type Options struct {
 	// trace context to the params' _meta, in a copy) and a func told the
 	// outcome. It runs on the caller's goroutine and must not block.
 	Upstream func(ctx context.Context, server string, req *session.Request) (*session.Request, func(*session.Response, error))
+	// InstanceSweep is how often the instances of shared servers are
+	// checked for apps and roots that went away (instances.go). If zero,
+	// DefaultInstanceSweep.
+	InstanceSweep time.Duration
 }
 
 // CallOptions are per-call settings.
@@ -265,6 +286,11 @@ type Supervisor struct {
 	mu      sync.RWMutex // guards following; calls only read-lock it (lookup)
 	servers map[string]*server
 	running bool
+	// instances are the shared servers' instances: server name, then
+	// instance key (instances.go).
+	instances map[string]map[string]*server
+	// sharedCount counts the shared servers (Shared).
+	sharedCount atomic.Int32
 
 	// subs is the subscription manager (subscriptions.go).
 	subs *subscriptions.Manager
@@ -308,6 +334,8 @@ func New(opts Options) *Supervisor {
 		after:   realAfter,
 		quit:    make(chan struct{}),
 		servers: make(map[string]*server, len(opts.Specs)),
+
+		instances: make(map[string]map[string]*server),
 	}
 	for _, spec := range opts.Specs {
 		if spec.Name == "" {
@@ -319,6 +347,7 @@ func New(opts Options) *Supervisor {
 		}
 		s.servers[spec.Name] = newServer(s, spec)
 	}
+	s.recountShared()
 	s.subs = newSubscriptions(s)
 	return s
 }
@@ -341,7 +370,17 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	for _, sv := range s.servers {
 		s.startLoopLocked(sv)
 	}
+	for _, set := range s.instances {
+		for _, sv := range set {
+			s.startLoopLocked(sv)
+		}
+	}
 	s.mu.Unlock()
+	s.loops.Add(1)
+	go func() {
+		defer s.loops.Done()
+		s.sweepInstances() // instances.go
+	}()
 	s.log.Info("supervisor started", zap.Int("servers", len(s.servers)))
 
 	<-ctx.Done()
@@ -389,7 +428,7 @@ func (s *Supervisor) lookup(name string) (*server, error) {
 // server's request deadline (or opts.Timeout). An MCP error from the child
 // is returned in Response.Error, not as err.
 func (s *Supervisor) Call(ctx context.Context, server string, req *session.Request, opts CallOptions) (*session.Response, error) {
-	sv, err := s.lookup(server)
+	sv, err := s.target(ctx, server)
 	if err != nil {
 		return nil, err
 	}
@@ -467,6 +506,10 @@ func (s *Supervisor) command(ctx context.Context, name string, kind cmdKind) (St
 	if err != nil {
 		return Status{}, err
 	}
+	if sv.sharedBase() {
+		err = s.commandInstances(ctx, sv, kind) // instances.go
+		return s.sharedStatus(sv), err
+	}
 	err = sv.send(ctx, kind)
 	return sv.status(), err
 }
@@ -481,7 +524,7 @@ func (s *Supervisor) Status() []Status {
 	s.mu.Unlock()
 	out := make([]Status, 0, len(servers))
 	for _, sv := range servers {
-		out = append(out, sv.status())
+		out = append(out, s.sharedStatus(sv))
 	}
 	slices.SortFunc(out, func(a, b Status) int { return strings.Compare(a.Name, b.Name) })
 	return out
@@ -493,7 +536,7 @@ func (s *Supervisor) ServerStatus(name string) (Status, error) {
 	if err != nil {
 		return Status{}, err
 	}
-	return sv.status(), nil
+	return s.sharedStatus(sv), nil
 }
 
 // Logs returns up to n recent stderr lines of a server, oldest first, across
@@ -502,6 +545,9 @@ func (s *Supervisor) Logs(name string, n int) ([]transport.Line, error) {
 	sv, err := s.lookup(name)
 	if err != nil {
 		return nil, err
+	}
+	if sv.sharedBase() {
+		return s.instanceLogs(sv, n), nil // instances.go
 	}
 	return sv.ring.Last(n), nil
 }
@@ -521,7 +567,9 @@ func (s *Supervisor) Names() []string {
 // emit calls OnEvent; it must be called without locks held.
 func (s *Supervisor) emit(ev Event) {
 	s.cacheOnEvent(ev)
-	s.subsOnEvent(ev)
+	if ev.Instance == "" { // instances serve no subscription (instances.go)
+		s.subsOnEvent(ev)
+	}
 	if s.opts.OnEvent != nil {
 		s.opts.OnEvent(ev)
 	}

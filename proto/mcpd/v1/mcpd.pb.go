@@ -964,7 +964,24 @@ type ServerStatus struct {
 	ToolChangesPending int64 `protobuf:"varint,41,opt,name=tool_changes_pending,json=toolChangesPending,proto3" json:"tool_changes_pending,omitempty"`
 	// oauth is the server's OAuth login, for a remote server that has one or
 	// needs one; unset otherwise. It never carries token text.
-	Oauth         *OAuthStatus `protobuf:"bytes,100,opt,name=oauth,proto3" json:"oauth,omitempty"`
+	Oauth *OAuthStatus `protobuf:"bytes,100,opt,name=oauth,proto3" json:"oauth,omitempty"`
+	// share is how the server's children are shared: "global" (one child for
+	// every app), "client" (one instance per connected app) or "root" (one
+	// instance per workspace root).
+	Share string `protobuf:"bytes,60,opt,name=share,proto3" json:"share,omitempty"`
+	// max_instances caps the instances of a shared server; 0: no cap.
+	MaxInstances int64 `protobuf:"varint,61,opt,name=max_instances,json=maxInstances,proto3" json:"max_instances,omitempty"`
+	// instance is, in an entry of instances, the instance's key: the app
+	// identity ("client name (pid N)") of a "client" instance, the workspace
+	// root of a "root" one. Empty for a server itself.
+	Instance string `protobuf:"bytes,62,opt,name=instance,proto3" json:"instance,omitempty"`
+	// root is a "root" instance's workspace root, the working directory its
+	// child was started in; empty otherwise.
+	Root string `protobuf:"bytes,63,opt,name=root,proto3" json:"root,omitempty"`
+	// instances are a shared server's running instances, sorted by key, each
+	// with its own state, pid, restarts and counters. The server's own state
+	// is ready while one of them is, and its call counters sum theirs.
+	Instances     []*ServerStatus `protobuf:"bytes,64,rep,name=instances,proto3" json:"instances,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1212,6 +1229,41 @@ func (x *ServerStatus) GetToolChangesPending() int64 {
 func (x *ServerStatus) GetOauth() *OAuthStatus {
 	if x != nil {
 		return x.Oauth
+	}
+	return nil
+}
+
+func (x *ServerStatus) GetShare() string {
+	if x != nil {
+		return x.Share
+	}
+	return ""
+}
+
+func (x *ServerStatus) GetMaxInstances() int64 {
+	if x != nil {
+		return x.MaxInstances
+	}
+	return 0
+}
+
+func (x *ServerStatus) GetInstance() string {
+	if x != nil {
+		return x.Instance
+	}
+	return ""
+}
+
+func (x *ServerStatus) GetRoot() string {
+	if x != nil {
+		return x.Root
+	}
+	return ""
+}
+
+func (x *ServerStatus) GetInstances() []*ServerStatus {
+	if x != nil {
+		return x.Instances
 	}
 	return nil
 }
@@ -5567,7 +5619,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05error\x18\x03 \x01(\v2\x11.mcpd.v1.McpErrorR\x05error\x12*\n" +
 	"\x05cache\x18\x04 \x01(\x0e2\x14.mcpd.v1.CacheStatusR\x05cache\x12\x1f\n" +
 	"\vduration_us\x18\x05 \x01(\x03R\n" +
-	"durationUs\"\xea\b\n" +
+	"durationUs\"\x8a\n" +
+	"\n" +
 	"\fServerStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12*\n" +
 	"\x05state\x18\x02 \x01(\x0e2\x14.mcpd.v1.ServerStateR\x05state\x12\x10\n" +
@@ -5602,7 +5655,12 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\fconfig_error\x18\x1c \x01(\tR\vconfigError\x12\x18\n" +
 	"\asandbox\x18( \x01(\tR\asandbox\x120\n" +
 	"\x14tool_changes_pending\x18) \x01(\x03R\x12toolChangesPending\x12*\n" +
-	"\x05oauth\x18d \x01(\v2\x14.mcpd.v1.OAuthStatusR\x05oauth\"\xb4\x01\n" +
+	"\x05oauth\x18d \x01(\v2\x14.mcpd.v1.OAuthStatusR\x05oauth\x12\x14\n" +
+	"\x05share\x18< \x01(\tR\x05share\x12#\n" +
+	"\rmax_instances\x18= \x01(\x03R\fmaxInstances\x12\x1a\n" +
+	"\binstance\x18> \x01(\tR\binstance\x12\x12\n" +
+	"\x04root\x18? \x01(\tR\x04root\x123\n" +
+	"\tinstances\x18@ \x03(\v2\x15.mcpd.v1.ServerStatusR\tinstances\"\xb4\x01\n" +
 	"\tAppStatus\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12\x10\n" +
@@ -6062,108 +6120,109 @@ var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	1,  // 6: mcpd.v1.ServerStatus.state:type_name -> mcpd.v1.ServerState
 	44, // 7: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
 	73, // 8: mcpd.v1.ServerStatus.oauth:type_name -> mcpd.v1.OAuthStatus
-	12, // 9: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
-	13, // 10: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
-	53, // 11: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
-	17, // 12: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
-	16, // 13: mcpd.v1.GetStatusResponse.profiles:type_name -> mcpd.v1.ProfileInfo
-	12, // 14: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
-	16, // 15: mcpd.v1.ListServersResponse.profile:type_name -> mcpd.v1.ProfileInfo
-	12, // 16: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	12, // 17: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	12, // 18: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	27, // 19: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
-	9,  // 20: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
-	10, // 21: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
-	0,  // 22: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
-	30, // 23: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 24: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
-	11, // 25: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
-	9,  // 26: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
-	30, // 27: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 28: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
-	9,  // 29: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
-	30, // 30: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 31: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
-	30, // 32: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 33: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
-	9,  // 34: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
-	9,  // 35: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
-	8,  // 36: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
-	48, // 37: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	2,  // 38: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
-	49, // 39: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
-	48, // 40: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	8,  // 41: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
-	10, // 42: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
-	54, // 43: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
-	55, // 44: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
-	59, // 45: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
-	57, // 46: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
-	58, // 47: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
-	61, // 48: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	62, // 49: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	61, // 50: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	62, // 51: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	27, // 52: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
-	73, // 53: mcpd.v1.LoginEvent.done:type_name -> mcpd.v1.OAuthStatus
-	14, // 54: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
-	18, // 55: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
-	20, // 56: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
-	22, // 57: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
-	24, // 58: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
-	26, // 59: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
-	29, // 60: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
-	32, // 61: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
-	34, // 62: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
-	36, // 63: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
-	37, // 64: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
-	39, // 65: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
-	41, // 66: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
-	42, // 67: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
-	43, // 68: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
-	45, // 69: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
-	47, // 70: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
-	51, // 71: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
-	56, // 72: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
-	63, // 73: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
-	65, // 74: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
-	67, // 75: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
-	3,  // 76: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
-	6,  // 77: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
-	69, // 78: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
-	71, // 79: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
-	15, // 80: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
-	19, // 81: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
-	21, // 82: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
-	23, // 83: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
-	25, // 84: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
-	28, // 85: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
-	31, // 86: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
-	33, // 87: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
-	35, // 88: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
-	11, // 89: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
-	38, // 90: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
-	40, // 91: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
-	11, // 92: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
-	11, // 93: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
-	33, // 94: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
-	46, // 95: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
-	50, // 96: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
-	52, // 97: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
-	60, // 98: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
-	64, // 99: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
-	66, // 100: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
-	68, // 101: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
-	4,  // 102: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
-	7,  // 103: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
-	70, // 104: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
-	72, // 105: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
-	80, // [80:106] is the sub-list for method output_type
-	54, // [54:80] is the sub-list for method input_type
-	54, // [54:54] is the sub-list for extension type_name
-	54, // [54:54] is the sub-list for extension extendee
-	0,  // [0:54] is the sub-list for field type_name
+	12, // 9: mcpd.v1.ServerStatus.instances:type_name -> mcpd.v1.ServerStatus
+	12, // 10: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
+	13, // 11: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
+	53, // 12: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
+	17, // 13: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
+	16, // 14: mcpd.v1.GetStatusResponse.profiles:type_name -> mcpd.v1.ProfileInfo
+	12, // 15: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
+	16, // 16: mcpd.v1.ListServersResponse.profile:type_name -> mcpd.v1.ProfileInfo
+	12, // 17: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	12, // 18: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	12, // 19: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	27, // 20: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
+	9,  // 21: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
+	10, // 22: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
+	0,  // 23: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
+	30, // 24: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 25: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
+	11, // 26: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
+	9,  // 27: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
+	30, // 28: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 29: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 30: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
+	30, // 31: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 32: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
+	30, // 33: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 34: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 35: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 36: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
+	8,  // 37: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
+	48, // 38: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	2,  // 39: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
+	49, // 40: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
+	48, // 41: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	8,  // 42: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
+	10, // 43: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
+	54, // 44: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
+	55, // 45: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
+	59, // 46: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
+	57, // 47: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
+	58, // 48: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
+	61, // 49: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	62, // 50: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	61, // 51: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	62, // 52: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	27, // 53: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
+	73, // 54: mcpd.v1.LoginEvent.done:type_name -> mcpd.v1.OAuthStatus
+	14, // 55: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
+	18, // 56: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
+	20, // 57: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
+	22, // 58: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
+	24, // 59: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
+	26, // 60: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
+	29, // 61: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
+	32, // 62: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
+	34, // 63: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
+	36, // 64: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
+	37, // 65: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
+	39, // 66: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
+	41, // 67: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
+	42, // 68: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
+	43, // 69: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
+	45, // 70: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
+	47, // 71: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
+	51, // 72: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
+	56, // 73: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
+	63, // 74: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
+	65, // 75: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
+	67, // 76: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
+	3,  // 77: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
+	6,  // 78: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
+	69, // 79: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
+	71, // 80: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
+	15, // 81: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
+	19, // 82: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
+	21, // 83: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
+	23, // 84: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
+	25, // 85: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
+	28, // 86: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
+	31, // 87: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
+	33, // 88: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
+	35, // 89: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
+	11, // 90: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
+	38, // 91: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
+	40, // 92: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
+	11, // 93: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
+	11, // 94: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
+	33, // 95: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
+	46, // 96: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
+	50, // 97: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
+	52, // 98: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
+	60, // 99: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
+	64, // 100: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
+	66, // 101: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
+	68, // 102: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
+	4,  // 103: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
+	7,  // 104: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
+	70, // 105: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
+	72, // 106: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
+	81, // [81:107] is the sub-list for method output_type
+	55, // [55:81] is the sub-list for method input_type
+	55, // [55:55] is the sub-list for extension type_name
+	55, // [55:55] is the sub-list for extension extendee
+	0,  // [0:55] is the sub-list for field type_name
 }
 
 func init() { file_proto_mcpd_v1_mcpd_proto_init() }

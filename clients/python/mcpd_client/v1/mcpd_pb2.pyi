@@ -616,7 +616,7 @@ class ServerList(_message.Message):
     def __init__(self, server: _Optional[str] = ..., items_json: _Optional[str] = ..., error: _Optional[_Union[McpError, _Mapping]] = ..., unavailable: _Optional[str] = ..., cache: _Optional[_Union[CacheStatus, str]] = ...) -> None: ...
 
 class ServerStatus(_message.Message):
-    __slots__ = ["autostart", "cache", "calls_failed", "calls_in_flight", "calls_total", "capabilities_json", "command", "config_error", "disabled", "era", "explicitly_stopped", "instructions", "last_error", "last_exit", "last_stderr_line", "lines_oversize", "lines_skipped", "messages_invalid", "name", "next_restart_in_ms", "oauth", "pid", "protocol_version", "responses_dropped", "restarts", "sandbox", "server_info_json", "started_at_unix_ms", "state", "tool_changes_pending", "uptime_ms"]
+    __slots__ = ["autostart", "cache", "calls_failed", "calls_in_flight", "calls_total", "capabilities_json", "command", "config_error", "disabled", "era", "explicitly_stopped", "instance", "instances", "instructions", "last_error", "last_exit", "last_stderr_line", "lines_oversize", "lines_skipped", "max_instances", "messages_invalid", "name", "next_restart_in_ms", "oauth", "pid", "protocol_version", "responses_dropped", "restarts", "root", "sandbox", "server_info_json", "share", "started_at_unix_ms", "state", "tool_changes_pending", "uptime_ms"]
     AUTOSTART_FIELD_NUMBER: _ClassVar[int]
     CACHE_FIELD_NUMBER: _ClassVar[int]
     CALLS_FAILED_FIELD_NUMBER: _ClassVar[int]
@@ -628,12 +628,15 @@ class ServerStatus(_message.Message):
     DISABLED_FIELD_NUMBER: _ClassVar[int]
     ERA_FIELD_NUMBER: _ClassVar[int]
     EXPLICITLY_STOPPED_FIELD_NUMBER: _ClassVar[int]
+    INSTANCES_FIELD_NUMBER: _ClassVar[int]
+    INSTANCE_FIELD_NUMBER: _ClassVar[int]
     INSTRUCTIONS_FIELD_NUMBER: _ClassVar[int]
     LAST_ERROR_FIELD_NUMBER: _ClassVar[int]
     LAST_EXIT_FIELD_NUMBER: _ClassVar[int]
     LAST_STDERR_LINE_FIELD_NUMBER: _ClassVar[int]
     LINES_OVERSIZE_FIELD_NUMBER: _ClassVar[int]
     LINES_SKIPPED_FIELD_NUMBER: _ClassVar[int]
+    MAX_INSTANCES_FIELD_NUMBER: _ClassVar[int]
     MESSAGES_INVALID_FIELD_NUMBER: _ClassVar[int]
     NAME_FIELD_NUMBER: _ClassVar[int]
     NEXT_RESTART_IN_MS_FIELD_NUMBER: _ClassVar[int]
@@ -642,8 +645,10 @@ class ServerStatus(_message.Message):
     PROTOCOL_VERSION_FIELD_NUMBER: _ClassVar[int]
     RESPONSES_DROPPED_FIELD_NUMBER: _ClassVar[int]
     RESTARTS_FIELD_NUMBER: _ClassVar[int]
+    ROOT_FIELD_NUMBER: _ClassVar[int]
     SANDBOX_FIELD_NUMBER: _ClassVar[int]
     SERVER_INFO_JSON_FIELD_NUMBER: _ClassVar[int]
+    SHARE_FIELD_NUMBER: _ClassVar[int]
     STARTED_AT_UNIX_MS_FIELD_NUMBER: _ClassVar[int]
     STATE_FIELD_NUMBER: _ClassVar[int]
     TOOL_CHANGES_PENDING_FIELD_NUMBER: _ClassVar[int]
@@ -659,12 +664,15 @@ class ServerStatus(_message.Message):
     disabled: bool
     era: str
     explicitly_stopped: bool
+    instance: str
+    instances: _containers.RepeatedCompositeFieldContainer[ServerStatus]
     instructions: str
     last_error: str
     last_exit: str
     last_stderr_line: str
     lines_oversize: int
     lines_skipped: int
+    max_instances: int
     messages_invalid: int
     name: str
     next_restart_in_ms: int
@@ -673,13 +681,15 @@ class ServerStatus(_message.Message):
     protocol_version: str
     responses_dropped: int
     restarts: int
+    root: str
     sandbox: str
     server_info_json: str
+    share: str
     started_at_unix_ms: int
     state: ServerState
     tool_changes_pending: int
     uptime_ms: int
-    def __init__(self, name: _Optional[str] = ..., state: _Optional[_Union[ServerState, str]] = ..., pid: _Optional[int] = ..., started_at_unix_ms: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., restarts: _Optional[int] = ..., era: _Optional[str] = ..., protocol_version: _Optional[str] = ..., server_info_json: _Optional[str] = ..., last_error: _Optional[str] = ..., last_exit: _Optional[str] = ..., last_stderr_line: _Optional[str] = ..., autostart: bool = ..., disabled: bool = ..., explicitly_stopped: bool = ..., next_restart_in_ms: _Optional[int] = ..., calls_in_flight: _Optional[int] = ..., calls_total: _Optional[int] = ..., calls_failed: _Optional[int] = ..., lines_skipped: _Optional[int] = ..., lines_oversize: _Optional[int] = ..., responses_dropped: _Optional[int] = ..., capabilities_json: _Optional[str] = ..., command: _Optional[str] = ..., cache: _Optional[_Union[CacheStats, _Mapping]] = ..., instructions: _Optional[str] = ..., messages_invalid: _Optional[int] = ..., config_error: _Optional[str] = ..., sandbox: _Optional[str] = ..., tool_changes_pending: _Optional[int] = ..., oauth: _Optional[_Union[OAuthStatus, _Mapping]] = ...) -> None: ...
+    def __init__(self, name: _Optional[str] = ..., state: _Optional[_Union[ServerState, str]] = ..., pid: _Optional[int] = ..., started_at_unix_ms: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., restarts: _Optional[int] = ..., era: _Optional[str] = ..., protocol_version: _Optional[str] = ..., server_info_json: _Optional[str] = ..., last_error: _Optional[str] = ..., last_exit: _Optional[str] = ..., last_stderr_line: _Optional[str] = ..., autostart: bool = ..., disabled: bool = ..., explicitly_stopped: bool = ..., next_restart_in_ms: _Optional[int] = ..., calls_in_flight: _Optional[int] = ..., calls_total: _Optional[int] = ..., calls_failed: _Optional[int] = ..., lines_skipped: _Optional[int] = ..., lines_oversize: _Optional[int] = ..., responses_dropped: _Optional[int] = ..., capabilities_json: _Optional[str] = ..., command: _Optional[str] = ..., cache: _Optional[_Union[CacheStats, _Mapping]] = ..., instructions: _Optional[str] = ..., messages_invalid: _Optional[int] = ..., config_error: _Optional[str] = ..., sandbox: _Optional[str] = ..., tool_changes_pending: _Optional[int] = ..., oauth: _Optional[_Union[OAuthStatus, _Mapping]] = ..., share: _Optional[str] = ..., max_instances: _Optional[int] = ..., instance: _Optional[str] = ..., root: _Optional[str] = ..., instances: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ...) -> None: ...
 
 class StartServerRequest(_message.Message):
     __slots__ = ["name"]
