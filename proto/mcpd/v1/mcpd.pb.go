@@ -5930,7 +5930,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x1eSUBSCRIPTION_EVENT_KIND_LAGGED\x10\t\x12!\n" +
 	"\x1dSUBSCRIPTION_EVENT_KIND_ERROR\x10\n" +
 	"\x12'\n" +
-	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\xd4\x0e\n" +
+	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\x95\x0f\n" +
 	"\x04Mcpd\x12B\n" +
 	"\tGetStatus\x12\x19.mcpd.v1.GetStatusRequest\x1a\x1a.mcpd.v1.GetStatusResponse\x12H\n" +
 	"\vListServers\x12\x1b.mcpd.v1.ListServersRequest\x1a\x1c.mcpd.v1.ListServersResponse\x12H\n" +
@@ -5940,7 +5940,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\rRestartServer\x12\x1d.mcpd.v1.RestartServerRequest\x1a\x1e.mcpd.v1.RestartServerResponse\x12<\n" +
 	"\aGetLogs\x12\x17.mcpd.v1.GetLogsRequest\x1a\x18.mcpd.v1.GetLogsResponse\x12B\n" +
 	"\tListTools\x12\x19.mcpd.v1.ListToolsRequest\x1a\x1a.mcpd.v1.ListToolsResponse\x12>\n" +
-	"\bCallTool\x12\x18.mcpd.v1.CallToolRequest\x1a\x16.mcpd.v1.CallToolEvent0\x01\x12H\n" +
+	"\bCallTool\x12\x18.mcpd.v1.CallToolRequest\x1a\x16.mcpd.v1.CallToolEvent0\x01\x12?\n" +
+	"\rCallToolUnary\x12\x18.mcpd.v1.CallToolRequest\x1a\x14.mcpd.v1.McpResponse\x12H\n" +
 	"\vListPrompts\x12\x1b.mcpd.v1.ListPromptsRequest\x1a\x1c.mcpd.v1.ListPromptsResponse\x12<\n" +
 	"\tGetPrompt\x12\x19.mcpd.v1.GetPromptRequest\x1a\x14.mcpd.v1.McpResponse\x12N\n" +
 	"\rListResources\x12\x1d.mcpd.v1.ListResourcesRequest\x1a\x1e.mcpd.v1.ListResourcesResponse\x12f\n" +
@@ -6115,52 +6116,54 @@ var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	26, // 59: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
 	29, // 60: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
 	32, // 61: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
-	34, // 62: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
-	36, // 63: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
-	37, // 64: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
-	39, // 65: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
-	41, // 66: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
-	42, // 67: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
-	43, // 68: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
-	45, // 69: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
-	47, // 70: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
-	51, // 71: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
-	56, // 72: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
-	63, // 73: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
-	65, // 74: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
-	67, // 75: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
-	3,  // 76: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
-	6,  // 77: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
-	69, // 78: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
-	71, // 79: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
-	15, // 80: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
-	19, // 81: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
-	21, // 82: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
-	23, // 83: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
-	25, // 84: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
-	28, // 85: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
-	31, // 86: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
-	33, // 87: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
-	35, // 88: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
-	11, // 89: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
-	38, // 90: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
-	40, // 91: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
-	11, // 92: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
-	11, // 93: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
-	33, // 94: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
-	46, // 95: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
-	50, // 96: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
-	52, // 97: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
-	60, // 98: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
-	64, // 99: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
-	66, // 100: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
-	68, // 101: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
-	4,  // 102: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
-	7,  // 103: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
-	70, // 104: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
-	72, // 105: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
-	80, // [80:106] is the sub-list for method output_type
-	54, // [54:80] is the sub-list for method input_type
+	32, // 62: mcpd.v1.Mcpd.CallToolUnary:input_type -> mcpd.v1.CallToolRequest
+	34, // 63: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
+	36, // 64: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
+	37, // 65: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
+	39, // 66: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
+	41, // 67: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
+	42, // 68: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
+	43, // 69: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
+	45, // 70: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
+	47, // 71: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
+	51, // 72: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
+	56, // 73: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
+	63, // 74: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
+	65, // 75: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
+	67, // 76: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
+	3,  // 77: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
+	6,  // 78: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
+	69, // 79: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
+	71, // 80: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
+	15, // 81: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
+	19, // 82: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
+	21, // 83: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
+	23, // 84: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
+	25, // 85: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
+	28, // 86: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
+	31, // 87: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
+	33, // 88: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
+	11, // 89: mcpd.v1.Mcpd.CallToolUnary:output_type -> mcpd.v1.McpResponse
+	35, // 90: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
+	11, // 91: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
+	38, // 92: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
+	40, // 93: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
+	11, // 94: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
+	11, // 95: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
+	33, // 96: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
+	46, // 97: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
+	50, // 98: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
+	52, // 99: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
+	60, // 100: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
+	64, // 101: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
+	66, // 102: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
+	68, // 103: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
+	4,  // 104: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
+	7,  // 105: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
+	70, // 106: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
+	72, // 107: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
+	81, // [81:108] is the sub-list for method output_type
+	54, // [54:81] is the sub-list for method input_type
 	54, // [54:54] is the sub-list for extension type_name
 	54, // [54:54] is the sub-list for extension extendee
 	0,  // [0:54] is the sub-list for field type_name
