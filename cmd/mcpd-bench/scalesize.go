@@ -23,6 +23,8 @@ type scaleSizeRow struct {
 	// AllocPerByte is mcpd's heap allocation (go_memstats_alloc_bytes_total)
 	// per byte carried (request + result): about the copies it makes.
 	AllocPerByte float64 `json:"mcpd_alloc_bytes_per_byte"`
+	// Error is why this size could not be measured (the child failed it).
+	Error string `json:"error,omitempty"`
 }
 
 func (b *bench) scaleSizes() []int {
@@ -59,6 +61,13 @@ func (b *bench) scaleSize(ctx context.Context) error {
 	defer dc.close()
 	for _, size := range b.scaleSizes() {
 		row, err := scaleSizeAt(ctx, d, client, dc, t.Name, size)
+		if err != nil && size > 1<<20 {
+			// The largest point is at the edge of what the child handles:
+			// recorded, and the curve ends here.
+			row.Error = err.Error()
+			b.rep.Scale.Sizes = append(b.rep.Scale.Sizes, row)
+			break
+		}
 		if err != nil {
 			return fmt.Errorf("%d bytes: %w", size, err)
 		}

@@ -55,6 +55,9 @@ func scalePlots(sc *scaleReport) map[string]string {
 		var m, d series
 		m.name, d.name = "through mcpd MB/s", "direct MB/s"
 		for _, s := range sc.Sizes {
+			if s.Error != "" {
+				continue
+			}
 			x := float64(s.Bytes)
 			m.x, m.y = append(m.x, x), append(m.y, s.McpdMB)
 			d.x, d.y = append(d.x, x), append(d.y, s.Direct)
