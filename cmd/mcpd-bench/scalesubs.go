@@ -76,7 +76,7 @@ func (b *bench) scaleSubCounts() (apps int, uris []int) {
 	if b.o.smoke {
 		return 10, []int{10, 100}
 	}
-	return 100, []int{10, 100, 1000, 10000}
+	return 100, []int{100, 1000, 10000}
 }
 
 // scaleSubs measures the subscriptions curve on a fresh daemon.

@@ -35,7 +35,8 @@ func printScale(w io.Writer, tw *tabwriter.Writer, r *report) {
 		fmt.Fprintln(tw, "bytes\tcalls\tmcpd MB/s\tdirect MB/s\tmcpd/direct\tmcpd alloc bytes per byte carried\t")
 		for _, s := range sc.Sizes {
 			if s.Error != "" {
-				fmt.Fprintf(tw, "%d\tfailed: %s\t\n", s.Bytes, s.Error)
+				fmt.Fprintf(tw, "%d\t-\t-\t-\t-\t-\t\n", s.Bytes)
+				defer fmt.Fprintf(w, "  %d bytes failed: %s\n", s.Bytes, s.Error)
 				continue
 			}
 			fmt.Fprintf(tw, "%d\t%d\t%.1f\t%.1f\t%.2fx\t%.2f\t\n", s.Bytes, s.Calls, s.McpdMB, s.Direct, s.Ratio, s.AllocPerByte)
