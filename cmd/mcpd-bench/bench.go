@@ -75,7 +75,11 @@ func (b *bench) run(ctx context.Context) error {
 		b.rep.HTTPFace = "http://" + httpAddr + "/servers/NAME/mcp"
 	}
 	b.progress("starting mcpd")
-	d, err := startDaemon(ctx, b.reg, b.o.mcpd, servers, httpAddr)
+	ds := daemonSettings{httpAddr: httpAddr}
+	if b.o.mcpdProfile != "" {
+		ds.env = []string{"MCPD_CPUPROFILE=" + b.o.mcpdProfile}
+	}
+	d, err := startDaemonWith(ctx, b.reg, b.o.mcpd, servers, ds)
 	if err != nil {
 		return err
 	}
@@ -113,6 +117,9 @@ func (b *bench) run(ctx context.Context) error {
 		if err := b.cpu(ctx, d, t); err != nil { // cpu.go
 			return err
 		}
+		if err := b.cpuRatios(ctx, d, bareSrv, t); err != nil { // cpuratio.go
+			return err
+		}
 	}
 	if b.o.runs("fanout") {
 		if err := b.fanOut(ctx, d, bareSrv, filepath.Join(dir, "bare.sock")); err != nil { // subs.go
@@ -137,6 +144,18 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	if b.o.runs("startup") {
 		if err := b.startup(ctx); err != nil {
+			return err
+		}
+	}
+	if b.o.runs("scale") {
+		if err := b.scale(ctx); err != nil { // scale.go
+			return err
+		}
+	} else {
+		b.rep.ScaleNote = "not run (-sections)"
+	}
+	if b.o.runs("soak") {
+		if err := b.soak(ctx); err != nil { // soak.go
 			return err
 		}
 	}

@@ -42,12 +42,33 @@ type daemon struct {
 	conns []*grpc.ClientConn
 	// httpAddr is where its HTTP face listens (--http-listen); "" for none.
 	httpAddr string
+	// metricsAddr is where it serves /metrics; "" for none.
+	metricsAddr string
+	// cfgPath is its config file (rewritten for reloads).
+	cfgPath string
 }
 
 // startDaemon writes a config with servers into a fresh temporary
 // directory, starts mcpdBin on a socket there, and waits until the health
 // service answers. httpAddr, if not empty, is passed as --http-listen.
 func startDaemon(ctx context.Context, reg *registry, mcpdBin string, servers map[string]serverConfig, httpAddr ...string) (*daemon, error) {
+	var ds daemonSettings
+	if len(httpAddr) > 0 {
+		ds.httpAddr = httpAddr[0]
+	}
+	return startDaemonWith(ctx, reg, mcpdBin, servers, ds)
+}
+
+// daemonSettings are startDaemonWith's optional settings.
+type daemonSettings struct {
+	httpAddr string   // --http-listen; "" for off
+	env      []string // added to mcpd's environment (MCPD_CPUPROFILE=...)
+	// metricsAddr is --metrics-listen (a loopback HOST:PORT); "" for off.
+	metricsAddr string
+}
+
+// startDaemonWith is startDaemon with ds.
+func startDaemonWith(ctx context.Context, reg *registry, mcpdBin string, servers map[string]serverConfig, ds daemonSettings) (*daemon, error) {
 	dir, err := os.MkdirTemp("", "mcpd-bench-")
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
@@ -61,6 +82,7 @@ func startDaemon(ctx context.Context, reg *registry, mcpdBin string, servers map
 		return nil, fmt.Errorf("write config: %w", err)
 	}
 	d := &daemon{
+		cfgPath: cfgPath,
 		dir:     dir,
 		socket:  filepath.Join(dir, "mcpd.sock"),
 		logPath: filepath.Join(dir, "mcpd.log"),
@@ -72,12 +94,22 @@ func startDaemon(ctx context.Context, reg *registry, mcpdBin string, servers map
 		return nil, fmt.Errorf("create log: %w", err)
 	}
 	defer logf.Close()
-	args := []string{"--config", cfgPath, "--socket", d.socket, "--log-level", "warn", "--http-listen", "off"}
-	if len(httpAddr) > 0 && httpAddr[0] != "" {
-		d.httpAddr = httpAddr[0]
+	// The audit log (on by default) and the pin book go to the temporary
+	// directory, never to the user's state.
+	args := []string{"--config", cfgPath, "--socket", d.socket, "--log-level", "warn",
+		"--state-dir", filepath.Join(dir, "state"), "--http-listen", "off"}
+	if ds.httpAddr != "" {
+		d.httpAddr = ds.httpAddr
 		args[len(args)-1] = d.httpAddr
 	}
+	if ds.metricsAddr != "" {
+		args = append(args, "--metrics-listen", ds.metricsAddr)
+		d.metricsAddr = ds.metricsAddr
+	}
 	d.cmd = exec.Command(mcpdBin, args...)
+	if len(ds.env) > 0 {
+		d.cmd.Env = append(os.Environ(), ds.env...)
+	}
 	d.cmd.Stdout = logf
 	d.cmd.Stderr = logf
 	// If the benchmark dies, its mcpd (and, through mcpd's own
@@ -191,6 +223,18 @@ func callEcho(ctx context.Context, c mcpdv1.McpdClient, server string) error {
 	}
 	if e := resp.GetError(); e != nil {
 		return fmt.Errorf("call echo on %s through mcpd: mcp error %d: %s", server, e.GetCode(), e.GetMessage())
+	}
+	return checkEcho(server, resp.GetResultJson())
+}
+
+// callEchoUnary calls server's echo tool through mcpd's unary CallToolUnary.
+func callEchoUnary(ctx context.Context, c mcpdv1.McpdClient, server string) error {
+	resp, err := c.CallToolUnary(ctx, &mcpdv1.CallToolRequest{Server: server, Tool: "echo", ArgumentsJson: echoArgs})
+	if err != nil {
+		return fmt.Errorf("call echo on %s through mcpd (unary): %w", server, err)
+	}
+	if e := resp.GetError(); e != nil {
+		return fmt.Errorf("call echo on %s through mcpd (unary): mcp error %d: %s", server, e.GetCode(), e.GetMessage())
 	}
 	return checkEcho(server, resp.GetResultJson())
 }

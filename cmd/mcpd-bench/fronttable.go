@@ -95,5 +95,11 @@ func printFronts(w io.Writer, tw *tabwriter.Writer, r *report) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.1f\t\n", c.Server, c.Path, c.Op, c.Calls, front, c.Mcpd)
 	}
 	tw.Flush()
+	fmt.Fprintln(w, "mcpd's CPU per operation against the least process doing it, µs (median of interleaved rounds)")
+	fmt.Fprintln(tw, "server	op	mcpd	baseline	baseline CPU	mcpd/baseline	")
+	for _, c := range r.CPURatios {
+		fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%.1f\t%.2fx\t\n", c.Server, c.Op, c.Mcpd, c.Baseline, c.Base, c.Ratio)
+	}
+	tw.Flush()
 	fmt.Fprintln(w)
 }

@@ -15,6 +15,7 @@
 //
 //	mcpd-bench [-smoke] [-json] [-sections calls,throughput,...] [-mcpd bin/mcpd] [-mcpdctl bin/mcpdctl]
 //	           [-demo-server bin/demo-server] [-httpface] [-bridge-profile DIR]
+//	           [-mcpd-profile FILE] [-plots DIR] [-soak-duration 10m]
 package main
 
 import (
@@ -78,13 +79,25 @@ type options struct {
 	// bridgeProfile is a directory for the bridge processes' CPU profiles.
 	bridgeProfile string
 	sections      map[string]bool // nil: every section
+	// soakDur is the soak's length (default 10m, smoke 20s).
+	soakDur time.Duration
+	// mcpdProfile is a file for the main mcpd's CPU profile.
+	mcpdProfile string
+	// plots is the directory the scale section's SVG plots are written to.
+	plots string
 }
 
 // sectionNames are the values of -sections, in the order they run.
-var sectionNames = []string{"calls", "throughput", "lists", "cpu", "fanout", "recovery", "memory", "startup"}
+var sectionNames = []string{"calls", "throughput", "lists", "cpu", "fanout", "recovery", "memory", "startup", "scale", "soak"}
 
-// runs reports whether section is to be measured.
-func (o *options) runs(section string) bool { return o.sections == nil || o.sections[section] }
+// runs reports whether section is to be measured. The soak is outside the
+// default run's time budget: it runs when named, and in a smoke run (20 s).
+func (o *options) runs(section string) bool {
+	if section == "soak" && o.sections == nil {
+		return o.smoke
+	}
+	return o.sections == nil || o.sections[section]
+}
 
 func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	var o options
@@ -94,6 +107,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.mcpdctl, "mcpdctl", "bin/mcpdctl", "mcpdctl `binary` whose bridge is measured")
 	fs.BoolVar(&o.httpFace, "httpface", false, "also measure mcpd's HTTP face (starts mcpd with --http-listen 127.0.0.1:PORT, serving /servers/NAME/mcp)")
 	fs.StringVar(&o.bridgeProfile, "bridge-profile", "", "write a CPU profile of each bridge process into `dir`")
+	fs.DurationVar(&o.soakDur, "soak-duration", 0, "length of the soak section (default 10m, smoke 20s)")
+	fs.StringVar(&o.mcpdProfile, "mcpd-profile", "", "write a CPU profile of the main mcpd (sections calls to fanout) to `file`")
+	fs.StringVar(&o.plots, "plots", "", "write the scale section's SVG plots into `dir` (default: none)")
 	fs.StringVar(&o.demo, "demo-server", "bin/demo-server", "Go demo MCP server `binary`")
 	fs.StringVar(&o.node, "node", "node", "node `binary` for server-everything")
 	fs.StringVar(&o.everything, "everything", "node_modules/@modelcontextprotocol/server-everything/dist/index.js",
@@ -198,6 +214,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 // resolve makes the paths absolute and checks the binaries exist.
 func (o *options) resolve() error {
+	for _, p := range []*string{&o.mcpdProfile, &o.plots} {
+		if *p != "" {
+			abs, err := filepath.Abs(*p)
+			if err != nil {
+				return err
+			}
+			*p = abs
+		}
+	}
 	for _, p := range []*string{&o.mcpd, &o.mcpdctl, &o.demo} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {

@@ -12,6 +12,7 @@ type report struct {
 	Lists      []listRow       `json:"cached_lists"`
 	CPU        []cpuRow        `json:"cpu_per_call"`
 	CPUNote    string          `json:"cpu_note,omitempty"`
+	CPURatios  []cpuRatioRow   `json:"cpu_against_baselines"`
 	HTTPFace   string          `json:"httpface"`
 	Memory     []memoryRow     `json:"memory"`
 	Daemon     daemonMemory    `json:"mcpd_memory"`
@@ -21,6 +22,9 @@ type report struct {
 	RecovNote  string          `json:"recovery_note,omitempty"`
 	Startup    startupRow      `json:"startup"`
 	Lazy       []lazyRow       `json:"lazy_first_call"`
+	Scale      scaleReport     `json:"scale"`
+	ScaleNote  string          `json:"scale_note,omitempty"`
+	Soak       *soakRow        `json:"soak,omitempty"`
 	Targets    []targetCheck   `json:"targets"`
 	Processes  processCheck    `json:"processes"`
 	complete   bool
@@ -201,4 +205,12 @@ type targetCheck struct {
 type processCheck struct {
 	Started     int  `json:"started"`
 	LeftRunning bool `json:"left_running"`
+}
+
+// scaleReport is the scale section's curves (scale*.go).
+type scaleReport struct {
+	Apps    []scaleAppsRow    `json:"apps"`
+	Servers []scaleServersRow `json:"servers"`
+	Subs    []scaleSubsRow    `json:"subscriptions"`
+	Sizes   []scaleSizeRow    `json:"result_sizes"`
 }

@@ -43,7 +43,19 @@ func (b *bench) checkTargets() {
 		add(fmt.Sprintf("mcpd idle RSS (%d lazy servers)", r.Daemon.IdleServers), "<= 25 MiB", idle, "MiB", idle <= 25)
 		add("mcpd start to socket answering", "<= 50 ms", r.Startup.ReadyMs, "ms", r.Startup.ReadyMs <= 50)
 	}
+	for _, o := range r.Overhead {
+		add("mcpd − relay latency p50 ("+o.Server+", 1 app)", "<= 0 us", o.McpdOverRelayP50, "us", o.McpdOverRelayP50 <= 0)
+	}
+	for _, t := range r.Throughput {
+		if t.Concurrency >= 16 {
+			add(fmt.Sprintf("throughput mcpd/relay (%s, %d apps)", t.Server, t.Concurrency), ">= 1.00", t.McpdOverRelay, "x", t.McpdOverRelay >= 1)
+		}
+	}
+	for _, c := range r.CPURatios {
+		add(fmt.Sprintf("mcpd CPU, %s / %s (%s)", c.Op, c.Baseline, c.Server), "<= 0.70", c.Ratio, "x", c.Ratio <= 0.7)
+	}
 	b.checkFrontTargets()
+	b.checkScaleTargets() // scaletable.go
 }
 
 func mib(b int64) string { return fmt.Sprintf("%.1f", float64(b)/(1<<20)) }
@@ -156,6 +168,8 @@ func printReport(w io.Writer, r *report) {
 		}
 		end()
 	}
+
+	printScale(w, tw, r) // scaletable.go
 
 	fmt.Fprintln(w, "targets")
 	fmt.Fprintln(tw, "target\tgoal\tthis run\tmet\t")

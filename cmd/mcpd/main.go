@@ -229,6 +229,11 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "mcpd %s\n", version.Version)
 		return nil
 	}
+	if stop, err := startCPUProfile(); err != nil {
+		return err
+	} else if stop != nil {
+		defer stop()
+	}
 
 	// Signals are caught from the start, so that SIGTERM during startup is
 	// a clean shutdown rather than the default death. SIGPIPE is caught

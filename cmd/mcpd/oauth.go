@@ -78,16 +78,14 @@ func asLoginRequired(err error) error {
 // remote returns server's URL and oauth config; the error wraps
 // supervisor.ErrUnknownServer or api.ErrNotRemote.
 func (r remoteAuth) remote(server string) (string, oauth.Config, error) {
-	for _, sp := range r.sup.Specs() {
-		if sp.Name != server {
-			continue
-		}
-		if sp.Remote == nil {
-			return "", oauth.Config{}, fmt.Errorf("server %q: %w", server, api.ErrNotRemote)
-		}
-		return sp.Remote.URL, oauthConfig(sp.Remote), nil
+	sp, err := r.sup.Spec(server)
+	if err != nil {
+		return "", oauth.Config{}, fmt.Errorf("%w %q", supervisor.ErrUnknownServer, server)
 	}
-	return "", oauth.Config{}, fmt.Errorf("%w %q", supervisor.ErrUnknownServer, server)
+	if sp.Remote == nil {
+		return "", oauth.Config{}, fmt.Errorf("server %q: %w", server, api.ErrNotRemote)
+	}
+	return sp.Remote.URL, oauthConfig(sp.Remote), nil
 }
 
 // LoggedIn restarts server after its login, leaving "login required".

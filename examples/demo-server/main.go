@@ -67,7 +67,9 @@ func main() {
 func run(ctx context.Context, name string) error {
 	server := newServer(name)
 	log.Printf("serving on stdio (pid %d)", os.Getpid())
-	err := server.Run(ctx, &mcp.StdioTransport{})
+	// Frames up to mcpd's own line limit (32 MiB), not the SDK's 16 MiB, so
+	// that an echo can carry the largest result mcpd passes.
+	err := server.Run(ctx, &mcp.StdioTransport{MaxLineLength: 32 << 20})
 	// The MCP stdio shutdown: "the client SHOULD initiate shutdown by first
 	// closing the input stream to the child process (the server)". EOF on
 	// stdin, or a signal, is therefore a normal end.

@@ -176,47 +176,96 @@ func fillList(entry *mcpdv1.ServerList, items json.RawMessage, src cache.Source,
 // response.
 func (s *Server) CallTool(req *mcpdv1.CallToolRequest, stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]) error {
 	ctx := stream.Context()
+	tc, err := s.prepareToolCall(ctx, req, false)
+	if err != nil {
+		return err
+	}
+	if tc.hidden != nil {
+		return sendHidden(stream, req.GetServer(), tc.hidden)
+	}
+	return s.streamCall(stream, req.GetServer(), tc.req, tc.copts, tc.rs)
+}
+
+// CallToolUnary calls a tool and returns its response, without progress
+// or log events: the app asked for none, and a unary RPC is cheaper than
+// a stream on both sides.
+func (s *Server) CallToolUnary(ctx context.Context, req *mcpdv1.CallToolRequest) (*mcpdv1.McpResponse, error) {
+	tc, err := s.prepareToolCall(ctx, req, true)
+	if err != nil {
+		return nil, err
+	}
+	if tc.hidden != nil {
+		return &mcpdv1.McpResponse{Server: req.GetServer(), Error: mcpErrorToProto(tc.hidden)}, nil
+	}
+	start := time.Now()
+	resp, src, err := s.callCached(ctx, req.GetServer(), tc.req, tc.copts)
+	if err != nil {
+		s.logCallError(ctx, req.GetServer(), tc.req.Method, err)
+		return nil, toStatus(err)
+	}
+	if resp == nil {
+		return nil, status.Errorf(codes.Internal, "tools/call on %q: no response", req.GetServer())
+	}
+	return toMcpResponse(req.GetServer(), resp, src, time.Since(start)), nil
+}
+
+// toolCall is a validated tools/call: the session request, the
+// supervisor's options and the profile's view of the server (nil: none),
+// or hidden, the answer when the profile hides the tool.
+type toolCall struct {
+	req    *session.Request
+	copts  supervisor.CallOptions
+	rs     *profile.Server
+	hidden *session.RPCError
+}
+
+// prepareToolCall validates req once, at the edge, and builds its
+// tools/call params; unary refuses a progress token (nothing could carry
+// the progress back).
+func (s *Server) prepareToolCall(ctx context.Context, req *mcpdv1.CallToolRequest, unary bool) (toolCall, error) {
 	if req.GetServer() == "" {
-		return status.Error(codes.InvalidArgument, "server name required")
+		return toolCall{}, status.Error(codes.InvalidArgument, "server name required")
 	}
 	if req.GetTool() == "" {
-		return status.Error(codes.InvalidArgument, "tool name required")
+		return toolCall{}, status.Error(codes.InvalidArgument, "tool name required")
 	}
 	args, err := jsonObject("arguments_json", req.GetArgumentsJson())
 	if err != nil {
-		return err
+		return toolCall{}, err
 	}
 	meta, err := metaObject(req.GetMetaJson())
 	if err != nil {
-		return err
+		return toolCall{}, err
+	}
+	if unary && hasProgressToken(meta) {
+		return toolCall{}, status.Error(codes.InvalidArgument,
+			"invalid meta_json: CallToolUnary delivers no progress, so it takes no progressToken (use CallTool)")
 	}
 	inputResponses, err := jsonObject("input_responses_json", req.GetInputResponsesJson())
 	if err != nil {
-		return err
+		return toolCall{}, err
 	}
 	base, copts, err := s.callSettings(ctx, req.GetOptions())
 	if err != nil {
-		return err
+		return toolCall{}, err
 	}
 	rs, err := s.profileGate(ctx, req.GetServer())
 	if err != nil {
-		return err
+		return toolCall{}, err
 	}
 	if rs != nil {
 		if hidden := hiddenName(&rs.Tools, "tool", req.GetTool()); hidden != nil {
-			return sendHidden(stream, req.GetServer(), hidden)
+			return toolCall{hidden: hidden}, nil
 		}
 	}
-	// tools/call params: "name", "arguments?", plus modern "inputResponses?"
-	// and "requestState?" ("the exact string received (omit it if none was
-	// received)").
 	params, err := toolCallParams(meta, req.GetTool(), args, inputResponses, req.GetRequestState())
 	if err != nil {
-		return status.Errorf(codes.Internal, "encode tools/call params: %v", err)
+		return toolCall{}, status.Errorf(codes.Internal, "encode tools/call params: %v", err)
 	}
 	base.Method = "tools/call"
 	base.Params = params
-	return s.streamCall(stream, req.GetServer(), base, copts, rs)
+	base.Validated = true // built from validated, compact parts
+	return toolCall{req: base, copts: copts, rs: rs}, nil
 }
 
 // Methods SendRequest refuses: the session owns the lifecycle, and
@@ -599,6 +648,20 @@ func metaObject(text string) (json.RawMessage, error) {
 		return nil, status.Errorf(codes.InvalidArgument, "invalid meta_json: progressToken must be a string or an integer, got %.100s", t)
 	}
 	return meta, nil
+}
+
+// hasProgressToken reports whether meta (metaObject's output) has a
+// non-null progressToken member.
+func hasProgressToken(meta json.RawMessage) bool {
+	if !bytes.Contains(meta, []byte(`"progressToken"`)) {
+		return false
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(meta, &top) != nil {
+		return false
+	}
+	t, ok := top["progressToken"]
+	return ok && string(t) != "null"
 }
 
 // toMcpResponse converts a child's (non-nil) response; the result bytes pass

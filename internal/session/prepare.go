@@ -46,7 +46,7 @@ func (s *Session) appendParams(b []byte, req *Request, version string, c *call) 
 			return b, nil
 		}
 		return append(append(b, paramsKey...), raw...), nil
-	case version != "" && s.canStampFast(raw, req.ClientInfo, req.ClientCapabilities):
+	case version != "" && s.canStampFast(raw, req.ClientInfo, req.ClientCapabilities, req.Validated):
 		// modern fast path: no _meta of the app's (stampfast.go)
 		return s.appendStampFast(append(b, paramsKey...), raw, version, req.ClientInfo, req.ClientCapabilities), nil
 	}

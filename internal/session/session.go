@@ -154,6 +154,11 @@ type Request struct {
 	// attributed to it (messages.go). It runs on the reader goroutine and
 	// must not block.
 	OnMessage func(params json.RawMessage)
+	// Validated says Params, ClientInfo and ClientCapabilities are each
+	// nil or one valid JSON object, as checked once where the request
+	// entered the daemon: the supervisor and the session then skip their
+	// own json.Valid. Whoever changes them must keep this true or clear it.
+	Validated bool
 }
 
 // Response is the child's answer: exactly one of Result and Error is set.
@@ -195,6 +200,8 @@ type Session struct {
 	stop     context.CancelFunc
 	handlers sync.WaitGroup // server→client request handlers; Add only on the reader goroutine
 	done     chan struct{}
+	// clientInfoValid is whether opts.ClientInfo is valid JSON, checked once.
+	clientInfoValid bool
 
 	mu        sync.Mutex // guards the fields below
 	closedErr error      // set once the reader ended
@@ -255,6 +262,8 @@ func New(conn Conn, opts Options) *Session {
 		pending:  map[uint64]*call{},
 		progress: map[string]*call{},
 		incoming: map[string]*incoming{},
+
+		clientInfoValid: json.Valid(opts.ClientInfo),
 	}
 	if r, ok := conn.(OversizeReporter); ok {
 		r.OnOversize(s.oversize) // before the reader starts

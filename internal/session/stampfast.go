@@ -17,15 +17,21 @@ import (
 // holds "_meta" anywhere, or a \u escape (a key could spell _meta with
 // escapes), or is not one valid JSON object, or an envelope value is not
 // valid JSON.
-func (s *Session) canStampFast(raw, clientInfo, caps json.RawMessage) bool {
+// validated is Request.Validated: the JSON was checked already, so only
+// the cheap byte tests run.
+func (s *Session) canStampFast(raw, clientInfo, caps json.RawMessage, validated bool) bool {
 	if raw != nil {
 		if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' ||
-			bytes.Contains(raw, []byte(`"_meta"`)) || bytes.Contains(raw, []byte(`\u`)) || !json.Valid(raw) {
+			bytes.Contains(raw, []byte(`"_meta"`)) || bytes.Contains(raw, []byte(`\u`)) || (!validated && !json.Valid(raw)) {
 			return false
 		}
 	}
 	if clientInfo == nil {
 		clientInfo = s.opts.ClientInfo
+		validated = validated && s.clientInfoValid
+	}
+	if validated {
+		return true
 	}
 	return (caps == nil || json.Valid(caps)) && json.Valid(clientInfo)
 }

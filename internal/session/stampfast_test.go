@@ -45,7 +45,7 @@ func TestStampFastMatchesGeneralPath(t *testing.T) {
 			if tt.caps != "" {
 				caps = json.RawMessage(tt.caps)
 			}
-			ok := s.canStampFast(raw, info, caps)
+			ok := s.canStampFast(raw, info, caps, false)
 			var fast []byte
 			if ok {
 				fast = s.appendStampFast(nil, raw, jsonrpc.ModernVersion, info, caps)

@@ -206,6 +206,17 @@ func (s *Supervisor) Apply(specs []Spec) (ApplyResult, error) {
 	return res, nil
 }
 
+// Spec returns the current spec of the named server, found by name
+// (ErrUnknownServer if there is none): per-server status uses it, so that
+// a status of N servers costs N lookups, not N copies and sorts of all.
+func (s *Supervisor) Spec(name string) (Spec, error) {
+	sv, err := s.lookup(name)
+	if err != nil {
+		return Spec{}, err
+	}
+	return sv.currentSpec(), nil
+}
+
 // Specs returns the specs of the configured servers, sorted by name.
 func (s *Supervisor) Specs() []Spec {
 	s.mu.Lock()

@@ -472,6 +472,9 @@ func validateRequest(req *session.Request) error {
 	if req == nil || req.Method == "" {
 		return fmt.Errorf("%w: method required", ErrInvalid)
 	}
+	if req.Validated {
+		return nil // checked where it entered the daemon
+	}
 	p := bytes.TrimSpace(req.Params) // no copy: this runs on every call
 	if len(p) == 0 || string(p) == "null" {
 		return nil

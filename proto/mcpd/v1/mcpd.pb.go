@@ -5988,7 +5988,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x1eSUBSCRIPTION_EVENT_KIND_LAGGED\x10\t\x12!\n" +
 	"\x1dSUBSCRIPTION_EVENT_KIND_ERROR\x10\n" +
 	"\x12'\n" +
-	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\xd4\x0e\n" +
+	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\x95\x0f\n" +
 	"\x04Mcpd\x12B\n" +
 	"\tGetStatus\x12\x19.mcpd.v1.GetStatusRequest\x1a\x1a.mcpd.v1.GetStatusResponse\x12H\n" +
 	"\vListServers\x12\x1b.mcpd.v1.ListServersRequest\x1a\x1c.mcpd.v1.ListServersResponse\x12H\n" +
@@ -5998,7 +5998,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\rRestartServer\x12\x1d.mcpd.v1.RestartServerRequest\x1a\x1e.mcpd.v1.RestartServerResponse\x12<\n" +
 	"\aGetLogs\x12\x17.mcpd.v1.GetLogsRequest\x1a\x18.mcpd.v1.GetLogsResponse\x12B\n" +
 	"\tListTools\x12\x19.mcpd.v1.ListToolsRequest\x1a\x1a.mcpd.v1.ListToolsResponse\x12>\n" +
-	"\bCallTool\x12\x18.mcpd.v1.CallToolRequest\x1a\x16.mcpd.v1.CallToolEvent0\x01\x12H\n" +
+	"\bCallTool\x12\x18.mcpd.v1.CallToolRequest\x1a\x16.mcpd.v1.CallToolEvent0\x01\x12?\n" +
+	"\rCallToolUnary\x12\x18.mcpd.v1.CallToolRequest\x1a\x14.mcpd.v1.McpResponse\x12H\n" +
 	"\vListPrompts\x12\x1b.mcpd.v1.ListPromptsRequest\x1a\x1c.mcpd.v1.ListPromptsResponse\x12<\n" +
 	"\tGetPrompt\x12\x19.mcpd.v1.GetPromptRequest\x1a\x14.mcpd.v1.McpResponse\x12N\n" +
 	"\rListResources\x12\x1d.mcpd.v1.ListResourcesRequest\x1a\x1e.mcpd.v1.ListResourcesResponse\x12f\n" +
@@ -6174,52 +6175,54 @@ var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	26, // 60: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
 	29, // 61: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
 	32, // 62: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
-	34, // 63: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
-	36, // 64: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
-	37, // 65: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
-	39, // 66: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
-	41, // 67: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
-	42, // 68: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
-	43, // 69: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
-	45, // 70: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
-	47, // 71: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
-	51, // 72: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
-	56, // 73: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
-	63, // 74: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
-	65, // 75: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
-	67, // 76: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
-	3,  // 77: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
-	6,  // 78: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
-	69, // 79: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
-	71, // 80: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
-	15, // 81: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
-	19, // 82: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
-	21, // 83: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
-	23, // 84: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
-	25, // 85: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
-	28, // 86: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
-	31, // 87: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
-	33, // 88: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
-	35, // 89: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
-	11, // 90: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
-	38, // 91: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
-	40, // 92: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
-	11, // 93: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
-	11, // 94: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
-	33, // 95: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
-	46, // 96: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
-	50, // 97: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
-	52, // 98: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
-	60, // 99: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
-	64, // 100: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
-	66, // 101: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
-	68, // 102: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
-	4,  // 103: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
-	7,  // 104: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
-	70, // 105: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
-	72, // 106: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
-	81, // [81:107] is the sub-list for method output_type
-	55, // [55:81] is the sub-list for method input_type
+	32, // 63: mcpd.v1.Mcpd.CallToolUnary:input_type -> mcpd.v1.CallToolRequest
+	34, // 64: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
+	36, // 65: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
+	37, // 66: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
+	39, // 67: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
+	41, // 68: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
+	42, // 69: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
+	43, // 70: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
+	45, // 71: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
+	47, // 72: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
+	51, // 73: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
+	56, // 74: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
+	63, // 75: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
+	65, // 76: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
+	67, // 77: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
+	3,  // 78: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
+	6,  // 79: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
+	69, // 80: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
+	71, // 81: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
+	15, // 82: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
+	19, // 83: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
+	21, // 84: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
+	23, // 85: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
+	25, // 86: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
+	28, // 87: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
+	31, // 88: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
+	33, // 89: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
+	11, // 90: mcpd.v1.Mcpd.CallToolUnary:output_type -> mcpd.v1.McpResponse
+	35, // 91: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
+	11, // 92: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
+	38, // 93: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
+	40, // 94: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
+	11, // 95: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
+	11, // 96: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
+	33, // 97: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
+	46, // 98: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
+	50, // 99: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
+	52, // 100: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
+	60, // 101: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
+	64, // 102: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
+	66, // 103: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
+	68, // 104: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
+	4,  // 105: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
+	7,  // 106: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
+	70, // 107: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
+	72, // 108: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
+	82, // [82:109] is the sub-list for method output_type
+	55, // [55:82] is the sub-list for method input_type
 	55, // [55:55] is the sub-list for extension type_name
 	55, // [55:55] is the sub-list for extension extendee
 	0,  // [0:55] is the sub-list for field type_name

@@ -32,6 +32,7 @@ const (
 	Mcpd_GetLogs_FullMethodName               = "/mcpd.v1.Mcpd/GetLogs"
 	Mcpd_ListTools_FullMethodName             = "/mcpd.v1.Mcpd/ListTools"
 	Mcpd_CallTool_FullMethodName              = "/mcpd.v1.Mcpd/CallTool"
+	Mcpd_CallToolUnary_FullMethodName         = "/mcpd.v1.Mcpd/CallToolUnary"
 	Mcpd_ListPrompts_FullMethodName           = "/mcpd.v1.Mcpd/ListPrompts"
 	Mcpd_GetPrompt_FullMethodName             = "/mcpd.v1.Mcpd/GetPrompt"
 	Mcpd_ListResources_FullMethodName         = "/mcpd.v1.Mcpd/ListResources"
@@ -74,6 +75,10 @@ type McpdClient interface {
 	ListTools(ctx context.Context, in *ListToolsRequest, opts ...grpc.CallOption) (*ListToolsResponse, error)
 	// CallTool calls a tool; it streams progress and log events, then the result.
 	CallTool(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[CallToolEvent], error)
+	// CallToolUnary calls a tool and returns its result, for apps that want no
+	// progress or log events (a unary call costs both sides less than a
+	// stream). A meta_json progressToken is INVALID_ARGUMENT here: use CallTool.
+	CallToolUnary(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (*McpResponse, error)
 	// ListPrompts lists the prompts of one server, or of all servers.
 	ListPrompts(ctx context.Context, in *ListPromptsRequest, opts ...grpc.CallOption) (*ListPromptsResponse, error)
 	// GetPrompt gets one prompt.
@@ -232,6 +237,16 @@ func (c *mcpdClient) CallTool(ctx context.Context, in *CallToolRequest, opts ...
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Mcpd_CallToolClient = grpc.ServerStreamingClient[CallToolEvent]
+
+func (c *mcpdClient) CallToolUnary(ctx context.Context, in *CallToolRequest, opts ...grpc.CallOption) (*McpResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(McpResponse)
+	err := c.cc.Invoke(ctx, Mcpd_CallToolUnary_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
 
 func (c *mcpdClient) ListPrompts(ctx context.Context, in *ListPromptsRequest, opts ...grpc.CallOption) (*ListPromptsResponse, error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -474,6 +489,10 @@ type McpdServer interface {
 	ListTools(context.Context, *ListToolsRequest) (*ListToolsResponse, error)
 	// CallTool calls a tool; it streams progress and log events, then the result.
 	CallTool(*CallToolRequest, grpc.ServerStreamingServer[CallToolEvent]) error
+	// CallToolUnary calls a tool and returns its result, for apps that want no
+	// progress or log events (a unary call costs both sides less than a
+	// stream). A meta_json progressToken is INVALID_ARGUMENT here: use CallTool.
+	CallToolUnary(context.Context, *CallToolRequest) (*McpResponse, error)
 	// ListPrompts lists the prompts of one server, or of all servers.
 	ListPrompts(context.Context, *ListPromptsRequest) (*ListPromptsResponse, error)
 	// GetPrompt gets one prompt.
@@ -567,6 +586,9 @@ func (UnimplementedMcpdServer) ListTools(context.Context, *ListToolsRequest) (*L
 }
 func (UnimplementedMcpdServer) CallTool(*CallToolRequest, grpc.ServerStreamingServer[CallToolEvent]) error {
 	return status.Error(codes.Unimplemented, "method CallTool not implemented")
+}
+func (UnimplementedMcpdServer) CallToolUnary(context.Context, *CallToolRequest) (*McpResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method CallToolUnary not implemented")
 }
 func (UnimplementedMcpdServer) ListPrompts(context.Context, *ListPromptsRequest) (*ListPromptsResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method ListPrompts not implemented")
@@ -779,6 +801,24 @@ func _Mcpd_CallTool_Handler(srv interface{}, stream grpc.ServerStream) error {
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Mcpd_CallToolServer = grpc.ServerStreamingServer[CallToolEvent]
+
+func _Mcpd_CallToolUnary_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CallToolRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(McpdServer).CallToolUnary(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Mcpd_CallToolUnary_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(McpdServer).CallToolUnary(ctx, req.(*CallToolRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
 
 func _Mcpd_ListPrompts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
 	in := new(ListPromptsRequest)
@@ -1099,6 +1139,10 @@ var Mcpd_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListTools",
 			Handler:    _Mcpd_ListTools_Handler,
+		},
+		{
+			MethodName: "CallToolUnary",
+			Handler:    _Mcpd_CallToolUnary_Handler,
 		},
 		{
 			MethodName: "ListPrompts",

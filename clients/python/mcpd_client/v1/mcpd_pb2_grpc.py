@@ -55,6 +55,11 @@ class McpdStub(object):
                 request_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.CallToolRequest.SerializeToString,
                 response_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.CallToolEvent.FromString,
                 )
+        self.CallToolUnary = channel.unary_unary(
+                '/mcpd.v1.Mcpd/CallToolUnary',
+                request_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.CallToolRequest.SerializeToString,
+                response_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.McpResponse.FromString,
+                )
         self.ListPrompts = channel.unary_unary(
                 '/mcpd.v1.Mcpd/ListPrompts',
                 request_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.ListPromptsRequest.SerializeToString,
@@ -202,6 +207,15 @@ class McpdServicer(object):
 
     def CallTool(self, request, context):
         """CallTool calls a tool; it streams progress and log events, then the result.
+        """
+        context.set_code(grpc.StatusCode.UNIMPLEMENTED)
+        context.set_details('Method not implemented!')
+        raise NotImplementedError('Method not implemented!')
+
+    def CallToolUnary(self, request, context):
+        """CallToolUnary calls a tool and returns its result, for apps that want no
+        progress or log events (a unary call costs both sides less than a
+        stream). A meta_json progressToken is INVALID_ARGUMENT here: use CallTool.
         """
         context.set_code(grpc.StatusCode.UNIMPLEMENTED)
         context.set_details('Method not implemented!')
@@ -399,6 +413,11 @@ def add_McpdServicer_to_server(servicer, server):
                     servicer.CallTool,
                     request_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.CallToolRequest.FromString,
                     response_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.CallToolEvent.SerializeToString,
+            ),
+            'CallToolUnary': grpc.unary_unary_rpc_method_handler(
+                    servicer.CallToolUnary,
+                    request_deserializer=mcpd__client_dot_v1_dot_mcpd__pb2.CallToolRequest.FromString,
+                    response_serializer=mcpd__client_dot_v1_dot_mcpd__pb2.McpResponse.SerializeToString,
             ),
             'ListPrompts': grpc.unary_unary_rpc_method_handler(
                     servicer.ListPrompts,
@@ -634,6 +653,23 @@ class Mcpd(object):
         return grpc.experimental.unary_stream(request, target, '/mcpd.v1.Mcpd/CallTool',
             mcpd__client_dot_v1_dot_mcpd__pb2.CallToolRequest.SerializeToString,
             mcpd__client_dot_v1_dot_mcpd__pb2.CallToolEvent.FromString,
+            options, channel_credentials,
+            insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
+
+    @staticmethod
+    def CallToolUnary(request,
+            target,
+            options=(),
+            channel_credentials=None,
+            call_credentials=None,
+            insecure=False,
+            compression=None,
+            wait_for_ready=None,
+            timeout=None,
+            metadata=None):
+        return grpc.experimental.unary_unary(request, target, '/mcpd.v1.Mcpd/CallToolUnary',
+            mcpd__client_dot_v1_dot_mcpd__pb2.CallToolRequest.SerializeToString,
+            mcpd__client_dot_v1_dot_mcpd__pb2.McpResponse.FromString,
             options, channel_credentials,
             insecure, call_credentials, compression, wait_for_ready, timeout, metadata)
 
