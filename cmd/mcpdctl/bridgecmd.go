@@ -6,13 +6,13 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime/pprof"
 	"time"
 
 	"github.com/spf13/pflag"
 	"google.golang.org/grpc"
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/cpuprofile"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 )
 
@@ -145,24 +145,7 @@ const cpuProfileEnv = "MCPDCTL_CPUPROFILE"
 
 // startCPUProfile starts a CPU profile when cpuProfileEnv is set; stop
 // writes it out. Both are nil when it is not set.
-func startCPUProfile() (stop func(), err error) {
-	path := os.Getenv(cpuProfileEnv)
-	if path == "" {
-		return nil, nil
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", cpuProfileEnv, err)
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		f.Close()
-	}, nil
-}
+func startCPUProfile() (stop func(), err error) { return cpuprofile.FromEnv(cpuProfileEnv) }
 
 // workspaceRoot is --root DIR made absolute and clean; it must be a
 // directory.

@@ -375,6 +375,19 @@ func mcpError(server, what string, e *mcpdv1.McpError) error {
 // jsonValues, a value that parses as JSON is taken as JSON (5, true,
 // {"a":1}) and anything else as a string; without, every value is a string.
 func parseKeyValues(args []string, jsonValues bool) (string, error) {
+	return buildKeyValues(args, func(_, v string) ([]byte, error) {
+		if jsonValues && json.Valid([]byte(v)) {
+			var b bytes.Buffer
+			err := json.Compact(&b, []byte(v))
+			return b.Bytes(), err
+		}
+		return marshalNoEscape(v)
+	})
+}
+
+// buildKeyValues builds a JSON object from key=value arguments, each value
+// written as value makes it; a key given twice is an error.
+func buildKeyValues(args []string, value func(key, v string) ([]byte, error)) (string, error) {
 	var b bytes.Buffer
 	b.WriteByte('{')
 	seen := make(map[string]bool)
@@ -396,13 +409,7 @@ func parseKeyValues(args []string, jsonValues bool) (string, error) {
 		}
 		b.Write(key)
 		b.WriteByte(':')
-		if jsonValues && json.Valid([]byte(v)) {
-			if err := json.Compact(&b, []byte(v)); err != nil {
-				return "", err
-			}
-			continue
-		}
-		val, err := marshalNoEscape(v)
+		val, err := value(k, v)
 		if err != nil {
 			return "", err
 		}

@@ -464,6 +464,9 @@ var allowedOwnDeps = map[string]bool{
 	// internal/audit is the audit log's record format and reader, standard
 	// library only: "mcpdctl audit" reads the file mcpd writes.
 	"github.com/mcpd-dev/mcpd/internal/audit": true,
+	// internal/cpuprofile writes a CPU profile for the benchmarks: standard
+	// library only.
+	"github.com/mcpd-dev/mcpd/internal/cpuprofile": true,
 	// internal/bridge is the MCP server behind "mcpdctl bridge"; its own
 	// TestDeps holds it to the packages above.
 	"github.com/mcpd-dev/mcpd/internal/bridge": true,

@@ -71,35 +71,13 @@ func (c *cli) toolSchema(ctx context.Context, server, tool string) (*inputSchema
 // not type (or no schema) takes JSON when the value parses as JSON, else
 // the string.
 func typedKeyValues(args []string, schema *inputSchema) (string, error) {
-	var b bytes.Buffer
-	b.WriteByte('{')
-	seen := make(map[string]bool)
-	for i, a := range args {
-		k, v, ok := strings.Cut(a, "=")
-		if !ok || k == "" {
-			return "", fmt.Errorf("argument %q is not key=value", a)
-		}
-		if seen[k] {
-			return "", fmt.Errorf("argument %q given twice", k)
-		}
-		seen[k] = true
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		key, err := marshalNoEscape(k)
-		if err != nil {
-			return "", err
-		}
-		b.Write(key)
-		b.WriteByte(':')
+	return buildKeyValues(args, func(k, v string) ([]byte, error) {
 		val, err := typedValue(v, schema.types(k))
 		if err != nil {
-			return "", fmt.Errorf("argument %q: %w", k, err)
+			return nil, fmt.Errorf("argument %q: %w", k, err)
 		}
-		b.Write(val)
-	}
-	b.WriteByte('}')
-	return b.String(), nil
+		return val, nil
+	})
 }
 
 // typedValue is v as JSON of the first of types it can be, or inferred

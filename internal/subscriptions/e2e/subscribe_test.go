@@ -31,7 +31,7 @@ func sessionRequest(method, params string) *session.Request {
 // callTool calls a tool of server through the supervisor.
 func (d *daemon) callTool(server, tool, args string) {
 	d.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	resp, err := d.sup.Call(ctx, server, sessionRequest("tools/call", fmt.Sprintf(`{"name":%q,"arguments":%s}`, tool, args)), supervisor.CallOptions{})
 	if err != nil {
