@@ -46,7 +46,7 @@ var clientRuns = []clientRun{
 		"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
 		"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",
 	}, authCommon...)},
-	{name: "client-2025", pkg: "conformance", args: []string{"--spec-version", "2025-11-25"}, scenarios: []string{
+	{name: "client-2025", pkg: "conformance", scenarios: []string{
 		"initialize", "tools_call", "elicitation-sep1034-client-defaults", "sse-retry",
 		"json-schema-2020-12-preservation",
 		"auth/2025-03-26-oauth-metadata-backcompat", "auth/2025-03-26-oauth-endpoint-fallback",

@@ -40,6 +40,7 @@ type driver struct {
 	socket    string
 	cmd       *exec.Cmd
 	waited    chan struct{} // closed when cmd.Wait returned
+	log       syncBuffer    // mcpd's output (also on the driver's stderr)
 }
 
 // clientDriver runs the scenario in $MCP_CONFORMANCE_SCENARIO against the
@@ -65,9 +66,15 @@ func clientDriver(args []string) int {
 		fmt.Fprintf(os.Stderr, "driver: %v\n", err)
 		return 1
 	}
-	defer d.close()
-	if err := d.perform(ctx, scenario, sctx); err != nil {
+	defer os.RemoveAll(d.dir)
+	err = d.perform(ctx, scenario, sctx)
+	d.close()
+	if err != nil {
 		fmt.Fprintf(os.Stderr, "driver: scenario %s: %v\n", scenario, err)
+		return 1
+	}
+	if err := d.checkSecrets(); err != nil {
+		fmt.Fprintf(os.Stderr, "driver: %v\n", err)
 		return 1
 	}
 	return 0
@@ -104,7 +111,8 @@ func startDriver(ctx context.Context, url, scenario string, sctx map[string]any)
 	d.cmd = exec.Command(d.mcpd, "--socket", d.socket, "--config", filepath.Join(dir, "config.json"),
 		"--http-listen", "off", "--state-dir", filepath.Join(dir, "state"), "--log-level", "debug", "--log-format", "console")
 	d.cmd.Env = driverEnv()
-	d.cmd.Stdout, d.cmd.Stderr = os.Stderr, os.Stderr // the suite keeps the client's stderr
+	out := io.MultiWriter(os.Stderr, &d.log) // the suite keeps the client's stderr
+	d.cmd.Stdout, d.cmd.Stderr = out, out
 	if err := d.cmd.Start(); err != nil {
 		os.RemoveAll(dir)
 		return nil, fmt.Errorf("start mcpd: %w", err)
@@ -112,6 +120,7 @@ func startDriver(ctx context.Context, url, scenario string, sctx map[string]any)
 	go func() { _ = d.cmd.Wait(); close(d.waited) }()
 	if err := d.waitSettled(ctx); err != nil {
 		d.close()
+		os.RemoveAll(dir)
 		return nil, err
 	}
 	return d, nil
@@ -128,7 +137,7 @@ func driverEnv() []string {
 	return env
 }
 
-// close stops mcpd (SIGTERM, SIGKILL after a while) and removes the directory.
+// close stops mcpd (SIGTERM, SIGKILL after a while); idempotent.
 func (d *driver) close() {
 	_ = d.cmd.Process.Signal(syscall.SIGTERM)
 	select {
@@ -137,7 +146,53 @@ func (d *driver) close() {
 		_ = d.cmd.Process.Kill()
 		<-d.waited
 	}
-	os.RemoveAll(d.dir)
+}
+
+// checkSecrets checks, once mcpd has stopped, that its credentials file
+// (if a login made one) is private to the user and that no token or client
+// secret in it appears in mcpd's debug log.
+func (d *driver) checkSecrets() error {
+	path := filepath.Join(d.dir, "state", "oauth.json")
+	fi, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm() != 0o600 {
+		return fmt.Errorf("%s has mode %v, want 0600", path, fi.Mode().Perm())
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var st struct {
+		Clients []struct {
+			ClientSecret string `json:"client_secret"`
+		} `json:"clients"`
+		Tokens []struct {
+			AccessToken  string `json:"access_token"`
+			RefreshToken string `json:"refresh_token"`
+		} `json:"tokens"`
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	var secrets []string
+	for _, c := range st.Clients {
+		secrets = append(secrets, c.ClientSecret)
+	}
+	for _, t := range st.Tokens {
+		secrets = append(secrets, t.AccessToken, t.RefreshToken)
+	}
+	log := d.log.String()
+	for _, s := range secrets {
+		if len(s) >= 8 && strings.Contains(log, s) {
+			return fmt.Errorf("a secret from %s (%d bytes) appears in mcpd's debug log", path, len(s))
+		}
+	}
+	return nil
 }
 
 // waitSettled waits until mcpd answers and the server is no longer starting.
