@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"flag"
+	"os"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -16,5 +17,8 @@ var targetFlag = flag.String("conformance.target", defaultTarget,
 		"self (each fixture's own HTTP server: the baseline), or both")
 
 func TestMain(m *testing.M) {
+	if os.Getenv(envDriver) != "" {
+		os.Exit(clientDriver(os.Args[1:]))
+	}
 	goleak.VerifyTestMain(m)
 }

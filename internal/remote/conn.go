@@ -119,6 +119,9 @@ type Conn struct {
 	streams   map[string]*stream
 	getOpen   bool     // the legacy GET stream was started
 	endpoint  *url.URL // HTTP+SSE: where messages are POSTed
+	// paramHeaders are the valid x-mcp-header annotations of the tools
+	// the server listed (modern), by tool name.
+	paramHeaders map[string][]paramHeader
 }
 
 // stream is one request waiting for its answer on its POST's response.
@@ -192,6 +195,17 @@ func redact(u *url.URL) string {
 func (c *Conn) event(format string, args ...any) {
 	text := fmt.Sprintf(format, args...)
 	c.log.Debug("remote: " + text)
+	c.addEvent(text)
+}
+
+// warn is event at warning level.
+func (c *Conn) warn(format string, args ...any) {
+	text := fmt.Sprintf(format, args...)
+	c.log.Warn("remote: " + text)
+	c.addEvent(text)
+}
+
+func (c *Conn) addEvent(text string) {
 	if c.opts.Events != nil {
 		c.opts.Events.Add(transport.Line{Time: time.Now(), Text: "mcpd: " + text})
 	}

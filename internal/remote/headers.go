@@ -40,6 +40,7 @@ type message struct {
 	id      json.RawMessage // nil for a notification
 	version string          // _meta protocolVersion (modern requests)
 	name    string          // params.name or params.uri, for Mcp-Name
+	args    json.RawMessage // params.arguments of a tools/call, for Mcp-Param-*
 	// cancelOf is the requestId of a notifications/cancelled.
 	cancelOf json.RawMessage
 	response bool
@@ -64,6 +65,7 @@ func inspect(msg []byte) (message, error) {
 	}
 	var p struct {
 		Name      json.RawMessage            `json:"name"`
+		Arguments json.RawMessage            `json:"arguments"`
 		URI       json.RawMessage            `json:"uri"`
 		RequestID json.RawMessage            `json:"requestId"`
 		Meta      map[string]json.RawMessage `json:"_meta"`
@@ -73,7 +75,10 @@ func inspect(msg []byte) (message, error) {
 	}
 	_ = json.Unmarshal(p.Meta[jsonrpc.MetaProtocolVersion], &m.version)
 	switch env.Method {
-	case "tools/call", "prompts/get":
+	case "tools/call":
+		_ = json.Unmarshal(p.Name, &m.name)
+		m.args = p.Arguments
+	case "prompts/get":
 		_ = json.Unmarshal(p.Name, &m.name)
 	case "resources/read":
 		_ = json.Unmarshal(p.URI, &m.name)

@@ -184,7 +184,7 @@ func (c *Conn) readJSON(s *stream, m message, body io.Reader) {
 }
 
 // received delivers one message of request s's answer, noting what the
-// Conn needs from it (the legacy version from initialize's result). It
+// Conn needs from it (the legacy version from initialize's result, the x-mcp-header annotations of a modern tools/list). It
 // reports whether the Conn still runs.
 func (c *Conn) received(s *stream, m message, msg []byte) bool {
 	if m.method == "initialize" && isResponseTo(msg, s.id) {
@@ -198,6 +198,9 @@ func (c *Conn) received(s *stream, m message, msg []byte) bool {
 			c.version = r.Result.ProtocolVersion
 			c.mu.Unlock()
 		}
+	}
+	if s.modern && m.method == "tools/list" && isResponseTo(msg, s.id) {
+		msg = c.filterTools(msg)
 	}
 	return c.deliver(msg)
 }
@@ -356,6 +359,7 @@ func (c *Conn) eraHeaders(req *http.Request, m message) {
 		if m.name != "" {
 			req.Header.Set(hdrName, headerValue(m.name))
 		}
+		c.setParamHeaders(req.Header, m)
 		return
 	}
 	c.mu.Lock()

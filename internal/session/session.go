@@ -420,9 +420,11 @@ func (s *Session) discoverInfo(result json.RawMessage, requested string) (Info, 
 	version := requested
 	if !slices.Contains(r.SupportedVersions, requested) {
 		v, ok := pickModern(r.SupportedVersions)
-		if !ok && s.opts.Protocol == ProtocolAuto && len(r.SupportedVersions) > 0 {
+		if !ok && s.opts.Protocol == ProtocolAuto {
 			// A server that answers discover but lists only legacy
-			// versions (the Go SDK's stateful HTTP handler) is legacy.
+			// versions (the Go SDK's stateful HTTP handler), or none (a
+			// legacy server answering every unknown method with an empty
+			// result), is legacy.
 			s.log.Debug("discover lists no modern version; using initialize", zap.Strings("supported", r.SupportedVersions))
 			return Info{}, true, nil
 		}
