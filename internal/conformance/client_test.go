@@ -74,9 +74,9 @@ func TestConformanceClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("conformance suite: skipped under -short")
 	}
-	targets := map[string][]string{"self": {"self"}, "mcpd": {"mcpd"}, "both": {"self", "mcpd"}}[*targetFlag]
+	targets := map[string][]string{"self": {"self"}, "mcpd": {"mcpd"}, "both": {"self", "mcpd"}}[*clientTargetFlag]
 	if targets == nil {
-		t.Fatalf("-conformance.target=%q: want mcpd, self or both", *targetFlag)
+		t.Fatalf("-conformance.client-target=%q: want mcpd, self or both", *clientTargetFlag)
 	}
 	exps, err := loadExpectations("expected-failures.txt")
 	if err != nil {
