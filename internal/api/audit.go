@@ -26,7 +26,10 @@ type AuditOptions struct {
 	Log *audit.Log
 	// Arguments records the full arguments beside their digest.
 	Arguments bool
-	// ProfileOf, if set, names the profile a call is served under.
+	// ProfileOf, if set, names the profile a call is served under;
+	// unset, a record names the profile the call's context or metadata
+	// picked (WithProfile, MetadataProfile), which the call was checked
+	// against.
 	ProfileOf func(ctx context.Context) string
 }
 
@@ -53,6 +56,8 @@ func (s *Server) auditCall(ctx context.Context, server string, req *session.Requ
 	s.auditApp(ctx, &rec, req.ClientInfo)
 	if s.audit.ProfileOf != nil {
 		rec.Profile = s.audit.ProfileOf(ctx)
+	} else {
+		rec.Profile = profileName(ctx)
 	}
 	var p struct {
 		Name      string          `json:"name"`
