@@ -229,7 +229,7 @@ func (b *bridge) resolve(ctx context.Context, kind, exposed string) (route, bool
 	if ok {
 		return r, true
 	}
-	if server, name, found := strings.Cut(exposed, prefixSep); found && b.prefix != profile.PrefixOnCollision &&
+	if server, name, found := strings.Cut(exposed, prefixSep); found && b.prefixMode() != profile.PrefixOnCollision &&
 		slices.Contains(b.names, server) && len(exposed) < maxToolName {
 		return route{server: server, name: name}, true
 	}
