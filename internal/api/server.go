@@ -90,7 +90,7 @@ type Server struct {
 	// profiles are the config's profiles (profiles.go), swapped whole.
 	profiles atomic.Pointer[profile.Set]
 	audit    atomic.Pointer[AuditOptions] // the audit log (audit.go), swapped whole
-	tracer   Tracer       // nil: no traces (tracing.go)
+	tracer   Tracer                       // nil: no traces (tracing.go)
 
 	mu          sync.Mutex // guards following
 	socketPath  string

@@ -43,8 +43,8 @@ type bridge struct {
 	reqs    sync.WaitGroup // request handlers
 	syncMu  sync.Mutex     // serializes UpdateSubscription calls
 
-	mu          sync.Mutex // guards following
-	prefix      profile.Prefix       // how names are prefixed when aggr (reconfig.go)
+	mu          sync.Mutex          // guards following
+	prefix      profile.Prefix      // how names are prefixed when aggr (reconfig.go)
 	profileInfo *mcpdv1.ProfileInfo // the served profile as mcpd last described it
 	info        map[string]*mcpdv1.ServerStatus
 	inflight    map[string]context.CancelFunc    // host request id → cancel
