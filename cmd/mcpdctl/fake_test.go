@@ -156,7 +156,7 @@ func (f *fakeMcpd) GetStatus(context.Context, *mcpdv1.GetStatusRequest) (*mcpdv1
 	}
 	return &mcpdv1.GetStatusResponse{
 		AuditPath: "/home/u/.local/state/mcpd/audit.jsonl",
-		Version: "1.0.0-test", Pid: 777, UptimeMs: 90_061_000,
+		Version:   "1.0.0-test", Pid: 777, UptimeMs: 90_061_000,
 		ConfigPath:  "/home/u/.config/mcpd/config.json",
 		ConfigError: `config.json:12: "mcpServers.x.command" must be a string`,
 		SocketPath:  "/run/user/1000/mcpd/mcpd.sock",
