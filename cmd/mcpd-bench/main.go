@@ -81,7 +81,7 @@ type options struct {
 }
 
 // sectionNames are the values of -sections, in the order they run.
-var sectionNames = []string{"calls", "throughput", "lists", "cpu", "fanout", "recovery", "memory", "startup"}
+var sectionNames = []string{"calls", "throughput", "lists", "cpu", "fanout", "recovery", "memory", "startup", "trust"}
 
 // runs reports whether section is to be measured.
 func (o *options) runs(section string) bool { return o.sections == nil || o.sections[section] }

@@ -21,6 +21,7 @@ type report struct {
 	RecovNote  string          `json:"recovery_note,omitempty"`
 	Startup    startupRow      `json:"startup"`
 	Lazy       []lazyRow       `json:"lazy_first_call"`
+	Trust      []trustRow      `json:"trust_cpu,omitempty"` // trust.go
 	Targets    []targetCheck   `json:"targets"`
 	Processes  processCheck    `json:"processes"`
 	complete   bool
