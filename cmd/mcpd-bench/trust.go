@@ -51,7 +51,7 @@ func (b *bench) trustCalls() int {
 	if b.o.smoke {
 		return 300
 	}
-	return max(b.o.iters, 10000)
+	return max(b.o.iters, 5000)
 }
 
 // trust runs the section on the Go demo server.
