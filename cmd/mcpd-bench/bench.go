@@ -159,6 +159,11 @@ func (b *bench) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if b.o.runs("trust") {
+		if err := b.trust(ctx); err != nil { // trust.go
+			return err
+		}
+	}
 	b.checkTargets()
 	b.rep.complete = true
 	return nil

@@ -25,6 +25,7 @@ type report struct {
 	Scale      scaleReport     `json:"scale"`
 	ScaleNote  string          `json:"scale_note,omitempty"`
 	Soak       *soakRow        `json:"soak,omitempty"`
+	Trust      []trustRow      `json:"trust_cpu,omitempty"` // trust.go
 	Targets    []targetCheck   `json:"targets"`
 	Processes  processCheck    `json:"processes"`
 	complete   bool

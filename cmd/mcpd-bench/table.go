@@ -171,6 +171,7 @@ func printReport(w io.Writer, r *report) {
 
 	printScale(w, tw, r) // scaletable.go
 
+	printTrust(w, r.Trust) // trust.go
 	fmt.Fprintln(w, "targets")
 	fmt.Fprintln(tw, "target\tgoal\tthis run\tmet\t")
 	for _, t := range r.Targets {

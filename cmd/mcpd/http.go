@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -19,6 +20,9 @@ import (
 type httpHandler interface {
 	http.Handler
 	Close()
+	// Reconfigure applies a reloaded config's profiles to the running
+	// sessions and bridges.
+	Reconfigure(ctx context.Context)
 }
 
 // newHTTPHandler builds the handler that serves MCP hosts over be at /mcp
@@ -139,6 +143,12 @@ func (h *httpFace) reload(flagValue string, cfg *config.Config) {
 	if err := h.apply(setting); err != nil {
 		h.log.Error("HTTP face not serving after reload", zap.String("source", setting.source), zap.Error(err))
 	}
+}
+
+// reconfigure applies a reloaded config's profiles to the handler's
+// running sessions and shared bridges (bridge.HTTPHandler.Reconfigure).
+func (h *httpFace) reconfigure(ctx context.Context) {
+	h.handler.Reconfigure(ctx)
 }
 
 // close ends the face: the handler's sessions and streams, the listener

@@ -343,7 +343,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	}
 	defer ms.close()
 	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath, Observer: ms.observer(),
-		RequestMemoryBudget: f.requestBudget, Audit: tr.audit, Tracer: tr.apiTracer()})
+		RequestMemoryBudget: f.requestBudget, Audit: tr.auditOptions(), Tracer: tr.apiTracer()})
 	srv.SetConfig(cfgPath, cfgErr)
 	if cfg != nil {
 		srv.SetProfiles(cfg.Profiles)
@@ -434,6 +434,12 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	}
 	{ // Config watcher and reload handler.
 		ctx, cancel := context.WithCancel(context.Background())
+		// What a reload applies besides servers and profiles: the audit
+		// settings, and the profiles to the HTTP face's running bridges.
+		applied := func(c *config.Config) {
+			tr.reloadAudit(c, srv, log)
+			hf.reconfigure(ctx)
+		}
 		w := config.NewWatcher(cfgPath, cfg)
 		done := make(chan struct{})
 		g.Add(func() error {
@@ -458,7 +464,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 					if ctx.Err() != nil {
 						continue // abandoned by shutdown: nothing to apply
 					}
-					reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err})
+					reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err}, applied)
 					reloadHTTP(hf, f.httpListen, c, err)
 				case req := <-reloadReqs:
 					c, err := loadConfig(ctx, cfgPath)
@@ -466,10 +472,10 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 						req.reply <- api.ConfigOutcome{Path: cfgPath, Err: fmt.Errorf("reload: %w", ctx.Err())}
 						continue
 					}
-					req.reply <- reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err})
+					req.reply <- reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err}, applied)
 					reloadHTTP(hf, f.httpListen, c, err)
 				case ch := <-w.Changes():
-					reload(log, sup, srv, cfgPath, ch)
+					reload(log, sup, srv, cfgPath, ch, applied)
 					reloadHTTP(hf, f.httpListen, ch.Config, ch.Err)
 				}
 			}
@@ -522,7 +528,7 @@ func specs(cfg *config.Config) []supervisor.Spec {
 // while the others run. A file that cannot be used at all (unparsable, or
 // removed) keeps the running config and is reported in status and to
 // systemd.
-func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path string, ch config.Change) api.ConfigOutcome {
+func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path string, ch config.Change, applied func(*config.Config)) api.ConfigOutcome {
 	notify := func(state string) {
 		if err := sdnotify.Notify(state); err != nil {
 			log.Warn("sd_notify failed", zap.Error(err))
@@ -537,6 +543,7 @@ func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path s
 		if err == nil {
 			srv.SetConfig(path, nil)
 			srv.SetProfiles(ch.Config.Profiles)
+			applied(ch.Config)
 			log.Info("config reloaded", zap.String("config_path", path),
 				zap.Strings("added", res.Added), zap.Strings("removed", res.Removed),
 				zap.Strings("restarted", res.Restarted), zap.Strings("updated", res.Updated))

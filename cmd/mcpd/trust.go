@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -40,22 +41,21 @@ func stateDir(flagValue string) string {
 
 // trust holds the pin book, audit log and tracer of the daemon.
 type trust struct {
+	dir    string // the state directory
 	pins   *pin.Book
-	audit  api.AuditOptions
 	tracer *tracing.Tracer
 	tp     *sdktrace.TracerProvider
+
+	mu    sync.Mutex // guards audit
+	audit api.AuditOptions
 }
 
 // setupTrust opens the pins store and the audit log under dir as cfg says
 // (nil: the defaults) and starts tracing when endpoint is set.
 func setupTrust(dir string, cfg *config.Config, endpoint string, log *zap.Logger) (*trust, error) {
-	t := &trust{pins: pin.NewBook(pin.NewStore(filepath.Join(dir, "pins")))}
-	ac := config.DefaultAudit()
-	if cfg != nil && cfg.Audit != nil {
-		ac = *cfg.Audit
-	}
-	if ac.Enabled {
-		l, err := audit.Open(filepath.Join(dir, audit.FileName), audit.Options{MaxSize: ac.MaxSize, Keep: ac.Keep})
+	t := &trust{dir: dir, pins: pin.NewBook(pin.NewStore(filepath.Join(dir, "pins")))}
+	if ac := auditConfig(cfg); ac.Enabled {
+		l, err := t.openAudit(ac)
 		if err != nil {
 			return nil, fmt.Errorf("%w (set \"audit\": {\"enabled\": false} or --state-dir to run without it)", err)
 		}
@@ -74,6 +74,55 @@ func setupTrust(dir string, cfg *config.Config, endpoint string, log *zap.Logger
 	return t, nil
 }
 
+// auditConfig is cfg's "audit", or the defaults.
+func auditConfig(cfg *config.Config) config.Audit {
+	if cfg != nil && cfg.Audit != nil {
+		return *cfg.Audit
+	}
+	return config.DefaultAudit()
+}
+
+func (t *trust) openAudit(ac config.Audit) (*audit.Log, error) {
+	return audit.Open(filepath.Join(t.dir, audit.FileName), audit.Options{MaxSize: ac.MaxSize, Keep: ac.Keep})
+}
+
+// auditOptions are the audit settings for api.Options.
+func (t *trust) auditOptions() api.AuditOptions {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.audit
+}
+
+// reloadAudit applies a reloaded config's "audit" to srv: the log opened
+// or closed, its limits and whether it records arguments. A log that
+// cannot be opened leaves the audit log off, with an error logged.
+func (t *trust) reloadAudit(cfg *config.Config, srv *api.Server, log *zap.Logger) {
+	ac := auditConfig(cfg)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	old := t.audit.Log
+	switch {
+	case !ac.Enabled:
+		t.audit = api.AuditOptions{}
+	case old != nil:
+		old.SetLimits(audit.Options{MaxSize: ac.MaxSize, Keep: ac.Keep})
+		t.audit = api.AuditOptions{Log: old, Arguments: ac.Arguments}
+	default:
+		l, err := t.openAudit(ac)
+		if err != nil {
+			log.Error("audit log not opened after reload; it stays off", zap.Error(err))
+			return
+		}
+		t.audit = api.AuditOptions{Log: l, Arguments: ac.Arguments}
+		log.Info("audit log on", zap.String("path", l.Path()))
+	}
+	srv.SetAudit(t.audit)
+	if old != nil && t.audit.Log == nil {
+		_ = old.Close()
+		log.Info("audit log off", zap.String("path", old.Path()))
+	}
+}
+
 // apiTracer is the tracer for api.Options (nil interface when off).
 func (t *trust) apiTracer() api.Tracer {
 	if t.tracer == nil {
@@ -89,6 +138,8 @@ func (t *trust) close() {
 		_ = t.tp.Shutdown(ctx)
 		cancel()
 	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if t.audit.Log != nil {
 		_ = t.audit.Log.Close()
 	}

@@ -148,12 +148,19 @@ func findCanned(name string) *mcpdv1.ServerStatus {
 }
 
 func (f *fakeMcpd) GetStatus(context.Context, *mcpdv1.GetStatusRequest) (*mcpdv1.GetStatusResponse, error) {
+	servers := cannedServers()
+	for _, s := range servers {
+		if s.GetName() == "weather" {
+			s.ToolChangesPending = 2 // under pin "enforce", awaiting mcpdctl tools approve
+		}
+	}
 	return &mcpdv1.GetStatusResponse{
-		Version: "1.0.0-test", Pid: 777, UptimeMs: 90_061_000,
+		AuditPath: "/home/u/.local/state/mcpd/audit.jsonl",
+		Version:   "1.0.0-test", Pid: 777, UptimeMs: 90_061_000,
 		ConfigPath:  "/home/u/.config/mcpd/config.json",
 		ConfigError: `config.json:12: "mcpServers.x.command" must be a string`,
 		SocketPath:  "/run/user/1000/mcpd/mcpd.sock",
-		Servers:     cannedServers(),
+		Servers:     servers,
 		Apps: []*mcpdv1.AppStatus{
 			{Name: "vscode", Version: "1.99", Pid: 3030, ConnectedAtUnixMs: fakeNow.UnixMilli() - 300_000},
 		},

@@ -159,6 +159,9 @@ type serverJSON struct {
 	SubscribedApps         []string `json:"subscribed_apps,omitempty"`
 	NotificationsDropped   *uint64  `json:"notifications_dropped,omitempty"`
 	NotificationsCoalesced *uint64  `json:"notifications_coalesced,omitempty"`
+	// ToolChangesPending counts the tool definitions that differ from
+	// their pins and wait for "mcpdctl tools approve" (toolswatch.go).
+	ToolChangesPending *int64 `json:"tool_changes_pending,omitempty"`
 	// Cache is the server's result cache (cache.go); absent before its
 	// first use.
 	Cache *cacheJSON `json:"cache,omitempty"`

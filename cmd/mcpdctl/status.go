@@ -39,6 +39,8 @@ type statusJSON struct {
 	Subscriptions []subscriptionJSON `json:"subscriptions"`
 	// HTTP is mcpd's Streamable HTTP face for MCP hosts.
 	HTTP httpJSON `json:"http"`
+	// AuditPath is the audit log file (mcpdctl audit); "" when it is off.
+	AuditPath string `json:"audit_path"`
 }
 
 // httpJSON is the HTTP face in "status --json": the configured address,
@@ -83,6 +85,7 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 			Subscriptions: toSubscriptionsJSON(st.GetSubscriptions()),
 			HTTP: httpJSON{Listen: st.GetHttp().GetListen(), URLs: append([]string{}, st.GetHttp().GetUrls()...),
 				OffReason: st.GetHttp().GetOffReason()},
+			AuditPath: st.GetAuditPath(),
 		}
 		addServerOps(out.Servers, st)
 		for _, a := range st.GetApps() {

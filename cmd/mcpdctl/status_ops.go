@@ -81,7 +81,8 @@ func opsOf(st *mcpdv1.GetStatusResponse, name string) serverOps {
 	return o
 }
 
-// addServerOps fills the per-server subscription fields of the JSON.
+// addServerOps fills the per-server fields only "status --json" has: the
+// subscriptions and the tool changes pending approval.
 func addServerOps(servers []serverJSON, st *mcpdv1.GetStatusResponse) {
 	for i := range servers {
 		o := opsOf(st, servers[i].Name)
@@ -93,6 +94,14 @@ func addServerOps(servers []serverJSON, st *mcpdv1.GetStatusResponse) {
 		servers[i].SubscribedApps = apps
 		servers[i].NotificationsDropped = &o.dropped
 		servers[i].NotificationsCoalesced = &o.coalesced
+	}
+	for _, s := range st.GetServers() {
+		for i := range servers {
+			if servers[i].Name == s.GetName() {
+				n := s.GetToolChangesPending()
+				servers[i].ToolChangesPending = &n
+			}
+		}
 	}
 }
 

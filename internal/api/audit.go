@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strings"
 	"time"
 
@@ -26,9 +27,21 @@ type AuditOptions struct {
 	Log *audit.Log
 	// Arguments records the full arguments beside their digest.
 	Arguments bool
-	// ProfileOf, if set, names the profile a call is served under.
+	// ProfileOf, if set, names the profile a call is served under;
+	// unset, a record names the profile the call's context or metadata
+	// picked (WithProfile, MetadataProfile), which the call was checked
+	// against.
 	ProfileOf func(ctx context.Context) string
 }
+
+// SetAudit installs the audit settings (a reload's); calls made from now
+// on are recorded as they say. The caller closes a log it replaced.
+func (s *Server) SetAudit(o AuditOptions) {
+	s.audit.Store(&o)
+}
+
+// auditOptions are the installed audit settings.
+func (s *Server) auditOptions() *AuditOptions { return s.audit.Load() }
 
 // auditedMethods are the MCP methods that get an audit record.
 var auditedMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true}
@@ -44,15 +57,18 @@ const (
 // app. A failed write is logged and the call answered: the log is for
 // review, and a full disk must not stop every app.
 func (s *Server) auditCall(ctx context.Context, server string, req *session.Request, resp *session.Response, src cache.Source, err error, start time.Time) {
-	a := s.audit.Log
+	opts := s.auditOptions()
+	a := opts.Log
 	if a == nil || !auditedMethods[req.Method] {
 		return
 	}
 	rec := audit.Record{Time: start.UTC(), Server: server, Method: req.Method, UID: -1, Front: audit.FrontGRPC,
 		DurationUs: time.Since(start).Microseconds(), Cache: cacheName(src)}
 	s.auditApp(ctx, &rec, req.ClientInfo)
-	if s.audit.ProfileOf != nil {
-		rec.Profile = s.audit.ProfileOf(ctx)
+	if opts.ProfileOf != nil {
+		rec.Profile = opts.ProfileOf(ctx)
+	} else {
+		rec.Profile = profileName(ctx)
 	}
 	var p struct {
 		Name      string          `json:"name"`
@@ -67,12 +83,13 @@ func (s *Server) auditCall(ctx context.Context, server string, req *session.Requ
 	if len(p.Arguments) > 0 {
 		sum := sha256.Sum256(p.Arguments)
 		rec.ArgsDigest = "sha256:" + hex.EncodeToString(sum[:])
-		if s.audit.Arguments {
+		if opts.Arguments {
 			rec.Args = p.Arguments
 		}
 	}
 	auditOutcome(&rec, resp, err)
-	if werr := a.Write(&rec); werr != nil {
+	// A log a reload closed meanwhile records nothing more: not a failure.
+	if werr := a.Write(&rec); werr != nil && !errors.Is(werr, audit.ErrClosed) {
 		s.log.Warn("audit record not written", zap.String("server", server), zap.String("method", req.Method), zap.Error(werr))
 	}
 }

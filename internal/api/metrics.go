@@ -25,7 +25,7 @@ type CallObserver interface {
 // exist are not observed, so that an app cannot grow the set of label
 // values by asking for made-up names.
 func (s *Server) callCached(ctx context.Context, server string, req *session.Request, opts supervisor.CallOptions) (*session.Response, cache.Source, error) {
-	if (s.obs == nil && s.audit.Log == nil && s.tracer == nil) || req == nil {
+	if (s.obs == nil && s.auditOptions().Log == nil && s.tracer == nil) || req == nil {
 		return s.sup.CallCached(ctx, server, req, opts)
 	}
 	start := time.Now()

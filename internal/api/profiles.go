@@ -64,12 +64,9 @@ func (s *Server) profileSet() profile.Set {
 // name that is no profile is NOT_FOUND. The app's connection records it
 // for GetStatus.
 func (s *Server) profileOf(ctx context.Context) (*profile.Profile, error) {
-	name, _ := ctx.Value(profileKey{}).(string)
+	name := profileName(ctx)
 	if name == "" {
-		name = first(metadata.ValueFromIncomingContext(ctx, MetadataProfile))
-		if name == "" {
-			return nil, nil
-		}
+		return nil, nil
 	}
 	set := s.profileSet()
 	p := set[name]
@@ -86,6 +83,15 @@ func (s *Server) profileOf(ctx context.Context) (*profile.Profile, error) {
 		c.setProfile(name)
 	}
 	return p, nil
+}
+
+// profileName is the name of the profile a call of ctx asks for: its
+// context's (WithProfile), else its metadata's; "" for none.
+func profileName(ctx context.Context) string {
+	if name, _ := ctx.Value(profileKey{}).(string); name != "" {
+		return name
+	}
+	return first(metadata.ValueFromIncomingContext(ctx, MetadataProfile))
 }
 
 // gateServer returns p's rules for server: nil without a profile, and the

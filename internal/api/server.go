@@ -89,8 +89,8 @@ type Server struct {
 	budget *memBudget   // memory of the requests in flight (budget.go)
 	// profiles are the config's profiles (profiles.go), swapped whole.
 	profiles atomic.Pointer[profile.Set]
-	audit    AuditOptions // the audit log (audit.go)
-	tracer   Tracer       // nil: no traces (tracing.go)
+	audit    atomic.Pointer[AuditOptions] // the audit log (audit.go), swapped whole
+	tracer   Tracer                       // nil: no traces (tracing.go)
 
 	mu          sync.Mutex // guards following
 	socketPath  string
@@ -118,7 +118,7 @@ func newServer(b backend, opts Options) *Server {
 	if start.IsZero() {
 		start = time.Now()
 	}
-	return &Server{
+	s := &Server{
 		sup:        b,
 		log:        log,
 		apps:       newAppTracker(),
@@ -127,11 +127,12 @@ func newServer(b backend, opts Options) *Server {
 		pid:        os.Getpid(),
 		obs:        opts.Observer,
 		budget:     newMemBudget(opts.RequestMemoryBudget),
-		audit:      opts.Audit,
 		tracer:     opts.Tracer,
 		socketPath: opts.SocketPath,
 		configPath: opts.ConfigPath,
 	}
+	s.SetAudit(opts.Audit)
+	return s
 }
 
 // SetSocketPath sets the socket path GetStatus reports.
@@ -184,8 +185,8 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 	resp.Profiles = s.profileInfos()
 	resp.Subscriptions = s.subscriptionStatus()
 	resp.Http = s.httpStatus()
-	if s.audit.Log != nil {
-		resp.AuditPath = s.audit.Log.Path()
+	if a := s.auditOptions(); a.Log != nil {
+		resp.AuditPath = a.Log.Path()
 	}
 	return resp, nil
 }

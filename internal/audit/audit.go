@@ -14,6 +14,7 @@ package audit
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -74,6 +75,9 @@ type Record struct {
 	Cache string `json:"cache"`
 }
 
+// ErrClosed is the error of a Write after Close.
+var ErrClosed = errors.New("audit log: closed")
+
 // Options configure a Log.
 type Options struct {
 	// MaxSize is the size past which the file is rotated (bytes; default
@@ -99,12 +103,7 @@ type Log struct {
 // file whose last line was cut short (a machine crash) gets a newline, so
 // the next record starts a line of its own.
 func Open(path string, opts Options) (*Log, error) {
-	if opts.MaxSize <= 0 {
-		opts.MaxSize = 16 << 20
-	}
-	if opts.Keep <= 0 {
-		opts.Keep = 3
-	}
+	opts = withDefaults(opts)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
@@ -113,6 +112,28 @@ func Open(path string, opts Options) (*Log, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// SetLimits changes the size past which the file is rotated and how many
+// rotated files are kept (zero or less: the defaults), as a reload asks;
+// the next write rotates if the file is already past the new size, and the
+// next rotation removes the files past the new count.
+func (l *Log) SetLimits(opts Options) {
+	opts = withDefaults(opts)
+	l.mu.Lock()
+	l.maxSize, l.keep = opts.MaxSize, opts.Keep
+	l.mu.Unlock()
+}
+
+// withDefaults fills in the defaults of unset options.
+func withDefaults(opts Options) Options {
+	if opts.MaxSize <= 0 {
+		opts.MaxSize = 16 << 20
+	}
+	if opts.Keep <= 0 {
+		opts.Keep = 3
+	}
+	return opts
 }
 
 // Path is the log's file.
@@ -154,7 +175,7 @@ func (l *Log) Write(r *Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
-		return fmt.Errorf("audit log: closed")
+		return ErrClosed
 	}
 	buf, err := appendRecord(l.buf[:0], r)
 	if err != nil {
@@ -180,6 +201,9 @@ func (l *Log) rotate() error {
 	l.f.Close()
 	l.f = nil
 	os.Remove(l.rotated(l.keep))
+	// Files past a Keep a reload lowered.
+	for i := l.keep + 1; os.Remove(l.rotated(i)) == nil; i++ {
+	}
 	for i := l.keep - 1; i >= 1; i-- {
 		os.Rename(l.rotated(i), l.rotated(i+1)) // a missing one is fine
 	}

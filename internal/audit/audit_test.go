@@ -2,6 +2,7 @@ package audit
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -130,5 +131,46 @@ func BenchmarkWrite(b *testing.B) {
 		if err := l.Write(r); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// SetLimits applies at once: a smaller size rotates at the next write, a
+// lower Keep removes the older files at the next rotation; a Write after
+// Close is ErrClosed.
+func TestSetLimitsAndClosed(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, FileName)
+	l, err := Open(path, Options{MaxSize: 1 << 20, Keep: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	write := func(n int) {
+		for i := range n {
+			if err := l.Write(rec(i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	write(50)
+	l.SetLimits(Options{MaxSize: 1000, Keep: 4})
+	write(100)
+	for i := 1; i <= 4; i++ {
+		if _, err := os.Stat(path + "." + fmt.Sprint(i)); err != nil {
+			t.Fatalf("rotated file %d: %v", i, err)
+		}
+	}
+	l.SetLimits(Options{MaxSize: 1000, Keep: 1})
+	write(20)
+	for i := 2; i <= 5; i++ {
+		if _, err := os.Stat(path + "." + fmt.Sprint(i)); !os.IsNotExist(err) {
+			t.Errorf("rotated file %d kept past Keep 1: %v", i, err)
+		}
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() > 1000 {
+		t.Errorf("live file %v %v, want at most 1000 bytes", st.Size(), err)
+	}
+	l.Close()
+	if err := l.Write(rec(0)); !errors.Is(err, ErrClosed) {
+		t.Fatalf("write after close = %v, want ErrClosed", err)
 	}
 }

@@ -36,7 +36,6 @@ type bridge struct {
 	sink    Sink
 	names   []string // served servers, in order
 	aggr    bool     // several servers: names by prefix mode
-	prefix  profile.Prefix
 	timeout time.Duration
 	maxLine int // largest line accepted from the host
 	ctx     context.Context
@@ -44,7 +43,9 @@ type bridge struct {
 	reqs    sync.WaitGroup // request handlers
 	syncMu  sync.Mutex     // serializes UpdateSubscription calls
 
-	mu          sync.Mutex // guards following
+	mu          sync.Mutex          // guards following
+	prefix      profile.Prefix      // how names are prefixed when aggr (reconfig.go)
+	profileInfo *mcpdv1.ProfileInfo // the served profile as mcpd last described it
 	info        map[string]*mcpdv1.ServerStatus
 	inflight    map[string]context.CancelFunc    // host request id → cancel
 	hostWaits   map[string]chan *jsonrpc.Message // our requests to the host
@@ -175,6 +176,7 @@ func (b *bridge) resolveNames(rctx context.Context, names []string, all bool) er
 	b.names = names
 	b.aggr = len(names) > 1 || all
 	b.prefix = prefixMode(b.opts.Prefix, resp.GetProfile())
+	b.profileInfo = resp.GetProfile()
 	b.mu.Unlock()
 	return nil
 }

@@ -53,7 +53,7 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *j
 			got = append(got, serverItems{server: n, itemsJSON: e.GetItemsJson()})
 		}
 	}
-	l, err := nameItems(method, got, b.aggr, b.prefix)
+	l, err := nameItems(method, got, b.aggr, b.prefixMode())
 	if err != nil {
 		return nil, err
 	}

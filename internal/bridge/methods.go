@@ -229,7 +229,7 @@ func (b *bridge) resolve(ctx context.Context, kind, exposed string) (route, bool
 	if ok {
 		return r, true
 	}
-	if server, name, found := strings.Cut(exposed, prefixSep); found && b.prefix != profile.PrefixOnCollision &&
+	if server, name, found := strings.Cut(exposed, prefixSep); found && b.prefixMode() != profile.PrefixOnCollision &&
 		slices.Contains(b.names, server) && len(exposed) < maxToolName {
 		return route{server: server, name: name}, true
 	}
@@ -478,7 +478,7 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 		Server: server, Method: method, ParamsJson: string(params), Options: b.options(r),
 	})
 	if err != nil {
-		return nil, b.rpcToMCP(ctx, err, server)
+		return b.callFailed(ctx, r, server, method, err)
 	}
 	for {
 		ev, err := stream.Recv()
@@ -486,7 +486,7 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpd ended the call without a response")
 		}
 		if err != nil {
-			return nil, b.rpcToMCP(ctx, err, server)
+			return b.callFailed(ctx, r, server, method, err)
 		}
 		switch e := ev.GetEvent().(type) {
 		case *mcpdv1.CallToolEvent_ProgressJson:

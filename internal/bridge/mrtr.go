@@ -153,7 +153,7 @@ func (b *bridge) mrtr(r *hostReq) bool {
 }
 
 // awaitOpen runs the call on its own context (it may outlive the host
-// request that started it) and waits for its outcome or the child's first
+// request that started it; it keeps the request's caller) and waits for its outcome or the child's first
 // request to the host.
 func (b *bridge) awaitOpen(ctx context.Context, r *hostReq, server string, run func(context.Context) (json.RawMessage, *jsonrpc.Error)) (json.RawMessage, *jsonrpc.Error) {
 	oc := &openCall{
@@ -161,7 +161,7 @@ func (b *bridge) awaitOpen(ctx context.Context, r *hostReq, server string, run f
 		result: make(chan callResult, 1), asks: make(chan *childAsk), done: make(chan struct{}),
 		pending: map[string]*childAsk{},
 	}
-	uctx, cancel := context.WithCancel(context.WithValue(b.ctx, openKey{}, oc))
+	uctx, cancel := context.WithCancel(withCallerOf(context.WithValue(b.ctx, openKey{}, oc), ctx))
 	oc.cancel = cancel
 	oc.wait(ctx, r)
 	b.mu.Lock()

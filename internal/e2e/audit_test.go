@@ -110,9 +110,7 @@ func TestAuditThreeFronts(t *testing.T) {
 			r.Name != "echo" || r.Outcome != audit.OutcomeResult || !strings.HasPrefix(r.ArgsDigest, "sha256:") {
 			t.Errorf("%s: record %+v, want front %s app %s", msg, r, want.front, want.app)
 		}
-		// (The HTTP face serves some requests as its fallback app, whose
-		// peer is unknown: uid -1.)
-		if r.UID != os.Getuid() && (msg != "via-http" || r.UID != -1) {
+		if r.UID != os.Getuid() {
 			t.Errorf("%s: uid %d, want %d", msg, r.UID, os.Getuid())
 		}
 		if msg != "via-http" && r.Pid <= 0 {

@@ -1,0 +1,184 @@
+package e2e
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpd-dev/mcpd/internal/audit"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// writeAndReload writes cfg to d's config file and reloads it through the
+// API, which applies it before answering.
+func writeAndReload(t *testing.T, d *daemon, cfg map[string]any) {
+	t.Helper()
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	saveAsEditor(t, d.config, data)
+	rr, err := d.client().ReloadConfig(ctxT(t), &mcpdv1.ReloadConfigRequest{})
+	if err != nil || !rr.GetApplied() {
+		t.Fatalf("ReloadConfig = %v, %v", rr, err)
+	}
+}
+
+// auditRecords are the records of the live log and its rotated files.
+func auditRecords(t *testing.T, path string) []audit.Record {
+	t.Helper()
+	var out []audit.Record
+	for _, p := range []string{path + ".2", path + ".1", path} {
+		if _, err := os.Stat(p); err == nil {
+			out = append(out, readAudit(t, p)...)
+		}
+	}
+	return out
+}
+
+// TestReloadAppliesAudit: a reload turns the audit log off and on, and
+// applies its arguments, maxSize and keep to the calls that follow.
+func TestReloadAppliesAudit(t *testing.T) {
+	skipShort(t)
+	d, path := startAuditDaemon(t)
+	c := d.client()
+	call := func(msg string) {
+		t.Helper()
+		if _, _, err := callTool(ctxT(t), c, &mcpdv1.CallToolRequest{Server: "fk", Tool: "echo", ArgumentsJson: echoArgs(msg)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	servers := map[string]any{"fk": fakeServer("legacy")}
+	call("first")
+	if n := len(auditRecords(t, path)); n != 1 {
+		t.Fatalf("%d records, want 1", n)
+	}
+
+	writeAndReload(t, d, map[string]any{"mcpServers": servers, "audit": map[string]any{"enabled": false}})
+	call("while off")
+	if n := len(auditRecords(t, path)); n != 1 {
+		t.Fatalf("%d records after the audit log was turned off, want 1", n)
+	}
+	st, err := c.GetStatus(ctxT(t), &mcpdv1.GetStatusRequest{})
+	if err != nil || st.GetAuditPath() != "" {
+		t.Fatalf("status audit path %q (%v) while off", st.GetAuditPath(), err)
+	}
+
+	writeAndReload(t, d, map[string]any{"mcpServers": servers,
+		"audit": map[string]any{"enabled": true, "arguments": false, "maxSize": 700, "keep": 1}})
+	for _, m := range []string{"a", "b", "c", "d"} {
+		call("on again " + m)
+	}
+	recs := auditRecords(t, path)
+	for _, r := range recs {
+		if len(r.Args) > 0 {
+			t.Errorf("record %+v has arguments: the reload said not to record them", r)
+		}
+	}
+	if _, err := os.Stat(path + ".1"); err != nil {
+		t.Errorf("no rotated file with maxSize 700: %v", err)
+	}
+	if _, err := os.Stat(path + ".2"); !os.IsNotExist(err) {
+		t.Errorf("a second rotated file with keep 1: %v", err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Size() > 700 {
+		t.Errorf("live file size %v (%v), want at most 700", st.Size(), err)
+	}
+
+	writeAndReload(t, d, map[string]any{"mcpServers": servers, "audit": map[string]any{"arguments": true, "maxSize": 1 << 20}})
+	call("with args")
+	recs = auditRecords(t, path)
+	if last := recs[len(recs)-1]; echoMessage(last) != "with args" {
+		t.Fatalf("last record %+v, want the call's arguments", last)
+	}
+}
+
+// profileEndpoint is the URL of /profiles/NAME/mcp from status.
+func profileEndpoint(t *testing.T, d *daemon, name string) string {
+	t.Helper()
+	urls, reason := httpStatus(t, d)
+	for _, u := range urls {
+		if strings.HasSuffix(u, "/profiles/"+name+"/mcp") {
+			return u
+		}
+	}
+	t.Fatalf("status URLs %v (%q) lack profile %s's", urls, reason, name)
+	return ""
+}
+
+// TestReloadProfilesOnHTTP: a reload reaches the HTTP face's running
+// sessions and shared bridges: a removed profile's endpoint answers 404
+// and its session ends, and a changed prefix mode names the next lists.
+func TestReloadProfilesOnHTTP(t *testing.T) {
+	skipShort(t)
+	d := startProfileDaemon(t, "--http-listen", "127.0.0.1:0")
+	bothURL, apartURL := profileEndpoint(t, d, "both"), profileEndpoint(t, d, "apart")
+	connect := func(url, era string) *mcp.ClientSession {
+		t.Helper()
+		client := mcp.NewClient(&mcp.Implementation{Name: "reload-host", Version: "1"}, nil)
+		cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1},
+			&mcp.ClientSessionOptions{ProtocolVersion: era})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cs.Close() })
+		return cs
+	}
+	eras := []string{"2025-11-25", "2026-07-28"}
+	var both, apart []*mcp.ClientSession
+	for _, era := range eras {
+		both = append(both, connect(bothURL, era))
+		apart = append(apart, connect(apartURL, era))
+	}
+	for i, cs := range both {
+		if got := hostToolNames(t, cs); !slices.Equal(got, []string{"a__echo", "b__echo", "ping", "stats"}) {
+			t.Fatalf("%s: tools of both = %v", eras[i], got)
+		}
+		hostToolNames(t, apart[i])
+	}
+
+	profiles := map[string]any{}
+	for k, v := range profileConfig {
+		profiles[k] = v
+	}
+	delete(profiles, "apart")
+	bothAlways := map[string]any{}
+	for k, v := range profileConfig["both"].(map[string]any) {
+		bothAlways[k] = v
+	}
+	bothAlways["prefix"] = "always"
+	profiles["both"] = bothAlways
+	writeAndReload(t, d, map[string]any{
+		"mcpServers": map[string]any{"a": fakeServer("legacy"), "b": fakeServer("modern")},
+		"profiles":   profiles,
+	})
+
+	for i, cs := range both {
+		if got := hostToolNames(t, cs); !slices.Equal(got, []string{"a__echo", "a__ping", "b__echo", "b__stats"}) {
+			t.Errorf("%s: tools of both after its prefix became always = %v", eras[i], got)
+		}
+		if got := callText(t, cs, "a__ping", nil); got == "" {
+			t.Errorf("%s: a__ping answered nothing", eras[i])
+		}
+	}
+	for i, cs := range apart {
+		if _, err := cs.ListTools(ctxT(t), nil); err == nil {
+			t.Errorf("%s: a host of the removed profile still lists its tools", eras[i])
+		}
+	}
+	resp, err := http.Post(apartURL, "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `unknown profile \"apart\"`) {
+		t.Fatalf("removed profile's endpoint = %d %s, want 404", resp.StatusCode, body)
+	}
+}
