@@ -14,7 +14,7 @@
 // Usage:
 //
 //	mcpd-bench [-smoke] [-json] [-sections calls,throughput,...] [-mcpd bin/mcpd] [-mcpdctl bin/mcpdctl]
-//	           [-demo-server bin/demo-server] [-httpface] [-bridge-profile DIR]
+//	           [-demo-server bin/demo-server] [-httpface=false] [-bridge-profile DIR]
 package main
 
 import (
@@ -92,7 +92,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.mcpd, "mcpd", "bin/mcpd", "mcpd `binary` to benchmark")
 	fs.StringVar(&o.mcpdctl, "mcpdctl", "bin/mcpdctl", "mcpdctl `binary` whose bridge is measured")
-	fs.BoolVar(&o.httpFace, "httpface", false, "also measure mcpd's HTTP face (starts mcpd with --http-listen 127.0.0.1:PORT, serving /servers/NAME/mcp)")
+	fs.BoolVar(&o.httpFace, "httpface", true, "measure mcpd's HTTP face (starts mcpd with --http-listen 127.0.0.1:PORT, serving /servers/NAME/mcp); -httpface=false for an mcpd without it")
 	fs.StringVar(&o.bridgeProfile, "bridge-profile", "", "write a CPU profile of each bridge process into `dir`")
 	fs.StringVar(&o.demo, "demo-server", "bin/demo-server", "Go demo MCP server `binary`")
 	fs.StringVar(&o.node, "node", "node", "node `binary` for server-everything")

@@ -229,6 +229,11 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "mcpd %s\n", version.Version)
 		return nil
 	}
+	stopProfile, err := startCPUProfile()
+	if err != nil {
+		return err
+	}
+	defer stopProfile()
 
 	// Signals are caught from the start, so that SIGTERM during startup is
 	// a clean shutdown rather than the default death. SIGPIPE is caught
