@@ -97,6 +97,16 @@ func (b *bench) cpu(ctx context.Context, d *daemon, t target) error {
 			list: func() error { _, err := f.list(ctx); return err },
 		})
 	}
+	gf, err := b.startGRPCFloor(ctx, d.socket, t)
+	if err != nil {
+		return err
+	}
+	defer gf.close()
+	paths = append(paths, path{
+		name: frontGRPCFloor, pid: gf.pid(),
+		echo: func() error { return gf.echo(ctx) },
+		list: func() error { _, err := gf.call(ctx, "tools/list", nil); return err },
+	})
 	calls := b.cpuCalls()
 	for _, p := range paths {
 		for _, op := range []struct {

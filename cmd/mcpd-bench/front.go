@@ -23,6 +23,9 @@ const (
 	frontHTTPFloor      = "http floor"
 	frontHTTPFace       = "httpface"
 	frontHTTPFaceLegacy = "httpface legacy"
+	// frontGRPCFloor is the stdio bridge's floor in the CPU section: a bare
+	// gRPC client process on stdio (grpcfloor.go).
+	frontGRPCFloor = "grpc floor"
 )
 
 // front is one running front door for one server.

@@ -132,7 +132,7 @@ func printFronts(w io.Writer, tw *tabwriter.Writer, r *report) {
 	fmt.Fprintln(tw, "server\tpath\top\tcalls\tfront process\tmcpd\t")
 	for _, c := range r.CPU {
 		front, mcpd := "-", fmt.Sprintf("%.1f", c.Mcpd)
-		if c.Path == frontBridge || c.Path == frontHTTPFloor {
+		if c.Path == frontBridge || c.Path == frontHTTPFloor || c.Path == frontGRPCFloor {
 			front = fmt.Sprintf("%.1f", c.Front)
 		}
 		if c.Path == frontHTTPFloor {

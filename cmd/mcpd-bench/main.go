@@ -74,7 +74,8 @@ type options struct {
 	serveRelay string
 	relayCmd   []string // the server command after -serve-relay's flags
 	serveFloor string
-	httpFace   bool // start mcpd with --http-listen and measure its HTTP face
+	serveGRPC  string // -serve-grpc-stdio: mcpd's socket
+	httpFace   bool   // start mcpd with --http-listen and measure its HTTP face
 	// bridgeProfile is a directory for the bridge processes' CPU profiles.
 	bridgeProfile string
 	sections      map[string]bool // nil: every section
@@ -107,6 +108,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.serveBare, "serve-bare", "", "internal: serve the bare gRPC baseline on `socket`")
 	fs.StringVar(&o.serveRelay, "serve-relay", "", "internal: serve the relay baseline on `socket` in front of the command after --")
 	fs.StringVar(&o.serveFloor, "serve-http-floor", "", "internal: serve the HTTP floors on `addr` in front of the command after --")
+	fs.StringVar(&o.serveGRPC, "serve-grpc-stdio", "", "internal: serve the gRPC client floor on stdio for mcpd at `socket`, for the server named after --")
 	sections := fs.String("sections", "", "comma-separated `list` of sections to run, of "+strings.Join(sectionNames, ",")+" (default all)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
@@ -115,7 +117,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if o.serveRelay != "" || o.serveFloor != "" {
+	if o.serveRelay != "" || o.serveFloor != "" || o.serveGRPC != "" {
 		o.relayCmd = fs.Args()
 	} else if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (see mcpd-bench -help)", fs.Arg(0))
@@ -168,6 +170,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.serveFloor != "" {
 		return serveHTTPFloor(o.serveFloor, o.relayCmd)
+	}
+	if o.serveGRPC != "" {
+		return serveGRPCStdio(o.serveGRPC, o.relayCmd)
 	}
 	if err := o.resolve(); err != nil {
 		return err
