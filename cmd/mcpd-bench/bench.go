@@ -67,7 +67,7 @@ func (b *bench) run(ctx context.Context) error {
 		servers[t.Name] = serverConfig{Command: t.Command, Args: t.Args}
 	}
 	var httpAddr string
-	b.rep.HTTPFace = "off (pass -httpface once mcpd serves --http-listen)"
+	b.rep.HTTPFace = "off (-httpface=false)"
 	if b.o.httpFace {
 		if httpAddr, err = freeLoopbackAddr(); err != nil {
 			return err

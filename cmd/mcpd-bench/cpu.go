@@ -9,8 +9,9 @@ import (
 )
 
 // cpuRow is the CPU time per call of the processes on one path: the
-// front's own process (the bridge) and mcpd, from utime+stime in
-// /proc/PID/stat over sequential calls.
+// front's own process (the bridge, the HTTP floor, which plays no part of
+// mcpd) and mcpd, from utime+stime in /proc/PID/stat over sequential
+// calls.
 type cpuRow struct {
 	Server string  `json:"server"`
 	Path   string  `json:"path"`
@@ -19,6 +20,12 @@ type cpuRow struct {
 	Front  float64 `json:"front_process_cpu_us_per_call"` // 0: the path has none
 	Mcpd   float64 `json:"mcpd_cpu_us_per_call"`
 }
+
+// The operations of the CPU section.
+const (
+	opEcho = "tools/call echo"
+	opList = "tools/list (cached)"
+)
 
 // cpuCalls is how many calls each CPU measurement makes: enough that the
 // 10 ms resolution of /proc/PID/stat is a few µs per call.
@@ -84,24 +91,34 @@ func (b *bench) cpu(ctx context.Context, d *daemon, t target) error {
 		},
 	}}
 	for _, f := range fronts {
-		if f.name == frontHTTPFloor {
-			continue // mcpd plays no part
-		}
 		paths = append(paths, path{
 			name: f.name, pid: f.pid,
 			echo: func() error { return f.echo(ctx) },
 			list: func() error { _, err := f.list(ctx); return err },
 		})
 	}
+	gf, err := b.startGRPCFloor(ctx, d.socket, t)
+	if err != nil {
+		return err
+	}
+	defer gf.close()
+	paths = append(paths, path{
+		name: frontGRPCFloor, pid: gf.pid(),
+		echo: func() error { return gf.echo(ctx) },
+		list: func() error { _, err := gf.call(ctx, "tools/list", nil); return err },
+	})
 	calls := b.cpuCalls()
 	for _, p := range paths {
 		for _, op := range []struct {
 			name string
 			f    func() error
-		}{{"tools/call echo", p.echo}, {"tools/list (cached)", p.list}} {
+		}{{opEcho, p.echo}, {opList, p.list}} {
 			fc, mc, err := cpuPerCall(calls, p.pid, d.pid(), op.f)
 			if err != nil {
 				return fmt.Errorf("cpu %s %s: %w", p.name, op.name, err)
+			}
+			if p.name == frontHTTPFloor {
+				mc = 0 // mcpd plays no part
 			}
 			b.rep.CPU = append(b.rep.CPU, cpuRow{Server: t.Name, Path: p.name, Op: op.name, Calls: calls, Front: us(fc), Mcpd: us(mc)})
 		}

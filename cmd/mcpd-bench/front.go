@@ -15,11 +15,17 @@ import (
 //	http floor  a bare net/http relay to its own child, and a bare handler
 //	            answering the cached tools/list bytes (httpfloor.go)
 //	httpface    mcpd's own Streamable HTTP face, /servers/NAME/mcp on
-//	            --http-listen; only with -httpface
+//	            --http-listen, modern and stateless; on unless -httpface=false
+//	httpface legacy  the same face in one legacy session (initialized once,
+//	            Mcp-Session-Id on every request)
 const (
-	frontBridge    = "bridge"
-	frontHTTPFloor = "http floor"
-	frontHTTPFace  = "httpface"
+	frontBridge         = "bridge"
+	frontHTTPFloor      = "http floor"
+	frontHTTPFace       = "httpface"
+	frontHTTPFaceLegacy = "httpface legacy"
+	// frontGRPCFloor is the stdio bridge's floor in the CPU section: a bare
+	// gRPC client process on stdio (grpcfloor.go).
+	frontGRPCFloor = "grpc floor"
 )
 
 // front is one running front door for one server.
@@ -30,7 +36,7 @@ type front struct {
 	echo func(ctx context.Context) error
 	list func(ctx context.Context) (int, error)
 	// pid is the front's own process whose CPU the CPU section counts (the
-	// bridge); 0 when it has none.
+	// bridge, the HTTP floor); 0 when it has none.
 	pid   int
 	close func()
 }
@@ -61,16 +67,26 @@ func (b *bench) startFronts(ctx context.Context, d *daemon, t target, conns int,
 		return fail(err)
 	}
 	fronts = append(fronts, &front{
-		name: frontHTTPFloor, close: fl.close,
+		name: frontHTTPFloor, close: fl.close, pid: fl.cmd.Process.Pid,
 		echo: func(ctx context.Context) error { return fl.relay.echo(ctx, t.Name) },
 		list: fl.list.listTools,
 	})
 	if d.httpAddr != "" {
-		hc := newHTTPClient("http://"+d.httpAddr+"/servers/"+t.Name+"/mcp", conns)
+		url := "http://" + d.httpAddr + "/servers/" + t.Name + "/mcp"
+		hc := newHTTPClient(url, conns)
 		fronts = append(fronts, &front{
 			name: frontHTTPFace, close: hc.close,
 			echo: func(ctx context.Context) error { return hc.echo(ctx, t.Name) },
 			list: hc.listTools,
+		})
+		lc, err := newLegacyHTTPClient(ctx, url, conns)
+		if err != nil {
+			return fail(err)
+		}
+		fronts = append(fronts, &front{
+			name: frontHTTPFaceLegacy, close: lc.close,
+			echo: func(ctx context.Context) error { return lc.echo(ctx, t.Name) },
+			list: lc.listTools,
 		})
 	}
 	for _, f := range fronts { // warm: JIT, pools, mcpd's cache

@@ -11,11 +11,13 @@ import (
 // CPU per call at most 100 µs, and its added latency per call no worse
 // than the HTTP face's plus one process hop (relay − direct − bare). With
 // the face off, the HTTP floor stands in for it, and the check says so.
+// The HTTP face's own targets are against the floors (checkFaceTargets).
 func (b *bench) checkFrontTargets() {
 	r := &b.rep
 	add := func(name, target string, v float64, unit string, met bool) {
 		r.Targets = append(r.Targets, targetCheck{Name: name, Target: target, Value: v, Unit: unit, Met: met})
 	}
+	b.checkFaceTargets(add)
 	for _, o := range r.Overhead {
 		bridge, okB := findCall(o.Fronts, frontBridge)
 		http, okH := findCall(o.Fronts, frontHTTPFace)
@@ -40,6 +42,47 @@ func (b *bench) checkFrontTargets() {
 	for _, c := range r.CPU {
 		if c.Path == frontBridge {
 			add(fmt.Sprintf("bridge process CPU per call, %s (%s)", c.Op, c.Server), "<= 100 us", c.Front, "us", c.Front <= 100)
+		}
+	}
+}
+
+// checkFaceTargets compares mcpd's HTTP face (modern) with the bare HTTP
+// floors: its added latency per tools/call at most 1.1× the relay's, its
+// cached tools/list at most 1.2× the bare answer of the same list, and
+// mcpd's CPU per call at most 1.2× the relay process's.
+func (b *bench) checkFaceTargets(add func(name, target string, v float64, unit string, met bool)) {
+	r := &b.rep
+	for _, o := range r.Overhead {
+		face, ok1 := findCall(o.Fronts, frontHTTPFace)
+		floor, ok2 := findCall(o.Fronts, frontHTTPFloor)
+		if ok1 && ok2 && floor.AddedP50 > 0 {
+			v := face.AddedP50 / floor.AddedP50
+			add("httpface added p50 / http floor added p50 ("+o.Server+")", "<= 1.1", v, "x", v <= 1.1)
+		}
+	}
+	for _, l := range r.Lists {
+		var face, floor float64
+		for _, f := range l.Fronts {
+			switch f.Name {
+			case frontHTTPFace:
+				face = f.P50
+			case frontHTTPFloor:
+				floor = f.P50
+			}
+		}
+		if face > 0 && floor > 0 {
+			add("tools/list httpface p50 / http floor p50 ("+l.Server+")", "<= 1.2", face/floor, "x", face/floor <= 1.2)
+		}
+	}
+	floorCPU := map[string]float64{}
+	for _, c := range r.CPU {
+		if c.Path == frontHTTPFloor {
+			floorCPU[c.Server+"\x00"+c.Op] = c.Front
+		}
+	}
+	for _, c := range r.CPU {
+		if fl := floorCPU[c.Server+"\x00"+c.Op]; c.Path == frontHTTPFace && c.Op == opEcho && fl > 0 {
+			add("httpface mcpd CPU / http floor CPU per call, "+c.Op+" ("+c.Server+")", "<= 1.2", c.Mcpd/fl, "x", c.Mcpd/fl <= 1.2)
 		}
 	}
 }
@@ -88,11 +131,14 @@ func printFronts(w io.Writer, tw *tabwriter.Writer, r *report) {
 	}
 	fmt.Fprintln(tw, "server\tpath\top\tcalls\tfront process\tmcpd\t")
 	for _, c := range r.CPU {
-		front := "-"
-		if c.Path != "gRPC" && c.Path != frontHTTPFace {
+		front, mcpd := "-", fmt.Sprintf("%.1f", c.Mcpd)
+		if c.Path == frontBridge || c.Path == frontHTTPFloor || c.Path == frontGRPCFloor {
 			front = fmt.Sprintf("%.1f", c.Front)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%.1f\t\n", c.Server, c.Path, c.Op, c.Calls, front, c.Mcpd)
+		if c.Path == frontHTTPFloor {
+			mcpd = "-" // mcpd plays no part
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t\n", c.Server, c.Path, c.Op, c.Calls, front, mcpd)
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "mcpd's CPU per operation against the least process doing it, µs (median of interleaved rounds)")

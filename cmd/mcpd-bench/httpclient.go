@@ -17,14 +17,17 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
-// httpClient is a host on Streamable HTTP in the modern era (stateless):
-// each request is one POST to url carrying the per-request _meta envelope
-// and the required headers, accepting a JSON or an SSE answer. It drives
-// the HTTP floors and, with -httpface, mcpd's own HTTP face.
+// httpClient is a host on Streamable HTTP, by default in the modern era
+// (stateless): each request is one POST to url carrying the per-request
+// _meta envelope and the required headers, accepting a JSON or an SSE
+// answer. It drives the HTTP floors and mcpd's own HTTP face. A legacy
+// client (newLegacyHTTPClient) initialized a session once and sends its
+// Mcp-Session-Id on every request instead.
 type httpClient struct {
-	url  string
-	hc   *http.Client
-	next atomic.Int64
+	url     string
+	hc      *http.Client
+	next    atomic.Int64
+	session string // the legacy session's id; "" for a modern client
 }
 
 // newHTTPClient is a client for the MCP endpoint url; conns is how many
@@ -39,8 +42,21 @@ func newHTTPClient(url string, conns int) *httpClient {
 	return &httpClient{url: url, hc: &http.Client{Transport: tr}}
 }
 
-// close closes the idle connections.
-func (c *httpClient) close() { c.hc.CloseIdleConnections() }
+// close ends a legacy client's session (DELETE) and closes the idle
+// connections.
+func (c *httpClient) close() {
+	if c.session != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if req, err := http.NewRequestWithContext(ctx, http.MethodDelete, c.url, nil); err == nil {
+			req.Header.Set("Mcp-Session-Id", c.session)
+			if resp, err := c.hc.Do(req); err == nil {
+				drain(resp)
+			}
+		}
+	}
+	c.hc.CloseIdleConnections()
+}
 
 // envelopeMeta is the _meta of every request: the modern envelope.
 var envelopeMeta = `"_meta":{"` + jsonrpc.MetaProtocolVersion + `":"` + jsonrpc.ModernVersion + `","` +
@@ -75,10 +91,15 @@ func (c *httpClient) call(ctx context.Context, method, name string, params []byt
 	h := req.Header
 	h.Set("Content-Type", "application/json")
 	h.Set("Accept", "application/json, text/event-stream")
-	h.Set("MCP-Protocol-Version", jsonrpc.ModernVersion)
-	h.Set("Mcp-Method", method)
-	if name != "" {
-		h.Set("Mcp-Name", name)
+	if c.session != "" {
+		h.Set("MCP-Protocol-Version", jsonrpc.LegacyVersion)
+		h.Set("Mcp-Session-Id", c.session)
+	} else {
+		h.Set("MCP-Protocol-Version", jsonrpc.ModernVersion)
+		h.Set("Mcp-Method", method)
+		if name != "" {
+			h.Set("Mcp-Name", name)
+		}
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
@@ -163,7 +184,11 @@ var httpListParams = withEnvelope(nil)
 
 // echo calls the echo tool and checks the text came back.
 func (c *httpClient) echo(ctx context.Context, server string) error {
-	res, err := c.call(ctx, "tools/call", "echo", httpEchoParams)
+	params := httpEchoParams
+	if c.session != "" {
+		params = echoParams
+	}
+	res, err := c.call(ctx, "tools/call", "echo", params)
 	if err != nil {
 		return err
 	}
@@ -172,7 +197,11 @@ func (c *httpClient) echo(ctx context.Context, server string) error {
 
 // listTools lists the tools and returns the result's size.
 func (c *httpClient) listTools(ctx context.Context) (int, error) {
-	res, err := c.call(ctx, "tools/list", "", httpListParams)
+	params := httpListParams
+	if c.session != "" {
+		params = []byte("{}")
+	}
+	res, err := c.call(ctx, "tools/list", "", params)
 	if err != nil {
 		return 0, err
 	}

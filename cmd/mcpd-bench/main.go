@@ -14,7 +14,7 @@
 // Usage:
 //
 //	mcpd-bench [-smoke] [-json] [-sections calls,throughput,...] [-mcpd bin/mcpd] [-mcpdctl bin/mcpdctl]
-//	           [-demo-server bin/demo-server] [-httpface] [-bridge-profile DIR]
+//	           [-demo-server bin/demo-server] [-httpface=false] [-bridge-profile DIR]
 //	           [-mcpd-profile FILE] [-plots DIR] [-soak-duration 10m]
 package main
 
@@ -75,7 +75,8 @@ type options struct {
 	serveRelay string
 	relayCmd   []string // the server command after -serve-relay's flags
 	serveFloor string
-	httpFace   bool // start mcpd with --http-listen and measure its HTTP face
+	serveGRPC  string // -serve-grpc-stdio: mcpd's socket
+	httpFace   bool   // start mcpd with --http-listen and measure its HTTP face
 	// bridgeProfile is a directory for the bridge processes' CPU profiles.
 	bridgeProfile string
 	sections      map[string]bool // nil: every section
@@ -105,7 +106,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	fs.StringVar(&o.mcpd, "mcpd", "bin/mcpd", "mcpd `binary` to benchmark")
 	fs.StringVar(&o.mcpdctl, "mcpdctl", "bin/mcpdctl", "mcpdctl `binary` whose bridge is measured")
-	fs.BoolVar(&o.httpFace, "httpface", false, "also measure mcpd's HTTP face (starts mcpd with --http-listen 127.0.0.1:PORT, serving /servers/NAME/mcp)")
+	fs.BoolVar(&o.httpFace, "httpface", true, "measure mcpd's HTTP face (starts mcpd with --http-listen 127.0.0.1:PORT, serving /servers/NAME/mcp); -httpface=false for an mcpd without it")
 	fs.StringVar(&o.bridgeProfile, "bridge-profile", "", "write a CPU profile of each bridge process into `dir`")
 	fs.DurationVar(&o.soakDur, "soak-duration", 0, "length of the soak section (default 10m, smoke 20s)")
 	fs.StringVar(&o.mcpdProfile, "mcpd-profile", "", "write a CPU profile of the main mcpd (sections calls to fanout) to `file`")
@@ -123,6 +124,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.serveBare, "serve-bare", "", "internal: serve the bare gRPC baseline on `socket`")
 	fs.StringVar(&o.serveRelay, "serve-relay", "", "internal: serve the relay baseline on `socket` in front of the command after --")
 	fs.StringVar(&o.serveFloor, "serve-http-floor", "", "internal: serve the HTTP floors on `addr` in front of the command after --")
+	fs.StringVar(&o.serveGRPC, "serve-grpc-stdio", "", "internal: serve the gRPC client floor on stdio for mcpd at `socket`, for the server named after --")
 	sections := fs.String("sections", "", "comma-separated `list` of sections to run, of "+strings.Join(sectionNames, ",")+" (default all)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
@@ -131,7 +133,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
-	if o.serveRelay != "" || o.serveFloor != "" {
+	if o.serveRelay != "" || o.serveFloor != "" || o.serveGRPC != "" {
 		o.relayCmd = fs.Args()
 	} else if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (see mcpd-bench -help)", fs.Arg(0))
@@ -184,6 +186,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if o.serveFloor != "" {
 		return serveHTTPFloor(o.serveFloor, o.relayCmd)
+	}
+	if o.serveGRPC != "" {
+		return serveGRPCStdio(o.serveGRPC, o.relayCmd)
 	}
 	if err := o.resolve(); err != nil {
 		return err

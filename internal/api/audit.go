@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/audit"
 	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
@@ -70,21 +71,16 @@ func (s *Server) auditCall(ctx context.Context, server string, req *session.Requ
 	} else {
 		rec.Profile = profileName(ctx)
 	}
-	var p struct {
-		Name      string          `json:"name"`
-		URI       string          `json:"uri"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	_ = json.Unmarshal(req.Params, &p) // validated before the call
-	rec.Name = p.Name
+	name, uri, args := callFields(req.Params)
+	rec.Name = name
 	if req.Method == "resources/read" {
-		rec.Name = p.URI
+		rec.Name = uri
 	}
-	if len(p.Arguments) > 0 {
-		sum := sha256.Sum256(p.Arguments)
+	if len(args) > 0 {
+		sum := sha256.Sum256(args)
 		rec.ArgsDigest = "sha256:" + hex.EncodeToString(sum[:])
 		if opts.Arguments {
-			rec.Args = p.Arguments
+			rec.Args = args
 		}
 	}
 	auditOutcome(&rec, resp, err)
@@ -92,6 +88,21 @@ func (s *Server) auditCall(ctx context.Context, server string, req *session.Requ
 	if werr := a.Write(&rec); werr != nil && !errors.Is(werr, audit.ErrClosed) {
 		s.log.Warn("audit record not written", zap.String("server", server), zap.String("method", req.Method), zap.Error(werr))
 	}
+}
+
+// callFields are the name, uri and arguments of a call's params (valid
+// JSON), as decoding them into a struct gives them.
+func callFields(params json.RawMessage) (name, uri string, args json.RawMessage) {
+	if f, ok := plainFields(params, "name", "uri", "arguments"); ok {
+		return string(f[0]), string(f[1]), f[2]
+	}
+	var p struct {
+		Name      string          `json:"name"`
+		URI       string          `json:"uri"`
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	_ = json.Unmarshal(params, &p) // validated before the call
+	return p.Name, p.URI, p.Arguments
 }
 
 // auditApp fills in who made the call: the name the call gave (its
@@ -104,8 +115,9 @@ func (s *Server) auditApp(ctx context.Context, rec *audit.Record, clientInfo jso
 		}
 	}
 	if len(clientInfo) > 0 {
-		var ci struct{ Name, Version string }
-		if json.Unmarshal(clientInfo, &ci) == nil {
+		if f, ok := plainFields(clientInfo, "name", "version"); ok {
+			rec.App, rec.Version = string(f[0]), string(f[1])
+		} else if ci := (struct{ Name, Version string }{}); json.Unmarshal(clientInfo, &ci) == nil {
 			rec.App, rec.Version = ci.Name, ci.Version
 		}
 	}
@@ -166,4 +178,34 @@ func cacheName(src cache.Source) string {
 		return "coalesced"
 	}
 	return "fetched"
+}
+
+// plainFields picks the members keys of JSON object obj (valid JSON) as
+// decoding it into a struct with those fields would, without decoding:
+// vals[i] is the member keys[i]'s raw value for "arguments", the text of
+// its plain string for the others (nil when absent). ok is false when
+// decoding could tell another story (obj is not an object, a key differs
+// from one of keys only in case, a string has escapes or is not a string,
+// arguments is null), and the caller decodes instead.
+func plainFields(obj []byte, keys ...string) (vals [][]byte, ok bool) {
+	vals = make([][]byte, len(keys))
+	odd := false
+	ok = jsonrpc.ScanMembers(obj, func(key, value, _ []byte) {
+		for i, k := range keys {
+			switch {
+			case string(key) == k && k == "arguments":
+				odd = odd || string(value) == "null"
+				vals[i] = value
+			case string(key) == k:
+				_, plain := jsonrpc.PlainText(value)
+				odd = odd || !plain
+				if plain {
+					vals[i] = value[1 : len(value)-1]
+				}
+			case strings.EqualFold(string(key), k):
+				odd = true
+			}
+		}
+	})
+	return vals, ok && !odd
 }

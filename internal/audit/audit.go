@@ -13,6 +13,7 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -227,12 +228,59 @@ func (l *Log) Close() error {
 	return err
 }
 
-// appendRecord appends r's JSON and a newline to buf.
+// appendRecord appends r's JSON and a newline to buf: the JSON
+// json.Marshal makes of r (the same members, in the same order, with the
+// same values), written without reflection.
 func appendRecord(buf []byte, r *Record) ([]byte, error) {
-	b, err := json.Marshal(r)
+	start := len(buf)
+	buf = append(buf, `{"time":`...)
+	buf, err := r.Time.AppendText(append(buf, '"'))
 	if err != nil {
-		return buf, err
+		return buf[:start], fmt.Errorf("encode time: %w", err)
 	}
-	buf = append(buf, b...)
-	return append(buf, '\n'), nil
+	buf = append(buf, '"')
+	buf = appendField(buf, "app", r.App, true)
+	buf = appendField(buf, "appVersion", r.Version, true)
+	if r.Pid != 0 {
+		buf = strconv.AppendInt(append(buf, `,"pid":`...), int64(r.Pid), 10)
+	}
+	buf = strconv.AppendInt(append(buf, `,"uid":`...), int64(r.UID), 10)
+	buf = appendField(buf, "front", r.Front, false)
+	buf = appendField(buf, "profile", r.Profile, true)
+	buf = appendField(buf, "server", r.Server, false)
+	buf = appendField(buf, "method", r.Method, false)
+	buf = appendField(buf, "name", r.Name, true)
+	buf = appendField(buf, "argsDigest", r.ArgsDigest, true)
+	if len(r.Args) > 0 {
+		var c bytes.Buffer
+		if err := json.Compact(&c, r.Args); err != nil {
+			return buf[:start], fmt.Errorf("encode args: %w", err)
+		}
+		buf = append(append(buf, `,"args":`...), c.Bytes()...)
+	}
+	buf = appendField(buf, "outcome", r.Outcome, false)
+	if r.RPCCode != 0 {
+		buf = strconv.AppendInt(append(buf, `,"rpcCode":`...), r.RPCCode, 10)
+	}
+	buf = appendField(buf, "grpcCode", r.GRPCCode, false)
+	buf = appendField(buf, "error", r.Error, true)
+	buf = strconv.AppendInt(append(buf, `,"durationUs":`...), r.DurationUs, 10)
+	buf = appendField(buf, "cache", r.Cache, false)
+	return append(buf, "}\n"...), nil
+}
+
+// appendField appends the member ,"key":"value" (nothing for an empty
+// value when omitEmpty), value escaped as json.Marshal escapes it.
+func appendField(buf []byte, key, value string, omitEmpty bool) []byte {
+	if omitEmpty && value == "" {
+		return buf
+	}
+	buf = append(append(append(buf, `,"`...), key...), `":`...)
+	for i := 0; i < len(value); i++ {
+		if c := value[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(value) // a string always encodes
+			return append(buf, q...)
+		}
+	}
+	return append(append(append(buf, '"'), value...), '"')
 }

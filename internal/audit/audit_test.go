@@ -2,10 +2,12 @@ package audit
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
@@ -172,5 +174,44 @@ func TestSetLimitsAndClosed(t *testing.T) {
 	l.Close()
 	if err := l.Write(rec(0)); !errors.Is(err, ErrClosed) {
 		t.Fatalf("write after close = %v, want ErrClosed", err)
+	}
+}
+
+// appendRecord writes what json.Marshal writes of a record, escapes,
+// omitted members and all.
+func TestAppendRecordMatchesMarshal(t *testing.T) {
+	when := time.Date(2026, 7, 28, 12, 30, 45, 123456789, time.FixedZone("x", 3600))
+	recs := []Record{
+		{Time: when.UTC(), UID: -1, Front: FrontGRPC, Server: "s", Method: "tools/call", Outcome: OutcomeResult, GRPCCode: "OK", Cache: "fetched"},
+		{Time: when, App: `a "quoted" <app> & co`, Version: "1\n2", Pid: 42, UID: 1000, Front: FrontHTTP, Profile: "p",
+			Server: "srv", Method: "resources/read", Name: "file:///tmp/ü\u2028x", ArgsDigest: "sha256:ab",
+			Args: json.RawMessage("{ \"a\" : [1, 2],\n \"b\":\"<x>\" }"), Outcome: OutcomeRPCError, RPCCode: -32602,
+			GRPCCode: "OK", Error: "bad\x00\x1f\\ \xff", DurationUs: 1234, Cache: "hit"},
+		{},
+	}
+	for _, r := range recs {
+		got, err := appendRecord([]byte("prefix"), &r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Bytes differ only where RawMessage is HTML-escaped by Marshal;
+		// the decoded values must be the same.
+		var g, w any
+		if err := json.Unmarshal(bytes.TrimSuffix(bytes.TrimPrefix(got, []byte("prefix")), []byte("\n")), &g); err != nil {
+			t.Fatalf("appendRecord wrote invalid JSON %s: %v", got, err)
+		}
+		if err := json.Unmarshal(want, &w); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(g, w) {
+			t.Errorf("appendRecord:\n%s\njson.Marshal:\n%s", got, want)
+		}
+		if len(r.Args) == 0 && string(got) != "prefix"+string(want)+"\n" {
+			t.Errorf("bytes differ:\n%s\n%s", got, want)
+		}
 	}
 }

@@ -34,6 +34,15 @@ type Backend interface {
 	Reason(err error) string
 }
 
+// DirectSender is a Backend that can serve SendRequest on the caller's
+// goroutine (mcpd's in-process backend): each of the call's events is
+// passed to each as it comes, in order, the response last; no stream, no
+// goroutine and no channel per call. The error is the call's (nil once
+// the response was passed), as the stream's Recv would have given it.
+type DirectSender interface {
+	SendRequestDirect(ctx context.Context, in *mcpdv1.SendRequestRequest, each func(*mcpdv1.CallToolEvent) error) error
+}
+
 // RecvStream is the receiving side of a server-streaming RPC.
 type RecvStream[T any] interface {
 	Recv() (*T, error)

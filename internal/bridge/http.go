@@ -219,8 +219,8 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, ep endpoint) 
 	if !ok {
 		return
 	}
-	var m jsonrpc.Message
-	if err := json.Unmarshal(body, &m); err != nil || m.JSONRPC != jsonrpc.Version {
+	m, err := jsonrpc.DecodeValidMessage(body) // readBody checked it is JSON
+	if err != nil || m.JSONRPC != jsonrpc.Version {
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, `invalid request: the body must be one JSON-RPC 2.0 message object with "jsonrpc": "2.0"`)
 		return
 	}
@@ -268,7 +268,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, ep endpoint) 
 // readBody checks the Content-Type and Accept of a POST and reads its body,
 // answering the host itself when it cannot be served.
 func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+	if !isJSONType(r.Header.Get("Content-Type")) {
 		writeError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.CodeInvalidRequest,
 			fmt.Sprintf("unsupported Content-Type %q: POST a JSON-RPC message as application/json", r.Header.Get("Content-Type")))
 		return nil, false
@@ -314,6 +314,16 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	return body, true
 }
 
+// isJSONType reports whether Content-Type value ct is application/json
+// (with any parameters).
+func isJSONType(ct string) bool {
+	if ct == "application/json" {
+		return true
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	return err == nil && mt == "application/json"
+}
+
 // accepts reports whether the Accept header values allow media type mt;
 // a missing Accept allows everything.
 func accepts(values []string, mt string) bool {
@@ -322,7 +332,7 @@ func accepts(values []string, mt string) bool {
 	}
 	major, _, _ := strings.Cut(mt, "/")
 	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
+		for part := range strings.SplitSeq(v, ",") {
 			t, _, _ := strings.Cut(part, ";")
 			t = strings.ToLower(strings.TrimSpace(t))
 			if t == mt || t == "*/*" || t == major+"/*" {

@@ -105,8 +105,10 @@ func checkModernHeaders(h http.Header, r *hostReq, b *bridge) *jsonrpc.Error {
 	default:
 		return nil
 	}
-	var want string
-	_ = json.Unmarshal(r.params[key], &want)
+	want, plain := jsonrpc.PlainText(r.params[key])
+	if !plain {
+		_ = json.Unmarshal(r.params[key], &want)
+	}
 	n, ok, bad := headerValue(h, hdrName)
 	switch {
 	case !ok:

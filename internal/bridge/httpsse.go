@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -44,6 +45,10 @@ type httpStream struct {
 	keep     *time.Timer
 	buf      []byte
 }
+
+// jsonContentType is the Content-Type header of a JSON answer; shared,
+// never modified.
+var jsonContentType = []string{"application/json"}
 
 func newHTTPStream(w http.ResponseWriter, cancel context.CancelFunc) *httpStream {
 	return &httpStream{w: w, rc: http.NewResponseController(w), cancel: cancel}
@@ -111,7 +116,8 @@ func errorStatus(code int64) int {
 
 func (s *httpStream) writeJSON(status int) {
 	h := s.w.Header()
-	h.Set("Content-Type", "application/json")
+	h["Content-Type"] = jsonContentType
+	h["Content-Length"] = []string{strconv.Itoa(len(s.buf))}
 	s.w.WriteHeader(status)
 	if _, err := s.w.Write(s.buf); err != nil {
 		s.cancel()

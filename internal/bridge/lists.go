@@ -467,7 +467,7 @@ func prefixed(server, name string) string {
 // listResult is the result of a list method with items (list's
 // fragments), written as bytes: the items are not encoded again.
 func listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
-	n := 64
+	n := 128 // the key and the modern members
 	for _, it := range items {
 		n += len(it) + 1
 	}

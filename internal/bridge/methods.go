@@ -474,36 +474,59 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 	if err := b.ready(ctx); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
-	stream, err := b.be.SendRequest(ctx, &mcpdv1.SendRequestRequest{
-		Server: server, Method: method, ParamsJson: string(params), Options: b.options(r),
-	})
-	if err != nil {
-		return b.callFailed(ctx, r, server, method, err)
-	}
-	for {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpd ended the call without a response")
+	in := &mcpdv1.SendRequestRequest{Server: server, Method: method, ParamsJson: string(params), Options: b.options(r)}
+	var resp *mcpdv1.McpResponse
+	if ds, ok := b.be.(DirectSender); ok {
+		err := ds.SendRequestDirect(ctx, in, func(ev *mcpdv1.CallToolEvent) error {
+			if resp == nil {
+				resp = b.callEvent(ctx, ev)
+			}
+			return nil
+		})
+		if err != nil && resp == nil {
+			return b.callFailed(ctx, r, server, method, err)
 		}
+	} else {
+		stream, err := b.be.SendRequest(ctx, in)
 		if err != nil {
 			return b.callFailed(ctx, r, server, method, err)
 		}
-		switch e := ev.GetEvent().(type) {
-		case *mcpdv1.CallToolEvent_ProgressJson:
-			b.writeCallOutput(ctx, &jsonrpc.Message{Method: "notifications/progress", Params: json.RawMessage(e.ProgressJson)})
-		case *mcpdv1.CallToolEvent_MessageJson:
-			b.writeCallOutput(ctx, &jsonrpc.Message{Method: "notifications/message", Params: json.RawMessage(e.MessageJson)})
-		case *mcpdv1.CallToolEvent_Response:
-			if e.Response.GetError() != nil {
-				return nil, mcpErr(e.Response.GetError())
+		for resp == nil {
+			ev, err := stream.Recv()
+			if errors.Is(err, io.EOF) {
+				break
 			}
-			res := json.RawMessage(e.Response.GetResultJson())
-			if r.modern {
-				res = withResultType(res)
+			if err != nil {
+				return b.callFailed(ctx, r, server, method, err)
 			}
-			return res, nil
+			resp = b.callEvent(ctx, ev)
 		}
 	}
+	switch {
+	case resp == nil:
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpd ended the call without a response")
+	case resp.GetError() != nil:
+		return nil, mcpErr(resp.GetError())
+	}
+	res := json.RawMessage(resp.GetResultJson())
+	if r.modern {
+		res = withResultType(res)
+	}
+	return res, nil
+}
+
+// callEvent passes one event of a call's stream on to the host: its
+// progress and log messages, written at once; the response is returned.
+func (b *bridge) callEvent(ctx context.Context, ev *mcpdv1.CallToolEvent) *mcpdv1.McpResponse {
+	switch e := ev.GetEvent().(type) {
+	case *mcpdv1.CallToolEvent_ProgressJson:
+		b.writeCallOutput(ctx, &jsonrpc.Message{Method: "notifications/progress", Params: json.RawMessage(e.ProgressJson)})
+	case *mcpdv1.CallToolEvent_MessageJson:
+		b.writeCallOutput(ctx, &jsonrpc.Message{Method: "notifications/message", Params: json.RawMessage(e.MessageJson)})
+	case *mcpdv1.CallToolEvent_Response:
+		return e.Response
+	}
+	return nil
 }
 
 // withResultType adds resultType "complete" to a legacy child's result

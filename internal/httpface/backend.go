@@ -3,6 +3,7 @@ package httpface
 import (
 	"context"
 	"errors"
+	"io"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -37,7 +38,10 @@ type Backend struct {
 	fallback *api.LocalApp
 }
 
-var _ bridge.Backend = (*Backend)(nil)
+var (
+	_ bridge.Backend      = (*Backend)(nil)
+	_ bridge.DirectSender = (*Backend)(nil)
+)
 
 // NewBackend returns a backend calling srv.
 func NewBackend(srv *api.Server) *Backend {
@@ -125,6 +129,12 @@ func (b *Backend) SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest
 	return openServerStream(b, ctx, in, mcpdv1.Mcpd_SendRequest_FullMethodName, b.srv.SendRequest)
 }
 
+// SendRequestDirect runs the SendRequest handler on the caller's
+// goroutine, passing each event it sends to each.
+func (b *Backend) SendRequestDirect(ctx context.Context, in *mcpdv1.SendRequestRequest, each func(*mcpdv1.CallToolEvent) error) error {
+	return runDirect(b, ctx, in, mcpdv1.Mcpd_SendRequest_FullMethodName, b.srv.SendRequest, each)
+}
+
 func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (bridge.RecvStream[mcpdv1.SubscriptionEvent], error) {
 	return openServerStream(b, ctx, in, mcpdv1.Mcpd_Subscribe_FullMethodName, b.srv.Subscribe)
 }
@@ -184,4 +194,27 @@ func openServerStream[Req, Resp any](b *Backend, ctx context.Context, in *Req, m
 		}))
 	})
 	return ss, nil
+}
+
+// runDirect runs handler h for in on the caller's goroutine, as app a
+// call of ctx, passing what it sends to each; its error is what the
+// caller's Recv would have ended with (nil for io.EOF).
+func runDirect[Req, Resp any](b *Backend, ctx context.Context, in *Req, method string, h serverStreamHandler[Req, Resp], each func(*Resp) error) error {
+	if b.life.Err() != nil {
+		return b.NotRunning()
+	}
+	b.wg.Add(1) // Close waits for the handler, as for a stream's
+	defer b.wg.Done()
+	a := b.app(ctx)
+	ds := newDirectStream(b, a.Context(withProfile(ctx)), in, each)
+	ds.finish(a.Stream(ds, method, false, func(s grpc.ServerStream) error {
+		if err := s.RecvMsg(in); err != nil {
+			return err
+		}
+		return h(in, &grpc.GenericServerStream[Req, Resp]{ServerStream: s})
+	}))
+	if err := ds.end(); !errors.Is(err, io.EOF) {
+		return err
+	}
+	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -25,18 +26,24 @@ import (
 // api.Server over it, in process, and returns the server and a Backend.
 func newDaemon(t *testing.T) (*api.Server, *Backend) {
 	t.Helper()
+	return newDaemonLogging(t, zaptest.NewLogger(t))
+}
+
+// newDaemonLogging is newDaemon logging to log.
+func newDaemonLogging(t testing.TB, log *zap.Logger) (*api.Server, *Backend) {
+	t.Helper()
 	cmd, args := fakemcp.Command()
 	var srv *api.Server
 	sup := supervisor.New(supervisor.Options{
 		Specs: []supervisor.Spec{{Name: "fake", Command: cmd, Args: args, Autostart: true,
 			Env: map[string]string{fakemcp.EnvMode: "legacy"}, RequestTimeout: 30 * time.Second}},
-		Logger:     zaptest.NewLogger(t),
+		Logger:     log,
 		ClientInfo: json.RawMessage(`{"name":"mcpd-test","version":"0"}`),
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
 			return srv.ServeChildRequest(ctx, server, method, params)
 		},
 	})
-	srv = api.NewServer(sup, api.Options{Logger: zaptest.NewLogger(t)})
+	srv = api.NewServer(sup, api.Options{Logger: log})
 	ctx, cancel := context.WithCancel(context.Background())
 	runErr := make(chan error, 1)
 	go func() { runErr <- sup.Run(ctx) }()

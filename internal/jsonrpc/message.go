@@ -15,13 +15,22 @@ import (
 // host's line nobody checked.
 func DecodeMessage(line []byte) (Message, error) {
 	if json.Valid(line) {
-		if env, version, ok := scanEnvelope(line); ok && (version == nil || string(version) == "null" || plainString(version)) {
-			m := Message{ID: env.ID, Method: env.Method, Params: env.Params, Result: env.Result}
-			if plainString(version) {
-				m.JSONRPC = string(version[1 : len(version)-1])
-			}
-			return m, nil
+		return DecodeValidMessage(line)
+	}
+	var m Message
+	err := json.Unmarshal(line, &m)
+	return m, err
+}
+
+// DecodeValidMessage is DecodeMessage of a line already known to be valid
+// JSON (json.Valid), which it does not check again.
+func DecodeValidMessage(line []byte) (Message, error) {
+	if env, version, ok := scanEnvelope(line); ok && (version == nil || string(version) == "null" || plainString(version)) {
+		m := Message{ID: env.ID, Method: env.Method, Params: env.Params, Result: env.Result}
+		if plainString(version) {
+			m.JSONRPC = string(version[1 : len(version)-1])
 		}
+		return m, nil
 	}
 	var m Message
 	err := json.Unmarshal(line, &m)
