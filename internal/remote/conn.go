@@ -49,7 +49,9 @@ type Options struct {
 	Name string
 	// URL is the MCP endpoint (http or https); for TypeSSE, the SSE URL.
 	URL string
-	// Type is TypeHTTP (default when empty) or TypeSSE.
+	// Type is TypeHTTP (default when empty) or TypeSSE. A TypeHTTP Conn
+	// falls back to HTTP+SSE when the server answers as an old one
+	// (fallback.go); Transport says which it speaks.
 	Type string
 	// Headers are sent with every request. Their values are secrets: they
 	// are never logged nor put in errors.
@@ -119,6 +121,10 @@ type Conn struct {
 	streams   map[string]*stream
 	getOpen   bool     // the legacy GET stream was started
 	endpoint  *url.URL // HTTP+SSE: where messages are POSTed
+	// discoverAnswered: server/discover got an answer other than a
+	// fallback status without JSON-RPC (fallback.go).
+	discoverAnswered bool
+	triedFallback    bool // the HTTP+SSE fallback was tried (fallback.go)
 	// paramHeaders are the valid x-mcp-header annotations of the tools
 	// the server listed (modern), by tool name.
 	paramHeaders map[string][]paramHeader

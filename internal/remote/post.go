@@ -29,7 +29,7 @@ func (c *Conn) WriteMessage(ctx context.Context, msg []byte) error {
 	if err != nil {
 		return fmt.Errorf("write to %q: not a JSON-RPC message: %w", c.opts.Name, err)
 	}
-	if c.opts.Type == TypeSSE {
+	if c.usesSSE() {
 		return c.postSSE(ctx, m, msg)
 	}
 	if m.method == "notifications/cancelled" {
@@ -111,7 +111,7 @@ func (c *Conn) request(s *stream, m message, msg []byte) {
 			c.event("session started")
 		}
 	}
-	c.answer(s, m, resp)
+	c.answer(s, m, msg, resp)
 }
 
 // failRequest handles a request that got no HTTP answer: the server is
@@ -127,7 +127,10 @@ func (c *Conn) failRequest(s *stream, err error) {
 }
 
 // answer reads the HTTP answer of request s.
-func (c *Conn) answer(s *stream, m message, resp *http.Response) {
+func (c *Conn) answer(s *stream, m message, msg []byte, resp *http.Response) {
+	if s.method == "server/discover" {
+		c.noteDiscover(isFallbackStatus(resp.StatusCode) && !c.hadSession(resp))
+	}
 	switch {
 	case resp.StatusCode/100 == 2:
 		c.success(s, m, resp)
@@ -135,7 +138,7 @@ func (c *Conn) answer(s *stream, m message, resp *http.Response) {
 		c.event("session expired (HTTP 404 on %s)", s.method)
 		c.fail(fmt.Errorf("server %q: %w (HTTP 404 Not Found)", c.opts.Name, ErrSessionExpired))
 	default:
-		c.httpError(s, resp)
+		c.httpError(s, m, msg, resp)
 	}
 }
 
@@ -222,15 +225,20 @@ func (c *Conn) tooLarge(s *stream, size int, atLeast bool) {
 // without one means the server is broken: the Conn fails. Other statuses
 // fail the request; for server/discover they are delivered as a JSON-RPC
 // error, so that era negotiation falls back to initialize.
-func (c *Conn) httpError(s *stream, resp *http.Response) {
+func (c *Conn) httpError(s *stream, m message, msg []byte, resp *http.Response) {
 	b, _ := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
-	if msg, ok := rpcErrorBody(b, s.id); ok {
-		c.deliver(msg)
+	if rpc, ok := rpcErrorBody(b, s.id); ok {
+		if s.method == "server/discover" {
+			c.noteDiscover(false)
+		}
+		c.deliver(rpc)
 		return
 	}
 	c.event("HTTP %s on %s", resp.Status, s.method)
 	herr := &HTTPError{Status: resp.StatusCode, Text: resp.Status, Body: snippet(b), Method: s.method, Server: c.opts.Name}
 	switch {
+	case c.mayFallBack(s, resp.StatusCode): // fallback.go
+		c.fallBack(s, m, msg, herr)
 	case resp.StatusCode >= 500:
 		c.fail(herr)
 	case s.method == "server/discover":

@@ -5,10 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 
 	"go.uber.org/zap"
 
+	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -55,7 +57,7 @@ func (sv *server) dialRemote(ctx context.Context, spec *Spec) (*remote.Conn, err
 	conn, err := remote.Dial(ctx, remote.Options{
 		Name:           spec.Name,
 		URL:            r.URL,
-		Type:           r.Type,
+		Type:           sv.remoteType(r),
 		Headers:        r.Headers,
 		Authorizer:     auth,
 		MaxMessageSize: spec.MaxLineSize,
@@ -70,6 +72,34 @@ func (sv *server) dialRemote(ctx context.Context, spec *Spec) (*remote.Conn, err
 	sv.log.Info("server connecting", zap.String("url", conn.URL()), zap.String("type", r.Type))
 	sv.emit(EventStarted, 0, "", "")
 	return conn, nil
+}
+
+// learnedTransport is the transport a remote server was found to speak
+// when it differs from its config's (the HTTP+SSE fallback), for that
+// config.
+type learnedTransport struct {
+	remote *config.Remote
+	typ    string
+}
+
+// remoteType is the transport to dial r with: the one learned for this
+// config, else the configured one.
+func (sv *server) remoteType(r *config.Remote) string {
+	if l := sv.transport.Load(); l != nil && reflect.DeepEqual(l.remote, r) {
+		return l.typ
+	}
+	return r.Type
+}
+
+// noteTransport logs the transport conn settled on and remembers it for
+// the server's current remote config, so that reconnects dial it at once.
+func (sv *server) noteTransport(spec *Spec, conn *remote.Conn) {
+	typ := conn.Transport()
+	if typ == sv.remoteType(spec.Remote) {
+		return
+	}
+	sv.log.Info("remote server transport chosen", zap.String("type", typ), zap.String("url", conn.URL()))
+	sv.transport.Store(&learnedTransport{remote: spec.Remote, typ: typ})
 }
 
 // httpPool is the server's HTTP connection pool, made on first use and

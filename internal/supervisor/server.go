@@ -129,6 +129,9 @@ type server struct {
 	// reconnects (backend.go).
 	pool     *remote.Pool
 	poolOnce sync.Once
+	// transport is the transport learned for the remote config, if it is
+	// not the configured one (backend.go).
+	transport atomic.Pointer[learnedTransport]
 
 	// cache holds this server's results (cache.go); it has its own lock.
 	cache *cache.Cache

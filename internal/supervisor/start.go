@@ -102,7 +102,11 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 	if err != nil {
 		return nil, "", err // names the server and the cause: "start %q: ..."
 	}
-	return sv.sessionFor(ctx, spec, proto, proc, proc.Pid())
+	c, exit, err = sv.sessionFor(ctx, spec, proto, proc, proc.Pid())
+	if conn, ok := proc.(*remote.Conn); ok && err == nil {
+		sv.noteTransport(spec, conn) // backend.go
+	}
+	return c, exit, err
 }
 
 // startBackend starts the child process, or dials the remote server.
