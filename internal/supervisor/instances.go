@@ -33,8 +33,11 @@ import (
 //     meanwhile, as for any server;
 //   - Spec.MaxInstances caps them: the call that would start one more fails
 //     with ErrInstanceLimit, naming the cap and who holds the instances;
-//   - a reload that changes or removes the server removes its instances;
-//     Stop removes them and refuses new ones until Start, Restart restarts
+//   - a reload that changes only the server's settings (requestTimeout,
+//     idleTimeout, cache, maxInstances...) hands them to its instances,
+//     which keep their children; one that changes its identity (command,
+//     share...), disables or removes it removes its instances; Stop
+//     removes them and refuses new ones until Start, Restart restarts
 //     each;
 //   - their children's notifications reach the instance's own cache, not
 //     the server's app subscriptions, which a shared server does not serve.
@@ -256,19 +259,47 @@ func (s *Supervisor) limitError(spec Spec, set map[string]*server) error {
 // newInstance makes the instance key of the shared server of spec; s.mu
 // is held.
 func (s *Supervisor) newInstance(spec Spec, key string) *server {
-	spec.Autostart = false // instances start on demand
 	in := &instance{key: key, owners: map[uint64]func() bool{}}
 	if spec.Share == ShareRoot {
 		in.root = key
-		spec.Cwd = key
-		spec.RootPaths = []string{key}
 	}
-	sv := newServer(s, spec)
+	sv := newServer(s, in.spec(spec))
 	sv.inst = in
 	sv.shared.Store(false)
 	sv.log = sv.log.With(zap.String("instance", key))
 	sv.log.Info("instance created", zap.String("share", spec.Share))
 	return sv
+}
+
+// spec is the spec of the instance in of a shared server of spec.
+func (in *instance) spec(spec Spec) Spec {
+	spec.Autostart = false // instances start on demand
+	if in.root != "" {
+		spec.Cwd = in.root
+		spec.RootPaths = []string{in.root}
+	}
+	return spec
+}
+
+// reconfigureInstances hands the new spec of a server whose settings alone
+// changed to its instances, which keep their children; a server that is
+// now disabled or no longer shared loses them.
+func (s *Supervisor) reconfigureInstances(sp Spec) {
+	if sp.Disabled || sp.Invalid != "" || !isShared(sp.Share) {
+		s.dropInstances(sp.Name, "its config changed")
+		return
+	}
+	s.mu.RLock()
+	running := s.running
+	s.mu.RUnlock()
+	for _, sv := range s.instancesOf(sp.Name) {
+		isp := sv.inst.spec(sp)
+		if running {
+			sv.post(command{kind: cmdReconfigure, spec: &isp})
+		} else {
+			sv.setSpec(isp)
+		}
+	}
 }
 
 // eventServer is the server (or instance) an event is of.
