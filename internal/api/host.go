@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -66,11 +67,13 @@ func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1
 	}
 	name, version := clientIdentity(ctx, reg.GetClient())
 	var connID uint64
+	sc := hostScope{root: cleanRoot(first(metadata.ValueFromIncomingContext(ctx, MetadataRoot)))}
 	if c := connFromContext(ctx); c != nil {
 		connID = c.id
 		c.setClient(name, version)
+		sc.app = appIdentity(name, c)
 	}
-	h := s.hosts.register(connID, name, servers, hostCaps{
+	h := s.hosts.registerFor(connID, name, sc, servers, hostCaps{
 		roots: reg.GetRoots(), sampling: reg.GetSampling(), elicitation: reg.GetElicitation(),
 	})
 	defer s.hosts.unregister(h)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/supervisor"
 )
 
 // Methods a legacy child may ask of its client that mcpd relays to a host.
@@ -57,14 +58,20 @@ type host struct {
 	servers map[string]bool // nil: every server
 	caps    hostCaps
 	name    string
+	scope   hostScope // whose it is (hostscope.go)
+	// rootsKnown is closed once the host answered (or failed) the
+	// roots/list that a call needing its root asked (hostscope.go).
+	rootsKnown chan struct{}
 
 	// out carries calls and cancels to the stream's sender; done is closed
 	// when the stream ended.
 	out  chan any // hostCall or hostCancel
 	done chan struct{}
 
-	mu      sync.Mutex // guards pending
-	pending map[uint64]chan hostAnswer
+	mu           sync.Mutex // guards pending, rootsAsked, declaredRoot
+	pending      map[uint64]chan hostAnswer
+	rootsAsked   bool   // a roots/list was sent to learn its root
+	declaredRoot string // the first root it declared (hostscope.go)
 }
 
 // hostCancel tells the host a call is no longer wanted.
@@ -118,13 +125,20 @@ func newHostRegistry() *hostRegistry {
 
 // register adds a host and returns it.
 func (r *hostRegistry) register(conn uint64, name string, servers []string, caps hostCaps) *host {
+	return r.registerFor(conn, name, hostScope{}, servers, caps)
+}
+
+// registerFor is register of a host whose app and root are known.
+func (r *hostRegistry) registerFor(conn uint64, name string, sc hostScope, servers []string, caps hostCaps) *host {
 	h := &host{
-		conn:    conn,
-		caps:    caps,
-		name:    name,
-		out:     make(chan any, hostCallQueue),
-		done:    make(chan struct{}),
-		pending: map[uint64]chan hostAnswer{},
+		conn:       conn,
+		caps:       caps,
+		name:       name,
+		scope:      sc,
+		rootsKnown: make(chan struct{}),
+		out:        make(chan any, hostCallQueue),
+		done:       make(chan struct{}),
+		pending:    map[uint64]chan hostAnswer{},
 	}
 	if len(servers) > 0 {
 		h.servers = map[string]bool{}
@@ -191,13 +205,19 @@ func (r *hostRegistry) endCall(k flightKey) {
 // serve server and answer method, the one whose app has the most recently
 // started call in flight on server, else the most recently registered.
 func (r *hostRegistry) pick(server, method string) *host {
+	return r.pickFor(server, method, nil)
+}
+
+// pickFor is pick among the hosts of ri's owner, when ri is set (a request
+// of an instance of a shared server, hostscope.go).
+func (r *hostRegistry) pickFor(server, method string, ri *supervisor.RequestInstance) *host {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var best *host
 	var bestSeq uint64
 	for i := len(r.hosts) - 1; i >= 0; i-- {
 		h := r.hosts[i]
-		if !h.serves(server) || !h.caps.answers(method) {
+		if !h.serves(server) || !h.caps.answers(method) || (ri != nil && !h.ownedBy(*ri)) {
 			continue
 		}
 		if best == nil {
@@ -213,12 +233,22 @@ func (r *hostRegistry) pick(server, method string) *host {
 // serve answers one request of a child of server. It is the supervisor's
 // OnRequest hook.
 func (r *hostRegistry) serve(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
-	h := r.pick(server, method)
-	if h == nil {
+	var h *host
+	if ri, ok := supervisor.RequestInstanceFrom(ctx); ok {
+		if h = r.pickFor(server, method, &ri); h == nil {
+			return nil, &session.RPCError{Code: jsonrpc.CodeMethodNotFound,
+				Message: fmt.Sprintf("no app connected to mcpd for instance %q of server %q answers %s", ri.Key, server, method)}
+		}
+	} else if h = r.pick(server, method); h == nil {
 		// "If no host can answer, mcpd answers -32601."
 		return nil, &session.RPCError{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("no app connected to mcpd answers %s for server %q", method, server)}
 	}
+	return r.send(ctx, h, server, method, params)
+}
+
+// send relays one request to h and waits for its answer.
+func (r *hostRegistry) send(ctx context.Context, h *host, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
 	r.mu.Lock()
 	r.seq++
 	id := r.seq

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"path/filepath"
 	"strconv"
 
 	"google.golang.org/grpc"
@@ -31,6 +32,13 @@ func (s *Server) withScope(ctx context.Context) context.Context {
 	if sh, ok := s.sup.(sharer); !ok || !sh.Shared() {
 		return ctx
 	}
+	return supervisor.WithScope(ctx, s.scopeOf(ctx))
+}
+
+// scopeOf is the Scope of the app a call came from (withScope); a
+// subscription carries it whether or not a server is shared now, as a
+// reload may share one later.
+func (s *Server) scopeOf(ctx context.Context) supervisor.Scope {
 	sc := supervisor.Scope{Root: first(metadata.ValueFromIncomingContext(ctx, MetadataRoot))}
 	if c := connFromContext(ctx); c != nil {
 		name, _ := clientIdentity(ctx, nil)
@@ -41,7 +49,21 @@ func (s *Server) withScope(ctx context.Context) context.Context {
 		c.mu.Unlock()
 		sc.App, sc.Owner, sc.Alive = appIdentity(name, c), c.id, c.open
 	}
-	return supervisor.WithScope(ctx, sc)
+	if sc.Root == "" {
+		// A host's declared roots pick its app's root (hostscope.go).
+		app, conn := sc.App, sc.Owner
+		sc.HostRoot = func(ctx context.Context) string { return s.hosts.declaredRoot(ctx, conn, app) }
+	}
+	return sc
+}
+
+// cleanRoot is an absolute root made clean; anything else is kept as is
+// (the supervisor refuses it when a call needs it).
+func cleanRoot(root string) string {
+	if filepath.IsAbs(root) {
+		return filepath.Clean(root)
+	}
+	return root
 }
 
 // appIdentity is the key of an app's "client" instance.

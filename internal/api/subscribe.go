@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
+	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -70,6 +71,13 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 		app.Pid, app.Conn = c.pid, c.id
 		c.setClient(app.Name, app.Version)
 	}
+	// The instances of shared servers it reaches: its calls' (instances.go).
+	sc := s.scopeOf(ctx)
+	if sc.Root == "" && sc.HostRoot != nil && s.watchesRootServer(w) {
+		sc.Root = sc.HostRoot(ctx) // hostscope.go
+	}
+	sc.HostRoot = nil // the stream's root is fixed now
+	app.Scope = sc
 
 	// The acknowledgement carries the time the stream opened: events it
 	// waited for (a server becoming ready) come after it.
@@ -270,6 +278,22 @@ func eventToProto(ev *subscriptions.Event) *mcpdv1.SubscriptionEvent {
 		TimeUnixMs:         ev.Time.UnixMilli(),
 		DroppedLogMessages: ev.LogsDropped,
 	}
+}
+
+// rootSharer reports the share of a server (*supervisor.Supervisor).
+type rootSharer interface{ ShareOf(name string) string }
+
+// watchesRootServer reports whether w watches a server shared per root.
+func (s *Server) watchesRootServer(w subscriptions.Watch) bool {
+	rs, ok := s.sup.(rootSharer)
+	if !ok {
+		return false
+	}
+	names := w.Servers
+	if len(names) == 0 {
+		names = s.sup.Names()
+	}
+	return slices.ContainsFunc(names, func(n string) bool { return rs.ShareOf(n) == supervisor.ShareRoot })
 }
 
 // subscribeProfile scopes a watch to the call's profile: its servers only

@@ -30,6 +30,15 @@ var (
 	descMsgInvalid    = desc("messages_invalid_total", "JSON objects of the child that were neither a request, a response nor a notification, skipped.", "server")
 	descToolChanges   = desc("tool_changes_pending", "Tools whose definitions differ from the pinned ones, awaiting mcpdctl tools approve.", "server")
 
+	// The instances of a shared server (share client or root): the
+	// server's own series above sum them up.
+	descInstances        = desc("server_instances", "Instances a shared server (share client or root) runs now.", "server")
+	descInstanceState    = desc("instance_state", "1 for the state the instance of a shared server is in, 0 for the others.", "server", "instance", "state")
+	descInstanceRestarts = desc("instance_restarts_total", "Restarts of the child of an instance of a shared server.", "server", "instance")
+	descInstanceCalls    = desc("instance_calls_total", "Requests sent to the child of an instance of a shared server.", "server", "instance")
+	descInstanceFailed   = desc("instance_calls_failed_total", "Calls of an instance of a shared server that failed or returned a JSON-RPC error.", "server", "instance")
+	descInstanceInFlight = desc("instance_calls_in_flight", "Calls waiting for the answer of an instance's child now.", "server", "instance")
+
 	descCacheHits          = desc("cache_hits_total", "Requests answered from the server's result cache.", "server")
 	descCacheMisses        = desc("cache_misses_total", "Cacheable requests that asked the child.", "server")
 	descCacheCoalesced     = desc("cache_coalesced_total", "Requests that shared an identical request in flight (single-flight).", "server")
@@ -59,6 +68,7 @@ func (c *statusCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{
 		descServerState, descRestarts, descCalls, descCallsFailed, descInFlight,
 		descLinesSkipped, descLinesOversize, descRespDropped, descMsgInvalid, descToolChanges,
+		descInstances, descInstanceState, descInstanceRestarts, descInstanceCalls, descInstanceFailed, descInstanceInFlight,
 		descCacheHits, descCacheMisses, descCacheCoalesced, descCacheInvalidations,
 		descCacheEvictions, descCacheEntries, descCacheBytes,
 		descStreams, descStreamsOpened, descQueued, descDelivered, descCoalesced, descDropped, descLogsDropped, descLagged,
@@ -105,6 +115,12 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 		counter(descCacheEvictions, float64(cs.Evictions), n)
 		gauge(descCacheEntries, float64(cs.Entries), n)
 		gauge(descCacheBytes, float64(cs.Bytes), n)
+		if st.Share == supervisor.ShareClient || st.Share == supervisor.ShareRoot {
+			gauge(descInstances, float64(len(st.Instances)), n)
+		}
+		for _, in := range st.Instances {
+			collectInstance(counter, gauge, n, in)
+		}
 	}
 
 	if subs := c.m.src.Subscriptions(); subs != nil {
@@ -121,4 +137,20 @@ func (c *statusCollector) Collect(ch chan<- prometheus.Metric) {
 
 	c.m.prune(configured)
 	c.m.latency.Collect(ch)
+}
+
+// collectInstance emits the series of one instance of the shared server n.
+func collectInstance(counter, gauge func(*prometheus.Desc, float64, ...string), n string, in supervisor.Status) {
+	k := in.Instance
+	for _, s := range states {
+		v := 0.0
+		if in.State == s {
+			v = 1
+		}
+		gauge(descInstanceState, v, n, k, string(s))
+	}
+	counter(descInstanceRestarts, float64(in.Restarts), n, k)
+	counter(descInstanceCalls, float64(in.CallsTotal), n, k)
+	counter(descInstanceFailed, float64(in.CallsFailed), n, k)
+	gauge(descInstanceInFlight, float64(in.CallsInFlight), n, k)
 }

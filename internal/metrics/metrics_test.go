@@ -398,3 +398,43 @@ func BenchmarkObserveCall(b *testing.B) {
 		}
 	})
 }
+
+// TestCollectorNamesInstances scrapes a server shared per app: each app's
+// instance has its own call counter and state, the server's series sum
+// them, and mcpd_server_instances counts them.
+func TestCollectorNamesInstances(t *testing.T) {
+	spec := fakeSpec("per", "legacy")
+	spec.Share = supervisor.ShareClient
+	sup := runSupervisor(t, spec)
+	reg := New(sup, zaptest.NewLogger(t)).Registry()
+	call := func(app string, n int) {
+		ctx := supervisor.WithScope(context.Background(), supervisor.Scope{App: app})
+		params, _ := json.Marshal(map[string]any{"name": "echo", "arguments": map[string]any{"message": "m"}})
+		for range n {
+			if _, _, err := sup.CallCached(ctx, "per", &session.Request{Method: "tools/call", Params: params}, supervisor.CallOptions{}); err != nil {
+				t.Fatalf("call for %s: %v", app, err)
+			}
+		}
+	}
+	call("app-a", 2)
+	call("app-b", 3)
+	if got := mustValue(t, reg, "mcpd_server_instances", map[string]string{"server": "per"}); got != 2 {
+		t.Errorf("mcpd_server_instances = %v, want 2", got)
+	}
+	for app, want := range map[string]float64{"app-a": 2, "app-b": 3} {
+		l := map[string]string{"server": "per", "instance": app}
+		if got := mustValue(t, reg, "mcpd_instance_calls_total", l); got != want {
+			t.Errorf("mcpd_instance_calls_total%v = %v, want %v", l, got, want)
+		}
+		l["state"] = "ready"
+		if got := mustValue(t, reg, "mcpd_instance_state", l); got != 1 {
+			t.Errorf("mcpd_instance_state%v = %v, want 1", l, got)
+		}
+	}
+	if got := mustValue(t, reg, "mcpd_calls_total", map[string]string{"server": "per"}); got != 5 {
+		t.Errorf("mcpd_calls_total{server=per} = %v, want 5 (the instances' sum)", got)
+	}
+	if probs, err := testutil.GatherAndLint(reg, "mcpd_instance_calls_total", "mcpd_server_instances"); err != nil || len(probs) > 0 {
+		t.Errorf("lint: %v %v", probs, err)
+	}
+}

@@ -5,14 +5,14 @@ package subscriptions
 // only mcpd's own state events is not demand (it needs no child), so a
 // server watched that way may still be stopped for idleness.
 func (m *Manager) HasDemand(server string) bool {
-	return m.union(server).any()
+	return m.HasDemandOn(Target{Server: server})
 }
 
 // reportDemand tells Options.OnDemand what the union of the streams wants
 // from server (called whenever it is computed: after every change of a
 // stream, by the upstream's reconcile).
-func (m *Manager) reportDemand(server string, demand bool) {
+func (m *Manager) reportDemand(t Target, demand bool) {
 	if m.opts.OnDemand != nil {
-		m.opts.OnDemand(server, demand)
+		m.opts.OnDemand(t, demand)
 	}
 }

@@ -87,6 +87,9 @@ type Event struct {
 	// event only one stream gets): the delivering layer keeps its encoding
 	// of the event there, so that a hundred streams encode it once.
 	Memo *Memo
+	// inst is the instance of Server whose child the event is of ("" for
+	// a server that runs one child, instances.go).
+	inst string
 }
 
 // Memo holds one value computed once for an event and shared by every

@@ -80,6 +80,9 @@ type StateEvent struct {
 	Exit  string
 	Error string
 	Time  time.Time
+	// Instance is the key of the instance of Server whose child it is ("":
+	// the server's own child).
+	Instance string
 }
 
 // Options configure a Manager.
@@ -99,15 +102,15 @@ type Options struct {
 	// invalidated first. (Notifications passed to OnNotification have
 	// already been observed by the caller.) It runs on the child's reader
 	// goroutine and must not block.
-	Observe func(server, method string, params json.RawMessage)
+	Observe func(t Target, method string, params json.RawMessage)
 	// OnPromises, if set, is told what the upstream subscriptions on the
 	// process pid of server guarantee to deliver, whenever that changes
 	// (an acknowledged listen, legacy resources/subscribe, a release).
-	OnPromises func(server string, pid int, a ServerAck)
+	OnPromises func(t Target, pid int, a ServerAck)
 	// OnDemand, if set, is told whether the open streams want anything
 	// from server's child (demand.go) whenever that is computed; it must
 	// not block.
-	OnDemand func(server string, demand bool)
+	OnDemand func(t Target, demand bool)
 	// CacheListens makes mcpd its own subscriber (own.go): every ready
 	// modern child keeps the list kinds it advertises as listChanged in its
 	// upstream listen, so the acknowledged listen becomes cache promises.
@@ -127,7 +130,7 @@ type Manager struct {
 
 	mu        sync.RWMutex // guards the fields below
 	streams   map[uint64]*Stream
-	upstreams map[string]*upstream
+	upstreams map[Target]*upstream
 	closed    bool
 	retired   Totals // counters of the closed streams (totals.go)
 }
@@ -147,7 +150,7 @@ func New(opts Options) *Manager {
 		ctx:       ctx,
 		cancel:    cancel,
 		streams:   map[uint64]*Stream{},
-		upstreams: map[string]*upstream{},
+		upstreams: map[Target]*upstream{},
 	}
 }
 
@@ -172,11 +175,11 @@ func (m *Manager) Close() {
 	m.wg.Wait()
 }
 
-// upstream returns the aggregator of server, creating it (and its
-// goroutine) on first use; nil after Close.
-func (m *Manager) upstream(server string) *upstream {
+// upstream returns the aggregator of t, creating it (and its goroutine)
+// on first use; nil after Close.
+func (m *Manager) upstream(t Target) *upstream {
 	m.mu.RLock()
-	u := m.upstreams[server]
+	u := m.upstreams[t]
 	m.mu.RUnlock()
 	if u != nil {
 		return u
@@ -186,11 +189,11 @@ func (m *Manager) upstream(server string) *upstream {
 	if m.closed {
 		return nil
 	}
-	if u = m.upstreams[server]; u == nil {
-		u = newUpstream(m, server)
+	if u = m.upstreams[t]; u == nil {
+		u = newUpstream(m, t)
 		ctx, stop := context.WithCancel(m.ctx)
 		u.stop = stop
-		m.upstreams[server] = u
+		m.upstreams[t] = u
 		m.wg.Add(1)
 		go func() {
 			defer m.wg.Done()
@@ -201,10 +204,10 @@ func (m *Manager) upstream(server string) *upstream {
 	return u
 }
 
-func (m *Manager) existing(server string) *upstream {
+func (m *Manager) existing(t Target) *upstream {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	return m.upstreams[server]
+	return m.upstreams[t]
 }
 
 // Subscribe opens a stream for app and waits (bounded by ctx and
@@ -271,20 +274,26 @@ func (m *Manager) acks(ctx context.Context, st *Stream, names []string, all bool
 		v uint64
 	}
 	waits := make([]pending, len(names))
+	out := make([]ServerAck, len(names))
 	for i, n := range names {
+		key, err := m.route(st, n)
+		if err != nil {
+			// The stream reaches no instance of this shared server.
+			out[i] = ServerAck{Server: n, State: st.watch.State, Error: err.Error()}
+			continue
+		}
 		if !all && !st.wantsFrom(n).any() {
 			continue
 		}
-		if u := m.upstream(n); u != nil {
-			waits[i] = pending{u, u.changed()}
-		}
+		waits[i] = m.bump(Target{n, key})
 	}
-	out := make([]ServerAck, len(names))
 	var wg sync.WaitGroup
 	for i, n := range names {
 		want := st.wantsFrom(n)
 		if waits[i].u == nil {
-			out[i] = ServerAck{Server: n, State: st.watch.State}
+			if out[i].Error == "" {
+				out[i] = ServerAck{Server: n, State: st.watch.State}
+			}
 			continue
 		}
 		wg.Go(func() {
@@ -294,6 +303,25 @@ func (m *Manager) acks(ctx context.Context, st *Stream, names []string, all bool
 	}
 	wg.Wait()
 	return out
+}
+
+// bump records a change of interest on the upstream of t and returns it
+// with the version to wait for (no upstream after Close). An instance's
+// upstream that went idle meanwhile is replaced (dropIdle).
+func (m *Manager) bump(t Target) (p struct {
+	u *upstream
+	v uint64
+}) {
+	for {
+		u := m.upstream(t)
+		if u == nil {
+			return p
+		}
+		if v, ok := u.bump(); ok {
+			p.u, p.v = u, v
+			return p
+		}
+	}
 }
 
 func intersect(a ServerAck, w wants, state bool) ServerAck {
@@ -375,8 +403,8 @@ func (m *Manager) lagged(st *Stream) {
 func (m *Manager) wake(servers map[string]bool) {
 	m.mu.RLock()
 	var ups []*upstream
-	for name, u := range m.upstreams {
-		if servers == nil || servers[name] {
+	for t, u := range m.upstreams {
+		if servers == nil || servers[t.Server] {
 			ups = append(ups, u)
 		}
 	}
@@ -386,18 +414,17 @@ func (m *Manager) wake(servers map[string]bool) {
 	}
 }
 
-// union is what every open stream wants from server.
-func (m *Manager) union(server string) wants {
-	m.mu.RLock()
-	streams := make([]*Stream, 0, len(m.streams))
-	for _, st := range m.streams {
-		streams = append(streams, st)
-	}
-	m.mu.RUnlock()
+// union is what every open stream wants from t, and the scope of one of
+// those streams (an instance is acquired for it).
+func (m *Manager) union(t Target) (wants, any) {
 	var u wants
+	var scope any
 	set := map[string]bool{}
-	for _, st := range streams {
-		w := st.wantsFrom(server)
+	for _, st := range m.openStreams() {
+		w := m.wantsOf(st, t)
+		if w.any() && scope == nil {
+			scope = st.app.Scope
+		}
 		u.tools = u.tools || w.tools
 		u.prompts = u.prompts || w.prompts
 		u.resources = u.resources || w.resources
@@ -410,8 +437,8 @@ func (m *Manager) union(server string) wants {
 		u.uris = append(u.uris, uri)
 	}
 	slices.Sort(u.uris)
-	m.reportDemand(server, u.any()) // demand.go
-	return u
+	m.reportDemand(t, u.any()) // demand.go
+	return u, scope
 }
 
 // publish hands ev to every stream that wants it; it never blocks.
@@ -419,7 +446,7 @@ func (m *Manager) publish(ev Event) {
 	m.mu.RLock()
 	targets := make([]*Stream, 0, len(m.streams))
 	for _, st := range m.streams {
-		if st.wants(&ev) {
+		if st.wants(&ev) && m.reaches(st, &ev) {
 			targets = append(targets, st)
 		}
 	}
@@ -438,13 +465,14 @@ func (m *Manager) publish(ev Event) {
 // updates and log messages are fanned out; anything else is ignored. It
 // never blocks.
 func (m *Manager) OnNotification(server, method string, params json.RawMessage) {
-	m.notification(server, method, params)
+	m.notification(Target{Server: server}, method, params)
 }
 
 // notification maps one child notification to an event, tells OnChange
 // and publishes it.
-func (m *Manager) notification(server, method string, params json.RawMessage) {
-	ev := Event{Server: server, Params: params, Time: time.Now()}
+func (m *Manager) notification(t Target, method string, params json.RawMessage) {
+	server := t.Server
+	ev := Event{Server: server, Params: params, Time: time.Now(), inst: t.Instance}
 	switch method {
 	case "notifications/tools/list_changed":
 		ev.Kind = KindToolsListChanged
@@ -474,7 +502,7 @@ func (m *Manager) notification(server, method string, params json.RawMessage) {
 // be ready), and a crash loop or failure ends the streams that need the
 // server upstream with an error naming the server and the reason.
 func (m *Manager) OnState(se StateEvent) {
-	m.publish(Event{Kind: KindState, Server: se.Server, State: se.State, Pid: se.Pid, Exit: se.Exit, Error: se.Error, Time: se.Time})
+	m.publish(Event{Kind: KindState, Server: se.Server, State: se.State, Pid: se.Pid, Exit: se.Exit, Error: se.Error, Time: se.Time, inst: se.Instance})
 	if u := m.stateUpstream(se); u != nil { // own.go
 		u.nudge()
 	}
@@ -485,14 +513,12 @@ func (m *Manager) OnState(se StateEvent) {
 	if reason == "" {
 		reason = fmt.Sprintf("server %q is in %s", se.Server, se.State)
 	}
-	m.mu.RLock()
 	var victims []*Stream
-	for _, st := range m.streams {
-		if st.wantsFrom(se.Server).any() {
+	for _, st := range m.openStreams() {
+		if m.wantsOf(st, Target{se.Server, se.Instance}).any() {
 			victims = append(victims, st)
 		}
 	}
-	m.mu.RUnlock()
 	for _, st := range victims {
 		st.fail(se.Server, fmt.Sprintf("subscription to server %q ended: %s", se.Server, reason))
 	}

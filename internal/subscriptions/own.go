@@ -60,7 +60,7 @@ func (u *upstream) withOwn(want wants) wants {
 // false when there is nothing to keep (own listens off, no ready child, a
 // legacy child, no listChanged kinds): the caller then releases everything.
 func (u *upstream) reconcileOwn(ctx context.Context) (ServerAck, bool) {
-	if !u.m.opts.CacheListens {
+	if !u.m.opts.CacheListens || u.inst != "" {
 		return ServerAck{}, false
 	}
 	rs, ok := u.m.opts.Source.(ReadySource)
@@ -99,8 +99,10 @@ func (u *upstream) reconcileOwn(ctx context.Context) (ServerAck, bool) {
 // stateUpstream is the upstream to wake for a lifecycle event: with own
 // listens, a server that became ready gets one even if no app watches it.
 func (m *Manager) stateUpstream(se StateEvent) *upstream {
-	if m.opts.CacheListens && se.State == "ready" {
-		return m.upstream(se.Server)
+	t := Target{se.Server, se.Instance}
+	if m.opts.CacheListens && se.State == "ready" && se.Instance == "" {
+		// (An instance's upstream lives while streams are routed to it.)
+		return m.upstream(t)
 	}
-	return m.existing(se.Server)
+	return m.existing(t)
 }

@@ -27,11 +27,12 @@ const (
 // Subscribe does). It never blocks on the child.
 func (m *Manager) ServerAdded(server string) {
 	m.publish(Event{Kind: KindState, Server: server, State: StateAdded, Time: time.Now()})
-	if !m.union(server).any() {
+	ts := m.targetsOf(server) // instances.go
+	if len(ts) == 0 {
 		return
 	}
-	if u := m.upstream(server); u != nil {
-		u.changed()
+	for _, t := range ts {
+		m.bump(t)
 	}
 	m.log.Info("server added to watching streams", zap.String("server", server))
 }
@@ -49,8 +50,13 @@ func (m *Manager) ServerRemoved(server, reason string) {
 	m.publish(Event{Kind: KindState, Server: server, State: StateRemoved, Error: reason, Time: time.Now()})
 
 	m.mu.Lock()
-	u := m.upstreams[server]
-	delete(m.upstreams, server)
+	var ups []*upstream
+	for t, u := range m.upstreams {
+		if t.Server == server {
+			ups = append(ups, u)
+			delete(m.upstreams, t)
+		}
+	}
 	streams := make([]*Stream, 0, len(m.streams))
 	for _, st := range m.streams {
 		streams = append(streams, st)
@@ -74,7 +80,7 @@ func (m *Manager) ServerRemoved(server, reason string) {
 	for _, st := range orphans {
 		st.fail(server, fmt.Sprintf("subscription ended: %s and it watched no other server", reason))
 	}
-	if u != nil {
+	for _, u := range ups {
 		u.retire(reason)
 	}
 	m.log.Info("server removed from watching streams", zap.String("server", server), zap.Int("streams_ended", len(orphans)))
@@ -84,16 +90,17 @@ func (m *Manager) ServerRemoved(server, reason string) {
 // config (enabled again, new command): if it was waiting for the server to
 // become available, it tries again now.
 func (m *Manager) ServerChanged(server string) {
-	if u := m.existing(server); u != nil {
+	ups := m.upstreamsOf(server) // instances.go
+	for _, u := range ups {
 		u.nudge()
+	}
+	if len(ups) > 0 {
 		return
 	}
 	// Streams watching every server may want a server the config has just
 	// enabled.
-	if m.union(server).any() {
-		if u := m.upstream(server); u != nil {
-			u.changed()
-		}
+	for _, t := range m.targetsOf(server) {
+		m.bump(t)
 	}
 }
 

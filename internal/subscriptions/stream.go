@@ -14,6 +14,9 @@ type AppInfo struct {
 	Pid     int
 	// Conn identifies the app's connection (0 when unknown).
 	Conn uint64
+	// Scope picks the instances of shared servers the stream reaches,
+	// handed to InstanceSource as is (instances.go); nil: none.
+	Scope any
 }
 
 // Stream is one app's subscription: what it watches and its queue. Read it

@@ -3,6 +3,7 @@ package subscriptions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,8 @@ const (
 // goroutine (run); other goroutines bump the wanted version and kick it.
 type upstream struct {
 	m    *Manager
-	name string
+	name string // the server
+	inst string // the key of the instance of the server, "" for its one child (instances.go)
 	log  *zap.Logger
 	kick chan struct{} // capacity 1
 	// nudged is set by a lifecycle event (a child may be ready again) and
@@ -45,6 +47,7 @@ type upstream struct {
 	ack     ServerAck  // what the server acknowledged for the union
 	waiters []waiter
 	gone    string // why the upstream was retired (reload.go); empty while it runs
+	retired bool   // removed from the manager as idle (dropIdle): take no more interest
 
 	// stop ends the loop of this upstream alone (set before it starts).
 	stop context.CancelFunc
@@ -70,14 +73,36 @@ type waiter struct {
 	ch chan struct{}
 }
 
-func newUpstream(m *Manager, name string) *upstream {
+func newUpstream(m *Manager, t Target) *upstream {
+	log := m.log.With(zap.String("server", t.Server))
+	if t.Instance != "" {
+		log = log.With(zap.String("instance", t.Instance))
+	}
 	return &upstream{
 		m:        m,
-		name:     name,
-		log:      m.log.With(zap.String("server", name)),
+		name:     t.Server,
+		inst:     t.Instance,
+		log:      log,
 		kick:     make(chan struct{}, 1),
 		heldWake: make(chan struct{}, 1),
 	}
+}
+
+func (u *upstream) target() Target { return Target{u.name, u.inst} }
+
+// bump is changed, unless the upstream was dropped as idle: it reports
+// false then, and the caller needs a new one.
+func (u *upstream) bump() (uint64, bool) {
+	u.mu.Lock()
+	if u.retired {
+		u.mu.Unlock()
+		return 0, false
+	}
+	u.version++
+	v := u.version
+	u.mu.Unlock()
+	u.nudge()
+	return v, true
 }
 
 // changed records a change of interest and wakes the loop; it returns the
@@ -250,7 +275,7 @@ func (u *upstream) reconcile(ctx context.Context) {
 	u.mu.Lock()
 	v := u.version
 	u.mu.Unlock()
-	want := u.m.union(u.name)
+	want, scope := u.m.union(u.target())
 	if !want.any() {
 		// mcpd's own listen (own.go) may stay; it is not demand. Its
 		// acknowledgement is what the next app's subscription starts from
@@ -260,6 +285,9 @@ func (u *upstream) reconcile(ctx context.Context) {
 			u.release(ctx)
 		}
 		u.resolve(v, a)
+		if u.inst != "" && !own && u.m.dropIdle(u, v) { // instances.go
+			u.stop()
+		}
 		return
 	}
 	restarted := false
@@ -271,7 +299,7 @@ func (u *upstream) reconcile(ctx context.Context) {
 			u.resolve(v, a)
 			return
 		}
-		c, err := u.m.opts.Source.Acquire(ctx, u.name)
+		c, err := u.acquire(ctx, scope)
 		if ctx.Err() != nil {
 			return
 		}
@@ -305,6 +333,19 @@ func (u *upstream) reconcile(ctx context.Context) {
 		// announces the restart.)
 		u.restarted(want)
 	}
+}
+
+// acquire returns the live child of the upstream's server or instance
+// (started for scope).
+func (u *upstream) acquire(ctx context.Context, scope any) (Child, error) {
+	if u.inst == "" {
+		return u.m.opts.Source.Acquire(ctx, u.name)
+	}
+	is, ok := u.m.opts.Source.(InstanceSource)
+	if !ok {
+		return nil, errors.New("server " + quote(u.name) + " runs no instances")
+	}
+	return is.AcquireInstance(ctx, u.name, u.inst, scope)
 }
 
 // release drops every upstream subscription (no stream wants any).
@@ -554,7 +595,7 @@ func (u *upstream) cancelListens(reason string) {
 // guarantees (OnPromises).
 func (u *upstream) promise(a ServerAck) {
 	if u.m.opts.OnPromises != nil && u.child != nil {
-		u.m.opts.OnPromises(u.name, u.child.Pid(), a)
+		u.m.opts.OnPromises(u.target(), u.child.Pid(), a)
 	}
 }
 
@@ -568,12 +609,12 @@ func (u *upstream) onListen(gen uint64, method string, params json.RawMessage) {
 	if method != "notifications/subscriptions/acknowledged" {
 		params = stripSubscriptionID(params)
 		if u.m.opts.Observe != nil {
-			u.m.opts.Observe(u.name, method, params)
+			u.m.opts.Observe(u.target(), method, params)
 		}
 	}
 	out, held := u.cut.take(gen, method, params, time.Now())
 	for _, n := range out {
-		u.m.notification(u.name, n.method, n.params)
+		u.m.notification(u.target(), n.method, n.params)
 	}
 	if held {
 		select {
@@ -589,7 +630,7 @@ func (u *upstream) onListen(gen uint64, method string, params json.RawMessage) {
 func (u *upstream) releaseHeld(all bool) {
 	out, more := u.cut.release(time.Now(), all)
 	for _, n := range out {
-		u.m.notification(u.name, n.method, n.params)
+		u.m.notification(u.target(), n.method, n.params)
 	}
 	if len(out) > 0 {
 		u.log.Debug("held listen notifications delivered", zap.Int("count", len(out)))
@@ -644,11 +685,11 @@ func (u *upstream) restarted(want wants) {
 		pid = u.child.Pid()
 	}
 	u.log.Info("subscriptions re-sent after restart", zap.Int("pid", pid), zap.Int("uris", len(want.uris)))
-	u.m.publish(Event{Kind: KindRestarted, Server: u.name, Pid: pid, Time: now})
+	u.m.publish(Event{Kind: KindRestarted, Server: u.name, Pid: pid, Time: now, inst: u.inst})
 	for _, k := range []Kind{KindToolsListChanged, KindPromptsListChanged, KindResourcesListChanged} {
-		u.m.publish(Event{Kind: k, Server: u.name, Synthetic: true, Time: now})
+		u.m.publish(Event{Kind: k, Server: u.name, Synthetic: true, Time: now, inst: u.inst})
 	}
 	for _, uri := range want.uris {
-		u.m.publish(Event{Kind: KindResourceUpdated, Server: u.name, URI: uri, Synthetic: true, Time: now})
+		u.m.publish(Event{Kind: KindResourceUpdated, Server: u.name, URI: uri, Synthetic: true, Time: now, inst: u.inst})
 	}
 }

@@ -184,7 +184,7 @@ func (sv *server) remoteExit(c *child, exitErr, err error) bool {
 		sv.emit(EventExited, 0, "session expired", err.Error())
 		sv.restartNext = true
 		sv.setState(StateStopped)
-		if sv.demand() || sv.sup.subs.HasDemand(sv.spec.Name) || sv.spec.Restart == RestartAlways {
+		if sv.demand() || sv.subsDemand() || sv.spec.Restart == RestartAlways {
 			sv.beginStart()
 		}
 		return true

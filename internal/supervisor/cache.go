@@ -238,14 +238,18 @@ func (s *Supervisor) SetCachePromises(server string, pid int, p cache.Promises) 
 	if err != nil {
 		return err
 	}
+	sv.setCachePromises(pid, p)
+	return nil
+}
+
+// setCachePromises is SetCachePromises of sv (an instance included).
+func (sv *server) setCachePromises(pid int, p cache.Promises) {
 	sv.mu.Lock()
 	cur := sv.st.pid
 	sv.mu.Unlock()
-	if pid != cur {
-		return nil
+	if pid == cur {
+		sv.cache.SetPromises(cache.FromSubscriptions, p)
 	}
-	sv.cache.SetPromises(cache.FromSubscriptions, p)
-	return nil
 }
 
 // ClearCache drops the cached results of the named server, or of every

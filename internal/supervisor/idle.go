@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"go.uber.org/zap"
+
+	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 )
 
 // This file implements the optional per-server idle timeout (Spec.IdleTimeout;
@@ -128,7 +130,7 @@ func (sv *server) onIdleTimer() {
 		return
 	}
 	now := sv.sup.now()
-	if sv.inFlight.Load() > 0 || sv.sup.subs.HasDemand(sv.spec.Name) {
+	if sv.inFlight.Load() > 0 || sv.subsDemand() {
 		// Busy: a new idle period starts now.
 		sv.idleTouchAt(now)
 		return
@@ -168,8 +170,8 @@ func (sv *server) idleExit(c *child, exit string) string {
 
 // onSubsDemand is the subscription manager's OnDemand hook: a change of the
 // apps' demand on a server counts as activity. It must not block.
-func (s *Supervisor) onSubsDemand(server string, demand bool) {
-	sv, err := s.lookup(server)
+func (s *Supervisor) onSubsDemand(t subscriptions.Target, demand bool) {
+	sv, err := s.targetServer(t)
 	if err != nil {
 		return
 	}

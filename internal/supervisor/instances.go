@@ -33,11 +33,18 @@ import (
 //     meanwhile, as for any server;
 //   - Spec.MaxInstances caps them: the call that would start one more fails
 //     with ErrInstanceLimit, naming the cap and who holds the instances;
-//   - a reload that changes or removes the server removes its instances;
-//     Stop removes them and refuses new ones until Start, Restart restarts
+//   - a reload that changes only the server's settings (requestTimeout,
+//     idleTimeout, cache, maxInstances...) hands them to its instances,
+//     which keep their children; one that changes its identity (command,
+//     share...), disables or removes it removes its instances; Stop
+//     removes them and refuses new ones until Start, Restart restarts
 //     each;
-//   - their children's notifications reach the instance's own cache, not
-//     the server's app subscriptions, which a shared server does not serve.
+//   - an app's subscriptions to a shared server reach its instance (the
+//     one its calls reach, started on demand; subscriptions.Target): its
+//     child's notifications reach the instance's own cache and the
+//     streams of the apps it serves alone. An instance with open
+//     subscriptions is demand: the sweep leaves it, and its restarts
+//     re-send them.
 
 // DefaultInstanceSweep is how often instances are checked for owners that
 // went away, when Options.InstanceSweep is zero.
@@ -63,6 +70,10 @@ type Scope struct {
 	// Root is the workspace root the call is made in (the key of a "root"
 	// instance): an absolute directory.
 	Root string
+	// HostRoot, when set, is asked for the root of a call that names none
+	// (Root empty) to a "root" server: the root the app's host declared,
+	// "" for none.
+	HostRoot func(ctx context.Context) string
 	// Owner identifies the connection the call came on (0: none); Alive
 	// reports whether it is still open. An instance whose owners are all
 	// closed goes away; a nil Alive owns its instance until the server's
@@ -155,7 +166,7 @@ func (sv *server) childLog() *zap.Logger {
 // sharedError is the answer of a shared server asked for a child without
 // an instance: a subscription, or a call that did not say whom it is for.
 func (sv *server) sharedError() error {
-	return unavailable(nil, "server %q runs one instance per %s (share %q): it is reached only through calls made for an %s, not through subscriptions",
+	return unavailable(nil, "server %q runs one instance per %s (share %q): it is reached only through calls and subscriptions made for an %s",
 		sv.spec.Name, shareUnit(sv.currentSpec().Share), sv.currentSpec().Share, shareUnit(sv.currentSpec().Share))
 }
 
@@ -180,6 +191,9 @@ func (s *Supervisor) target(ctx context.Context, name string) (*server, error) {
 func (s *Supervisor) instanceFor(ctx context.Context, base *server) (*server, error) {
 	spec := base.currentSpec()
 	sc, _ := ScopeFrom(ctx)
+	if spec.Share == ShareRoot && sc.Root == "" && sc.HostRoot != nil {
+		sc.Root = sc.HostRoot(ctx)
+	}
 	key, err := instanceKeyOf(spec, sc)
 	if err != nil {
 		return nil, err
@@ -234,7 +248,7 @@ func instanceKeyOf(spec Spec, sc Scope) (string, error) {
 		return sc.App, nil
 	}
 	if sc.Root == "" {
-		return "", fmt.Errorf("%w: server %q runs one instance per workspace root (share %q), and the call names none: run the bridge with --root DIR, or send the root in the mcpd-root request metadata", ErrInvalid, spec.Name, spec.Share)
+		return "", fmt.Errorf("%w: server %q runs one instance per workspace root (share %q), and the call names none: run the bridge with --root DIR, or send the root in the mcpd-root request metadata, or declare roots as host", ErrInvalid, spec.Name, spec.Share)
 	}
 	if !filepath.IsAbs(sc.Root) {
 		return "", fmt.Errorf("%w: server %q: workspace root %q is not an absolute path", ErrInvalid, spec.Name, sc.Root)
@@ -256,19 +270,85 @@ func (s *Supervisor) limitError(spec Spec, set map[string]*server) error {
 // newInstance makes the instance key of the shared server of spec; s.mu
 // is held.
 func (s *Supervisor) newInstance(spec Spec, key string) *server {
-	spec.Autostart = false // instances start on demand
 	in := &instance{key: key, owners: map[uint64]func() bool{}}
 	if spec.Share == ShareRoot {
 		in.root = key
-		spec.Cwd = key
-		spec.RootPaths = []string{key}
 	}
-	sv := newServer(s, spec)
+	sv := newServer(s, in.spec(spec))
 	sv.inst = in
 	sv.shared.Store(false)
 	sv.log = sv.log.With(zap.String("instance", key))
 	sv.log.Info("instance created", zap.String("share", spec.Share))
 	return sv
+}
+
+// spec is the spec of the instance in of a shared server of spec.
+func (in *instance) spec(spec Spec) Spec {
+	spec.Autostart = false // instances start on demand
+	if in.root != "" {
+		spec.Cwd = in.root
+		spec.RootPaths = []string{in.root}
+	}
+	return spec
+}
+
+// reconfigureInstances hands the new spec of a server whose settings alone
+// changed to its instances, which keep their children; a server that is
+// now disabled or no longer shared loses them.
+func (s *Supervisor) reconfigureInstances(sp Spec) {
+	if sp.Disabled || sp.Invalid != "" || !isShared(sp.Share) {
+		s.dropInstances(sp.Name, "its config changed")
+		return
+	}
+	s.mu.RLock()
+	running := s.running
+	s.mu.RUnlock()
+	for _, sv := range s.instancesOf(sp.Name) {
+		isp := sv.inst.spec(sp)
+		if running {
+			sv.post(command{kind: cmdReconfigure, spec: &isp})
+		} else {
+			sv.setSpec(isp)
+		}
+	}
+}
+
+// RequestInstance names the instance of a shared server that sent a
+// request to mcpd (the ctx of Options.OnRequest carries it): the host
+// that answers it is one of the instance's owners, not any host of the
+// server.
+type RequestInstance struct {
+	// Share is the server's share, Key the instance's key: the app
+	// identity of a "client" instance, the root of a "root" one.
+	Share, Key string
+	// Owners are the connections (Scope.Owner) that own it now.
+	Owners []uint64
+}
+
+type requestInstanceKey struct{}
+
+// RequestInstanceFrom returns the instance a child request of ctx came
+// from, if it came from one.
+func RequestInstanceFrom(ctx context.Context) (RequestInstance, bool) {
+	ri, ok := ctx.Value(requestInstanceKey{}).(RequestInstance)
+	return ri, ok
+}
+
+// requestInstance is the RequestInstance of the instance sv.
+func (sv *server) requestInstance() RequestInstance {
+	ri := RequestInstance{Share: ShareClient, Key: sv.inst.key}
+	if sv.inst.root != "" {
+		ri.Share = ShareRoot
+	}
+	sv.inst.mu.Lock()
+	for id, alive := range sv.inst.owners {
+		if id != 0 && (alive == nil || alive()) {
+			ri.Owners = append(ri.Owners, id)
+		}
+	}
+	sv.inst.mu.Unlock()
+	slices.Sort(ri.Owners)
+	return ri
 }
 
 // eventServer is the server (or instance) an event is of.
@@ -373,7 +453,7 @@ func (s *Supervisor) sweepOnce() {
 	now := s.now()
 	for _, e := range all {
 		gone, ok := e.sv.inst.goneFor(now)
-		if !ok || e.sv.inFlight.Load() > 0 || gone < e.sv.currentSpec().IdleTimeout {
+		if !ok || e.sv.inFlight.Load() > 0 || e.sv.idle.demand.Load() || gone < e.sv.currentSpec().IdleTimeout {
 			continue
 		}
 		why := "its app went away"
@@ -452,6 +532,15 @@ func (s *Supervisor) instanceLogs(base *server, n int) []transport.Line {
 		out = out[len(out)-n:]
 	}
 	return out
+}
+
+// ShareOf returns the share of the named server ("" when unknown).
+func (s *Supervisor) ShareOf(name string) string {
+	sv, err := s.lookup(name)
+	if err != nil {
+		return ""
+	}
+	return normShare(sv.currentSpec().Share)
 }
 
 // Shared reports whether any configured server runs instances, so that

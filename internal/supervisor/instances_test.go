@@ -201,20 +201,57 @@ func TestSharedStopRemovesInstances(t *testing.T) {
 	}
 }
 
-func TestReloadDropsInstances(t *testing.T) {
+func TestReloadSettingsKeepInstances(t *testing.T) {
 	spec := fakeSpec("rl", "legacy")
 	spec.Share = ShareClient
 	h := newHarness(t, Options{Specs: []Spec{spec}}, nil)
 	ctx := WithScope(t.Context(), (&owner{id: 1}).scope("a", ""))
 	echoIn(t, h, ctx, "rl", "x")
 	pid := h.status("rl").Instances[0].Pid
+
+	// Settings alone: the instance keeps its child and takes them.
 	spec.RequestTimeout = 5 * time.Second
+	spec.MaxInstances = 3
+	if res, err := h.s.Apply([]Spec{spec}); err != nil || len(res.Updated) != 1 {
+		t.Fatalf("Apply settings: %+v, %v", res, err)
+	}
+	echoIn(t, h, ctx, "rl", "y")
+	st := h.status("rl")
+	if len(st.Instances) != 1 || st.Instances[0].Pid != pid {
+		t.Fatalf("after a settings reload: %+v, want the instance of pid %d kept", st.Instances, pid)
+	}
+	if got := h.s.instancesOf("rl")[0].currentSpec(); got.RequestTimeout != 5*time.Second || got.MaxInstances != 3 {
+		t.Errorf("instance spec after the reload: requestTimeout %v, maxInstances %d", got.RequestTimeout, got.MaxInstances)
+	}
+	if got := callsOf(t, h, ctx, "rl"); got != 3 {
+		t.Errorf("kept instance saw %d calls, want 3 (state kept across the reload)", got)
+	}
+
+	// Identity: the instance is replaced.
+	spec.Env["EXTRA"] = "1"
+	if res, err := h.s.Apply([]Spec{spec}); err != nil || len(res.Restarted) != 1 {
+		t.Fatalf("Apply identity: %+v, %v", res, err)
+	}
+	waitFor(t, "the old instance's child to go", func() bool { return pidGone(pid) })
+	echoIn(t, h, ctx, "rl", "z")
+	if st := h.status("rl"); len(st.Instances) != 1 || st.Instances[0].Pid == pid {
+		t.Errorf("after an identity reload: %+v", st.Instances)
+	}
+}
+
+func TestReloadDisableDropsInstances(t *testing.T) {
+	spec := fakeSpec("rd", "legacy")
+	spec.Share = ShareClient
+	h := newHarness(t, Options{Specs: []Spec{spec}}, nil)
+	ctx := WithScope(t.Context(), (&owner{id: 1}).scope("a", ""))
+	echoIn(t, h, ctx, "rd", "x")
+	pid := h.status("rd").Instances[0].Pid
+	spec.Disabled = true
 	if _, err := h.s.Apply([]Spec{spec}); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the old instance's child to go", func() bool { return pidGone(pid) })
-	echoIn(t, h, ctx, "rl", "y")
-	if st := h.status("rl"); len(st.Instances) != 1 || st.Instances[0].Pid == pid {
-		t.Errorf("after reload: %+v", st.Instances)
+	waitFor(t, "the disabled server's instance to go", func() bool { return pidGone(pid) })
+	if st := h.status("rd"); len(st.Instances) != 0 {
+		t.Errorf("after disabling: %+v", st.Instances)
 	}
 }

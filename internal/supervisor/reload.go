@@ -192,10 +192,14 @@ func (s *Supervisor) Apply(specs []Spec) (ApplyResult, error) {
 			sv.post(command{kind: cmdRemove})
 		}
 	}
-	// The instances of a changed or removed server go; the next calls
-	// start new ones from the new spec (instances.go).
-	for _, name := range slices.Concat(res.Removed, res.Restarted, res.Updated) {
+	// The instances of a removed server or one whose identity changed go;
+	// the next calls start new ones from the new spec. Those of a server
+	// whose settings alone changed take them (instances.go).
+	for _, name := range slices.Concat(res.Removed, res.Restarted) {
 		s.dropInstances(name, "its config changed")
+	}
+	for _, name := range res.Updated {
+		s.reconfigureInstances(want[name])
 	}
 	for _, l := range []*[]string{&res.Added, &res.Removed, &res.Restarted, &res.Updated, &res.Unchanged} {
 		slices.Sort(*l)

@@ -31,6 +31,10 @@ func (sv *server) requestHandler() session.RequestHandler {
 			// A root instance serves its root (instances.go).
 			return rootsResult([]string{sv.inst.root}), nil
 		}
+		if sv.inst != nil {
+			// Its owner answers it (instances.go).
+			ctx = context.WithValue(ctx, requestInstanceKey{}, sv.requestInstance())
+		}
 		if on != nil {
 			res, rerr := on(ctx, name, method, params)
 			if method != methodRootsList || rerr == nil || rerr.Code != jsonrpc.CodeMethodNotFound {

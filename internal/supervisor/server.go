@@ -799,7 +799,7 @@ func (sv *server) onTimer() {
 		sv.exits = nil
 		// Streams opened during the crash loop wait for the server (their
 		// acknowledgement said why): they are demand, as a caller is.
-		wanted := sv.spec.Autostart || sv.spec.Restart == RestartAlways || sv.sup.subs.HasDemand(sv.spec.Name)
+		wanted := sv.spec.Autostart || sv.spec.Restart == RestartAlways || sv.subsDemand()
 		if sv.spec.Restart != RestartNever && !sv.spec.Disabled && wanted {
 			sv.beginStart()
 			return

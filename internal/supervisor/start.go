@@ -158,8 +158,9 @@ func (sv *server) sessionFor(ctx context.Context, spec *Spec, proto string, proc
 			// Invalidate before anyone hears of the change (cache.go).
 			sv.observeNotification(n)
 			if sv.inst != nil {
-				// An instance's changes are its own: they reach no
-				// subscription of the server (instances.go).
+				// An instance's changes reach the streams of the apps
+				// it serves alone (instances.go).
+				sv.sup.subs.OnInstanceNotification(name, sv.inst.key, n.Method, n.Params)
 				return
 			}
 			sv.sup.subs.OnNotification(name, n.Method, n.Params)

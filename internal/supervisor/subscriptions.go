@@ -39,17 +39,21 @@ func newSubscriptions(s *Supervisor) *subscriptions.Manager {
 		Logger:      s.opts.Logger,
 		QueueEvents: s.opts.SubscriptionQueueEvents,
 		QueueBytes:  s.opts.SubscriptionQueueBytes,
-		Observe: func(server, method string, params json.RawMessage) {
-			s.ObserveNotification(server, session.Notification{Method: method, Params: params})
+		Observe: func(t subscriptions.Target, method string, params json.RawMessage) {
+			if sv, err := s.targetServer(t); err == nil {
+				sv.observeNotification(session.Notification{Method: method, Params: params})
+			}
 		},
 		OnDemand: s.onSubsDemand, // idle.go
 		// mcpd's own listen for the list kinds (ownlisten.go).
 		CacheListens: !s.opts.NoCacheListens,
-		OnPromises: func(server string, pid int, a subscriptions.ServerAck) {
-			_ = s.SetCachePromises(server, pid, cache.Promises{
-				Tools: a.ToolsListChanged, Prompts: a.PromptsListChanged, Resources: a.ResourcesListChanged,
-				URIs: a.URIs,
-			})
+		OnPromises: func(t subscriptions.Target, pid int, a subscriptions.ServerAck) {
+			if sv, err := s.targetServer(t); err == nil {
+				sv.setCachePromises(pid, cache.Promises{
+					Tools: a.ToolsListChanged, Prompts: a.PromptsListChanged, Resources: a.ResourcesListChanged,
+					URIs: a.URIs,
+				})
+			}
 		},
 	})
 }
@@ -57,7 +61,7 @@ func newSubscriptions(s *Supervisor) *subscriptions.Manager {
 // subsOnEvent hands a lifecycle event to the subscription manager.
 func (s *Supervisor) subsOnEvent(ev Event) {
 	s.subs.OnState(subscriptions.StateEvent{
-		Server: ev.Server, State: string(ev.Kind), Pid: ev.Pid, Exit: ev.Exit, Error: ev.Error, Time: ev.Time,
+		Server: ev.Server, Instance: ev.Instance, State: string(ev.Kind), Pid: ev.Pid, Exit: ev.Exit, Error: ev.Error, Time: ev.Time,
 	})
 }
 
@@ -78,6 +82,56 @@ func (src subsSource) Acquire(ctx context.Context, name string) (subscriptions.C
 		return nil, err
 	}
 	return &subsChild{sv: sv, c: c}, nil
+}
+
+// Shared reports whether any server runs instances.
+func (src subsSource) Shared() bool { return src.s.Shared() }
+
+// Instance returns the key of the instance of the named server that scope
+// (a Scope) picks, "" for a server that is not shared.
+func (src subsSource) Instance(name string, scope any) (string, error) {
+	sv, err := src.s.lookup(name)
+	if err != nil || !sv.sharedBase() {
+		return "", nil
+	}
+	sc, _ := scope.(Scope)
+	return instanceKeyOf(sv.currentSpec(), sc)
+}
+
+// AcquireInstance returns the ready child of the instance key of the named
+// server, creating and starting it for scope (which owns it).
+func (src subsSource) AcquireInstance(ctx context.Context, name, key string, scope any) (subscriptions.Child, error) {
+	base, err := src.s.lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	if !base.sharedBase() {
+		return nil, unavailable(nil, "server %q no longer runs instances", name)
+	}
+	sc, _ := scope.(Scope)
+	sv, err := src.s.instanceFor(WithScope(ctx, sc), base)
+	if err != nil {
+		return nil, err
+	}
+	if sv.inst.key != key {
+		return nil, unavailable(nil, "server %q: the subscription's instance %q is now %q", name, key, sv.inst.key)
+	}
+	c, err := sv.readyChild(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &subsChild{sv: sv, c: c}, nil
+}
+
+// targetServer is the server (or instance) a subscription target names.
+func (s *Supervisor) targetServer(t subscriptions.Target) (*server, error) {
+	return s.eventServer(Event{Server: t.Server, Instance: t.Instance})
+}
+
+// subsDemand reports whether an app stream wants anything from sv's
+// child (an instance's own).
+func (sv *server) subsDemand() bool {
+	return sv.sup.subs.HasDemandOn(subscriptions.Target{Server: sv.spec.Name, Instance: sv.instanceKey()})
 }
 
 // Names lists the enabled servers.

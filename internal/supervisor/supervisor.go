@@ -570,9 +570,7 @@ func (s *Supervisor) Names() []string {
 // emit calls OnEvent; it must be called without locks held.
 func (s *Supervisor) emit(ev Event) {
 	s.cacheOnEvent(ev)
-	if ev.Instance == "" { // instances serve no subscription (instances.go)
-		s.subsOnEvent(ev)
-	}
+	s.subsOnEvent(ev)
 	if s.opts.OnEvent != nil {
 		s.opts.OnEvent(ev)
 	}
