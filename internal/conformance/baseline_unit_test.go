@@ -52,6 +52,9 @@ func TestExpectedFailuresFile(t *testing.T) {
 	for _, r := range suiteRuns {
 		runs[r.name] = true
 	}
+	for _, r := range clientRuns {
+		runs[r.name] = true
+	}
 	for _, e := range exps {
 		if !runs[e.run] {
 			t.Errorf("line %d: unknown run %q", e.line, e.run)
