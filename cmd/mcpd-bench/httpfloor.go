@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -81,17 +80,13 @@ func floorHandler(dc *direct, list json.RawMessage) http.Handler {
 // command until SIGTERM or SIGINT. Its first lines on stdout are "pid N",
 // the child's pid, and "addr HOST:PORT".
 func serveHTTPFloor(addr string, command []string) error {
-	if len(command) == 0 {
-		return errors.New("-serve-http-floor needs the server's command after the flags")
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	dc, _, err := startDirect(ctx, &registry{}, target{Name: "httpfloor", Command: command[0], Args: command[1:]})
+	dc, err := startFloorChild(ctx, "-serve-http-floor", "httpfloor", command)
 	if err != nil {
 		return err
 	}
 	defer dc.close()
-	fmt.Printf("pid %d\n", dc.pid())
 	list, err := dc.call(ctx, "tools/list", nil)
 	if err != nil {
 		return err

@@ -56,17 +56,13 @@ func relayServiceDesc(dc *direct) *grpc.ServiceDesc {
 // SIGINT. Its first line on stdout is "pid N", the child's pid, so the
 // benchmark can check the child is gone at the end.
 func serveRelay(path string, command []string) error {
-	if len(command) == 0 {
-		return errors.New("-serve-relay needs the server's command after the flags")
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
-	dc, _, err := startDirect(ctx, &registry{}, target{Name: "relay", Command: command[0], Args: command[1:]})
+	dc, err := startFloorChild(ctx, "-serve-relay", "relay", command)
 	if err != nil {
 		return err
 	}
 	defer dc.close()
-	fmt.Printf("pid %d\n", dc.pid())
 	ln, err := net.Listen("unix", path)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", path, err)
@@ -133,3 +129,18 @@ func (b *bare) relayEcho(ctx context.Context, server string) error {
 
 // relayStreamDesc describes the Relay method for the client.
 var relayStreamDesc = grpc.StreamDesc{StreamName: "Relay", ServerStreams: true}
+
+// startFloorChild starts the server command of a floor process (flag names
+// the mode, for the error) and prints "pid N", the child's pid, so the
+// benchmark can check the child is gone at the end.
+func startFloorChild(ctx context.Context, flag, name string, command []string) (*direct, error) {
+	if len(command) == 0 {
+		return nil, errors.New(flag + " needs the server's command after the flags")
+	}
+	dc, _, err := startDirect(ctx, &registry{}, target{Name: name, Command: command[0], Args: command[1:]})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Printf("pid %d\n", dc.pid())
+	return dc, nil
+}

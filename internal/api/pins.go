@@ -30,17 +30,24 @@ func (s *Server) pins() (pinBackend, error) {
 	return pb, nil
 }
 
-// GetToolChanges reports how a server's tools differ from their pinned
-// definitions.
-func (s *Server) GetToolChanges(ctx context.Context, req *mcpdv1.GetToolChangesRequest) (*mcpdv1.GetToolChangesResponse, error) {
-	if req.GetServer() == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
+// pinCall is what both pinning RPCs need: a server name, the pinning
+// backend and the settings of the tools/list they make.
+func (s *Server) pinCall(ctx context.Context, server string, opts *mcpdv1.CallOptions) (pinBackend, *session.Request, supervisor.CallOptions, error) {
+	if server == "" {
+		return nil, nil, supervisor.CallOptions{}, status.Error(codes.InvalidArgument, "server name required")
 	}
 	pb, err := s.pins()
 	if err != nil {
-		return nil, err
+		return nil, nil, supervisor.CallOptions{}, err
 	}
-	base, copts, err := s.callSettings(ctx, req.GetOptions())
+	base, copts, err := s.callSettings(ctx, opts)
+	return pb, base, copts, err
+}
+
+// GetToolChanges reports how a server's tools differ from their pinned
+// definitions.
+func (s *Server) GetToolChanges(ctx context.Context, req *mcpdv1.GetToolChangesRequest) (*mcpdv1.GetToolChangesResponse, error) {
+	pb, base, copts, err := s.pinCall(ctx, req.GetServer(), req.GetOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -65,14 +72,7 @@ func (s *Server) GetToolChanges(ctx context.Context, req *mcpdv1.GetToolChangesR
 
 // ApproveTools accepts the current definitions of a server's changed tools.
 func (s *Server) ApproveTools(ctx context.Context, req *mcpdv1.ApproveToolsRequest) (*mcpdv1.ApproveToolsResponse, error) {
-	if req.GetServer() == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
-	}
-	pb, err := s.pins()
-	if err != nil {
-		return nil, err
-	}
-	base, copts, err := s.callSettings(ctx, req.GetOptions())
+	pb, base, copts, err := s.pinCall(ctx, req.GetServer(), req.GetOptions())
 	if err != nil {
 		return nil, err
 	}

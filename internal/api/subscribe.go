@@ -25,10 +25,14 @@ type subscriber interface {
 
 func (s *Server) subscriptions() (*subscriptions.Manager, error) {
 	sp, ok := s.sup.(subscriber)
-	if !ok || sp.Subscriptions() == nil {
+	if !ok {
 		return nil, status.Error(codes.Unimplemented, "subscriptions are not served by this daemon")
 	}
-	return sp.Subscriptions(), nil
+	m := sp.Subscriptions()
+	if m == nil {
+		return nil, status.Error(codes.Unimplemented, "subscriptions are not served by this daemon")
+	}
+	return m, nil
 }
 
 // Subscribe streams the events an app asked for: first the
@@ -207,12 +211,12 @@ func (s *Server) UpdateSubscription(ctx context.Context, req *mcpdv1.UpdateSubsc
 
 // subscriptionStatus lists the open streams for GetStatus.
 func (s *Server) subscriptionStatus() []*mcpdv1.SubscriptionStatus {
-	sp, ok := s.sup.(subscriber)
-	if !ok || sp.Subscriptions() == nil {
+	m, err := s.subscriptions()
+	if err != nil {
 		return nil
 	}
 	var out []*mcpdv1.SubscriptionStatus
-	for _, st := range sp.Subscriptions().Streams() {
+	for _, st := range m.Streams() {
 		out = append(out, &mcpdv1.SubscriptionStatus{
 			SubscriptionId:     st.ID,
 			AppName:            st.App.Name,

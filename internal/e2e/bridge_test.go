@@ -427,25 +427,12 @@ func TestBridgeAggregatesByPrefix(t *testing.T) {
 func TestBridgeMcpGoClient(t *testing.T) {
 	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
 	c := d.client()
-	var progress atomic.Int64
-	updates := make(chan string, 64)
 	cl, err := mcpgoclient.NewStdioMCPClient(mcpdctlBin, daemonEnv(), "--socket", d.socket, "bridge", "g")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cl.Close()
-	cl.OnNotification(func(n mcpgo.JSONRPCNotification) {
-		switch n.Method {
-		case "notifications/progress":
-			progress.Add(1)
-		case "notifications/resources/updated":
-			uri, _ := n.Params.AdditionalFields["uri"].(string)
-			select {
-			case updates <- uri:
-			default:
-			}
-		}
-	})
+	progress, updates := recordMcpGoNotifications(cl)
 	// Start installs the notification handlers (the transport already runs).
 	if err := cl.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -567,4 +554,24 @@ func TestBridgeTypeScriptClient(t *testing.T) {
 	if err := cmd.Wait(); err != nil {
 		t.Errorf("ts client: %v", err)
 	}
+}
+
+// recordMcpGoNotifications counts an mcp-go client's progress
+// notifications and passes on the URIs of its resource updates.
+func recordMcpGoNotifications(cl *mcpgoclient.Client) (*atomic.Int64, chan string) {
+	progress := new(atomic.Int64)
+	updates := make(chan string, 64)
+	cl.OnNotification(func(n mcpgo.JSONRPCNotification) {
+		switch n.Method {
+		case "notifications/progress":
+			progress.Add(1)
+		case "notifications/resources/updated":
+			uri, _ := n.Params.AdditionalFields["uri"].(string)
+			select {
+			case updates <- uri:
+			default:
+			}
+		}
+	})
+	return progress, updates
 }

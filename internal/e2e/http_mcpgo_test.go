@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"context"
-	"sync/atomic"
 	"testing"
 
 	mcpgoclient "github.com/mark3labs/mcp-go/client"
@@ -31,20 +30,7 @@ func TestHTTPMcpGoClient(t *testing.T) {
 			}
 			cl := mcpgoclient.NewClient(tr, mcpgoclient.WithProtocolVersion(era))
 			defer cl.Close()
-			var progress atomic.Int64
-			updates := make(chan string, 64)
-			cl.OnNotification(func(n mcpgo.JSONRPCNotification) {
-				switch n.Method {
-				case "notifications/progress":
-					progress.Add(1)
-				case "notifications/resources/updated":
-					uri, _ := n.Params.AdditionalFields["uri"].(string)
-					select {
-					case updates <- uri:
-					default:
-					}
-				}
-			})
+			progress, updates := recordMcpGoNotifications(cl)
 			if err := cl.Start(context.Background()); err != nil {
 				t.Fatal(err)
 			}

@@ -55,10 +55,11 @@ func (b *Backend) Close() {
 	b.stop()
 	b.wg.Wait()
 	b.mu.Lock()
-	if b.fallback != nil {
-		b.fallback.Close()
-	}
+	fallback := b.fallback
 	b.mu.Unlock()
+	if fallback != nil { // outside b.mu: Close calls into api.Server
+		fallback.Close()
+	}
 }
 
 // app is the app a call of ctx belongs to.

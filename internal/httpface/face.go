@@ -123,11 +123,12 @@ func (f *Face) Close() error {
 	}
 	<-f.done
 	f.mu.Lock()
-	for _, a := range f.apps {
-		a.Close()
-	}
+	apps := f.apps
 	f.apps = nil
 	f.mu.Unlock()
+	for _, a := range apps { // outside f.mu: Close calls into api.Server
+		a.Close()
+	}
 	if f.err != nil {
 		return fmt.Errorf("HTTP: serve: %w", f.err)
 	}

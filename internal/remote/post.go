@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -118,8 +117,7 @@ func (c *Conn) request(s *stream, m message, msg []byte) {
 // unreachable, which ends the Conn (every call in flight fails with the
 // cause), except when mcpd is the one who gave up.
 func (c *Conn) failRequest(s *stream, err error) {
-	var ae *authError
-	if errors.As(err, &ae) && !errors.Is(err, ErrLoginRequired) && !errors.Is(err, ErrUnauthorized) {
+	if isAuthCallError(err) {
 		c.callError(s.id, err)
 		return
 	}
