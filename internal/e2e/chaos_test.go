@@ -38,7 +38,16 @@ func TestChaos(t *testing.T) {
 	names := sortedNames(children)
 	dir := newDir(t)
 	msock := filepath.Join(dir, "run", "metrics.sock")
-	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), writeChaosConfig(t, dir, children), "--metrics-listen", "unix:"+msock)
+	log := &chaosLog{outcomes: map[string]int{}}
+	// Registered before the daemon, so it runs after the daemon's cleanup
+	// has dumped mcpd's output: a failure's reason is the last thing said.
+	t.Cleanup(func() { log.summary(t) })
+	// At info level: at debug mcpd logs every stderr line of the noisy
+	// children (some 100 MB in a minute), and a test process that reads
+	// that pipe slower than mcpd writes it stalls mcpd's every goroutine
+	// that logs, which is the test measuring itself.
+	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), writeChaosConfig(t, dir, children),
+		"--metrics-listen", "unix:"+msock, "--log-level", "info")
 	d.waitServing()
 	ctl := d.client()
 
@@ -66,7 +75,6 @@ func TestChaos(t *testing.T) {
 		}
 	}
 
-	log := &chaosLog{outcomes: map[string]int{}}
 	runChaos(t, d, children, log)
 	stopAll(t, d, ctl, names)
 
@@ -182,6 +190,18 @@ func (l *chaosLog) probeLag(ctx context.Context) {
 		l.lag = max(l.lag, over)
 		l.mu.Unlock()
 	}
+}
+
+// summary repeats, when t failed, how many problems the apps saw and the
+// first of them.
+func (l *chaosLog) summary(t *testing.T) {
+	if !t.Failed() {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	t.Logf("TestChaos failed with %d problems (listed above mcpd's output); the first: %s",
+		len(l.problems), strings.Join(l.problems[:min(len(l.problems), 3)], "; "))
 }
 
 func (l *chaosLog) add(outcome string) {

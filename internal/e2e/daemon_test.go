@@ -197,6 +197,7 @@ func spawnCmd(t *testing.T, cmd *exec.Cmd, socket, config string) *daemon {
 		if t.Failed() || os.Getenv("MCPD_E2E_DUMP") != "" {
 			t.Logf("mcpd output:\n%s", d.stderr.String())
 		}
+		noteFailed(t)
 	})
 	return d
 }

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -45,9 +47,32 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
+// failedTests are the tests that failed with a daemon, in the order they
+// ended: printed last, so that the tail of a long failed run names them.
+var failedTests struct {
+	mu    sync.Mutex // guards names
+	names []string
+}
+
+// noteFailed records t when it has failed.
+func noteFailed(t *testing.T) {
+	if !t.Failed() {
+		return
+	}
+	failedTests.mu.Lock()
+	failedTests.names = append(failedTests.names, t.Name())
+	failedTests.mu.Unlock()
+}
+
 // runTests runs m under goleak's check and returns the exit code.
 func runTests(m *testing.M) int {
 	code := m.Run()
+	failedTests.mu.Lock()
+	if len(failedTests.names) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: failed (their errors are above the mcpd output each dumps): %s\n",
+			strings.Join(failedTests.names, ", "))
+	}
+	failedTests.mu.Unlock()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
