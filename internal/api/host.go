@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"sync"
 
 	"go.uber.org/zap"
@@ -35,49 +36,12 @@ func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1
 	if err != nil {
 		return nil // the app left before registering
 	}
-	reg := msg0.GetRegister()
-	if reg == nil {
-		return status.Error(codes.InvalidArgument, "the first message of a Host stream must be a registration")
-	}
-	if !reg.GetRoots() && !reg.GetSampling() && !reg.GetElicitation() {
-		return status.Error(codes.InvalidArgument, "a host must answer at least one of roots, sampling, elicitation")
-	}
-	p, err := s.profileOf(ctx)
+	h, servers, err := s.registerHost(ctx, msg0.GetRegister())
 	if err != nil {
 		return err
 	}
-	servers := reg.GetServers()
-	if p != nil && len(servers) == 0 {
-		servers = p.ServerNames() // a host under a profile answers only for its servers
-	}
-	for _, n := range servers {
-		if _, err := gateServer(p, n); err != nil {
-			return err
-		}
-	}
-	known := s.sup.Names()
-	for _, n := range reg.GetServers() {
-		found := false
-		for _, k := range known {
-			found = found || k == n
-		}
-		if !found {
-			return status.Errorf(codes.NotFound, "unknown server %q", n)
-		}
-	}
-	name, version := clientIdentity(ctx, reg.GetClient())
-	var connID uint64
-	sc := hostScope{root: cleanRoot(first(metadata.ValueFromIncomingContext(ctx, MetadataRoot)))}
-	if c := connFromContext(ctx); c != nil {
-		connID = c.id
-		c.setClient(name, version)
-		sc.app = appIdentity(name, c)
-	}
-	h := s.hosts.registerFor(connID, name, sc, servers, hostCaps{
-		roots: reg.GetRoots(), sampling: reg.GetSampling(), elicitation: reg.GetElicitation(),
-	})
 	defer s.hosts.unregister(h)
-	log := s.log.With(zap.Uint64("host_id", h.id), zap.String("app", name))
+	log := s.log.With(zap.Uint64("host_id", h.id), zap.String("app", h.name))
 	log.Debug("host registered", zap.Strings("servers", servers),
 		zap.Bool("roots", h.caps.roots), zap.Bool("sampling", h.caps.sampling), zap.Bool("elicitation", h.caps.elicitation))
 
@@ -91,37 +55,89 @@ func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1
 	// answers. Only one goroutine sends on the stream.
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			var msg *mcpdv1.HostResponse
-			select {
-			case <-stop:
-				return
-			case <-ctx.Done():
-				return
-			case m := <-h.out:
-				switch m := m.(type) {
-				case hostCall:
-					msg = &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Call{Call: &mcpdv1.HostCall{
-						CallId: m.id, Server: m.server, Method: m.method, ParamsJson: string(m.params),
-					}}}
-				case hostCancel:
-					msg = &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Cancel{Cancel: &mcpdv1.HostCancel{
-						CallId: m.id, Reason: m.reason,
-					}}}
-				}
-			}
-			if err := stream.Send(msg); err != nil {
-				log.Debug("host send failed", zap.Error(err))
-				return
-			}
-		}
-	})
+	wg.Go(func() { sendHostMessages(ctx, stream, h, stop, log) })
 	defer func() {
 		close(stop)
 		wg.Wait()
 	}()
+	return receiveHostAnswers(ctx, stream, h, log)
+}
 
+// registerHost checks a Host stream's registration and registers the host
+// for servers (nil: every server).
+func (s *Server) registerHost(ctx context.Context, reg *mcpdv1.HostRegistration) (*host, []string, error) {
+	if reg == nil {
+		return nil, nil, status.Error(codes.InvalidArgument, "the first message of a Host stream must be a registration")
+	}
+	if !reg.GetRoots() && !reg.GetSampling() && !reg.GetElicitation() {
+		return nil, nil, status.Error(codes.InvalidArgument, "a host must answer at least one of roots, sampling, elicitation")
+	}
+	p, err := s.profileOf(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	servers := reg.GetServers()
+	if p != nil && len(servers) == 0 {
+		servers = p.ServerNames() // a host under a profile answers only for its servers
+	}
+	for _, n := range servers {
+		if _, err := gateServer(p, n); err != nil {
+			return nil, nil, err
+		}
+	}
+	known := s.sup.Names()
+	for _, n := range reg.GetServers() {
+		if !slices.Contains(known, n) {
+			return nil, nil, status.Errorf(codes.NotFound, "unknown server %q", n)
+		}
+	}
+	name, version := clientIdentity(ctx, reg.GetClient())
+	var connID uint64
+	sc := hostScope{root: cleanRoot(first(metadata.ValueFromIncomingContext(ctx, MetadataRoot)))}
+	if c := connFromContext(ctx); c != nil {
+		connID = c.id
+		c.setClient(name, version)
+		sc.app = appIdentity(name, c)
+	}
+	return s.hosts.registerFor(connID, name, sc, servers, hostCaps{
+		roots: reg.GetRoots(), sampling: reg.GetSampling(), elicitation: reg.GetElicitation(),
+	}), servers, nil
+}
+
+// sendHostMessages writes h's calls and cancels to stream until stop is
+// closed, ctx ends or a send fails.
+func sendHostMessages(ctx context.Context, stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1.HostResponse],
+	h *host, stop <-chan struct{}, log *zap.Logger) {
+	for {
+		var msg *mcpdv1.HostResponse
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case m := <-h.out:
+			switch m := m.(type) {
+			case hostCall:
+				msg = &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Call{Call: &mcpdv1.HostCall{
+					CallId: m.id, Server: m.server, Method: m.method, ParamsJson: string(m.params),
+				}}}
+			case hostCancel:
+				msg = &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Cancel{Cancel: &mcpdv1.HostCancel{
+					CallId: m.id, Reason: m.reason,
+				}}}
+			}
+		}
+		if err := stream.Send(msg); err != nil {
+			log.Debug("host send failed", zap.Error(err))
+			return
+		}
+	}
+}
+
+// receiveHostAnswers delivers the answers read from stream to h's calls
+// until the app ends the stream.
+func receiveHostAnswers(ctx context.Context, stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1.HostResponse],
+	h *host, log *zap.Logger) error {
 	for {
 		in, err := stream.Recv()
 		if errors.Is(err, io.EOF) || ctx.Err() != nil {
@@ -136,25 +152,27 @@ func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1
 		if a == nil {
 			return status.Error(codes.InvalidArgument, "only answers may follow the registration")
 		}
-		ans := hostAnswer{}
-		if e := a.GetError(); e != nil {
-			ans.err = &session.RPCError{Code: e.GetCode(), Message: e.GetMessage()}
-			if e.GetDataJson() != "" && json.Valid([]byte(e.GetDataJson())) {
-				ans.err.Data = json.RawMessage(e.GetDataJson())
-			}
-		} else {
-			res, err := jsonObject("result_json", a.GetResultJson())
-			if err != nil {
-				ans.err = &session.RPCError{Code: jsonrpc.CodeInternalError, Message: "the host's answer is not a JSON object"}
-			} else {
-				if res == nil {
-					res = json.RawMessage("{}")
-				}
-				ans.result = res
-			}
-		}
-		h.deliver(a.GetCallId(), ans)
+		h.deliver(a.GetCallId(), hostAnswerOf(a))
 	}
+}
+
+// hostAnswerOf is the answer a host sent, as the waiting call takes it.
+func hostAnswerOf(a *mcpdv1.HostAnswer) hostAnswer {
+	if e := a.GetError(); e != nil {
+		ans := hostAnswer{err: &session.RPCError{Code: e.GetCode(), Message: e.GetMessage()}}
+		if e.GetDataJson() != "" && json.Valid([]byte(e.GetDataJson())) {
+			ans.err.Data = json.RawMessage(e.GetDataJson())
+		}
+		return ans
+	}
+	res, err := jsonObject("result_json", a.GetResultJson())
+	if err != nil {
+		return hostAnswer{err: &session.RPCError{Code: jsonrpc.CodeInternalError, Message: "the host's answer is not a JSON object"}}
+	}
+	if res == nil {
+		res = json.RawMessage("{}")
+	}
+	return hostAnswer{result: res}
 }
 
 // serverNamer is a request message naming one server.
