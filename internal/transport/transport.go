@@ -190,16 +190,13 @@ func Start(opts Options) (*Process, error) {
 	if grace <= 0 {
 		grace = DefaultShutdownGrace
 	}
-
-	env := childEnv(opts.Env)
-	command, args := opts.Command, opts.Args
-	var sb *sandboxStart
+	l := launch{command: opts.Command, args: opts.Args, env: childEnv(opts.Env), grace: grace}
 	if opts.Sandbox != nil {
 		var err error
-		if sb, err = prepareSandbox(opts, env, log); err != nil {
+		if l.sb, err = prepareSandbox(opts, l.env, log); err != nil {
 			return nil, err
 		}
-		command, args, env = sb.command, sb.args, sb.env
+		l.command, l.args, l.env = l.sb.command, l.sb.args, l.sb.env
 	}
 
 	stdinR, stdinW, stdoutR, stdoutW, stderrR, stderrW, err := stdioPipes(opts.Name)
@@ -207,37 +204,10 @@ func Start(opts Options) (*Process, error) {
 		return nil, err
 	}
 	parentEnds := []*os.File{stdinW, stdoutR, stderrR}
-	childEnds := []*os.File{stdinR, stdoutW, stderrW}
-	newCmd := func() *exec.Cmd {
-		cmd := exec.Command(command, args...)
-		cmd.Env = env
-		cmd.Dir = opts.Dir
-		cmd.SysProcAttr = sysProcAttr()
-		// All three stdio streams are *os.File, so Wait starts no copying
-		// goroutines and WaitDelay only matters for a future change to
-		// that; the same bound is applied to our own pipes by the waiter.
-		cmd.WaitDelay = grace
-		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
-		return cmd
-	}
-	// The keeper (nil: none) puts the child in its own cgroup when it can
-	// and tracks the processes that leave the group (internal/procs).
-	var cmd *exec.Cmd
-	var group *procs.Group
-	if sb != nil {
-		cmd, group, err = opts.Keeper.StartLimited(opts.Name, sb.limits, newCmd)
-	} else {
-		cmd, group, err = opts.Keeper.Start(opts.Name, newCmd)
-	}
-	// The child has its copies now; ours must go, or stdout/stderr would
-	// never reach EOF and stdin would never be seen closed.
-	closeAll(childEnds)
+	cmd, group, err := l.spawn(opts, stdinR, stdoutW, stderrW)
 	if err != nil {
 		closeAll(parentEnds)
-		if errors.Is(err, procs.ErrLimits) {
-			return nil, cannotStart(opts.Name, fmt.Errorf("sandbox: %w", err))
-		}
-		return nil, startError(opts, err)
+		return nil, err
 	}
 
 	pid := cmd.Process.Pid
@@ -258,8 +228,8 @@ func Start(opts Options) (*Process, error) {
 		exitedCh:   make(chan struct{}),
 		done:       make(chan struct{}),
 	}
-	if sb != nil {
-		p.sandbox, p.memLimit = sb.summary, sb.limits.Memory
+	if l.sb != nil {
+		p.sandbox, p.memLimit = l.sb.summary, l.sb.limits.Memory
 	}
 	if err := p.initWriter(opts.StdinTimeout); err != nil {
 		// Not expected for an os.Pipe; the child must not be left behind.
@@ -274,6 +244,52 @@ func Start(opts Options) (*Process, error) {
 	go p.drainStderr()
 	go p.wait()
 	return p, nil
+}
+
+// launch is what a child is started as: the command line and environment
+// (the sandbox helper's when sb is set), and the grace of its stop.
+type launch struct {
+	command string
+	args    []string
+	env     []string
+	sb      *sandboxStart // nil: no sandbox
+	grace   time.Duration
+}
+
+// spawn starts the child on the given pipe ends through opts.Keeper and
+// closes those ends (the child has its copies; ours must go, or stdout and
+// stderr would never reach EOF and stdin would never be seen closed).
+func (l *launch) spawn(opts Options, stdinR, stdoutW, stderrW *os.File) (*exec.Cmd, *procs.Group, error) {
+	newCmd := func() *exec.Cmd {
+		cmd := exec.Command(l.command, l.args...)
+		cmd.Env = l.env
+		cmd.Dir = opts.Dir
+		cmd.SysProcAttr = sysProcAttr()
+		// All three stdio streams are *os.File, so Wait starts no copying
+		// goroutines and WaitDelay only matters for a future change to
+		// that; the same bound is applied to our own pipes by the waiter.
+		cmd.WaitDelay = l.grace
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = stdinR, stdoutW, stderrW
+		return cmd
+	}
+	// The keeper (nil: none) puts the child in its own cgroup when it can
+	// and tracks the processes that leave the group (internal/procs).
+	var cmd *exec.Cmd
+	var group *procs.Group
+	var err error
+	if l.sb != nil {
+		cmd, group, err = opts.Keeper.StartLimited(opts.Name, l.sb.limits, newCmd)
+	} else {
+		cmd, group, err = opts.Keeper.Start(opts.Name, newCmd)
+	}
+	closeAll([]*os.File{stdinR, stdoutW, stderrW})
+	if err != nil {
+		if errors.Is(err, procs.ErrLimits) {
+			return nil, nil, cannotStart(opts.Name, fmt.Errorf("sandbox: %w", err))
+		}
+		return nil, nil, startError(opts, err)
+	}
+	return cmd, group, nil
 }
 
 // stdioPipes creates the child's stdin, stdout and stderr pipes; on error
