@@ -34,21 +34,10 @@ func (s *Supervisor) fetchList(ctx context.Context, server, method string, base 
 	if !ok {
 		return nil, fmt.Errorf("list %q: %w: %q is not a list method", server, ErrInvalid, method)
 	}
-	params := map[string]json.RawMessage{}
-	req := session.Request{Method: method}
-	if base != nil {
-		req = *base
-		req.Method = method
-		if err := validateRequest(&req); err != nil {
-			return nil, fmt.Errorf("list %q: %w", server, err)
-		}
-		if p := bytes.TrimSpace(base.Params); len(p) > 0 && !bytes.Equal(p, []byte("null")) {
-			if err := json.Unmarshal(p, &params); err != nil {
-				return nil, fmt.Errorf("list %q: %w: params: %v", server, ErrInvalid, err)
-			}
-		}
+	req, params, err := listRequest(server, method, base)
+	if err != nil {
+		return nil, err
 	}
-	delete(params, "cursor")
 
 	var (
 		items     []json.RawMessage
@@ -88,33 +77,19 @@ func (s *Supervisor) fetchList(ctx context.Context, server, method string, base 
 			}
 			return nil, fmt.Errorf("list %q %s: %w", server, method, resp.Error)
 		}
-		var result map[string]json.RawMessage
-		if err := json.Unmarshal(resp.Result, &result); err != nil {
-			return nil, fmt.Errorf("list %q %s: result: %w", server, method, err)
-		}
 		h.page(resp.Result)
-		if raw, ok := result[key]; ok && !isNull(raw) {
-			var pageItems []json.RawMessage
-			if err := json.Unmarshal(raw, &pageItems); err != nil {
-				return nil, fmt.Errorf("list %q %s: %q is not an array: %w", server, method, key, err)
-			}
-			items = append(items, pageItems...)
+		var next *string
+		if items, next, err = appendPage(items, resp.Result, key); err != nil {
+			return nil, fmt.Errorf("list %q %s: %w", server, method, err)
 		}
-		// "Missing nextCursor = end. An empty string is a valid cursor, not
-		// "end"."
-		raw, ok := result["nextCursor"]
-		if !ok || isNull(raw) {
+		if next == nil {
 			break
 		}
-		var next string
-		if err := json.Unmarshal(raw, &next); err != nil {
-			return nil, fmt.Errorf("list %q %s: nextCursor: %w", server, method, err)
-		}
-		if seen[next] {
+		if seen[*next] {
 			return nil, fmt.Errorf("list %q %s: %w", server, method, errCursorCycle)
 		}
-		seen[next] = true
-		cursor = &next
+		seen[*next] = true
+		cursor = next
 	}
 	if items == nil {
 		return json.RawMessage("[]"), nil
@@ -124,6 +99,53 @@ func (s *Supervisor) fetchList(ctx context.Context, server, method string, base 
 		return nil, fmt.Errorf("list %q %s: %w", server, method, err)
 	}
 	return out, nil
+}
+
+// listRequest is the request of a list's pages (base's, with method) and
+// its params without a cursor.
+func listRequest(server, method string, base *session.Request) (session.Request, map[string]json.RawMessage, error) {
+	params := map[string]json.RawMessage{}
+	req := session.Request{Method: method}
+	if base != nil {
+		req = *base
+		req.Method = method
+		if err := validateRequest(&req); err != nil {
+			return req, nil, fmt.Errorf("list %q: %w", server, err)
+		}
+		if p := bytes.TrimSpace(base.Params); len(p) > 0 && !bytes.Equal(p, []byte("null")) {
+			if err := json.Unmarshal(p, &params); err != nil {
+				return req, nil, fmt.Errorf("list %q: %w: params: %v", server, ErrInvalid, err)
+			}
+		}
+	}
+	delete(params, "cursor")
+	return req, params, nil
+}
+
+// appendPage appends the items of one page's result (under key) to items
+// and returns the page's next cursor, nil at the end: "Missing nextCursor
+// = end. An empty string is a valid cursor, not "end"."
+func appendPage(items []json.RawMessage, result json.RawMessage, key string) ([]json.RawMessage, *string, error) {
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(result, &fields); err != nil {
+		return items, nil, fmt.Errorf("result: %w", err)
+	}
+	if raw, ok := fields[key]; ok && !isNull(raw) {
+		var pageItems []json.RawMessage
+		if err := json.Unmarshal(raw, &pageItems); err != nil {
+			return items, nil, fmt.Errorf("%q is not an array: %w", key, err)
+		}
+		items = append(items, pageItems...)
+	}
+	raw, ok := fields["nextCursor"]
+	if !ok || isNull(raw) {
+		return items, nil, nil
+	}
+	var next string
+	if err := json.Unmarshal(raw, &next); err != nil {
+		return items, nil, fmt.Errorf("nextCursor: %w", err)
+	}
+	return items, &next, nil
 }
 
 var errCursorCycle = errors.New("cursor cycle: the server returned a cursor it returned before")
