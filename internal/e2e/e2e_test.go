@@ -556,6 +556,8 @@ func helperMain(mode string) int {
 		_, err = mcpdv1.NewMcpdClient(conn).GetStatus(ctx, &mcpdv1.GetStatusRequest{})
 		fmt.Println(status.Code(err))
 		return 0
+	case "bridgeheader":
+		return bridgeHeaderMain()
 	case "activate":
 		// Play systemd after fork: LISTEN_PID is this process, which exec
 		// turns into mcpd, keeping the pid and the socket on fd 3.
