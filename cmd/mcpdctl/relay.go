@@ -89,9 +89,9 @@ type relay struct {
 	src      io.Reader // conn, past the answer
 	out      io.Writer // the host's stdout
 	warnf    func(format string, args ...any)
-	down     func() error                     // the error for requests in flight when mcpd goes
+	down     func() error                            // the error for requests in flight when mcpd goes
 	fallback func(in io.Reader, out io.Writer) error // the bridge run here
-	wg       sync.WaitGroup                   // relayDown and the fallback
+	wg       sync.WaitGroup                          // relayDown and the fallback
 
 	mu          sync.Mutex // guards the fields below
 	track       relayTracker

@@ -79,7 +79,9 @@ func TestRelayDemux(t *testing.T) {
 		var out bytes.Buffer
 		var warnings, ids []string
 		var d relayDemux
-		warnf := func(f string, a ...any) { warnings = append(warnings, strings.TrimPrefix(f, "%s")+string(a[0].([]byte))) }
+		warnf := func(f string, a ...any) {
+			warnings = append(warnings, strings.TrimPrefix(f, "%s")+string(a[0].([]byte)))
+		}
 		for p := []byte(in); len(p) > 0; {
 			n := min(size, len(p))
 			d.split(p[:n], &out, warnf, func(id []byte) { ids = append(ids, string(id)) })
