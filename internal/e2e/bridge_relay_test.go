@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -143,33 +142,7 @@ func TestBridgeSocketOtherUIDRejected(t *testing.T) {
 	if err := os.Chmod(sock, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	binDir := newDir(t)
-	if err := os.Chmod(binDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(binDir, "client")
-	data, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	headerAs := func(uid int) string {
-		cmd := exec.Command(bin, "-test.run=^$")
-		cmd.Env = append(daemonEnv(), envHelper+"=bridgeheader", paths.EnvSocket+"="+d.socket)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
-		cmd.Dir = binDir
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("client as uid %d: %v", uid, err)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	headerAs := helperAs(t, "bridgeheader", d.socket)
 	if got := headerAs(0); got != `{"ok":true}` {
 		t.Fatalf("header as our own uid: %q", got)
 	}
