@@ -126,6 +126,8 @@ type flags struct {
 	stateDir string
 	// otlpEndpoint is --otlp-endpoint; empty: no traces.
 	otlpEndpoint string
+	// bridgeSocket is --bridge-socket (bridgeface.go).
+	bridgeSocket bool
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -143,6 +145,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	set.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at /metrics on `addr`: unix:/path/to.sock or a loopback HOST:PORT (default off)")
 	set.StringVar(&f.httpListen, "http-listen", "", "serve MCP hosts over Streamable HTTP on `addr`: a loopback HOST:PORT, unix:/path/to.sock or off (default the config's \"httpListen\", else "+httpface.DefaultAddr+")")
 	set.StringVar(&f.stateDir, "state-dir", "", "`dir` of the pinned tool definitions and the audit log (default $XDG_STATE_HOME/mcpd, else ~/.local/state/mcpd)")
+	set.BoolVar(&f.bridgeSocket, "bridge-socket", true, "serve mcpdctl bridge on a socket beside the API socket (its name with -bridge.sock), running the bridge inside mcpd")
 	set.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "export OpenTelemetry traces over OTLP/gRPC to this loopback `HOST:PORT` (default off)")
 	set.Usage = func() {
 		fmt.Fprint(set.Output(), usage)
@@ -367,6 +370,9 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	}
 	var hfClose sync.Once
 	defer hfClose.Do(hf.close) // the error paths before the run group owns it
+	// mcpdctl bridge's sessions, served in mcpd (bridgeface.go).
+	bf := startBridgeFace(f.bridgeSocket, socketPath, srv, hf.be, log.Named("bridge"))
+	defer bf.close()
 
 	// Shutdown says "mcpd stopping" (with the signal, if one caused it) and
 	// "mcpd stopped" at info; each actor's own lines are at debug.
@@ -415,7 +421,8 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 			return nil
 		}, func(error) {
 			beginShutdown()
-			log.Debug("stopping HTTP face")
+			log.Debug("stopping HTTP face and bridge socket")
+			bf.close() // before the backend the HTTP face closes
 			hfClose.Do(hf.close)
 			cancel()
 		})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/cpuprofile"
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/version"
 )
 
 var bridgeCmd = &command{
@@ -108,25 +110,18 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 		return err
 	}
 	c.socket = path
-	var extra []grpc.DialOption
+	var root string
 	if a.root != "" {
-		root, err := workspaceRoot(a.root)
-		if err != nil {
+		if root, err = workspaceRoot(a.root); err != nil {
 			return &usageError{cmd: cmd, msg: err.Error()}
 		}
-		extra = bridge.RootDialOptions(root)
 	}
-	be, err := bridge.DialGRPC(path, c.notRunning, dialOptions(extra...)...)
-	if err != nil {
-		return err
-	}
-	defer be.Close()
 	if stop, err := startCPUProfile(); err != nil {
 		return err
 	} else if stop != nil {
 		defer stop()
 	}
-	return bridge.ServeStdio(ctx, be, bridge.Options{
+	opts := bridge.Options{
 		Names:       names,
 		All:         all,
 		Timeout:     a.timeout,
@@ -136,7 +131,38 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 		CallOptions: c.callOptions,
 		Profile:     a.profile,
 		Prefix:      prefix,
-	}, bridgeStdin, c.stdout)
+	}
+	serveHere := func(in io.Reader, out io.Writer) error { return c.serveBridge(ctx, opts, root, in, out) }
+	if relayOff() {
+		return serveHere(bridgeStdin, c.stdout)
+	}
+	conn, src, err := dialRelay(ctx, path, bridge.RelayHeader{
+		Names: names, All: all, Profile: a.profile, Prefix: a.prefix, Root: root,
+		TimeoutMs: a.timeout.Milliseconds(), MaxLine: maxLine, Client: clientName, Version: version.Version,
+	})
+	switch {
+	case errors.Is(err, errNoRelay):
+		return serveHere(bridgeStdin, c.stdout) // mcpd is not running, or serves no bridge socket
+	case err != nil:
+		return err
+	}
+	r := &relay{conn: conn, src: src, out: c.stdout, warnf: c.warnf, down: c.notRunning, fallback: serveHere,
+		track: relayTracker{max: maxLine}}
+	return r.run(ctx, bridgeStdin)
+}
+
+// serveBridge runs the bridge in this process, over gRPC.
+func (c *cli) serveBridge(ctx context.Context, opts bridge.Options, root string, in io.Reader, out io.Writer) error {
+	var extra []grpc.DialOption
+	if root != "" {
+		extra = bridge.RootDialOptions(root)
+	}
+	be, err := bridge.DialGRPC(c.socket, c.notRunning, dialOptions(extra...)...)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	return bridge.ServeStdio(ctx, be, opts, in, out)
 }
 
 // cpuProfileEnv names a file to write the bridge's CPU profile to, for

@@ -13,10 +13,14 @@ import (
 const (
 	TransportGRPC = "grpc"
 	TransportHTTP = "http"
+	// TransportRelay is an "mcpdctl bridge" on mcpd's bridge socket, whose
+	// bridge runs inside mcpd (internal/bridgeface).
+	TransportRelay = "relay"
 )
 
 // LocalApp is an app served inside the daemon's process rather than over
-// the API socket: one connection of an MCP host to mcpd's HTTP face. Its
+// the API socket: one connection of an MCP host to mcpd's HTTP face, or
+// of an "mcpdctl bridge" to mcpd's bridge socket. Its
 // calls get what the gRPC server's interceptors give a socket connection
 // (the request memory budget, the calls in flight that route children's
 // requests to hosts), and it is listed by GetStatus until Close. Its

@@ -278,7 +278,7 @@ func TestStdioModernOpenCallProgress(t *testing.T) {
 			Names: []string{"alpha"}, MaxLine: 1 << 20, Warnf: t.Logf,
 			RPCError:    func(_ context.Context, err error, _ string) error { return err },
 			CallOptions: func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} },
-		}, in, sink)
+		}, in, sink, nil)
 	})
 	defer func() {
 		host.Close()

@@ -50,6 +50,10 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		return b.discover(ctx)
 	case "subscriptions/listen":
 		return b.listen(ctx, r)
+	case "resources/subscribe", "resources/unsubscribe":
+		// Kept while mcpd is down, like a listen's URIs: the Subscribe
+		// stream opens with them once mcpd is there.
+		return b.legacySubscribe(ctx, r)
 	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
 		if err := checkCursor(r); err != nil {
 			return nil, err
@@ -73,8 +77,6 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		return b.read(ctx, r)
 	case "completion/complete":
 		return b.complete(ctx, r)
-	case "resources/subscribe", "resources/unsubscribe":
-		return b.legacySubscribe(ctx, r)
 	case "logging/setLevel":
 		return b.setLevel(ctx, r)
 	}

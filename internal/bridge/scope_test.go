@@ -148,7 +148,7 @@ func TestSinkScopes(t *testing.T) {
 			Warnf:       func(string, ...any) {},
 			RPCError:    func(_ context.Context, err error, _ string) error { return err },
 			CallOptions: func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} },
-		}, in, sink)
+		}, in, sink, nil)
 	})
 	send := func(line string) {
 		t.Helper()

@@ -82,12 +82,21 @@ func (s *lineSink) Send(_ json.RawMessage, m *jsonrpc.Message) error {
 // until in ends ("exit when the host closes stdin"). If mcpd is not running
 // it serves anyway, answering that, and connects when mcpd is there.
 func ServeStdio(ctx context.Context, be Backend, opts Options, in io.Reader, out io.Writer) error {
-	return serveLines(ctx, be, opts, in, &lineSink{w: out})
+	return serveLines(ctx, be, opts, in, &lineSink{w: out}, nil)
+}
+
+// ServeStarted is ServeStdio for a caller that must tell its host how the
+// start went before anything else (mcpd's bridge socket answers the
+// header first): started is called once, with nil when the bridge is
+// serving or with the error it fails with, before in is read. Messages
+// the bridge sends meanwhile may reach out before started returns.
+func ServeStarted(ctx context.Context, be Backend, opts Options, in io.Reader, out io.Writer, started func(error)) error {
+	return serveLines(ctx, be, opts, in, &lineSink{w: out}, started)
 }
 
 // serveLines runs a bridge that reads the host's lines from in and sends
-// its messages to sink.
-func serveLines(ctx context.Context, be Backend, opts Options, in io.Reader, sink Sink) error {
+// its messages to sink; started, if not nil, is told how the start went.
+func serveLines(ctx context.Context, be Backend, opts Options, in io.Reader, sink Sink, started func(error)) error {
 	if opts.MaxLine <= 0 {
 		opts.MaxLine = DefaultMaxLine
 	}
@@ -96,6 +105,9 @@ func serveLines(ctx context.Context, be Backend, opts Options, in io.Reader, sin
 	life, cancel := context.WithCancel(ctx)
 	defer cancel()
 	b, err := startBridge(life, be, opts, sink)
+	if started != nil {
+		started(err)
+	}
 	if err != nil {
 		cancel()
 		b.wg.Wait()

@@ -248,8 +248,15 @@ func (b *bridge) legacySubscribe(ctx context.Context, r *hostReq) (json.RawMessa
 		delete(b.subs.legacy, uri)
 		b.subs.refs[uri]--
 	}
+	// Before the bridge is up, announceUp syncs them (marked before isUp is
+	// asked again below, so that one of the two does).
+	if !b.isUp() {
+		b.upst.degraded = true
+	}
 	b.mu.Unlock()
-	b.syncURIs(ctx)
+	if b.isUp() {
+		b.syncURIs(ctx)
+	}
 	return json.RawMessage("{}"), nil
 }
 

@@ -436,34 +436,7 @@ func TestOtherUIDRejected(t *testing.T) {
 	if err := os.Chmod(d.socket, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	// A copy of this test binary that the other user can execute.
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	binDir := newDir(t)
-	if err := os.Chmod(binDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(binDir, "client")
-	data, err := os.ReadFile(exe)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	getStatusAs := func(uid int) string {
-		cmd := exec.Command(bin, "-test.run=^$")
-		cmd.Env = append(daemonEnv(), envHelper+"=getstatus", paths.EnvSocket+"="+d.socket)
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
-		cmd.Dir = binDir
-		out, err := cmd.Output()
-		if err != nil {
-			t.Fatalf("client as uid %d: %v", uid, err)
-		}
-		return strings.TrimSpace(string(out))
-	}
+	getStatusAs := helperAs(t, "getstatus", d.socket)
 	if got := getStatusAs(0); got != codes.OK.String() {
 		t.Fatalf("GetStatus as our own uid = %s, want OK", got)
 	}
@@ -479,6 +452,40 @@ func TestOtherUIDRejected(t *testing.T) {
 		}
 		return false, nil
 	})
+}
+
+// helperAs returns a function that runs the helper mode of a copy of
+// this test binary, which another user can execute, as uid against
+// socket, and returns what it printed.
+func helperAs(t *testing.T, mode, socket string) func(uid int) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := newDir(t)
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "client")
+	data, err := os.ReadFile(exe)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return func(uid int) string {
+		cmd := exec.Command(bin, "-test.run=^$")
+		cmd.Env = append(daemonEnv(), envHelper+"="+mode, paths.EnvSocket+"="+socket)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+		cmd.Dir = dir
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("client as uid %d: %v", uid, err)
+		}
+		return strings.TrimSpace(string(out))
+	}
 }
 
 func TestSocketActivation(t *testing.T) {
@@ -556,6 +563,8 @@ func helperMain(mode string) int {
 		_, err = mcpdv1.NewMcpdClient(conn).GetStatus(ctx, &mcpdv1.GetStatusRequest{})
 		fmt.Println(status.Code(err))
 		return 0
+	case "bridgeheader":
+		return bridgeHeaderMain()
 	case "activate":
 		// Play systemd after fork: LISTEN_PID is this process, which exec
 		// turns into mcpd, keeping the pid and the socket on fd 3.

@@ -1,0 +1,284 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/bridge"
+)
+
+// The bridge's fast path: mcpd runs the bridge itself and serves it on its
+// bridge socket (bridge.RelaySocketPath); mcpdctl only relays the host's
+// bytes, with no gRPC client and no decoding beyond each line's envelope.
+// When that socket is not there (mcpd not running, or an mcpd without it)
+// the bridge runs here over gRPC as before. When the connection breaks
+// (mcpd stopped or restarted), the host's requests in flight are answered
+// with an error and the session goes on with the bridge run here, fed
+// first with what it needs to know of the session (relayTracker).
+
+// relayEnv set to "0" makes mcpdctl bridge run its bridge itself, never
+// through mcpd's bridge socket.
+const relayEnv = "MCPD_BRIDGE_RELAY"
+
+// Bounds of the relay.
+const (
+	relayDialTimeout = 2 * time.Second
+	// relayAnswerTimeout bounds mcpd's answer to the header: it is sent
+	// once the bridge is set up, which may start the servers.
+	relayAnswerTimeout = 2 * time.Minute
+	relayBuffer        = 256 << 10
+)
+
+// errNoRelay is a relay that could not be opened: the bridge runs here.
+var errNoRelay = errors.New("no bridge socket")
+
+// dialRelay connects to mcpd's bridge socket for the API socket at
+// socket, sends h and reads the answer. An error wrapping errNoRelay
+// means the bridge is to run here; any other is the bridge's own failure
+// (an unknown server, a bad profile), as mcpd words it.
+func dialRelay(ctx context.Context, socket string, h bridge.RelayHeader) (*net.UnixConn, *bufio.Reader, error) {
+	d := net.Dialer{Timeout: relayDialTimeout}
+	c, err := d.DialContext(ctx, "unix", bridge.RelaySocketPath(socket))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%w: %w", errNoRelay, err)
+	}
+	conn := c.(*net.UnixConn)
+	stop := context.AfterFunc(ctx, func() { conn.Close() })
+	defer stop()
+	data, err := json.Marshal(h)
+	if err != nil {
+		conn.Close()
+		return nil, nil, fmt.Errorf("bridge header: %w", err)
+	}
+	_ = conn.SetDeadline(time.Now().Add(relayAnswerTimeout))
+	br := bufio.NewReaderSize(conn, relayBuffer)
+	var a bridge.RelayAnswer
+	if _, err = conn.Write(append(data, '\n')); err == nil {
+		var line []byte
+		if line, err = br.ReadSlice('\n'); err == nil {
+			err = json.Unmarshal(line, &a)
+		}
+	}
+	_ = conn.SetDeadline(time.Time{})
+	switch {
+	case ctx.Err() != nil:
+		conn.Close()
+		return nil, nil, ctx.Err()
+	case err != nil: // mcpd went away meanwhile, or is not one that answers
+		conn.Close()
+		return nil, nil, fmt.Errorf("%w: %w", errNoRelay, err)
+	case !a.OK:
+		conn.Close()
+		return nil, nil, errors.New(a.Error)
+	}
+	return conn, br, nil
+}
+
+// relay is one host session relayed to mcpd's bridge socket.
+type relay struct {
+	conn     *net.UnixConn
+	src      io.Reader // conn, past the answer
+	out      io.Writer // the host's stdout
+	warnf    func(format string, args ...any)
+	down     func() error                            // the error for requests in flight when mcpd goes
+	fallback func(in io.Reader, out io.Writer) error // the bridge run here
+	wg       sync.WaitGroup                          // relayDown and the fallback
+
+	mu          sync.Mutex // guards the fields below
+	track       relayTracker
+	broken      bool           // the connection ended: stdin goes to fb
+	interrupted bool           // ctx ended: no fallback
+	stdinDone   bool           // stdin ended (conn's write side is closed)
+	fb          *io.PipeWriter // the fallback's stdin; nil without one
+	fbErr       error          // the fallback's result
+	switched    chan struct{}  // closed once broken is handled
+
+	// Used by the stdin loop only.
+	flushed  bool // the partial line was given to the fallback
+	skipping bool // dropping the rest of an oversize line
+}
+
+// run relays until stdin ends and the session is over.
+func (r *relay) run(ctx context.Context, in io.Reader) error {
+	r.switched = make(chan struct{})
+	r.wg.Go(r.relayDown)
+	stop := context.AfterFunc(ctx, func() {
+		r.mu.Lock()
+		r.interrupted = true
+		r.mu.Unlock()
+		r.conn.Close()
+	})
+	defer stop()
+	err := r.relayUp(in)
+	r.wg.Wait()
+	if err != nil {
+		return err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fbErr
+}
+
+// relayUp copies stdin to mcpd, or to the fallback once the connection
+// broke, until stdin ends.
+func (r *relay) relayUp(in io.Reader) error {
+	buf := make([]byte, relayBuffer)
+	for {
+		n, err := in.Read(buf)
+		if n > 0 {
+			r.forward(buf[:n])
+		}
+		if err != nil {
+			r.endInput()
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return fmt.Errorf("read stdin: %w", err)
+		}
+	}
+}
+
+// forward sends a chunk of stdin on.
+func (r *relay) forward(p []byte) {
+	r.mu.Lock()
+	broken := r.broken
+	if !broken {
+		r.track.feed(p) // before the write: a break answers what was fed
+	}
+	r.mu.Unlock()
+	if !broken {
+		if _, err := r.conn.Write(p); err == nil {
+			return
+		}
+		r.conn.Close() // relayDown sees it and switches
+		<-r.switched
+		return // what was fed is answered; the partial line goes on below
+	}
+	<-r.switched
+	r.toFallback(p)
+}
+
+// toFallback writes p to the fallback's stdin, after the line the relay
+// was in the middle of when the connection broke.
+func (r *relay) toFallback(p []byte) {
+	r.mu.Lock()
+	fb := r.fb
+	var partial []byte
+	if !r.flushed {
+		r.flushed = true
+		partial, r.skipping = r.track.partial()
+	}
+	r.mu.Unlock()
+	if fb == nil {
+		return // interrupted: the bridge is ending
+	}
+	if r.skipping { // the rest of an oversize line mcpd had the start of
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			return
+		}
+		p, r.skipping = p[i+1:], false
+	}
+	if len(partial) > 0 {
+		if _, err := fb.Write(partial); err != nil {
+			return
+		}
+	}
+	_, _ = fb.Write(p) // fails only once the fallback ended
+}
+
+// endInput is the end of stdin: mcpd is told (its bridge answers what is
+// in flight, then closes), or the fallback's stdin is closed.
+func (r *relay) endInput() {
+	r.mu.Lock()
+	r.stdinDone = true
+	broken := r.broken
+	r.mu.Unlock()
+	if !broken {
+		_ = r.conn.CloseWrite()
+		return
+	}
+	<-r.switched
+	r.mu.Lock()
+	fb := r.fb
+	r.mu.Unlock()
+	if fb != nil {
+		fb.Close()
+	}
+}
+
+// relayDown copies mcpd's output to stdout, and its warnings to stderr,
+// until the connection ends; then it handles the break.
+func (r *relay) relayDown() {
+	buf := make([]byte, relayBuffer)
+	var d relayDemux
+	for {
+		n, err := r.src.Read(buf)
+		if n > 0 {
+			d.split(buf[:n], r.out, r.warnf, r.answered)
+		}
+		if err != nil {
+			r.broke(d.midLine())
+			return
+		}
+	}
+}
+
+// answered forgets a request mcpd answered.
+func (r *relay) answered(id []byte) {
+	r.mu.Lock()
+	r.track.answered(id)
+	r.mu.Unlock()
+}
+
+// broke handles the end of the connection: unless the session is over
+// (stdin ended, or ctx), the host's requests in flight are answered with
+// an error and the bridge run here takes the session on.
+func (r *relay) broke(midLine bool) {
+	r.conn.Close()
+	r.mu.Lock()
+	defer close(r.switched)
+	defer r.mu.Unlock()
+	r.broken = true
+	if r.interrupted {
+		return
+	}
+	var answers []byte
+	if midLine {
+		answers = append(answers, '\n') // end mcpd's cut line
+	}
+	answers = r.track.failInFlight(answers, r.down().Error())
+	if len(answers) > 0 {
+		if _, err := r.out.Write(answers); err != nil {
+			r.warnf("bridge: write stdout: %v", err)
+		}
+	}
+	if r.stdinDone {
+		return // nothing more will come
+	}
+	r.warnf("bridge: lost mcpd's bridge socket; serving over the API socket")
+	pr, pw := io.Pipe()
+	r.fb = pw
+	replay, gate := r.track.replay()
+	in := io.MultiReader(replay, pr)
+	out := &replayFilter{w: r.out, gate: gate}
+	r.wg.Go(func() {
+		err := r.fallback(in, out)
+		pr.CloseWithError(errors.New("the bridge ended"))
+		r.mu.Lock()
+		r.fbErr = err
+		r.mu.Unlock()
+	})
+}
+
+// relayOff reports whether the environment turns the relay off.
+func relayOff() bool { return os.Getenv(relayEnv) == "0" }

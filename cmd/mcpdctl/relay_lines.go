@@ -1,0 +1,322 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+)
+
+// replayPrefix starts the ids of the requests replayed to the fallback,
+// whose answers the host never sees.
+const replayPrefix = "mcpdctl-replay-"
+
+// replayInitWait bounds the wait for the answer to the replayed initialize
+// before the rest is replayed.
+const replayInitWait = 10 * time.Second
+
+// maxAccumulated is the largest line buffer kept for the next line.
+const maxAccumulated = 1 << 20
+
+// relayTracker follows the host's lines on their way to mcpd, by their
+// envelope only: the requests in flight (to answer them if the connection
+// breaks) and what a new bridge must be told to go on with the session: a
+// legacy host's initialize and notifications/initialized, its
+// logging/setLevel and the resources it subscribed to.
+type relayTracker struct {
+	max  int    // --max-line-size: a longer line is not kept
+	acc  []byte // the current line's start, when it spans chunks
+	over bool   // the current line is longer than max
+
+	inflight    map[string]json.RawMessage // the host's requests in flight, by id as written
+	initialize  *jsonrpc.Message           // the last initialize
+	initialized bool                       // notifications/initialized was sent
+	setLevel    *jsonrpc.Message           // the last logging/setLevel
+	subscribed  []string                   // subscribed URIs, in order
+}
+
+// feed follows a chunk of the host's bytes.
+func (t *relayTracker) feed(p []byte) {
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			t.keep(p)
+			return
+		}
+		if len(t.acc) == 0 && !t.over {
+			if i <= t.max { // a longer one mcpd answers itself, as too large
+				t.line(p[:i])
+			}
+		} else {
+			t.keep(p[:i])
+			if !t.over {
+				t.line(t.acc)
+			}
+			t.acc, t.over = t.acc[:0], false
+			if cap(t.acc) > maxAccumulated {
+				t.acc = nil
+			}
+		}
+		p = p[i+1:]
+	}
+}
+
+// keep adds p to the current line unless it grows past max.
+func (t *relayTracker) keep(p []byte) {
+	if t.over {
+		return
+	}
+	if len(t.acc)+len(p) > t.max {
+		t.acc, t.over = nil, true
+		return
+	}
+	t.acc = append(t.acc, p...)
+}
+
+// partial is the start of the line stdin is in the middle of, a copy, or
+// skip when it is an oversize line whose rest must be dropped.
+func (t *relayTracker) partial() (start []byte, skip bool) {
+	return bytes.Clone(t.acc), t.over
+}
+
+// line follows one whole line.
+func (t *relayTracker) line(l []byte) {
+	env, err := jsonrpc.DecodeEnvelope(l)
+	if err != nil || env.Method == "" {
+		return // mcpd answers what it cannot read; a response is the host's
+	}
+	if len(env.ID) == 0 || string(env.ID) == "null" {
+		t.notification(env)
+		return
+	}
+	if t.inflight == nil {
+		t.inflight = map[string]json.RawMessage{}
+	}
+	t.inflight[string(env.ID)] = bytes.Clone(env.ID)
+	switch env.Method {
+	case "initialize":
+		t.initialize = &jsonrpc.Message{Method: env.Method, Params: bytes.Clone(env.Params)}
+		t.initialized = false
+	case "logging/setLevel":
+		t.setLevel = &jsonrpc.Message{Method: env.Method, Params: bytes.Clone(env.Params)}
+	case "resources/subscribe", "resources/unsubscribe":
+		var p struct {
+			URI string `json:"uri"`
+		}
+		if json.Unmarshal(env.Params, &p) != nil || p.URI == "" {
+			return
+		}
+		t.subscribe(p.URI, env.Method == "resources/subscribe")
+	}
+}
+
+// notification follows one of the host's notifications.
+func (t *relayTracker) notification(env jsonrpc.Envelope) {
+	switch env.Method {
+	case "notifications/initialized":
+		t.initialized = true
+	case "notifications/cancelled": // the bridge does not answer it then
+		var p struct {
+			RequestID json.RawMessage `json:"requestId"`
+		}
+		if json.Unmarshal(env.Params, &p) == nil {
+			delete(t.inflight, string(p.RequestID))
+		}
+	}
+}
+
+func (t *relayTracker) subscribe(uri string, on bool) {
+	for i, u := range t.subscribed {
+		if u == uri {
+			if !on {
+				t.subscribed = append(t.subscribed[:i], t.subscribed[i+1:]...)
+			}
+			return
+		}
+	}
+	if on {
+		t.subscribed = append(t.subscribed, uri)
+	}
+}
+
+// answered forgets the request mcpd answered.
+func (t *relayTracker) answered(id []byte) { delete(t.inflight, string(id)) }
+
+// failInFlight appends an error answer with msg to every request in
+// flight and forgets them.
+func (t *relayTracker) failInFlight(out []byte, msg string) []byte {
+	for _, id := range t.inflight {
+		m := &jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: id, Error: jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", msg)}
+		if b, err := jsonrpc.AppendMessage(out, m); err == nil {
+			out = append(b, '\n')
+		}
+	}
+	clear(t.inflight)
+	return out
+}
+
+// replay is what a new bridge is fed before the rest of stdin: the
+// host's initialize, then (once it is answered, which gate says)
+// notifications/initialized, logging/setLevel and resources/subscribe.
+func (t *relayTracker) replay() (io.Reader, *replayGate) {
+	gate := &replayGate{initAnswered: make(chan struct{})}
+	var first, rest []byte
+	n := 0
+	add := func(b []byte, m *jsonrpc.Message) []byte {
+		m.JSONRPC = jsonrpc.Version
+		if m.Method != "notifications/initialized" {
+			n++
+			m.ID = json.RawMessage(strconv.Quote(replayPrefix + strconv.Itoa(n)))
+		}
+		out, err := jsonrpc.AppendMessage(b, m)
+		if err != nil {
+			return b
+		}
+		return append(out, '\n')
+	}
+	if t.initialize != nil {
+		first = add(nil, &jsonrpc.Message{Method: t.initialize.Method, Params: t.initialize.Params})
+		gate.initID = []byte(strconv.Quote(replayPrefix + "1"))
+	} else {
+		close(gate.initAnswered)
+	}
+	if t.initialized {
+		rest = add(rest, &jsonrpc.Message{Method: "notifications/initialized"})
+	}
+	if t.setLevel != nil {
+		rest = add(rest, &jsonrpc.Message{Method: t.setLevel.Method, Params: t.setLevel.Params})
+	}
+	for _, u := range t.subscribed {
+		p, _ := json.Marshal(map[string]string{"uri": u})
+		rest = add(rest, &jsonrpc.Message{Method: "resources/subscribe", Params: p})
+	}
+	return io.MultiReader(bytes.NewReader(first), gate, bytes.NewReader(rest)), gate
+}
+
+// replayGate holds the replay back until the replayed initialize was
+// answered (a bridge takes notifications/initialized only after it), for
+// at most replayInitWait. As an io.Reader it is empty once open.
+type replayGate struct {
+	initID       []byte        // the replayed initialize's id; nil for none
+	initAnswered chan struct{} // closed once it was answered
+	once         sync.Once
+}
+
+func (g *replayGate) Read([]byte) (int, error) {
+	t := time.NewTimer(replayInitWait)
+	defer t.Stop()
+	select {
+	case <-g.initAnswered:
+	case <-t.C:
+	}
+	return 0, io.EOF
+}
+
+// replayFilter is the fallback bridge's stdout: it drops the answers to
+// the replayed requests. The bridge writes each message with one Write.
+type replayFilter struct {
+	w    io.Writer
+	gate *replayGate
+}
+
+func (f *replayFilter) Write(p []byte) (int, error) {
+	id, _ := messageID(p)
+	if !bytes.HasPrefix(id, []byte(`"`+replayPrefix)) {
+		return f.w.Write(p)
+	}
+	if bytes.Equal(id, f.gate.initID) {
+		f.gate.once.Do(func() { close(f.gate.initAnswered) })
+	}
+	return len(p), nil
+}
+
+// messagePrefix is how mcpd's bridge starts every message with an id
+// (jsonrpc.AppendMessage).
+const messagePrefix = `{"jsonrpc":"2.0","id":`
+
+// messageID is the id of a message the bridge wrote, or nil, and whether
+// it is a request (of the bridge to the host) rather than an answer; head
+// is the message's start.
+func messageID(head []byte) (id []byte, request bool) {
+	rest, ok := bytes.CutPrefix(head, []byte(messagePrefix))
+	if !ok {
+		return nil, false
+	}
+	end := jsonrpc.ValueEnd(rest, 0)
+	if end < 0 {
+		return nil, false
+	}
+	return rest[:end], bytes.HasPrefix(rest[end:], []byte(`,"method"`))
+}
+
+// relayDemux splits mcpd's output into the host's messages, written on in
+// runs as they come, and the bridge's warnings (bridge.RelayWarning
+// lines), printed on stderr; it sees the id of each answer go by.
+type relayDemux struct {
+	mid  bool   // within a line
+	warn bool   // the current line is a warning
+	text []byte // the warning so far
+	head []byte // the current message's start, up to headSize bytes
+}
+
+// headSize is how much of a message's start is kept to find its id.
+const headSize = 512
+
+// maxWarning bounds a warning line.
+const maxWarning = 16 << 10
+
+// split handles one chunk of mcpd's output.
+func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), answered func(id []byte)) {
+	start := 0 // of the bytes not written out yet
+	for i := 0; i < len(p); {
+		if !d.mid {
+			d.mid, d.warn, d.head = true, p[i] == bridge.RelayWarning, d.head[:0]
+			if d.warn {
+				write(out, p[start:i], warnf)
+				i++ // the marker
+			}
+		}
+		end := len(p)
+		if nl := bytes.IndexByte(p[i:], '\n'); nl >= 0 {
+			end = i + nl
+		}
+		if d.warn {
+			d.text = append(d.text, p[i:min(end, i+max(0, maxWarning-len(d.text)))]...)
+		} else if len(d.head) < headSize {
+			d.head = append(d.head, p[i:min(end, i+headSize-len(d.head))]...)
+		}
+		if end == len(p) {
+			break
+		}
+		if d.warn {
+			warnf("%s", d.text)
+			d.text = d.text[:0]
+			start = end + 1
+		} else if id, request := messageID(d.head); id != nil && !request {
+			answered(id)
+		}
+		d.mid = false
+		i = end + 1
+	}
+	if !d.mid || !d.warn {
+		write(out, p[start:], warnf)
+	}
+}
+
+// midLine reports whether the output ended within a message.
+func (d *relayDemux) midLine() bool { return d.mid && !d.warn }
+
+// write writes p to the host, if any.
+func write(out io.Writer, p []byte, warnf func(string, ...any)) {
+	if len(p) == 0 {
+		return
+	}
+	if _, err := out.Write(p); err != nil {
+		warnf("bridge: write stdout: %v", err)
+	}
+}

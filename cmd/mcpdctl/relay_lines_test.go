@@ -1,0 +1,104 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The tracker sees the host's requests in flight through any chunking,
+// forgets the cancelled and the answered, and keeps what a new bridge
+// must be told.
+func TestRelayTracker(t *testing.T) {
+	in := strings.Join([]string{
+		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"h"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"method":"resources/subscribe","params":{"uri":"a://1"},"jsonrpc":"2.0","id":"s1"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"a://2"}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"resources/unsubscribe","params":{"uri":"a://1"}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"x","arguments":{"id":99}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow"}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}`,
+		`{"jsonrpc":"2.0","id":"mcpd-1","result":{}}`,
+		`not json`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"` + strings.Repeat("x", 300) + `"}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":8,"method":"pi`,
+	}, "\n")
+	for _, size := range []int{1, 7, 64, len(in)} {
+		tr := relayTracker{max: 200}
+		for p := []byte(in); len(p) > 0; {
+			n := min(size, len(p))
+			tr.feed(p[:n])
+			p = p[n:]
+		}
+		for _, id := range []string{"0", `"s1"`, "2", "3"} {
+			tr.answered([]byte(id))
+		}
+		var got []string
+		for k := range tr.inflight {
+			got = append(got, k)
+		}
+		if len(got) != 2 || tr.inflight["4"] == nil || tr.inflight["7"] == nil {
+			t.Errorf("chunks of %d: in flight %q, want 4 and 7 (6 is over --max-line-size)", size, got)
+		}
+		if start, skip := tr.partial(); string(start) != `{"jsonrpc":"2.0","id":8,"method":"pi` || skip {
+			t.Errorf("chunks of %d: partial %q %v", size, start, skip)
+		}
+		replay, gate := tr.replay()
+		close(gate.initAnswered)
+		data, _ := io.ReadAll(replay)
+		want := `{"jsonrpc":"2.0","id":"mcpdctl-replay-1","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"h"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+{"jsonrpc":"2.0","id":"mcpdctl-replay-2","method":"resources/subscribe","params":{"uri":"a://2"}}
+`
+		if diff := cmp.Diff(want, string(data)); diff != "" {
+			t.Errorf("chunks of %d: replay (-want +got):\n%s", size, diff)
+		}
+		out := string(tr.failInFlight(nil, "mcpd is not running"))
+		if strings.Count(out, "\n") != 2 || !strings.Contains(out, `{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"mcpd is not running"}}`) {
+			t.Errorf("chunks of %d: answers %q", size, out)
+		}
+	}
+}
+
+// The demultiplexer passes mcpd's messages through as they come, takes
+// its warning lines out for stderr, and sees each answer's id, not the
+// ids of the bridge's own requests.
+func TestRelayDemux(t *testing.T) {
+	in := "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"id\":1}}\n" +
+		"!bridge: server \"x\" is unavailable\n" +
+		"{\"jsonrpc\":\"2.0\",\"id\":\"mcpd-1\",\"method\":\"roots/list\"}\n" +
+		"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n" +
+		"{\"jsonrpc\":\"2.0\",\"id\":\"a b\",\"error\":{\"code\":1,\"message\":\"m\"}}\n" +
+		"{\"jsonrpc\":\"2.0\",\"id\":9,\"res"
+	for _, size := range []int{1, 5, len(in)} {
+		var out bytes.Buffer
+		var warnings, ids []string
+		var d relayDemux
+		warnf := func(f string, a ...any) {
+			warnings = append(warnings, strings.TrimPrefix(f, "%s")+string(a[0].([]byte)))
+		}
+		for p := []byte(in); len(p) > 0; {
+			n := min(size, len(p))
+			d.split(p[:n], &out, warnf, func(id []byte) { ids = append(ids, string(id)) })
+			p = p[n:]
+		}
+		wantOut := strings.Replace(in, "!bridge: server \"x\" is unavailable\n", "", 1)
+		if out.String() != wantOut {
+			t.Errorf("chunks of %d: out %q", size, out.String())
+		}
+		if diff := cmp.Diff([]string{`bridge: server "x" is unavailable`}, warnings); diff != "" {
+			t.Errorf("chunks of %d: warnings (-want +got):\n%s", size, diff)
+		}
+		if diff := cmp.Diff([]string{"4", `"a b"`}, ids); diff != "" {
+			t.Errorf("chunks of %d: answered (-want +got):\n%s", size, diff)
+		}
+		if !d.midLine() {
+			t.Errorf("chunks of %d: not mid-line at a cut message", size)
+		}
+	}
+}

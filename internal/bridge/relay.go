@@ -1,0 +1,49 @@
+package bridge
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// mcpd serves "mcpdctl bridge" on a socket of its own, next to the API
+// socket: mcpdctl writes one header line (RelayHeader), mcpd answers one
+// (RelayAnswer), and from then on the connection carries the host's
+// newline-delimited JSON-RPC as stdio does, which mcpd serves with this
+// package's bridge in its own process. mcpdctl only relays bytes, so the
+// host pays for no gRPC client. Besides MCP messages, mcpd writes the
+// bridge's operator warnings on the connection, each a line starting with
+// RelayWarning, which mcpdctl prints on stderr.
+
+// RelayHeader is the bridge's command line, as mcpdctl sends it.
+type RelayHeader struct {
+	Names     []string `json:"names,omitempty"`     // servers to serve, in order
+	All       bool     `json:"all,omitempty"`       // every enabled server (of the profile)
+	Profile   string   `json:"profile,omitempty"`   // --profile; "" for none
+	Prefix    string   `json:"prefix,omitempty"`    // --prefix: "always", "on-collision" or ""
+	Root      string   `json:"root,omitempty"`      // --root, absolute; "" for none
+	TimeoutMs int64    `json:"timeoutMs,omitempty"` // --timeout per forwarded request; 0: none
+	MaxLine   int      `json:"maxLine,omitempty"`   // --max-line-size; 0: DefaultMaxLine
+	Client    string   `json:"client,omitempty"`    // the relaying program's name…
+	Version   string   `json:"version,omitempty"`   // …and version
+}
+
+// RelayAnswer is mcpd's answer to the header: OK, or the error the bridge
+// fails with, for mcpdctl to print.
+type RelayAnswer struct {
+	OK    bool   `json:"ok"`
+	Error string `json:"error,omitempty"`
+}
+
+// RelayWarning starts a line of the bridge socket that is an operator
+// warning rather than an MCP message (which always starts with '{').
+const RelayWarning = '!'
+
+// MaxRelayHeader bounds the header line, in bytes.
+const MaxRelayHeader = 64 << 10
+
+// RelaySocketPath is where mcpd serves the bridge for an API socket at
+// apiSocket: beside it, "mcpd.sock" becoming "mcpd-bridge.sock".
+func RelaySocketPath(apiSocket string) string {
+	dir, base := filepath.Split(apiSocket)
+	return filepath.Join(dir, strings.TrimSuffix(base, ".sock")+"-bridge.sock")
+}

@@ -1,0 +1,182 @@
+package bridgeface
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"sync"
+	"time"
+
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/profile"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// defaultAppName is how a session is listed until its host's calls name
+// it (the gRPC bridge's name for itself, which the audit log knows).
+const defaultAppName = "mcpdctl-bridge"
+
+// session is one connection's bridge.
+type session struct {
+	conn net.Conn
+	in   *bufio.Reader // the connection, past the header
+	out  *connWriter
+	h    bridge.RelayHeader
+	app  *api.LocalApp // nil until the header was read
+}
+
+// openSession reads and checks the header of c and registers the app. On
+// error the session can only answer it.
+func openSession(c net.Conn, srv *api.Server, uid, pid int) (*session, error) {
+	s := &session{conn: c, in: bufio.NewReaderSize(c, 64<<10), out: newConnWriter(c)}
+	if err := c.SetReadDeadline(time.Now().Add(headerTimeout)); err != nil {
+		return s, fmt.Errorf("set deadline: %w", err)
+	}
+	h, err := readHeader(s.in)
+	if err != nil {
+		return s, err
+	}
+	if err := c.SetReadDeadline(time.Time{}); err != nil {
+		return s, fmt.Errorf("clear deadline: %w", err)
+	}
+	s.h = h
+	s.app = srv.NewLocalApp(api.TransportRelay, defaultAppName, uid, pid)
+	return s, nil
+}
+
+// readHeader reads the header line and checks it.
+func readHeader(r *bufio.Reader) (bridge.RelayHeader, error) {
+	var h bridge.RelayHeader
+	line, err := r.ReadSlice('\n')
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		return h, fmt.Errorf("bad header: longer than %d bytes", r.Size())
+	case err != nil:
+		return h, fmt.Errorf("bad header: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&h); err != nil {
+		return h, fmt.Errorf("bad header: want one JSON object line of bridge options: %w", err)
+	}
+	if h.All == (len(h.Names) > 0) {
+		return h, errors.New("bad header: name at least one server, or all")
+	}
+	if _, ok := profile.ParsePrefix(h.Prefix); !ok {
+		return h, fmt.Errorf("bad header: prefix must be \"always\" or \"on-collision\", not %q", h.Prefix)
+	}
+	if h.MaxLine < 0 || h.TimeoutMs < 0 {
+		return h, errors.New("bad header: maxLine and timeoutMs must not be negative")
+	}
+	return h, nil
+}
+
+// answer writes the header's answer: ok for nil, else err's text.
+func (s *session) answer(err error) {
+	a := bridge.RelayAnswer{OK: err == nil}
+	if err != nil {
+		a.Error = err.Error()
+	}
+	s.out.open(a)
+}
+
+// run serves the host's session until the connection's input ends, with
+// the options of the header, as the host's app.
+func (s *session) run(life context.Context, be bridge.Backend) error {
+	h := s.h
+	ctx := bridge.WithCaller(life, s.app)
+	if h.Root != "" {
+		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(api.MetadataRoot, h.Root))
+	}
+	timeout := time.Duration(h.TimeoutMs) * time.Millisecond
+	client := &mcpdv1.ClientInfo{Name: h.Client, Version: h.Version}
+	opts := bridge.Options{
+		Names:   h.Names,
+		All:     h.All,
+		Timeout: timeout,
+		MaxLine: h.MaxLine,
+		Warnf:   s.out.warnf,
+		RPCError: func(ctx context.Context, err error, _ string) error {
+			return startError(ctx, err, timeout)
+		},
+		CallOptions: func() *mcpdv1.CallOptions {
+			return &mcpdv1.CallOptions{TimeoutMs: h.TimeoutMs, Client: client}
+		},
+		Profile: h.Profile,
+		Prefix:  profile.Prefix(h.Prefix),
+	}
+	return bridge.ServeStarted(ctx, be, opts, s.in, s.out, s.answer)
+}
+
+// startError is the message of a call that failed while the bridge
+// started, as mcpdctl words it for the gRPC bridge.
+func startError(ctx context.Context, err error, timeout time.Duration) error {
+	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
+		return fmt.Errorf("timed out after %s (see --timeout)", timeout)
+	}
+	if st, ok := status.FromError(err); ok {
+		return errors.New(st.Message())
+	}
+	return err
+}
+
+// connWriter is the session's output: the header's answer first, then the
+// bridge's lines (one Write each) and its warnings, never interleaved.
+// What is written before the answer is held until it is out; after a
+// failed start it is dropped, as is everything after.
+type connWriter struct {
+	w io.Writer
+
+	mu       sync.Mutex // serializes writes to w; guards the fields below
+	answered bool
+	discard  bool   // the start failed: nothing follows the answer
+	held     []byte // written before the answer
+}
+
+func newConnWriter(w io.Writer) *connWriter { return &connWriter{w: w} }
+
+// open writes the answer, then what was held.
+func (w *connWriter) open(a bridge.RelayAnswer) {
+	data, _ := json.Marshal(a) // plain strings and a bool: cannot fail
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.answered {
+		return
+	}
+	w.answered, w.discard = true, !a.OK
+	data = append(data, '\n')
+	if a.OK {
+		data = append(data, w.held...)
+	}
+	w.held = nil
+	_, _ = w.w.Write(data) // a failed write ends the session's reads too
+}
+
+func (w *connWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case w.discard:
+		return len(p), nil
+	case !w.answered:
+		w.held = append(w.held, p...)
+		return len(p), nil
+	}
+	return w.w.Write(p)
+}
+
+// warnf sends an operator warning, one line, for mcpdctl's stderr.
+func (w *connWriter) warnf(format string, args ...any) {
+	msg := strings.NewReplacer("\r", " ", "\n", " ").Replace(fmt.Sprintf(format, args...))
+	_, _ = w.Write([]byte(string(bridge.RelayWarning) + msg + "\n"))
+}

@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/paths"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// appsByTransport is the connected apps' names, by how they reach mcpd.
+func appsByTransport(t *testing.T, d *daemon) map[string][]string {
+	t.Helper()
+	st, err := d.client().GetStatus(ctxT(t), &mcpdv1.GetStatusRequest{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	for _, a := range st.GetApps() {
+		out[a.GetTransport()] = append(out[a.GetTransport()], a.GetName())
+	}
+	return out
+}
+
+// mcpdctl bridge goes through mcpd's bridge socket when mcpd serves one:
+// its host is an app of transport "relay", named as the gRPC bridge names
+// it; MCPD_BRIDGE_RELAY=0 runs the bridge in mcpdctl over gRPC instead.
+func TestBridgeRelayPath(t *testing.T) {
+	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
+	if _, err := os.Stat(bridge.RelaySocketPath(d.socket)); err != nil {
+		t.Fatalf("bridge socket: %v", err)
+	}
+	cs, _ := goHost(t, d, "relayed", true, "g")
+	if got := callText(t, cs, "echo", map[string]any{"message": "via relay"}); got != "via relay" {
+		t.Fatalf("echo = %q", got)
+	}
+	if got := appsByTransport(t, d)["relay"]; len(got) != 1 || got[0] != "relayed (mcpdctl bridge)" {
+		t.Errorf("relay apps = %q, want the host named as the bridge names it", got)
+	}
+
+	cmd := bridgeCommand(d, "g")
+	cmd.Env = append(cmd.Env, "MCPD_BRIDGE_RELAY=0")
+	cs2 := connectHost(t, cmd, "direct", true, nil)
+	if got := callText(t, cs2, "echo", map[string]any{"message": "via grpc"}); got != "via grpc" {
+		t.Fatalf("echo = %q", got)
+	}
+	apps := appsByTransport(t, d)
+	if !slices.Contains(apps["grpc"], "direct (mcpdctl bridge)") || slices.Contains(apps["relay"], "direct (mcpdctl bridge)") {
+		t.Errorf("apps %v: want the MCPD_BRIDGE_RELAY=0 bridge on grpc", apps)
+	}
+}
+
+// A header mcpd cannot use is answered with a clear error, which mcpdctl
+// would print, and the connection closed.
+func TestBridgeSocketBadHeader(t *testing.T) {
+	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
+	for _, tt := range []struct{ header, want string }{
+		{"not json", "bad header: want one JSON object line of bridge options"},
+		{`{"names":["g"],"colour":"red"}`, `unknown field "colour"`},
+		{`{}`, "bad header: name at least one server, or all"},
+		{`{"names":["g"],"prefix":"sometimes"}`, `prefix must be "always" or "on-collision", not "sometimes"`},
+		{`{"names":["nope"]}`, `no such server "nope"`},
+	} {
+		got := bridgeHeader(t, bridge.RelaySocketPath(d.socket), tt.header)
+		var a bridge.RelayAnswer
+		if err := json.Unmarshal([]byte(got), &a); err != nil || a.OK || !strings.Contains(a.Error, tt.want) {
+			t.Errorf("header %s: answer %q, want an error with %q", tt.header, got, tt.want)
+		}
+	}
+	if got := bridgeHeader(t, bridge.RelaySocketPath(d.socket), `{"names":["g"]}`); got != `{"ok":true}` {
+		t.Errorf("good header: answer %q", got)
+	}
+}
+
+// bridgeHeader sends header on the bridge socket at path and returns the
+// answer line, or "closed" when mcpd closed the connection without one.
+func bridgeHeader(t *testing.T, path, header string) string {
+	t.Helper()
+	got, err := sendBridgeHeader(path, header)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got
+}
+
+func sendBridgeHeader(path, header string) (string, error) {
+	c, err := net.Dial("unix", path)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(waitTimeout)); err != nil {
+		return "", err
+	}
+	if _, err := fmt.Fprintf(c, "%s\n", header); err != nil {
+		return "closed", nil
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		return "closed", nil
+	}
+	return strings.TrimSpace(line), nil
+}
+
+// bridgeHeaderMain is the helper that sends a good header to the bridge
+// socket of $MCPD_SOCKET and prints the answer.
+func bridgeHeaderMain() int {
+	got, err := sendBridgeHeader(bridge.RelaySocketPath(os.Getenv(paths.EnvSocket)), `{"names":["g"]}`)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Println(got)
+	return 0
+}
+
+// The bridge socket serves only mcpd's own uid, whatever the file
+// permissions say.
+func TestBridgeSocketOtherUIDRejected(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to run a client as another uid; the socket's check is peercred's, which TestOtherUIDRejected and internal/peercred cover")
+	}
+	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
+	sock := bridge.RelaySocketPath(d.socket)
+	for _, dir := range []string{filepath.Dir(filepath.Dir(d.socket)), filepath.Dir(d.socket)} {
+		if err := os.Chmod(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Chmod(sock, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	headerAs := helperAs(t, "bridgeheader", d.socket)
+	if got := headerAs(0); got != `{"ok":true}` {
+		t.Fatalf("header as our own uid: %q", got)
+	}
+	if got := headerAs(65534); got != "closed" {
+		t.Errorf("header as uid 65534: %q, want the connection closed unanswered", got)
+	}
+	poll(t, "mcpd to log the rejection", func() (bool, error) {
+		for _, line := range strings.Split(d.stderr.String(), "\n") {
+			if strings.Contains(line, `"bridge.peercred"`) && strings.Contains(line, `"connection rejected"`) && strings.Contains(line, `"uid":65534`) {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+}
+
+// When mcpd stops during a relayed call, the host's call is answered with
+// an error at once, and the session goes on, served by mcpdctl itself,
+// once mcpd is back.
+func TestBridgeRelayCallInFlightAtRestart(t *testing.T) {
+	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
+	cs, _ := goHost(t, d, "host", true, "g")
+	c := d.client()
+	failed := make(chan error, 1)
+	go func() { // owned: the test waits for failed
+		_, err := cs.CallTool(ctxT(t), &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 600000}})
+		failed <- err
+	}()
+	logsContain(t, c, "g", "sleep started 600000")
+	d.status(c) // record the child for the leak check
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	d.wait()
+	select {
+	case err := <-failed:
+		if err == nil || !strings.Contains(err.Error(), "mcpd is not running") {
+			t.Errorf("call in flight when mcpd stopped: %v, want \"mcpd is not running\"", err)
+		}
+	case <-ctxT(t).Done():
+		t.Fatal("the call in flight was never answered")
+	}
+	d2 := spawnDaemon(t, d.socket, d.config)
+	d2.waitServing()
+	if got := callText(t, cs, "echo", map[string]any{"message": "back"}); got != "back" {
+		t.Errorf("echo after restart = %q", got)
+	}
+	d2.status(d2.client())
+}
