@@ -1280,8 +1280,9 @@ type AppStatus struct {
 	Pid int64 `protobuf:"varint,3,opt,name=pid,proto3" json:"pid,omitempty"`
 	// connected_at_unix_ms is when the connection opened (Unix ms).
 	ConnectedAtUnixMs int64 `protobuf:"varint,4,opt,name=connected_at_unix_ms,json=connectedAtUnixMs,proto3" json:"connected_at_unix_ms,omitempty"`
-	// transport is how the app reaches mcpd: "grpc" (the API socket) or
-	// "http" (an MCP host on mcpd's Streamable HTTP face).
+	// transport is how the app reaches mcpd: "grpc" (the API socket),
+	// "http" (an MCP host on mcpd's Streamable HTTP face) or "relay" (an MCP
+	// host through `mcpdctl bridge` on the bridge socket).
 	Transport string `protobuf:"bytes,5,opt,name=transport,proto3" json:"transport,omitempty"`
 	// profile is the profile of the app's last call, empty for none.
 	Profile       string `protobuf:"bytes,6,opt,name=profile,proto3" json:"profile,omitempty"`
