@@ -11,6 +11,8 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/mcpd-dev/mcpd/internal/oauth/oauthtest"
 )
 
 // logBuffer collects a Manager's log, at debug level, as text.
@@ -80,11 +82,11 @@ func browser(t *testing.T, authURL string) int {
 }
 
 // login runs a whole login for server against f.
-func (e *testEnv) login(t *testing.T, f *fakeAS, server string, cfg Config) Status {
+func (e *testEnv) login(t *testing.T, f *oauthtest.Server, server string, cfg Config) Status {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	flow, err := e.m.Login(ctx, server, f.mcpURL(), cfg, LoginOptions{})
+	flow, err := e.m.Login(ctx, server, f.MCPURL(), cfg, LoginOptions{})
 	if err != nil {
 		t.Fatalf("Login: %v", err)
 	}

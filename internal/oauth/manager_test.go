@@ -10,16 +10,18 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/oauth/oauthtest"
 )
 
 func TestLoginThenCalls(t *testing.T) {
-	f := newFakeAS(t)
+	f := oauthtest.New(t, nil)
 	e := newTestManager(t, filepath.Join(t.TempDir(), "state", "mcpd"))
-	a := e.m.For("remote", f.mcpURL(), Config{})
+	a := e.m.For("remote", f.MCPURL(), Config{})
 	ctx := context.Background()
 
 	// Before a login: no token, the server's 401 means a login is needed.
-	_, err := call(ctx, a, f.mcpURL())
+	_, err := call(ctx, a, f.MCPURL())
 	if !errors.Is(err, ErrLoginRequired) || !strings.Contains(err.Error(), "run: mcpdctl login remote") {
 		t.Fatalf("call before login: %v, want login required with the hint", err)
 	}
@@ -31,35 +33,35 @@ func TestLoginThenCalls(t *testing.T) {
 	}
 
 	st := e.login(t, f, "remote", Config{})
-	if !st.LoggedIn || st.LoginRequired || st.Issuer != f.url() || st.Resource != f.mcpURL() ||
+	if !st.LoggedIn || st.LoginRequired || st.Issuer != f.URL() || st.Resource != f.MCPURL() ||
 		!st.HasRefreshToken || st.Expiry.IsZero() || strings.Join(st.Scopes, " ") != "read" {
 		t.Fatalf("Status after login = %+v", st)
 	}
-	q := f.authorizeQuery
-	if q.Get("code_challenge_method") != "S256" || q.Get("resource") != f.mcpURL() || q.Get("scope") != "read" ||
+	q := f.AuthorizeQuery()
+	if q.Get("code_challenge_method") != "S256" || q.Get("resource") != f.MCPURL() || q.Get("scope") != "read" ||
 		!strings.HasPrefix(q.Get("redirect_uri"), "http://127.0.0.1:") {
 		t.Fatalf("authorization request %v", q)
 	}
-	if code, err := call(ctx, a, f.mcpURL()); err != nil || code != http.StatusOK {
+	if code, err := call(ctx, a, f.MCPURL()); err != nil || code != http.StatusOK {
 		t.Fatalf("call after login: %d %v", code, err)
 	}
 
 	// A second login (another server on the same authorization server)
 	// reuses the registration: dynamic registration happens once.
 	e.login(t, f, "remote", Config{})
-	if n := f.registrations.Load(); n != 1 {
+	if n := f.Registrations.Load(); n != 1 {
 		t.Fatalf("%d registrations, want 1", n)
 	}
 
 	// Another Manager on the same directory (a restarted daemon) has the
 	// token and does not register again.
 	e2 := newTestManager(t, e.dir)
-	a2 := e2.m.For("remote", f.mcpURL(), Config{})
-	if code, err := call(ctx, a2, f.mcpURL()); err != nil || code != http.StatusOK {
+	a2 := e2.m.For("remote", f.MCPURL(), Config{})
+	if code, err := call(ctx, a2, f.MCPURL()); err != nil || code != http.StatusOK {
 		t.Fatalf("call from a restarted manager: %d %v", code, err)
 	}
 	e2.login(t, f, "remote", Config{})
-	if n := f.registrations.Load(); n != 1 {
+	if n := f.Registrations.Load(); n != 1 {
 		t.Fatalf("%d registrations after restart, want 1", n)
 	}
 	checkFileModes(t, e.dir)
@@ -96,9 +98,9 @@ func checkFileModes(t *testing.T, dir string) {
 }
 
 // checkNoSecrets fails when text holds any token, code or secret f issued.
-func checkNoSecrets(t *testing.T, f *fakeAS, text string) {
+func checkNoSecrets(t *testing.T, f *oauthtest.Server, text string) {
 	t.Helper()
-	for _, s := range f.secrets() {
+	for _, s := range f.Secrets() {
 		if strings.Contains(text, s) {
 			t.Errorf("secret %.6s… appears in:\n%s", s, text)
 		}
@@ -106,10 +108,10 @@ func checkNoSecrets(t *testing.T, f *fakeAS, text string) {
 }
 
 func TestRefreshStorm(t *testing.T) {
-	f := newFakeAS(t)
+	f := oauthtest.New(t, nil)
 	e := newTestManager(t, t.TempDir())
 	e.login(t, f, "remote", Config{})
-	a := e.m.For("remote", f.mcpURL(), Config{})
+	a := e.m.For("remote", f.MCPURL(), Config{})
 	first, err := a.Token(context.Background())
 	if err != nil || first == "" {
 		t.Fatalf("Token: %q %v", first, err)
@@ -129,7 +131,7 @@ func TestRefreshStorm(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	if n := f.refreshes.Load(); n != 1 {
+	if n := f.Refreshes.Load(); n != 1 {
 		t.Fatalf("%d refresh requests for %d callers, want 1", n, apps)
 	}
 	for i := range apps {
@@ -139,14 +141,14 @@ func TestRefreshStorm(t *testing.T) {
 	}
 	// The rotated refresh token was kept: the next refresh works.
 	e.clock.advance(time.Hour)
-	if code, err := call(context.Background(), a, f.mcpURL()); err != nil || code != http.StatusOK {
+	if code, err := call(context.Background(), a, f.MCPURL()); err != nil || code != http.StatusOK {
 		t.Fatalf("call after the second refresh: %d %v", code, err)
 	}
-	if n := f.refreshes.Load(); n != 2 {
+	if n := f.Refreshes.Load(); n != 2 {
 		t.Fatalf("%d refreshes, want 2", n)
 	}
-	for _, form := range f.tokenForms {
-		if form.Get("resource") != f.mcpURL() {
+	for _, form := range f.TokenForms() {
+		if form.Get("resource") != f.MCPURL() {
 			t.Fatalf("token request without the resource indicator: grant %s", form.Get("grant_type"))
 		}
 	}
@@ -154,20 +156,20 @@ func TestRefreshStorm(t *testing.T) {
 }
 
 func TestUnauthorizedRefreshesOnce(t *testing.T) {
-	f := newFakeAS(t)
+	f := oauthtest.New(t, nil)
 	e := newTestManager(t, t.TempDir())
 	e.login(t, f, "remote", Config{})
-	a := e.m.For("remote", f.mcpURL(), Config{})
+	a := e.m.For("remote", f.MCPURL(), Config{})
 	ctx := context.Background()
 
 	// The server stops accepting the access token before its expiry: many
 	// apps get a 401 with it, one refresh follows, every retry succeeds.
-	f.revokeAccess()
+	f.RevokeAccess()
 	var wg sync.WaitGroup
 	errs := make([]error, 16)
 	codes := make([]int, 16)
 	for i := range errs {
-		wg.Go(func() { codes[i], errs[i] = call(ctx, a, f.mcpURL()) })
+		wg.Go(func() { codes[i], errs[i] = call(ctx, a, f.MCPURL()) })
 	}
 	wg.Wait()
 	for i := range errs {
@@ -175,38 +177,38 @@ func TestUnauthorizedRefreshesOnce(t *testing.T) {
 			t.Fatalf("call %d: %d %v", i, codes[i], errs[i])
 		}
 	}
-	if n := f.refreshes.Load(); n != 1 {
+	if n := f.Refreshes.Load(); n != 1 {
 		t.Fatalf("%d refreshes, want 1", n)
 	}
 	// A 401 for the token a 401 just refreshed to: the refresh did not
 	// help, a login is required.
-	f.revokeAccess()
-	if _, err := call(ctx, a, f.mcpURL()); !errors.Is(err, ErrLoginRequired) {
+	f.RevokeAccess()
+	if _, err := call(ctx, a, f.MCPURL()); !errors.Is(err, ErrLoginRequired) {
 		t.Fatalf("401 right after a 401 refresh: %v, want login required", err)
 	}
-	if n := f.refreshes.Load(); n != 1 {
+	if n := f.Refreshes.Load(); n != 1 {
 		t.Fatalf("%d refreshes, want 1", n)
 	}
 	checkNoSecrets(t, f, e.logs.String())
 
 	// Later, a 401 is a new revocation: refresh again.
 	e.login(t, f, "remote", Config{})
-	if code, err := call(ctx, a, f.mcpURL()); err != nil || code != http.StatusOK {
+	if code, err := call(ctx, a, f.MCPURL()); err != nil || code != http.StatusOK {
 		t.Fatalf("call after login: %d %v", code, err)
 	}
-	f.revokeAccess()
+	f.RevokeAccess()
 	e.clock.advance(2 * recheckAfter401)
-	if code, err := call(ctx, a, f.mcpURL()); err != nil || code != http.StatusOK {
+	if code, err := call(ctx, a, f.MCPURL()); err != nil || code != http.StatusOK {
 		t.Fatalf("call after a later revocation: %d %v", code, err)
 	}
 }
 
 func TestRevokedRefreshTokenNeedsLogin(t *testing.T) {
-	f := newFakeAS(t)
+	f := oauthtest.New(t, nil)
 	e := newTestManager(t, t.TempDir())
 	e.login(t, f, "remote", Config{})
-	a := e.m.For("remote", f.mcpURL(), Config{})
-	f.revokeAll()
+	a := e.m.For("remote", f.MCPURL(), Config{})
+	f.RevokeAll()
 	e.clock.advance(time.Hour)
 
 	_, err := a.Token(context.Background())
@@ -220,17 +222,17 @@ func TestRevokedRefreshTokenNeedsLogin(t *testing.T) {
 		t.Fatalf("Status = %+v", st)
 	}
 	// No more requests to the authorization server until a login.
-	before := f.refreshes.Load()
-	if _, err := call(context.Background(), a, f.mcpURL()); !errors.Is(err, ErrLoginRequired) {
+	before := f.Refreshes.Load()
+	if _, err := call(context.Background(), a, f.MCPURL()); !errors.Is(err, ErrLoginRequired) {
 		t.Fatalf("call: %v", err)
 	}
-	if f.refreshes.Load() != before {
+	if f.Refreshes.Load() != before {
 		t.Fatal("refresh retried after a refusal")
 	}
 	checkNoSecrets(t, f, e.logs.String()+err.Error())
 
 	e.login(t, f, "remote", Config{})
-	if code, err := call(context.Background(), a, f.mcpURL()); err != nil || code != http.StatusOK {
+	if code, err := call(context.Background(), a, f.MCPURL()); err != nil || code != http.StatusOK {
 		t.Fatalf("call after a new login: %d %v", code, err)
 	}
 }
@@ -240,10 +242,10 @@ func TestRedirectChecks(t *testing.T) {
 	defer cancel()
 	for _, mode := range []string{"wrong", "omit"} {
 		t.Run("iss "+mode, func(t *testing.T) {
-			f := newFakeAS(t)
-			f.set(func(f *fakeAS) { f.issMode = mode })
+			f := oauthtest.New(t, nil)
+			f.Set(func(s *oauthtest.Settings) { s.IssMode = mode })
 			e := newTestManager(t, t.TempDir())
-			flow, err := e.m.Login(ctx, "remote", f.mcpURL(), Config{}, LoginOptions{})
+			flow, err := e.m.Login(ctx, "remote", f.MCPURL(), Config{}, LoginOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -253,7 +255,7 @@ func TestRedirectChecks(t *testing.T) {
 			if _, err := flow.Wait(ctx); err == nil || !strings.Contains(err.Error(), "RFC 9207") {
 				t.Fatalf("Wait: %v, want an iss error", err)
 			}
-			if f.exchanges.Load() != 0 {
+			if f.Exchanges.Load() != 0 {
 				t.Fatal("code exchanged despite the iss check")
 			}
 			if st := e.m.Status("remote"); st.LoggedIn || st.LoginInProgress {
@@ -262,14 +264,14 @@ func TestRedirectChecks(t *testing.T) {
 		})
 	}
 	t.Run("state", func(t *testing.T) {
-		f := newFakeAS(t)
+		f := oauthtest.New(t, nil)
 		e := newTestManager(t, t.TempDir())
-		flow, err := e.m.Login(ctx, "remote", f.mcpURL(), Config{}, LoginOptions{})
+		flow, err := e.m.Login(ctx, "remote", f.MCPURL(), Config{}, LoginOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer flow.Close()
-		forged := flow.RedirectURI + "?code=forged&state=other&iss=" + f.url()
+		forged := flow.RedirectURI + "?code=forged&state=other&iss=" + f.URL()
 		if code := browser(t, forged); code != http.StatusBadRequest {
 			t.Fatalf("forged redirect answered %d, want 400", code)
 		}
@@ -286,13 +288,13 @@ func TestRedirectChecks(t *testing.T) {
 }
 
 func TestInsufficientScopeStepUp(t *testing.T) {
-	f := newFakeAS(t)
+	f := oauthtest.New(t, nil)
 	e := newTestManager(t, t.TempDir())
 	e.login(t, f, "remote", Config{})
-	a := e.m.For("remote", f.mcpURL(), Config{})
-	f.set(func(f *fakeAS) { f.needScope = "write" })
+	a := e.m.For("remote", f.MCPURL(), Config{})
+	f.Set(func(s *oauthtest.Settings) { s.NeedScope = "write" })
 	ctx := context.Background()
-	code, err := call(ctx, a, f.mcpURL())
+	code, err := call(ctx, a, f.MCPURL())
 	if code != http.StatusForbidden || !errors.Is(err, ErrLoginRequired) || !strings.Contains(err.Error(), "write") {
 		t.Fatalf("call needing a wider scope: %d %v", code, err)
 	}
@@ -300,13 +302,13 @@ func TestInsufficientScopeStepUp(t *testing.T) {
 	if got := strings.Join(st.Scopes, " "); got != "write read" {
 		t.Fatalf("scopes after step-up %q, want the union \"write read\"", got)
 	}
-	if code, err := call(ctx, a, f.mcpURL()); err != nil || code != http.StatusOK {
+	if code, err := call(ctx, a, f.MCPURL()); err != nil || code != http.StatusOK {
 		t.Fatalf("call after step-up: %d %v", code, err)
 	}
 }
 
 // e2eLogin is login for the server "remote".
-func (e *testEnv) e2eLogin(t *testing.T, f *fakeAS) Status {
+func (e *testEnv) e2eLogin(t *testing.T, f *oauthtest.Server) Status {
 	return e.login(t, f, "remote", Config{})
 }
 

@@ -2,12 +2,6 @@ package remote_test
 
 import (
 	"encoding/json"
-	"fmt"
-	"net"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -15,39 +9,8 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/testservers/upstream"
 )
-
-// everythingJS is server-everything's entry point in the repository's
-// node_modules.
-func everythingJS(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	p := filepath.Join(filepath.Dir(file), "..", "..", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
-	if _, err := os.Stat(p); err != nil {
-		t.Skipf("server-everything not installed: %v", err)
-	}
-	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node not installed")
-	}
-	return p
-}
-
-// startEverything runs server-everything in mode (sse or streamableHttp)
-// on a free port and returns its base URL once it listens.
-func startEverything(t *testing.T, mode string) (string, *server) {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	s := &server{cmd: exec.Command("node", everythingJS(t), mode), cond: make(chan struct{}), done: make(chan struct{})}
-	s.cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
-	startProcess(t, s)
-	s.waitStderr(t, fmt.Sprintf("port %d", port))
-	return fmt.Sprintf("http://127.0.0.1:%d", port), s
-}
 
 // everythingExercise lists, calls with progress, and reads.
 func everythingExercise(t *testing.T, c *client) {
@@ -81,13 +44,13 @@ func everythingExercise(t *testing.T, c *client) {
 }
 
 func TestServerEverythingSSE(t *testing.T) {
-	base, _ := startEverything(t, "sse")
+	_, base := upstream.Everything(t, "sse")
 	c := connect(t, remote.Options{URL: base + "/sse", Type: remote.TypeSSE}, session.ProtocolAuto)
 	everythingExercise(t, c)
 }
 
 func TestServerEverythingStreamableHTTP(t *testing.T) {
-	base, _ := startEverything(t, "streamableHttp")
+	_, base := upstream.Everything(t, "streamableHttp")
 	c := connect(t, remote.Options{URL: base + "/mcp"}, session.ProtocolAuto)
 	everythingExercise(t, c)
 }

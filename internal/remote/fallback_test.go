@@ -10,12 +10,13 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/testservers/upstream"
 )
 
 // An HTTP+SSE server configured as Streamable HTTP is reached over
 // HTTP+SSE at the same URL, whichever era is probed first.
 func TestFallbackToSSEServerEverything(t *testing.T) {
-	base, _ := startEverything(t, "sse")
+	_, base := upstream.Everything(t, "sse")
 	for _, proto := range []string{session.ProtocolAuto, session.ProtocolLegacy} {
 		t.Run(proto, func(t *testing.T) {
 			c := connect(t, remote.Options{URL: base + "/sse", Type: remote.TypeHTTP}, proto)
@@ -29,7 +30,7 @@ func TestFallbackToSSEServerEverything(t *testing.T) {
 
 // A Streamable HTTP server stays on Streamable HTTP.
 func TestFallbackNotForStreamableHTTP(t *testing.T) {
-	base, _ := startEverything(t, "streamableHttp")
+	_, base := upstream.Everything(t, "streamableHttp")
 	c := connect(t, remote.Options{URL: base + "/mcp"}, session.ProtocolAuto)
 	if got := c.conn.Transport(); got != remote.TypeHTTP {
 		t.Fatalf("Transport() = %q, want %q", got, remote.TypeHTTP)

@@ -20,8 +20,8 @@ func TestServerKilledMidCall(t *testing.T) {
 				_, err := c.call(t, 30*time.Second, "tools/call", `{"name":"sleep","arguments":{"ms":30000}}`, nil)
 				errc <- err
 			}()
-			srv.waitStderr(t, "sleep started 30000")
-			srv.kill()
+			srv.WaitLine(t, "sleep started 30000")
+			srv.Kill()
 			select {
 			case err := <-errc:
 				if err == nil || !errors.Is(err, session.ErrClosed) {
@@ -63,7 +63,7 @@ func TestOversizeResponse(t *testing.T) {
 func TestConnectionRefused(t *testing.T) {
 	srv := startGoSDK(t)
 	url := srv.URL
-	srv.kill()
+	srv.Kill()
 	start := time.Now()
 	_, err := tryConnect(t, remote.Options{URL: url}, session.ProtocolAuto)
 	if err == nil || !strings.Contains(err.Error(), "connection refused") || time.Since(start) > 5*time.Second {

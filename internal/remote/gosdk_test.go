@@ -10,10 +10,11 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/testservers/upstream"
 )
 
 // exercise lists, calls with progress, reads, cancels and subscribes on c.
-func exercise(t *testing.T, srv *server, c *client) {
+func exercise(t *testing.T, srv *upstream.Process, c *client) {
 	t.Helper()
 	if !strings.Contains(string(c.mustCall(t, "tools/list", `{}`)), `"echo"`) {
 		t.Fatal("tools/list has no echo")
@@ -48,7 +49,7 @@ func exercise(t *testing.T, srv *server, c *client) {
 	if err == nil || time.Since(start) > 5*time.Second {
 		t.Fatalf("sleep past the deadline: %v after %s", err, time.Since(start))
 	}
-	srv.waitStderr(t, "sleep cancelled 20000")
+	srv.WaitLine(t, "sleep cancelled 20000")
 	// The Conn still serves after the cancel.
 	if r := c.mustCall(t, "tools/call", `{"name":"echo","arguments":{"message":"après"}}`); !strings.Contains(string(r), "après") {
 		t.Fatalf("echo: %s", r)
@@ -76,7 +77,7 @@ func TestGoSDKStatefulLegacy(t *testing.T) {
 	if err := c.conn.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	srv.waitStderr(t, "recv DELETE")
+	srv.WaitLine(t, "recv DELETE")
 }
 
 func TestGoSDKStatefulJSON(t *testing.T) {
@@ -94,7 +95,7 @@ func TestGoSDKStatelessModern(t *testing.T) {
 		t.Fatalf("era %s, want modern", c.info.Era)
 	}
 	exercise(t, srv, c)
-	srv.waitStderr(t, "recv POST tools/call")
+	srv.WaitLine(t, "recv POST tools/call")
 
 	// subscriptions/listen is a long SSE POST.
 	got := make(chan session.Notification, 16)

@@ -1,16 +1,12 @@
 package remote_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +14,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/testservers/upstream"
 )
 
 var gosdkBin string
@@ -50,127 +47,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// server is a real MCP server process serving HTTP.
-type server struct {
-	URL   string
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
-
-	mu     sync.Mutex // guards stderr
-	stderr []string
-	cond   chan struct{} // closed and replaced at each stderr line
-	done   chan struct{}
-}
-
 // startGoSDK runs the Go SDK test server with -http and flags.
-func startGoSDK(t *testing.T, flags ...string) *server {
+func startGoSDK(t *testing.T, flags ...string) *upstream.Process {
 	t.Helper()
-	return startServer(t, gosdkBin, append([]string{"-http", "127.0.0.1:0"}, flags...)...)
-}
-
-// startServer runs a server that prints its URL on its first stdout line
-// and exits when its stdin closes; it is killed at the end of the test.
-func startServer(t *testing.T, bin string, args ...string) *server {
-	t.Helper()
-	s := &server{cmd: exec.Command(bin, args...), cond: make(chan struct{}), done: make(chan struct{})}
-	urlCh := startProcess(t, s)
-	select {
-	case s.URL = <-urlCh:
-	case <-s.done:
-		t.Fatalf("%s exited before listening: %s", bin, s.stderrText())
-	case <-time.After(30 * time.Second):
-		t.Fatalf("%s did not listen", bin)
-	}
-	return s
-}
-
-// startProcess starts s.cmd, collecting its stderr lines; the channel
-// gets the URL of a "listening URL" stdout line.
-func startProcess(t *testing.T, s *server) <-chan string {
-	t.Helper()
-	stdout, err := s.cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stderr, err := s.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.stdin, err = s.cmd.StdinPipe(); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(s.kill)
-	urlCh := make(chan string, 1)
-	var readers sync.WaitGroup
-	readers.Add(2)
-	go func() {
-		defer readers.Done()
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if u, ok := strings.CutPrefix(sc.Text(), "listening "); ok {
-				select {
-				case urlCh <- u:
-				default:
-				}
-			}
-		}
-	}()
-	go func() {
-		defer readers.Done()
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.stderr = append(s.stderr, sc.Text())
-			close(s.cond)
-			s.cond = make(chan struct{})
-			s.mu.Unlock()
-		}
-	}()
-	go func() {
-		readers.Wait()
-		_ = s.cmd.Wait()
-		close(s.done)
-	}()
-	return urlCh
-}
-
-func (s *server) stderrText() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return strings.Join(s.stderr, "\n")
-}
-
-// waitStderr waits until a stderr line contains want.
-func (s *server) waitStderr(t *testing.T, want string) {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		s.mu.Lock()
-		for _, l := range s.stderr {
-			if strings.Contains(l, want) {
-				s.mu.Unlock()
-				return
-			}
-		}
-		ch := s.cond
-		s.mu.Unlock()
-		select {
-		case <-ch:
-		case <-deadline:
-			t.Fatalf("no stderr line with %q; stderr:\n%s", want, s.stderrText())
-		}
-	}
-}
-
-// kill kills the process and waits for it.
-func (s *server) kill() {
-	if s.cmd.Process != nil {
-		_ = s.cmd.Process.Kill()
-	}
-	<-s.done
+	return upstream.GoSDK(t, gosdkBin, flags...)
 }
 
 // client is a session over a remote Conn.

@@ -7,8 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync/atomic"
 )
 
 // The 2024-11-05 HTTP+SSE transport: one GET stream carries everything
@@ -88,15 +90,59 @@ func (c *Conn) endpointEvent(r *sseReader) (*url.URL, error) {
 }
 
 // postSSE POSTs msg to the endpoint within ctx; the answer, if any,
-// arrives on the event stream.
+// arrives on the event stream. A request sent whole counts as written even
+// when ctx ends before the server acknowledged it (a server may act on a
+// request before it answers its POST): its POST then ends in the
+// background, and the session, seeing ctx's end, cancels the request with
+// notifications/cancelled.
 func (c *Conn) postSSE(ctx context.Context, m message, msg []byte) error {
+	actx, cancelAuth := mergeCancel(ctx, c.life)
+	if m.id == nil || m.response {
+		defer cancelAuth()
+		return c.postToEndpoint(actx, actx, m, msg)
+	}
+	var written atomic.Bool
+	trace := &httptrace.ClientTrace{WroteRequest: func(i httptrace.WroteRequestInfo) { written.Store(i.Err == nil) }}
+	rctx, cancelReq := context.WithCancelCause(httptrace.WithClientTrace(c.life, trace))
+	c.mu.Lock()
+	if c.endErr != nil {
+		c.mu.Unlock()
+		cancelAuth()
+		cancelReq(nil)
+		return fmt.Errorf("%w: %w", ErrClosed, c.endErr)
+	}
+	c.wg.Add(1)
+	c.mu.Unlock()
+	done := make(chan error, 1)
+	go func() {
+		defer c.wg.Done()
+		defer cancelAuth()
+		defer cancelReq(nil)
+		done <- c.postToEndpoint(actx, rctx, m, msg)
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	if written.Load() {
+		return nil
+	}
+	cancelReq(context.Cause(ctx))
+	if err := <-done; err != nil && !written.Load() {
+		return err
+	}
+	return nil
+}
+
+// postToEndpoint POSTs msg to the endpoint: the request within rctx, its
+// authorization (and a retry after a 401) within actx.
+func (c *Conn) postToEndpoint(actx, rctx context.Context, m message, msg []byte) error {
 	c.mu.Lock()
 	ep := c.endpoint
 	c.mu.Unlock()
-	pctx, cancel := mergeCancel(ctx, c.life)
-	defer cancel()
-	resp, err := c.send(pctx, func() (*http.Request, error) {
-		req, err := c.newRequest(pctx, http.MethodPost, ep.String(), msg)
+	resp, err := c.send(actx, func() (*http.Request, error) {
+		req, err := c.newRequest(rctx, http.MethodPost, ep.String(), msg)
 		if err != nil {
 			return nil, err
 		}
@@ -104,7 +150,7 @@ func (c *Conn) postSSE(ctx context.Context, m message, msg []byte) error {
 		return req, nil
 	})
 	if err != nil {
-		if ctx.Err() == nil && c.life.Err() == nil && !isAuthCallError(err) {
+		if rctx.Err() == nil && !isAuthCallError(err) {
 			c.fail(err)
 		}
 		return err

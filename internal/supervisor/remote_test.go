@@ -25,6 +25,7 @@ const (
 	faultNone = iota
 	fault500
 	fault404 // once, for a request carrying a session id
+	fault401 // the token is refused
 )
 
 // faultServer is the Go SDK's Streamable HTTP handler behind a switch that
@@ -51,6 +52,10 @@ func newFaultServer(t *testing.T, stateless bool) *faultServer {
 		switch fs.fault.Load() {
 		case fault500:
 			http.Error(w, "boom", http.StatusInternalServerError)
+			return
+		case fault401:
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			http.Error(w, "token refused", http.StatusUnauthorized)
 			return
 		case fault404:
 			if r.Header.Get("Mcp-Session-Id") != "" && fs.fault.CompareAndSwap(fault404, faultNone) {
@@ -185,4 +190,31 @@ func TestRemoteLoginRequired(t *testing.T) {
 	if fs.hits.Load() != 0 {
 		t.Errorf("%d requests reached the server without a token", fs.hits.Load())
 	}
+}
+
+// tokenAuthorizer has a token; a 401 for it means a login is required.
+type tokenAuthorizer struct{}
+
+func (tokenAuthorizer) Token(context.Context) (string, error) { return "token", nil }
+func (tokenAuthorizer) OnUnauthorized(context.Context, *http.Response) error {
+	return remote.ErrLoginRequired
+}
+
+// A token refused during a session fails the call in flight as a login
+// required, as the calls after it, not as a lost connection.
+func TestRemoteLoginRequiredMidSession(t *testing.T) {
+	fs := newFaultServer(t, false)
+	opts := fastRestarts()
+	opts.Specs = []Spec{remoteSpec("r", fs.URL)}
+	opts.NewAuthorizer = func(string, *config.Remote) remote.Authorizer { return tokenAuthorizer{} }
+	h := newHarness(t, opts, nil)
+	h.mustEcho("r", "one")
+	fs.fault.Store(fault401)
+	for _, which := range []string{"in flight", "after"} {
+		_, err := h.echo("r", "two")
+		if want := `server "r" requires login; run: mcpdctl login r`; !errors.Is(err, ErrLoginRequired) || err.Error() != want {
+			t.Errorf("call %s the refusal: %v, want %q", which, err, want)
+		}
+	}
+	h.waitState("r", StateLoginRequired)
 }

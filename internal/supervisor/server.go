@@ -312,6 +312,11 @@ func (sv *server) callOnce(ctx context.Context, req *session.Request) (*session.
 		// mcpd stopped the child (stop, restart, shutdown): the cause says so.
 		return nil, context.Cause(c.ctx)
 	}
+	if c.pid == 0 && loginRequired(err) {
+		// The remote server refused the token mid-session: the call fails
+		// as every call after it will, saying which login helps.
+		return nil, sv.loginError(err)
+	}
 	if errors.Is(err, session.ErrClosed) && c.pid == 0 {
 		// A remote server: the cause (connection refused, HTTP 500, a
 		// dropped stream) is the news.
