@@ -7,18 +7,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -29,10 +24,8 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
-	"github.com/mcpd-dev/mcpd/internal/paths"
 	"github.com/mcpd-dev/mcpd/internal/sandbox"
 	"github.com/mcpd-dev/mcpd/internal/sdnotify"
-	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/tracing"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -260,244 +253,21 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	daemonLog := transport.NewRing(daemonLogLines, daemonLogBytes)
 	log = teeToRing(log, daemonLog)
 
-	// Config.
-	cfgPath := paths.ConfigPath(f.config)
-	if abs, err := filepath.Abs(cfgPath); err == nil {
-		cfgPath = abs // as status and the logs show it, whatever the cwd of who reads them
-	}
-	// The read is bounded (config.ReadTimeout) and a signal abandons it.
-	loadCtx, loadDone := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	cfg, err := loadConfig(loadCtx, cfgPath)
-	interrupted := loadCtx.Err() != nil
-	loadDone()
-	var cfgErr error // why the config file cannot be used at all (status shows it)
-	switch {
-	case interrupted:
-		log.Info("signal received while reading the config, stopping")
+	d := &daemon{f: f, log: log, hupc: hupc}
+	defer d.close()
+	if interrupted := d.loadConfig(); interrupted {
 		return nil
-	case errors.Is(err, fs.ErrNotExist):
-		log.Info("no config file, running with no servers; create it with an \"mcpServers\" object to add some",
-			zap.String("config_path", cfgPath))
-		cfg = nil
-	case err != nil:
-		// Not fatal: mcpd serves no servers until the file is fixed (the
-		// watcher, SIGHUP or mcpdctl reload picks the fix up).
-		log.Error("config file unusable, running with no servers until it is fixed",
-			zap.String("config_path", cfgPath), zap.Error(err))
-		cfg, cfgErr = nil, err
-	default:
-		logProblems(log, cfg) // each server's, for its own status
 	}
-
-	// Socket: systemd's, or our own.
-	ln, activated, err := api.ActivationListener()
-	if err != nil {
+	if err := d.build(daemonLog); err != nil {
 		return err
 	}
-	socketPath := ""
-	if activated {
-		socketPath = ln.Addr().String()
-		log.Info("using socket from systemd", zap.String("socket_path", socketPath))
-	} else {
-		socketPath, err = paths.SocketPath(f.socket)
-		if err != nil {
-			return err
-		}
-		if ln, err = api.Listen(socketPath); err != nil {
-			return err
-		}
-	}
-	defer ln.Close()
-	// Every process of every server: subreaper, cgroups, and what a killed
-	// mcpd on this socket left behind (procs.go).
-	keeper, stopKeeper := startKeeper(socketPath, log)
-	defer stopKeeper()
-
-	// Pinned tool definitions, the audit log and traces (trust.go).
-	tr, err := setupTrust(stateDir(f.stateDir), cfg, f.otlpEndpoint, log)
-	if err != nil {
-		return err
-	}
-	defer tr.close()
-
-	// Components.
-	clientInfo, _ := json.Marshal(map[string]string{"name": "mcpd", "version": version.Version})
-	var srv *api.Server // set below, before any child can run
-	oauthMgr := newOAuthManager(stateDir(f.stateDir), log.Named("oauth"))
-	sup := supervisor.New(supervisor.Options{
-		Specs:                   specs(cfg),
-		NewAuthorizer:           newAuthorizer(oauthMgr),
-		Logger:                  log,
-		Keeper:                  keeper,
-		ClientInfo:              clientInfo,
-		SubscriptionQueueEvents: f.queueEvents,
-		SubscriptionQueueBytes:  f.queueBytes,
-		Pins:                    tr.pins,
-		Upstream:                tr.upstream(),
-		// Children's roots/list, sampling and elicitation requests go to
-		// the apps registered as hosts (api Host RPC).
-		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
-			return srv.ServeChildRequest(ctx, server, method, params)
-		},
-	})
-	ms, err := listenMetrics(f.metricsListen, sup, log) // nil when off (metrics.go)
-	if err != nil {
-		return err
-	}
-	defer ms.close()
-	srv = api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: socketPath, ConfigPath: cfgPath, Observer: ms.observer(),
-		RequestMemoryBudget: f.requestBudget, Audit: tr.auditOptions(), Tracer: tr.apiTracer()})
-	srv.SetConfig(cfgPath, cfgErr)
-	if cfg != nil {
-		srv.SetProfiles(cfg.Profiles)
-	}
-	srv.SetRemoteAuth(remoteAuth{m: oauthMgr, sup: sup})
-	api.RouteGRPCLog(log.Named("grpc"))
-	gs := api.NewGRPCServer(srv, log.Named("api"))
-	// "mcpdctl reload" goes through the reload actor below, like SIGHUP.
-	reloadReqs := make(chan reloadRequest)
-	srv.SetConfigOps(api.ConfigOps{
-		Reload: func(ctx context.Context) api.ConfigOutcome { return requestReload(ctx, reloadReqs) },
-		Check: func(ctx context.Context, path string, content []byte) api.ConfigOutcome {
-			return checkConfig(ctx, sup, cfgPath, path, content)
-		},
-	})
-	srv.SetDaemonLog(daemonLog)
-	// MCP hosts over Streamable HTTP (http.go).
-	hf, err := startHTTPFace(resolveHTTPListen(f.httpListen, cfg), srv, log.Named("http"))
-	if err != nil {
-		return err
-	}
-	var hfClose sync.Once
-	defer hfClose.Do(hf.close) // the error paths before the run group owns it
-	// mcpdctl bridge's sessions, served in mcpd (bridgeface.go).
-	bf := startBridgeFace(f.bridgeSocket, socketPath, srv, hf.be, log.Named("bridge"))
-	defer bf.close()
-
-	// Shutdown says "mcpd stopping" (with the signal, if one caused it) and
-	// "mcpd stopped" at info; each actor's own lines are at debug.
-	var (
-		stopping   sync.Once
-		stopSignal atomic.Value // string: the signal that stops mcpd
-	)
-	beginShutdown := func() {
-		stopping.Do(func() {
-			var fields []zap.Field
-			if sig, _ := stopSignal.Load().(string); sig != "" {
-				fields = append(fields, zap.String("signal", sig))
-			}
-			log.Info("mcpd stopping", fields...)
-			if err := sdnotify.Notify(sdnotify.Stopping); err != nil {
-				log.Warn("sd_notify failed", zap.Error(err))
-			}
-		})
-	}
-
-	var g run.Group
-	{ // Signals.
-		ctx, cancel := context.WithCancel(context.Background())
-		g.Add(func() error {
-			select {
-			case sig := <-stopc:
-				stopSignal.Store(sig.String())
-				log.Debug("signal received", zap.String("signal", sig.String()))
-				return run.SignalError{Signal: sig}
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		}, func(error) {
-			cancel()
-		})
-	}
-	// gRPC server; its stop runs in parallel with the children's (actors.go).
-	addGRPCActor(&g, gs, ln, grpcStopTimeout, log, beginShutdown)
-	// Metrics HTTP server, when --metrics-listen is set (metrics.go).
-	ms.addActor(&g, log)
-	{ // HTTP face: closed, with its streams, before the supervisor stops
-		// the children, so its interrupt blocks (bounded by Face.Close).
-		ctx, cancel := context.WithCancel(context.Background())
-		g.Add(func() error {
-			<-ctx.Done()
-			return nil
-		}, func(error) {
-			beginShutdown()
-			log.Debug("stopping HTTP face and bridge socket")
-			bf.close() // before the backend the HTTP face closes
-			hfClose.Do(hf.close)
-			cancel()
-		})
-	}
-	{ // Supervisor.
-		ctx, cancel := context.WithCancel(context.Background())
-		g.Add(func() error {
-			err := sup.Run(ctx)
-			log.Debug("supervisor stopped")
-			return err
-		}, func(error) {
-			beginShutdown()
-			log.Debug("stopping supervisor")
-			cancel()
-		})
-	}
-	{ // Config watcher and reload handler.
-		ctx, cancel := context.WithCancel(context.Background())
-		// What a reload applies besides servers and profiles: the audit
-		// settings, and the profiles to the HTTP face's running bridges.
-		applied := func(c *config.Config) {
-			tr.reloadAudit(c, srv, log)
-			hf.reconfigure(ctx)
-		}
-		w := config.NewWatcher(cfgPath, cfg)
-		done := make(chan struct{})
-		g.Add(func() error {
-			defer close(done)
-			watchDone := make(chan struct{})
-			go func() { // owned: waited for below
-				defer close(watchDone)
-				if err := w.Run(ctx); err != nil {
-					log.Warn("config watch unavailable; reload with SIGHUP", zap.String("config_path", cfgPath), zap.Error(err))
-				}
-			}()
-			defer func() { <-watchDone }()
-			for {
-				select {
-				case <-ctx.Done():
-					log.Debug("reload handler stopped")
-					return nil
-				case <-hupc:
-					// The read is bounded and stops when ctx is done, so a
-					// reload never holds up shutdown.
-					c, err := loadConfig(ctx, cfgPath)
-					if ctx.Err() != nil {
-						continue // abandoned by shutdown: nothing to apply
-					}
-					reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err}, applied)
-					reloadHTTP(hf, f.httpListen, c, err)
-				case req := <-reloadReqs:
-					c, err := loadConfig(ctx, cfgPath)
-					if ctx.Err() != nil {
-						req.reply <- api.ConfigOutcome{Path: cfgPath, Err: fmt.Errorf("reload: %w", ctx.Err())}
-						continue
-					}
-					req.reply <- reload(log, sup, srv, cfgPath, config.Change{Config: c, Err: err}, applied)
-					reloadHTTP(hf, f.httpListen, c, err)
-				case ch := <-w.Changes():
-					reload(log, sup, srv, cfgPath, ch, applied)
-					reloadHTTP(hf, f.httpListen, ch.Config, ch.Err)
-				}
-			}
-		}, func(error) {
-			log.Debug("stopping reload handler")
-			cancel()
-			<-done
-		})
-	}
+	g := d.actors(stopc)
 
 	// READY=1: the socket is bound and the supervisor has the config (or,
 	// if the file is unusable, none).
-	ready := "serving on " + socketPath
-	if cfgErr != nil {
-		ready += "; config error: " + cfgErr.Error()
+	ready := "serving on " + d.socketPath
+	if d.cfgErr != nil {
+		ready += "; config error: " + d.cfgErr.Error()
 	}
 	if err := sdnotify.Notify(sdnotify.Ready + "\n" + sdnotify.Status(ready)); err != nil {
 		log.Warn("sd_notify failed", zap.Error(err))
