@@ -60,7 +60,11 @@ type httpFace struct {
 	be      *httpface.Backend
 	handler httpHandler
 
-	mu      sync.Mutex // guards following
+	// applyMu serialises apply and close, which bind, serve and close
+	// faces (I/O, outside mu). Order: applyMu, then mu.
+	applyMu sync.Mutex
+
+	mu      sync.Mutex // guards setting, face and closed; held for no I/O
 	setting httpListen
 	face    *httpface.Face // nil when not serving
 	closed  bool
@@ -83,18 +87,18 @@ func startHTTPFace(setting httpListen, srv *api.Server, log *zap.Logger) (*httpF
 // apply serves setting, closing what served before; on failure the face is
 // off with the reason in status, and the error returned.
 func (h *httpFace) apply(setting httpListen) error {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
+	closed, old := h.closed, h.face
+	if !closed {
+		h.setting, h.face = setting, nil
+	}
+	h.mu.Unlock()
+	if closed {
 		return nil
 	}
-	h.setting = setting
-	if h.face != nil {
-		if err := h.face.Close(); err != nil {
-			h.log.Warn("HTTP face stopped with an error", zap.Error(err))
-		}
-		h.face = nil
-	}
+	h.closeFace(old)
 	if setting.value == httpface.Off {
 		h.log.Info("HTTP face off", zap.String("source", setting.source))
 		h.srv.SetHTTPState(api.HTTPState{Listen: httpface.Off, OffReason: "disabled (" + setting.source + " off)"})
@@ -105,7 +109,9 @@ func (h *httpFace) apply(setting httpListen) error {
 		h.srv.SetHTTPState(api.HTTPState{Listen: setting.value, OffReason: err.Error()})
 		return err
 	}
+	h.mu.Lock()
 	h.face = face
+	h.mu.Unlock()
 	h.srv.SetHTTPState(api.HTTPState{Listen: setting.value, BaseURL: face.URL()})
 	h.log.Info("serving MCP hosts over HTTP", zap.String("url", face.URL()+"/mcp"), zap.String("addr", face.Addr().String()))
 	return nil
@@ -155,16 +161,24 @@ func (h *httpFace) reconfigure(ctx context.Context) {
 // and its connections, and the backend's streams, before the supervisor
 // stops the children.
 func (h *httpFace) close() {
+	h.applyMu.Lock()
+	defer h.applyMu.Unlock()
 	h.mu.Lock()
 	h.closed = true
 	face := h.face
 	h.face = nil
 	h.mu.Unlock()
 	h.handler.Close()
-	if face != nil {
-		if err := face.Close(); err != nil {
-			h.log.Warn("HTTP face stopped with an error", zap.Error(err))
-		}
-	}
+	h.closeFace(face)
 	h.be.Close()
+}
+
+// closeFace stops serving on face (nil: nothing to stop), logging an error.
+func (h *httpFace) closeFace(face *httpface.Face) {
+	if face == nil {
+		return
+	}
+	if err := face.Close(); err != nil {
+		h.log.Warn("HTTP face stopped with an error", zap.Error(err))
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"strings"
+	"sync"
 	"testing"
 
 	"go.uber.org/zap/zaptest"
@@ -68,5 +69,35 @@ func TestHTTPFaceBusy(t *testing.T) {
 	defer hf.close()
 	if st := httpState(t, srv); len(st.GetUrls()) != 0 || !strings.Contains(st.GetOffReason(), "in use") {
 		t.Fatalf("default busy status %v", st)
+	}
+}
+
+// TestHTTPFaceReloadsRaceClose: reloads that rebind concurrently with
+// close leave nothing serving once close and they have returned.
+func TestHTTPFaceReloadsRaceClose(t *testing.T) {
+	log := zaptest.NewLogger(t)
+	srv := api.NewServer(supervisor.New(supervisor.Options{Logger: log}), api.Options{Logger: log})
+	hf, err := startHTTPFace(resolveHTTPListen("127.0.0.1:0", nil), srv, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			listen := "127.0.0.1:0"
+			if i%2 == 1 {
+				listen = "off"
+			}
+			hf.apply(httpListen{value: listen, explicit: true, source: "test"})
+		})
+	}
+	hf.close()
+	wg.Wait()
+	hf.mu.Lock()
+	face := hf.face
+	hf.mu.Unlock()
+	if face != nil {
+		face.Close()
+		t.Fatalf("a face at %s still serves after close", face.URL())
 	}
 }

@@ -41,9 +41,8 @@ type bridge struct {
 	ctx     context.Context
 	wg      sync.WaitGroup // the bridge's own goroutines
 	reqs    sync.WaitGroup // request handlers
-	syncMu  sync.Mutex     // serializes UpdateSubscription calls
 
-	mu          sync.Mutex          // guards following
+	mu          sync.Mutex          // guards following; held for no Backend call
 	prefix      profile.Prefix      // how names are prefixed when aggr (reconfig.go)
 	profileInfo *mcpdv1.ProfileInfo // the served profile as mcpd last described it
 	info        map[string]*mcpdv1.ServerStatus

@@ -173,7 +173,7 @@ func (b *bridge) hostRun(reg *hostReg, flags hostFlags) {
 	close(reg.registered)
 	var (
 		wg     sync.WaitGroup
-		sendMu sync.Mutex
+		sendMu sync.Mutex // serialises stream.Send: one message at a time on the stream
 	)
 	defer wg.Wait()
 	for {

@@ -139,23 +139,7 @@ func (r *recordSink) next(t *testing.T) scopedMsg {
 func TestSinkScopes(t *testing.T) {
 	be := &memBackend{events: make(chan *mcpdv1.SubscriptionEvent)}
 	sink := &recordSink{got: make(chan scopedMsg, 16)}
-	in, host := io.Pipe()
-	var wg sync.WaitGroup
-	var serveErr error
-	wg.Go(func() {
-		serveErr = serveLines(context.Background(), be, Options{
-			Names: []string{"s"}, MaxLine: 1 << 20,
-			Warnf:       func(string, ...any) {},
-			RPCError:    func(_ context.Context, err error, _ string) error { return err },
-			CallOptions: func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} },
-		}, in, sink, nil)
-	})
-	send := func(line string) {
-		t.Helper()
-		if _, err := fmt.Fprintln(host, line); err != nil {
-			t.Fatal(err)
-		}
-	}
+	send, stop := serveHost(t, be, sink)
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`)
 	if m := sink.next(t); m.scope != "1" || m.msg.Result == nil {
 		t.Fatalf("initialize answered %s %s in scope %q", m.msg.Result, m.msg.Error, m.scope)
@@ -172,9 +156,36 @@ func TestSinkScopes(t *testing.T) {
 	if m := sink.next(t); m.scope != "" || m.msg.Method != "notifications/tools/list_changed" {
 		t.Errorf("list change %s sent in scope %q, want unsolicited", m.msg.Method, m.scope)
 	}
-	host.Close()
-	wg.Wait()
-	if serveErr != nil {
-		t.Fatal(serveErr)
+	if err := stop(); err != nil {
+		t.Fatal(err)
 	}
+}
+
+// serveHost runs a bridge of server "s" over be, its messages to sink;
+// send writes a line of the host, stop closes the host's side and returns
+// what the bridge ended with.
+func serveHost(t *testing.T, be Backend, sink Sink) (send func(line string), stop func() error) {
+	in, host := io.Pipe()
+	var wg sync.WaitGroup
+	var serveErr error
+	wg.Go(func() {
+		serveErr = serveLines(context.Background(), be, Options{
+			Names: []string{"s"}, MaxLine: 1 << 20,
+			Warnf:       func(string, ...any) {},
+			RPCError:    func(_ context.Context, err error, _ string) error { return err },
+			CallOptions: func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} },
+		}, in, sink, nil)
+	})
+	send = func(line string) {
+		t.Helper()
+		if _, err := fmt.Fprintln(host, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop = func() error {
+		host.Close()
+		wg.Wait()
+		return serveErr
+	}
+	return send, stop
 }

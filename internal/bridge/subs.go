@@ -19,6 +19,14 @@ type subState struct {
 	id      uint64                // the open Subscribe stream, 0 when none
 	sent    map[string]bool       // URIs that stream watches
 	open    chan struct{}         // closed while a stream is open
+
+	// URI syncs (syncURIs): callers ask for one; one goroutine at a time,
+	// the syncer, sends them in order, so no caller holds a lock across
+	// UpdateSubscription and the stream's reader never waits for one.
+	syncAsked uint64        // syncs asked for
+	syncDone  uint64        // the syncs asked for up to here are done
+	syncDoneC chan struct{} // closed (and replaced) when syncDone moves
+	syncing   bool          // the syncer runs
 }
 
 // listenSub is one modern subscriptions/listen of the host.
@@ -30,11 +38,12 @@ type listenSub struct {
 
 func newSubState() subState {
 	return subState{
-		refs:    map[string]int{},
-		legacy:  map[string]bool{},
-		listens: map[string]*listenSub{},
-		sent:    map[string]bool{},
-		open:    make(chan struct{}),
+		refs:      map[string]int{},
+		legacy:    map[string]bool{},
+		listens:   map[string]*listenSub{},
+		sent:      map[string]bool{},
+		open:      make(chan struct{}),
+		syncDoneC: make(chan struct{}),
 	}
 }
 
@@ -103,8 +112,9 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 		b.subs.open = make(chan struct{})
 		b.mu.Unlock()
 	}()
-	// URIs the host added while the stream was opening.
-	b.syncURIs(ctx)
+	// URIs the host added while the stream was opening; the events are
+	// read meanwhile.
+	b.askSyncURIs()
 	if !first {
 		// mcpd came back: the lists may have changed while it was down.
 		for _, k := range []mcpdv1.SubscriptionEventKind{
@@ -182,10 +192,63 @@ func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
 }
 
 // syncURIs makes the open Subscribe stream watch exactly the URIs the host
-// subscribed to, waiting a short while for a stream to be open.
+// subscribed to, waiting a short while for a stream to be open: it asks
+// the syncer for a sync and waits for it, or for ctx.
 func (b *bridge) syncURIs(ctx context.Context) {
-	b.syncMu.Lock()
-	defer b.syncMu.Unlock()
+	gen := b.askSyncURIs()
+	for {
+		b.mu.Lock()
+		done, changed := b.subs.syncDone >= gen, b.subs.syncDoneC
+		b.mu.Unlock()
+		if done {
+			return
+		}
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// askSyncURIs asks for a sync of the stream's URIs, starting the syncer if
+// it is not running, and returns the sync's number.
+func (b *bridge) askSyncURIs() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.subs.syncAsked++
+	if !b.subs.syncing {
+		b.subs.syncing = true
+		b.wg.Go(b.syncer)
+	}
+	return b.subs.syncAsked
+}
+
+// syncer runs the syncs asked for until none is left. One sync covers
+// every one asked before it began.
+func (b *bridge) syncer() {
+	for {
+		b.mu.Lock()
+		gen := b.subs.syncAsked
+		if b.subs.syncDone == gen {
+			b.subs.syncing = false
+			b.mu.Unlock()
+			return
+		}
+		b.mu.Unlock()
+		b.syncOnce(b.ctx)
+		b.mu.Lock()
+		b.subs.syncDone = gen
+		close(b.subs.syncDoneC)
+		b.subs.syncDoneC = make(chan struct{})
+		b.mu.Unlock()
+	}
+}
+
+// syncOnce sends the difference between the URIs the host subscribed to
+// and those the open stream watches (syncer only). A stream that does not
+// open soon, or ends, gets them when it is opened again.
+func (b *bridge) syncOnce(ctx context.Context) {
 	b.mu.Lock()
 	open := b.subs.open
 	b.mu.Unlock()

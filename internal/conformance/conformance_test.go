@@ -186,7 +186,7 @@ func startMcpd(t *testing.T, b binaries) map[string]string {
 	}
 	addr := freeAddr(t)
 	p := start(t, "mcpd", bin, "--socket", filepath.Join(dir, "mcpd.sock"), "--config", cfg,
-		"--http-listen", addr, "--log-format", "console")
+		"--http-listen", addr, "--state-dir", filepath.Join(dir, "state"), "--log-format", "console")
 	urls := map[string]string{}
 	for _, r := range suiteRuns {
 		urls[r.name] = "http://" + addr + "/servers/" + r.server + "/mcp"

@@ -151,9 +151,20 @@ func spawnDaemon(t *testing.T, socket, config string, extraArgs ...string) *daem
 	return spawnCmd(t, cmd, socket, config)
 }
 
-// spawnCmd starts cmd, a process that becomes mcpd serving socket.
+// spawnCmd starts cmd, a process that becomes mcpd serving socket. One
+// started without --state-dir or an XDG_STATE_HOME of its own gets
+// XDG_STATE_HOME in config's directory: no test writes the user's pins,
+// audit log or OAuth credentials.
 func spawnCmd(t *testing.T, cmd *exec.Cmd, socket, config string) *daemon {
 	t.Helper()
+	if cmd.Env == nil {
+		cmd.Env = daemonEnv()
+	}
+	if !slices.Contains(cmd.Args, "--state-dir") && !slices.ContainsFunc(cmd.Env, func(kv string) bool {
+		return strings.HasPrefix(kv, "XDG_STATE_HOME=")
+	}) {
+		cmd.Env = append(cmd.Env, "XDG_STATE_HOME="+filepath.Join(filepath.Dir(config), "xdg-state"))
+	}
 	d := &daemon{
 		t:        t,
 		cmd:      cmd,
@@ -203,13 +214,14 @@ func spawnCmd(t *testing.T, cmd *exec.Cmd, socket, config string) *daemon {
 }
 
 // daemonEnv is the test's environment without variables that would change
-// mcpd's behaviour.
+// mcpd's behaviour, or where it keeps its state (XDG_STATE_HOME: the
+// user's).
 func daemonEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
 		switch {
 		case strings.HasPrefix(kv, "MCPD_"), strings.HasPrefix(kv, "LISTEN_"), strings.HasPrefix(kv, "NOTIFY_SOCKET="),
-			strings.HasPrefix(kv, "GORACE="):
+			strings.HasPrefix(kv, "GORACE="), strings.HasPrefix(kv, "XDG_STATE_HOME="):
 			continue
 		}
 		env = append(env, kv)

@@ -508,7 +508,7 @@ func TestSocketActivation(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, "-test.run=^$")
-	cmd.Env = append(daemonEnv(), envHelper+"=activate", envArgs+"="+strings.Join([]string{mcpdBin, "--config", config, "--http-listen", "off"}, "\n"))
+	cmd.Env = append(daemonEnv(), envHelper+"=activate", envArgs+"="+strings.Join([]string{mcpdBin, "--config", config, "--http-listen", "off", "--state-dir", filepath.Join(dir, "state")}, "\n"))
 	cmd.ExtraFiles = []*os.File{f} // fd 3, as systemd passes it
 	d := spawnCmd(t, cmd, socket, config)
 	d.waitServing()

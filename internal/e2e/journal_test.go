@@ -33,7 +33,8 @@ func TestDaemonLogsForJournald(t *testing.T) {
 	if err := syscall.Fstat(int(logf.Fd()), &st); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(mcpdBin, "--socket", socket, "--config", cfg, "--log-level", "debug", "--http-listen", "off")
+	cmd := exec.Command(mcpdBin, "--socket", socket, "--config", cfg, "--log-level", "debug", "--http-listen", "off",
+		"--state-dir", filepath.Join(dir, "state"))
 	cmd.Env = append(daemonEnv(), fmt.Sprintf("JOURNAL_STREAM=%d:%d", uint64(st.Dev), st.Ino)) // Dev is not uint64 everywhere
 	cmd.Stdout, cmd.Stderr = logf, logf
 	if err := cmd.Start(); err != nil {

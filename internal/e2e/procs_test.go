@@ -140,7 +140,8 @@ func testGrandchildrenDie(t *testing.T, cgroups string, sig syscall.Signal) {
 	socket := filepath.Join(dir, "run", "mcpd.sock")
 	env := append(daemonEnv(), "MCPD_CGROUPS="+cgroups)
 	start := func(config string) *daemon {
-		cmd := exec.Command(mcpdBin, "--socket", socket, "--config", config, "--log-level", "debug", "--http-listen", "off")
+		cmd := exec.Command(mcpdBin, "--socket", socket, "--config", config, "--log-level", "debug", "--http-listen", "off",
+			"--state-dir", filepath.Join(dir, "state"))
 		cmd.Env = env
 		d := spawnCmd(t, cmd, socket, config)
 		d.waitServing()

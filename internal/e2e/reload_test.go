@@ -406,7 +406,8 @@ func TestSdNotify(t *testing.T) {
 
 // spawnCmdFor is the command spawnDaemon runs.
 func spawnCmdFor(config, socket string) *exec.Cmd {
-	cmd := exec.Command(mcpdBin, "--socket", socket, "--config", config, "--log-level", "debug", "--http-listen", "off")
+	cmd := exec.Command(mcpdBin, "--socket", socket, "--config", config, "--log-level", "debug", "--http-listen", "off",
+		"--state-dir", filepath.Join(filepath.Dir(config), "state"))
 	cmd.Env = daemonEnv()
 	return cmd
 }

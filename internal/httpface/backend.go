@@ -34,8 +34,13 @@ type Backend struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup // stream handler goroutines
 
-	mu       sync.Mutex // guards fallback
+	// makeFallback makes the fallback app once, on the first call that
+	// belongs to no connection; only those calls wait on it.
+	makeFallback sync.Once
+
+	mu       sync.Mutex // guards fallback and closed; taken alone
 	fallback *api.LocalApp
+	closed   bool // Close ran: a fallback made afterwards is closed at once
 }
 
 var (
@@ -55,6 +60,7 @@ func (b *Backend) Close() {
 	b.stop()
 	b.wg.Wait()
 	b.mu.Lock()
+	b.closed = true
 	fallback := b.fallback
 	b.mu.Unlock()
 	if fallback != nil { // outside b.mu: Close calls into api.Server
@@ -67,11 +73,18 @@ func (b *Backend) app(ctx context.Context) *api.LocalApp {
 	if a := appFromContext(ctx); a != nil {
 		return a
 	}
+	b.makeFallback.Do(func() {
+		a := b.srv.NewLocalApp(api.TransportHTTP, DefaultAppName, -1, 0) // outside b.mu: it calls into api.Server
+		b.mu.Lock()
+		b.fallback = a
+		closed := b.closed
+		b.mu.Unlock()
+		if closed {
+			a.Close()
+		}
+	})
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.fallback == nil {
-		b.fallback = b.srv.NewLocalApp(api.TransportHTTP, DefaultAppName, -1, 0)
-	}
 	return b.fallback
 }
 

@@ -268,3 +268,18 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// A call that passed the running check just before Close makes its app
+// after Close: that app is closed at once, not left listed in status.
+func TestBackendFallbackAfterCloseIsNotListed(t *testing.T) {
+	srv, be := newDaemon(t)
+	ctx := ctxT(t)
+	be.Close()
+	if a := be.app(ctx); a == nil {
+		t.Fatal("no app for a call after Close")
+	}
+	st, err := srv.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
+	if err != nil || len(st.GetApps()) != 0 {
+		t.Fatalf("status apps after Close = %v, %v; want none", st.GetApps(), err)
+	}
+}

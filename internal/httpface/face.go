@@ -51,7 +51,7 @@ type Face struct {
 	done    chan struct{} // closed when Serve returned
 	err     error         // Serve's error; read after done
 
-	mu   sync.Mutex // guards apps
+	mu   sync.Mutex // guards apps (nil once closed); taken alone, never across a call into api.Server
 	apps map[net.Conn]*api.LocalApp
 }
 
@@ -158,16 +158,28 @@ func (f *Face) checkPeer(p *connPeer) bool {
 			f.log.Warn("HTTP connection refused: another user", zap.Int("uid", p.uid), zap.Int("want_uid", f.wantUID),
 				zap.String("remote_addr", c.RemoteAddr().String()))
 		case f.srv != nil:
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			if f.apps == nil {
-				return // closed meanwhile
-			}
-			p.app = f.srv.NewLocalApp(api.TransportHTTP, DefaultAppName, p.uid, p.pid)
-			f.apps[c] = p.app
+			f.register(p)
 		}
 	})
 	return p.err == nil && p.uid == f.wantUID
+}
+
+// register lists p's allowed connection as an app, unless the face closed
+// meanwhile. The app is made outside f.mu (it calls into api.Server) and
+// closed again if Close came first.
+func (f *Face) register(p *connPeer) {
+	a := f.srv.NewLocalApp(api.TransportHTTP, DefaultAppName, p.uid, p.pid)
+	f.mu.Lock()
+	open := f.apps != nil
+	if open {
+		f.apps[p.conn] = a
+	}
+	f.mu.Unlock()
+	if !open {
+		a.Close()
+		return
+	}
+	p.app = a
 }
 
 // connState forgets the app of a connection that ended.

@@ -147,28 +147,37 @@ func (a *serverAuth) refreshLocked(ctx context.Context, t *tokenRecord, refused4
 	cancel()
 
 	m.mu.Lock()
-	defer m.mu.Unlock()
 	delete(m.refreshing, t.Key)
-	defer close(done)
-	st := m.state(a.server)
+	snap, err := a.commitRefreshLocked(t.Key, fresh, err, refused401)
+	close(done)
+	m.mu.Unlock()
+	m.write(snap) // the waiters go on meanwhile: they need only the memory
+	return err
+}
+
+// commitRefreshLocked keeps the outcome of refreshing the token of k: the
+// fresh token, or a refused refresh's need for a login. It returns what to
+// write to the credentials file (nil: nothing changed) and the caller's
+// error. m.mu must be held.
+func (a *serverAuth) commitRefreshLocked(k tokenKey, fresh *tokenRecord, err error, refused401 string) (*snapshot, error) {
+	m := a.m
 	if err != nil {
 		if !errors.Is(err, errRefused) {
 			m.log.Warn("oauth refresh failed", zap.String("server", a.server), zap.Error(err))
-			return fmt.Errorf("server %q: %w", a.server, err)
+			return nil, fmt.Errorf("server %q: %w", a.server, err)
 		}
-		m.data.dropToken(t.Key)
-		m.markKeyLocked(t.Key, "refresh refused")
-		m.save()
+		m.data.dropToken(k)
+		m.markKeyLocked(k, "refresh refused")
 		m.log.Info("oauth refresh refused: login required", zap.String("server", a.server), zap.Error(err))
-		return loginRequired(a.server, "refresh refused")
+		return m.snapshotLocked(), loginRequired(a.server, "refresh refused")
 	}
 	m.data.putToken(fresh)
-	m.save()
 	if refused401 != "" {
+		st := m.state(a.server)
 		st.refreshedFor401, st.refreshedAt = fresh.AccessToken, m.now()
 	}
 	m.log.Debug("oauth token refreshed", zap.String("server", a.server), zap.Time("expiry", fresh.Expiry))
-	return nil
+	return m.snapshotLocked(), nil
 }
 
 // markKeyLocked marks every server bound to k as needing a login.

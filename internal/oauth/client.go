@@ -85,8 +85,9 @@ func (m *Manager) register(ctx context.Context, asm *oauthex.AuthServerMeta, red
 	m.mu.Lock()
 	m.data.dropClient(asm.Issuer, "")
 	m.data.Clients = append(m.data.Clients, rec)
-	m.save()
+	snap := m.snapshotLocked()
 	m.mu.Unlock()
+	m.write(snap)
 	m.log.Info("oauth client registered", zap.String("issuer", asm.Issuer), zap.String("client_id", resp.ClientID))
 	return &clientIdentity{id: rec.ClientID, secret: rec.ClientSecret, method: method}, nil
 }

@@ -301,8 +301,9 @@ func (f *LoginFlow) forgetRegistrationIfInvalid(err error) {
 	}
 	f.m.mu.Lock()
 	f.m.data.dropClient(f.p.issuer, f.p.key.ClientID)
-	f.m.save()
+	snap := f.m.snapshotLocked()
 	f.m.mu.Unlock()
+	f.m.write(snap)
 }
 
 // store keeps tok as the server's token and clears its login state.
@@ -335,8 +336,9 @@ func (f *LoginFlow) store(tok *oauth2.Token) {
 			*m.state(name) = serverState{}
 		}
 	}
-	m.save()
+	snap := m.snapshotLocked()
 	m.mu.Unlock()
+	m.write(snap)
 	m.log.Info("oauth login done", zap.String("server", f.server), zap.String("issuer", p.issuer),
 		zap.Strings("scopes", scopes), zap.Time("expiry", rec.Expiry), zap.Bool("refresh_token", tok.RefreshToken != ""))
 }

@@ -52,11 +52,25 @@ type Manager struct {
 	hc   *http.Client
 	now  func() time.Time
 
-	mu         sync.Mutex // guards the fields below and writes of path
+	mu         sync.Mutex // guards data, servers, refreshing, logins and taken; held for no I/O
 	data       *storeData
 	servers    map[string]*serverState    // by server name
 	refreshing map[tokenKey]chan struct{} // refreshes in flight; closed when done
 	logins     map[string]*LoginFlow      // logins in progress, by server name
+	taken      uint64                     // snapshots taken of data: the newest's seq
+
+	// writeMu serialises writes of path and guards written. It is taken
+	// with mu released (never the other way round), so a slow disk holds
+	// up only the callers that changed the credentials.
+	writeMu sync.Mutex
+	written uint64 // seq of the newest snapshot written (or that failed)
+}
+
+// snapshot is the credentials file's content after one change of the data.
+type snapshot struct {
+	seq  uint64
+	data []byte
+	err  error // encoding failed
 }
 
 // serverState is what the Manager knows of a server between logins.
@@ -140,10 +154,34 @@ func (m *Manager) boundToken(server, serverURL, clientID string) (*binding, *tok
 	return b, m.data.token(b.Key)
 }
 
-// save writes the credentials file, logging a failure: the tokens in memory
-// still work, the next save retries. m.mu must be held.
-func (m *Manager) save() {
-	if err := saveStore(m.path, m.data); err != nil {
+// snapshotLocked takes the content of the credentials file for m.write,
+// which the caller runs once m.mu is released. m.mu must be held.
+func (m *Manager) snapshotLocked() *snapshot {
+	m.taken++
+	b, err := encodeStore(m.data)
+	return &snapshot{seq: m.taken, data: b, err: err}
+}
+
+// write writes snap (nil: nothing changed) to the credentials file unless
+// a newer snapshot was written meanwhile, so the file ends with the newest
+// content whatever order the callers come in. A failure is logged: the
+// tokens in memory still work, the next save retries. m.mu must not be
+// held.
+func (m *Manager) write(snap *snapshot) {
+	if snap == nil {
+		return
+	}
+	m.writeMu.Lock()
+	defer m.writeMu.Unlock()
+	if snap.seq <= m.written {
+		return
+	}
+	m.written = snap.seq
+	err := snap.err
+	if err == nil {
+		err = writeStore(m.path, snap.data)
+	}
+	if err != nil {
 		m.log.Error("oauth credentials not saved", zap.Error(err))
 	}
 }
@@ -180,16 +218,18 @@ func (m *Manager) Logout(server string) error {
 	m.mu.Lock()
 	flow := m.logins[server]
 	b := m.data.Servers[server]
+	var snap *snapshot
 	if b != nil {
 		delete(m.data.Servers, server)
 		if !m.data.keyInUse(b.Key, server) {
 			m.data.dropToken(b.Key)
 		}
-		m.save()
+		snap = m.snapshotLocked()
 	}
 	st := m.state(server)
 	st.needLogin, st.refreshedFor401 = "logged out", ""
 	m.mu.Unlock()
+	m.write(snap)
 	if flow != nil {
 		flow.Close()
 	}

@@ -349,3 +349,54 @@ func TestCorruptFileIsAnErrorNotALoss(t *testing.T) {
 		t.Fatalf("mode %v, want 0600", fi.Mode().Perm())
 	}
 }
+
+// A credentials write that is slow (here: held) holds up only the caller
+// that changed them: Status answers from memory meanwhile, and the file has
+// the change once that caller returns.
+func TestSlowCredentialsWriteHoldsUpNoReader(t *testing.T) {
+	f := newFakeAS(t)
+	e := newTestManager(t, filepath.Join(t.TempDir(), "state", "mcpd"))
+	e.login(t, f, "remote", Config{})
+
+	e.m.writeMu.Lock()
+	done := make(chan error, 1)
+	go func() { done <- e.m.Logout("remote") }()
+	deadline := time.Now().Add(20 * time.Second)
+	for st := e.m.Status("remote"); st.Reason != "logged out"; st = e.m.Status("remote") {
+		if time.Now().After(deadline) {
+			e.m.writeMu.Unlock()
+			t.Fatalf("Status during the write = %+v, want logged out", st)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Logout returned (%v) before its write", err)
+	default:
+	}
+	e.m.writeMu.Unlock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	d, err := loadStore(e.m.Path())
+	if err != nil || d.Servers["remote"] != nil || len(d.Tokens) != 0 {
+		t.Fatalf("file after Logout: servers %v tokens %d, %v; want neither", d.Servers, len(d.Tokens), err)
+	}
+}
+
+// Writes that come out of order leave the newest content in the file.
+func TestCredentialsWritesKeepTheNewest(t *testing.T) {
+	e := newTestManager(t, t.TempDir())
+	e.m.mu.Lock()
+	e.m.data.Servers["old"] = &binding{ServerURL: "https://old.example/mcp"}
+	older := e.m.snapshotLocked()
+	e.m.data.Servers["new"] = &binding{ServerURL: "https://new.example/mcp"}
+	newer := e.m.snapshotLocked()
+	e.m.mu.Unlock()
+	e.m.write(newer)
+	e.m.write(older)
+	d, err := loadStore(e.m.Path())
+	if err != nil || d.Servers["new"] == nil || d.Servers["old"] == nil {
+		t.Fatalf("file servers %v, %v; want the newer content (old and new)", d.Servers, err)
+	}
+}

@@ -179,13 +179,18 @@ func loadStore(path string) (*storeData, error) {
 	return d, nil
 }
 
-// saveStore writes d to path atomically: a 0600 temporary file in the same
-// directory, synced, then renamed over the old one.
-func saveStore(path string, d *storeData) error {
+// encodeStore is the content of the credentials file for d.
+func encodeStore(d *storeData) ([]byte, error) {
 	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
-		return fmt.Errorf("oauth: encode credentials: %w", err)
+		return nil, fmt.Errorf("oauth: encode credentials: %w", err)
 	}
+	return b, nil
+}
+
+// writeStore writes b to path atomically: a 0600 temporary file in the same
+// directory, synced, then renamed over the old one.
+func writeStore(path string, b []byte) error {
 	dir := filepath.Dir(path)
 	if err := ensureDir(dir); err != nil {
 		return err

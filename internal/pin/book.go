@@ -82,12 +82,18 @@ func (e *WithheldError) Unwrap() error { return ErrWithheld }
 type Book struct {
 	store *Store
 
-	mu      sync.Mutex // guards servers
+	mu      sync.Mutex // guards servers; taken alone
 	servers map[string]*serverPins
 }
 
-// serverPins is one server's state; its mutex guards all of it.
+// serverPins is one server's state.
 type serverPins struct {
+	// io serialises the server's pins file (reading it once, saving it) and
+	// every change of loaded and pinned, which are written with io and mu
+	// both held: either one is enough to read them. Order: io, then mu.
+	io sync.Mutex
+	// mu guards all the fields below; it is held for no disk I/O, so a slow
+	// pins file holds up no Check, Pending or Invalidate.
 	mu      sync.Mutex
 	loaded  bool  // pinned was read from the store (or there was none)
 	pinned  Tools // nil until the first list is seen when there was no file
@@ -128,18 +134,63 @@ func (b *Book) server(name string) *serverPins {
 	return sp
 }
 
-// loadLocked reads the server's pins once.
-func (b *Book) loadLocked(name string, sp *serverPins) error {
-	if sp.loaded {
+// load reads the server's pins once. Neither sp.io nor sp.mu may be held.
+func (b *Book) load(name string, sp *serverPins) error {
+	sp.mu.Lock()
+	loaded := sp.loaded
+	sp.mu.Unlock()
+	if loaded {
+		return nil
+	}
+	sp.io.Lock()
+	defer sp.io.Unlock()
+	if sp.loaded { // loaded meanwhile
 		return nil
 	}
 	tools, ok, err := b.store.Load(name)
 	if err != nil {
 		return err
 	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
 	sp.loaded = true
 	if ok {
 		sp.pinned = tools
+	}
+	return nil
+}
+
+// pinFirst pins cur, saving it, when nothing is pinned for the server yet;
+// it reports whether it did. Neither sp.io nor sp.mu may be held.
+func (b *Book) pinFirst(name string, sp *serverPins, cur Tools) (bool, error) {
+	sp.mu.Lock()
+	pinned := sp.pinned != nil
+	sp.mu.Unlock()
+	if pinned {
+		return false, nil
+	}
+	sp.io.Lock()
+	defer sp.io.Unlock()
+	if sp.pinned != nil { // pinned meanwhile
+		return false, nil
+	}
+	if err := b.savePins(name, sp, cur, nil); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// savePins saves tools as the server's pins, then makes them the pinned
+// ones and runs then (if not nil) under sp.mu. sp.io must be held.
+func (b *Book) savePins(name string, sp *serverPins, tools Tools, then func()) error {
+	if err := b.store.Save(name, tools); err != nil {
+		return err
+	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	sp.pinned = tools
+	if then != nil {
+		then()
 	}
 	return nil
 }
@@ -167,11 +218,12 @@ func (b *Book) Observe(name string, mode Mode, pid int, items json.RawMessage) (
 	}
 	sp := b.server(name)
 	sp.mu.Lock()
-	defer sp.mu.Unlock()
 	if sameBytes(sp.lastIn, items) && sp.memoGen == sp.gen && sp.verified {
+		defer sp.mu.Unlock()
 		return Observation{Items: b.served(sp, mode, items)}, nil
 	}
-	if err := b.loadLocked(name, sp); err != nil {
+	sp.mu.Unlock()
+	if err := b.load(name, sp); err != nil {
 		return Observation{Items: items}, err
 	}
 	cur, err := ParseList(items)
@@ -179,12 +231,11 @@ func (b *Book) Observe(name string, mode Mode, pid int, items json.RawMessage) (
 		return Observation{Items: items}, err
 	}
 	var obs Observation
-	if sp.pinned == nil {
-		if err := b.store.Save(name, cur); err != nil {
-			return Observation{Items: items}, err
-		}
-		sp.pinned, obs.FirstPin = cur, true
+	if obs.FirstPin, err = b.pinFirst(name, sp, cur); err != nil {
+		return Observation{Items: items}, err
 	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
 	sp.current, sp.verified, sp.pid = cur, true, pid
 	b.recompute(sp)
 	sp.lastIn, sp.lastOut, sp.memoGen = items, nil, sp.gen
@@ -289,12 +340,31 @@ func (b *Book) PendingCount(name string) int {
 // added tool is pinned as it is now, a removed one is forgotten. It
 // returns the tools approved; naming a tool with no pending change is an
 // error. Approve needs a list seen since mcpd started (ok false: none).
-func (b *Book) Approve(name string, tools []string) (approved []string, err error) {
+func (b *Book) Approve(name string, tools []string) ([]string, error) {
 	sp := b.server(name)
+	sp.io.Lock() // pinned stays as read until the new pins are saved
+	defer sp.io.Unlock()
 	sp.mu.Lock()
-	defer sp.mu.Unlock()
+	next, approved, err := b.approvalLocked(name, sp, tools)
+	sp.mu.Unlock()
+	if err != nil || len(approved) == 0 {
+		return nil, err
+	}
+	err = b.savePins(name, sp, next, func() {
+		b.recompute(sp)
+		sp.reported = changeKey(sp.changes)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return approved, nil
+}
+
+// approvalLocked returns the pins that approving tools (every pending
+// change when empty) makes, and the tools approved. sp.mu must be held.
+func (b *Book) approvalLocked(name string, sp *serverPins, tools []string) (next Tools, approved []string, err error) {
 	if sp.current == nil {
-		return nil, fmt.Errorf("approve tools of %q: no tools list seen yet", name)
+		return nil, nil, fmt.Errorf("approve tools of %q: no tools list seen yet", name)
 	}
 	byTool := make(map[string]Change, len(sp.changes))
 	for _, c := range sp.changes {
@@ -305,14 +375,14 @@ func (b *Book) Approve(name string, tools []string) (approved []string, err erro
 			tools = append(tools, c.Tool)
 		}
 	}
-	next := make(Tools, len(sp.pinned))
+	next = make(Tools, len(sp.pinned))
 	for k, v := range sp.pinned {
 		next[k] = v
 	}
 	for _, t := range tools {
 		c, ok := byTool[t]
 		if !ok {
-			return nil, fmt.Errorf("approve tools of %q: tool %q has no pending change", name, t)
+			return nil, nil, fmt.Errorf("approve tools of %q: tool %q has no pending change", name, t)
 		}
 		if c.Kind == KindRemoved {
 			delete(next, t)
@@ -321,16 +391,7 @@ func (b *Book) Approve(name string, tools []string) (approved []string, err erro
 		}
 		approved = append(approved, t)
 	}
-	if len(approved) == 0 {
-		return nil, nil
-	}
-	if err := b.store.Save(name, next); err != nil {
-		return nil, err
-	}
-	sp.pinned = next
-	b.recompute(sp)
-	sp.reported = changeKey(sp.changes)
-	return approved, nil
+	return next, approved, nil
 }
 
 // FilterPage removes from a tools/list result (one page) the tools that are
@@ -342,11 +403,11 @@ func (b *Book) FilterPage(name string, mode Mode, result json.RawMessage) (json.
 		return result, nil
 	}
 	sp := b.server(name)
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	if err := b.loadLocked(name, sp); err != nil {
+	if err := b.load(name, sp); err != nil {
 		return nil, err
 	}
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
 	if sp.pinned == nil {
 		return result, nil
 	}

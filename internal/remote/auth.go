@@ -10,8 +10,9 @@ import (
 // other bearer scheme). The Conn calls Token before every HTTP request and
 // sends "Authorization: Bearer <token>" when it is not empty; on a 401 or
 // 403 answer it calls OnUnauthorized and, when that returns nil, sends the
-// request once more with a fresh Token. Both must be safe for concurrent
-// use and return once ctx ends.
+// request once more with a fresh Token. A 401 to that retry ends the
+// request with ErrLoginRequired, without calling OnUnauthorized again.
+// Both must be safe for concurrent use and return once ctx ends.
 type Authorizer interface {
 	// Token returns the access token for the next request; "" sends no
 	// Authorization header. An error wrapping ErrLoginRequired means the

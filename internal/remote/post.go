@@ -405,7 +405,9 @@ func (e *authError) Error() string { return e.err.Error() }
 func (e *authError) Unwrap() error { return e.err }
 
 // send runs build's request with the bearer token, and once more after
-// the Authorizer fixed a 401 or 403. Transport errors are said plainly
+// the Authorizer fixed a 401 or 403. A 401 for the token the Authorizer
+// just gave means a login is required: it is not told again, which could
+// refresh once more for every request. Transport errors are said plainly
 // (netError).
 func (c *Conn) send(ctx context.Context, build func() (*http.Request, error)) (*http.Response, error) {
 	for attempt := 0; ; attempt++ {
@@ -429,6 +431,9 @@ func (c *Conn) send(ctx context.Context, build func() (*http.Request, error)) (*
 		if c.opts.Authorizer == nil {
 			return nil, &authError{fmt.Errorf("server %q: %w: HTTP %s%s; check the server's headers in the config",
 				c.opts.Name, ErrUnauthorized, resp.Status, colon(snippet(b)))}
+		}
+		if attempt > 0 && resp.StatusCode == http.StatusUnauthorized {
+			return nil, &authError{fmt.Errorf("server %q: HTTP %s after a new token: %w", c.opts.Name, resp.Status, ErrLoginRequired)}
 		}
 		if err := c.opts.Authorizer.OnUnauthorized(ctx, resp); err != nil {
 			return nil, &authError{fmt.Errorf("server %q: HTTP %s: %w", c.opts.Name, resp.Status, err)}

@@ -1,6 +1,7 @@
 package supervisor
 
 import (
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -42,8 +43,15 @@ type idleState struct {
 	// last is the time of the last activity, in Unix nanoseconds of the
 	// supervisor's clock.
 	last atomic.Int64
-	// demand is the apps' subscription demand last reported (OnDemand).
+	// demand is the apps' subscription demand last reported (OnDemand). It
+	// only decides when a report is a change worth recording as activity;
+	// the idle check asks the subscription manager for the live demand.
 	demand atomic.Bool
+	// demandMu serialises the reports of demand (onSubsDemand), so that a
+	// change and the activity it records are one step: whoever sees demand
+	// changed also sees the activity. It guards no other field and is never
+	// held with another lock.
+	demandMu sync.Mutex
 
 	// Loop-owned.
 	c        <-chan time.Time // the idle timer; nil when not armed
@@ -130,23 +138,26 @@ func (sv *server) onIdleTimer() {
 		return
 	}
 	now := sv.sup.now()
-	if sv.inFlight.Load() > 0 || sv.subsDemand() {
+	if sv.idleBusy() {
 		// Busy: a new idle period starts now.
 		sv.idleTouchAt(now)
 		return
 	}
+	// Read after the live demand: an end of demand that the check above was
+	// the first to see recorded its activity by now (onSubsDemand).
 	if now.Sub(time.Unix(0, sv.idle.last.Load())) < want {
 		return // there was activity since the timer was armed
 	}
 	// Take the child out of service before the last look at the calls in
-	// flight: a call counts itself in flight before it loads the ready
-	// child, so either it sees none (and waits for the next start) or the
-	// check below sees it.
+	// flight and the subscriptions: a call counts itself in flight, and a
+	// stream is registered, before either loads the ready child, so either
+	// it sees none (and waits for the next start) or the check below sees
+	// it.
 	c := sv.cur
 	if !sv.ready.CompareAndSwap(c, nil) {
 		return
 	}
-	if sv.inFlight.Load() > 0 {
+	if sv.idleBusy() {
 		sv.ready.Store(c)
 		sv.idleTouchAt(now)
 		return
@@ -168,14 +179,27 @@ func (sv *server) idleExit(c *child, exit string) string {
 	return "idle timeout (" + exit + ")"
 }
 
+// idleBusy reports whether a call is in flight on sv or an app stream wants
+// something from its child, asking the subscription manager now rather than
+// trusting the last report.
+func (sv *server) idleBusy() bool {
+	return sv.inFlight.Load() > 0 || sv.subsDemand()
+}
+
 // onSubsDemand is the subscription manager's OnDemand hook: a change of the
-// apps' demand on a server counts as activity. It must not block.
+// apps' demand on a server counts as activity. Reports come from every
+// computation of the demand (any goroutine, the loop's idle check
+// included); the activity is recorded before the change is visible. It must
+// not block.
 func (s *Supervisor) onSubsDemand(t subscriptions.Target, demand bool) {
 	sv, err := s.targetServer(t)
 	if err != nil {
 		return
 	}
-	if sv.idle.demand.Swap(demand) != demand {
+	sv.idle.demandMu.Lock()
+	defer sv.idle.demandMu.Unlock()
+	if sv.idle.demand.Load() != demand {
 		sv.idleTouch()
+		sv.idle.demand.Store(demand)
 	}
 }

@@ -2,6 +2,7 @@ package supervisor
 
 import (
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -178,6 +179,38 @@ func TestIdleSubscriptionPreventsStop(t *testing.T) {
 	clk.fireNext(t)
 	h.waitState("srv", StateStopped)
 	waitFor(t, "idle child reaped", func() bool { return pidGone(pid) })
+}
+
+// A change of demand is visible only with the activity it records: the
+// idle timer may fire the moment the flag flips (the end of a subscription
+// reported from the manager's goroutine), and must then see the activity.
+func TestIdleDemandChangeRecordsActivityFirst(t *testing.T) {
+	clk := newFakeClock()
+	h := newHarness(t, Options{Specs: []Spec{idleSpec("srv", time.Hour)}}, clk.install)
+	sv := h.server("srv")
+	h.mustEcho("srv", "a")
+	h.waitState("srv", StateReady)
+	waitFor(t, "the idle timer", func() bool { return clk.pending() == 1 })
+
+	target := subscriptions.Target{Server: "srv"}
+	for i := range 200 {
+		clk.advance(time.Second)
+		at := clk.Now().UnixNano()
+		demand := i%2 == 0
+		reported := make(chan struct{})
+		go func() {
+			defer close(reported)
+			h.s.onSubsDemand(target, demand)
+		}()
+		for sv.idle.demand.Load() != demand {
+			runtime.Gosched()
+		}
+		if last := sv.idle.last.Load(); last < at {
+			t.Fatalf("report %d: demand %v visible with the last activity %s before the report",
+				i, demand, time.Duration(at-last))
+		}
+		<-reported
+	}
 }
 
 func TestIdleNeverStopsKeepRunningServers(t *testing.T) {

@@ -453,7 +453,7 @@ func (s *Supervisor) sweepOnce() {
 	now := s.now()
 	for _, e := range all {
 		gone, ok := e.sv.inst.goneFor(now)
-		if !ok || e.sv.inFlight.Load() > 0 || e.sv.idle.demand.Load() || gone < e.sv.currentSpec().IdleTimeout {
+		if !ok || gone < e.sv.currentSpec().IdleTimeout || e.sv.idleBusy() {
 			continue
 		}
 		why := "its app went away"

@@ -65,8 +65,11 @@ class Daemon:
     def start(self):
         env = {k: v for k, v in os.environ.items() if not k.startswith("MCPD_") or k.startswith("MCPD_TEST_")}
         extra = os.environ.get("MCPD_TEST_MCPD_ARGS", "").split()
+        # Pins, audit log and OAuth credentials stay in the test's directory.
+        state = os.path.join(self.dir, "state")
         self.proc = subprocess.Popen(
-            [need("MCPD_TEST_MCPD"), "--socket", self.socket_path, "--config", self.config_path, *extra],
+            [need("MCPD_TEST_MCPD"), "--socket", self.socket_path, "--config", self.config_path,
+             "--state-dir", state, *extra],
             env=env, stdin=subprocess.DEVNULL, stdout=self.log, stderr=self.log)
         probe = mcpd_client.Client(self.socket_path, client_name="harness")
         try:

@@ -64,7 +64,10 @@ class Daemon {
     const extra = (process.env.MCPD_TEST_MCPD_ARGS || '').split(' ').filter(Boolean);
     const env = { ...process.env };
     for (const k of Object.keys(env)) if (k.startsWith('MCPD_') && !k.startsWith('MCPD_TEST_')) delete env[k];
-    this.proc = spawn(need('MCPD_TEST_MCPD'), ['--socket', this.socketPath, '--config', this.configPath, ...extra],
+    // Pins, audit log and OAuth credentials stay in the test's directory.
+    const state = path.join(this.dir, 'state');
+    this.proc = spawn(need('MCPD_TEST_MCPD'),
+      ['--socket', this.socketPath, '--config', this.configPath, '--state-dir', state, ...extra],
       { env, stdio: ['ignore', 'pipe', 'pipe'] });
     this.proc.stdout.on('data', (b) => { this.output += b; });
     this.proc.stderr.on('data', (b) => { this.output += b; });
