@@ -354,7 +354,7 @@ func TestCorruptFileIsAnErrorNotALoss(t *testing.T) {
 // that changed them: Status answers from memory meanwhile, and the file has
 // the change once that caller returns.
 func TestSlowCredentialsWriteHoldsUpNoReader(t *testing.T) {
-	f := newFakeAS(t)
+	f := oauthtest.New(t, nil)
 	e := newTestManager(t, filepath.Join(t.TempDir(), "state", "mcpd"))
 	e.login(t, f, "remote", Config{})
 
