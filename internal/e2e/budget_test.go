@@ -30,7 +30,11 @@ func TestEightLargeRequestsAgainstTheBudget(t *testing.T) {
 		Options: &mcpdv1.CallOptions{TimeoutMs: 600000}}
 	budget := int64(inFlight*len(sleepReq.GetArgumentsJson())) + 16<<20 // three, not four
 	dir := newDir(t)
-	d := spawnDaemon(t, dir+"/run/mcpd.sock", writeConfig(t, dir, map[string]server{"s": {Mode: "legacy"}}),
+	d := spawnDaemon(t, dir+"/run/mcpd.sock", writeConfig(t, dir, map[string]server{
+		// A race-built child on a loaded machine can take over the default
+		// 10s to read 31 MiB lines; this test is of the budget, not of the
+		// stall detection that would kill it for that.
+		"s": {Mode: "legacy", StdinTimeout: "3m"}}),
 		"--request-memory-budget", strconv.FormatInt(budget, 10))
 	d.waitServing()
 	c := d.client()
