@@ -44,7 +44,7 @@ func TestScaleFlags(t *testing.T) {
 // CPU per delivery to be above /proc's 10 ms resolution.
 func TestScaleTouches(t *testing.T) {
 	b := &bench{o: &options{}}
-	for n, want := range map[int]int{1: 1000, 10: 400, 100: 50, 1000: 20} {
+	for n, want := range map[int]int{1: 1000, 10: 400, 100: 50, 1000: 40} {
 		if got := b.scaleTouches(n); got != want {
 			t.Errorf("scaleTouches(%d) = %d, want %d", n, got, want)
 		}
