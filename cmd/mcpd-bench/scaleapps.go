@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc"
-
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -180,21 +178,15 @@ func (b *bench) scaleAppsAt(ctx context.Context, d *daemon, fl *fanOutFloor, t t
 // connected and idle (one ListServers each, so that the connection is
 // open); the apps are gone when it returns.
 func idleRSSPerApp(ctx context.Context, d *daemon, n int, base int64) (float64, error) {
-	conns := make([]*grpc.ClientConn, 0, n)
-	defer func() {
-		for _, c := range conns {
-			_ = c.Close()
+	closeApps, err := connectApps(d, n, func(c mcpdv1.McpdClient) error {
+		if _, err := c.ListServers(ctx, &mcpdv1.ListServersRequest{}); err != nil {
+			return fmt.Errorf("list servers: %w", err)
 		}
-	}()
-	for range n {
-		conn, err := dialApp(d.socket)
-		if err != nil {
-			return 0, err
-		}
-		conns = append(conns, conn)
-		if _, err := mcpdv1.NewMcpdClient(conn).ListServers(ctx, &mcpdv1.ListServersRequest{}); err != nil {
-			return 0, fmt.Errorf("list servers: %w", err)
-		}
+		return nil
+	})
+	defer closeApps()
+	if err != nil {
+		return 0, err
 	}
 	idle, err := settledRSS(d.pid())
 	if err != nil {

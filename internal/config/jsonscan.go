@@ -21,79 +21,80 @@ var errNotValid = errors.New("malformed JSON")
 // objectMembers returns the members of the JSON object raw in file order,
 // duplicates included.
 func objectMembers(raw []byte) ([]member, error) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return nil, errNotValid
-	}
 	var out []member
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == '}' {
-		return out, nil
-	}
-	for i < len(raw) {
+	err := walk(raw, '{', '}', func(i int) (int, error) {
 		kEnd := stringEnd(raw, i)
 		if kEnd < 0 {
-			return nil, errNotValid
+			return 0, errNotValid
 		}
 		key, err := decodeString(raw[i:kEnd])
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
 		i = skipSpace(raw, kEnd)
 		if i >= len(raw) || raw[i] != ':' {
-			return nil, errNotValid
+			return 0, errNotValid
 		}
 		i = skipSpace(raw, i+1)
 		vEnd := valueEnd(raw, i)
 		if vEnd < 0 {
-			return nil, errNotValid
+			return 0, errNotValid
 		}
 		out = append(out, member{key: key, val: raw[i:vEnd:vEnd]})
-		if i = skipSpace(raw, vEnd); i >= len(raw) {
-			break
-		}
-		switch raw[i] {
-		case '}':
-			return out, nil
-		case ',':
-			i = skipSpace(raw, i+1)
-		default:
-			return nil, errNotValid
-		}
+		return vEnd, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return nil, errNotValid
+	return out, nil
 }
 
 // arrayElements returns the elements of the JSON array raw.
 func arrayElements(raw []byte) ([]json.RawMessage, error) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '[' {
-		return nil, errNotValid
-	}
 	var out []json.RawMessage
-	i = skipSpace(raw, i+1)
-	if i < len(raw) && raw[i] == ']' {
-		return out, nil
-	}
-	for i < len(raw) {
+	err := walk(raw, '[', ']', func(i int) (int, error) {
 		end := valueEnd(raw, i)
 		if end < 0 {
-			return nil, errNotValid
+			return 0, errNotValid
 		}
 		out = append(out, raw[i:end:end])
+		return end, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// walk steps through the JSON object or array raw, which opens with
+// opening and closes with closing: item reads the member or element
+// starting at raw[i] and returns the index just past it.
+func walk(raw []byte, opening, closing byte, item func(i int) (int, error)) error {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != opening {
+		return errNotValid
+	}
+	if i = skipSpace(raw, i+1); i < len(raw) && raw[i] == closing {
+		return nil
+	}
+	for i < len(raw) {
+		end, err := item(i)
+		if err != nil {
+			return err
+		}
 		if i = skipSpace(raw, end); i >= len(raw) {
 			break
 		}
 		switch raw[i] {
-		case ']':
-			return out, nil
+		case closing:
+			return nil
 		case ',':
 			i = skipSpace(raw, i+1)
 		default:
-			return nil, errNotValid
+			return errNotValid
 		}
 	}
-	return nil, errNotValid
+	return errNotValid
 }
 
 // decodeString returns the value of the JSON string raw (quotes included):
