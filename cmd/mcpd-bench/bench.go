@@ -11,7 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -621,21 +620,10 @@ func (b *bench) sharedMemory(ctx context.Context, d *daemon, t target, n int) (t
 	if _, err := client.StartServer(ctx, &mcpdv1.StartServerRequest{Name: t.Name}); err != nil {
 		return memory{}, memory{}, fmt.Errorf("start %s in mcpd: %w", t.Name, err)
 	}
-	var conns []*grpc.ClientConn
-	defer func() {
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	}()
-	for range n {
-		conn, err := dialApp(d.socket)
-		if err != nil {
-			return memory{}, memory{}, err
-		}
-		conns = append(conns, conn)
-		if err := callEcho(ctx, mcpdv1.NewMcpdClient(conn), t.Name); err != nil {
-			return memory{}, memory{}, err
-		}
+	closeApps, err := connectApps(d, n, func(c mcpdv1.McpdClient) error { return callEcho(ctx, c, t.Name) })
+	defer closeApps()
+	if err != nil {
+		return memory{}, memory{}, err
 	}
 	if _, err := d.serverPid(ctx, t.Name); err != nil {
 		return memory{}, memory{}, err

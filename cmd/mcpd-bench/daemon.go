@@ -267,6 +267,29 @@ func (d *daemon) logTail() string {
 	return string(b)
 }
 
+// connectApps opens n app connections to d, each its own, and makes each
+// one's first call with call (so that the connection is open); closeAll
+// closes the ones opened, also after an error.
+func connectApps(d *daemon, n int, call func(mcpdv1.McpdClient) error) (closeAll func(), err error) {
+	conns := make([]*grpc.ClientConn, 0, n)
+	closeAll = func() {
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	}
+	for range n {
+		conn, err := dialApp(d.socket)
+		if err != nil {
+			return closeAll, err
+		}
+		conns = append(conns, conn)
+		if err := call(mcpdv1.NewMcpdClient(conn)); err != nil {
+			return closeAll, err
+		}
+	}
+	return closeAll, nil
+}
+
 // dialApp opens a client connection to the socket at path.
 func dialApp(path string) (*grpc.ClientConn, error) {
 	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))

@@ -86,6 +86,8 @@ type options struct {
 	mcpdProfile string
 	// plots is the directory the scale section's SVG plots are written to.
 	plots string
+	// scale chooses the scale section's curves and points (scaleflags.go).
+	scale scaleOptions
 }
 
 // sectionNames are the values of -sections, in the order they run.
@@ -125,6 +127,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.serveRelay, "serve-relay", "", "internal: serve the relay baseline on `socket` in front of the command after --")
 	fs.StringVar(&o.serveFloor, "serve-http-floor", "", "internal: serve the HTTP floors on `addr` in front of the command after --")
 	fs.StringVar(&o.serveGRPC, "serve-grpc-stdio", "", "internal: serve the gRPC client floor on stdio for mcpd at `socket`, for the server named after --")
+	parseScale := scaleFlags(fs, &o.scale)
 	sections := fs.String("sections", "", "comma-separated `list` of sections to run, of "+strings.Join(sectionNames, ",")+" (default all)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usage)
@@ -137,6 +140,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 		o.relayCmd = fs.Args()
 	} else if fs.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (see mcpd-bench -help)", fs.Arg(0))
+	}
+	if err := parseScale(); err != nil {
+		return nil, err
 	}
 	if *sections != "" {
 		o.sections = map[string]bool{}

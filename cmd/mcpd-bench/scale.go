@@ -11,7 +11,11 @@ import (
 // configured servers, watched URIs and result size, each on a fresh
 // daemon; then the SVG plots of the curves, when -plots names a directory.
 func (b *bench) scale(ctx context.Context) error {
-	for _, f := range []func(context.Context) error{b.scaleApps, b.scaleServers, b.scaleSubs, b.scaleSize} {
+	curves := []func(context.Context) error{b.scaleApps, b.scaleServers, b.scaleSubs, b.scaleSize}
+	for i, f := range curves { // in the order of scaleCurveNames
+		if !b.o.scale.runs(scaleCurveNames[i]) {
+			continue
+		}
 		if err := f(ctx); err != nil {
 			return fmt.Errorf("scale: %w", err)
 		}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"google.golang.org/grpc"
-
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -26,14 +24,41 @@ type scaleAppsRow struct {
 	// calls' CPU (the call that makes the child notify), per delivery.
 	CPUPerDelivery float64 `json:"mcpd_cpu_us_per_delivery"`
 	Touches        int     `json:"touches"`
+	// BareP50, BareP99 and BareCPUPerDelivery are the same fan-out from
+	// the bare gRPC server (a queue and a goroutine per stream, no mcpd
+	// code) to as many apps of its own, in the same rounds (scalefloor.go):
+	// what gRPC and the kernel cost on this machine.
+	BareP50            float64 `json:"bare_fanout_p50_us"`
+	BareP99            float64 `json:"bare_fanout_p99_us"`
+	BareCPUPerDelivery float64 `json:"bare_cpu_us_per_delivery"`
 }
 
 // scaleAppCounts are the apps curve's points.
 func (b *bench) scaleAppCounts() []int {
+	if b.o.scale.apps != nil {
+		return b.o.scale.apps
+	}
 	if b.o.smoke {
 		return []int{1, 10}
 	}
 	return []int{1, 10, 100, 1000}
+}
+
+// scaleTouches is how many notifications the apps curve fans out to n
+// apps: 50 (40 at 1000 apps, 20 in a smoke run), and at small n enough
+// for at least minDeliveries deliveries, so that the CPU per delivery is
+// not below /proc's resolution (clockTick over all of them). The p99 of
+// 20 fan-outs is about their slowest one, which one hiccup of a shared
+// machine decides.
+func (b *bench) scaleTouches(n int) int {
+	const minDeliveries, maxTouches = 4000, 1000
+	switch {
+	case b.o.smoke:
+		return 20
+	case n >= 1000:
+		return 40
+	}
+	return min(max(50, (minDeliveries+n-1)/n), maxTouches)
 }
 
 // scaleApps measures the apps curve on a fresh daemon with the demo server.
@@ -58,8 +83,13 @@ func (b *bench) scaleApps(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	fl, err := startFanOutFloor(ctx, b.reg) // scalefloor.go
+	if err != nil {
+		return err
+	}
+	defer fl.close()
 	for _, n := range b.scaleAppCounts() {
-		row, err := b.scaleAppsAt(ctx, d, t, n, touchCPU)
+		row, err := b.scaleAppsAt(ctx, d, fl, t, n, touchCPU)
 		if err != nil {
 			return fmt.Errorf("%d apps: %w", n, err)
 		}
@@ -91,38 +121,15 @@ func mcpdCPUPer(pid, calls int, f func() error) (time.Duration, error) {
 	return c, err
 }
 
-func (b *bench) scaleAppsAt(ctx context.Context, d *daemon, t target, n int, touchCPU time.Duration) (scaleAppsRow, error) {
+func (b *bench) scaleAppsAt(ctx context.Context, d *daemon, fl *fanOutFloor, t target, n int, touchCPU time.Duration) (scaleAppsRow, error) {
 	row := scaleAppsRow{Apps: n}
 	base, err := settledRSS(d.pid())
 	if err != nil {
 		return row, err
 	}
-	conns := make([]*grpc.ClientConn, 0, n)
-	defer func() {
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	}()
-	for range n {
-		conn, err := dialApp(d.socket)
-		if err != nil {
-			return row, err
-		}
-		conns = append(conns, conn)
-		if _, err := mcpdv1.NewMcpdClient(conn).ListServers(ctx, &mcpdv1.ListServersRequest{}); err != nil {
-			return row, fmt.Errorf("list servers: %w", err)
-		}
-	}
-	idle, err := settledRSS(d.pid())
-	if err != nil {
+	if row.IdlePerApp, err = idleRSSPerApp(ctx, d, n, base); err != nil {
 		return row, err
 	}
-	row.IdlePerApp = float64(idle-base) / float64(n)
-	for _, c := range conns {
-		_ = c.Close()
-	}
-	conns = conns[:0]
-
 	recv := make(chan receipt, n*4)
 	errs := make(chan error, 1)
 	apps, err := openFanOutApps(ctx, d, t.Name, n, recv, errs)
@@ -135,38 +142,55 @@ func (b *bench) scaleAppsAt(ctx context.Context, d *daemon, t target, n int, tou
 		return row, err
 	}
 	row.SubPerApp = float64(sub-base) / float64(n)
-
-	touches := 50
-	if b.o.smoke || n >= 1000 {
-		touches = 20
-	}
-	client := d.client()
-	var all latencies
-	cpu0, err := procCPU(d.pid())
+	bareApps, err := openBareFanOutApps(ctx, fl.sock, n, recv, errs)
 	if err != nil {
 		return row, err
 	}
-	for range touches {
+	defer closeFanOutApps(bareApps)
+
+	row.Touches = b.scaleTouches(n)
+	client := d.client()
+	mcpdOnce := func() (latencies, error) {
 		if err := touchThroughMcpd(ctx, client, t.Name); err != nil {
-			return row, err
+			return nil, err
 		}
 		first, err := awaitAny(ctx, recv, errs)
 		if err != nil {
-			return row, err
+			return nil, err
 		}
 		got, err := awaitTouch(ctx, recv, errs, first.count, n-1)
-		if err != nil {
-			return row, err
-		}
-		all = append(append(all, got...), first.latency)
+		return append(got, first.latency), err
 	}
-	cpu1, err := procCPU(d.pid())
+	bareOnce := func() (latencies, error) { return fl.fire(ctx, recv, errs, n) }
+	m, bare, err := fanOutSideBySide(row.Touches, d.pid(), fl.pid(), mcpdOnce, bareOnce) // scalefloor.go
 	if err != nil {
 		return row, err
 	}
-	row.Touches = touches
-	row.P50, row.P99 = us(all.quantile(0.5)), us(all.quantile(0.99))
-	net := cpu1 - cpu0 - time.Duration(touches)*touchCPU
-	row.CPUPerDelivery = us(max(net, 0) / time.Duration(touches*n))
+	row.P50, row.P99 = us(m.lat.quantile(0.5)), us(m.lat.quantile(0.99))
+	row.BareP50, row.BareP99 = us(bare.lat.quantile(0.5)), us(bare.lat.quantile(0.99))
+	deliveries := time.Duration(row.Touches * n)
+	row.CPUPerDelivery = us(max(m.cpu-time.Duration(row.Touches)*touchCPU, 0) / deliveries)
+	row.BareCPUPerDelivery = us(max(bare.cpu-time.Duration(row.Touches)*fl.fireCPU, 0) / deliveries)
 	return row, nil
+}
+
+// idleRSSPerApp is mcpd's RSS growth per app, over base, with n apps
+// connected and idle (one ListServers each, so that the connection is
+// open); the apps are gone when it returns.
+func idleRSSPerApp(ctx context.Context, d *daemon, n int, base int64) (float64, error) {
+	closeApps, err := connectApps(d, n, func(c mcpdv1.McpdClient) error {
+		if _, err := c.ListServers(ctx, &mcpdv1.ListServersRequest{}); err != nil {
+			return fmt.Errorf("list servers: %w", err)
+		}
+		return nil
+	})
+	defer closeApps()
+	if err != nil {
+		return 0, err
+	}
+	idle, err := settledRSS(d.pid())
+	if err != nil {
+		return 0, err
+	}
+	return float64(idle-base) / float64(n), nil
 }

@@ -30,10 +30,14 @@ type scaleServersRow struct {
 }
 
 func (b *bench) scaleServerCounts() (counts []int, running int) {
+	counts, running = []int{10, 100, 500}, 50
 	if b.o.smoke {
-		return []int{10, 100}, 5
+		counts, running = []int{10, 100}, 5
 	}
-	return []int{10, 100, 500}, 50
+	if b.o.scale.servers != nil {
+		counts = b.o.scale.servers
+	}
+	return counts, running
 }
 
 // scaleServers measures the servers curve, a fresh daemon per point.

@@ -12,12 +12,16 @@ func printScale(w io.Writer, tw *tabwriter.Writer, r *report) {
 	if r.ScaleNote != "" {
 		fmt.Fprintf(w, "8. scale: %s\n\n", r.ScaleNote)
 	} else {
-		fmt.Fprintln(w, "8a. scale: connected apps (each its own connection; RSS growth of mcpd per app; fan-out of one resources/updated)")
-		fmt.Fprintln(tw, "apps\tidle KiB/app\tsubscribed KiB/app\tfan-out p50 µs\tp99 µs\tmcpd CPU µs/delivery\ttouches\t")
+		fmt.Fprintln(w, "8a. scale: connected apps (each its own connection; RSS growth of mcpd per app; fan-out of one resources/updated; bare: the bare gRPC fan-out server to as many apps, same rounds)")
+		fmt.Fprintln(tw, "apps\tidle KiB/app\tsubscribed KiB/app\tfan-out p50 µs\tp99 µs\tmcpd CPU µs/delivery\tbare p50 µs\tbare p99 µs\tbare CPU µs/delivery\ttouches\t")
 		for _, a := range sc.Apps {
-			fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.0f\t%.0f\t%.2f\t%d\t\n", a.Apps, a.IdlePerApp/1024, a.SubPerApp/1024, a.P50, a.P99, a.CPUPerDelivery, a.Touches)
+			fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.0f\t%.0f\t%.2f\t%.0f\t%.0f\t%.2f\t%d\t\n", a.Apps, a.IdlePerApp/1024, a.SubPerApp/1024, a.P50, a.P99, a.CPUPerDelivery,
+				a.BareP50, a.BareP99, a.BareCPUPerDelivery, a.Touches)
 		}
 		tw.Flush()
+		if f := fanOutFloorRatios(sc.Apps); f != "" {
+			fmt.Fprintln(w, f)
+		}
 		fmt.Fprintln(w, "8b. scale: configured servers (lazy demo servers; then some running; a reload changing one running server)")
 		fmt.Fprintln(tw, "servers\tidle RSS MiB\tstart→socket ms\tstatus p50 µs\trunning\tmcpd RSS MiB\tstatus p50 µs\treload ms\tothers untouched\t")
 		for _, s := range sc.Servers {
@@ -106,4 +110,30 @@ func (b *bench) checkScaleTargets() {
 		add("soak RSS slope indistinguishable from zero", "flat", s.RSSSlope/(1<<20), "MiB/min", s.FlatRSS)
 		add("soak goroutine slope indistinguishable from zero", "flat", s.GoSlope, "/min", s.FlatGo)
 	}
+}
+
+// fanOutFloorRatios compares the growth of mcpd's fan-out, as the targets
+// measure it (p99 1000 / 100 apps, CPU per delivery 1000 / 10 apps), with
+// the bare gRPC server's in the same rounds: what grows in gRPC and the
+// kernel grows in both. "" without those points.
+func fanOutFloorRatios(apps []scaleAppsRow) string {
+	at := map[int]scaleAppsRow{}
+	for _, a := range apps {
+		at[a.Apps] = a
+	}
+	a10, ok10 := at[10]
+	a100, ok100 := at[100]
+	a1000, ok1000 := at[1000]
+	if !ok1000 || (!ok10 && !ok100) {
+		return ""
+	}
+	out := "  growth 1000 apps vs fewer, mcpd (bare gRPC floor):"
+	if ok100 {
+		out += fmt.Sprintf(" p99 /100 apps %.1fx (%.1fx);", ratio(a1000.P99, a100.P99), ratio(a1000.BareP99, a100.BareP99))
+	}
+	if ok10 {
+		out += fmt.Sprintf(" CPU per delivery /10 apps %.2fx (%.2fx)", ratio(a1000.CPUPerDelivery, a10.CPUPerDelivery),
+			ratio(a1000.BareCPUPerDelivery, a10.BareCPUPerDelivery))
+	}
+	return out
 }

@@ -68,9 +68,16 @@ type appTracker struct {
 	now    func() time.Time
 	nextID atomic.Uint64
 
-	mu    sync.Mutex // guards conns
+	mu    sync.Mutex // guards conns and pruneAt
 	conns map[uint64]*appConn
+	// pruneAt is the size of conns at which add next forgets the ended
+	// connections (twice what was left after the last time, so that a
+	// connect costs O(1) amortized, not a look at every other app).
+	pruneAt int
 }
+
+// minPruneAt is the smallest pruneAt.
+const minPruneAt = 64
 
 func newAppTracker() *appTracker {
 	return &appTracker{now: time.Now, conns: make(map[uint64]*appConn)}
@@ -146,13 +153,16 @@ func (c *closeNotifyConn) Close() error {
 	return c.Conn.Close()
 }
 
-// add registers a new connection and forgets the ones that have ended, so
-// that the set stays as small as the open connections even when nobody
-// asks for a snapshot.
+// add registers a new connection and, now and then, forgets the ones that
+// have ended, so that the set stays within about twice the open
+// connections even when nobody asks for a snapshot.
 func (t *appTracker) add(c *appConn) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.pruneLocked()
+	if len(t.conns) >= t.pruneAt {
+		t.pruneLocked()
+		t.pruneAt = max(2*len(t.conns), minPruneAt)
+	}
 	t.conns[c.id] = c
 }
 

@@ -16,12 +16,19 @@ import (
 // whose command cannot run gets Invalid set and its problem appended to
 // c.Problems. It only stats files, and checks each server at most once.
 func (c *Config) CheckCommands() {
+	// Servers often share a command (npx, uvx, one binary with different
+	// args): each distinct one is looked up once.
+	seen := map[string]string{}
 	for i := range c.Servers {
 		s := &c.Servers[i]
 		if s.Disabled || s.Invalid != "" || s.Command == "" {
 			continue
 		}
-		msg := commandProblem(s.Command)
+		msg, ok := seen[s.Command]
+		if !ok {
+			msg = commandProblem(s.Command)
+			seen[s.Command] = msg
+		}
 		if msg == "" {
 			continue
 		}

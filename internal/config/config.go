@@ -78,6 +78,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -316,13 +317,21 @@ func (p *parser) failFile(server, key, format string, args ...any) {
 }
 
 func (p *parser) parse(data []byte) []Server {
-	data = StripJSONComments(bytes.TrimPrefix(data, utf8BOM))
+	data = bytes.TrimPrefix(data, utf8BOM)
+	// Standard JSON (the usual file) is checked once here and then split
+	// without further checks (jsonscan.go); only a file that is not is
+	// standardized first (comments, trailing commas).
+	valid := json.Valid(data)
+	if !valid {
+		data = StripJSONComments(data)
+	}
 	if len(bytes.TrimSpace(data)) == 0 {
 		p.fail("", "", "file is empty, want a JSON object")
 		return nil
 	}
-	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
+	if !valid && !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v) // for the error's position
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
 			line, col := Position(data, se.Offset)
@@ -347,6 +356,7 @@ func (p *parser) parse(data []byte) []Server {
 			if !ok {
 				continue
 			}
+			servers = slices.Grow(servers, len(members))
 			for _, sm := range members {
 				// Duplicates inside one map were already reported by object.
 				if _, dup := from[sm.key]; dup {
@@ -543,14 +553,14 @@ func (p *parser) args(server string, raw json.RawMessage) []string {
 		p.fail(server, "args", "want an array of strings, got %s", k)
 		return nil
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
+	elems, err := arrayElements(raw) // jsonscan.go
+	if err != nil {
 		p.fail(server, "args", "%v", err)
 		return nil
 	}
 	out := make([]string, 0, len(elems))
 	for i, e := range elems {
-		key := fmt.Sprintf("args[%d]", i)
+		key := "args[" + strconv.Itoa(i) + "]"
 		v, ok := p.str(server, key, e)
 		if !ok {
 			continue
@@ -606,8 +616,8 @@ func (p *parser) str(server, key string, raw json.RawMessage) (string, bool) {
 		p.fail(server, key, "want a string, got %s", k)
 		return "", false
 	}
-	var v string
-	if err := json.Unmarshal(raw, &v); err != nil {
+	v, err := decodeString(bytes.TrimSpace(raw)) // jsonscan.go
+	if err != nil {
 		p.fail(server, key, "%v", err)
 		return "", false
 	}

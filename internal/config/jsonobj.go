@@ -28,33 +28,22 @@ func (p *parser) object(raw json.RawMessage, server, key, what string) ([]member
 		}
 		return nil, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // '{'
+	all, err := objectMembers(raw) // jsonscan.go
+	if err != nil {
 		p.fail(server, key, "%v", err)
 		return nil, false
 	}
-	var out []member
-	seen := map[string]bool{}
+	out := all[:0]
+	seen := make(map[string]bool, len(all))
 	ok := true
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			p.fail(server, key, "%v", err)
-			return nil, false
-		}
-		k, _ := t.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			p.fail(server, key, "%v", err)
-			return nil, false
-		}
-		if seen[k] {
-			p.fail(server, key, "duplicate key %q", k)
+	for _, m := range all {
+		if seen[m.key] {
+			p.fail(server, key, "duplicate key %q", m.key)
 			ok = false
 			continue
 		}
-		seen[k] = true
-		out = append(out, member{k, v})
+		seen[m.key] = true
+		out = append(out, m)
 	}
 	return out, ok
 }

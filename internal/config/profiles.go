@@ -172,8 +172,7 @@ func (p *parser) globs(key string, raw json.RawMessage) []profile.Glob {
 		p.fail("", key, "want an array of name patterns, got %s", k)
 		return nil
 	}
-	var items []json.RawMessage
-	_ = json.Unmarshal(raw, &items)
+	items, _ := arrayElements(raw) // jsonscan.go; raw is an array of the valid file
 	out := make([]profile.Glob, 0, len(items))
 	for i, it := range items {
 		k := fmt.Sprintf("%s[%d]", key, i)

@@ -198,8 +198,7 @@ func (p *parser) scopes(server, key string, raw json.RawMessage) []string {
 		p.fail(server, key, "want an array of strings, got %s", Kind(raw))
 		return nil
 	}
-	var elems []json.RawMessage
-	_ = json.Unmarshal(raw, &elems)
+	elems, _ := arrayElements(raw) // jsonscan.go; raw is an array of the valid file
 	var out []string
 	for i, e := range elems {
 		v, ok := p.str(server, fmt.Sprintf("%s[%d]", key, i), e)

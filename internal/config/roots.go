@@ -18,8 +18,8 @@ func (p *parser) roots(s *Server, server string, raw json.RawMessage) {
 		s.Roots = &v
 		return
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(raw, &elems); err != nil {
+	elems, err := arrayElements(raw) // jsonscan.go
+	if err != nil {
 		p.fail(server, "roots", "%v", err)
 		return
 	}

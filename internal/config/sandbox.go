@@ -94,8 +94,7 @@ func (p *parser) sandboxPaths(server, key string, raw json.RawMessage) []string 
 		p.fail(server, key, "want an array of absolute paths, got %s", k)
 		return nil
 	}
-	var elems []json.RawMessage
-	_ = json.Unmarshal(raw, &elems)
+	elems, _ := arrayElements(raw) // jsonscan.go; raw is an array of the valid file
 	out := make([]string, 0, len(elems))
 	for i, e := range elems {
 		k := fmt.Sprintf("%s[%d]", key, i)
@@ -137,8 +136,7 @@ func (p *parser) sandboxNetwork(server, key string, raw json.RawMessage) sandbox
 	case "boolean":
 		return sandbox.Network{All: p.boolean(server, key, raw)}
 	case "array":
-		var elems []json.RawMessage
-		_ = json.Unmarshal(raw, &elems)
+		elems, _ := arrayElements(raw) // jsonscan.go
 		var n sandbox.Network
 		for i, e := range elems {
 			var port int

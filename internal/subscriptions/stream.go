@@ -100,7 +100,11 @@ func (st *Stream) wants(ev *Event) bool {
 	case KindResourcesListChanged:
 		return w.ResourcesListChanged
 	case KindResourceUpdated:
-		for u := range st.uris[ev.Server] {
+		set := st.uris[ev.Server]
+		if set[ev.URI] { // the usual case, without iterating the set
+			return true
+		}
+		for u := range set {
 			if uriMatches(u, ev.URI) {
 				return true
 			}

@@ -141,8 +141,10 @@ func (s *Supervisor) Apply(specs []Spec) (ApplyResult, error) {
 	for name, sv := range s.servers {
 		if _, ok := want[name]; !ok {
 			delete(s.servers, name)
-			removed = append(removed, sv)
 			res.Removed = append(res.Removed, name)
+			if !sv.removeDormantLocked() { // dormant.go: nothing to drain
+				removed = append(removed, sv)
+			}
 		}
 	}
 	for name, sp := range want {
@@ -151,7 +153,7 @@ func (s *Supervisor) Apply(specs []Spec) (ApplyResult, error) {
 			sv = newServer(s, sp)
 			s.servers[name] = sv
 			if s.running {
-				s.startLoopLocked(sv)
+				s.startLoopIfNeededLocked(sv) // dormant.go
 			}
 			res.Added = append(res.Added, name)
 			continue
@@ -330,6 +332,7 @@ func (sv *server) setSpec(sp Spec) {
 func (sv *server) post(cmd command) {
 	cmd.ctx = context.Background()
 	cmd.reply = make(chan reply, 1)
+	sv.wake() // dormant.go
 	select {
 	case sv.cmds <- cmd:
 	case <-sv.rl.gone:

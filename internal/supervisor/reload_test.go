@@ -353,15 +353,5 @@ func TestFollowLogsEndsWhenServerRemoved(t *testing.T) {
 	}
 	defer cancel()
 	mustApply(t, h.s, keep)
-	timeout := time.After(30 * time.Second)
-	for {
-		select {
-		case _, ok := <-lines:
-			if !ok {
-				return
-			}
-		case <-timeout:
-			t.Fatal("the follower of a removed server is still open")
-		}
-	}
+	waitClosed(t, lines, "the follower of a removed server") // dormant_test.go
 }

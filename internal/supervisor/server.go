@@ -115,9 +115,15 @@ type server struct {
 	log  *zap.Logger
 	ring *transport.Ring
 
-	cmds     chan command
-	startRes chan startResult // capacity 1: at most one start attempt at a time
-	exitRes  chan exitReport  // capacity 1: at most one watched child at a time
+	cmds chan command
+	// loop is whether the loop goroutine runs (dormant.go), and
+	// loopWanted that a command waits for it before Run; both guarded by
+	// sup.mu. loopStarted is loop == loopRunning, read without the lock.
+	loop        loopState
+	loopWanted  bool
+	loopStarted atomic.Bool
+	startRes    chan startResult // capacity 1: at most one start attempt at a time
+	exitRes     chan exitReport  // capacity 1: at most one watched child at a time
 
 	// ready is the child serving requests, or nil; set by the loop only.
 	// Calls read it without a round trip through the loop.
@@ -171,9 +177,12 @@ type server struct {
 
 func newServer(s *Supervisor, spec Spec) *server {
 	sv := &server{
-		sup:      s,
-		spec:     spec,
-		log:      s.log.With(zap.String("server", spec.Name)),
+		sup:  s,
+		spec: spec,
+		// Lazy: most configured servers never log a line (a lazy server
+		// that is never used), and encoding the field into each core's
+		// clone is most of what building a server record costs.
+		log:      s.log.WithLazy(zap.String("server", spec.Name)),
 		ring:     transport.NewRing(0, 0),
 		cmds:     make(chan command),
 		startRes: make(chan startResult, 1),
@@ -242,6 +251,7 @@ func (sv *server) roundTrip(ctx context.Context, kind cmdKind) (reply, error) {
 		return reply{}, errShuttingDown
 	}
 	cmd := command{kind: kind, ctx: ctx, reply: make(chan reply, 1)}
+	sv.wake() // dormant.go
 	select {
 	case sv.cmds <- cmd:
 	case <-sv.sup.quit:

@@ -286,6 +286,8 @@ type Supervisor struct {
 	mu      sync.RWMutex // guards following; calls only read-lock it (lookup)
 	servers map[string]*server
 	running bool
+	// loopsClosed: Run is stopping; no loop starts any more (dormant.go).
+	loopsClosed bool
 	// instances are the shared servers' instances: server name, then
 	// instance key (instances.go).
 	instances map[string]map[string]*server
@@ -368,24 +370,26 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	}
 	s.running = true
 	for _, sv := range s.servers {
-		s.startLoopLocked(sv)
+		s.startLoopIfNeededLocked(sv) // dormant.go: a lazy server's waits for its first command
 	}
 	for _, set := range s.instances {
 		for _, sv := range set {
 			s.startLoopLocked(sv)
 		}
 	}
+	configured := len(s.servers) // Apply may change it once s.mu is released
 	s.mu.Unlock()
 	s.loops.Add(1)
 	go func() {
 		defer s.loops.Done()
 		s.sweepInstances() // instances.go
 	}()
-	s.log.Info("supervisor started", zap.Int("servers", len(s.servers)))
+	s.log.Info("supervisor started", zap.Int("servers", configured))
 
 	<-ctx.Done()
 	s.log.Debug("stopping supervisor") // mcpd says "mcpd stopping"
 	s.quitOnce.Do(func() { close(s.quit) })
+	s.closeLoops() // dormant.go
 	s.subs.Close() // ends the app streams; its acquires fail once quit is closed
 	// Every loop stops its child (transport.Stop: at most about
 	// 2×ShutdownGrace each, all in parallel) and returns once it is reaped.
@@ -393,16 +397,6 @@ func (s *Supervisor) Run(ctx context.Context) error {
 	s.waitCaches()
 	s.log.Debug("supervisor stopped")
 	return nil
-}
-
-// startLoopLocked starts sv's loop goroutine. s.mu must be held and Run
-// running. (A future reload adds servers at runtime through this too.)
-func (s *Supervisor) startLoopLocked(sv *server) {
-	s.loops.Add(1)
-	go func() {
-		defer s.loops.Done()
-		sv.run(s.quit)
-	}()
 }
 
 func (s *Supervisor) shuttingDown() bool {
