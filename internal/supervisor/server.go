@@ -318,14 +318,15 @@ func (sv *server) callOnce(ctx context.Context, req *session.Request) (*session.
 			return nil, sv.hungError(hung)
 		}
 	}
+	if c.pid == 0 && (loginRequired(err) || loginRequired(context.Cause(c.ctx))) {
+		// The remote server refused the token mid-session: the call fails
+		// as every call after it will, saying which login helps, whether
+		// it saw the refusal itself or the session ended of it first.
+		return nil, sv.loginError(err)
+	}
 	if c.ctx.Err() != nil && ctx.Err() == nil {
 		// mcpd stopped the child (stop, restart, shutdown): the cause says so.
 		return nil, context.Cause(c.ctx)
-	}
-	if c.pid == 0 && loginRequired(err) {
-		// The remote server refused the token mid-session: the call fails
-		// as every call after it will, saying which login helps.
-		return nil, sv.loginError(err)
 	}
 	if errors.Is(err, session.ErrClosed) && c.pid == 0 {
 		// A remote server: the cause (connection refused, HTTP 500, a
@@ -719,9 +720,12 @@ func (sv *server) onExit(e exitReport) {
 	hung := c.proc.Hung()
 	// Calls still returning from this child report the exit (a stopped
 	// child's context was already cancelled with the stop reason).
-	if hung != nil && !c.expected {
+	switch {
+	case hung != nil && !c.expected:
 		c.cancel(sv.hungError(hung))
-	} else {
+	case c.pid == 0 && loginRequired(e.err):
+		c.cancel(sv.loginError(e.err)) // a remote server refused the token
+	default:
 		c.cancel(unavailable(nil, "server %q exited (%s)", sv.spec.Name, exit))
 	}
 	ps, ss := c.proc.Stats(), c.sess.Stats()
