@@ -181,7 +181,13 @@ func runChild(name string) int {
 			return 11
 		}
 		say(`{"grandchild":` + strconv.Itoa(gc.Process.Pid) + `}`)
-		if name != "grandchild" {
+		switch name {
+		case "grandchild-escape":
+			return 1
+		case "grandchild-exit":
+			// Exits once told to: the group kill that follows must not
+			// come before the test has seen the grandchild alive.
+			_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 			return 1
 		}
 		readStdinToEOF()

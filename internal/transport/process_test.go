@@ -293,6 +293,8 @@ func TestGrandchildDoesNotOutliveChild(t *testing.T) {
 				if err := p.Stop(); err != nil {
 					t.Fatalf("Stop: %v", err)
 				}
+			} else if err := p.WriteMessage(t.Context(), []byte(`{"exit":true}`)); err != nil {
+				t.Fatalf("telling the child to exit: %v", err)
 			}
 			// stdout reaches EOF although the grandchild held it: the group
 			// was killed.
