@@ -89,15 +89,27 @@ func (f *Face) Close() error {
 	return nil
 }
 
+// acceptLoop accepts until the listener is closed. Any other accept error
+// (out of file descriptors, say) is waited out with a growing pause, as
+// net/http does, so that a passing shortage does not end the socket.
 func (f *Face) acceptLoop() {
+	var pause time.Duration
 	for {
 		c, err := f.ln.Accept()
 		if err != nil {
-			if !errors.Is(err, net.ErrClosed) && f.life.Err() == nil {
-				f.log.Error("bridge socket: accept failed, no longer serving it", zap.Error(err))
+			if errors.Is(err, net.ErrClosed) || f.life.Err() != nil {
+				return
 			}
-			return
+			pause = min(max(2*pause, 5*time.Millisecond), time.Second)
+			f.log.Warn("bridge socket: accept failed; retrying", zap.Duration("pause", pause), zap.Error(err))
+			select {
+			case <-f.life.Done():
+				return
+			case <-time.After(pause): // the retry pause, not a correctness wait
+			}
+			continue
 		}
+		pause = 0
 		if !f.track(c) {
 			c.Close()
 			return
