@@ -204,6 +204,13 @@ func runChild(name string) int {
 	case "stderr-lines":
 		os.Stderr.WriteString("line1\r\nline2\n\n" + strings.Repeat("x", MaxStderrLine+5000) + "\nbad \xff utf8\ntail-no-newline")
 		return 0
+	case "stderr-many":
+		var b strings.Builder
+		for i := range 1000 {
+			fmt.Fprintf(&b, "line %d\n", i)
+		}
+		os.Stderr.WriteString(b.String())
+		return 0
 	case "stderr-flood":
 		chunk := []byte(strings.Repeat("z", 1<<20))
 		for range 100 {

@@ -17,6 +17,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 func TestEchoRoundTrip(t *testing.T) {
@@ -546,5 +548,25 @@ func BenchmarkRoundTrip(b *testing.B) {
 	b.StopTimer()
 	if err := p.Stop(); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// A child writing many stderr lines at once has them all in the ring, and
+// at most stderrLogPerSecond of them in mcpd's log, with the rest counted.
+func TestStderrFloodLogBounded(t *testing.T) {
+	core, logs := observer.New(zap.DebugLevel)
+	ring := NewRing(2000, 1<<20)
+	p := startChild(t, "stderr-many", func(o *Options) { o.Stderr, o.Logger = ring, zap.New(core) })
+	<-p.Done()
+	if n := len(ring.Last(2000)); n != 1000 {
+		t.Errorf("ring has %d lines, want 1000", n)
+	}
+	logged := logs.FilterMessage("child stderr").Len()
+	skipped := 0
+	for _, e := range logs.FilterMessage("child stderr lines not logged (mcpdctl logs has them)").All() {
+		skipped += int(e.ContextMap()["lines"].(int64))
+	}
+	if logged > 1000 || logged+skipped != 1000 || logged < stderrLogPerSecond {
+		t.Errorf("%d lines logged and %d counted as not logged, want all 1000 accounted for, %d or more logged", logged, skipped, stderrLogPerSecond)
 	}
 }

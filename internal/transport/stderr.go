@@ -60,14 +60,37 @@ func (p *Process) drainStderr() {
 			if len(line) > 0 && !discarding {
 				p.emitStderr(bytes.TrimSuffix(line, []byte{'\r'}), false)
 			}
+			p.stderrLog.flush(p.log)
 			return
 		}
 	}
 }
 
-// emitStderr appends one line to the ring and logs it at Debug. Text is made
-// valid UTF-8 (a truncated line may end inside a rune; proto strings must be
-// valid UTF-8).
+// stderrLogPerSecond is how many stderr lines of one child are logged at
+// Debug per second; the rest are only counted in the log (the ring keeps
+// them all for mcpdctl logs), so that a child flooding its stderr cannot
+// make mcpd's own log, and whoever reads it, carry the flood.
+const stderrLogPerSecond = 200
+
+// stderrLogLimit is the drain's count of the lines it logged in the current
+// second; only the drain goroutine uses it.
+type stderrLogLimit struct {
+	window  time.Time // start of the current second
+	logged  int       // lines logged in it
+	skipped int       // lines not logged in it
+}
+
+// flush logs how many lines of the current second were not logged.
+func (l *stderrLogLimit) flush(log *zap.Logger) {
+	if l.skipped > 0 {
+		log.Debug("child stderr lines not logged (mcpdctl logs has them)", zap.Int("lines", l.skipped))
+		l.skipped = 0
+	}
+}
+
+// emitStderr appends one line to the ring and logs it at Debug, at most
+// stderrLogPerSecond a second. Text is made valid UTF-8 (a truncated line
+// may end inside a rune; proto strings must be valid UTF-8).
 func (p *Process) emitStderr(b []byte, truncated bool) {
 	var text string
 	if utf8.Valid(b) {
@@ -75,10 +98,22 @@ func (p *Process) emitStderr(b []byte, truncated bool) {
 	} else {
 		text = strings.ToValidUTF8(string(b), "\uFFFD")
 	}
+	now := time.Now()
 	if p.ring != nil {
-		p.ring.Add(Line{Time: time.Now(), Text: text, Truncated: truncated, Pid: p.pid})
+		p.ring.Add(Line{Time: now, Text: text, Truncated: truncated, Pid: p.pid})
 	}
-	if ce := p.log.Check(zap.DebugLevel, "child stderr"); ce != nil {
-		ce.Write(zap.String("line", text), zap.Bool("truncated", truncated))
+	if !p.log.Core().Enabled(zap.DebugLevel) {
+		return
 	}
+	l := &p.stderrLog
+	if now.Sub(l.window) >= time.Second {
+		l.flush(p.log)
+		*l = stderrLogLimit{window: now}
+	}
+	if l.logged >= stderrLogPerSecond {
+		l.skipped++
+		return
+	}
+	l.logged++
+	p.log.Debug("child stderr", zap.String("line", text), zap.Bool("truncated", truncated))
 }

@@ -137,7 +137,8 @@ type Process struct {
 	onOversize func(OversizeLine)
 
 	stderrR    *os.File
-	stderrDone chan struct{} // closed by the stderr drain when it returns
+	stderrDone chan struct{}  // closed by the stderr drain when it returns
+	stderrLog  stderrLogLimit // the drain's own: how much of stderr it logs
 
 	w writer // the write side (write.go)
 
