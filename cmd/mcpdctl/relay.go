@@ -10,6 +10,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"time"
 
@@ -76,6 +77,12 @@ func dialRelay(ctx context.Context, socket string, h bridge.RelayHeader) (*net.U
 	case err != nil: // mcpd went away meanwhile, or is not one that answers
 		conn.Close()
 		return nil, nil, fmt.Errorf("%w: %w", errNoRelay, err)
+	case !a.OK && strings.HasPrefix(a.Error, "bad header:"):
+		// An mcpd of another version, which does not know a field of
+		// ours: the bridge run here over the API socket serves (and says
+		// what is wrong, if anything still is).
+		conn.Close()
+		return nil, nil, fmt.Errorf("%w: %s", errNoRelay, a.Error)
 	case !a.OK:
 		conn.Close()
 		return nil, nil, errors.New(a.Error)
@@ -101,6 +108,7 @@ type relay struct {
 	fb          *io.PipeWriter // the fallback's stdin; nil without one
 	fbErr       error          // the fallback's result
 	switched    chan struct{}  // closed once broken is handled
+	dead        chan struct{}  // closed when the fallback failed
 
 	// Used by the stdin loop only.
 	flushed  bool // the partial line was given to the fallback
@@ -110,6 +118,7 @@ type relay struct {
 // run relays until stdin ends and the session is over.
 func (r *relay) run(ctx context.Context, in io.Reader) error {
 	r.switched = make(chan struct{})
+	r.dead = make(chan struct{})
 	r.wg.Go(r.relayDown)
 	stop := context.AfterFunc(ctx, func() {
 		r.mu.Lock()
@@ -118,7 +127,17 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 		r.conn.Close()
 	})
 	defer stop()
-	err := r.relayUp(in)
+	// The stdin loop runs on a goroutine of its own so that a fallback
+	// that failed ends the session at once, as the bridge's own failure
+	// does, instead of the host's lines going nowhere until it closes
+	// stdin; the loop is then left blocked on stdin, and the process exits.
+	up := make(chan error, 1)
+	go func() { up <- r.relayUp(in) }()
+	var err error
+	select {
+	case err = <-up:
+	case <-r.dead:
+	}
 	r.wg.Wait()
 	if err != nil {
 		return err
@@ -245,38 +264,53 @@ func (r *relay) answered(id []byte) {
 // an error and the bridge run here takes the session on.
 func (r *relay) broke(midLine bool) {
 	r.conn.Close()
-	r.mu.Lock()
 	defer close(r.switched)
-	defer r.mu.Unlock()
+	down := r.down().Error() // outside r.mu: it may look at the socket file
+	r.mu.Lock()
 	r.broken = true
 	if r.interrupted {
+		r.mu.Unlock()
 		return
 	}
 	var answers []byte
 	if midLine {
 		answers = append(answers, '\n') // end mcpd's cut line
 	}
-	answers = r.track.failInFlight(answers, r.down().Error())
+	answers = r.track.failInFlight(answers, down)
+	stdinDone := r.stdinDone
+	var (
+		in  io.Reader
+		out io.Writer
+		pr  *io.PipeReader
+	)
+	if !stdinDone {
+		var pw *io.PipeWriter
+		pr, pw = io.Pipe()
+		r.fb = pw
+		replay, gate := r.track.replay()
+		in, out = io.MultiReader(replay, pr), &replayFilter{w: r.out, gate: gate}
+	}
+	r.mu.Unlock()
+	// Written outside r.mu, which the stdin loop takes for every chunk: a
+	// host slow to read its stdout must not stall its own writes to us.
 	if len(answers) > 0 {
 		if _, err := r.out.Write(answers); err != nil {
 			r.warnf("bridge: write stdout: %v", err)
 		}
 	}
-	if r.stdinDone {
+	if stdinDone {
 		return // nothing more will come
 	}
 	r.warnf("bridge: lost mcpd's bridge socket; serving over the API socket")
-	pr, pw := io.Pipe()
-	r.fb = pw
-	replay, gate := r.track.replay()
-	in := io.MultiReader(replay, pr)
-	out := &replayFilter{w: r.out, gate: gate}
 	r.wg.Go(func() {
 		err := r.fallback(in, out)
 		pr.CloseWithError(errors.New("the bridge ended"))
 		r.mu.Lock()
 		r.fbErr = err
 		r.mu.Unlock()
+		if err != nil {
+			close(r.dead) // the session cannot go on: run returns err
+		}
 	})
 }
 
