@@ -217,6 +217,14 @@ func (b *bridge) askSyncURIs() uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.subs.syncAsked++
+	if b.ctx.Err() != nil {
+		// The bridge is ending, and may be waiting for b.wg already: no
+		// syncer starts; the ask counts as done.
+		b.subs.syncDone = b.subs.syncAsked
+		close(b.subs.syncDoneC)
+		b.subs.syncDoneC = make(chan struct{})
+		return b.subs.syncAsked
+	}
 	if !b.subs.syncing {
 		b.subs.syncing = true
 		b.wg.Go(b.syncer)
