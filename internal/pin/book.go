@@ -105,6 +105,9 @@ type serverPins struct {
 	// list_changed arrived since.
 	verified bool
 	pid      int
+	// invalidations counts Invalidate calls, so that an Observe that read
+	// the file meanwhile does not mark a list from before them verified.
+	invalidations uint64
 	// lastIn and lastOut memoize Filter for the list it saw last (the
 	// cache returns the same bytes on every hit).
 	lastIn  []byte
@@ -222,6 +225,7 @@ func (b *Book) Observe(name string, mode Mode, pid int, items json.RawMessage) (
 		defer sp.mu.Unlock()
 		return Observation{Items: b.served(sp, mode, items)}, nil
 	}
+	invalidations := sp.invalidations
 	sp.mu.Unlock()
 	if err := b.load(name, sp); err != nil {
 		return Observation{Items: items}, err
@@ -236,7 +240,9 @@ func (b *Book) Observe(name string, mode Mode, pid int, items json.RawMessage) (
 	}
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
-	sp.current, sp.verified, sp.pid = cur, true, pid
+	// An Invalidate while the file was read (a list change announced
+	// meanwhile) leaves the server unverified: this list may predate it.
+	sp.current, sp.verified, sp.pid = cur, sp.invalidations == invalidations, pid
 	b.recompute(sp)
 	sp.lastIn, sp.lastOut, sp.memoGen = items, nil, sp.gen
 	obs.Items = b.served(sp, mode, items)
@@ -286,6 +292,7 @@ func (b *Book) Invalidate(name string) {
 	sp := b.server(name)
 	sp.mu.Lock()
 	sp.verified = false
+	sp.invalidations++
 	sp.mu.Unlock()
 }
 
