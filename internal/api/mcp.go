@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,7 +17,6 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
-	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
@@ -533,154 +531,4 @@ func (q *progressQueue) pushItem(params json.RawMessage, message bool) {
 		default:
 		}
 	}
-}
-
-// callSettings turns the per-call options into the request fields the
-// session needs and the supervisor's call options. It also records the
-// app's identity on its connection for GetStatus.
-func (s *Server) callSettings(ctx context.Context, opts *mcpdv1.CallOptions) (*session.Request, supervisor.CallOptions, error) {
-	var copts supervisor.CallOptions
-	if ms := opts.GetTimeoutMs(); ms < 0 {
-		return nil, copts, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is negative", ms)
-	} else if ms > MaxTimeoutMs {
-		return nil, copts, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is more than the maximum %d", ms, MaxTimeoutMs)
-	} else if ms > 0 {
-		copts.Timeout = time.Duration(ms) * time.Millisecond
-	}
-	req := &session.Request{}
-	caps, err := jsonObject("options.client_capabilities_json", opts.GetClientCapabilitiesJson())
-	if err != nil {
-		return nil, copts, err
-	}
-	req.ClientCapabilities = caps
-
-	name, ver := clientIdentity(ctx, opts.GetClient())
-	if name != "" {
-		// Implementation: "name" and "version" are both required members.
-		info, err := json.Marshal(struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		}{name, ver})
-		if err != nil {
-			return nil, copts, status.Errorf(codes.Internal, "encode client info: %v", err)
-		}
-		req.ClientInfo = info
-		if c := connFromContext(ctx); c != nil {
-			c.setClient(name, ver)
-		}
-	}
-	return req, copts, nil
-}
-
-func first(vs []string) string {
-	if len(vs) == 0 {
-		return ""
-	}
-	return vs[0]
-}
-
-// jsonObject validates a *_json request field that must hold a JSON object
-// and returns it compacted (one line, as stdio framing needs); empty means
-// absent (nil). Anything else is INVALID_ARGUMENT naming the field. Text
-// that is already compact, as apps' JSON encoders write it, is returned as
-// a read-only view of text, not a copy: a field can be tens of MiB.
-func jsonObject(field, text string) (json.RawMessage, error) {
-	if strings.TrimSpace(text) == "" {
-		return nil, nil
-	}
-	src := stringBytes(text) // read only: json.Valid and json.Compact do not write to it
-	if !json.Valid(src) {
-		var buf bytes.Buffer
-		err := json.Compact(&buf, src) // for its error, which names the offset
-		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
-	}
-	out := src
-	if !isCompact(src) {
-		buf := bytes.NewBuffer(make([]byte, 0, len(text))) // one allocation: compact JSON is never longer
-		if err := json.Compact(buf, src); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
-		}
-		out = buf.Bytes()
-	}
-	if out[0] != '{' {
-		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: must be a JSON object", field)
-	}
-	return out, nil
-}
-
-// isCompact reports whether b, valid JSON, has no whitespace outside its
-// strings, that is whether json.Compact would return it unchanged.
-func isCompact(b []byte) bool {
-	inString := false
-	for i := 0; i < len(b); i++ {
-		c := b[i]
-		if inString {
-			switch c {
-			case '\\':
-				i++ // the escaped character
-			case '"':
-				inString = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			inString = true
-		case ' ', '\t', '\n', '\r':
-			return false
-		}
-	}
-	return true
-}
-
-// metaObject validates meta_json as jsonObject does, and its progress
-// token if it has one (a string or an integer, as MCP requires).
-func metaObject(text string) (json.RawMessage, error) {
-	meta, err := jsonObject("meta_json", text)
-	if err != nil || !bytes.Contains(meta, []byte(`"progressToken"`)) {
-		return meta, err
-	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(meta, &top); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "invalid meta_json: %v", err)
-	}
-	if t, ok := top["progressToken"]; ok && string(t) != "null" && !jsonrpc.ValidProgressToken(t) {
-		return nil, status.Errorf(codes.InvalidArgument, "invalid meta_json: progressToken must be a string or an integer, got %.100s", t)
-	}
-	return meta, nil
-}
-
-// hasProgressToken reports whether meta (metaObject's output) has a
-// non-null progressToken member.
-func hasProgressToken(meta json.RawMessage) bool {
-	if !bytes.Contains(meta, []byte(`"progressToken"`)) {
-		return false
-	}
-	var top map[string]json.RawMessage
-	if json.Unmarshal(meta, &top) != nil {
-		return false
-	}
-	t, ok := top["progressToken"]
-	return ok && string(t) != "null"
-}
-
-// toMcpResponse converts a child's (non-nil) response; the result bytes pass
-// through unchanged, and a JSON-RPC error of the child becomes
-// McpResponse.error, not a gRPC error. src says where it came from.
-func toMcpResponse(server string, resp *session.Response, src cache.Source, d time.Duration) *mcpdv1.McpResponse {
-	out := &mcpdv1.McpResponse{
-		Server:     server,
-		Cache:      cacheSourceToProto(src),
-		DurationUs: d.Microseconds(),
-	}
-	if resp.Error != nil {
-		out.Error = mcpErrorToProto(resp.Error)
-		return out
-	}
-	out.ResultJson = resultString(resp.Result)
-	return out
-}
-
-func mcpErrorToProto(e *session.RPCError) *mcpdv1.McpError {
-	return &mcpdv1.McpError{Code: e.Code, Message: e.Message, DataJson: string(e.Data)}
 }

@@ -1,0 +1,189 @@
+package bridge
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// callEvent passes one event of a call's stream on to the host: its
+// progress and log messages, written at once; the response is returned.
+func (b *bridge) callEvent(ctx context.Context, ev *mcpdv1.CallToolEvent) *mcpdv1.McpResponse {
+	switch e := ev.GetEvent().(type) {
+	case *mcpdv1.CallToolEvent_ProgressJson:
+		b.writeCallOutput(ctx, &jsonrpc.Message{Method: "notifications/progress", Params: json.RawMessage(e.ProgressJson)})
+	case *mcpdv1.CallToolEvent_MessageJson:
+		b.writeCallOutput(ctx, &jsonrpc.Message{Method: "notifications/message", Params: json.RawMessage(e.MessageJson)})
+	case *mcpdv1.CallToolEvent_Response:
+		return e.Response
+	}
+	return nil
+}
+
+// withResultType adds resultType "complete" to a legacy child's result
+// for a modern host ("an absent one [is treated] as complete", but modern
+// results carry it).
+func withResultType(res json.RawMessage) json.RawMessage {
+	has := false
+	if jsonrpc.ScanMembers(res, func(key, _, _ []byte) { has = has || string(key) == "resultType" }) {
+		// The result as mcpd passed it, byte for byte, with resultType
+		// first if it has none.
+		if has {
+			return res
+		}
+		return spliceFirst(res, `"resultType":"complete"`)
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(res, &top) != nil || top == nil {
+		return res
+	}
+	if _, ok := top["resultType"]; ok {
+		return res
+	}
+	top["resultType"] = json.RawMessage(`"complete"`)
+	out, err := json.Marshal(top)
+	if err != nil {
+		return res
+	}
+	return out
+}
+
+// withCacheHints adds the caching hints a legacy child's complete
+// resources/read result lacks for a modern host: such results "must carry
+// ttlMs and cacheScope". The defaults are the safe ones: ttlMs 0, "stale
+// immediately", and cacheScope "private", reuse only within the same
+// authorization context (mcpd caches, so the host need not). An
+// input_required result never carries them.
+func withCacheHints(res json.RawMessage) json.RawMessage {
+	var complete, hasTTL, hasScope bool
+	if jsonrpc.ScanMembers(res, func(key, value, _ []byte) {
+		switch string(key) {
+		case "resultType":
+			complete = string(value) == `"complete"`
+		case "ttlMs":
+			hasTTL = true
+		case "cacheScope":
+			hasScope = true
+		}
+	}) {
+		switch {
+		case !complete || hasTTL && hasScope:
+			return res
+		case hasTTL:
+			return spliceFirst(res, `"cacheScope":"private"`)
+		case hasScope:
+			return spliceFirst(res, `"ttlMs":0`)
+		}
+		return spliceFirst(res, `"cacheScope":"private","ttlMs":0`)
+	}
+	var top map[string]json.RawMessage
+	if json.Unmarshal(res, &top) != nil || top == nil || string(top["resultType"]) != `"complete"` {
+		return res
+	}
+	_, hasTTL = top["ttlMs"]
+	_, hasScope = top["cacheScope"]
+	if hasTTL && hasScope {
+		return res
+	}
+	if !hasTTL {
+		top["ttlMs"] = json.RawMessage("0")
+	}
+	if !hasScope {
+		top["cacheScope"] = json.RawMessage(`"private"`)
+	}
+	out, err := json.Marshal(top)
+	if err != nil {
+		return res
+	}
+	return out
+}
+
+// spliceFirst returns obj, a JSON object, with members (one or more,
+// comma-separated) inserted first.
+func spliceFirst(obj json.RawMessage, members string) json.RawMessage {
+	i := jsonrpc.SkipSpace(obj, 0) + 1 // past the '{'
+	out := make([]byte, 0, len(obj)+len(members)+2)
+	out = append(append(out, '{'), members...)
+	if rest := jsonrpc.SkipSpace(obj, i); rest < len(obj) && obj[rest] != '}' {
+		out = append(out, ',')
+	}
+	return append(out, obj[i:]...)
+}
+
+// fulfil handles an input_required result. A modern host gets it
+// unchanged and retries itself. For a legacy host the bridge sends the
+// host the equivalent requests and reports, with again, that the request
+// must be retried with params now holding inputResponses and requestState.
+func (b *bridge) fulfil(ctx context.Context, r *hostReq, res json.RawMessage, params map[string]json.RawMessage, round int) (json.RawMessage, bool, *jsonrpc.Error) {
+	if r.modern {
+		return res, false, nil
+	}
+	var ir struct {
+		ResultType    string `json:"resultType"`
+		InputRequests map[string]struct {
+			Method string          `json:"method"`
+			Params json.RawMessage `json:"params"`
+		} `json:"inputRequests"`
+		RequestState *string `json:"requestState"`
+	}
+	if json.Unmarshal(res, &ir) != nil || ir.ResultType != "input_required" {
+		return res, false, nil
+	}
+	if round+1 >= maxInputRounds {
+		return nil, false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the server still asks for input after %d rounds", maxInputRounds)
+	}
+	b.mu.Lock()
+	caps := b.hostCaps
+	b.mu.Unlock()
+	responses := map[string]json.RawMessage{}
+	for key, in := range ir.InputRequests {
+		if !hostDeclares(caps, in.Method) {
+			return nil, false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the server needs %s, which this client did not declare", in.Method)
+		}
+		ans, rerr := b.hostRequest(ctx, in.Method, in.Params)
+		if rerr != nil {
+			return nil, false, rerr
+		}
+		responses[key] = ans
+	}
+	// "Client retry (a new JSON-RPC request with a new id, same method and
+	// params, plus inputResponses and requestState: the exact string
+	// received (omit it if none was received))."
+	params["inputResponses"], _ = json.Marshal(responses)
+	delete(params, "requestState")
+	if ir.RequestState != nil {
+		params["requestState"] = json.RawMessage(strconv.Quote(*ir.RequestState))
+	}
+	return nil, true, nil
+}
+
+// hostDeclares reports whether the host's capabilities answer method.
+func hostDeclares(caps json.RawMessage, method string) bool {
+	key := capabilityKeys[method]
+	if key == "" {
+		return false
+	}
+	if isEmptyObject(caps) {
+		return false
+	}
+	var c map[string]json.RawMessage
+	if json.Unmarshal(caps, &c) != nil {
+		return false
+	}
+	v, ok := c[key]
+	return ok && string(v) != "null"
+}
+
+// isEmptyObject reports whether raw is {} (with any whitespace): the
+// capabilities most hosts declare, which answer nothing.
+func isEmptyObject(raw json.RawMessage) bool {
+	i := jsonrpc.SkipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return false
+	}
+	i = jsonrpc.SkipSpace(raw, i+1)
+	return i < len(raw) && raw[i] == '}' && jsonrpc.SkipSpace(raw, i+1) == len(raw)
+}
