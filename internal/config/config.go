@@ -78,7 +78,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -522,106 +521,6 @@ func (p *parser) command(server, v string) string {
 		return p.resolve(server, "command", x)
 	}
 	return x
-}
-
-func (p *parser) cwd(server, v string) string {
-	x, ok := p.expand(server, "cwd", v)
-	if !ok || x == "" || p.noExpand {
-		return x
-	}
-	if !filepath.IsAbs(x) {
-		return p.resolve(server, "cwd", x)
-	}
-	return filepath.Clean(x)
-}
-
-// resolve joins rel to the directory of the config file.
-func (p *parser) resolve(server, key, rel string) string {
-	if p.base == "" {
-		abs, err := filepath.Abs(p.path)
-		if err != nil {
-			p.fail(server, key, "resolve %q against the config directory: %v", rel, err)
-			return ""
-		}
-		p.base = filepath.Dir(abs)
-	}
-	return filepath.Join(p.base, rel)
-}
-
-func (p *parser) args(server string, raw json.RawMessage) []string {
-	if k := Kind(raw); k != "array" {
-		p.fail(server, "args", "want an array of strings, got %s", k)
-		return nil
-	}
-	elems, err := arrayElements(raw) // jsonscan.go
-	if err != nil {
-		p.fail(server, "args", "%v", err)
-		return nil
-	}
-	out := make([]string, 0, len(elems))
-	for i, e := range elems {
-		key := "args[" + strconv.Itoa(i) + "]"
-		v, ok := p.str(server, key, e)
-		if !ok {
-			continue
-		}
-		if x, ok := p.expand(server, key, v); ok {
-			out = append(out, x)
-		}
-	}
-	return out
-}
-
-func (p *parser) env(server string, raw json.RawMessage) map[string]string {
-	members, ok := p.object(raw, server, "env", "")
-	if !ok {
-		return nil
-	}
-	out := make(map[string]string, len(members))
-	for _, m := range members {
-		if m.key == "" || strings.ContainsAny(m.key, "=\x00") {
-			p.fail(server, "env", "invalid variable name %q", m.key)
-			continue
-		}
-		key := "env." + m.key
-		v, ok := p.str(server, key, m.val)
-		if !ok {
-			continue
-		}
-		if x, ok := p.expand(server, key, v); ok {
-			out[m.key] = x
-		}
-	}
-	return out
-}
-
-func (p *parser) expand(server, key, v string) (string, bool) {
-	lookup := p.lookup
-	if p.noExpand {
-		lookup = func(string) (string, bool) { return "x", true }
-	}
-	x, err := expand(v, lookup)
-	if p.noExpand && err == nil {
-		return v, true
-	}
-	if err != nil {
-		p.fail(server, key, "%v", err)
-		return "", false
-	}
-	return x, true
-}
-
-func (p *parser) str(server, key string, raw json.RawMessage) (string, bool) {
-	if k := Kind(raw); k != "string" {
-		p.fail(server, key, "want a string, got %s", k)
-		return "", false
-	}
-	v, err := decodeString(bytes.TrimSpace(raw)) // jsonscan.go
-	if err != nil {
-		p.fail(server, key, "%v", err)
-		return "", false
-	}
-	return v, true
 }
 
 func (p *parser) boolean(server, key string, raw json.RawMessage) bool {
