@@ -69,11 +69,17 @@ type daemonSettings struct {
 
 // startDaemonWith is startDaemon with ds.
 func startDaemonWith(ctx context.Context, reg *registry, mcpdBin string, servers map[string]serverConfig, ds daemonSettings) (*daemon, error) {
+	return startDaemonConfig(ctx, reg, mcpdBin, map[string]any{"mcpServers": servers}, ds)
+}
+
+// startDaemonConfig starts mcpd on doc, its whole config file, in a fresh
+// temporary directory that holds its socket, log and state.
+func startDaemonConfig(ctx context.Context, reg *registry, mcpdBin string, doc any, ds daemonSettings) (*daemon, error) {
 	dir, err := os.MkdirTemp("", "mcpd-bench-")
 	if err != nil {
 		return nil, fmt.Errorf("temp dir: %w", err)
 	}
-	cfg, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
+	cfg, err := json.MarshalIndent(doc, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("encode config: %w", err)
 	}

@@ -2,15 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"syscall"
 	"text/tabwriter"
-	"time"
 
 	"google.golang.org/grpc/metadata"
 )
@@ -132,43 +126,7 @@ func trustConfig(demo string, s trustVariant) map[string]any {
 // startTrustDaemon starts mcpd for setup s with its own state directory
 // (pins, audit log) in a fresh temporary directory.
 func startTrustDaemon(ctx context.Context, reg *registry, mcpdBin, demo string, s trustVariant) (*daemon, error) {
-	dir, err := os.MkdirTemp("", "mcpd-bench-trust-")
-	if err != nil {
-		return nil, fmt.Errorf("temp dir: %w", err)
-	}
-	data, err := json.MarshalIndent(trustConfig(demo, s), "", "  ")
-	if err != nil {
-		return nil, fmt.Errorf("encode config: %w", err)
-	}
-	cfgPath := filepath.Join(dir, "config.json")
-	if err := os.WriteFile(cfgPath, data, 0o600); err != nil {
-		return nil, fmt.Errorf("write config: %w", err)
-	}
-	d := &daemon{dir: dir, socket: filepath.Join(dir, "mcpd.sock"), logPath: filepath.Join(dir, "mcpd.log"), done: make(chan struct{}), reg: reg}
-	logf, err := os.Create(d.logPath)
-	if err != nil {
-		return nil, fmt.Errorf("create log: %w", err)
-	}
-	defer logf.Close()
-	d.cmd = exec.Command(mcpdBin, "--config", cfgPath, "--socket", d.socket, "--log-level", "warn",
-		"--http-listen", "off", "--state-dir", filepath.Join(dir, "state"))
-	d.cmd.Stdout, d.cmd.Stderr = logf, logf
-	d.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	d.started = time.Now()
-	if err := d.cmd.Start(); err != nil {
-		_ = os.RemoveAll(dir)
-		return nil, fmt.Errorf("start mcpd: %w", err)
-	}
-	reg.add(d.cmd.Process.Pid)
-	go func() { // owned: stop waits for done
-		_ = d.cmd.Wait()
-		close(d.done)
-	}()
-	if err := d.waitReady(ctx); err != nil {
-		d.stop()
-		return nil, err
-	}
-	return d, nil
+	return startDaemonConfig(ctx, reg, mcpdBin, trustConfig(demo, s), daemonSettings{})
 }
 
 // printTrust prints the trust section of the table report.
