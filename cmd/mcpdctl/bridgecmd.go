@@ -14,6 +14,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/cpuprofile"
+	"github.com/mcpd-dev/mcpd/internal/pollstdin"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/version"
 )
@@ -63,6 +64,16 @@ share a name. Without --prefix the profile's "prefix" setting applies
 
 // bridgeStdin is the host's side of the bridge; a variable for tests.
 var bridgeStdin io.Reader = os.Stdin
+
+// hostInput is what the bridge reads the host from: stdin through Go's
+// poller when it is a pipe, since a blocking read of it can stall the
+// whole bridge for a minute at a GC (internal/pollstdin).
+func hostInput() io.Reader {
+	if f, ok := bridgeStdin.(*os.File); ok && f == os.Stdin {
+		return pollstdin.Open()
+	}
+	return bridgeStdin
+}
 
 func bridgeSetup(fs *pflag.FlagSet) runFunc {
 	all := fs.Bool("all", false, "serve every enabled server")
@@ -133,8 +144,9 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 		Prefix:      prefix,
 	}
 	serveHere := func(in io.Reader, out io.Writer) error { return c.serveBridge(ctx, opts, root, in, out) }
+	in := hostInput()
 	if relayOff() {
-		return serveHere(bridgeStdin, c.stdout)
+		return serveHere(in, c.stdout)
 	}
 	conn, src, err := dialRelay(ctx, path, bridge.RelayHeader{
 		Names: names, All: all, Profile: a.profile, Prefix: a.prefix, Root: root,
@@ -142,13 +154,13 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 	})
 	switch {
 	case errors.Is(err, errNoRelay):
-		return serveHere(bridgeStdin, c.stdout) // mcpd is not running, or serves no bridge socket
+		return serveHere(in, c.stdout) // mcpd is not running, or serves no bridge socket
 	case err != nil:
 		return err
 	}
 	r := &relay{conn: conn, src: src, out: c.stdout, warnf: c.warnf, down: c.notRunning, fallback: serveHere,
 		track: relayTracker{max: maxLine}}
-	return r.run(ctx, bridgeStdin)
+	return r.run(ctx, in)
 }
 
 // serveBridge runs the bridge in this process, over gRPC.

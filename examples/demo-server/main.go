@@ -30,6 +30,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpd-dev/mcpd/internal/pollstdin"
 	"github.com/mcpd-dev/mcpd/internal/version"
 )
 
@@ -68,8 +69,10 @@ func run(ctx context.Context, name string) error {
 	server := newServer(name)
 	log.Printf("serving on stdio (pid %d)", os.Getpid())
 	// Frames up to mcpd's own line limit (32 MiB), not the SDK's 16 MiB, so
-	// that an echo can carry the largest result mcpd passes.
-	err := server.Run(ctx, &mcp.StdioTransport{MaxLineLength: 32 << 20})
+	// that an echo can carry the largest result mcpd passes. Stdin is read
+	// through Go's poller: a blocking read of it can stall the whole server
+	// for a minute at a GC (internal/pollstdin).
+	err := server.Run(ctx, &mcp.IOTransport{Reader: pollstdin.Open(), Writer: stdout{}, MaxLineLength: 32 << 20})
 	// The MCP stdio shutdown: "the client SHOULD initiate shutdown by first
 	// closing the input stream to the child process (the server)". EOF on
 	// stdin, or a signal, is therefore a normal end.
@@ -79,6 +82,13 @@ func run(ctx context.Context, name string) error {
 	}
 	return fmt.Errorf("serve: %w", err)
 }
+
+// stdout is os.Stdout for the SDK's transport, which closes its writer at
+// the end; the process's stdout stays open.
+type stdout struct{}
+
+func (stdout) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
+func (stdout) Close() error                { return nil }
 
 type echoIn struct {
 	Message string `json:"message" jsonschema:"the text to return"`

@@ -65,6 +65,7 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/pollstdin"
 )
 
 // Environment variables read by the fake.
@@ -107,7 +108,7 @@ func Main() bool {
 	if !ok || mode == "" {
 		return false
 	}
-	os.Exit(run(mode, os.Stdin, os.Stdout, os.Stderr))
+	os.Exit(run(mode, pollstdin.Open(), os.Stdout, os.Stderr)) // pollstdin: no 60 s stall at a GC
 	return true
 }
 

@@ -4,8 +4,11 @@ package transport
 
 import (
 	"errors"
+	"os"
 	"syscall"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 func platformSupported() error { return nil }
@@ -32,8 +35,14 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 
 // waitExited blocks until the child pid has exited, without reaping it
 // (waitid with WNOWAIT), so that its pid and process group id stay reserved
-// while the rest of the group is killed.
+// while the rest of the group is killed. The wait for the exit itself is
+// done in Go's poller on a pidfd where the kernel has them: a waitid
+// blocking for the child's whole life is a system call that a GC's
+// stop-the-world can miss when it starts at the same moment, and the whole
+// daemon would then stand still until the child exits or for up to a
+// minute (see internal/pollstdin).
 func waitExited(pid int) error {
+	pollExit(pid)      // then waitid returns at once
 	const pPID = 1     // P_PID
 	var info [128]byte // siginfo_t
 	for {
@@ -48,4 +57,31 @@ func waitExited(pid int) error {
 			return errno
 		}
 	}
+}
+
+// pollExit waits in the poller until the process pid has exited, on a
+// pidfd (readable once the process ended). Without pidfds (Linux < 5.10)
+// it returns at once and the caller's waitid blocks instead.
+func pollExit(pid int) {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if err != nil {
+		return
+	}
+	f := os.NewFile(uintptr(fd), "pidfd") // non-blocking: in the poller
+	defer f.Close()
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return
+	}
+	_ = rc.Read(func(fd uintptr) bool {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		for {
+			n, err := unix.Poll(fds, 0)
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			// An error other than EINTR: let waitid wait instead.
+			return err != nil || n > 0
+		}
+	})
 }

@@ -30,6 +30,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/mcpd-dev/mcpd/internal/pollstdin"
 )
 
 // ServerName is the serverInfo name the tests expect.
@@ -58,7 +60,9 @@ func main() {
 
 func run(ctx context.Context) error {
 	srv := newServer()
-	t := &recvLogTransport{inner: &mcp.StdioTransport{}, w: os.Stderr}
+	// Stdin through Go's poller: a blocking read of it can stall the
+	// server for a minute at a GC (internal/pollstdin).
+	t := &recvLogTransport{inner: &mcp.IOTransport{Reader: pollstdin.Open(), Writer: os.Stdout}, w: os.Stderr}
 	err := srv.Run(ctx, t)
 	if err != nil && (errors.Is(err, io.EOF) || ctx.Err() != nil) {
 		return nil

@@ -21,6 +21,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/mcpd-dev/mcpd/internal/pollstdin"
 )
 
 // ServerName is the serverInfo name the tests expect.
@@ -56,7 +58,7 @@ func run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		pw.CloseWithError(tee(os.Stdin, pw))
+		pw.CloseWithError(tee(pollstdin.Open(), pw)) // pollstdin: no 60 s stall at a GC
 	}()
 	err := stdio.Listen(ctx, pr, out)
 	// Listen returns once the pipe reports EOF, that is after tee ended.

@@ -1,0 +1,51 @@
+// Package pollstdin gives a stdio MCP program its standard input as a file
+// whose reads wait in Go's network poller instead of in a blocking read(2).
+//
+// Why: in Go 1.26 and 1.27 a stop-the-world (every GC cycle starts with
+// one) can miss a goroutine that is entering a system call at that moment.
+// The stop then waits until that call returns, or until the runtime's
+// monitor thread wakes from its deep sleep, up to 60 s later; the whole
+// process stands still meanwhile. A server blocked in read(2) on stdin,
+// waiting for the next request of a client that is itself waiting for the
+// answer, hangs that long: seen as a 60 s timed-out call about once in
+// 10^4–10^5 calls on a 2-core machine. Through the poller, read(2) never
+// blocks, so the stop waits microseconds at most.
+package pollstdin
+
+import (
+	"os"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// Open returns the process's standard input, read through the poller when
+// it is a pipe or a FIFO: then the pipe is opened again through
+// /proc/self/fd/0, which gives this process a file description of its own,
+// so that making it non-blocking changes nothing for others sharing the
+// original one (a shell that reads the same stdin after us). Anything else
+// (a terminal, a regular file, a socket, no /proc) is os.Stdin as it is.
+func Open() *os.File {
+	if f := openFD(0); f != nil {
+		return f
+	}
+	return os.Stdin
+}
+
+// openFD opens fd again as a pollable file if it is a pipe or a FIFO; nil
+// otherwise.
+func openFD(fd int) *os.File {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+		return nil
+	}
+	// O_NONBLOCK: opening a FIFO for reading waits for a writer otherwise,
+	// and the writer may be gone already (then the first read says EOF).
+	// os.OpenFile registers a non-blocking pipe with the poller.
+	name := "/proc/self/fd/" + strconv.Itoa(fd)
+	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	return f
+}

@@ -1,0 +1,82 @@
+package pollstdin
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// blockingPipe returns a pipe whose read end is in blocking mode, as a
+// process's stdin is when its parent made it with os/exec.
+func blockingPipe(t *testing.T) (r *os.File, rfd int, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	rfd = int(r.Fd()) // Fd puts the file in blocking mode
+	return r, rfd, w
+}
+
+func TestPipeIsReadThroughThePoller(t *testing.T) {
+	_, rfd, w := blockingPipe(t)
+	f := openFD(rfd)
+	if f == nil {
+		t.Fatal("a pipe was not opened again")
+	}
+	defer f.Close()
+	// Only a file in the poller has read deadlines.
+	if err := f.SetReadDeadline(time.Now().Add(time.Minute)); err != nil {
+		t.Fatalf("read deadline on the reopened pipe: %v (not in the poller)", err)
+	}
+	if _, err := w.Write([]byte("{\"jsonrpc\":\"2.0\"}\n")); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	got, err := io.ReadAll(f)
+	if err != nil || string(got) != "{\"jsonrpc\":\"2.0\"}\n" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+	// The original description keeps its blocking mode.
+	flags, err := unix.FcntlInt(uintptr(rfd), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flags&unix.O_NONBLOCK != 0 {
+		t.Fatal("the original file description was made non-blocking")
+	}
+}
+
+func TestPipeWithoutWriterSaysEOF(t *testing.T) {
+	_, rfd, w := blockingPipe(t)
+	w.Close()
+	f := openFD(rfd) // must not wait for a writer
+	if f == nil {
+		t.Fatal("a pipe was not opened again")
+	}
+	defer f.Close()
+	if n, err := f.Read(make([]byte, 8)); n != 0 || err != io.EOF {
+		t.Fatalf("read = %d, %v; want EOF", n, err)
+	}
+}
+
+func TestRegularFileIsLeftAlone(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "in")
+	if err := os.WriteFile(path, []byte("x"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if g := openFD(int(f.Fd())); g != nil {
+		g.Close()
+		t.Fatal("a regular file was opened again")
+	}
+}
