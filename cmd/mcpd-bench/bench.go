@@ -327,27 +327,39 @@ func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
 			func(int) error { return dc.echo(ctx) },
 			func(i int) error { return callEcho(ctx, apps[i], t.Name) },
 			func(i int) error { return relayApps[i].relayEcho(ctx, t.Name) },
+			func(i int) error { return callEchoUnary(ctx, apps[i], t.Name) },
 		}
+		const firstFront = 4
 		for _, f := range fronts {
 			variants = append(variants, func(int) error { return f.echo(ctx) })
 		}
 		rates := make([][]float64, len(variants))
+		p50s := make([][]time.Duration, len(variants))
+		// mcpd − relay p50, per round, for the stream and the unary path.
+		var streamOverRelay, unaryOverRelay []float64
 		for r := range b.o.rounds {
 			for _, v := range rotate(len(variants), r) {
-				rate, err := parallelRate(b.o.tputDur, c, variants[v])
+				rate, p50, err := parallelRun(b.o.tputDur, c, variants[v])
 				if err != nil {
 					return err
 				}
 				rates[v] = append(rates[v], rate)
+				p50s[v] = append(p50s[v], p50)
 			}
+			relay := us(p50s[2][r])
+			streamOverRelay = append(streamOverRelay, us(p50s[1][r])-relay)
+			unaryOverRelay = append(unaryOverRelay, us(p50s[3][r])-relay)
 		}
 		row := throughputRow{Server: t.Name, Concurrency: c,
-			Direct: medianF(rates[0]), Mcpd: medianF(rates[1]), Relay: medianF(rates[2])}
+			Direct: medianF(rates[0]), Mcpd: medianF(rates[1]), Relay: medianF(rates[2]), McpdUnary: medianF(rates[3]),
+			McpdP50: us(medianDur(p50s[1])), RelayP50: us(medianDur(p50s[2])), McpdUnaryP50: us(medianDur(p50s[3])),
+			McpdOverRelayP50: medianF(streamOverRelay), UnaryOverRelayP50: medianF(unaryOverRelay)}
 		row.Ratio = ratio(row.Mcpd, row.Direct)
 		row.RelayRatio = ratio(row.Relay, row.Direct)
 		row.McpdOverRelay = ratio(row.Mcpd, row.Relay)
+		row.UnaryOverRelay = ratio(row.McpdUnary, row.Relay)
 		for i, f := range fronts {
-			rate := medianF(rates[3+i])
+			rate := medianF(rates[firstFront+i])
 			row.Fronts = append(row.Fronts, frontRate{Name: f.name, Rate: rate, Ratio: ratio(rate, row.Direct)})
 		}
 		b.rep.Throughput = append(b.rep.Throughput, row)
@@ -368,18 +380,29 @@ func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
 // parallelRate runs c workers calling f (with their index) until dur has
 // passed and returns completed calls per second.
 func parallelRate(dur time.Duration, c int, f func(i int) error) (float64, error) {
+	rate, _, err := parallelRun(dur, c, f)
+	return rate, err
+}
+
+// parallelRun is parallelRate that also returns the median latency of
+// the calls, each timed from its start to its answer.
+func parallelRun(dur time.Duration, c int, f func(i int) error) (float64, time.Duration, error) {
 	start := time.Now()
 	deadline := start.Add(dur)
-	counts := make([]int, c)
+	lat := make([]latencies, c)
 	errs := make(chan error, c)
 	for i := range c {
 		go func() { // owned: all c report on errs below
-			for time.Now().Before(deadline) {
+			for {
+				t0 := time.Now()
+				if !t0.Before(deadline) {
+					break
+				}
 				if err := f(i); err != nil {
 					errs <- err
 					return
 				}
-				counts[i]++
+				lat[i] = append(lat[i], time.Since(t0))
 			}
 			errs <- nil
 		}()
@@ -392,13 +415,13 @@ func parallelRate(dur time.Duration, c int, f func(i int) error) (float64, error
 	}
 	elapsed := time.Since(start)
 	if first != nil {
-		return 0, first
+		return 0, 0, first
 	}
-	total := 0
-	for _, n := range counts {
-		total += n
+	var all latencies
+	for _, l := range lat {
+		all = append(all, l...)
 	}
-	return float64(total) / elapsed.Seconds(), nil
+	return float64(len(all)) / elapsed.Seconds(), all.quantile(0.5), nil
 }
 
 // lists is section 3: tools/list through mcpd (a cache hit once the cache

@@ -83,6 +83,17 @@ type throughputRow struct {
 	Relay         float64 `json:"relay_calls_per_s"`
 	RelayRatio    float64 `json:"relay_over_direct"`
 	McpdOverRelay float64 `json:"mcpd_over_relay"`
+	// McpdUnary is the same apps calling CallToolUnary, the path of a call
+	// that asks for no progress.
+	McpdUnary      float64 `json:"mcpd_unary_calls_per_s"`
+	UnaryOverRelay float64 `json:"mcpd_unary_over_relay"`
+	// Median latency of the calls under this load, µs, and mcpd − relay
+	// (the median of each round's difference) for both paths.
+	McpdP50           float64 `json:"mcpd_p50_us"`
+	McpdUnaryP50      float64 `json:"mcpd_unary_p50_us"`
+	RelayP50          float64 `json:"relay_p50_us"`
+	McpdOverRelayP50  float64 `json:"mcpd_minus_relay_p50_us"`
+	UnaryOverRelayP50 float64 `json:"mcpd_unary_minus_relay_p50_us"`
 	// Fronts: each front door with c requests in flight (front.go).
 	Fronts []frontRate `json:"fronts"`
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"os"
 	"os/exec"
 	"slices"
@@ -81,5 +82,25 @@ func TestProcessMemoryAndTree(t *testing.T) {
 	_ = cmd.Wait()
 	if left := waitGone([]int{pid}, 5*time.Second); len(left) != 0 {
 		t.Errorf("child %d still alive after SIGKILL and reap", pid)
+	}
+}
+
+func TestParallelRunRateAndLatency(t *testing.T) {
+	rate, p50, err := parallelRun(200*time.Millisecond, 4, func(int) error {
+		time.Sleep(2 * time.Millisecond)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p50 < 2*time.Millisecond || p50 > 100*time.Millisecond {
+		t.Errorf("p50 = %v, want about the 2 ms each call sleeps", p50)
+	}
+	if rate <= 0 || rate > 4/0.002 {
+		t.Errorf("rate = %.0f/s, want at most 4 workers / 2 ms", rate)
+	}
+	boom := errors.New("boom")
+	if _, _, err := parallelRun(50*time.Millisecond, 2, func(int) error { return boom }); !errors.Is(err, boom) {
+		t.Errorf("error = %v, want the call's error", err)
 	}
 }

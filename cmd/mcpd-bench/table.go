@@ -49,6 +49,11 @@ func (b *bench) checkTargets() {
 	for _, t := range r.Throughput {
 		if t.Concurrency >= 16 {
 			add(fmt.Sprintf("throughput mcpd/relay (%s, %d apps)", t.Server, t.Concurrency), ">= 1.00", t.McpdOverRelay, "x", t.McpdOverRelay >= 1)
+			add(fmt.Sprintf("throughput mcpd unary/relay (%s, %d apps)", t.Server, t.Concurrency), ">= 1.00", t.UnaryOverRelay, "x", t.UnaryOverRelay >= 1)
+		}
+		if t.Concurrency == 16 {
+			add(fmt.Sprintf("mcpd − relay latency p50 (%s, 16 apps)", t.Server), "<= 0 us", t.McpdOverRelayP50, "us", t.McpdOverRelayP50 <= 0)
+			add(fmt.Sprintf("mcpd unary − relay latency p50 (%s, 16 apps)", t.Server), "<= 0 us", t.UnaryOverRelayP50, "us", t.UnaryOverRelayP50 <= 0)
 		}
 	}
 	for _, c := range r.CPURatios {
@@ -95,10 +100,17 @@ func printReport(w io.Writer, r *report) {
 	end()
 
 	section("2. throughput: concurrent apps on one shared child, calls/s (median of rounds)",
-		"server\tapps\tdirect (pipelined)\tthrough mcpd\trelay\tmcpd/direct\trelay/direct\tmcpd/relay\t")
+		"server\tapps\tdirect (pipelined)\tthrough mcpd\tmcpd unary\trelay\tmcpd/direct\trelay/direct\tmcpd/relay\tunary/relay\t")
 	for _, t := range r.Throughput {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.2fx\t%.2fx\t%.2fx\t\n", t.Server, t.Concurrency,
-			t.Direct, t.Mcpd, t.Relay, t.Ratio, t.RelayRatio, t.McpdOverRelay)
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t\n", t.Server, t.Concurrency,
+			t.Direct, t.Mcpd, t.McpdUnary, t.Relay, t.Ratio, t.RelayRatio, t.McpdOverRelay, t.UnaryOverRelay)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "latency under that load, µs p50 (median of rounds); mcpd − relay: median of per-round differences")
+	fmt.Fprintln(tw, "server\tapps\tmcpd\tmcpd unary\trelay\tmcpd − relay\tunary − relay\t")
+	for _, t := range r.Throughput {
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", t.Server, t.Concurrency,
+			t.McpdP50, t.McpdUnaryP50, t.RelayP50, t.McpdOverRelayP50, t.UnaryOverRelayP50)
 	}
 	end()
 
