@@ -73,15 +73,6 @@ func pollExit(pid int) {
 	if err != nil {
 		return
 	}
-	_ = rc.Read(func(fd uintptr) bool {
-		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fds, 0)
-			if errors.Is(err, unix.EINTR) {
-				continue
-			}
-			// An error other than EINTR: let waitid wait instead.
-			return err != nil || n > 0
-		}
-	})
+	// A poll error counts as ready: the caller's waitid then waits itself.
+	_ = rc.Read(func(fd uintptr) bool { return pollNow(fd, unix.POLLIN) })
 }

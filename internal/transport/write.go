@@ -349,8 +349,13 @@ func (p *Process) writeSome(fd uintptr) bool {
 
 // pollWritable reports whether the pipe fd has room (or its reader is
 // gone, which the next write reports).
-func pollWritable(fd uintptr) bool {
-	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+func pollWritable(fd uintptr) bool { return pollNow(fd, unix.POLLOUT) }
+
+// pollNow reports whether fd is ready for events now, without waiting; a
+// poll error other than EINTR counts as ready, so that the caller's next
+// system call meets and reports it.
+func pollNow(fd uintptr, events int16) bool {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: events}}
 	for {
 		n, err := unix.Poll(fds, 0)
 		if errors.Is(err, unix.EINTR) {
