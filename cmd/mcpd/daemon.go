@@ -20,6 +20,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/gomaxprocs"
 	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/paths"
 	"github.com/mcpd-dev/mcpd/internal/sdnotify"
@@ -51,7 +52,8 @@ type daemon struct {
 	hf         *httpFace
 	hfClose    sync.Once // the HTTP face closes once: on shutdown, or at close
 	bf         *bridgeFace
-	reloadReqs chan reloadRequest // "mcpdctl reload", served by the reload actor
+	reloadReqs chan reloadRequest   // "mcpdctl reload", served by the reload actor
+	gov        *gomaxprocs.Governor // GOMAXPROCS with the calls in flight (gomaxprocs.go)
 
 	cleanups []func() // run by close, last first
 
@@ -156,6 +158,7 @@ func (d *daemon) build(daemonLog *transport.Ring) error {
 		SubscriptionQueueBytes:  f.queueBytes,
 		Pins:                    tr.pins,
 		Upstream:                tr.upstream(),
+		Load:                    d.gov,
 		// Children's roots/list, sampling and elicitation requests go to
 		// the apps registered as hosts (api Host RPC); d.srv is set below,
 		// before any child can run.
@@ -269,6 +272,7 @@ func (d *daemon) actors(stopc <-chan os.Signal) *run.Group {
 		})
 	}
 	d.addReloadActor(&g)
+	addGovernorActor(&g, d.gov)
 	return &g
 }
 

@@ -121,6 +121,9 @@ type flags struct {
 	otlpEndpoint string
 	// bridgeSocket is --bridge-socket (bridgeface.go).
 	bridgeSocket bool
+	// procs is --procs (gomaxprocs.go); 0: $GOMAXPROCS if set, else
+	// between half and all of the CPUs, with the calls in flight.
+	procs int
 }
 
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
@@ -139,6 +142,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	set.StringVar(&f.httpListen, "http-listen", "", "serve MCP hosts over Streamable HTTP on `addr`: a loopback HOST:PORT, unix:/path/to.sock or off (default the config's \"httpListen\", else "+httpface.DefaultAddr+")")
 	set.StringVar(&f.stateDir, "state-dir", "", "`dir` of the pinned tool definitions and the audit log (default $XDG_STATE_HOME/mcpd, else ~/.local/state/mcpd)")
 	set.BoolVar(&f.bridgeSocket, "bridge-socket", true, "serve mcpdctl bridge on a socket beside the API socket (its name with -bridge.sock), running the bridge inside mcpd")
+	set.IntVar(&f.procs, "procs", 0, "threads running Go code at once (GOMAXPROCS); 0: $GOMAXPROCS if set, else half the CPUs (at least 1) while calls come one at a time, and all of them while 4 or more are in flight or an event goes to 4 or more apps")
 	set.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "export OpenTelemetry traces over OTLP/gRPC to this loopback `HOST:PORT` (default off)")
 	set.Usage = func() {
 		fmt.Fprint(set.Output(), usage)
@@ -149,6 +153,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	if set.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (see mcpd --help)", set.Arg(0))
+	}
+	if f.procs < 0 {
+		return nil, fmt.Errorf("--procs must be 0 (automatic) or a positive number of threads")
 	}
 	if f.queueEvents < 1 || f.queueBytes < 1 {
 		return nil, fmt.Errorf("--subscription-queue-events and --subscription-queue-bytes must be positive")
@@ -253,7 +260,7 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	daemonLog := transport.NewRing(daemonLogLines, daemonLogBytes)
 	log = teeToRing(log, daemonLog)
 
-	d := &daemon{f: f, log: log, hupc: hupc}
+	d := &daemon{f: f, log: log, hupc: hupc, gov: newGovernor(f.procs)}
 	defer d.close()
 	if interrupted := d.loadConfig(); interrupted {
 		return nil

@@ -107,6 +107,9 @@ type Options struct {
 	// process pid of server guarantee to deliver, whenever that changes
 	// (an acknowledged listen, legacy resources/subscribe, a release).
 	OnPromises func(t Target, pid int, a ServerAck)
+	// OnFanOut, if set, is told how many streams an event was queued for,
+	// when more than one, on the publishing goroutine; it must not block.
+	OnFanOut func(streams int)
 	// OnDemand, if set, is told whether the open streams want anything
 	// from server's child (demand.go) whenever that is computed; it must
 	// not block.
@@ -453,6 +456,9 @@ func (m *Manager) publish(ev Event) {
 	m.mu.RUnlock()
 	if len(targets) > 1 {
 		ev.Memo = new(Memo)
+		if m.opts.OnFanOut != nil {
+			m.opts.OnFanOut(len(targets))
+		}
 	}
 	shared := &ev // one copy for every queue
 	for _, st := range targets {

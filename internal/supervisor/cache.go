@@ -57,6 +57,10 @@ func newServerCache(s *Supervisor, spec Spec, log *zap.Logger) *cache.Cache {
 // Source says which happened. A JSON-RPC error of the child is returned in
 // Response.Error and never cached.
 func (s *Supervisor) CallCached(ctx context.Context, server string, req *session.Request, opts CallOptions) (*session.Response, cache.Source, error) {
+	if l := s.opts.Load; l != nil {
+		l.Enter()
+		defer l.Exit()
+	}
 	sv, err := s.target(ctx, server)
 	if err != nil {
 		return nil, cache.SourceFetched, err
@@ -151,6 +155,10 @@ func (s *Supervisor) List(ctx context.Context, server, method string, base *sess
 // promised one. A JSON-RPC error of the child is returned as an error
 // wrapping *session.RPCError, shared with coalesced callers and never cached.
 func (s *Supervisor) ListCached(ctx context.Context, server, method string, base *session.Request, opts CallOptions) (json.RawMessage, cache.Source, error) {
+	if l := s.opts.Load; l != nil {
+		l.Enter()
+		defer l.Exit()
+	}
 	sv, err := s.target(ctx, server)
 	if err != nil {
 		return nil, cache.SourceFetched, err

@@ -45,6 +45,7 @@ func newSubscriptions(s *Supervisor) *subscriptions.Manager {
 			}
 		},
 		OnDemand: s.onSubsDemand, // idle.go
+		OnFanOut: s.fanOut,
 		// mcpd's own listen for the list kinds (ownlisten.go).
 		CacheListens: !s.opts.NoCacheListens,
 		OnPromises: func(t subscriptions.Target, pid int, a subscriptions.ServerAck) {

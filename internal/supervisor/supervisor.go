@@ -256,6 +256,25 @@ type Options struct {
 	// checked for apps and roots that went away (instances.go). If zero,
 	// DefaultInstanceSweep.
 	InstanceSweep time.Duration
+	// Load, if set, is told of every call and list while it runs (the
+	// daemon's gomaxprocs.Governor counts them); nil: nobody.
+	Load CallLoad
+}
+
+// CallLoad is told when a call or list starts and ends, and how many apps
+// an event is fanned out to (when more than one); all run on the caller's
+// goroutine and must not block.
+type CallLoad interface {
+	Enter()
+	Exit()
+	FanOut(streams int)
+}
+
+// fanOut tells s.opts.Load of an event queued for streams apps.
+func (s *Supervisor) fanOut(streams int) {
+	if l := s.opts.Load; l != nil {
+		l.FanOut(streams)
+	}
 }
 
 // CallOptions are per-call settings.
@@ -422,6 +441,10 @@ func (s *Supervisor) lookup(name string) (*server, error) {
 // server's request deadline (or opts.Timeout). An MCP error from the child
 // is returned in Response.Error, not as err.
 func (s *Supervisor) Call(ctx context.Context, server string, req *session.Request, opts CallOptions) (*session.Response, error) {
+	if l := s.opts.Load; l != nil {
+		l.Enter()
+		defer l.Exit()
+	}
 	sv, err := s.target(ctx, server)
 	if err != nil {
 		return nil, err

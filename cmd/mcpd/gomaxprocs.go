@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"os"
+	"runtime"
+
+	"github.com/oklog/run"
+
+	"github.com/mcpd-dev/mcpd/internal/gomaxprocs"
+)
+
+// newGovernor returns what sets the threads running mcpd's Go code
+// (GOMAXPROCS) from --procs: n > 0 fixes n; 0 fixes $GOMAXPROCS when it is
+// set, and otherwise moves between half of Go's default (which follows
+// the cgroup's CPU limit), at least one, while calls come one at a time,
+// and all of it while many are in flight or an event goes to many apps
+// (internal/gomaxprocs).
+func newGovernor(n int) *gomaxprocs.Governor {
+	switch {
+	case n > 0:
+		return gomaxprocs.New(n, n)
+	case os.Getenv("GOMAXPROCS") != "":
+		n = runtime.GOMAXPROCS(0)
+		return gomaxprocs.New(n, n)
+	}
+	all := runtime.GOMAXPROCS(0)
+	return gomaxprocs.New(all/2, all)
+}
+
+// addGovernorActor runs gov until mcpd stops.
+func addGovernorActor(g *run.Group, gov *gomaxprocs.Governor) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	g.Add(func() error {
+		defer close(done)
+		gov.Run(ctx)
+		<-ctx.Done()
+		return nil
+	}, func(error) {
+		cancel()
+		<-done
+	})
+}
