@@ -323,43 +323,22 @@ func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
 	}
 	defer closeFronts(fronts)
 	for _, c := range throughputConcurrency {
-		variants := []func(i int) error{
+		variants := []func(i int) error{ // in the order of the tput* indices
 			func(int) error { return dc.echo(ctx) },
 			func(i int) error { return callEcho(ctx, apps[i], t.Name) },
 			func(i int) error { return relayApps[i].relayEcho(ctx, t.Name) },
 			func(i int) error { return callEchoUnary(ctx, apps[i], t.Name) },
 		}
-		const firstFront = 4
 		for _, f := range fronts {
 			variants = append(variants, func(int) error { return f.echo(ctx) })
 		}
-		rates := make([][]float64, len(variants))
-		p50s := make([][]time.Duration, len(variants))
-		// mcpd − relay p50, per round, for the stream and the unary path.
-		var streamOverRelay, unaryOverRelay []float64
-		for r := range b.o.rounds {
-			for _, v := range rotate(len(variants), r) {
-				rate, p50, err := parallelRun(b.o.tputDur, c, variants[v])
-				if err != nil {
-					return err
-				}
-				rates[v] = append(rates[v], rate)
-				p50s[v] = append(p50s[v], p50)
-			}
-			relay := us(p50s[2][r])
-			streamOverRelay = append(streamOverRelay, us(p50s[1][r])-relay)
-			unaryOverRelay = append(unaryOverRelay, us(p50s[3][r])-relay)
+		rates, p50s, err := b.runVariants(c, variants)
+		if err != nil {
+			return err
 		}
-		row := throughputRow{Server: t.Name, Concurrency: c,
-			Direct: medianF(rates[0]), Mcpd: medianF(rates[1]), Relay: medianF(rates[2]), McpdUnary: medianF(rates[3]),
-			McpdP50: us(medianDur(p50s[1])), RelayP50: us(medianDur(p50s[2])), McpdUnaryP50: us(medianDur(p50s[3])),
-			McpdOverRelayP50: medianF(streamOverRelay), UnaryOverRelayP50: medianF(unaryOverRelay)}
-		row.Ratio = ratio(row.Mcpd, row.Direct)
-		row.RelayRatio = ratio(row.Relay, row.Direct)
-		row.McpdOverRelay = ratio(row.Mcpd, row.Relay)
-		row.UnaryOverRelay = ratio(row.McpdUnary, row.Relay)
+		row := throughputRowOf(t.Name, c, rates, p50s)
 		for i, f := range fronts {
-			rate := medianF(rates[firstFront+i])
+			rate := medianF(rates[tputFirstFront+i])
 			row.Fronts = append(row.Fronts, frontRate{Name: f.name, Rate: rate, Ratio: ratio(rate, row.Direct)})
 		}
 		b.rep.Throughput = append(b.rep.Throughput, row)
@@ -375,6 +354,56 @@ func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
 		}
 	}
 	return nil
+}
+
+// The variants of the throughput section, by index; the fronts follow.
+const (
+	tputDirect = iota
+	tputMcpd
+	tputRelay
+	tputUnary
+	tputFirstFront
+)
+
+// runVariants measures every variant with c apps in b.o.rounds rounds, each
+// round starting with another: calls/s and p50 latency per variant and round.
+func (b *bench) runVariants(c int, variants []func(i int) error) ([][]float64, [][]time.Duration, error) {
+	rates := make([][]float64, len(variants))
+	p50s := make([][]time.Duration, len(variants))
+	for r := range b.o.rounds {
+		for _, v := range rotate(len(variants), r) {
+			rate, p50, err := parallelRun(b.o.tputDur, c, variants[v])
+			if err != nil {
+				return nil, nil, err
+			}
+			rates[v] = append(rates[v], rate)
+			p50s[v] = append(p50s[v], p50)
+		}
+	}
+	return rates, p50s, nil
+}
+
+// throughputRowOf is the row of runVariants' measurements (fronts aside):
+// medians of rounds, and mcpd − relay p50 as the median of each round's
+// difference.
+func throughputRowOf(server string, c int, rates [][]float64, p50s [][]time.Duration) throughputRow {
+	var streamOverRelay, unaryOverRelay []float64
+	for r := range p50s[tputRelay] {
+		relay := us(p50s[tputRelay][r])
+		streamOverRelay = append(streamOverRelay, us(p50s[tputMcpd][r])-relay)
+		unaryOverRelay = append(unaryOverRelay, us(p50s[tputUnary][r])-relay)
+	}
+	row := throughputRow{Server: server, Concurrency: c,
+		Direct: medianF(rates[tputDirect]), Mcpd: medianF(rates[tputMcpd]), Relay: medianF(rates[tputRelay]),
+		McpdUnary: medianF(rates[tputUnary]),
+		McpdP50:   us(medianDur(p50s[tputMcpd])), RelayP50: us(medianDur(p50s[tputRelay])),
+		McpdUnaryP50:     us(medianDur(p50s[tputUnary])),
+		McpdOverRelayP50: medianF(streamOverRelay), UnaryOverRelayP50: medianF(unaryOverRelay)}
+	row.Ratio = ratio(row.Mcpd, row.Direct)
+	row.RelayRatio = ratio(row.Relay, row.Direct)
+	row.McpdOverRelay = ratio(row.Mcpd, row.Relay)
+	row.UnaryOverRelay = ratio(row.McpdUnary, row.Relay)
+	return row
 }
 
 // parallelRate runs c workers calling f (with their index) until dur has

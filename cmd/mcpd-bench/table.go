@@ -99,19 +99,7 @@ func printReport(w io.Writer, r *report) {
 	}
 	end()
 
-	section("2. throughput: concurrent apps on one shared child, calls/s (median of rounds)",
-		"server\tapps\tdirect (pipelined)\tthrough mcpd\tmcpd unary\trelay\tmcpd/direct\trelay/direct\tmcpd/relay\tunary/relay\t")
-	for _, t := range r.Throughput {
-		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t\n", t.Server, t.Concurrency,
-			t.Direct, t.Mcpd, t.McpdUnary, t.Relay, t.Ratio, t.RelayRatio, t.McpdOverRelay, t.UnaryOverRelay)
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "latency under that load, µs p50 (median of rounds); mcpd − relay: median of per-round differences")
-	fmt.Fprintln(tw, "server\tapps\tmcpd\tmcpd unary\trelay\tmcpd − relay\tunary − relay\t")
-	for _, t := range r.Throughput {
-		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", t.Server, t.Concurrency,
-			t.McpdP50, t.McpdUnaryP50, t.RelayP50, t.McpdOverRelayP50, t.UnaryOverRelayP50)
-	}
+	printThroughput(w, tw, r)
 	end()
 
 	section("3. tools/list, sequential, µs p50 (mcpd: cache status as reported)",
@@ -195,4 +183,21 @@ func printReport(w io.Writer, r *report) {
 	}
 	end()
 	fmt.Fprintf(w, "processes started: %d; left running: %v\n", r.Processes.Started, r.Processes.LeftRunning)
+}
+
+// printThroughput prints section 2: calls/s, then latency under the load.
+func printThroughput(w io.Writer, tw *tabwriter.Writer, r *report) {
+	fmt.Fprintln(w, "2. throughput: concurrent apps on one shared child, calls/s (median of rounds)")
+	fmt.Fprintln(tw, "server\tapps\tdirect (pipelined)\tthrough mcpd\tmcpd unary\trelay\tmcpd/direct\trelay/direct\tmcpd/relay\tunary/relay\t")
+	for _, t := range r.Throughput {
+		fmt.Fprintf(tw, "%s\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.2fx\t%.2fx\t%.2fx\t%.2fx\t\n", t.Server, t.Concurrency,
+			t.Direct, t.Mcpd, t.McpdUnary, t.Relay, t.Ratio, t.RelayRatio, t.McpdOverRelay, t.UnaryOverRelay)
+	}
+	tw.Flush()
+	fmt.Fprintln(w, "latency under that load, µs p50 (median of rounds); mcpd − relay: median of per-round differences")
+	fmt.Fprintln(tw, "server\tapps\tmcpd\tmcpd unary\trelay\tmcpd − relay\tunary − relay\t")
+	for _, t := range r.Throughput {
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", t.Server, t.Concurrency,
+			t.McpdP50, t.McpdUnaryP50, t.RelayP50, t.McpdOverRelayP50, t.UnaryOverRelayP50)
+	}
 }

@@ -12,8 +12,10 @@ import (
 
 // newGovernor returns what sets the threads running mcpd's Go code
 // (GOMAXPROCS) from --procs: n > 0 fixes n; 0 fixes $GOMAXPROCS when it is
-// set, and otherwise moves between half of Go's default (which follows
-// the cgroup's CPU limit), at least one, while calls come one at a time,
+// set, and otherwise moves between half of Go's default at start (which
+// follows the cgroup's CPU limit then; setting GOMAXPROCS ends Go's own
+// updates, so a later change of the limit is not followed), at least one,
+// while calls come one at a time,
 // and all of it while many are in flight or an event goes to many apps
 // (internal/gomaxprocs).
 func newGovernor(n int) *gomaxprocs.Governor {

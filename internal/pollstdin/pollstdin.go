@@ -20,11 +20,18 @@ import (
 )
 
 // Open returns the process's standard input, read through the poller when
-// it is a pipe or a FIFO: then the pipe is opened again through
-// /proc/self/fd/0, which gives this process a file description of its own,
-// so that making it non-blocking changes nothing for others sharing the
-// original one (a shell that reads the same stdin after us). Anything else
-// (a terminal, a regular file, a socket, no /proc) is os.Stdin as it is.
+// it is a pipe, a FIFO or a socket; call it once per process.
+//
+//   - A pipe or a FIFO (what os/exec and Python give a child) is opened
+//     again through /proc/self/fd/0, which gives this process a file
+//     description of its own, so that making it non-blocking changes
+//     nothing for others sharing the original one (a shell that reads the
+//     same stdin after us).
+//   - A socket (what Node's child_process gives a child: a socketpair) cannot
+//     be opened again; its own description is made non-blocking in place.
+//     The other end, the host's, is a description of its own.
+//   - Anything else (a terminal, a regular file, no /proc) is os.Stdin as
+//     it is.
 func Open() *os.File {
 	if f := openFD(0); f != nil {
 		return f
@@ -32,20 +39,30 @@ func Open() *os.File {
 	return os.Stdin
 }
 
-// openFD opens fd again as a pollable file if it is a pipe or a FIFO; nil
-// otherwise.
+// openFD opens fd again as a pollable file if it is a pipe, a FIFO or a
+// socket; nil otherwise.
 func openFD(fd int) *os.File {
 	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFIFO {
+	if err := unix.Fstat(fd, &st); err != nil {
 		return nil
 	}
-	// O_NONBLOCK: opening a FIFO for reading waits for a writer otherwise,
-	// and the writer may be gone already (then the first read says EOF).
-	// os.OpenFile registers a non-blocking pipe with the poller.
 	name := "/proc/self/fd/" + strconv.Itoa(fd)
-	f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFIFO:
+		// O_NONBLOCK: opening a FIFO for reading waits for a writer
+		// otherwise, and the writer may be gone already (then the first
+		// read says EOF). os.OpenFile registers a non-blocking pipe with
+		// the poller.
+		f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return nil
+		}
+		return f
+	case unix.S_IFSOCK:
+		if err := unix.SetNonblock(fd, true); err != nil {
+			return nil
+		}
+		return os.NewFile(uintptr(fd), name) // non-blocking: in the poller
 	}
-	return f
+	return nil
 }

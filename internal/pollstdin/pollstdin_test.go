@@ -80,3 +80,43 @@ func TestRegularFileIsLeftAlone(t *testing.T) {
 		t.Fatal("a regular file was opened again")
 	}
 }
+
+func TestSocketIsReadThroughThePoller(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := os.NewFile(uintptr(fds[1]), "host")
+	defer host.Close()
+	f := openFD(fds[0])
+	if f == nil {
+		unix.Close(fds[0])
+		t.Fatal("a socket was not made pollable")
+	}
+	defer f.Close()
+	if err := f.SetReadDeadline(time.Now().Add(time.Minute)); err != nil {
+		t.Fatalf("read deadline on the socket: %v (not in the poller)", err)
+	}
+	if _, err := host.Write([]byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	host.Close()
+	got, err := io.ReadAll(f)
+	if err != nil || string(got) != "{}\n" {
+		t.Fatalf("read %q, %v", got, err)
+	}
+}
+
+func TestClosedFDIsLeftAlone(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	fd := int(r.Fd())
+	r.Close()
+	if f := openFD(fd); f != nil {
+		f.Close()
+		t.Fatal("a closed descriptor was opened")
+	}
+}

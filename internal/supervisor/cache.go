@@ -61,6 +61,11 @@ func (s *Supervisor) CallCached(ctx context.Context, server string, req *session
 		l.Enter()
 		defer l.Exit()
 	}
+	return s.cachedCall(ctx, server, req, opts)
+}
+
+// cachedCall is CallCached, not counted as load (a part of another call).
+func (s *Supervisor) cachedCall(ctx context.Context, server string, req *session.Request, opts CallOptions) (*session.Response, cache.Source, error) {
 	sv, err := s.target(ctx, server)
 	if err != nil {
 		return nil, cache.SourceFetched, err
@@ -144,7 +149,7 @@ func waitError(ctx context.Context, server, method string, err error) error {
 // resources/list, resources/templates/list) and returns the merged items as
 // one JSON array, from the server's cache when valid; see ListCached.
 func (s *Supervisor) List(ctx context.Context, server, method string, base *session.Request, opts CallOptions) (json.RawMessage, error) {
-	items, _, err := s.ListCached(ctx, server, method, base, opts)
+	items, _, err := s.cachedList(ctx, server, method, base, opts)
 	return items, err
 }
 
@@ -159,6 +164,11 @@ func (s *Supervisor) ListCached(ctx context.Context, server, method string, base
 		l.Enter()
 		defer l.Exit()
 	}
+	return s.cachedList(ctx, server, method, base, opts)
+}
+
+// cachedList is ListCached, not counted as load (a part of another call).
+func (s *Supervisor) cachedList(ctx context.Context, server, method string, base *session.Request, opts CallOptions) (json.RawMessage, cache.Source, error) {
 	sv, err := s.target(ctx, server)
 	if err != nil {
 		return nil, cache.SourceFetched, err

@@ -60,7 +60,7 @@ func (s *Supervisor) fetchList(ctx context.Context, server, method string, base 
 			return nil, fmt.Errorf("list %q %s: %w", server, method, err)
 		}
 		req.Params = p
-		resp, err := s.Call(ctx, server, &req, opts)
+		resp, err := s.namedCall(ctx, server, &req, opts)
 		if err != nil {
 			return nil, err
 		}

@@ -134,7 +134,7 @@ func (s *Supervisor) pinGate(ctx context.Context, sv *server, req *session.Reque
 			return unavailable(nil, "server %q: its tool definitions could not be checked (it restarted meanwhile); retry", name)
 		}
 		base := &session.Request{ClientInfo: req.ClientInfo, ClientCapabilities: req.ClientCapabilities}
-		if _, _, err := s.ListCached(ctx, name, methodToolsList, base, opts); err != nil {
+		if _, _, err := s.cachedList(ctx, name, methodToolsList, base, opts); err != nil {
 			return fmt.Errorf("server %q: tools/call %q: cannot check tool definitions: %w", name, p.Name, err)
 		}
 	}
@@ -174,7 +174,7 @@ func (s *Supervisor) ToolChanges(ctx context.Context, server string, base *sessi
 	if out.Mode == pin.ModeOff {
 		return out, nil
 	}
-	if _, _, err := s.ListCached(ctx, server, methodToolsList, base, opts); err != nil {
+	if _, _, err := s.cachedList(ctx, server, methodToolsList, base, opts); err != nil {
 		return out, err
 	}
 	out.Changes, out.Listed = s.opts.Pins.Pending(server)
@@ -192,7 +192,7 @@ func (s *Supervisor) ApproveTools(ctx context.Context, server string, tools []st
 	if sv.pinMode() == pin.ModeOff {
 		return nil, fmt.Errorf("approve tools of %q: %w: the server does not pin its tools (pin \"off\")", server, ErrInvalid)
 	}
-	if _, _, err := s.ListCached(ctx, server, methodToolsList, base, opts); err != nil {
+	if _, _, err := s.cachedList(ctx, server, methodToolsList, base, opts); err != nil {
 		return nil, err
 	}
 	approved, err := s.opts.Pins.Approve(server, tools)

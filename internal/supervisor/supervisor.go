@@ -261,7 +261,9 @@ type Options struct {
 	Load CallLoad
 }
 
-// CallLoad is told when a call or list starts and ends, and how many apps
+// CallLoad is told when a call or list of an app starts and ends (once
+// per request: Call, CallCached and ListCached count, the fetches they make
+// inside do not), and how many apps
 // an event is fanned out to (when more than one); all run on the caller's
 // goroutine and must not block.
 type CallLoad interface {
@@ -445,6 +447,11 @@ func (s *Supervisor) Call(ctx context.Context, server string, req *session.Reque
 		l.Enter()
 		defer l.Exit()
 	}
+	return s.namedCall(ctx, server, req, opts)
+}
+
+// namedCall is Call, not counted as load (a part of another call).
+func (s *Supervisor) namedCall(ctx context.Context, server string, req *session.Request, opts CallOptions) (*session.Response, error) {
 	sv, err := s.target(ctx, server)
 	if err != nil {
 		return nil, err

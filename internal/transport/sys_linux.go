@@ -60,14 +60,13 @@ func waitExited(pid int) error {
 }
 
 // pollExit waits in the poller until the process pid has exited, on a
-// pidfd (readable once the process ended). Without pidfds (Linux < 5.10)
-// it returns at once and the caller's waitid blocks instead.
+// pidfd (readable once the process ended; Linux 5.3). Without pidfds it
+// returns at once, and the caller's waitid blocks instead.
 func pollExit(pid int) {
-	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
-	if err != nil {
+	f := openPidfd(pid)
+	if f == nil {
 		return
 	}
-	f := os.NewFile(uintptr(fd), "pidfd") // non-blocking: in the poller
 	defer f.Close()
 	rc, err := f.SyscallConn()
 	if err != nil {
@@ -75,4 +74,21 @@ func pollExit(pid int) {
 	}
 	// A poll error counts as ready: the caller's waitid then waits itself.
 	_ = rc.Read(func(fd uintptr) bool { return pollNow(fd, unix.POLLIN) })
+}
+
+// openPidfd returns a non-blocking pidfd of pid, registered with the
+// poller, or nil when the kernel has none for it.
+func openPidfd(pid int) *os.File {
+	fd, err := unix.PidfdOpen(pid, unix.PIDFD_NONBLOCK)
+	if errors.Is(err, unix.EINVAL) { // PIDFD_NONBLOCK is Linux 5.10
+		if fd, err = unix.PidfdOpen(pid, 0); err == nil {
+			if err = unix.SetNonblock(fd, true); err != nil {
+				_ = unix.Close(fd)
+			}
+		}
+	}
+	if err != nil {
+		return nil
+	}
+	return os.NewFile(uintptr(fd), "pidfd") // non-blocking: in the poller
 }
