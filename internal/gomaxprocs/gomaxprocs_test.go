@@ -28,9 +28,12 @@ func (r *recorder) next(t *testing.T, want int) {
 	}
 }
 
-func TestGovernorFollowsTheCallsInFlight(t *testing.T) {
+// runGovernor runs a governor between 1 and 2 threads until the test
+// ends, its GOMAXPROCS changes recorded rather than made (after New's).
+func runGovernor(t *testing.T) (*Governor, *recorder) {
+	t.Helper()
 	before := runtime.GOMAXPROCS(0)
-	defer runtime.GOMAXPROCS(before)
+	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
 	g := New(1, 2)
 	if n := runtime.GOMAXPROCS(0); n != 1 {
 		t.Fatalf("New set GOMAXPROCS to %d, want the low 1", n)
@@ -39,10 +42,16 @@ func TestGovernorFollowsTheCallsInFlight(t *testing.T) {
 	g.set = r.set
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { // owned: waited for below
+	go func() { // owned: waited for in the cleanup
 		defer close(done)
 		g.Run(ctx)
 	}()
+	t.Cleanup(func() { cancel(); <-done })
+	return g, r
+}
+
+func TestGovernorFollowsTheCallsInFlight(t *testing.T) {
+	g, r := runGovernor(t)
 
 	for range BusyCalls - 1 {
 		g.Enter()
@@ -75,8 +84,6 @@ func TestGovernorFollowsTheCallsInFlight(t *testing.T) {
 		g.Enter()
 	}
 	r.next(t, 2)
-	cancel()
-	<-done
 }
 
 func TestGovernorWithOneCountDoesNothing(t *testing.T) {
@@ -96,17 +103,7 @@ func TestGovernorWithOneCountDoesNothing(t *testing.T) {
 
 // An event fanned out to many apps counts as that many calls at once.
 func TestGovernorFanOut(t *testing.T) {
-	before := runtime.GOMAXPROCS(0)
-	defer runtime.GOMAXPROCS(before)
-	g := New(1, 2)
-	r := &recorder{ch: make(chan int, 8)}
-	g.set = r.set
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { // owned: waited for below
-		defer close(done)
-		g.Run(ctx)
-	}()
+	g, r := runGovernor(t)
 	g.FanOut(BusyCalls - 1)
 	select {
 	case n := <-r.ch:
@@ -116,6 +113,4 @@ func TestGovernorFanOut(t *testing.T) {
 	g.FanOut(100)
 	r.next(t, 2)
 	r.next(t, 1) // nothing more: back to low
-	cancel()
-	<-done
 }

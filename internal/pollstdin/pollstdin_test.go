@@ -23,25 +23,32 @@ func blockingPipe(t *testing.T) (r *os.File, rfd int, w *os.File) {
 	return r, rfd, w
 }
 
+// readsThroughPoller checks that f is in the poller (only such a file has
+// read deadlines) and reads what is written to w until w is closed; it
+// closes both.
+func readsThroughPoller(t *testing.T, f, w *os.File) {
+	t.Helper()
+	defer f.Close()
+	if err := f.SetReadDeadline(time.Now().Add(time.Minute)); err != nil {
+		t.Fatalf("read deadline: %v (not in the poller)", err)
+	}
+	const msg = "{\"jsonrpc\":\"2.0\"}\n"
+	if _, err := w.Write([]byte(msg)); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	if got, err := io.ReadAll(f); err != nil || string(got) != msg {
+		t.Fatalf("read %q, %v", got, err)
+	}
+}
+
 func TestPipeIsReadThroughThePoller(t *testing.T) {
 	_, rfd, w := blockingPipe(t)
 	f := openFD(rfd)
 	if f == nil {
 		t.Fatal("a pipe was not opened again")
 	}
-	defer f.Close()
-	// Only a file in the poller has read deadlines.
-	if err := f.SetReadDeadline(time.Now().Add(time.Minute)); err != nil {
-		t.Fatalf("read deadline on the reopened pipe: %v (not in the poller)", err)
-	}
-	if _, err := w.Write([]byte("{\"jsonrpc\":\"2.0\"}\n")); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	got, err := io.ReadAll(f)
-	if err != nil || string(got) != "{\"jsonrpc\":\"2.0\"}\n" {
-		t.Fatalf("read %q, %v", got, err)
-	}
+	readsThroughPoller(t, f, w)
 	// The original description keeps its blocking mode.
 	flags, err := unix.FcntlInt(uintptr(rfd), unix.F_GETFL, 0)
 	if err != nil {
@@ -93,18 +100,7 @@ func TestSocketIsReadThroughThePoller(t *testing.T) {
 		unix.Close(fds[0])
 		t.Fatal("a socket was not made pollable")
 	}
-	defer f.Close()
-	if err := f.SetReadDeadline(time.Now().Add(time.Minute)); err != nil {
-		t.Fatalf("read deadline on the socket: %v (not in the poller)", err)
-	}
-	if _, err := host.Write([]byte("{}\n")); err != nil {
-		t.Fatal(err)
-	}
-	host.Close()
-	got, err := io.ReadAll(f)
-	if err != nil || string(got) != "{}\n" {
-		t.Fatalf("read %q, %v", got, err)
-	}
+	readsThroughPoller(t, f, host)
 }
 
 func TestClosedFDIsLeftAlone(t *testing.T) {
