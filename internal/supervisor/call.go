@@ -98,8 +98,10 @@ func (sv *server) callOnce(ctx context.Context, req *session.Request) (*session.
 		// it saw the refusal itself or the session ended of it first.
 		return nil, sv.loginError(err)
 	}
-	if c.ctx.Err() != nil && ctx.Err() == nil {
-		// mcpd stopped the child (stop, restart, shutdown): the cause says so.
+	if c.ctx.Err() != nil && ctx.Err() == nil && !errors.Is(context.Cause(c.ctx), errExited) {
+		// mcpd stopped the child (stop, restart, shutdown): the cause says
+		// so. A child that exited by itself is said below, with the call
+		// it ended, however soon its exit was seen.
 		return nil, context.Cause(c.ctx)
 	}
 	if errors.Is(err, session.ErrClosed) && c.pid == 0 {

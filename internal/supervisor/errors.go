@@ -46,6 +46,10 @@ func (e *unavailableError) Is(target error) bool { return target == ErrUnavailab
 
 func (e *unavailableError) Unwrap() error { return e.cause }
 
+// errExited is in the cause of a child's context when the child exited
+// by itself (not stopped by mcpd).
+var errExited = errors.New("the server exited")
+
 func unavailable(cause error, format string, args ...any) error {
 	return &unavailableError{msg: fmt.Sprintf(format, args...), cause: cause}
 }

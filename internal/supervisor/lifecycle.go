@@ -160,7 +160,7 @@ func (sv *server) onExit(e exitReport) {
 	case c.pid == 0 && loginRequired(e.err):
 		c.cancel(sv.loginError(e.err)) // a remote server refused the token
 	default:
-		c.cancel(unavailable(nil, "server %q exited (%s)", sv.spec.Name, exit))
+		c.cancel(&unavailableError{msg: fmt.Sprintf("server %q exited (%s)", sv.spec.Name, exit), cause: errExited, causeInMsg: true})
 	}
 	ps, ss := c.proc.Stats(), c.sess.Stats()
 	sv.update(func(st *snapshot) {
