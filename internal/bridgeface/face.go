@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sync"
 	"time"
 
@@ -57,10 +56,7 @@ func Serve(ln net.Listener, opts Options) *Face {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	want := opts.WantUID
-	if want < 0 {
-		want = os.Geteuid()
-	}
+	want := peercred.Wanted(opts.WantUID)
 	f := &Face{ln: ln, opts: opts, log: log, wantUID: want, conns: map[net.Conn]struct{}{}}
 	f.life, f.stop = context.WithCancel(context.Background())
 	f.wg.Go(f.acceptLoop)

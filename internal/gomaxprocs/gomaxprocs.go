@@ -57,8 +57,7 @@ func New(low, high int) *Governor {
 // Enter records a call starting.
 func (g *Governor) Enter() {
 	n := g.inflight.Add(1)
-	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
-	}
+	g.raisePeak(n)
 	if n >= BusyCalls {
 		g.wake()
 	}
@@ -83,9 +82,14 @@ func (g *Governor) FanOut(streams int) {
 	if streams < BusyCalls {
 		return
 	}
-	for p := g.peak.Load(); int64(streams) > p && !g.peak.CompareAndSwap(p, int64(streams)); p = g.peak.Load() {
-	}
+	g.raisePeak(int64(streams))
 	g.wake()
+}
+
+// raisePeak makes peak at least n.
+func (g *Governor) raisePeak(n int64) {
+	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
+	}
 }
 
 // Run changes GOMAXPROCS until ctx ends: to high as soon as a call finds

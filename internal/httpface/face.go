@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -77,10 +76,7 @@ func Serve(ln net.Listener, next http.Handler, opts Options) *Face {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	want := opts.WantUID
-	if want < 0 {
-		want = os.Geteuid()
-	}
+	want := peercred.Wanted(opts.WantUID)
 	f := &Face{ln: ln, wantUID: want, log: log, srv: opts.Server, next: next,
 		done: make(chan struct{}), apps: map[net.Conn]*api.LocalApp{}}
 	if a, ok := ln.Addr().(*net.TCPAddr); ok {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 
 	"go.uber.org/zap"
 )
@@ -20,6 +21,15 @@ var ErrRejected = errors.New("peercred: peer rejected")
 // the kernel recorded them at connect(2). It fails on platforms without
 // SO_PEERCRED and for connections that are not Unix sockets.
 func Get(conn net.Conn) (uid, pid int, err error) { return peerUcred(conn) }
+
+// Wanted is the uid a listener wants: want, or for a negative want (an
+// option left unset) the daemon's own effective uid.
+func Wanted(want int) int {
+	if want < 0 {
+		return os.Geteuid()
+	}
+	return want
+}
 
 // Check reports an error wrapping ErrRejected unless uid is want.
 func Check(uid, want int) error {
