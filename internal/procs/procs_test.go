@@ -4,6 +4,7 @@ package procs
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,6 +23,23 @@ func TestParseStat(t *testing.T) {
 	}
 	if st != (procStat{pid: 4242, state: 'S', ppid: 17, pgid: 4242, sid: 99, start: 123456}) {
 		t.Fatalf("parseStat = %+v", st)
+	}
+	for _, bad := range []string{
+		"4242 no comm",
+		"4242 (a) S 17 4242", // too few fields
+		"4242 (a) SS 17 4242 99 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 0", // state
+		"4242 (a) S x 4242 99 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 1 0",   // ppid
+	} {
+		if st, err := parseStat(4242, []byte(bad)); err == nil {
+			t.Errorf("parseStat(%q) = %+v, want an error", bad, st)
+		}
+	}
+	own, err := readStat(os.Getpid())
+	if err != nil || own.ppid != os.Getppid() || own.start == 0 || own.gone() {
+		t.Fatalf("readStat(self) = %+v, %v", own, err)
+	}
+	if _, err := readStat(1 << 30); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("readStat(no such pid) = %v, want not exist", err)
 	}
 }
 

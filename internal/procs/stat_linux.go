@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+
+	"golang.org/x/sys/unix"
 )
 
 // procStat is what mcpd needs of /proc/PID/stat.
@@ -24,13 +26,40 @@ type procStat struct {
 // gone reports whether the process has exited (a zombie counts as gone).
 func (s procStat) gone() bool { return s.state == 'Z' || s.state == 'X' }
 
-// readStat reads /proc/PID/stat.
+// statSize bounds one /proc/PID/stat line: 52 numeric fields of at most
+// 20 digits and a command name of at most 64 bytes.
+const statSize = 2048
+
+// readStat reads /proc/PID/stat. It uses plain system calls: os.ReadFile
+// would also offer each file to the poller (an fstat, four fcntls and an
+// epoll_ctl more), for every process of a scan the keeper makes every
+// second.
 func readStat(pid int) (procStat, error) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	var pathBuf [32]byte
+	path := append(pathBuf[:0], "/proc/"...)
+	path = strconv.AppendInt(path, int64(pid), 10)
+	path = append(path, "/stat"...)
+	fd, err := unix.Open(string(path), unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return procStat{}, err
+		return procStat{}, &os.PathError{Op: "open", Path: string(path), Err: err}
 	}
-	return parseStat(pid, b)
+	defer unix.Close(fd)
+	var buf [statSize]byte
+	n := 0
+	for n < len(buf) {
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return procStat{}, &os.PathError{Op: "read", Path: string(path), Err: err}
+		}
+		n += m
+		if m == 0 || buf[n-1] == '\n' {
+			break // the kernel writes the line in one read
+		}
+	}
+	return parseStat(pid, buf[:n])
 }
 
 // parseStat parses "pid (comm) state ppid pgrp session ... starttime ...";
@@ -40,23 +69,58 @@ func parseStat(pid int, b []byte) (procStat, error) {
 	if i < 0 {
 		return procStat{}, fmt.Errorf("parse /proc/%d/stat: no comm", pid)
 	}
-	f := bytes.Fields(b[i+1:])
-	// f[0] is field 3 (state), so field n is f[n-3].
-	if len(f) < 20 || len(f[0]) != 1 {
-		return procStat{}, fmt.Errorf("parse /proc/%d/stat: %d fields", pid, len(f)+2)
-	}
-	st := procStat{pid: pid, state: f[0][0]}
+	st := procStat{pid: pid}
+	rest := b[i+1:]
+	// Field 3 (state) is the first after comm; starttime is field 22.
 	var err error
-	num := func(field int) int {
-		n, e := strconv.Atoi(string(f[field-3]))
-		if e != nil && err == nil {
-			err = fmt.Errorf("parse /proc/%d/stat field %d: %w", pid, field, e)
+	field := 2
+	for field < 22 {
+		var f []byte
+		if f, rest = nextField(rest); f == nil {
+			return procStat{}, fmt.Errorf("parse /proc/%d/stat: %d fields", pid, field)
 		}
-		return n
+		field++
+		switch field {
+		case 3:
+			if len(f) != 1 {
+				return procStat{}, fmt.Errorf("parse /proc/%d/stat: state %q", pid, f)
+			}
+			st.state = f[0]
+		case 4, 5, 6:
+			n, e := strconv.Atoi(string(f))
+			if e != nil && err == nil {
+				err = fmt.Errorf("parse /proc/%d/stat field %d: %w", pid, field, e)
+			}
+			switch field {
+			case 4:
+				st.ppid = n
+			case 5:
+				st.pgid = n
+			default:
+				st.sid = n
+			}
+		case 22:
+			st.start, _ = strconv.ParseUint(string(f), 10, 64)
+		}
 	}
-	st.ppid, st.pgid, st.sid = num(4), num(5), num(6)
-	st.start, _ = strconv.ParseUint(string(f[22-3]), 10, 64)
 	return st, err
+}
+
+// nextField returns the first space-separated field of b and what follows
+// it, or nil when b has none.
+func nextField(b []byte) (field, rest []byte) {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n') {
+		i++
+	}
+	j := i
+	for j < len(b) && b[j] != ' ' && b[j] != '\n' {
+		j++
+	}
+	if i == j {
+		return nil, nil
+	}
+	return b[i:j], b[j:]
 }
 
 // startTime returns the start time of pid, or ok false if it does not exist
