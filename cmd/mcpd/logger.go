@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/buffer"
@@ -16,6 +17,11 @@ import (
 // priority, "<3>" to "<7>" (sd-daemon.h), which journald strips and records
 // as the entry's PRIORITY, so that journalctl -p filters mcpd by level.
 func buildLogger(cfg zap.Config, w zapcore.WriteSyncer, journal bool) *zap.Logger {
+	return zap.New(zapcore.NewCore(newEncoder(cfg, journal), w, cfg.Level), zap.ErrorOutput(w), zap.AddCaller())
+}
+
+// newEncoder is the encoder of buildLogger's logger.
+func newEncoder(cfg zap.Config, journal bool) zapcore.Encoder {
 	var enc zapcore.Encoder
 	if cfg.Encoding == "console" {
 		enc = zapcore.NewConsoleEncoder(cfg.EncoderConfig)
@@ -25,7 +31,23 @@ func buildLogger(cfg zap.Config, w zapcore.WriteSyncer, journal bool) *zap.Logge
 	if journal {
 		enc = priorityEncoder{enc}
 	}
-	return zap.New(zapcore.NewCore(enc, w, cfg.Level), zap.ErrorOutput(w), zap.AddCaller())
+	return enc
+}
+
+// droppedNote formats the log sink's note of n dropped entries as a
+// warning of the daemon's own log, in its format.
+func droppedNote(cfg zap.Config, journal bool) func(n int) []byte {
+	enc := newEncoder(cfg, journal)
+	return func(n int) []byte {
+		ent := zapcore.Entry{Level: zapcore.WarnLevel, Time: time.Now(), LoggerName: "log",
+			Message: "log output too slow: entries were dropped (stderr was not being read)"}
+		buf, err := enc.EncodeEntry(ent, []zapcore.Field{zap.Int("dropped", n)})
+		if err != nil {
+			return nil
+		}
+		defer buf.Free()
+		return append([]byte(nil), buf.Bytes()...)
+	}
 }
 
 // journalStream reports whether f is the stream systemd connected to

@@ -107,3 +107,31 @@ func TestLoggerJSONTimeISO8601(t *testing.T) {
 		t.Errorf("ts %q: %v", ts, err)
 	}
 }
+
+// The note of dropped log entries is an entry of the daemon's own log: a
+// warning, in its format, with its priority under journald.
+func TestDroppedNoteIsAWarningOfTheLog(t *testing.T) {
+	for _, journal := range []bool{false, true} {
+		cfg, err := loggerConfig("error", "json") // the note is written whatever the level
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := string(droppedNote(cfg, journal)(42))
+		if journal {
+			var ok bool
+			if line, ok = strings.CutPrefix(line, "<4>"); !ok {
+				t.Fatalf("note %q has no warning priority", line)
+			}
+		}
+		var e struct {
+			Level, Logger, Msg string
+			Dropped            int
+		}
+		if err := json.Unmarshal([]byte(line), &e); err != nil || !strings.HasSuffix(line, "\n") {
+			t.Fatalf("note %q: %v", line, err)
+		}
+		if e.Level != "warn" || e.Logger != "log" || e.Dropped != 42 || !strings.HasPrefix(e.Msg, "log output too slow") {
+			t.Fatalf("note %+v", e)
+		}
+	}
+}

@@ -24,6 +24,8 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
+	"github.com/mcpd-dev/mcpd/internal/logsink"
+	"github.com/mcpd-dev/mcpd/internal/pollio"
 	"github.com/mcpd-dev/mcpd/internal/sandbox"
 	"github.com/mcpd-dev/mcpd/internal/sdnotify"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
@@ -183,13 +185,26 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 
 // newLogger builds the one logger of the process, writing to stderr, with
 // syslog priority prefixes when stderr is journald's stream (logger.go).
-func newLogger(level, format string) (*zap.Logger, error) {
+// Entries go through a log sink, so that a stderr nobody reads drops them
+// rather than stopping whoever logs; closeLog writes what is queued, for
+// up to logCloseTimeout, and is called last.
+func newLogger(level, format string) (log *zap.Logger, closeLog func(), err error) {
 	cfg, err := loggerConfig(level, format)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return buildLogger(cfg, zapcore.Lock(os.Stderr), journalStream(os.Stderr)), nil
+	journal := journalStream(os.Stderr)
+	sink := logsink.New(pollio.Stderr(), logsink.Options{Note: droppedNote(cfg, journal)})
+	log = buildLogger(cfg, sink, journal)
+	return log, func() {
+		_ = log.Sync()
+		_ = sink.Close(logCloseTimeout)
+	}, nil
 }
+
+// logCloseTimeout bounds how long mcpd's exit waits for a stderr that does
+// not take the last log entries.
+const logCloseTimeout = 2 * time.Second
 
 // loggerConfig is the config of newLogger's logger, from --log-level and
 // --log-format.
@@ -251,11 +266,11 @@ func runDaemon(args []string, stdout, stderr io.Writer) error {
 	defer signal.Stop(hupc)
 	signal.Notify(make(chan os.Signal, 1), syscall.SIGPIPE)
 
-	log, err := newLogger(f.logLevel, f.logFormat)
+	log, closeLog, err := newLogger(f.logLevel, f.logFormat)
 	if err != nil {
 		return err
 	}
-	defer log.Sync()
+	defer closeLog()
 	// mcpd's own recent log lines, for "mcpdctl logs" without a name (ops.go).
 	daemonLog := transport.NewRing(daemonLogLines, daemonLogBytes)
 	log = teeToRing(log, daemonLog)

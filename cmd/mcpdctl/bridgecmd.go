@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/cpuprofile"
-	"github.com/mcpd-dev/mcpd/internal/pollstdin"
+	"github.com/mcpd-dev/mcpd/internal/pollio"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/version"
 )
@@ -67,10 +67,10 @@ var bridgeStdin io.Reader = os.Stdin
 
 // hostInput is what the bridge reads the host from: stdin through Go's
 // poller when it is a pipe, since a blocking read of it can stall the
-// whole bridge for a minute at a GC (internal/pollstdin).
+// whole bridge for a minute at a GC (internal/pollio).
 func hostInput() io.Reader {
 	if f, ok := bridgeStdin.(*os.File); ok && f == os.Stdin {
-		return pollstdin.Open()
+		return pollio.Stdin()
 	}
 	return bridgeStdin
 }

@@ -472,8 +472,8 @@ var allowedOwnDeps = map[string]bool{
 	"github.com/mcpd-dev/mcpd/internal/bridge": true,
 	// internal/profile is the profiles' types and globs, no runtime.
 	"github.com/mcpd-dev/mcpd/internal/profile": true,
-	// internal/pollstdin opens the bridge's stdin for the poller; x/sys only.
-	"github.com/mcpd-dev/mcpd/internal/pollstdin": true,
+	// internal/pollio opens the bridge's stdin for the poller; x/sys only.
+	"github.com/mcpd-dev/mcpd/internal/pollio": true,
 }
 
 // checkDeps returns the packages in deps that mcpdctl must not depend on.

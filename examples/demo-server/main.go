@@ -30,7 +30,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpd-dev/mcpd/internal/pollstdin"
+	"github.com/mcpd-dev/mcpd/internal/pollio"
 	"github.com/mcpd-dev/mcpd/internal/version"
 )
 
@@ -71,8 +71,8 @@ func run(ctx context.Context, name string) error {
 	// Frames up to mcpd's own line limit (32 MiB), not the SDK's 16 MiB, so
 	// that an echo can carry the largest result mcpd passes. Stdin is read
 	// through Go's poller: a blocking read of it can stall the whole server
-	// for a minute at a GC (internal/pollstdin).
-	err := server.Run(ctx, &mcp.IOTransport{Reader: pollstdin.Open(), Writer: stdout{}, MaxLineLength: 32 << 20})
+	// for a minute at a GC (internal/pollio).
+	err := server.Run(ctx, &mcp.IOTransport{Reader: pollio.Stdin(), Writer: stdout{}, MaxLineLength: 32 << 20})
 	// The MCP stdio shutdown: "the client SHOULD initiate shutdown by first
 	// closing the input stream to the child process (the server)". EOF on
 	// stdin, or a signal, is therefore a normal end.

@@ -65,7 +65,7 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	"github.com/mcpd-dev/mcpd/internal/pollstdin"
+	"github.com/mcpd-dev/mcpd/internal/pollio"
 )
 
 // Environment variables read by the fake.
@@ -108,7 +108,7 @@ func Main() bool {
 	if !ok || mode == "" {
 		return false
 	}
-	os.Exit(run(mode, pollstdin.Open(), os.Stdout, os.Stderr)) // pollstdin: no 60 s stall at a GC
+	os.Exit(run(mode, pollio.Stdin(), os.Stdout, os.Stderr)) // pollio: no 60 s stall at a GC
 	return true
 }
 

@@ -40,7 +40,7 @@ func signalGroup(pgid int, sig syscall.Signal) error {
 // blocking for the child's whole life is a system call that a GC's
 // stop-the-world can miss when it starts at the same moment, and the whole
 // daemon would then stand still until the child exits or for up to a
-// minute (see internal/pollstdin).
+// minute (see internal/pollio).
 func waitExited(pid int) error {
 	pollExit(pid)      // then waitid returns at once
 	const pPID = 1     // P_PID

@@ -31,7 +31,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/mcpd-dev/mcpd/internal/pollstdin"
+	"github.com/mcpd-dev/mcpd/internal/pollio"
 )
 
 // ServerName is the serverInfo name the tests expect.
@@ -69,8 +69,8 @@ func (stdout) Close() error                { return nil }
 func run(ctx context.Context) error {
 	srv := newServer()
 	// Stdin through Go's poller: a blocking read of it can stall the
-	// server for a minute at a GC (internal/pollstdin).
-	t := &recvLogTransport{inner: &mcp.IOTransport{Reader: pollstdin.Open(), Writer: stdout{}}, w: os.Stderr}
+	// server for a minute at a GC (internal/pollio).
+	t := &recvLogTransport{inner: &mcp.IOTransport{Reader: pollio.Stdin(), Writer: stdout{}}, w: os.Stderr}
 	err := srv.Run(ctx, t)
 	if err != nil && (errors.Is(err, io.EOF) || ctx.Err() != nil) {
 		return nil

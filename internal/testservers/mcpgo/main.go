@@ -22,7 +22,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcpd-dev/mcpd/internal/pollstdin"
+	"github.com/mcpd-dev/mcpd/internal/pollio"
 )
 
 // ServerName is the serverInfo name the tests expect.
@@ -58,7 +58,7 @@ func run(ctx context.Context) error {
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		pw.CloseWithError(tee(pollstdin.Open(), pw)) // pollstdin: no 60 s stall at a GC
+		pw.CloseWithError(tee(pollio.Stdin(), pw)) // pollio: no 60 s stall at a GC
 	}()
 	err := stdio.Listen(ctx, pr, out)
 	// Listen returns once the pipe reports EOF, that is after tee ended.

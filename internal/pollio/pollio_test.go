@@ -1,6 +1,7 @@
-package pollstdin
+package pollio
 
 import (
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -44,7 +45,7 @@ func readsThroughPoller(t *testing.T, f, w *os.File) {
 
 func TestPipeIsReadThroughThePoller(t *testing.T) {
 	_, rfd, w := blockingPipe(t)
-	f := openFD(rfd)
+	f := openFD(rfd, os.O_RDONLY)
 	if f == nil {
 		t.Fatal("a pipe was not opened again")
 	}
@@ -62,7 +63,7 @@ func TestPipeIsReadThroughThePoller(t *testing.T) {
 func TestPipeWithoutWriterSaysEOF(t *testing.T) {
 	_, rfd, w := blockingPipe(t)
 	w.Close()
-	f := openFD(rfd) // must not wait for a writer
+	f := openFD(rfd, os.O_RDONLY) // must not wait for a writer
 	if f == nil {
 		t.Fatal("a pipe was not opened again")
 	}
@@ -82,7 +83,7 @@ func TestRegularFileIsLeftAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if g := openFD(int(f.Fd())); g != nil {
+	if g := openFD(int(f.Fd()), os.O_RDONLY); g != nil {
 		g.Close()
 		t.Fatal("a regular file was opened again")
 	}
@@ -95,7 +96,7 @@ func TestSocketIsReadThroughThePoller(t *testing.T) {
 	}
 	host := os.NewFile(uintptr(fds[1]), "host")
 	defer host.Close()
-	f := openFD(fds[0])
+	f := openFD(fds[0], os.O_RDONLY)
 	if f == nil {
 		unix.Close(fds[0])
 		t.Fatal("a socket was not made pollable")
@@ -111,8 +112,40 @@ func TestClosedFDIsLeftAlone(t *testing.T) {
 	w.Close()
 	fd := int(r.Fd())
 	r.Close()
-	if f := openFD(fd); f != nil {
+	if f := openFD(fd, os.O_RDONLY); f != nil {
 		f.Close()
 		t.Fatal("a closed descriptor was opened")
+	}
+}
+
+// A pipe's write end, as a daemon's stderr under a supervisor, is opened
+// again for writing through the poller: a full pipe makes a write wait
+// there, where a deadline ends it, and the original stays blocking.
+func TestPipeIsWrittenThroughThePoller(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	wfd := int(w.Fd()) // Fd puts the file in blocking mode
+	f := openFD(wfd, os.O_WRONLY)
+	if f == nil {
+		t.Fatal("a pipe's write end was not opened again")
+	}
+	defer f.Close()
+	if err := f.SetWriteDeadline(time.Now().Add(100 * time.Millisecond)); err != nil {
+		t.Fatalf("write deadline: %v (not in the poller)", err)
+	}
+	big := make([]byte, 1<<20) // more than a pipe holds
+	if n, err := f.Write(big); !errors.Is(err, os.ErrDeadlineExceeded) || n >= len(big) {
+		t.Fatalf("write to a full pipe = %d, %v; want the deadline", n, err)
+	}
+	flags, err := unix.FcntlInt(uintptr(wfd), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flags&unix.O_NONBLOCK != 0 {
+		t.Fatal("the original file description was made non-blocking")
 	}
 }

@@ -1,5 +1,6 @@
-// Package pollstdin gives a stdio MCP program its standard input as a file
-// whose reads wait in Go's network poller instead of in a blocking read(2).
+// Package pollio gives a process its standard input, or its standard
+// error, as a file whose reads or writes wait in Go's network poller
+// instead of in a blocking read(2) or write(2).
 //
 // Why: in Go 1.26 and 1.27 a stop-the-world (every GC cycle starts with
 // one) can miss a goroutine that is entering a system call at that moment.
@@ -10,7 +11,7 @@
 // answer, hangs that long: seen as a 60 s timed-out call about once in
 // 10^4–10^5 calls on a 2-core machine. Through the poller, read(2) never
 // blocks, so the stop waits microseconds at most.
-package pollstdin
+package pollio
 
 import (
 	"os"
@@ -19,7 +20,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Open returns the process's standard input, read through the poller when
+// Stdin returns the process's standard input, read through the poller when
 // it is a pipe, a FIFO or a socket; call it once per process.
 //
 //   - A pipe or a FIFO (what os/exec and Python give a child) is opened
@@ -32,16 +33,27 @@ import (
 //     The other end, the host's, is a description of its own.
 //   - Anything else (a terminal, a regular file, no /proc) is os.Stdin as
 //     it is.
-func Open() *os.File {
-	if f := openFD(0); f != nil {
+func Stdin() *os.File {
+	if f := openFD(0, os.O_RDONLY); f != nil {
 		return f
 	}
 	return os.Stdin
 }
 
-// openFD opens fd again as a pollable file if it is a pipe, a FIFO or a
-// socket; nil otherwise.
-func openFD(fd int) *os.File {
+// Stderr returns the process's standard error, written through the poller
+// when it is a pipe, a FIFO or a socket (journald's stream), the same way
+// as Stdin; a terminal or a file is os.Stderr as it is. Only a file in the
+// poller has write deadlines.
+func Stderr() *os.File {
+	if f := openFD(2, os.O_WRONLY); f != nil {
+		return f
+	}
+	return os.Stderr
+}
+
+// openFD opens fd again as a pollable file, for reading or for writing
+// (mode), if it is a pipe, a FIFO or a socket; nil otherwise.
+func openFD(fd, mode int) *os.File {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return nil
@@ -51,9 +63,9 @@ func openFD(fd int) *os.File {
 	case unix.S_IFIFO:
 		// O_NONBLOCK: opening a FIFO for reading waits for a writer
 		// otherwise, and the writer may be gone already (then the first
-		// read says EOF). os.OpenFile registers a non-blocking pipe with
-		// the poller.
-		f, err := os.OpenFile(name, os.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		// read says EOF); for writing, it fails at once when no reader is
+		// left. os.OpenFile registers a non-blocking pipe with the poller.
+		f, err := os.OpenFile(name, mode|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 		if err != nil {
 			return nil
 		}

@@ -1,0 +1,155 @@
+package logsink
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// pipe returns a real pipe; its write end is in the poller, as
+// pollio.Stderr's is.
+func pipe(t *testing.T) (r, w *os.File) {
+	t.Helper()
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close(); w.Close() })
+	return r, w
+}
+
+// writeAll writes lines "line N" for N in [from, to) and fails the test if
+// the writes do not all return within a generous bound: a Write must never
+// wait for the stream.
+func writeAll(t *testing.T, s *Sink, from, to int) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { // owned: waited for below
+		defer close(done)
+		for i := from; i < to; i++ {
+			if _, err := fmt.Fprintf(s, "line %d\n", i); err != nil {
+				t.Errorf("write: %v", err)
+				return
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("Write waited for a stream that was not being read")
+	}
+}
+
+func TestEntriesReachTheStreamInOrder(t *testing.T) {
+	r, w := pipe(t)
+	s := New(w, Options{})
+	got := make(chan []string, 1)
+	go func() { // owned: read until w is closed below
+		var lines []string
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+		}
+		got <- lines
+	}()
+	writeAll(t, s, 0, 5000)
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.WriteString(s, "after close\n"); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	lines := <-got
+	if len(lines) != 5001 || lines[5000] != "after close" {
+		t.Fatalf("got %d lines, last %q", len(lines), lines[len(lines)-1])
+	}
+	for i, l := range lines[:5000] {
+		if l != "line "+strconv.Itoa(i) {
+			t.Fatalf("line %d is %q", i, l)
+		}
+	}
+}
+
+// While nobody reads the stream, writes return at once; what does not fit
+// in the queue is dropped whole and counted, and once the stream is read
+// again, the note says how many, and later entries follow.
+func TestStreamNotReadDropsEntriesAndSaysHowMany(t *testing.T) {
+	r, w := pipe(t)
+	s := New(w, Options{MaxQueued: 4096, Note: func(n int) []byte {
+		return []byte("dropped " + strconv.Itoa(n) + "\n")
+	}})
+	const total = 20000 // about 230 KB: more than the pipe and the queue hold
+	writeAll(t, s, 0, total)
+	if err := s.SyncWithin(50 * time.Millisecond); err == nil {
+		t.Fatal("Sync returned with the stream full")
+	}
+	got := make(chan []string, 1)
+	go func() { // owned: read until w is closed below
+		var lines []string
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+		}
+		got <- lines
+	}()
+	if err := s.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	writeAll(t, s, total, total+1)
+	if err := s.Close(time.Second); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	lines := <-got
+	next, dropped, notes := 0, 0, 0
+	for _, l := range lines {
+		if n, ok := strings.CutPrefix(l, "dropped "); ok {
+			k, _ := strconv.Atoi(n)
+			dropped += k
+			notes++
+			continue
+		}
+		i, err := strconv.Atoi(strings.TrimPrefix(l, "line "))
+		if err != nil || i < next {
+			t.Fatalf("line %q out of order (next %d)", l, next)
+		}
+		next = i + 1
+	}
+	delivered := len(lines) - notes
+	if notes == 0 || dropped == 0 {
+		t.Fatalf("no note of dropped entries in %d lines", len(lines))
+	}
+	if delivered+dropped != total+1 {
+		t.Fatalf("%d delivered + %d dropped, want %d", delivered, dropped, total+1)
+	}
+	if lines[len(lines)-1] != "line "+strconv.Itoa(total) {
+		t.Fatalf("last line %q, want the one written after the drain", lines[len(lines)-1])
+	}
+}
+
+// Close gives up on a stream that takes nothing, ends the write in
+// progress with a deadline, and leaves no goroutine (goleak).
+func TestCloseGivesUpOnAStreamThatTakesNothing(t *testing.T) {
+	_, w := pipe(t)
+	s := New(w, Options{MaxQueued: 1 << 16})
+	writeAll(t, s, 0, 20000)
+	if err := s.Close(50 * time.Millisecond); err == nil {
+		t.Fatal("Close reported the queue written")
+	}
+	if err := s.Close(time.Millisecond); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}
