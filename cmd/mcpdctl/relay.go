@@ -274,7 +274,7 @@ func (r *relay) broke(midLine bool) {
 	}
 	var answers []byte
 	if midLine {
-		answers = append(answers, '\n') // end mcpd's cut line
+		answers = append(answers, '\n') // end the cut line of a message too long to hold back
 	}
 	answers = r.track.failInFlight(answers, down)
 	stdinDone := r.stdinDone

@@ -254,14 +254,20 @@ func messageID(head []byte) (id []byte, request bool) {
 	return rest[:end], bytes.HasPrefix(rest[end:], []byte(`,"method"`))
 }
 
-// relayDemux splits mcpd's output into the host's messages, written on in
-// runs as they come, and the bridge's warnings (bridge.RelayWarning
-// lines), printed on stderr; it sees the id of each answer go by.
+// relayDemux splits mcpd's output into the host's messages and the
+// bridge's warnings (bridge.RelayWarning lines), printed on stderr; it sees
+// the id of each answer go by. Whole messages are written on in runs as
+// they come; the start of a message still coming is held back, up to
+// holdMax, so that a connection that breaks within it (mcpd stopped) cuts
+// nothing the host sees: the request it answers is answered by the break.
+// A longer message is written through as it comes.
 type relayDemux struct {
-	mid  bool   // within a line
-	warn bool   // the current line is a warning
-	text []byte // the warning so far
-	head []byte // the current message's start, up to headSize bytes
+	mid       bool   // within a line
+	warn      bool   // the current line is a warning
+	streaming bool   // the current message is longer than holdMax: part of it is out
+	text      []byte // the warning so far
+	head      []byte // the current message's start, up to headSize bytes
+	hold      []byte // the current message so far, while not streaming
 }
 
 // headSize is how much of a message's start is kept to find its id.
@@ -270,12 +276,16 @@ const headSize = 512
 // maxWarning bounds a warning line.
 const maxWarning = 16 << 10
 
+// holdMax bounds the start of a message held back until its end comes.
+const holdMax = 1 << 20
+
 // split handles one chunk of mcpd's output.
 func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), answered func(id []byte)) {
-	start := 0 // of the bytes not written out yet
+	start := 0     // of the bytes not written out or held yet
+	msgStart := -1 // where the current message began in p; -1: in an earlier chunk
 	for i := 0; i < len(p); {
 		if !d.mid {
-			d.mid, d.warn, d.head = true, p[i] == bridge.RelayWarning, d.head[:0]
+			d.mid, d.warn, d.head, msgStart = true, p[i] == bridge.RelayWarning, d.head[:0], i
 			if d.warn {
 				write(out, p[start:i], warnf)
 				i++ // the marker
@@ -293,23 +303,54 @@ func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), 
 		if end == len(p) {
 			break
 		}
-		if d.warn {
+		switch {
+		case d.warn:
 			warnf("%s", d.text)
 			d.text = d.text[:0]
 			start = end + 1
-		} else if id, request := messageID(d.head); id != nil && !request {
-			answered(id)
+		case len(d.hold) > 0: // its start came in earlier chunks: start is 0
+			d.hold = append(d.hold, p[start:end+1]...)
+			write(out, d.hold, warnf)
+			d.hold, start = d.hold[:0], end+1
 		}
-		d.mid = false
+		if !d.warn {
+			if id, request := messageID(d.head); id != nil && !request {
+				answered(id)
+			}
+		}
+		d.mid, d.streaming = false, false
 		i = end + 1
 	}
-	if !d.mid || !d.warn {
-		write(out, p[start:], warnf)
+	d.tail(p[start:], max(msgStart-start, 0), out, warnf)
+}
+
+// tail handles what is left of a chunk after split: rest, whose first
+// whole bytes are complete lines, then (when within a message) that
+// message's bytes so far, which are held back unless too many.
+func (d *relayDemux) tail(rest []byte, whole int, out io.Writer, warnf func(string, ...any)) {
+	switch {
+	case !d.mid:
+		write(out, rest, warnf)
+	case d.warn: // its text is kept; the lines before it are out
+	case d.streaming:
+		write(out, rest, warnf)
+	case len(d.hold)+len(rest)-whole <= holdMax:
+		write(out, rest[:whole], warnf)
+		d.hold = append(d.hold, rest[whole:]...)
+	default: // too long to hold: what is held goes out with the rest
+		if len(d.hold) == 0 {
+			write(out, rest, warnf)
+		} else {
+			d.hold = append(d.hold, rest...)
+			write(out, d.hold, warnf)
+		}
+		d.hold, d.streaming = nil, true
 	}
 }
 
-// midLine reports whether the output ended within a message.
-func (d *relayDemux) midLine() bool { return d.mid && !d.warn }
+// midLine reports whether part of a message is out and the rest will not
+// come: the output ended within a message too long to hold back.
+func (d *relayDemux) midLine() bool { return d.mid && !d.warn && d.streaming }
 
 // write writes p to the host, if any.
 func write(out io.Writer, p []byte, warnf func(string, ...any)) {

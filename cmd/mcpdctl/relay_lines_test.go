@@ -65,9 +65,10 @@ func TestRelayTracker(t *testing.T) {
 	}
 }
 
-// The demultiplexer passes mcpd's messages through as they come, takes
-// its warning lines out for stderr, and sees each answer's id, not the
-// ids of the bridge's own requests.
+// The demultiplexer passes mcpd's whole messages through as they come,
+// holds back a message cut at the end of the output, takes its warning
+// lines out for stderr, and sees each answer's id, not the ids of the
+// bridge's own requests.
 func TestRelayDemux(t *testing.T) {
 	in := "{\"jsonrpc\":\"2.0\",\"id\":4,\"result\":{\"id\":1}}\n" +
 		"!bridge: server \"x\" is unavailable\n" +
@@ -88,6 +89,7 @@ func TestRelayDemux(t *testing.T) {
 			p = p[n:]
 		}
 		wantOut := strings.Replace(in, "!bridge: server \"x\" is unavailable\n", "", 1)
+		wantOut = strings.TrimSuffix(wantOut, "{\"jsonrpc\":\"2.0\",\"id\":9,\"res")
 		if out.String() != wantOut {
 			t.Errorf("chunks of %d: out %q", size, out.String())
 		}
@@ -97,8 +99,59 @@ func TestRelayDemux(t *testing.T) {
 		if diff := cmp.Diff([]string{"4", `"a b"`}, ids); diff != "" {
 			t.Errorf("chunks of %d: answered (-want +got):\n%s", size, diff)
 		}
-		if !d.midLine() {
-			t.Errorf("chunks of %d: not mid-line at a cut message", size)
+		if d.midLine() {
+			t.Errorf("chunks of %d: mid-line at a cut message that was held back", size)
 		}
 	}
 }
+
+// A message longer than holdMax is written through as it comes; then a cut
+// leaves the host mid-line, which midLine says. Shorter messages that span
+// chunks reach the host whole, each in one write.
+func TestRelayDemuxHoldsBackUpToHoldMax(t *testing.T) {
+	small := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"
+	big := `{"jsonrpc":"2.0","id":2,"result":{"text":"` + strings.Repeat("x", holdMax) + `"}}` + "\n"
+	in := small + big + small
+	for _, size := range []int{7, 64 << 10, 256 << 10} {
+		var w writeLog
+		var d relayDemux
+		var ids []string
+		for p := []byte(in + big[:len(big)-5]); len(p) > 0; {
+			n := min(size, len(p))
+			d.split(p[:n], &w, t.Logf, func(id []byte) { ids = append(ids, string(id)) })
+			p = p[n:]
+		}
+		if got, want := w.String(), in+big[:len(big)-5]; len(got) > len(want) || got != want[:len(got)] {
+			t.Fatalf("chunks of %d: %d bytes out that are not the input's start", size, len(got))
+		}
+		if len(w.String()) <= len(in) || !d.midLine() {
+			t.Errorf("chunks of %d: a message longer than holdMax was held back (%d bytes out, midLine %v)",
+				size, len(w.String()), d.midLine())
+		}
+		if w.writes[0] != small && size > len(small) {
+			t.Errorf("chunks of %d: first write %.40q, want the first message whole", size, w.writes[0])
+		}
+		if diff := cmp.Diff([]string{"1", "2", "1"}, ids); diff != "" {
+			t.Errorf("chunks of %d: answered (-want +got):\n%s", size, diff)
+		}
+	}
+	// Chunks of 7 bytes: each small message is one write, whole.
+	var w writeLog
+	var d relayDemux
+	for p := []byte(small + small); len(p) > 0; p = p[min(7, len(p)):] {
+		d.split(p[:min(7, len(p))], &w, t.Logf, func([]byte) {})
+	}
+	if diff := cmp.Diff([]string{small, small}, w.writes); diff != "" {
+		t.Errorf("writes (-want +got):\n%s", diff)
+	}
+}
+
+// writeLog records each write.
+type writeLog struct{ writes []string }
+
+func (w *writeLog) Write(p []byte) (int, error) {
+	w.writes = append(w.writes, string(p))
+	return len(p), nil
+}
+
+func (w *writeLog) String() string { return strings.Join(w.writes, "") }
