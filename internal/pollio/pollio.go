@@ -29,8 +29,9 @@ import (
 //     nothing for others sharing the original one (a shell that reads the
 //     same stdin after us).
 //   - A socket (what Node's child_process gives a child: a socketpair) cannot
-//     be opened again; its own description is made non-blocking in place.
-//     The other end, the host's, is a description of its own.
+//     be opened again; its own description is made non-blocking in place
+//     (through a duplicate descriptor, which the file returned owns). The
+//     other end, the host's, is a description of its own.
 //   - Anything else (a terminal, a regular file, no /proc) is os.Stdin as
 //     it is.
 func Stdin() *os.File {
@@ -71,10 +72,17 @@ func openFD(fd, mode int) *os.File {
 		}
 		return f
 	case unix.S_IFSOCK:
-		if err := unix.SetNonblock(fd, true); err != nil {
+		// A duplicate, so that closing the file (or its finalizer) leaves
+		// fd itself open; it shares the description, made non-blocking.
+		dup, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
 			return nil
 		}
-		return os.NewFile(uintptr(fd), name) // non-blocking: in the poller
+		if err := unix.SetNonblock(dup, true); err != nil {
+			unix.Close(dup)
+			return nil
+		}
+		return os.NewFile(uintptr(dup), name) // non-blocking: in the poller
 	}
 	return nil
 }

@@ -96,12 +96,29 @@ func TestSocketIsReadThroughThePoller(t *testing.T) {
 	}
 	host := os.NewFile(uintptr(fds[1]), "host")
 	defer host.Close()
+	defer unix.Close(fds[0])
 	f := openFD(fds[0], os.O_RDONLY)
 	if f == nil {
-		unix.Close(fds[0])
 		t.Fatal("a socket was not made pollable")
 	}
-	readsThroughPoller(t, f, host)
+	rc, err := f.SyscallConn() // not Fd, which may make the file blocking
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = rc.Control(func(fd uintptr) {
+		if int(fd) == fds[0] {
+			t.Error("the socket's own descriptor was taken: closing the file would close it")
+		}
+	})
+	readsThroughPoller(t, f, host) // closes f
+	// The original descriptor is still open, and shares the description.
+	flags, err := unix.FcntlInt(uintptr(fds[0]), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatalf("the socket's descriptor was closed with the file: %v", err)
+	}
+	if flags&unix.O_NONBLOCK == 0 {
+		t.Fatal("the socket's description was not made non-blocking")
+	}
 }
 
 func TestClosedFDIsLeftAlone(t *testing.T) {
