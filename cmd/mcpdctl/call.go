@@ -18,9 +18,13 @@ var callCmd = &command{
 	name:     "call",
 	synopsis: "NAME TOOL [JSON | key=value...] [--json]",
 	short:    "call a tool and print its result",
-	long: `The arguments are either one JSON object, or key=value pairs: a value that
-parses as JSON is taken as JSON (n=5, on=true, opts={"a":1}), anything else
-as a string (city=Paris). Text content is printed; other content is
+	long: `The arguments are either one JSON object, or key=value pairs. A value takes
+the type the tool's inputSchema gives its property: message=123 stays a
+string for a string, n=5 is a number for a number or an integer, and
+booleans, arrays and objects are JSON (on=true, opts={"a":1}); a value that
+cannot be that type is a usage error. A property without a type, or a tool
+without a schema, takes JSON when the value parses as JSON, else the string
+(city=Paris). Text content is printed; other content is
 summarized. Progress goes to stderr. --json prints the result JSON as the
 server sent it. Exits 1 when the tool reports an error (isError) or the
 server answers with an MCP error.`,

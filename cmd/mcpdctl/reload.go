@@ -176,6 +176,9 @@ func printDiff(w io.Writer, d *mcpdv1.ConfigDiff, would bool) {
 		}
 	}
 	if !any {
-		fmt.Fprintf(w, "  %s\n", verb("no changes", "no changes against the running config"))
+		// mcpd also applies a saved file by itself: a reload right after
+		// an edit finds it applied already.
+		fmt.Fprintf(w, "  %s\n", verb("no changes: the running config is the file's (mcpd applies a saved file by itself)",
+			"no changes against the running config"))
 	}
 }
