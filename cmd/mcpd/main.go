@@ -196,10 +196,7 @@ func newLogger(level, format string) (log *zap.Logger, closeLog func(), err erro
 	journal := journalStream(os.Stderr)
 	sink := logsink.New(pollio.Stderr(), logsink.Options{Note: droppedNote(cfg, journal)})
 	log = buildLogger(cfg, sink, journal)
-	return log, func() {
-		_ = log.Sync()
-		_ = sink.Close(logCloseTimeout)
-	}, nil
+	return log, func() { _ = sink.Close(logCloseTimeout) }, nil
 }
 
 // logCloseTimeout bounds how long mcpd's exit waits for a stderr that does

@@ -312,6 +312,9 @@ func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), 
 			d.hold = append(d.hold, p[start:end+1]...)
 			write(out, d.hold, warnf)
 			d.hold, start = d.hold[:0], end+1
+			if cap(d.hold) > headSize<<7 {
+				d.hold = nil // a long message's buffer is not kept for the session
+			}
 		}
 		if !d.warn {
 			if id, request := messageID(d.head); id != nil && !request {

@@ -44,11 +44,12 @@ type Sink struct {
 	wake chan struct{} // capacity 1: the queue has something, or Close
 	done chan struct{} // closed when the writer goroutine returns
 
-	mu      sync.Mutex      // guards queued, dropped, waiters and closed
-	queued  []byte          // whole entries, in order
-	dropped int             // entries dropped since the last note
-	waiters []chan struct{} // Sync calls, closed once what precedes them is written
-	closed  bool
+	mu       sync.Mutex      // guards queued, dropped, waiters, closed and finished
+	queued   []byte          // whole entries, in order
+	dropped  int             // entries dropped since the last note
+	waiters  []chan struct{} // Sync calls, closed once what precedes them is written
+	closed   bool            // Close was called: the writer ends once the queue is out
+	finished bool            // the writer took its last batch: writes go to the stream
 }
 
 // New starts a Sink writing to out. A Write error of out (a closed stderr)
@@ -67,12 +68,13 @@ func New(out io.Writer, opts Options) *Sink {
 }
 
 // Write queues a copy of p whole, or drops it when the queue has no room
-// for it. It never waits for the stream, and always reports success: a
-// dropped entry is counted and noted. After Close it writes p to the
-// stream directly.
+// for it (an entry larger than the whole queue is always dropped). It never
+// waits for the stream, and always reports success: a dropped entry is
+// counted and noted. Once Close has written the queue (or given up on the
+// stream), it writes p to the stream directly.
 func (s *Sink) Write(p []byte) (int, error) {
 	s.mu.Lock()
-	if s.closed {
+	if s.finished {
 		s.mu.Unlock()
 		return s.out.Write(p)
 	}
@@ -97,7 +99,7 @@ func (s *Sink) Sync() error { return s.SyncWithin(2 * time.Second) }
 func (s *Sink) SyncWithin(timeout time.Duration) error {
 	w := make(chan struct{})
 	s.mu.Lock()
-	if s.closed {
+	if s.finished {
 		s.mu.Unlock()
 		return nil
 	}
@@ -122,11 +124,7 @@ func (s *Sink) SyncWithin(timeout time.Duration) error {
 // Later writes go to the stream directly.
 func (s *Sink) Close(timeout time.Duration) error {
 	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		<-s.done
-		return nil
-	}
+	again := s.closed
 	s.closed = true
 	s.mu.Unlock()
 	s.poke()
@@ -136,6 +134,9 @@ func (s *Sink) Close(timeout time.Duration) error {
 	case <-s.done:
 		return nil
 	case <-t.C:
+	}
+	if again {
+		return errStuck // the first Close ends the stream's write
 	}
 	if d, ok := s.out.(interface{ SetWriteDeadline(time.Time) error }); ok && d.SetWriteDeadline(time.Now()) == nil {
 		<-s.done
@@ -160,6 +161,8 @@ func (s *Sink) run() {
 		s.mu.Lock()
 		batch, dropped, waiters, closed := s.queued, s.dropped, s.waiters, s.closed
 		s.queued, s.dropped, s.waiters = spare[:0], 0, nil
+		last := closed && len(batch) == 0 && dropped == 0
+		s.finished = last
 		s.mu.Unlock()
 		stuck := false
 		if len(batch) > 0 {
@@ -171,17 +174,20 @@ func (s *Sink) run() {
 		for _, w := range waiters {
 			close(w)
 		}
-		if stuck {
-			return // only after Close: the deadline ended the write
+		if stuck { // only after Close: the deadline ended the write
+			s.mu.Lock()
+			s.finished = true
+			s.mu.Unlock()
+			return
+		}
+		if last {
+			return
 		}
 		spare = batch
-		if cap(spare) > 2*s.max {
+		if cap(spare) > s.max {
 			spare = nil // a burst's buffer is not kept for life
 		}
 		if len(batch) == 0 && dropped == 0 {
-			if closed {
-				return
-			}
 			<-s.wake
 		}
 	}

@@ -153,3 +153,37 @@ func TestCloseGivesUpOnAStreamThatTakesNothing(t *testing.T) {
 		t.Fatalf("second Close: %v", err)
 	}
 }
+
+// A write while Close drains the queue is queued behind it, not written
+// past it (and does not wait for the stream either).
+func TestWriteDuringCloseIsQueuedInOrder(t *testing.T) {
+	r, w := pipe(t)
+	s := New(w, Options{})
+	writeAll(t, s, 0, 3000) // about 30 KB
+	big := strings.Repeat("x", 100<<10) + "\n"
+	if _, err := io.WriteString(s, big); err != nil { // more than the pipe holds
+		t.Fatal(err)
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- s.Close(10 * time.Second) }() // owned: waited for below
+	time.Sleep(20 * time.Millisecond)                    // Close is draining into the full pipe
+	writeAll(t, s, 3000, 3001)
+	got := make(chan []string, 1)
+	go func() { // owned: read until w is closed below
+		var lines []string
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+		}
+		got <- lines
+	}()
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	lines := <-got
+	if len(lines) != 3002 || lines[3000] != strings.TrimSuffix(big, "\n") || lines[3001] != "line 3000" {
+		t.Fatalf("%d lines; the last is %.20q", len(lines), lines[len(lines)-1])
+	}
+}

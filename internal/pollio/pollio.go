@@ -42,12 +42,17 @@ func Stdin() *os.File {
 }
 
 // Stderr returns the process's standard error, written through the poller
-// when it is a pipe, a FIFO or a socket (journald's stream), the same way
-// as Stdin; a terminal or a file is os.Stderr as it is. Only a file in the
-// poller has write deadlines.
+// when it is a pipe or a FIFO, opened again as Stdin does. Anything else is
+// os.Stderr as it is: a terminal, a file, and a socket (journald's stream),
+// whose description is shared with fd 2 itself and often with stdout, which
+// Go and the runtime's crash output write as blocking files. Only a file in
+// the poller has write deadlines.
 func Stderr() *os.File {
-	if f := openFD(2, os.O_WRONLY); f != nil {
-		return f
+	var st unix.Stat_t
+	if err := unix.Fstat(2, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO {
+		if f := openFD(2, os.O_WRONLY); f != nil {
+			return f
+		}
 	}
 	return os.Stderr
 }
