@@ -23,7 +23,6 @@ func TestDaemonLogsForJournald(t *testing.T) {
 	skipShort(t)
 	dir := newDir(t)
 	cfg := writeConfig(t, dir, map[string]server{"echo": {Mode: "legacy", Autostart: true}})
-	socket := filepath.Join(dir, "run", "mcpd.sock")
 	logf, err := os.Create(filepath.Join(dir, "stderr"))
 	if err != nil {
 		t.Fatal(err)
@@ -33,43 +32,14 @@ func TestDaemonLogsForJournald(t *testing.T) {
 	if err := syscall.Fstat(int(logf.Fd()), &st); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(mcpdBin, "--socket", socket, "--config", cfg, "--log-level", "debug", "--http-listen", "off",
-		"--state-dir", filepath.Join(dir, "state"))
-	cmd.Env = append(daemonEnv(), fmt.Sprintf("JOURNAL_STREAM=%d:%d", uint64(st.Dev), st.Ino)) // Dev is not uint64 everywhere
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan struct{})
-	var waitErr error
-	go func() { // owned: waited for below
-		waitErr = cmd.Wait()
-		close(exited)
-	}()
-	defer func() {
-		select {
-		case <-exited:
-		default:
-			cmd.Process.Kill()
-			<-exited
-		}
-	}()
-	waitServing(t, socket, exited)
-	c := mcpdv1.NewMcpdClient(dialSocket(t, socket))
+	d := startLoggingDaemon(t, dir, cfg, logf, fmt.Sprintf("JOURNAL_STREAM=%d:%d", uint64(st.Dev), st.Ino)) // Dev is not uint64 everywhere
+	c := mcpdv1.NewMcpdClient(dialSocket(t, d.socket))
 	poll(t, "echo ready", func() (bool, error) {
 		resp, err := c.GetStatus(ctxT(t), &mcpdv1.GetStatusRequest{})
 		return err == nil && len(resp.GetServers()) == 1 && resp.GetServers()[0].GetState() == mcpdv1.ServerState_SERVER_STATE_READY, err
 	})
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-exited:
-	case <-time.After(waitTimeout):
-		t.Fatal("mcpd did not exit after SIGTERM")
-	}
-	if waitErr != nil {
-		t.Fatalf("mcpd: %v", waitErr)
+	if err := d.stop(t); err != nil {
+		t.Fatalf("mcpd: %v", err)
 	}
 	out, err := os.ReadFile(logf.Name())
 	if err != nil {
@@ -109,4 +79,55 @@ func TestDaemonLogsForJournald(t *testing.T) {
 	if t.Failed() {
 		t.Logf("mcpd output:\n%s", out)
 	}
+}
+
+// loggingDaemon is mcpd with its stdout and stderr on a file of the test's.
+type loggingDaemon struct {
+	cmd    *exec.Cmd
+	socket string
+	exited chan struct{} // closed once cmd is waited for
+	err    error         // cmd's exit, set before exited is closed
+}
+
+// startLoggingDaemon starts mcpd at debug level on config in dir, with
+// its stdout and stderr on out and env added to its environment, and
+// waits until it serves. The test's cleanup kills it if it still runs.
+func startLoggingDaemon(t *testing.T, dir, config string, out *os.File, env ...string) *loggingDaemon {
+	t.Helper()
+	d := &loggingDaemon{socket: filepath.Join(dir, "run", "mcpd.sock"), exited: make(chan struct{})}
+	d.cmd = exec.Command(mcpdBin, "--socket", d.socket, "--config", config, "--log-level", "debug", "--http-listen", "off",
+		"--state-dir", filepath.Join(dir, "state"))
+	d.cmd.Env = append(daemonEnv(), env...)
+	d.cmd.Stdout, d.cmd.Stderr = out, out
+	if err := d.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { // owned: the cleanup waits for it
+		d.err = d.cmd.Wait()
+		close(d.exited)
+	}()
+	t.Cleanup(func() {
+		select {
+		case <-d.exited:
+		default:
+			d.cmd.Process.Kill()
+			<-d.exited
+		}
+	})
+	waitServing(t, d.socket, d.exited)
+	return d
+}
+
+// stop sends mcpd SIGTERM and returns its exit.
+func (d *loggingDaemon) stop(t *testing.T) error {
+	t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-d.exited:
+	case <-time.After(waitTimeout):
+		t.Fatal("mcpd did not exit after SIGTERM")
+	}
+	return d.err
 }

@@ -5,11 +5,8 @@ import (
 	"errors"
 	"io"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,35 +26,14 @@ func TestDaemonKeepsAnsweringWhileNobodyReadsItsStderr(t *testing.T) {
 	skipShort(t)
 	dir := newDir(t)
 	cfg := writeConfig(t, dir, map[string]server{"echo": {Mode: "legacy", Autostart: true}})
-	socket := filepath.Join(dir, "run", "mcpd.sock")
 	r, w, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	cmd := exec.Command(mcpdBin, "--socket", socket, "--config", cfg, "--log-level", "debug", "--http-listen", "off",
-		"--state-dir", filepath.Join(dir, "state"))
-	cmd.Env = daemonEnv()
-	cmd.Stdout, cmd.Stderr = w, w
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	w.Close()
-	exited := make(chan struct{})
-	go func() { // owned: waited for below
-		_ = cmd.Wait()
-		close(exited)
-	}()
-	defer func() {
-		select {
-		case <-exited:
-		default:
-			cmd.Process.Kill()
-			<-exited
-		}
-	}()
-	waitServing(t, socket, exited)
-	c := mcpdv1.NewMcpdClient(dialSocket(t, socket))
+	d := startLoggingDaemon(t, dir, cfg, w)
+	w.Close() // mcpd holds the only write end
+	c := mcpdv1.NewMcpdClient(dialSocket(t, d.socket))
 
 	// About 8000 entries of 250 bytes: the pipe holds 64 KiB, the queue 1 MiB.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*waitTimeout)
@@ -87,13 +63,8 @@ func TestDaemonKeepsAnsweringWhileNobodyReadsItsStderr(t *testing.T) {
 		b, _ := io.ReadAll(r)
 		out <- string(b)
 	}()
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case <-exited:
-	case <-time.After(waitTimeout):
-		t.Fatal("mcpd did not exit after SIGTERM")
+	if err := d.stop(t); err != nil {
+		t.Errorf("mcpd: %v", err)
 	}
 	var log string
 	select {

@@ -27,6 +27,22 @@ func pipe(t *testing.T) (r, w *os.File) {
 	return r, w
 }
 
+// readLines reads r's lines, of up to 1 MiB, until its writers are gone,
+// and then sends them.
+func readLines(r *os.File) <-chan []string {
+	got := make(chan []string, 1)
+	go func() { // owned: the test waits for what it sends
+		var lines []string
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			lines = append(lines, sc.Text())
+		}
+		got <- lines
+	}()
+	return got
+}
+
 // writeAll writes lines "line N" for N in [from, to) and fails the test if
 // the writes do not all return within a generous bound: a Write must never
 // wait for the stream.
@@ -52,15 +68,7 @@ func writeAll(t *testing.T, s *Sink, from, to int) {
 func TestEntriesReachTheStreamInOrder(t *testing.T) {
 	r, w := pipe(t)
 	s := New(w, Options{})
-	got := make(chan []string, 1)
-	go func() { // owned: read until w is closed below
-		var lines []string
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			lines = append(lines, sc.Text())
-		}
-		got <- lines
-	}()
+	got := readLines(r) // until w is closed below
 	writeAll(t, s, 0, 5000)
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
@@ -96,15 +104,7 @@ func TestStreamNotReadDropsEntriesAndSaysHowMany(t *testing.T) {
 	if err := s.SyncWithin(50 * time.Millisecond); err == nil {
 		t.Fatal("Sync returned with the stream full")
 	}
-	got := make(chan []string, 1)
-	go func() { // owned: read until w is closed below
-		var lines []string
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			lines = append(lines, sc.Text())
-		}
-		got <- lines
-	}()
+	got := readLines(r) // until w is closed below
 	if err := s.Sync(); err != nil {
 		t.Fatal(err)
 	}
@@ -168,16 +168,7 @@ func TestWriteDuringCloseIsQueuedInOrder(t *testing.T) {
 	go func() { closed <- s.Close(10 * time.Second) }() // owned: waited for below
 	time.Sleep(20 * time.Millisecond)                    // Close is draining into the full pipe
 	writeAll(t, s, 3000, 3001)
-	got := make(chan []string, 1)
-	go func() { // owned: read until w is closed below
-		var lines []string
-		sc := bufio.NewScanner(r)
-		sc.Buffer(nil, 1<<20)
-		for sc.Scan() {
-			lines = append(lines, sc.Text())
-		}
-		got <- lines
-	}()
+	got := readLines(r) // until w is closed below
 	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
