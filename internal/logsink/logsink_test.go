@@ -166,7 +166,7 @@ func TestWriteDuringCloseIsQueuedInOrder(t *testing.T) {
 	}
 	closed := make(chan error, 1)
 	go func() { closed <- s.Close(10 * time.Second) }() // owned: waited for below
-	time.Sleep(20 * time.Millisecond)                    // Close is draining into the full pipe
+	time.Sleep(20 * time.Millisecond)                   // Close is draining into the full pipe
 	writeAll(t, s, 3000, 3001)
 	got := readLines(r) // until w is closed below
 	if err := <-closed; err != nil {
