@@ -113,6 +113,10 @@ func lastErrorCell(s *mcpdv1.ServerStatus) string {
 	if msg == "" && exit != "" && exit != "exit status 0" && !strings.HasSuffix(exit, "(exit status 0)") {
 		msg = "exited: " + exit
 	}
+	// "...; last stderr lines:" then one line each: the cell shows the first.
+	if head, lines, ok := strings.Cut(msg, "; last stderr lines:\n"); ok {
+		msg = head + ": " + strings.TrimSpace(lines)
+	}
 	return oneLine(msg, 80)
 }
 

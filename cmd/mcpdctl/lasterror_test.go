@@ -19,6 +19,8 @@ func TestLastErrorCell(t *testing.T) {
 		{"killed", "", "signal: killed", "exited: signal: killed"},
 		{"exit status 1", "", "exit status 1", "exited: exit status 1"},
 		{"error wins", "crash loop", "exit status 0", "crash loop"},
+		{"stderr's first line", "start \"x\": exited (exit status 2); last stderr lines:\n  bad flag -t\n  usage", "exit status 2",
+			"start \"x\": exited (exit status 2): bad flag -t"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := &mcpdv1.ServerStatus{LastError: tt.lastError, LastExit: tt.lastExit}

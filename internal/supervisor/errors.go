@@ -106,6 +106,33 @@ func stderrTail(ring *transport.Ring, n int) string {
 	return b.String()
 }
 
+// startScan bounds how many of the ring's last lines runStderr looks
+// through for one run's.
+const startScan = 200
+
+// runStderr formats, for the error of a start that failed, the stderr
+// lines of that run (process pid), or stderrTail's when it printed none. A
+// server that exits at once usually says why first, then perhaps a usage
+// text: with more than n lines, the first two are kept with the last n-2.
+func runStderr(ring *transport.Ring, pid, n int) string {
+	var lines []transport.Line
+	for _, l := range ring.Last(startScan) {
+		if l.Pid == pid {
+			lines = append(lines, l)
+		}
+	}
+	groups := collapseRepeats(lines)
+	if len(groups) == 0 || n < 3 {
+		return stderrTail(ring, n)
+	}
+	if len(groups) > n {
+		kept := append([]string(nil), groups[:2]...)
+		kept = append(kept, fmt.Sprintf("… (%d more)", len(groups)-n))
+		groups = append(kept, groups[len(groups)-(n-2):]...)
+	}
+	return "; last stderr lines:\n  " + strings.Join(groups, "\n  ")
+}
+
 // collapseRepeats returns the texts of lines, each run of one text written
 // once, with " (×N)" after it when it repeats.
 func collapseRepeats(lines []transport.Line) []string {

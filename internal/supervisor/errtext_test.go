@@ -128,3 +128,21 @@ func TestHandshakeFailureSaysEachThingOnce(t *testing.T) {
 		t.Errorf("last error:\n got %s\nwant %s", last, cause)
 	}
 }
+
+// TestRunStderrKeepsTheFirstLines: a start's error shows that run's lines,
+// the first two (where a server says why it exits) and the last ones,
+// not an earlier run's.
+func TestRunStderrKeepsTheFirstLines(t *testing.T) {
+	ring := transport.NewRing(100, 1<<20)
+	ring.Add(transport.Line{Text: "earlier run", Pid: 7})
+	for _, l := range []string{"flag provided but not defined: -token", "Usage of demo:", "  -a", "  -b", "  -c", "  -d", "  -e"} {
+		ring.Add(transport.Line{Text: l, Pid: 8})
+	}
+	want := "; last stderr lines:\n  flag provided but not defined: -token\n  Usage of demo:\n  … (2 more)\n    -c\n    -d\n    -e"
+	if got := runStderr(ring, 8, 5); got != want {
+		t.Fatalf("runStderr = %q, want %q", got, want)
+	}
+	if got := runStderr(ring, 9, 5); got != stderrTail(ring, 5) {
+		t.Fatalf("runStderr of a silent run = %q, want the ring's tail", got)
+	}
+}

@@ -218,7 +218,7 @@ func (sv *server) sessionFor(ctx context.Context, spec *Spec, proto string, proc
 	if errors.Is(err, session.ErrClosed) {
 		// The session only says the server exited, which this says
 		// already; the exit status and stderr are the news.
-		return nil, exit, &rewordedError{msg: fmt.Sprintf("start %q: exited before the handshake (%s)%s", spec.Name, exit, stderrTail(sv.ring, 5)), err: err}
+		return nil, exit, &rewordedError{msg: fmt.Sprintf("start %q: exited before the handshake (%s)%s", spec.Name, exit, runStderr(sv.ring, proc.Pid(), 5)), err: err}
 	}
-	return nil, exit, fmt.Errorf("start %q: exited before the handshake (%s): %w%s", spec.Name, exit, err, stderrTail(sv.ring, 5))
+	return nil, exit, fmt.Errorf("start %q: exited before the handshake (%s): %w%s", spec.Name, exit, err, runStderr(sv.ring, proc.Pid(), 5))
 }
