@@ -173,7 +173,11 @@ func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
 		}
 		return errInvalidConfig
 	}
-	fmt.Fprintf(c.stdout, "%s: valid\n", sanitize(resp.GetConfigPath()))
+	if len(fine) > 0 {
+		fmt.Fprintf(c.stdout, "%s: valid; servers: %s\n", sanitize(resp.GetConfigPath()), sanitize(strings.Join(fine, ", ")))
+	} else {
+		fmt.Fprintf(c.stdout, "%s: valid\n", sanitize(resp.GetConfigPath()))
+	}
 	if running {
 		printDiff(c.stdout, resp.GetDiff(), true)
 	} else {

@@ -102,7 +102,7 @@ func TestConfigCheckWithoutDaemon(t *testing.T) {
 	os.WriteFile(bad, []byte("{\"mcpServers\": {\"x\": {\"command\": \"x\", \"requestTimeout\": \"soon\"}}}"), 0o600)
 	nosock := filepath.Join(dir, "none.sock")
 	r := mcpdctl(t, "--socket", nosock, "config", "check", good)
-	if r.code != exitOK || r.stdout != good+": valid\n  (mcpd is not running: nothing to compare with)\n" {
+	if r.code != exitOK || r.stdout != good+": valid; servers: x\n  (mcpd is not running: nothing to compare with)\n" {
 		t.Errorf("valid file without mcpd: %+v", r)
 	}
 	r = mcpdctl(t, "--socket", nosock, "config", "check", bad)
