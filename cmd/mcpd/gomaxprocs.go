@@ -11,13 +11,14 @@ import (
 )
 
 // newGovernor returns what sets the threads running mcpd's Go code
-// (GOMAXPROCS) from --procs: n > 0 fixes n; 0 fixes $GOMAXPROCS when it is
-// set, and otherwise moves between half of Go's default at start (which
-// follows the cgroup's CPU limit then; setting GOMAXPROCS ends Go's own
-// updates, so a later change of the limit is not followed), at least one,
-// while calls come one at a time,
-// and all of it while many are in flight or an event goes to many apps
-// (internal/gomaxprocs).
+// (GOMAXPROCS) from --procs (internal/gomaxprocs):
+//   - n > 0 fixes n;
+//   - 0 with $GOMAXPROCS set keeps what Go took from it;
+//   - otherwise the count moves between half of Go's default at start (at
+//     least one) while calls come one at a time, and all of it while many
+//     are in flight or an event goes to many apps. Go's default follows the
+//     cgroup's CPU limit at start; setting GOMAXPROCS ends Go's own updates,
+//     so a later change of the limit is not followed.
 func newGovernor(n int) *gomaxprocs.Governor {
 	switch {
 	case n > 0:
@@ -36,7 +37,7 @@ func addGovernorActor(g *run.Group, gov *gomaxprocs.Governor) {
 	done := make(chan struct{})
 	g.Add(func() error {
 		defer close(done)
-		gov.Run(ctx)
+		gov.Run(ctx) // returns at once when the count is fixed
 		<-ctx.Done()
 		return nil
 	}, func(error) {

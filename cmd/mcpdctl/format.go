@@ -113,7 +113,8 @@ func lastErrorCell(s *mcpdv1.ServerStatus) string {
 	if msg == "" && exit != "" && exit != "exit status 0" && !strings.HasSuffix(exit, "(exit status 0)") {
 		msg = "exited: " + exit
 	}
-	// "...; last stderr lines:" then one line each: the cell shows the first.
+	// "...; last stderr lines:" then one line each (the supervisor's
+	// stderrLines): the cell shows the first.
 	if head, lines, ok := strings.Cut(msg, "; last stderr lines:\n"); ok {
 		msg = head + ": " + strings.TrimSpace(lines)
 	}

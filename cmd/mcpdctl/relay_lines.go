@@ -279,6 +279,10 @@ const maxWarning = 16 << 10
 // holdMax bounds the start of a message held back until its end comes.
 const holdMax = 1 << 20
 
+// holdKeep is the largest hold buffer kept for the next message; a longer
+// message's is let go.
+const holdKeep = 64 << 10
+
 // split handles one chunk of mcpd's output.
 func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), answered func(id []byte)) {
 	start := 0     // of the bytes not written out or held yet
@@ -312,7 +316,7 @@ func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), 
 			d.hold = append(d.hold, p[start:end+1]...)
 			write(out, d.hold, warnf)
 			d.hold, start = d.hold[:0], end+1
-			if cap(d.hold) > headSize<<7 {
+			if cap(d.hold) > holdKeep {
 				d.hold = nil // a long message's buffer is not kept for the session
 			}
 		}

@@ -91,9 +91,12 @@ func (s *Sink) Write(p []byte) (int, error) {
 // errStuck is Sync's error when the stream did not take what was queued.
 var errStuck = errors.New("log output did not take the queued entries in time")
 
+// syncTimeout bounds Sync.
+const syncTimeout = 2 * time.Second
+
 // Sync waits until what was written before it is on the stream, for up to
-// timeout.
-func (s *Sink) Sync() error { return s.SyncWithin(2 * time.Second) }
+// syncTimeout (zap calls it after a fatal entry).
+func (s *Sink) Sync() error { return s.SyncWithin(syncTimeout) }
 
 // SyncWithin is Sync with its own bound.
 func (s *Sink) SyncWithin(timeout time.Duration) error {

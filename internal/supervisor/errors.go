@@ -97,13 +97,13 @@ func stderrTail(ring *transport.Ring, n int) string {
 	if len(groups) > n {
 		groups = groups[len(groups)-n:]
 	}
-	var b strings.Builder
-	b.WriteString("; last stderr lines:")
-	for _, g := range groups {
-		b.WriteString("\n  ")
-		b.WriteString(g)
-	}
-	return b.String()
+	return stderrLines(groups)
+}
+
+// stderrLines is the end of an error message quoting stderr, one line
+// each (mcpdctl's status shows the first in its LAST ERROR cell).
+func stderrLines(lines []string) string {
+	return "; last stderr lines:\n  " + strings.Join(lines, "\n  ")
 }
 
 // startScan bounds how many of the ring's last lines runStderr looks
@@ -130,7 +130,7 @@ func runStderr(ring *transport.Ring, pid, n int) string {
 		kept = append(kept, fmt.Sprintf("… (%d more)", len(groups)-n))
 		groups = append(kept, groups[len(groups)-(n-2):]...)
 	}
-	return "; last stderr lines:\n  " + strings.Join(groups, "\n  ")
+	return stderrLines(groups)
 }
 
 // collapseRepeats returns the texts of lines, each run of one text written
