@@ -137,6 +137,13 @@ func TestCacheAPIModernOwnListen(t *testing.T) {
 			t.Fatalf("after the notification: %v", l)
 		}
 		cancel()
+		// The stream's end reaches mcpd after cancel returns; until status
+		// drops it, the app's interest is still demand (a crash now would
+		// rightly be restarted for it).
+		waitFor(t, "the app's stream gone from status", func() bool {
+			st, _ := d.serverStatus(t, "m")
+			return len(st.GetSubscriptions()) == 0
+		})
 		if got := d.recvCount(t, "m", "subscriptions/listen"); got != 1 {
 			t.Fatalf("the server read %d subscriptions/listen, want 1 (the app's filter is in mcpd's)", got)
 		}
