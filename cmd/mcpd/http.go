@@ -30,7 +30,7 @@ type httpHandler interface {
 // server's own timeout in the supervisor, bodies by the bridge's default
 // line limit.
 func newHTTPHandler(be bridge.Backend, log *zap.Logger) httpHandler {
-	return bridge.NewHTTPHandler(be, bridge.HTTPOptions{Warnf: log.Sugar().Warnf})
+	return bridge.NewHTTPHandler(be, bridge.HTTPOptions{Warnf: log.Sugar().Warnf, Name: "mcpd"})
 }
 
 // httpListen is the address setting of the HTTP face: --http-listen,

@@ -144,3 +144,38 @@ func TestBridgeMaxLineSize(t *testing.T) {
 	h.send(pad(`{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"PAD"}}`, 1025))
 	tooLarge(h.response("8"))
 }
+
+// A legacy host gets legacy results from a modern server: "Legacy results
+// have no resultType, ttlMs or cacheScope", and the serverInfo a modern
+// server stamps into each result's _meta is not passed on; the rest of the
+// result is.
+func TestBridgeLegacyHostGetsLegacyResults(t *testing.T) {
+	sock := startDaemon(t, "m", "modern", "n", "modern")
+	for _, args := range [][]string{{"m"}, {"m", "n"}} {
+		t.Run(strings.Join(args, ","), func(t *testing.T) {
+			h := startBridgeOf(t, sock, args...)
+			legacy := hostEras[1]
+			legacy.open(h)
+			tool := "echo"
+			if len(args) > 1 {
+				tool = "m__echo"
+			}
+			for i, req := range []struct{ method, params, want string }{
+				{"tools/call", `"name":"` + tool + `","arguments":{"message":"hi"}`, "content"},
+				{"resources/read", `"uri":"fake://hello"`, "contents"},
+				{"tools/list", ``, "tools"},
+			} {
+				raw := h.mustRequest(legacy, itoa(i+1), req.method, req.params)
+				var res map[string]json.RawMessage
+				if err := json.Unmarshal(raw, &res); err != nil {
+					t.Fatal(err)
+				}
+				var meta map[string]json.RawMessage
+				_ = json.Unmarshal(res["_meta"], &meta)
+				if res[req.want] == nil || res["resultType"] != nil || res["ttlMs"] != nil || res["cacheScope"] != nil || meta[jsonrpc.MetaServerInfo] != nil {
+					t.Errorf("%s = %s, want %s without modern members", req.method, brief(raw), req.want)
+				}
+			}
+		})
+	}
+}

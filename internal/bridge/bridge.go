@@ -334,6 +334,9 @@ func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) func() {
 			b.writeFor(rctx, &jsonrpc.Message{ID: req.id, Error: rerr})
 			return
 		}
+		if !req.modern {
+			result = forLegacyHost(result)
+		}
 		b.writeFor(rctx, &jsonrpc.Message{ID: req.id, Result: result})
 	}
 }

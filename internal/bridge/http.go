@@ -28,6 +28,7 @@ type HTTPOptions struct {
 	Warnf       func(format string, args ...any)                          // operator warnings; nil = discard
 	CallOptions func() *mcpdv1.CallOptions                                // nil = none
 	RPCError    func(ctx context.Context, err error, server string) error // nil = be.Error
+	Name        string                                                    // serverInfo name of an endpoint of several servers; "" = DefaultName
 }
 
 // Session limits of the legacy era.
@@ -111,7 +112,7 @@ func (h *HTTPHandler) bridgeOptions(ep endpoint) Options {
 	o := Options{
 		All: ep.server == "", Timeout: h.opts.Timeout, MaxLine: int(min(h.opts.MaxBody, 1<<31-1)),
 		Warnf: h.opts.Warnf, RPCError: h.opts.RPCError, CallOptions: h.opts.CallOptions,
-		Profile: ep.profile,
+		Profile: ep.profile, Name: h.opts.Name,
 	}
 	if ep.server != "" {
 		o.Names = []string{ep.server}

@@ -180,7 +180,11 @@ func (b *bridge) serverInfo() json.RawMessage {
 			return json.RawMessage(s.GetServerInfoJson())
 		}
 	}
-	info, _ := json.Marshal(map[string]string{"name": "mcpdctl-bridge", "version": version.Version})
+	name := b.opts.Name
+	if name == "" {
+		name = DefaultName
+	}
+	info, _ := json.Marshal(map[string]string{"name": name, "version": version.Version})
 	return info
 }
 

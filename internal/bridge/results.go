@@ -1,8 +1,10 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strconv"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -49,6 +51,74 @@ func withResultType(res json.RawMessage) json.RawMessage {
 		return res
 	}
 	return out
+}
+
+// modernMarkers are the names of what a legacy result lacks: "Legacy
+// results have no resultType, ttlMs or cacheScope", nor the serverInfo a
+// modern server stamps into every result's _meta.
+var modernMarkers = [][]byte{[]byte(`"resultType"`), []byte(`"ttlMs"`), []byte(`"cacheScope"`), []byte(`"` + jsonrpc.MetaServerInfo + `"`)}
+
+// forLegacyHost is res, a modern child's result, as a legacy result: without
+// resultType "complete", ttlMs, cacheScope and _meta's serverInfo (an
+// empty _meta goes too). Any other member is kept byte for byte, and a
+// result that has none of these is returned as it is.
+func forLegacyHost(res json.RawMessage) json.RawMessage {
+	if !slices.ContainsFunc(modernMarkers, func(m []byte) bool { return bytes.Contains(res, m) }) {
+		return res
+	}
+	members, ok := jsonrpc.Members(res)
+	if !ok {
+		return res
+	}
+	out := make([]byte, 0, len(res))
+	out = append(out, '{')
+	kept := 0
+	for _, m := range members {
+		span := m.Span
+		switch m.Key {
+		case "resultType":
+			if string(m.Value) == `"complete"` {
+				continue
+			}
+		case "ttlMs", "cacheScope":
+			continue
+		case "_meta":
+			meta, empty := withoutMember(m.Value, jsonrpc.MetaServerInfo)
+			if empty {
+				continue
+			}
+			span = append([]byte(`"_meta":`), meta...)
+		}
+		if kept > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, span...)
+		kept++
+	}
+	return append(out, '}')
+}
+
+// withoutMember is obj without its member key, and whether nothing is left;
+// an obj that is not an object with plain keys is returned as it is.
+func withoutMember(obj []byte, key string) ([]byte, bool) {
+	members, ok := jsonrpc.Members(obj)
+	if !ok {
+		return obj, false
+	}
+	out := make([]byte, 0, len(obj))
+	out = append(out, '{')
+	kept := 0
+	for _, m := range members {
+		if m.Key == key {
+			continue
+		}
+		if kept > 0 {
+			out = append(out, ',')
+		}
+		out = append(out, m.Span...)
+		kept++
+	}
+	return append(out, '}'), kept == 0
 }
 
 // withCacheHints adds the caching hints a legacy child's complete

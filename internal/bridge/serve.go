@@ -37,7 +37,14 @@ type Options struct {
 	// Prefix is how tools and prompts of several servers are named: ""
 	// takes the profile's setting (PrefixAlways without a profile).
 	Prefix profile.Prefix
+	// Name is the bridge's serverInfo name when it serves several servers
+	// ("": DefaultName).
+	Name string
 }
+
+// DefaultName is the serverInfo name of a bridge serving several servers
+// unless Options.Name says otherwise.
+const DefaultName = "mcpdctl-bridge"
 
 // Sink takes the bridge's messages to the host. scope is the id of the
 // host request a message belongs to (its answer, its progress and log

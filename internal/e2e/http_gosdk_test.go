@@ -65,6 +65,9 @@ func TestHTTPGoSDKClient(t *testing.T) {
 		} {
 			t.Run(era+"/"+ep.name, func(t *testing.T) {
 				cs, rec := httpGoHost(t, base+ep.path, era, "go-"+era)
+				if info := cs.InitializeResult().ServerInfo; ep.name == "all" && (info == nil || info.Name != "mcpd") {
+					t.Errorf("the aggregate endpoint's serverInfo = %+v, want mcpd's", info)
+				}
 				if ep.name != "everything" {
 					exerciseHTTPGoSDK(t, d, cs, rec, era, ep.g, int(sleepMS.Add(1)))
 				}
