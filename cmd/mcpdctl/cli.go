@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -159,11 +160,39 @@ func (c *cli) notRunning() error {
 		// A socket file nobody answers on: mcpd died without removing it.
 		where = "nothing answers on " + c.socket
 	}
+	mcpd := mcpdCommand()
 	if c.socketFlag != "" {
 		// A plain "mcpd" (or the systemd unit) would listen elsewhere.
-		return fmt.Errorf("mcpd is not running (%s); start it with: mcpd --socket %s", where, c.socket)
+		return fmt.Errorf("mcpd is not running (%s); start it with: %s --socket %s", where, mcpd, c.socket)
 	}
-	return fmt.Errorf("mcpd is not running (%s); start it with: mcpd  (or: systemctl --user start mcpd)", where)
+	return fmt.Errorf("mcpd is not running (%s); start it with: %s  (or: systemctl --user start mcpd)", where, mcpd)
+}
+
+// mcpdCommand is how to run mcpd from here: "mcpd" when it is on $PATH,
+// else the mcpd next to this mcpdctl (a checkout's bin/), else "mcpd".
+func mcpdCommand() string {
+	if _, err := exec.LookPath("mcpd"); err == nil {
+		return "mcpd"
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return "mcpd"
+	}
+	wd, _ := os.Getwd()
+	return siblingMcpd(self, wd)
+}
+
+// siblingMcpd is the executable mcpd in the directory of self, relative to
+// wd when it is below it, else "mcpd".
+func siblingMcpd(self, wd string) string {
+	sibling := filepath.Join(filepath.Dir(self), "mcpd")
+	if fi, err := os.Stat(sibling); err != nil || fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return "mcpd"
+	}
+	if rel, err := filepath.Rel(wd, sibling); wd != "" && err == nil && !strings.HasPrefix(rel, "..") {
+		return "./" + rel
+	}
+	return sibling
 }
 
 // otherUsersSocket returns the error for a socket owned by another uid,

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -162,5 +163,28 @@ func TestVersion(t *testing.T) {
 	}
 	if r := mcpdctl(t, "--version"); r.code != exitOK || r.stdout != "mcpdctl "+version.Version+"\n" {
 		t.Errorf("--version: %+v", r)
+	}
+}
+
+// The not-running hint names the mcpd beside mcpdctl when mcpd is not on
+// $PATH: relative to the working directory when below it.
+func TestSiblingMcpd(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "bin")
+	if err := os.MkdirAll(bin, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	self := filepath.Join(bin, "mcpdctl")
+	if got := siblingMcpd(self, dir); got != "mcpd" {
+		t.Errorf("no mcpd beside mcpdctl: %q, want mcpd", got)
+	}
+	if err := os.WriteFile(filepath.Join(bin, "mcpd"), []byte("#!/bin/sh\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := siblingMcpd(self, dir); got != "./bin/mcpd" {
+		t.Errorf("below the working directory: %q, want ./bin/mcpd", got)
+	}
+	if got, want := siblingMcpd(self, "/"+"nowhere-else"), filepath.Join(bin, "mcpd"); got != want {
+		t.Errorf("elsewhere: %q, want %q", got, want)
 	}
 }

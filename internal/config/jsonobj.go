@@ -124,14 +124,17 @@ func Closest(want string, names []string, maxEdits int) string {
 	return best
 }
 
-// editDistance is the Levenshtein distance between a and b, in bytes.
+// editDistance is the optimal string alignment distance between a and b,
+// in bytes: insertions, deletions, substitutions and transpositions of two
+// neighbours ("dmeo" is one edit from "demo") each count one.
 func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
+	// rows[0..2] are the rows of i-2, i-1 and i.
+	rows := [3][]int{make([]int, len(b)+1), make([]int, len(b)+1), make([]int, len(b)+1)}
+	for j := range rows[1] {
+		rows[1][j] = j
 	}
 	for i := 1; i <= len(a); i++ {
+		older, prev, cur := rows[0], rows[1], rows[2]
 		cur[0] = i
 		for j := 1; j <= len(b); j++ {
 			cost := 1
@@ -139,8 +142,11 @@ func editDistance(a, b string) int {
 				cost = 0
 			}
 			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			if i > 1 && j > 1 && a[i-1] == b[j-2] && a[i-2] == b[j-1] {
+				cur[j] = min(cur[j], older[j-2]+1)
+			}
 		}
-		prev, cur = cur, prev
+		rows = [3][]int{prev, cur, older}
 	}
-	return prev[len(b)]
+	return rows[1][len(b)]
 }

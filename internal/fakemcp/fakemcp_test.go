@@ -10,8 +10,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"go.uber.org/goleak"
+
+	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 )
 
 func TestMain(m *testing.M) {

@@ -11,13 +11,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
-	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	"github.com/mcpd-dev/mcpd/internal/session"
 	"go.uber.org/goleak"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
+
+	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
 func TestMain(m *testing.M) {
