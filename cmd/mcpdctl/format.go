@@ -118,6 +118,11 @@ func lastErrorCell(s *mcpdv1.ServerStatus) string {
 	if head, lines, ok := strings.Cut(msg, "; last stderr lines:\n"); ok {
 		msg = head + ": " + strings.TrimSpace(lines)
 	}
+	if msg != "" && s.GetState() == mcpdv1.ServerState_SERVER_STATE_READY {
+		// The process serving now has not failed: the error was its
+		// predecessor's.
+		msg = "previous process: " + msg
+	}
 	return oneLine(msg, 80)
 }
 
