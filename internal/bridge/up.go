@@ -102,6 +102,14 @@ func (b *bridge) waitUp(ctx context.Context) *jsonrpc.Error {
 	case <-ctx.Done():
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
 	case <-b.ctx.Done():
+		// The host closed stdin before mcpd was reached: why not, when
+		// known, rather than that the host left.
+		b.mu.Lock()
+		err := b.upst.err
+		b.mu.Unlock()
+		if err != nil {
+			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
+		}
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "the client closed the connection")
 	}
 }

@@ -287,3 +287,42 @@ func TestBridgeAggregationClashAtStartup(t *testing.T) {
 		t.Errorf("bridge wrote %q to stdout", out)
 	}
 }
+
+// A host that writes its requests and closes stdin while mcpd is not
+// running gets every answer, each saying mcpd is not running (not that the
+// host left), and the bridge exits 0.
+func TestBridgePipedRequestsWithoutMcpd(t *testing.T) {
+	bridgeBins(t)
+	absent := &daemon{socket: filepath.Join(newDir(t), "run", "mcpd.sock")}
+	cmd := bridgeCommand(absent, "g")
+	cmd.Stderr = nil
+	cmd.Stdin = strings.NewReader(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"message":"x"}}}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`,
+	}, "\n") + "\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("bridge: %v", err)
+	}
+	answered := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		var m struct {
+			ID    json.RawMessage `json:"id"`
+			Error *struct {
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		answered[string(m.ID)] = true
+		if string(m.ID) != "1" && (m.Error == nil || !strings.Contains(m.Error.Message, "mcpd is not running")) {
+			t.Errorf("answer %s, want an error saying mcpd is not running", line)
+		}
+	}
+	if !answered["1"] || !answered["2"] || !answered["3"] {
+		t.Errorf("answered %v, want 1, 2 and 3:\n%s", answered, out)
+	}
+}
