@@ -179,3 +179,42 @@ func TestBridgeLegacyHostGetsLegacyResults(t *testing.T) {
 		})
 	}
 }
+
+// A line that is not a JSON-RPC 2.0 request, notification or response as
+// MCP has them gets -32600 with its id when that is a valid one, else id
+// null, and the bridge goes on serving.
+func TestBridgeInvalidRequests(t *testing.T) {
+	_, sock := startBridgeMcpd(t)
+	h := startBridge(t, sock)
+	for i, tt := range []struct{ line, id string }{
+		{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, "null"},
+		{`{"jsonrpc":"2.0","id":true,"method":"ping"}`, "null"},
+		{`{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, "null"},
+		{`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`, "null"},
+		{`{"id":4,"method":"ping"}`, "4"},
+		{`{"jsonrpc":"1.0","id":5,"method":"ping"}`, "5"},
+		{`{"jsonrpc":"2.0","id":6,"method":""}`, "6"},
+		{`{"jsonrpc":"2.0","id":7,"result":{},"method":"ping"}`, "7"},
+		{`{"jsonrpc":"2.0"}`, "null"},
+		{`[{"jsonrpc":"2.0","id":8,"method":"ping"}]`, "null"},
+	} {
+		h.send(tt.line)
+		sentinel := `"s` + itoa(i) + `"`
+		h.send(`{"jsonrpc":"2.0","id":` + sentinel + `,"method":"ping"}`)
+		var got []map[string]json.RawMessage
+		for {
+			m := h.next("an answer", func(map[string]json.RawMessage) bool { return true })
+			if string(m["id"]) == sentinel {
+				break
+			}
+			got = append(got, m)
+		}
+		if len(got) != 1 || string(got[0]["id"]) != tt.id {
+			t.Errorf("%s: answered %v, want one error with id %s", tt.line, got, tt.id)
+			continue
+		}
+		if e := responseError(t, got[0]); e == nil || e.Code != jsonrpc.CodeInvalidRequest {
+			t.Errorf("%s: answered %s, want -32600", tt.line, got[0]["error"])
+		}
+	}
+}

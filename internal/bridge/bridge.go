@@ -251,8 +251,22 @@ func keepOpen(ctx context.Context, stream func() (established bool)) {
 // returns a channel closed once the listen is in place.
 func (b *bridge) dispatch(ctx context.Context, line []byte) <-chan struct{} {
 	m, err := jsonrpc.DecodeMessage(line)
-	if err != nil {
+	switch {
+	case err != nil && jsonrpc.IsBatch(line):
+		b.write(&jsonrpc.Message{ID: json.RawMessage("null"), Error: jsonrpc.BatchError()})
+		return nil
+	case err != nil:
 		b.write(&jsonrpc.Message{ID: json.RawMessage("null"), Error: jsonrpc.Errorf(jsonrpc.CodeParseError, "parse error: %v", err)})
+		return nil
+	}
+	if bad := jsonrpc.CheckIncoming(&m, line); bad != nil {
+		if m.Method == "" && (m.Result != nil || m.Error != nil) {
+			// A broken answer to a request of the bridge: answering
+			// an answer is no use; the request times out.
+			b.opts.Warnf("bridge: dropped the host's message: %s", bad.Message)
+			return nil
+		}
+		b.write(&jsonrpc.Message{ID: jsonrpc.AnswerID(&m), Error: bad})
 		return nil
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"

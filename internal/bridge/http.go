@@ -221,8 +221,12 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, ep endpoint) 
 		return
 	}
 	m, err := jsonrpc.DecodeValidMessage(body) // readBody checked it is JSON
-	if err != nil || m.JSONRPC != jsonrpc.Version {
+	if err != nil {
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, `invalid request: the body must be one JSON-RPC 2.0 message object with "jsonrpc": "2.0"`)
+		return
+	}
+	if bad := jsonrpc.CheckIncoming(&m, body); bad != nil {
+		writeErr(w, http.StatusBadRequest, jsonrpc.AnswerID(&m), bad)
 		return
 	}
 	hasID := len(m.ID) > 0 && string(m.ID) != "null"
@@ -305,8 +309,7 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	body := bytes.TrimSpace(buf.Bytes())
 	switch {
 	case len(body) > 0 && body[0] == '[':
-		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
-			"JSON-RPC batching is not supported: it was removed in protocol version 2025-06-18; POST one message per request")
+		writeErr(w, http.StatusBadRequest, nil, jsonrpc.BatchError())
 		return nil, false
 	case !json.Valid(body):
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error: the body is not valid JSON")
