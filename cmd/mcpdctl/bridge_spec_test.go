@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -215,6 +216,29 @@ func TestBridgeInvalidRequests(t *testing.T) {
 		}
 		if e := responseError(t, got[0]); e == nil || e.Code != jsonrpc.CodeInvalidRequest {
 			t.Errorf("%s: answered %s, want -32600", tt.line, got[0]["error"])
+		}
+	}
+}
+
+// A request whose _meta names a version the bridge does not serve per
+// request gets -32022 whose data.supported lists only the versions a
+// request's _meta may name, so that a client retrying with one of them
+// is served.
+func TestBridgePerRequestVersionUnsupported(t *testing.T) {
+	_, sock := startBridgeMcpd(t)
+	h := startBridge(t, sock)
+	for i, v := range []string{"2025-11-25", "2099-01-01"} {
+		id := itoa(i + 1)
+		m := h.request(hostEra{"", `"_meta":{"io.modelcontextprotocol/protocolVersion":"` + v + `","io.modelcontextprotocol/clientCapabilities":{}}`}, id, "tools/list", "")
+		var e struct {
+			Code int64 `json:"code"`
+			Data struct {
+				Supported []string `json:"supported"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(m["error"], &e); err != nil || e.Code != jsonrpc.CodeUnsupportedProtocolVersion ||
+			!slices.Equal(e.Data.Supported, jsonrpc.ModernVersions()) {
+			t.Errorf("version %s: %s, want -32022 with supported %v", v, m["error"], jsonrpc.ModernVersions())
 		}
 	}
 }

@@ -30,7 +30,14 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *json
 	if r.modern && !slices.Contains(jsonrpc.ModernVersions(), r.version) {
 		// "-32022 UnsupportedProtocolVersion — any request whose version
 		// the server does not implement".
-		return nil, jsonrpc.UnsupportedVersion(r.version, jsonrpc.SupportedVersions())
+		// Its data lists what a request's _meta may name: a client
+		// "should retry with a mutually supported version from
+		// data.supported". A legacy version is served through initialize.
+		e := jsonrpc.UnsupportedVersion(r.version, jsonrpc.ModernVersions())
+		if slices.Contains(jsonrpc.SupportedVersions(), r.version) {
+			e.Message = fmt.Sprintf("unsupported protocol version: %s is not a per-request version; a %s client opens a session with initialize", r.version, r.version)
+		}
+		return nil, e
 	}
 	if err := removedInModern(r); err != nil {
 		return nil, err
