@@ -279,7 +279,8 @@ func TestBridgeForwardsUnattributedLogMessages(t *testing.T) {
 }
 
 // A request the host sends right after a subscriptions/listen reaches mcpd
-// only once the listen is in place, so an update it causes is not lost.
+// only once the listen is in place, so an update it causes is not lost; a
+// cancelled listen is not answered.
 func TestBridgeListenBeforeNextRequest(t *testing.T) {
 	f, sock := startBridgeMcpd(t)
 	h := startBridge(t, sock)
@@ -294,6 +295,14 @@ func TestBridgeListenBeforeNextRequest(t *testing.T) {
 	if order != "update,call" {
 		t.Errorf("mcpd saw %s, want the listen's update before the call", order)
 	}
+	// A listen the host cancelled is not answered ("Receiver should stop
+	// work, free resources and not answer").
 	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L"}}`)
-	h.response(`"L"`)
+	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{` + modernMeta + `,"name":"touch"}}`)
+	h.next("response 3", func(m map[string]json.RawMessage) bool {
+		if string(m["id"]) == `"L"` {
+			t.Errorf("the cancelled listen was answered: %v", m)
+		}
+		return string(m["id"]) == "3"
+	})
 }

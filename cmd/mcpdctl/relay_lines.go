@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -27,7 +29,9 @@ const maxAccumulated = 1 << 20
 // envelope only: the requests in flight (to answer them if the connection
 // breaks) and what a new bridge must be told to go on with the session: a
 // legacy host's initialize and notifications/initialized, its
-// logging/setLevel and the resources it subscribed to.
+// logging/setLevel and the resources it subscribed to, and a modern host's
+// subscriptions/listen requests, which the new bridge takes on (the host
+// keeps its subscription ids).
 type relayTracker struct {
 	max  int    // --max-line-size: a longer line is not kept
 	acc  []byte // the current line's start, when it spans chunks
@@ -38,6 +42,7 @@ type relayTracker struct {
 	initialized bool                       // notifications/initialized was sent
 	setLevel    *jsonrpc.Message           // the last logging/setLevel
 	subscribed  []string                   // subscribed URIs, in order
+	listens     map[string][]byte          // open subscriptions/listen lines, by id as written
 }
 
 // feed follows a chunk of the host's bytes.
@@ -104,6 +109,11 @@ func (t *relayTracker) line(l []byte) {
 		t.initialized = false
 	case "logging/setLevel":
 		t.setLevel = &jsonrpc.Message{Method: env.Method, Params: bytes.Clone(env.Params)}
+	case "subscriptions/listen":
+		if t.listens == nil {
+			t.listens = map[string][]byte{}
+		}
+		t.listens[string(env.ID)] = bytes.Clone(l)
 	case "resources/subscribe", "resources/unsubscribe":
 		var p struct {
 			URI string `json:"uri"`
@@ -126,6 +136,7 @@ func (t *relayTracker) notification(env jsonrpc.Envelope) {
 		}
 		if json.Unmarshal(env.Params, &p) == nil {
 			delete(t.inflight, string(p.RequestID))
+			delete(t.listens, string(p.RequestID))
 		}
 	}
 }
@@ -145,12 +156,18 @@ func (t *relayTracker) subscribe(uri string, on bool) {
 }
 
 // answered forgets the request mcpd answered.
-func (t *relayTracker) answered(id []byte) { delete(t.inflight, string(id)) }
+func (t *relayTracker) answered(id []byte) {
+	delete(t.inflight, string(id))
+	delete(t.listens, string(id))
+}
 
 // failInFlight appends an error answer with msg to every request in
-// flight and forgets them.
+// flight but the open listens (replayed) and forgets them.
 func (t *relayTracker) failInFlight(out []byte, msg string) []byte {
-	for _, id := range t.inflight {
+	for key, id := range t.inflight {
+		if _, ok := t.listens[key]; ok {
+			continue
+		}
 		m := &jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: id, Error: jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", msg)}
 		if b, err := jsonrpc.AppendMessage(out, m); err == nil {
 			out = append(b, '\n')
@@ -162,7 +179,9 @@ func (t *relayTracker) failInFlight(out []byte, msg string) []byte {
 
 // replay is what a new bridge is fed before the rest of stdin: the
 // host's initialize, then (once it is answered, which gate says)
-// notifications/initialized, logging/setLevel and resources/subscribe.
+// notifications/initialized, logging/setLevel and resources/subscribe,
+// and the open subscriptions/listen requests as the host wrote them (the
+// new bridge acknowledges each again, under the host's id).
 func (t *relayTracker) replay() (io.Reader, *replayGate) {
 	gate := &replayGate{initAnswered: make(chan struct{})}
 	var first, rest []byte
@@ -194,6 +213,9 @@ func (t *relayTracker) replay() (io.Reader, *replayGate) {
 	for _, u := range t.subscribed {
 		p, _ := json.Marshal(map[string]string{"uri": u})
 		rest = add(rest, &jsonrpc.Message{Method: "resources/subscribe", Params: p})
+	}
+	for _, key := range slices.Sorted(maps.Keys(t.listens)) {
+		rest = append(append(rest, t.listens[key]...), '\n')
 	}
 	return io.MultiReader(bytes.NewReader(first), gate, bytes.NewReader(rest)), gate
 }

@@ -11,7 +11,7 @@ import (
 
 // The tracker sees the host's requests in flight through any chunking,
 // forgets the cancelled and the answered, and keeps what a new bridge
-// must be told.
+// must be told, open listens included (replayed, not failed).
 func TestRelayTracker(t *testing.T) {
 	in := strings.Join([]string{
 		`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"h"}}}`,
@@ -26,6 +26,9 @@ func TestRelayTracker(t *testing.T) {
 		`not json`,
 		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"` + strings.Repeat("x", 300) + `"}}`,
 		`{"jsonrpc":"2.0","id":7,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}`,
+		`{"jsonrpc":"2.0","id":"L2","method":"subscriptions/listen","params":{}}`,
+		`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L2"}}`,
 		`{"jsonrpc":"2.0","id":8,"method":"pi`,
 	}, "\n")
 	for _, size := range []int{1, 7, 64, len(in)} {
@@ -42,8 +45,8 @@ func TestRelayTracker(t *testing.T) {
 		for k := range tr.inflight {
 			got = append(got, k)
 		}
-		if len(got) != 2 || tr.inflight["4"] == nil || tr.inflight["7"] == nil {
-			t.Errorf("chunks of %d: in flight %q, want 4 and 7 (6 is over --max-line-size)", size, got)
+		if len(got) != 3 || tr.inflight["4"] == nil || tr.inflight["7"] == nil || tr.inflight[`"L"`] == nil {
+			t.Errorf("chunks of %d: in flight %q, want 4, 7 and L (6 is over --max-line-size)", size, got)
 		}
 		if start, skip := tr.partial(); string(start) != `{"jsonrpc":"2.0","id":8,"method":"pi` || skip {
 			t.Errorf("chunks of %d: partial %q %v", size, start, skip)
@@ -54,6 +57,7 @@ func TestRelayTracker(t *testing.T) {
 		want := `{"jsonrpc":"2.0","id":"mcpdctl-replay-1","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"h"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 {"jsonrpc":"2.0","id":"mcpdctl-replay-2","method":"resources/subscribe","params":{"uri":"a://2"}}
+{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{"notifications":{"toolsListChanged":true}}}
 `
 		if diff := cmp.Diff(want, string(data)); diff != "" {
 			t.Errorf("chunks of %d: replay (-want +got):\n%s", size, diff)

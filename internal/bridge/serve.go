@@ -40,6 +40,11 @@ type Options struct {
 	// Name is the bridge's serverInfo name when it serves several servers
 	// ("": DefaultName).
 	Name string
+	// HandedOver, when set and true once the bridge's context has ended,
+	// says the host's session goes on with another bridge (mcpd's bridge
+	// socket going away under mcpdctl's relay, which re-sends the host's
+	// open listens there): those listens then get no closing answer.
+	HandedOver func() bool
 }
 
 // DefaultName is the serverInfo name of a bridge serving several servers

@@ -414,6 +414,16 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		b.subs.refs[u]--
 	}
 	b.mu.Unlock()
+	switch {
+	case b.opts.HandedOver != nil && b.opts.HandedOver():
+		r.answerOnCancel = false // the next bridge takes it on
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "handed over")
+	case b.ctx.Err() == nil:
+		// The host cancelled it: "Receiver should stop work, free
+		// resources and not answer."
+		r.answerOnCancel = false
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "cancelled")
+	}
 	sctx, cancel := context.WithTimeout(b.ctx, readyTimeout)
 	b.syncURIs(sctx)
 	cancel()

@@ -114,6 +114,9 @@ func (s *session) run(life context.Context, be bridge.Backend) error {
 		},
 		Profile: h.Profile,
 		Prefix:  profile.Prefix(h.Prefix),
+		// mcpd stopping: mcpdctl's relay re-sends the host's listens to
+		// the bridge it runs itself.
+		HandedOver: func() bool { return life.Err() != nil },
 	}
 	return bridge.ServeStarted(ctx, be, opts, s.in, s.out, s.answer)
 }

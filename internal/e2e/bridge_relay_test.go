@@ -192,3 +192,115 @@ func TestBridgeRelayCallInFlightAtRestart(t *testing.T) {
 	}
 	d2.status(d2.client())
 }
+
+// A modern host's open subscriptions/listen outlives an mcpd restart under
+// a relayed bridge: it is not failed when the bridge socket goes, the
+// bridge mcpdctl runs then takes it on (acknowledging it again under the
+// host's id), and resource updates after the restart reach the host on it.
+func TestBridgeRelayListenSurvivesRestart(t *testing.T) {
+	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
+	cmd := bridgeCommand(d, "g")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan map[string]json.RawMessage, 256)
+	done := make(chan struct{})
+	go func() { // owned: ends with the bridge's stdout; waited for below
+		defer close(done)
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			var m map[string]json.RawMessage
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				lines <- m
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		stdin.Close()
+		<-done
+		_ = cmd.Wait()
+	})
+	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	send := func(line string) {
+		t.Helper()
+		if _, err := stdin.Write([]byte(line + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// next returns the next message match takes; a failed listen fails the
+	// test.
+	next := func(what string, match func(m map[string]json.RawMessage) bool) {
+		t.Helper()
+		timeout := time.After(waitTimeout)
+		for {
+			select {
+			case m, ok := <-lines:
+				if !ok {
+					t.Fatalf("the bridge exited before %s", what)
+				}
+				if string(m["id"]) == `"L"` && m["error"] != nil {
+					t.Fatalf("the listen failed: %s", m["error"])
+				}
+				if match(m) {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("no %s", what)
+			}
+		}
+	}
+	acked := func(m map[string]json.RawMessage) bool {
+		return string(m["method"]) == `"notifications/subscriptions/acknowledged"` && strings.Contains(string(m["params"]), `"L"`)
+	}
+	send(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{` + meta + `,"notifications":{"resourceSubscriptions":["test://a"]}}}`)
+	next("the listen's acknowledgement", acked)
+
+	d.status(d.client()) // record the child for the leak check
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	d.wait()
+	next("the listen acknowledged again by the bridge mcpdctl runs", acked)
+	d2 := spawnDaemon(t, d.socket, d.config)
+	d2.waitServing()
+	updated := func(m map[string]json.RawMessage) bool {
+		return string(m["method"]) == `"notifications/resources/updated"` && strings.Contains(string(m["params"]), `"L"`)
+	}
+	for i := 0; ; i++ {
+		send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,"name":"touch","arguments":{"uri":"test://a"}}}`, i, meta))
+		got := false
+		timeout := time.After(time.Second)
+	wait:
+		for {
+			select {
+			case m, ok := <-lines:
+				if !ok {
+					t.Fatal("the bridge exited")
+				}
+				if updated(m) {
+					got = true
+					break wait
+				}
+			case <-timeout:
+				break wait
+			}
+		}
+		if got {
+			break
+		}
+		if i == 30 {
+			t.Fatal("no resources/updated on the listen after the restart")
+		}
+	}
+	d2.status(d2.client())
+}
