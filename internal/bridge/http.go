@@ -139,9 +139,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodPost:
 		h.post(w, r, ep)
 	case http.MethodGet:
-		h.get(w, r)
+		h.get(w, r, ep)
 	case http.MethodDelete:
-		h.delete(w, r)
+		h.delete(w, r, ep)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
 		writeError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest,
@@ -153,6 +153,17 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // endpoint), one server, or a profile's servers.
 type endpoint struct {
 	profile, server string
+}
+
+// path is the endpoint's URL path.
+func (ep endpoint) path() string {
+	switch {
+	case ep.server != "":
+		return "/servers/" + ep.server + "/mcp"
+	case ep.profile != "":
+		return "/profiles/" + ep.profile + "/mcp"
+	}
+	return "/mcp"
 }
 
 // endpointOf parses an endpoint path: /mcp, /servers/NAME/mcp or
@@ -252,7 +263,7 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, ep endpoint) 
 			h.startSession(w, r, ep, hr)
 			return
 		}
-		if s := h.session(w, sid); s != nil {
+		if s := h.session(w, sid, ep, hr.id); s != nil {
 			s.serveRequest(w, r, hr)
 		}
 	case m.Method == "" && !hasID:
@@ -262,9 +273,15 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, ep endpoint) 
 			writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "invalid request: clients do not send JSON-RPC responses in protocol version "+jsonrpc.ModernVersion)
 			return
 		}
-		w.WriteHeader(http.StatusAccepted) // a notification outside any session: nothing to do
+		if !modernHeader {
+			// A legacy notification belongs to a session.
+			writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
+				"missing Mcp-Session-Id header: a 2025-11-25 notification belongs to the session initialize started")
+			return
+		}
+		w.WriteHeader(http.StatusAccepted) // a modern notification: nothing to do
 	default: // a legacy notification, or an answer to a request of the bridge
-		if s := h.session(w, sid); s != nil {
+		if s := h.session(w, sid, ep, nil); s != nil {
 			s.deliver(w, body)
 		}
 	}

@@ -21,6 +21,7 @@ import (
 // session's GET stream, and waits in a bounded queue while none is open.
 type session struct {
 	id    string
+	ep    endpoint // where it was started: it is served there only
 	h     *HTTPHandler
 	b     *bridge
 	stop  context.CancelFunc // ends the bridge's life
@@ -73,7 +74,7 @@ func newSessionID() string {
 // startSession serves a legacy initialize without a session id: it starts
 // a session and answers on it.
 func (h *HTTPHandler) startSession(w http.ResponseWriter, r *http.Request, ep endpoint, hr *hostReq) {
-	s := &session{id: newSessionID(), h: h, streams: map[string]*httpStream{}, lastUsed: time.Now()}
+	s := &session{id: newSessionID(), ep: ep, h: h, streams: map[string]*httpStream{}, lastUsed: time.Now()}
 	life, stop := context.WithCancel(h.life)
 	s.stop = stop
 	b, err := startBridge(life, h.be, h.bridgeOptions(ep), s)
@@ -125,17 +126,24 @@ func (h *HTTPHandler) addSession(s *session) string {
 }
 
 // session finds the session of id, answering the host when there is none.
-func (h *HTTPHandler) session(w http.ResponseWriter, id string) *session {
+func (h *HTTPHandler) session(w http.ResponseWriter, id string, ep endpoint, reqID json.RawMessage) *session {
 	if id == "" {
-		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
+		writeError(w, http.StatusBadRequest, reqID, jsonrpc.CodeInvalidRequest,
 			"missing Mcp-Session-Id header: start a session with initialize, or send the request with the modern per-request _meta")
 		return nil
 	}
 	h.mu.Lock()
 	s := h.sessions[id]
 	h.mu.Unlock()
-	if s == nil {
-		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "session not found: it ended or never existed; initialize a new one")
+	switch {
+	case s == nil:
+		writeError(w, http.StatusNotFound, reqID, jsonrpc.CodeInvalidRequest, "session not found: it ended or never existed; initialize a new one")
+	case s.ep != ep:
+		// A session serves the servers of the endpoint it was started
+		// at; elsewhere it does not exist.
+		writeError(w, http.StatusNotFound, reqID, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("session not found at this endpoint: it was started at %s; initialize a new one here", s.ep.path()))
+		return nil
 	}
 	return s
 }
@@ -210,7 +218,7 @@ func (s *session) end() {
 }
 
 // get serves a GET: the session's stream of unsolicited output.
-func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
+func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	sid := r.Header.Get(hdrSessionID)
 	if sid == "" {
 		w.Header().Set("Allow", "POST")
@@ -218,7 +226,7 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 			"GET needs the Mcp-Session-Id of a legacy session; protocol version "+jsonrpc.ModernVersion+" has no GET stream")
 		return
 	}
-	s := h.session(w, sid)
+	s := h.session(w, sid, ep, nil)
 	if s == nil {
 		return
 	}
@@ -262,7 +270,7 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request) {
 }
 
 // delete serves a DELETE: the host ends its session.
-func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
+func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	sid := r.Header.Get(hdrSessionID)
 	if sid == "" {
 		w.Header().Set("Allow", "POST")
@@ -272,7 +280,11 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Lock()
 	s := h.sessions[sid]
-	delete(h.sessions, sid)
+	if s != nil && s.ep != ep {
+		s = nil // not this endpoint's
+	} else {
+		delete(h.sessions, sid)
+	}
 	h.mu.Unlock()
 	if s == nil {
 		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "session not found: it ended or never existed")

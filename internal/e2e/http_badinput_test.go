@@ -66,6 +66,24 @@ func TestHTTPBadInput(t *testing.T) {
 			t.Errorf("oversize chunked body = %d %s, want 413", status, body)
 		}
 	})
+	t.Run("session of another endpoint", func(t *testing.T) {
+		status, _, body := rawPost(t, base+"/mcp", `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`, "Mcp-Session-Id", sid)
+		if status != http.StatusNotFound || jsonError(t, body) != -32600 || !strings.Contains(body, `"id":3`) {
+			t.Errorf("a session of /servers/g/mcp at /mcp = %d %s, want 404 with the request's id", status, body)
+		}
+	})
+	t.Run("legacy notification without a session", func(t *testing.T) {
+		status, _, body := rawPost(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		if status != http.StatusBadRequest || jsonError(t, body) != -32600 {
+			t.Errorf("= %d %s, want 400", status, body)
+		}
+	})
+	t.Run("unknown session names the request", func(t *testing.T) {
+		status, _, body := rawPost(t, url, `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`, "Mcp-Session-Id", "NOPE")
+		if status != http.StatusNotFound || !strings.Contains(body, `"id":4`) {
+			t.Errorf("= %d %s, want 404 with id 4", status, body)
+		}
+	})
 	t.Run("unknown server", func(t *testing.T) {
 		status, _, body := rawPost(t, base+"/servers/h/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
 		if status != http.StatusNotFound || jsonError(t, body) != -32600 || !strings.Contains(body, `\"h\"`) {

@@ -72,7 +72,8 @@ func TestHTTPRefusesForeignHostAndOrigin(t *testing.T) {
 		{"", "null", 403},
 		{"localhost:" + port, "", 200},
 		{"", "http://localhost:" + port, 200},
-		{"", "http://127.0.0.1", 200},
+		{"", "http://127.0.0.1:" + port, 200},
+		{"", "http://127.0.0.1", 403},
 	} {
 		req, err := http.NewRequestWithContext(ctxT(t), http.MethodPost, base+"/servers/g/mcp", strings.NewReader(pingBody))
 		if err != nil {

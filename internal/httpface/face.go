@@ -205,10 +205,10 @@ func (f *Face) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		forbid(w, "Host must be 127.0.0.1, [::1] or localhost with mcpd's port")
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && !originAllowed(o, f.port) {
-		f.log.Warn("HTTP request refused: Origin is not this machine", zap.String("origin", o),
+	if o := r.Header.Values("Origin"); len(o) > 1 || len(o) == 1 && o[0] != "" && !originAllowed(o[0], f.port) {
+		f.log.Warn("HTTP request refused: Origin is not this machine", zap.Strings("origin", o),
 			zap.String("remote_addr", r.RemoteAddr))
-		forbid(w, "Origin must be http(s)://127.0.0.1, [::1] or localhost")
+		forbid(w, "Origin must be one http(s)://127.0.0.1, [::1] or localhost with mcpd's port")
 		return
 	}
 	if p.app != nil {

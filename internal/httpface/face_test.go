@@ -99,7 +99,10 @@ func TestHostAndOrigin(t *testing.T) {
 		{"", "null", 403},
 		{"", "http://localhost:" + port, 200},
 		{"", "https://127.0.0.1:" + port, 200},
-		{"", "http://[::1]", 200},
+		{"", "http://[::1]:" + port, 200},
+		{"", "http://[::1]", 403},      // port 80: another site
+		{"", "https://localhost", 403}, // port 443
+		{"", "http://localhost:80", 403},
 		{"", "http://localhost:1", 403},
 		{"", "file://localhost", 403},
 	} {
@@ -110,6 +113,21 @@ func TestHostAndOrigin(t *testing.T) {
 		if code == 403 && (!strings.Contains(body, `"jsonrpc":"2.0"`) || strings.Contains(body, `"id"`)) {
 			t.Errorf("403 body %s: want a JSON-RPC error without id", body)
 		}
+	}
+	// Two Origins, the first this machine's: refused (a browser sends one).
+	req, err := http.NewRequest("GET", "http://"+addr+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Add("Origin", "http://localhost:"+port)
+	req.Header.Add("Origin", "http://evil.example")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 403 {
+		t.Errorf("two Origins: %d, want 403", resp.StatusCode)
 	}
 }
 

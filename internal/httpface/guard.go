@@ -53,7 +53,9 @@ func hostAllowed(host string, port int) bool {
 }
 
 // originAllowed checks a present Origin: http or https, a loopback name,
-// and no port or the listening port (any port on a unix socket).
+// and the listening port (any port on a unix socket). An Origin without a
+// port is of the scheme's default one (80, 443): another site on this
+// machine unless mcpd listens there.
 func originAllowed(origin string, port int) bool {
 	u, err := url.Parse(origin)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Opaque != "" || u.User != nil {
@@ -66,5 +68,8 @@ func originAllowed(origin string, port int) bool {
 		return false
 	}
 	p := u.Port()
-	return p == "" || port == 0 || p == strconv.Itoa(port)
+	if p == "" {
+		p = map[string]string{"http": "80", "https": "443"}[u.Scheme]
+	}
+	return port == 0 || p == strconv.Itoa(port)
 }
