@@ -242,3 +242,18 @@ func TestBridgePerRequestVersionUnsupported(t *testing.T) {
 		}
 	}
 }
+
+// An initialize without the protocol version it asks for gets -32602; one
+// with it is then served.
+func TestBridgeInitializeNeedsProtocolVersion(t *testing.T) {
+	_, sock := startBridgeMcpd(t)
+	h := startBridge(t, sock)
+	for i, params := range []string{``, `,"params":{}`, `,"params":{"protocolVersion":7,"capabilities":{}}`} {
+		id := itoa(i + 1)
+		h.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"initialize"` + params + `}`)
+		if e := responseError(t, h.response(id)); e == nil || e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(e.Message, "protocolVersion") {
+			t.Errorf("initialize%s: %v, want -32602 naming protocolVersion", params, e)
+		}
+	}
+	hostEras[1].open(h)
+}

@@ -74,6 +74,10 @@ func newSessionID() string {
 // startSession serves a legacy initialize without a session id: it starts
 // a session and answers on it.
 func (h *HTTPHandler) startSession(w http.ResponseWriter, r *http.Request, ep endpoint, hr *hostReq) {
+	if e := initializeParamsError(hr); e != nil {
+		writeErr(w, http.StatusOK, hr.id, e) // a JSON-RPC error; no session
+		return
+	}
 	s := &session{id: newSessionID(), ep: ep, h: h, streams: map[string]*httpStream{}, lastUsed: time.Now()}
 	life, stop := context.WithCancel(h.life)
 	s.stop = stop

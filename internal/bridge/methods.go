@@ -113,6 +113,9 @@ func (b *bridge) initialize(ctx context.Context, r *hostReq) (json.RawMessage, *
 		raw, _ := json.Marshal(r.params)
 		_ = json.Unmarshal(raw, &p)
 	}
+	if err := initializeParamsError(r); err != nil {
+		return nil, err
+	}
 	v := jsonrpc.LegacyVersion
 	if slices.Contains(jsonrpc.LegacyVersions(), p.ProtocolVersion) {
 		v = p.ProtocolVersion
@@ -134,6 +137,15 @@ func (b *bridge) initialize(ctx context.Context, r *hostReq) (json.RawMessage, *
 		res["instructions"] = ins
 	}
 	return marshalResult(res)
+}
+
+// initializeParamsError is the error for an initialize without the
+// protocol version it asks for, else nil.
+func initializeParamsError(r *hostReq) *jsonrpc.Error {
+	if v, ok := jsonrpc.PlainText(r.params["protocolVersion"]); !ok || v == "" {
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "initialize: params.protocolVersion required (a string such as %q)", jsonrpc.LegacyVersion)
+	}
+	return nil
 }
 
 // discover answers server/discover (modern).

@@ -72,6 +72,12 @@ func TestHTTPBadInput(t *testing.T) {
 			t.Errorf("a session of /servers/g/mcp at /mcp = %d %s, want 404 with the request's id", status, body)
 		}
 	})
+	t.Run("initialize without a protocol version", func(t *testing.T) {
+		status, hdr, body := rawPost(t, url, `{"jsonrpc":"2.0","id":5,"method":"initialize"}`)
+		if jsonError(t, body) != -32602 || hdr.Get("Mcp-Session-Id") != "" {
+			t.Errorf("= %d %v %s, want -32602 and no session", status, hdr, body)
+		}
+	})
 	t.Run("legacy notification without a session", func(t *testing.T) {
 		status, _, body := rawPost(t, url, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 		if status != http.StatusBadRequest || jsonError(t, body) != -32600 {
