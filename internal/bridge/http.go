@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -295,7 +296,9 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 			fmt.Sprintf("unsupported Content-Type %q: POST a JSON-RPC message as application/json", r.Header.Get("Content-Type")))
 		return nil, false
 	}
-	if !accepts(r.Header.Values("Accept"), "application/json") && !accepts(r.Header.Values("Accept"), "text/event-stream") {
+	// "The client MUST include an Accept header, listing both
+	// application/json and text/event-stream": the answer is either.
+	if !accepts(r.Header.Values("Accept"), "application/json") || !accepts(r.Header.Values("Accept"), "text/event-stream") {
 		writeError(w, http.StatusNotAcceptable, nil, jsonrpc.CodeInvalidRequest,
 			"not acceptable: the client must accept application/json and text/event-stream")
 		return nil, false
@@ -354,11 +357,24 @@ func accepts(values []string, mt string) bool {
 	major, _, _ := strings.Cut(mt, "/")
 	for _, v := range values {
 		for part := range strings.SplitSeq(v, ",") {
-			t, _, _ := strings.Cut(part, ";")
+			t, params, _ := strings.Cut(part, ";")
 			t = strings.ToLower(strings.TrimSpace(t))
-			if t == mt || t == "*/*" || t == major+"/*" {
+			if (t == mt || t == "*/*" || t == major+"/*") && !refused(params) {
 				return true
 			}
+		}
+	}
+	return false
+}
+
+// refused reports whether the parameters of an Accept entry say q=0 ("not
+// acceptable").
+func refused(params string) bool {
+	for p := range strings.SplitSeq(params, ";") {
+		k, v, _ := strings.Cut(strings.TrimSpace(p), "=")
+		if strings.EqualFold(k, "q") {
+			q, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return err == nil && q == 0
 		}
 	}
 	return false

@@ -161,6 +161,9 @@ func TestHTTPBadInput(t *testing.T) {
 		{"too large", "POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 1<<16) + `"}}`, nil, 413, -32600},
 		{"content type", "POST", "/mcp", ping, []string{"Content-Type", "text/plain"}, 415, -32600},
 		{"accept", "POST", "/mcp", ping, []string{"Accept", "text/html"}, 406, -32600},
+		{"accept json only", "POST", "/mcp", ping, []string{"Accept", "application/json"}, 406, -32600},
+		{"accept stream only", "POST", "/mcp", ping, []string{"Accept", "text/event-stream"}, 406, -32600},
+		{"accept q=0", "POST", "/mcp", ping, []string{"Accept", "application/json;q=0, text/event-stream"}, 406, -32600},
 		{"method", "PUT", "/mcp", ping, []string{"Content-Type", "application/json"}, 405, -32600},
 		{"path", "POST", "/other", ping, nil, 404, -32600},
 		{"unknown server", "POST", "/servers/alhpa/mcp", ping, nil, 404, -32600},
@@ -187,7 +190,7 @@ func TestHTTPBadInput(t *testing.T) {
 			t.Errorf("unknown server: %s", body)
 		}
 	}
-	for _, accept := range []string{"*/*", ""} {
+	for _, accept := range []string{"*/*", "", "application/json;q=0.9, text/event-stream"} {
 		status, _, _ := post(t, url, ping, "Accept", accept)
 		if status != 400 { // accepted; then refused for want of a session
 			t.Errorf("Accept %q: %d", accept, status)
