@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
@@ -256,4 +257,39 @@ func TestBridgeInitializeNeedsProtocolVersion(t *testing.T) {
 		}
 	}
 	hostEras[1].open(h)
+}
+
+// A modern host's every result carries serverInfo in _meta: the child's
+// when one server is bridged (a legacy child's results get it too), the
+// bridge's own when several are.
+func TestBridgeModernResultsCarryServerInfo(t *testing.T) {
+	sock := startDaemon(t, "m", "modern", "l", "legacy")
+	for _, tt := range []struct {
+		args []string
+		name string
+	}{{[]string{"l"}, "fakemcp"}, {[]string{"m"}, "fakemcp"}, {[]string{"m", "l"}, bridge.DefaultName}} {
+		t.Run(strings.Join(tt.args, ","), func(t *testing.T) {
+			h := startBridgeOf(t, sock, tt.args...)
+			modern := hostEras[0]
+			tool := "echo"
+			if len(tt.args) > 1 {
+				tool = tt.args[0] + "__echo"
+			}
+			for i, req := range []struct{ method, params string }{
+				{"tools/list", ``},
+				{"tools/call", `"name":"` + tool + `","arguments":{"message":"hi"}`},
+				{"resources/read", `"uri":"fake://hello"`},
+			} {
+				raw := h.mustRequest(modern, itoa(i+1), req.method, req.params)
+				var res struct {
+					Meta map[string]struct {
+						Name string `json:"name"`
+					} `json:"_meta"`
+				}
+				if err := json.Unmarshal(raw, &res); err != nil || res.Meta[jsonrpc.MetaServerInfo].Name != tt.name {
+					t.Errorf("%s = %s, want _meta serverInfo %q", req.method, brief(raw), tt.name)
+				}
+			}
+		})
+	}
 }

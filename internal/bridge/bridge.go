@@ -34,8 +34,9 @@ type bridge struct {
 	be      Backend
 	opts    Options
 	sink    Sink
-	names   []string // served servers, in order
-	aggr    bool     // several servers: names by prefix mode
+	ownInfo json.RawMessage // the bridge's own serverInfo (Options.Name)
+	names   []string        // served servers, in order
+	aggr    bool            // several servers: names by prefix mode
 	timeout time.Duration
 	maxLine int // largest line accepted from the host
 	ctx     context.Context
@@ -76,7 +77,12 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 	if opts.Profile != "" {
 		be = &profiledBackend{Backend: be, profile: opts.Profile}
 	}
+	if opts.Name == "" {
+		opts.Name = DefaultName
+	}
+	own, _ := json.Marshal(map[string]string{"name": opts.Name, "version": version.Version})
 	return &bridge{
+		ownInfo:   own,
 		be:        be,
 		opts:      opts,
 		sink:      sink,
@@ -348,7 +354,9 @@ func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) func() {
 			b.writeFor(rctx, &jsonrpc.Message{ID: req.id, Error: rerr})
 			return
 		}
-		if !req.modern {
+		if req.modern {
+			result = withServerInfo(result, b.serverInfo(), !b.aggr)
+		} else {
 			result = forLegacyHost(result)
 		}
 		b.writeFor(rctx, &jsonrpc.Message{ID: req.id, Result: result})

@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
-	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -199,12 +198,7 @@ func (b *bridge) serverInfo() json.RawMessage {
 			return json.RawMessage(s.GetServerInfoJson())
 		}
 	}
-	name := b.opts.Name
-	if name == "" {
-		name = DefaultName
-	}
-	info, _ := json.Marshal(map[string]string{"name": name, "version": version.Version})
-	return info
+	return b.ownInfo
 }
 
 func (b *bridge) instructions() string {

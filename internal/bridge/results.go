@@ -121,6 +121,48 @@ func withoutMember(obj []byte, key string) ([]byte, bool) {
 	return append(out, '}'), kept == 0
 }
 
+// withServerInfo is res, a result for a modern host, with info as its
+// _meta's serverInfo ("Servers should put io.modelcontextprotocol/serverInfo
+// into every result's _meta"). keepOwn keeps one the result has (a single
+// server's child says what the bridge says of itself); else the bridge's
+// replaces it. Every other member is kept byte for byte.
+func withServerInfo(res, info json.RawMessage, keepOwn bool) json.RawMessage {
+	if keepOwn && bytes.Contains(res, []byte(`"`+jsonrpc.MetaServerInfo+`"`)) {
+		return res
+	}
+	members, ok := jsonrpc.Members(res)
+	if !ok {
+		return res
+	}
+	stamp := append([]byte(`"`+jsonrpc.MetaServerInfo+`":`), info...)
+	out := make([]byte, 0, len(res)+len(stamp)+16)
+	out = append(out, '{')
+	hadMeta := false
+	for i, m := range members {
+		if i > 0 {
+			out = append(out, ',')
+		}
+		if m.Key != "_meta" {
+			out = append(out, m.Span...)
+			continue
+		}
+		hadMeta = true
+		meta, _ := withoutMember(m.Value, jsonrpc.MetaServerInfo)
+		if !jsonrpc.IsObject(meta) {
+			out = append(out, m.Span...) // not an object: left as it is
+			continue
+		}
+		out = append(append(out, `"_meta":`...), spliceFirst(meta, string(stamp))...)
+	}
+	if !hadMeta {
+		if len(members) > 0 {
+			out = append(out, ',')
+		}
+		out = append(append(append(out, `"_meta":{`...), stamp...), '}')
+	}
+	return append(out, '}')
+}
+
 // withCacheHints adds the caching hints a legacy child's complete
 // resources/read result lacks for a modern host: such results "must carry
 // ttlMs and cacheScope". The defaults are the safe ones: ttlMs 0, "stale
