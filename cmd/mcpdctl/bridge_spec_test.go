@@ -293,3 +293,30 @@ func TestBridgeModernResultsCarryServerInfo(t *testing.T) {
 		})
 	}
 }
+
+// Serving several, a URI two servers list is listed once, the first
+// server's, where its reads go.
+func TestBridgeAggregateListsAURIOnce(t *testing.T) {
+	sock := startDaemon(t, "a", "legacy", "b", "modern")
+	h := startBridgeOf(t, sock, "a", "b")
+	legacy := hostEras[1]
+	legacy.open(h)
+	raw := h.mustRequest(legacy, "1", "resources/list", "")
+	var res struct {
+		Resources []struct {
+			URI string `json:"uri"`
+		} `json:"resources"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range res.Resources {
+		if r.URI == "fake://hello" {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("resources/list = %s, want fake://hello once", brief(raw))
+	}
+}

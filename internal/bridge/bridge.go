@@ -64,6 +64,7 @@ type bridge struct {
 	logLevel    string                       // set by a legacy host's logging/setLevel
 	hostReady   bool                         // a legacy host sent notifications/initialized
 	missing     map[string]string            // served servers down now → why (missing.go)
+	warned      map[string]bool              // warnings told once (missing.go)
 	lastInfo    json.RawMessage              // clientInfo's last info…
 	lastClient  *mcpdv1.ClientInfo           // …and what it made of it
 }

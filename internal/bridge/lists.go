@@ -57,6 +57,9 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *j
 	if err != nil {
 		return nil, err
 	}
+	for _, msg := range l.shadowed {
+		b.warnOnce(msg)
+	}
 	b.setRoutes(l)
 	if back {
 		// A server missing until now serves again: learn what it offers,
@@ -84,6 +87,26 @@ type listing struct {
 	// params: tool name → Mcp-Param header name → argument (httpheaders.go)
 	params map[string]map[string]string
 	uris   map[string]string // resource URI or template → server
+	// shadowed says of each URI a later server lists again that it is
+	// left out (the host cannot tell two of one URI apart).
+	shadowed []string
+}
+
+// noteURI records that server lists uri and reports whether its item goes
+// into the list: serving several, the first server to list a URI has it,
+// and reads of it go there.
+func (l *listing) noteURI(server, uri string) bool {
+	if first, ok := l.uris[uri]; ok && l.aggr && first != server {
+		kind := "resource"
+		if l.method == "resources/templates/list" {
+			kind = "resource template"
+		}
+		l.shadowed = append(l.shadowed, fmt.Sprintf("%s %q of server %q is left out: server %q lists it too, and reads of it go there",
+			kind, uri, server, first))
+		return false
+	}
+	l.uris[uri] = server
+	return true
 }
 
 // nameItems merges the items of the servers into one list: tools and
@@ -276,7 +299,9 @@ func (l *listing) addItem(server string, it json.RawMessage) *jsonrpc.Error {
 		if l.method == "resources/templates/list" {
 			key = "uriTemplate"
 		}
-		l.uris[textOf(lastMember(ms, key))] = server
+		if !l.noteURI(server, textOf(lastMember(ms, key))) {
+			return nil
+		}
 	}
 	l.items = append(l.items, it)
 	return nil
@@ -386,7 +411,9 @@ func (l *listing) addDecoded(server, itemsJSON string) *jsonrpc.Error {
 			}
 			var uri string
 			_ = json.Unmarshal(it[key], &uri)
-			l.uris[uri] = server
+			if !l.noteURI(server, uri) {
+				continue
+			}
 		}
 		raw, err := json.Marshal(it)
 		if err != nil {

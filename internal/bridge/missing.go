@@ -44,6 +44,24 @@ func (b *bridge) serverDown(server, why string) {
 	}
 }
 
+// warnOnce tells the operator and the host msg, the first time only.
+func (b *bridge) warnOnce(msg string) {
+	b.mu.Lock()
+	told := b.warned[msg]
+	if b.warned == nil {
+		b.warned = map[string]bool{}
+	}
+	b.warned[msg] = true
+	b.mu.Unlock()
+	if told {
+		return
+	}
+	b.opts.Warnf("bridge: %s", msg)
+	if b.hostWantsWarnings() {
+		b.logToHost("warning", msg)
+	}
+}
+
 // serverUp records that server serves again; it reports whether it was
 // missing.
 func (b *bridge) serverUp(server string) bool {
