@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
