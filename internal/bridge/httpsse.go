@@ -95,7 +95,10 @@ func (s *httpStream) send(m *jsonrpc.Message) error {
 }
 
 // status is the HTTP status of a plain JSON answer: a modern error gets
-// the status mcp-protocol.md §11.3 gives its code.
+// the status mcp-protocol.md §11.3 gives its code. (A missing _meta field's
+// -32602 is answered 400 before the request is served; the -32602 of a
+// served request, an unknown tool or a bad cursor, is the method's answer,
+// 200.)
 func (s *httpStream) status(m *jsonrpc.Message) int {
 	if !s.modern || m.Error == nil {
 		return http.StatusOK
@@ -106,7 +109,7 @@ func (s *httpStream) status(m *jsonrpc.Message) int {
 func errorStatus(code int64) int {
 	switch code {
 	case codeHeaderMismatch, codeMissingClientCapabilities, jsonrpc.CodeUnsupportedProtocolVersion,
-		jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidRequest, jsonrpc.CodeParseError:
+		jsonrpc.CodeInvalidRequest, jsonrpc.CodeParseError:
 		return http.StatusBadRequest
 	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound

@@ -117,6 +117,8 @@ func TestHTTPModernErrors(t *testing.T) {
 		{"param mismatch", call(`{"region":"eu"}`), append(modernHeaders("tools/call", "where"), "Mcp-Param-Region", "us"), 400, codeHeaderMismatch},
 		{"param bad base64", call(`{"region":"Hello"}`), append(modernHeaders("tools/call", "where"), "Mcp-Param-Region", "=?base64?SGVsbG8?="), 400, codeHeaderMismatch},
 		{"response in modern", `{"jsonrpc":"2.0","id":3,"result":{}}`, modernHeaders("", ""), 400, -32600},
+		// A served request's -32602 is its answer, not a malformed request.
+		{"bad cursor", `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + modernMeta + `,"cursor":"nope"}}`, modernHeaders("tools/list", ""), 200, -32602},
 	}
 	for _, c := range cases {
 		status, _, body := post(t, url, c.body, c.headers...)
