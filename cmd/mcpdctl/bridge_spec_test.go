@@ -320,3 +320,16 @@ func TestBridgeAggregateListsAURIOnce(t *testing.T) {
 		t.Errorf("resources/list = %s, want fake://hello once", brief(raw))
 	}
 }
+
+// Serving several, a server's "unknown tool" names the tool as the host
+// called it, prefixed.
+func TestBridgeAggregateUnknownToolNamedAsCalled(t *testing.T) {
+	sock := startDaemon(t, "a", "legacy", "b", "modern")
+	h := startBridgeOf(t, sock, "a", "b")
+	legacy := hostEras[1]
+	legacy.open(h)
+	m := h.request(legacy, "1", "tools/call", `"name":"a__nope","arguments":{}`)
+	if e := responseError(t, m); e == nil || !strings.Contains(e.Message, `"a__nope"`) {
+		t.Errorf("a__nope: %v, want an error naming a__nope", e)
+	}
+}

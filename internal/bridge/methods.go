@@ -8,6 +8,7 @@ import (
 	"io"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -286,7 +287,15 @@ func (b *bridge) routedCall(ctx context.Context, r *hostReq) (json.RawMessage, *
 	}
 	params := cloneParams(r.params)
 	params["name"], _ = json.Marshal(rt.name)
-	return b.forward(ctx, r, rt.server, r.method, params)
+	res, err := b.forward(ctx, r, rt.server, r.method, params)
+	if err != nil && err.Code == jsonrpc.CodeInvalidParams {
+		// The server's own words about the name (`unknown tool "x"`) name
+		// it as the host does.
+		e := *err
+		e.Message = strings.ReplaceAll(e.Message, strconv.Quote(rt.name), strconv.Quote(name))
+		err = &e
+	}
+	return res, err
 }
 
 func cloneParams(p map[string]json.RawMessage) map[string]json.RawMessage {
