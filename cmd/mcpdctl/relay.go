@@ -125,6 +125,9 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 		r.interrupted = true
 		r.mu.Unlock()
 		r.conn.Close()
+		if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok {
+			_ = d.SetReadDeadline(time.Now()) // ends the stdin loop
+		}
 	})
 	defer stop()
 	// The stdin loop runs on a goroutine of its own so that a fallback
@@ -137,6 +140,15 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 	select {
 	case err = <-up:
 	case <-r.dead:
+	case <-ctx.Done():
+		// A signal: stdin may never end. The connection is closed
+		// (above); a fallback running is ended through its stdin, its
+		// requests through ctx.
+		r.mu.Lock()
+		if r.fb != nil {
+			r.fb.Close()
+		}
+		r.mu.Unlock()
 	}
 	r.wg.Wait()
 	if err != nil {

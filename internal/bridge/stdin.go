@@ -41,8 +41,13 @@ func (b *bridge) oversize(over *jsonrpc.OversizeLine, max int) {
 }
 
 // serve reads the host's messages until stdin ends ("exit when the host
-// closes stdin").
+// closes stdin"), or until ctx ends (a signal to mcpdctl): a stdin with
+// read deadlines (a pipe or socket in the poller) is then ended at once.
 func (b *bridge) serve(ctx context.Context, in io.Reader) error {
+	if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok {
+		stop := context.AfterFunc(ctx, func() { _ = d.SetReadDeadline(time.Now()) })
+		defer stop()
+	}
 	r := jsonrpc.NewLineReader(in, b.maxLine)
 	for {
 		line, over, err := r.Next()
@@ -52,7 +57,7 @@ func (b *bridge) serve(ctx context.Context, in io.Reader) error {
 		case len(bytes.TrimSpace(line)) > 0:
 			b.awaitListen(ctx, b.dispatch(ctx, line))
 		}
-		if errors.Is(err, io.EOF) {
+		if errors.Is(err, io.EOF) || err != nil && ctx.Err() != nil {
 			return nil
 		}
 		if err != nil {

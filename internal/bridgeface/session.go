@@ -94,7 +94,12 @@ func (s *session) answer(err error) {
 // the options of the header, as the host's app.
 func (s *session) run(life context.Context, be bridge.Backend) error {
 	h := s.h
-	ctx := bridge.WithCaller(life, s.app)
+	var watch sync.WaitGroup // watchHangup
+	defer watch.Wait()
+	served, gone := context.WithCancel(life)
+	defer gone()
+	in := &eofReader{r: s.in, onEOF: func() { watch.Go(func() { watchHangup(served, s.conn, gone) }) }}
+	ctx := bridge.WithCaller(served, s.app)
 	if h.Root != "" {
 		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(api.MetadataRoot, h.Root))
 	}
@@ -118,7 +123,7 @@ func (s *session) run(life context.Context, be bridge.Backend) error {
 		// the bridge it runs itself.
 		HandedOver: func() bool { return life.Err() != nil },
 	}
-	return bridge.ServeStarted(ctx, be, opts, s.in, s.out, s.answer)
+	return bridge.ServeStarted(ctx, be, opts, in, s.out, s.answer)
 }
 
 // startError is the message of a call that failed while the bridge

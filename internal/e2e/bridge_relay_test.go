@@ -3,9 +3,11 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -303,4 +305,60 @@ func TestBridgeRelayListenSurvivesRestart(t *testing.T) {
 		}
 	}
 	d2.status(d2.client())
+}
+
+// mcpdctl bridge ends on SIGTERM while its stdin is still open, exiting
+// 143, and its call in flight is cancelled at the child; a bridge killed
+// outright has its call cancelled too (mcpd sees the relay's connection
+// closed whole), relayed or run in mcpdctl over gRPC.
+func TestBridgeSignalEndsItAndItsCall(t *testing.T) {
+	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
+	c := d.client()
+	for i, tt := range []struct {
+		sig   syscall.Signal
+		relay bool
+	}{{syscall.SIGTERM, true}, {syscall.SIGTERM, false}, {syscall.SIGKILL, true}} {
+		t.Run(fmt.Sprintf("%v relay=%v", tt.sig, tt.relay), func(t *testing.T) {
+			cmd := bridgeCommand(d, "g")
+			if !tt.relay {
+				cmd.Env = append(cmd.Env, "MCPD_BRIDGE_RELAY=0")
+			}
+			stdin, err := cmd.StdinPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer stdin.Close()
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			ms := 600000 + i
+			for _, line := range []string{
+				`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`,
+				`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+				fmt.Sprintf(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":%d}}}`, ms),
+			} {
+				if _, err := stdin.Write([]byte(line + "\n")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			logsContain(t, c, "g", fmt.Sprintf("sleep started %d", ms))
+			if err := cmd.Process.Signal(tt.sig); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }() // owned: waited for below
+			select {
+			case err := <-exited:
+				var ee *exec.ExitError
+				if tt.sig == syscall.SIGTERM && (!errors.As(err, &ee) || ee.ExitCode() != 143) {
+					t.Errorf("bridge exit after SIGTERM: %v, want status 143", err)
+				}
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				<-exited
+				t.Fatalf("the bridge was still running 10 s after %v", tt.sig)
+			}
+			logsContain(t, c, "g", fmt.Sprintf("sleep cancelled %d", ms))
+		})
+	}
 }
