@@ -46,6 +46,11 @@ type upstream struct {
 	waiters []waiter
 	gone    string // why the upstream was retired (reload.go); empty while it runs
 	retired bool   // removed from the manager as idle (dropIdle): take no more interest
+	// acquiring ends the wait for a child that reconcile is in, when the
+	// interest changes: a child that never gets ready (stuck in its
+	// handshake) must not be waited for, and so wanted, after its last
+	// subscriber left.
+	acquiring context.CancelFunc
 
 	// stop ends the loop of this upstream alone (set before it starts).
 	stop context.CancelFunc
@@ -98,6 +103,9 @@ func (u *upstream) bump() (uint64, bool) {
 	}
 	u.version++
 	v := u.version
+	if u.acquiring != nil {
+		u.acquiring()
+	}
 	u.mu.Unlock()
 	u.nudge()
 	return v, true
@@ -109,6 +117,9 @@ func (u *upstream) changed() uint64 {
 	u.mu.Lock()
 	u.version++
 	v := u.version
+	if u.acquiring != nil {
+		u.acquiring()
+	}
 	u.mu.Unlock()
 	u.nudge()
 	return v
@@ -297,9 +308,12 @@ func (u *upstream) reconcile(ctx context.Context) {
 			u.resolve(v, a)
 			return
 		}
-		c, err := u.acquire(ctx, scope)
+		c, err := u.acquireFor(ctx, v, scope)
 		if ctx.Err() != nil {
 			return
+		}
+		if errors.Is(err, errInterestChanged) {
+			return // the loop reconciles the new interest (changed kicked it)
 		}
 		if err != nil {
 			u.log.Debug("server unavailable for subscriptions", zap.Error(err))
@@ -331,6 +345,30 @@ func (u *upstream) reconcile(ctx context.Context) {
 		// announces the restart.)
 		u.restarted(want)
 	}
+}
+
+// errInterestChanged ends an acquire whose interest changed meanwhile.
+var errInterestChanged = errors.New("the subscriptions changed")
+
+// acquireFor is acquire for the interest of version v, given up when the
+// interest changes meanwhile.
+func (u *upstream) acquireFor(ctx context.Context, v uint64, scope any) (Child, error) {
+	actx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	u.mu.Lock()
+	u.acquiring = func() { cancel(errInterestChanged) }
+	if u.version != v {
+		u.acquiring()
+	}
+	u.mu.Unlock()
+	c, err := u.acquire(actx, scope)
+	u.mu.Lock()
+	u.acquiring = nil
+	u.mu.Unlock()
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(actx), errInterestChanged) {
+		return nil, errInterestChanged
+	}
+	return c, err
 }
 
 // acquire returns the live child of the upstream's server or instance

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"testing"
 	"time"
 
@@ -130,5 +131,43 @@ func TestStreamOpenedDuringCrashLoopStartsServerAfterCooldown(t *testing.T) {
 	case <-held.done:
 		t.Fatal("the stream opened during the crash loop ended")
 	default:
+	}
+}
+
+// A server stuck in its handshake is not waited for once its only
+// subscriber left: it is not started again and again for nobody, and it
+// ends stopped.
+func TestStuckHandshakeNotRestartedAfterSubscriberLeft(t *testing.T) {
+	if testing.Short() {
+		t.Skip("integration test")
+	}
+	mute := fakeSpec("mute", "hanginit")
+	mute.Protocol = "legacy" // its initialize is never answered
+	d := newDaemon(t, supervisor.Options{
+		Specs:            []supervisor.Spec{mute},
+		HandshakeTimeout: 200 * time.Millisecond,
+	})
+	c, _ := d.dial()
+	// The app leaves while its acknowledgement still waits for the server.
+	ctx, cancel := context.WithCancel(context.Background())
+	if _, err := c.Subscribe(ctx, &mcpdv1.SubscribeRequest{Servers: []string{"mute"}, ToolsListChanged: true}); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the server to start for the stream", func() bool { return d.state("mute") == supervisor.StateStarting })
+	cancel()
+	waitFor(t, "the stream to close", func() bool { return d.streams() == 0 })
+	waitFor(t, "the server to end stopped", func() bool { return d.state("mute") == supervisor.StateStopped })
+	st, err := d.sup.ServerStatus("mute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ten handshake timeouts later it was not started again.
+	time.Sleep(2 * time.Second)
+	again, err := d.sup.ServerStatus("mute")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.State != supervisor.StateStopped || again.Restarts != st.Restarts {
+		t.Errorf("after its subscriber left: %s with %d restarts, then %s with %d", st.State, st.Restarts, again.State, again.Restarts)
 	}
 }
