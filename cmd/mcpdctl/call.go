@@ -135,6 +135,10 @@ func (c *cli) callResult(ctx context.Context, client mcpdv1.McpdClient, server, 
 	return fmt.Errorf("server %q: %s reported an error (isError)", server, what)
 }
 
+// schemaTimeout bounds the tools/list that types a call's key=value
+// arguments; without it they are typed as JSON or strings.
+const schemaTimeout = 3 * time.Second
+
 // typedArguments returns the arguments of a call of tool given as key=value
 // pairs typed by the tool's inputSchema (see typedKeyValues); inferred, the
 // arguments as they are, when they are one JSON object or the tool's
@@ -143,7 +147,11 @@ func (c *cli) typedArguments(ctx context.Context, cmd *command, server, tool str
 	if len(args) == 0 || strings.HasPrefix(strings.TrimSpace(args[0]), "{") {
 		return inferred, nil
 	}
-	schema, err := c.toolSchema(ctx, server, tool)
+	// The schema only types the values: a server slow to list does not
+	// hold the call up for its own timeout first.
+	lctx, cancel := context.WithTimeout(ctx, schemaTimeout)
+	schema, err := c.toolSchema(lctx, server, tool)
+	cancel()
 	if err != nil || schema == nil {
 		return inferred, nil
 	}

@@ -206,6 +206,10 @@ func (c *cli) otherUsersSocket(fi os.FileInfo) error {
 	return nil
 }
 
+// mcpdShuttingDown is in mcpd's answer to the calls in flight when it
+// stops (supervisor errShuttingDown).
+const mcpdShuttingDown = "mcpd is shutting down"
+
 // rpcError turns the error of an RPC into mcpdctl's message. server is the
 // server the RPC named, empty for none.
 func (c *cli) rpcError(ctx context.Context, err error, server string) error {
@@ -225,6 +229,10 @@ func (c *cli) rpcError(ctx context.Context, err error, server string) error {
 		// on a ready connection; one the client made up means no daemon.
 		if lostConnection(st.Message()) {
 			return fmt.Errorf("lost the connection to mcpd during the call (it stopped or restarted): %s", st.Message())
+		}
+		if strings.Contains(st.Message(), mcpdShuttingDown) {
+			// mcpd's own answer, though its connection may be gone by now.
+			return errors.New(st.Message())
 		}
 		if c.conn == nil || c.conn.GetState() != connectivity.Ready {
 			return c.notRunning()

@@ -362,3 +362,27 @@ func TestBridgeSignalEndsItAndItsCall(t *testing.T) {
 		})
 	}
 }
+
+// A call in flight when mcpd stops is told mcpd is shutting down (its own
+// answer), not that mcpd is not running.
+func TestCallInFlightAtShutdownSaysSo(t *testing.T) {
+	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
+	c := d.client()
+	cmd := exec.Command(mcpdctlBin, "--socket", d.socket, "call", "g", "sleep", "ms=600007")
+	cmd.Env = daemonEnv()
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	logsContain(t, c, "g", "sleep started 600007")
+	d.status(c) // record the child for the leak check
+	if err := d.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	d.wait()
+	_ = cmd.Wait()
+	if !strings.Contains(stderr.String(), "mcpd is shutting down") {
+		t.Errorf("mcpdctl call said %q, want \"mcpd is shutting down\"", stderr.String())
+	}
+}
