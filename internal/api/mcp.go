@@ -36,9 +36,11 @@ const (
 // anything up to it is capped by the supervisor's MaxRequestTimeout.
 const MaxTimeoutMs = math.MaxInt64 / int64(time.Millisecond)
 
-// progressBuffer is how many progress notifications of one call may wait for
-// the app's stream; beyond it the oldest are dropped.
-const progressBuffer = 64
+// progressBuffer is how many progress notifications and log messages of one
+// call may wait for the app's stream (a channel of that many slots, made
+// for a call's first one); beyond it the oldest are dropped. 64 lost most
+// of a burst of log messages on the way to a bridge's host.
+const progressBuffer = 1024
 
 // MCP list methods served by the List RPCs.
 const (
