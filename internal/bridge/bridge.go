@@ -103,6 +103,10 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 	}
 }
 
+// setupWait bounds how long a bridge's start waits for its servers to be
+// ready and described.
+var setupWait = 15 * time.Second
+
 // setup resolves the servers, learns what they offer and, when serving
 // several, checks that no prefixed name clashes. It runs on one goroutine
 // at a time; after a failure it may run again (setupLoop), and then does
@@ -125,11 +129,16 @@ func (b *bridge) setup(ctx context.Context, names []string, all bool) error {
 	b.mu.Lock()
 	open := b.subs.open
 	b.mu.Unlock()
+	// A server slow to start (or stuck in its handshake) is not waited
+	// for long: the host is answered with the defaults, and the server is
+	// described, and the host told its lists changed, once it is ready.
+	wait, cancelWait := context.WithTimeout(rctx, setupWait)
+	defer cancelWait()
 	select {
 	case <-open:
-	case <-rctx.Done():
+	case <-wait.Done():
 	}
-	if err := b.describe(rctx); err != nil {
+	if err := b.describe(wait); err != nil && rctx.Err() == nil && wait.Err() == nil {
 		return err
 	}
 	if b.aggr {

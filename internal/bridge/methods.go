@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
@@ -168,7 +169,9 @@ func (b *bridge) discover(ctx context.Context) (json.RawMessage, *jsonrpc.Error)
 	return marshalResult(res)
 }
 
-// refreshInfo describes servers not described yet (not running at start).
+// refreshInfo describes servers not described yet (not running at start),
+// waiting refreshWait at most: a server that is still not ready is
+// described once it is (serverState), and the host told then.
 func (b *bridge) refreshInfo(ctx context.Context) {
 	if !b.isUp() {
 		return
@@ -176,10 +179,18 @@ func (b *bridge) refreshInfo(ctx context.Context) {
 	b.mu.Lock()
 	missing := len(b.info) < len(b.names)
 	b.mu.Unlock()
-	if missing && b.ready(ctx) == nil {
+	if !missing {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, refreshWait)
+	defer cancel()
+	if b.ready(ctx) == nil {
 		_ = b.describe(ctx)
 	}
 }
+
+// refreshWait bounds refreshInfo.
+const refreshWait = 2 * time.Second
 
 func marshalResult(v any) (json.RawMessage, *jsonrpc.Error) {
 	data, err := json.Marshal(v)
