@@ -97,8 +97,17 @@ func (s *Session) response(env jsonrpc.Envelope) {
 	}
 	c := s.takeCall(env.ID)
 	if c == nil {
+		n := s.dropped.Add(1)
+		if id, err := strconv.ParseUint(string(env.ID), 10, 64); err != nil || id == 0 || id > s.nextID.Load() {
+			// An id mcpd never sent (a string for a number, a made-up
+			// one): the server's bug, which its caller sees only as a
+			// timeout; warned of like an invalid message.
+			if n <= warnInvalidMessages {
+				s.log.Warn("response to an id mcpd never sent, dropped", zap.ByteString("id", env.ID), zap.Int64("responses_dropped", n))
+				return
+			}
+		}
 		// "The canceller should ignore any response that still arrives."
-		s.dropped.Add(1)
 		s.log.Debug("unsolicited response dropped", zap.ByteString("id", env.ID))
 		return
 	}

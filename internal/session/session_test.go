@@ -445,14 +445,20 @@ func TestChildCrashFailsPendingCalls(t *testing.T) {
 	}
 }
 
+// A response to an id mcpd never sent is dropped, counted and warned of
+// (its caller would only see a timeout).
 func TestUnknownIDDropped(t *testing.T) {
-	s, _ := open(t, "dual", session.Options{})
+	core, logs := observer.New(zap.WarnLevel)
+	s, _ := open(t, "dual", session.Options{Logger: zap.New(core)})
 	handshake(t, s)
 	if got := callTool(t, s, tool("unknownid", `{}`)); got != "ok" {
 		t.Fatalf("unknownid = %q", got)
 	}
 	if st := s.Stats(); st.ResponsesDropped != 1 {
 		t.Errorf("ResponsesDropped = %d, want 1", st.ResponsesDropped)
+	}
+	if n := logs.FilterMessage("response to an id mcpd never sent, dropped").Len(); n != 1 {
+		t.Errorf("%d warnings of the unknown id, want 1: %v", n, logs.All())
 	}
 }
 
