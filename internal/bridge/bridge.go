@@ -105,7 +105,7 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 
 // setupWait bounds how long a bridge's start waits for its servers to be
 // ready and described.
-var setupWait = 15 * time.Second
+const setupWait = 15 * time.Second
 
 // setup resolves the servers, learns what they offer and, when serving
 // several, checks that no prefixed name clashes. It runs on one goroutine
@@ -138,7 +138,7 @@ func (b *bridge) setup(ctx context.Context, names []string, all bool) error {
 	case <-open:
 	case <-wait.Done():
 	}
-	if err := b.describe(wait); err != nil && rctx.Err() == nil && wait.Err() == nil {
+	if err := b.describe(wait); err != nil && wait.Err() == nil {
 		return err
 	}
 	if b.aggr {

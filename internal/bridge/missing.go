@@ -37,7 +37,11 @@ func (b *bridge) serverDown(server, why string) {
 	if known {
 		return
 	}
-	msg := missingMessage(server, why)
+	b.tell(missingMessage(server, why))
+}
+
+// tell warns the operator (stderr) and the host of msg.
+func (b *bridge) tell(msg string) {
 	b.opts.Warnf("bridge: %s", msg)
 	if b.hostWantsWarnings() {
 		b.logToHost("warning", msg)
@@ -53,12 +57,8 @@ func (b *bridge) warnOnce(msg string) {
 	}
 	b.warned[msg] = true
 	b.mu.Unlock()
-	if told {
-		return
-	}
-	b.opts.Warnf("bridge: %s", msg)
-	if b.hostWantsWarnings() {
-		b.logToHost("warning", msg)
+	if !told {
+		b.tell(msg)
 	}
 }
 

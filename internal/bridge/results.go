@@ -70,9 +70,7 @@ func forLegacyHost(res json.RawMessage) json.RawMessage {
 	if !ok {
 		return res
 	}
-	out := make([]byte, 0, len(res))
-	out = append(out, '{')
-	kept := 0
+	kept := make([][]byte, 0, len(members))
 	for _, m := range members {
 		span := m.Span
 		switch m.Key {
@@ -89,13 +87,9 @@ func forLegacyHost(res json.RawMessage) json.RawMessage {
 			}
 			span = append([]byte(`"_meta":`), meta...)
 		}
-		if kept > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, span...)
-		kept++
+		kept = append(kept, span)
 	}
-	return append(out, '}')
+	return objectOf(kept, len(res))
 }
 
 // withoutMember is obj without its member key, and whether nothing is left;
@@ -105,20 +99,27 @@ func withoutMember(obj []byte, key string) ([]byte, bool) {
 	if !ok {
 		return obj, false
 	}
-	out := make([]byte, 0, len(obj))
-	out = append(out, '{')
-	kept := 0
+	kept := make([][]byte, 0, len(members))
 	for _, m := range members {
-		if m.Key == key {
-			continue
+		if m.Key != key {
+			kept = append(kept, m.Span)
 		}
-		if kept > 0 {
+	}
+	return objectOf(kept, len(obj)), len(kept) == 0
+}
+
+// objectOf is the JSON object of members ("key":value spans), for an
+// output of about size bytes.
+func objectOf(members [][]byte, size int) []byte {
+	out := make([]byte, 0, size+2)
+	out = append(out, '{')
+	for i, m := range members {
+		if i > 0 {
 			out = append(out, ',')
 		}
-		out = append(out, m.Span...)
-		kept++
+		out = append(out, m...)
 	}
-	return append(out, '}'), kept == 0
+	return append(out, '}')
 }
 
 // withServerInfo is res, a result for a modern host, with info as its

@@ -77,6 +77,13 @@ func (b *bridge) setupLoop(ctx context.Context, names []string, all bool) {
 	}
 }
 
+// upErr is why mcpd could not be reached, nil before the first try.
+func (b *bridge) upErr() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.upst.err
+}
+
 // waitUp returns nil once the bridge is up. Before that it makes the setup
 // loop try at once and waits for that attempt: a request right after mcpd
 // came back succeeds, one while it is down gets the reason.
@@ -95,19 +102,13 @@ func (b *bridge) waitUp(ctx context.Context) *jsonrpc.Error {
 	case <-b.upst.up:
 		return nil
 	case <-tried:
-		b.mu.Lock()
-		err := b.upst.err
-		b.mu.Unlock()
-		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
+		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", b.upErr().Error())
 	case <-ctx.Done():
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
 	case <-b.ctx.Done():
 		// The host closed stdin before mcpd was reached: why not, when
 		// known, rather than that the host left.
-		b.mu.Lock()
-		err := b.upst.err
-		b.mu.Unlock()
-		if err != nil {
+		if err := b.upErr(); err != nil {
 			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 		}
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "the client closed the connection")

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -43,12 +44,10 @@ func (h *rawHost) reply(t *testing.T, id string) *jsonrpc.Message {
 	}
 }
 
-// Through the relay, a line over --max-line-size gets the bridge's own
-// invalid-request error and the session goes on; a large request and its
-// large answer pass whole.
-func TestBridgeRelayLongLines(t *testing.T) {
-	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
-	cmd := bridgeCommand(d, "--max-line-size", "4194304", "g")
+// pipeBridge starts cmd, a bridge, with its stdin and stdout piped to the
+// test; when the test ends, its stdin is closed and it is waited for.
+func pipeBridge(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.Reader) {
+	t.Helper()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -64,6 +63,15 @@ func TestBridgeRelayLongLines(t *testing.T) {
 		in.Close()
 		cmd.Wait()
 	})
+	return in, out
+}
+
+// Through the relay, a line over --max-line-size gets the bridge's own
+// invalid-request error and the session goes on; a large request and its
+// large answer pass whole.
+func TestBridgeRelayLongLines(t *testing.T) {
+	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
+	in, out := pipeBridge(t, bridgeCommand(d, "--max-line-size", "4194304", "g"))
 	h := &rawHost{in: in, out: bufio.NewReaderSize(out, 1<<20)}
 	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
 	if m := h.reply(t, "1"); m.Error != nil {

@@ -201,18 +201,7 @@ func TestBridgeRelayCallInFlightAtRestart(t *testing.T) {
 // host's id), and resource updates after the restart reach the host on it.
 func TestBridgeRelayListenSurvivesRestart(t *testing.T) {
 	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
-	cmd := bridgeCommand(d, "g")
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout := pipeBridge(t, bridgeCommand(d, "g"))
 	lines := make(chan map[string]json.RawMessage, 256)
 	done := make(chan struct{})
 	go func() { // owned: ends with the bridge's stdout; waited for below
@@ -227,10 +216,9 @@ func TestBridgeRelayListenSurvivesRestart(t *testing.T) {
 			}
 		}
 	}()
-	t.Cleanup(func() {
+	t.Cleanup(func() { // before pipeBridge's: the bridge ends with its stdin
 		stdin.Close()
 		<-done
-		_ = cmd.Wait()
 	})
 	const meta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
 	send := func(line string) {
