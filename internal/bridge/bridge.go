@@ -65,6 +65,7 @@ type bridge struct {
 	hostReady   bool                         // a legacy host sent notifications/initialized
 	missing     map[string]string            // served servers down now → why (missing.go)
 	warned      map[string]bool              // warnings told once (missing.go)
+	pending     map[string]*pendingList      // lists in flight, by method and server (slowlists.go)
 	lastInfo    json.RawMessage              // clientInfo's last info…
 	lastClient  *mcpdv1.ClientInfo           // …and what it made of it
 }
@@ -96,6 +97,7 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		routes:    map[string]route{},
 		uris:      map[string]string{},
 		missing:   map[string]string{},
+		pending:   map[string]*pendingList{},
 		subs:      newSubState(),
 		upst:      newUpState(),
 		host:      newHostState(),

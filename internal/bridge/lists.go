@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"maps"
 	"strings"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -22,15 +21,37 @@ import (
 // comma-separated, as they go into the result's array (a server's whole
 // list when it passes unchanged).
 func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *jsonrpc.Error) {
+	items, _, err := b.listNoted(ctx, method)
+	return items, err
+}
+
+// listNoted is list, with the warnings about servers too slow for it
+// (told to the operator and to a legacy host already).
+func (b *bridge) listNoted(ctx context.Context, method string) ([]json.RawMessage, []string, *jsonrpc.Error) {
 	if err := b.ready(ctx); err != nil {
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
+		return nil, nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
+	}
+	listed, lerr := b.listServers(ctx, method)
+	if lerr != nil {
+		return nil, nil, b.rpcToMCP(ctx, lerr, "")
 	}
 	var got []serverItems
 	var back bool
-	for _, n := range b.names {
-		entries, err := b.listOne(ctx, method, n)
+	var slow map[string]bool
+	var notes []string
+	for _, sl := range listed {
+		n, entries, err := sl.server, sl.entries, sl.err
+		if sl.slow {
+			if slow == nil {
+				slow = map[string]bool{}
+			}
+			slow[n] = true
+			notes = append(notes, slowMessage(method, n))
+			b.tell(notes[len(notes)-1])
+			continue
+		}
 		if err != nil && (!b.aggr || ctx.Err() != nil || b.mcpdDown()) {
-			return nil, b.rpcToMCP(ctx, err, n)
+			return nil, nil, b.rpcToMCP(ctx, err, n)
 		}
 		if err != nil {
 			b.serverDown(n, b.be.Reason(err))
@@ -39,9 +60,9 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *j
 		for _, e := range entries {
 			switch {
 			case e.GetError() != nil && !b.aggr:
-				return nil, mcpErr(e.GetError())
+				return nil, nil, mcpErr(e.GetError())
 			case e.GetUnavailable() != "" && !b.aggr:
-				return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", n, e.GetUnavailable())
+				return nil, nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", n, e.GetUnavailable())
 			case e.GetUnavailable() != "":
 				b.serverDown(n, e.GetUnavailable())
 				continue
@@ -55,19 +76,19 @@ func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *j
 	}
 	l, err := nameItems(method, got, b.aggr, b.prefixMode())
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for _, msg := range l.shadowed {
 		b.warnOnce(msg)
 	}
-	b.setRoutes(l)
+	b.setRoutes(l, slow)
 	if back {
 		// A server missing until now serves again: learn what it offers,
 		// and have the host list again what this list did not ask for.
 		b.refreshInfo(ctx)
 		b.announceLists(false)
 	}
-	return l.items, nil
+	return l.items, notes, nil
 }
 
 // serverItems are the items one server listed, a JSON array as mcpd gave it.
@@ -422,31 +443,6 @@ func (l *listing) addDecoded(server, itemsJSON string) *jsonrpc.Error {
 		l.items = append(l.items, raw)
 	}
 	return nil
-}
-
-// setRoutes replaces the routes of a tools or prompts list's kind.
-func (b *bridge) setRoutes(l *listing) {
-	if l.method != "tools/list" && l.method != "prompts/list" {
-		b.mu.Lock()
-		maps.Copy(b.uris, l.uris)
-		b.mu.Unlock()
-		return
-	}
-	kind := strings.TrimSuffix(l.method, "/list")
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for k := range b.routes {
-		if strings.HasPrefix(k, kind+"\x00") {
-			delete(b.routes, k)
-		}
-	}
-	for k, r := range l.routes {
-		b.routes[kind+"\x00"+k] = r
-	}
-	if kind == "tools" {
-		b.toolParams = l.params
-		b.toolsListed = true
-	}
 }
 
 // checkCursor rejects a list cursor the bridge did not issue. It issues

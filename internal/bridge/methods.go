@@ -72,11 +72,11 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *json
 	}
 	switch r.method {
 	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-		items, err := b.list(ctx, r.method)
+		items, notes, err := b.listNoted(ctx, r.method)
 		if err != nil {
 			return nil, err
 		}
-		b.warnRequest(r)
+		b.warnRequest(r, notes)
 		return listResult(r, r.method, items)
 	case "tools/call", "prompts/get":
 		return b.routedCall(ctx, r)

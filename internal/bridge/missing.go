@@ -111,8 +111,12 @@ func levelAllows(set, level string) bool {
 	return set == "" || slices.Index(logLevels, level) >= slices.Index(logLevels, set)
 }
 
-func (b *bridge) logToHost(level, msg string) {
-	b.notify(nil, "notifications/message", map[string]any{"level": level, "logger": bridgeLogger, "data": msg})
+func (b *bridge) logToHost(level, msg string) { b.logToHostIn(nil, level, msg) }
+
+// logToHostIn sends msg to the host in the scope of its request id (nil:
+// outside any).
+func (b *bridge) logToHostIn(scope json.RawMessage, level, msg string) {
+	b.notify(scope, "notifications/message", map[string]any{"level": level, "logger": bridgeLogger, "data": msg})
 }
 
 // hostOpened is a legacy host's notifications/initialized: the warnings
@@ -130,16 +134,17 @@ func (b *bridge) hostOpened() {
 }
 
 // warnRequest sends a modern host's list request that asked for log
-// messages at warning or below the warnings about missing servers, before
-// its answer (messages "only for that request").
-func (b *bridge) warnRequest(r *hostReq) {
+// messages at warning or below the warnings about missing servers and
+// notes (about servers too slow for it), in its scope before its answer
+// (messages "only for that request").
+func (b *bridge) warnRequest(r *hostReq, notes []string) {
 	var level string
 	if !r.modern || json.Unmarshal(r.meta[jsonrpc.MetaLogLevel], &level) != nil || !slices.Contains(logLevels, level) ||
 		!levelAllows(level, "warning") {
 		return
 	}
-	for _, msg := range b.missingMessages() {
-		b.logToHost("warning", msg)
+	for _, msg := range append(b.missingMessages(), notes...) {
+		b.logToHostIn(r.id, "warning", msg)
 	}
 }
 
@@ -188,10 +193,11 @@ func (b *bridge) ackServers(ack *mcpdv1.SubscriptionAck) {
 }
 
 // announceLists tells the host that its tools, prompts and resources lists
-// may have changed: a legacy host untagged for the kinds it was declared
-// list changes of (every kind with all: it was declared the defaults),
-// each modern listen for what it asked.
-func (b *bridge) announceLists(all bool) {
+// (or only the lists of methods, "tools/list", …) may have changed: a
+// legacy host untagged for the kinds it was declared list changes of
+// (every kind with all: it was declared the defaults), each modern listen
+// for what it asked.
+func (b *bridge) announceLists(all bool, methods ...string) {
 	b.mu.Lock()
 	legacy := b.initialized
 	caps := b.capsLocked()
@@ -201,15 +207,20 @@ func (b *bridge) announceLists(all bool) {
 	}
 	b.mu.Unlock()
 	kinds := []struct {
+		list     []string // the list methods it is of
 		method   string
 		declared bool
 		on       func(*listenSub) bool
 	}{
-		{"notifications/tools/list_changed", caps.tools, func(l *listenSub) bool { return l.tools }},
-		{"notifications/prompts/list_changed", caps.prompts, func(l *listenSub) bool { return l.prompts }},
-		{"notifications/resources/list_changed", caps.resources, func(l *listenSub) bool { return l.resources }},
+		{[]string{"tools/list"}, "notifications/tools/list_changed", caps.tools, func(l *listenSub) bool { return l.tools }},
+		{[]string{"prompts/list"}, "notifications/prompts/list_changed", caps.prompts, func(l *listenSub) bool { return l.prompts }},
+		{[]string{"resources/list", "resources/templates/list"}, "notifications/resources/list_changed", caps.resources,
+			func(l *listenSub) bool { return l.resources }},
 	}
 	for _, k := range kinds {
+		if len(methods) > 0 && !slices.ContainsFunc(k.list, func(m string) bool { return slices.Contains(methods, m) }) {
+			continue
+		}
 		if legacy && (k.declared || all) {
 			b.notify(nil, k.method, map[string]any{})
 		}

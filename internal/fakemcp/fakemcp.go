@@ -85,6 +85,9 @@ const (
 	// EnvListDelay delays every tools/list answer by this many
 	// milliseconds (a cancellation still ends it at once). Default 0.
 	EnvListDelay = "MCPD_FAKE_LIST_DELAY_MS"
+	// EnvListDelayWhile names a file: with it set, EnvListDelay applies
+	// only while that file exists.
+	EnvListDelayWhile = "MCPD_FAKE_LIST_DELAY_WHILE"
 	// EnvName is the serverInfo name the fake reports. Default "fakemcp".
 	EnvName = "MCPD_FAKE_NAME"
 	// EnvStderr is a line the fake writes to stderr as it starts, after
@@ -504,7 +507,7 @@ func (s *server) dispatch(r *req) (map[string]any, *jsonrpc.Error) {
 			"instructions":      instructions,
 		}), nil
 	case "tools/list":
-		if s.listWait > 0 {
+		if s.listWait > 0 && (os.Getenv(EnvListDelayWhile) == "" || fileExists(os.Getenv(EnvListDelayWhile))) {
 			select {
 			case <-time.After(s.listWait):
 			case <-r.ctx.Done():

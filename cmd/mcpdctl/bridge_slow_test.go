@@ -1,0 +1,97 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/supervisor"
+)
+
+// An aggregate whose server lists slower than the bridge waits for one
+// server leaves that server's tools out of that list without calling it
+// missing: its tools still route, the list is announced as changed when
+// the slow answer comes, and the host's next list has them.
+func TestBridgeAggregateSlowListLeftOut(t *testing.T) {
+	for _, era := range hostEras {
+		t.Run(era.name, func(t *testing.T) {
+			slow := filepath.Join(t.TempDir(), "slow")
+			b := fakeSpec("b", "legacy")
+			b.Env[fakemcp.EnvListDelay] = "6500"
+			b.Env[fakemcp.EnvListDelayWhile] = slow
+			sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy"), b})
+
+			h := startBridgeOf(t, sock, "a", "b")
+			era.open(h)
+			if era.meta != "" { // a modern host hears of list changes on a listen
+				h.send(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{` + era.meta +
+					`,"notifications":{"toolsListChanged":true}}}`)
+				h.next("the listen's acknowledgement", func(m map[string]json.RawMessage) bool {
+					return string(m["method"]) == `"notifications/subscriptions/acknowledged"`
+				})
+			}
+			if tools := toolNames(t, h, era, "1"); !tools["a__echo"] || !tools["b__echo"] {
+				t.Fatalf("tools = %v, want a's and b's", tools)
+			}
+			// b's list changes (the host is told before the call's
+			// answer), and its next list is slow.
+			if err := os.WriteFile(slow, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if m := h.request(era, "2", "tools/call", `"name":"b__addtool","arguments":{"name":"late"}`); m["error"] != nil {
+				t.Fatalf("b__addtool answered %s", m["error"])
+			}
+
+			levels := ""
+			if era.meta != "" {
+				levels = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
+					`"io.modelcontextprotocol/logLevel":"warning"}`
+			}
+			h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + levels + `}}`)
+			warned := h.next("a warning that b was slow", func(m map[string]json.RawMessage) bool {
+				return string(m["method"]) == `"notifications/message"` &&
+					strings.Contains(string(m["params"]), `server \"b\" did not answer tools/list within 5s`)
+			})
+			if strings.Contains(string(warned["params"]), "missing") {
+				t.Errorf("a slow server was called missing: %s", warned["params"])
+			}
+			res := h.response("3")
+			if names := listedNames(t, res["result"]); !names["a__echo"] || names["b__echo"] {
+				t.Errorf("tools while b is slow = %v, want a's only", names)
+			}
+			if m := h.request(era, "4", "tools/call", `"name":"b__echo","arguments":{"message":"hi"}`); m["error"] != nil {
+				t.Errorf("b__echo while b lists slowly answered %s", m["error"])
+			}
+
+			h.next("tools/list_changed once b's list came", isToolsListChanged)
+			if tools := toolNames(t, h, era, "5"); !tools["a__echo"] || !tools["b__echo"] || !tools["b__late"] {
+				t.Errorf("tools once b's list came = %v, want a's and b's with b__late", tools)
+			}
+		})
+	}
+}
+
+func isToolsListChanged(m map[string]json.RawMessage) bool {
+	return string(m["method"]) == `"notifications/tools/list_changed"`
+}
+
+// listedNames are the names of a tools/list result's tools.
+func listedNames(t *testing.T, result json.RawMessage) map[string]bool {
+	t.Helper()
+	var res struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(result, &res); err != nil {
+		t.Fatalf("tools/list result %s: %v", result, err)
+	}
+	out := map[string]bool{}
+	for _, tl := range res.Tools {
+		out[tl.Name] = true
+	}
+	return out
+}
