@@ -80,6 +80,7 @@ func (sv *server) onStartResult(r startResult) {
 		// "Crash-on-start" and handshake timeouts count as unexpected exits.
 		sv.log.Warn("server start failed", zap.Error(r.err), zap.String("exit", r.exit))
 		sv.emit(EventExited, 0, r.exit, r.err.Error())
+		sv.failedStarts++
 		sv.afterUnexpectedExit(r.err)
 		sv.replyAll(&sv.startWaiters, reply{err: r.err})
 	}
@@ -103,6 +104,7 @@ func (sv *server) onStarted(c *child) {
 		sv.setState(StateStopping)
 		return
 	}
+	sv.failedStarts = 0
 	now := sv.sup.now()
 	sv.update(func(st *snapshot) {
 		st.pid = c.pid
@@ -203,7 +205,9 @@ func (sv *server) onExit(e exitReport) {
 
 // afterUnexpectedExit applies the crash-loop bound and the restart policy
 // (loop only). "N unexpected exits within a window (default 5 in 60 s) →
-// crashloop"; otherwise back off exponentially and restart if there is demand.
+// crashloop"; so do N start attempts failed in a row, however long each
+// took (a handshake that times out after 30 s never makes 5 in 60 s);
+// otherwise back off exponentially and restart if there is demand.
 func (sv *server) afterUnexpectedExit(err error) {
 	now := sv.sup.now()
 	window := sv.sup.opts.CrashLoopWindow
@@ -216,12 +220,12 @@ func (sv *server) afterUnexpectedExit(err error) {
 	sv.exits = append(kept, now)
 	sv.restartNext = true
 
-	if len(sv.exits) >= sv.sup.opts.CrashLoopMax {
+	if len(sv.exits) >= sv.sup.opts.CrashLoopMax || sv.failedStarts >= sv.sup.opts.CrashLoopMax {
 		sv.log.Error("server in crash loop", zap.Int("exits", len(sv.exits)),
 			zap.Duration("window", window), zap.Duration("cooldown", sv.sup.opts.CrashLoopCooldown))
 		sv.setState(StateCrashLoop)
 		sv.setTimer(sv.sup.opts.CrashLoopCooldown)
-		cerr := sv.crashLoopErrorAt(len(sv.exits)) // after setTimer: it says how long
+		cerr := sv.crashLoopError() // after setTimer: it says how long
 		sv.emit(EventCrashLoop, 0, sv.lastExit(), cerr.Error())
 		sv.replyAll(&sv.waiters, reply{err: cerr})
 		return
@@ -238,6 +242,12 @@ func (sv *server) afterUnexpectedExit(err error) {
 	sv.emit(EventRestarting, 0, "", "")
 }
 
+// forgetExits clears the crash-loop bound's count (loop only).
+func (sv *server) forgetExits() {
+	sv.exits = nil
+	sv.failedStarts = 0
+}
+
 func (sv *server) onTimer() {
 	switch sv.state {
 	case StateBackoff:
@@ -249,7 +259,7 @@ func (sv *server) onTimer() {
 		sv.setState(StateStopped)
 	case StateCrashLoop:
 		sv.log.Info("crash loop cooldown over")
-		sv.exits = nil
+		sv.forgetExits()
 		// Streams opened during the crash loop wait for the server (their
 		// acknowledgement said why): they are demand, as a caller is.
 		wanted := sv.spec.Autostart || sv.spec.Restart == RestartAlways || sv.subsDemand()

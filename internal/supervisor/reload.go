@@ -406,7 +406,7 @@ func (sv *server) reconfigure(spec Spec, restart bool) {
 	case StateFailed, StateCrashLoop:
 		if restart || old.Disabled || old.Invalid != "" {
 			// The config was fixed (or changed): try again from scratch.
-			sv.exits = nil
+			sv.forgetExits()
 			sv.stopTimer()
 			sv.setState(StateStopped)
 			if sv.demand() {
@@ -533,7 +533,7 @@ func (sv *server) remove() {
 // restartForReload replaces the child with one of the new spec (loop only).
 func (sv *server) restartForReload() {
 	cause := unavailable(nil, "server %q is restarting for a config change", sv.spec.Name)
-	sv.exits = nil
+	sv.forgetExits()
 	switch {
 	case sv.spec.Invalid != "" && sv.cur == nil && sv.startCancel == nil:
 		// The child went away during the drain: nothing to stop.

@@ -160,6 +160,7 @@ type server struct {
 	startWaiters []command               // start/restart commands waiting for the outcome
 	stopWaiters  []command               // stop commands waiting for the child to be reaped
 	exits        []time.Time             // recent unexpected exits (crash-loop window)
+	failedStarts int                     // start attempts failed in a row since a child was last ready
 	timerC       <-chan time.Time        // backoff or cooldown timer
 	timerStop    func() bool
 	verdict      string // remembered era verdict (auto only)
@@ -366,7 +367,7 @@ func (sv *server) start(cmd command) {
 		sv.startAfter = true
 		sv.setState(StateStopping)
 	default: // stopped, backoff, crashloop, failed
-		sv.exits = nil
+		sv.forgetExits()
 		sv.forgetVerdictIfBroken()
 		sv.beginStart()
 	}
@@ -411,7 +412,7 @@ func (sv *server) forgetVerdictIfBroken() {
 
 func (sv *server) restart(cmd command) {
 	sv.explicitStop = false
-	sv.exits = nil
+	sv.forgetExits()
 	sv.forgetVerdictIfBroken()
 	sv.startWaiters = append(sv.startWaiters, cmd)
 	switch {

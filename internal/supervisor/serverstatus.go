@@ -42,12 +42,14 @@ func (sv *server) failedError(cause error) error {
 	return &unavailableError{msg: msg, cause: cause, causeInMsg: true}
 }
 
-func (sv *server) crashLoopError() error { return sv.crashLoopErrorAt(len(sv.exits)) }
-
-// crashLoopErrorAt names the server, the last exit status, what to do and
+// crashLoopError names the server, the last exit status, what to do and
 // the last stderr lines (design: "requests fail fast with UNAVAILABLE naming
-// the server, the exit status and the last stderr lines").
-func (sv *server) crashLoopErrorAt(n int) error {
+// the server, the exit status and the last stderr lines"). Loop only.
+func (sv *server) crashLoopError() error {
+	count := fmt.Sprintf("%d exits within %s", len(sv.exits), sv.sup.opts.CrashLoopWindow)
+	if sv.failedStarts >= sv.sup.opts.CrashLoopMax && len(sv.exits) < sv.sup.opts.CrashLoopMax {
+		count = fmt.Sprintf("%d starts failed in a row", sv.failedStarts)
+	}
 	sv.mu.Lock()
 	last, nextAt := sv.st.lastExit, sv.st.nextAt
 	sv.mu.Unlock()
@@ -58,8 +60,8 @@ func (sv *server) crashLoopErrorAt(n int) error {
 	if last == "" {
 		last = "unknown"
 	}
-	return unavailable(nil, "server %q is crash-looping (%d exits within %s, last exit: %s); held down%s or until: mcpdctl restart %s%s",
-		sv.spec.Name, n, sv.sup.opts.CrashLoopWindow, last, wait, sv.spec.Name, stderrTail(sv.ring, 5))
+	return unavailable(nil, "server %q is crash-looping (%s, last exit: %s); held down%s or until: mcpdctl restart %s%s",
+		sv.spec.Name, count, last, wait, sv.spec.Name, stderrTail(sv.ring, 5))
 }
 
 // status returns the snapshot as a Status; it takes only sv.mu, briefly.

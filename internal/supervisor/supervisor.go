@@ -206,7 +206,8 @@ type Options struct {
 	// Capabilities is what mcpd declares to a legacy child at initialize;
 	// nil means {}.
 	Capabilities json.RawMessage
-	// CrashLoopMax unexpected exits within CrashLoopWindow enter crashloop
+	// CrashLoopMax unexpected exits within CrashLoopWindow, or as many
+	// failed starts in a row, enter crashloop
 	// (defaults 5 and 60s); CrashLoopCooldown is how long it lasts (60s).
 	CrashLoopMax      int
 	CrashLoopWindow   time.Duration

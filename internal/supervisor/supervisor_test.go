@@ -666,6 +666,24 @@ func TestHandshakeTimeoutCountsAsCrash(t *testing.T) {
 	}
 }
 
+// Start attempts that fail in a row add up to a crash loop however long
+// each takes: a handshake that times out after 30 s never makes 5 exits in
+// 60 s (here: no two exits within the window).
+func TestFailedStartsInARowEnterCrashLoop(t *testing.T) {
+	slow := fakeSpec("slow", "silentprobe")
+	slow.DiscoverTimeout = time.Hour
+	h := newHarness(t, Options{Specs: []Spec{slow}, HandshakeTimeout: 30 * time.Millisecond,
+		BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond,
+		CrashLoopWindow: time.Nanosecond, CrashLoopCooldown: time.Hour}, nil)
+	_, err := h.echo("slow", "x") // demand: restarted until the bound
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "crash-looping (5 starts failed in a row") {
+		t.Fatalf("call: %v; want a crash loop of 5 failed starts", err)
+	}
+	if st := h.status("slow"); st.State != StateCrashLoop || h.count("slow", EventExited) != 5 {
+		t.Fatalf("status %+v after %d exits", st, h.count("slow", EventExited))
+	}
+}
+
 // A server that never answers initialize fails its start within the
 // server's own timeouts (probe + request), not the supervisor's longer
 // HandshakeTimeout.
