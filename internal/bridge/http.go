@@ -264,7 +264,14 @@ func (h *HTTPHandler) post(w http.ResponseWriter, r *http.Request, ep endpoint) 
 			h.startSession(w, r, ep, hr)
 			return
 		}
-		if s := h.session(w, sid, ep, hr.id); s != nil {
+		s := h.session(w, sid, ep, hr.id)
+		switch {
+		case s == nil:
+		case m.Method == "initialize":
+			// "initialize … MUST be the first interaction": the session had it.
+			writeError(w, http.StatusBadRequest, hr.id, jsonrpc.CodeInvalidRequest,
+				"invalid request: this session is initialized already; start a new session with an initialize that has no Mcp-Session-Id header")
+		default:
 			s.serveRequest(w, r, hr)
 		}
 	case m.Method == "" && !hasID:

@@ -226,6 +226,10 @@ func TestHTTPSessionLifecycle(t *testing.T) {
 	if status, _, body := post(t, url, `{"jsonrpc":"2.0","id":2,"method":"ping"}`, hdrSessionID, sid, "MCP-Protocol-Version", "2025-11-25"); status != 200 || !strings.Contains(body, `"result":{}`) {
 		t.Errorf("ping: %d %s", status, body)
 	}
+	if status, _, body := post(t, url, strings.Replace(initialize, `"id":1`, `"id":9`, 1), hdrSessionID, sid); status != 400 ||
+		!strings.Contains(body, `"id":9`) || !strings.Contains(body, "initialized already") {
+		t.Errorf("a second initialize in the session: %d %s, want 400 naming it", status, body)
+	}
 
 	// One GET stream per session.
 	ctx, cancel := context.WithCancel(context.Background())
