@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
@@ -94,4 +95,23 @@ func listedNames(t *testing.T, result json.RawMessage) map[string]bool {
 		out[tl.Name] = true
 	}
 	return out
+}
+
+// A call past the server's requestTimeout tells the host which timeout ran
+// out and how long it was, as mcpdctl call does.
+func TestBridgeCallTimeoutNamesTheTimeout(t *testing.T) {
+	s := fakeSpec("s", "legacy")
+	s.RequestTimeout = 200 * time.Millisecond
+	sock := startDaemonSpecs(t, []supervisor.Spec{s})
+	for _, era := range hostEras {
+		t.Run(era.name, func(t *testing.T) {
+			h := startBridgeOf(t, sock, "s")
+			era.open(h)
+			m := h.request(era, "1", "tools/call", `"name":"sleep","arguments":{"ms":5000}`)
+			want := `server \"s\": tools/call: timed out after 200ms (its requestTimeout)`
+			if !strings.Contains(string(m["error"]), want) {
+				t.Errorf("a call past the requestTimeout answered %s %s, want an error saying %s", m["error"], m["result"], want)
+			}
+		})
+	}
 }

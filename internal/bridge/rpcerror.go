@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -27,6 +28,9 @@ func RPCError(ctx context.Context, err error, server string, down func() bool, n
 	case codes.NotFound, codes.InvalidArgument:
 		return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "%s", st.Message())
 	case codes.DeadlineExceeded:
+		if msg := st.Message(); strings.Contains(msg, "timed out after") {
+			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", msg) // names the server and which timeout
+		}
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: request timed out", server)
 	}
 	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpd: %s", st.Message())
