@@ -115,7 +115,7 @@ func (c *cli) callResult(ctx context.Context, client mcpdv1.McpdClient, server, 
 	}
 	var res toolResult
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("server %q: %s: bad tool result: %w", server, what, err)
+		return fmt.Errorf("server %q: %s: bad tool result: %s", server, what, jsonShape(err))
 	}
 	if err := c.echoResult(asJSON, raw, kind, server, what); err != nil {
 		return err

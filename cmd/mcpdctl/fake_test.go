@@ -337,6 +337,11 @@ func (f *fakeMcpd) CallTool(r *mcpdv1.CallToolRequest, stream grpc.ServerStreami
 		return respond(&mcpdv1.McpResponse{ResultJson: `{"content":[{"type":"text","text":"` + strings.Repeat("x", bigResultSize) + `"}]}`})
 	case "structured":
 		return respond(&mcpdv1.McpResponse{ResultJson: `{"content":[],"structuredContent":{"temp":21,"unit":"C"}}`})
+	case "array":
+		// A result that is not an object.
+		return respond(&mcpdv1.McpResponse{ResultJson: `[1,2]`})
+	case "badcontent":
+		return respond(&mcpdv1.McpResponse{ResultJson: `{"content":"Sunny"}`})
 	case "fails":
 		return respond(&mcpdv1.McpResponse{ResultJson: `{"content":[{"type":"text","text":"city not found: Atlantis"}],"isError":true}`})
 	case "alerts":

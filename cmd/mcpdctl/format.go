@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -439,7 +440,10 @@ func resultType(raw []byte) (string, error) {
 		ResultType string `json:"resultType"`
 	}
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return "", fmt.Errorf("result is not a JSON object: %w", err)
+		if te := (*json.UnmarshalTypeError)(nil); errors.As(err, &te) && te.Field == "" {
+			return "", fmt.Errorf("result is %s, not a JSON object", jsonValue(te.Value))
+		}
+		return "", fmt.Errorf("result is not a JSON object: %s", jsonShape(err))
 	}
 	switch r.ResultType {
 	case "", "complete":

@@ -65,7 +65,7 @@ func (c *cli) runPrompt(ctx context.Context, cmd *command, pos []string, asJSON 
 		} `json:"messages"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("server %s: bad prompt result: %w", server, err)
+		return fmt.Errorf("server %s: bad prompt result: %s", server, jsonShape(err))
 	}
 	for _, m := range res.Messages {
 		printText(c.stdout, dash(m.Role)+": "+renderContent(m.Content))

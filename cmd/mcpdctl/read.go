@@ -53,7 +53,7 @@ func (c *cli) runRead(ctx context.Context, server, uri string, asJSON bool, time
 		} `json:"contents"`
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("server %s: bad read result: %w", server, err)
+		return fmt.Errorf("server %s: bad read result: %s", server, jsonShape(err))
 	}
 	for _, ct := range res.Contents {
 		switch {

@@ -1,7 +1,11 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"reflect"
+	"strconv"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -45,4 +49,56 @@ func (c *cli) rawResult(server, what string, resp *mcpdv1.McpResponse, asJSON bo
 		return nil, err
 	}
 	return raw, c.echoResult(asJSON, raw, kind, server, what)
+}
+
+// jsonShape says what a decoding error found in the terms of the JSON, not
+// of mcpdctl's types: `"content" is a string, not an array`.
+func jsonShape(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		where := "it"
+		if te.Field != "" {
+			where = strconv.Quote(te.Field)
+		}
+		return fmt.Sprintf("%s is %s, not %s", where, jsonValue(te.Value), goTypeJSON(te.Type))
+	}
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("not valid JSON at byte %d (%s)", se.Offset, se)
+	}
+	return err.Error()
+}
+
+// jsonValue is the kind of value an UnmarshalTypeError found, with its
+// article ("number 1.5" stays as it is).
+func jsonValue(v string) string {
+	switch v {
+	case "array", "object":
+		return "an " + v
+	case "bool":
+		return "true or false"
+	case "string", "number":
+		return "a " + v
+	}
+	return v
+}
+
+// goTypeJSON is the JSON a Go type decodes from.
+func goTypeJSON(t reflect.Type) string {
+	if t == nil {
+		return "what was expected"
+	}
+	switch t.Kind() {
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Pointer:
+		return goTypeJSON(t.Elem())
+	}
+	return "a number"
 }
