@@ -24,7 +24,8 @@ string for a string, n=5 is a number for a number or an integer, and
 booleans, arrays and objects are JSON (on=true, opts={"a":1}); a value that
 cannot be that type is a usage error. A property without a type, or a tool
 without a schema, takes JSON when the value parses as JSON, else the string
-(city=Paris). Text content is printed; other content is
+(city=Paris); so does every value when the tools list that gives the schema
+is not answered within 3s. Text content is printed; other content is
 summarized. Progress goes to stderr. --json prints the result JSON as the
 server sent it. Exits 1 when the tool reports an error (isError) or the
 server answers with an MCP error.`,
