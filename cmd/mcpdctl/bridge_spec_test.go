@@ -319,6 +319,32 @@ func TestBridgeAggregateListsAURIOnce(t *testing.T) {
 	if n != 1 {
 		t.Errorf("resources/list = %s, want fake://hello once", brief(raw))
 	}
+
+	// Only the first server's updates of the URI reach the host.
+	h.mustRequest(legacy, "2", "resources/subscribe", `"uri":"fake://hello"`)
+	updates := 0
+	upTo := func(id string) { // counts the updates until the answer to id
+		h.next("the answer to "+id, func(m map[string]json.RawMessage) bool {
+			if string(m["method"]) == `"notifications/resources/updated"` {
+				updates++
+			}
+			return string(m["id"]) == id
+		})
+	}
+	for i, server := range []string{"b", "a"} {
+		h.send(`{"jsonrpc":"2.0","id":` + itoa(3+i) + `,"method":"tools/call","params":{"name":"` + server +
+			`__changed","arguments":{"uri":"fake://hello"}}}`)
+		upTo(itoa(3 + i))
+	}
+	for id := 5; updates == 0 && id < 50; id++ { // the update may come after the answer
+		h.send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"ping"}`)
+		upTo(itoa(id))
+	}
+	h.send(`{"jsonrpc":"2.0","id":99,"method":"ping"}`)
+	upTo("99")
+	if updates != 1 {
+		t.Errorf("%d resources/updated of fake://hello, want 1: the first server's (the other is left out of the list)", updates)
+	}
 }
 
 // Serving several, a server's "unknown tool" names the tool as the host

@@ -163,6 +163,12 @@ func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
 		match = func(l *listenSub) bool { return l.resources }
 	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED:
 		uri := ev.GetUri()
+		if owner, listed := b.uris[uri]; listed && owner != ev.GetServer() {
+			// Two servers list the URI; the host reads it from the first
+			// (listing.noteURI), so only that one's updates concern it.
+			b.mu.Unlock()
+			return
+		}
 		method, legacy = "notifications/resources/updated", b.subs.legacy[uri]
 		params["uri"] = uri
 		match = func(l *listenSub) bool { return l.uris[uri] }
