@@ -72,7 +72,7 @@ func run(ctx context.Context, name string) error {
 	// that an echo can carry the largest result mcpd passes. Stdin is read
 	// through Go's poller: a blocking read of it can stall the whole server
 	// for a minute at a GC (internal/pollio).
-	err := server.Run(ctx, &mcp.IOTransport{Reader: pollio.Stdin(), Writer: stdout{}, MaxLineLength: 32 << 20})
+	err := server.Run(ctx, &mcp.IOTransport{Reader: pollio.Stdin(), Writer: pollio.Stdout(), MaxLineLength: 32 << 20})
 	// The MCP stdio shutdown: "the client SHOULD initiate shutdown by first
 	// closing the input stream to the child process (the server)". EOF on
 	// stdin, or a signal, is therefore a normal end.
@@ -82,13 +82,6 @@ func run(ctx context.Context, name string) error {
 	}
 	return fmt.Errorf("serve: %w", err)
 }
-
-// stdout is os.Stdout for the SDK's transport, which closes its writer at
-// the end; the process's stdout stays open.
-type stdout struct{}
-
-func (stdout) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
-func (stdout) Close() error                { return nil }
 
 type echoIn struct {
 	Message string `json:"message" jsonschema:"the text to return"`

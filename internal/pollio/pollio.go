@@ -14,6 +14,7 @@
 package pollio
 
 import (
+	"io"
 	"os"
 	"strconv"
 
@@ -56,6 +57,26 @@ func Stderr() *os.File {
 	}
 	return os.Stderr
 }
+
+// Stdout returns the process's standard output for an SDK transport that
+// closes its writer at the end of its session: written through the poller
+// when it is a pipe or a FIFO, as Stderr is, and never closed (Close does
+// nothing; the process's stdout stays open).
+func Stdout() io.WriteCloser {
+	f := os.Stdout
+	var st unix.Stat_t
+	if err := unix.Fstat(1, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO {
+		if g := openFD(1, os.O_WRONLY); g != nil {
+			f = g
+		}
+	}
+	return keepOpen{f}
+}
+
+// keepOpen is a writer whose Close does nothing.
+type keepOpen struct{ io.Writer }
+
+func (keepOpen) Close() error { return nil }
 
 // openFD opens fd again as a pollable file, for reading or for writing
 // (mode), if it is a pipe, a FIFO or a socket; nil otherwise.

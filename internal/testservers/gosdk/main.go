@@ -58,19 +58,11 @@ func main() {
 	}
 }
 
-// stdout is os.Stdout for the SDK's transport, which closes its writer at
-// the end of the session: the process's stdout stays open, as with
-// mcp.StdioTransport.
-type stdout struct{}
-
-func (stdout) Write(p []byte) (int, error) { return os.Stdout.Write(p) }
-func (stdout) Close() error                { return nil }
-
 func run(ctx context.Context) error {
 	srv := newServer()
 	// Stdin through Go's poller: a blocking read of it can stall the
 	// server for a minute at a GC (internal/pollio).
-	t := &recvLogTransport{inner: &mcp.IOTransport{Reader: pollio.Stdin(), Writer: stdout{}}, w: os.Stderr}
+	t := &recvLogTransport{inner: &mcp.IOTransport{Reader: pollio.Stdin(), Writer: pollio.Stdout()}, w: os.Stderr}
 	err := srv.Run(ctx, t)
 	if err != nil && (errors.Is(err, io.EOF) || ctx.Err() != nil) {
 		return nil
