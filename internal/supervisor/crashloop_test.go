@@ -136,8 +136,15 @@ func TestFailedStartsInARowEnterCrashLoop(t *testing.T) {
 	h := newHarness(t, Options{Specs: []Spec{slow}, HandshakeTimeout: 30 * time.Millisecond,
 		BackoffMin: time.Millisecond, BackoffMax: 5 * time.Millisecond,
 		CrashLoopWindow: time.Nanosecond, CrashLoopCooldown: time.Hour}, nil)
-	_, err := h.echo("slow", "x") // demand: restarted until the bound
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "crash-looping (5 starts failed in a row") {
+	// Each call waits through one start, and is told why it failed.
+	_, err := h.echo("slow", "x")
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `server "slow" is not ready: start "slow": handshake timed out after 30ms`) {
+		t.Fatalf("first call: %v; want the handshake timeout", err)
+	}
+	for i := 0; i < 10 && !strings.Contains(err.Error(), "crash-looping"); i++ {
+		_, err = h.echo("slow", "x")
+	}
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `crash-looping (5 starts failed in a row, the last: start "slow": handshake timed out`) {
 		t.Fatalf("call: %v; want a crash loop of 5 failed starts", err)
 	}
 	if st := h.status("slow"); st.State != StateCrashLoop || h.count("slow", EventExited) != 5 {
@@ -199,5 +206,37 @@ func TestLegacyVerdictFromACrashIsNotForever(t *testing.T) {
 				t.Fatalf("state %s era %q, want ready and modern", st.State, st.Era)
 			}
 		})
+	}
+}
+
+// A restart of a server stuck in its handshake ends that start (its
+// process is reaped) and begins another at once.
+func TestRestartDuringStuckStart(t *testing.T) {
+	stuck := fakeSpec("stuck", "legacy,hanginit")
+	h := newHarness(t, Options{Specs: []Spec{stuck}, HandshakeTimeout: time.Hour}, nil)
+	started := make(chan error, 1)
+	go func() { _, err := h.s.Start(context.Background(), "stuck"); started <- err }()
+	waitFor(t, "the first start", func() bool { return h.count("stuck", EventStarted) == 1 })
+	h.mu.Lock()
+	first := h.events[0].Pid
+	h.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := h.s.Restart(ctx, "stuck"); err == nil {
+		t.Fatal("the restart of a server that never answers initialize succeeded")
+	}
+	waitFor(t, "a second start", func() bool { return h.count("stuck", EventStarted) == 2 })
+	if first == 0 || !pidGone(first) {
+		t.Errorf("the stuck start's process %d was not reaped", first)
+	}
+	if st := h.status("stuck"); st.State != StateStarting {
+		t.Errorf("state %s, want starting (the new attempt)", st.State)
+	}
+	if _, err := h.s.Stop(context.Background(), "stuck"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-started; err == nil {
+		t.Error("the first Start succeeded")
 	}
 }

@@ -81,13 +81,20 @@ func (sv *server) onStartResult(r startResult) {
 		sv.log.Warn("server start failed", zap.Error(r.err), zap.String("exit", r.exit))
 		sv.emit(EventExited, 0, r.exit, r.err.Error())
 		sv.failedStarts++
+		sv.lastStartErr = r.err
 		sv.afterUnexpectedExit(r.err)
 		sv.replyAll(&sv.startWaiters, reply{err: r.err})
+		if r.timedOut {
+			// The calls that waited through a whole start timeout are
+			// told why, not kept for the next attempt's.
+			sv.replyAll(&sv.waiters, reply{err: unavailable(r.err, "server %q is not ready: %s; mcpd starts it again", sv.spec.Name, r.err)})
+		}
 	}
 }
 
 func (sv *server) onStarted(c *child) {
 	sv.cur = c
+	sv.startAfter = false // a restart that came as this start ended: it is fresh
 	sv.wg.Add(1)
 	go sv.watch(c)
 	if sv.spec.Protocol == "" || sv.spec.Protocol == session.ProtocolAuto {

@@ -161,6 +161,7 @@ type server struct {
 	stopWaiters  []command               // stop commands waiting for the child to be reaped
 	exits        []time.Time             // recent unexpected exits (crash-loop window)
 	failedStarts int                     // start attempts failed in a row since a child was last ready
+	lastStartErr error                   // why the last of them failed
 	timerC       <-chan time.Time        // backoff or cooldown timer
 	timerStop    func() bool
 	verdict      string // remembered era verdict (auto only)
@@ -424,7 +425,10 @@ func (sv *server) restart(cmd command) {
 		sv.startAfter = true
 		sv.setState(StateStopping)
 	case sv.startCancel != nil:
-		// Not running yet: the start under way is the restart.
+		// Not running yet (perhaps stuck in its handshake): the start
+		// under way is cancelled, and a new one begins once it has ended.
+		sv.startAfter = true
+		sv.startCancel(unavailable(nil, "server %q is restarting", sv.spec.Name))
 		sv.setState(StateStarting)
 	default:
 		// Nothing runs: a plain start (a restart only if it follows a crash).

@@ -46,10 +46,6 @@ func (sv *server) failedError(cause error) error {
 // the last stderr lines (design: "requests fail fast with UNAVAILABLE naming
 // the server, the exit status and the last stderr lines"). Loop only.
 func (sv *server) crashLoopError() error {
-	count := fmt.Sprintf("%d exits within %s", len(sv.exits), sv.sup.opts.CrashLoopWindow)
-	if sv.failedStarts >= sv.sup.opts.CrashLoopMax && len(sv.exits) < sv.sup.opts.CrashLoopMax {
-		count = fmt.Sprintf("%d starts failed in a row", sv.failedStarts)
-	}
 	sv.mu.Lock()
 	last, nextAt := sv.st.lastExit, sv.st.nextAt
 	sv.mu.Unlock()
@@ -60,8 +56,14 @@ func (sv *server) crashLoopError() error {
 	if last == "" {
 		last = "unknown"
 	}
-	return unavailable(nil, "server %q is crash-looping (%s, last exit: %s); held down%s or until: mcpdctl restart %s%s",
-		sv.spec.Name, count, last, wait, sv.spec.Name, stderrTail(sv.ring, 5))
+	why := fmt.Sprintf("%d exits within %s, last exit: %s", len(sv.exits), sv.sup.opts.CrashLoopWindow, last)
+	if sv.failedStarts >= sv.sup.opts.CrashLoopMax && len(sv.exits) < sv.sup.opts.CrashLoopMax && sv.lastStartErr != nil {
+		// Starts that took long (a handshake timing out) ended in a
+		// process mcpd stopped: its exit status says nothing.
+		why = fmt.Sprintf("%d starts failed in a row, the last: %s", sv.failedStarts, sv.lastStartErr)
+	}
+	return unavailable(nil, "server %q is crash-looping (%s); held down%s or until: mcpdctl restart %s%s",
+		sv.spec.Name, why, wait, sv.spec.Name, stderrTail(sv.ring, 5))
 }
 
 // status returns the snapshot as a Status; it takes only sv.mu, briefly.

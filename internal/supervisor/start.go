@@ -27,6 +27,8 @@ type startResult struct {
 	permanent bool
 	// canceled: the attempt was cancelled by a stop or shutdown.
 	canceled bool
+	// timedOut: the handshake did not end within the start timeout.
+	timedOut bool
 }
 
 // attempt spawns the child and negotiates the era under one start timeout.
@@ -68,7 +70,7 @@ func (sv *server) attempt(ctx context.Context, protocol string) startResult {
 			errors.Is(err, remote.ErrUnauthorized):
 			return startResult{err: err, exit: exit, verdict: verdict, permanent: true}
 		case hctx.Err() != nil:
-			return startResult{err: fmt.Errorf("start %q: handshake timed out after %s", sv.spec.Name, limit), exit: exit, verdict: verdict}
+			return startResult{err: fmt.Errorf("start %q: handshake timed out after %s", sv.spec.Name, limit), exit: exit, verdict: verdict, timedOut: true}
 		default:
 			return startResult{err: err, exit: exit, verdict: verdict}
 		}
