@@ -115,3 +115,55 @@ func TestBridgeCallTimeoutNamesTheTimeout(t *testing.T) {
 		})
 	}
 }
+
+// An aggregate of a server stuck in its handshake starts within
+// setupWait, and its lists come without waiting for that server again.
+func TestBridgeAggregateStuckServerHoldsUpLittle(t *testing.T) {
+	sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy"), fakeSpec("b", "legacy,hanginit")})
+	h := startBridgeOf(t, sock, "a", "b")
+	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
+	if m := h.nextWithin("initialize's answer", 20*time.Second, func(m map[string]json.RawMessage) bool { return string(m["id"]) == "0" }); m["error"] != nil {
+		t.Fatalf("initialize: %s", m["error"])
+	}
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	legacy := hostEras[1]
+	for _, id := range []string{"1", "2"} { // neither waits for b
+		if tools := toolNames(t, h, legacy, id); !tools["a__echo"] || tools["b__echo"] {
+			t.Errorf("tools while b is stuck = %v, want a's only", tools)
+		}
+	}
+	if m := h.request(legacy, "3", "tools/call", `"name":"a__echo","arguments":{"message":"hi"}`); m["error"] != nil {
+		t.Errorf("a__echo answered %s", m["error"])
+	}
+}
+
+// An aggregate asks a server for no list its capabilities do not declare.
+func TestBridgeAggregateAsksOnlyDeclaredLists(t *testing.T) {
+	sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy,toolsonly"), fakeSpec("b", "legacy")})
+	h := startBridgeOf(t, sock, "a", "b")
+	legacy := hostEras[1]
+	legacy.open(h)
+	for i, method := range []string{"prompts/list", "resources/list", "resources/templates/list"} {
+		h.mustRequest(legacy, itoa(1+i), method, "")
+	}
+	var stats struct {
+		Methods map[string]int `json:"methods"`
+	}
+	res := h.mustRequest(legacy, "9", "tools/call", `"name":"a__stats","arguments":{}`)
+	var call struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+	}
+	if err := json.Unmarshal(res, &call); err != nil || len(call.Content) == 0 || json.Unmarshal([]byte(call.Content[0].Text), &stats) != nil {
+		t.Fatalf("a__stats: %s", res)
+	}
+	for _, method := range []string{"prompts/list", "resources/list", "resources/templates/list"} {
+		if n := stats.Methods[method]; n != 0 {
+			t.Errorf("a, which declares tools only, was sent %s %d times", method, n)
+		}
+	}
+	if stats.Methods["tools/list"] == 0 {
+		t.Errorf("a was never sent tools/list: %v", stats.Methods)
+	}
+}

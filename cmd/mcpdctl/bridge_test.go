@@ -195,7 +195,13 @@ func (h *bridgeHost) send(msg string) {
 // next returns the bridge's next message that satisfies match.
 func (h *bridgeHost) next(what string, match func(map[string]json.RawMessage) bool) map[string]json.RawMessage {
 	h.t.Helper()
-	timeout := time.NewTimer(10 * time.Second)
+	return h.nextWithin(what, 10*time.Second, match)
+}
+
+// nextWithin is next, waiting d at most.
+func (h *bridgeHost) nextWithin(what string, d time.Duration, match func(map[string]json.RawMessage) bool) map[string]json.RawMessage {
+	h.t.Helper()
+	timeout := time.NewTimer(d)
 	defer timeout.Stop()
 	for {
 		select {

@@ -134,19 +134,27 @@ func (b *bridge) setup(ctx context.Context, names []string, all bool) error {
 	// A server slow to start (or stuck in its handshake) is not waited
 	// for long: the host is answered with the defaults, and the server is
 	// described, and the host told its lists changed, once it is ready.
+	// Serving several, one such server holds up the others' start by
+	// aggrListWait at most, twice (the stream, then its description).
 	wait, cancelWait := context.WithTimeout(rctx, setupWait)
 	defer cancelWait()
+	openWait, cancelOpen := wait, func() {}
+	if b.aggr {
+		openWait, cancelOpen = context.WithTimeout(wait, aggrListWait)
+	}
 	select {
 	case <-open:
-	case <-wait.Done():
+	case <-openWait.Done():
 	}
+	cancelOpen()
 	if err := b.describe(wait); err != nil && wait.Err() == nil {
 		return err
 	}
 	if b.aggr {
-		// "a clash is an error at start-up, not a silent shadow"
+		// "a clash is an error at start-up, not a silent shadow"; a
+		// server too slow for this check is checked on the host's lists.
 		for _, kind := range []string{"tools/list", "prompts/list"} {
-			if _, err := b.list(rctx, kind); err != nil {
+			if _, err := b.list(wait, kind); err != nil && wait.Err() == nil {
 				return fmt.Errorf("%s: %s", kind, err.Message)
 			}
 		}
@@ -210,14 +218,14 @@ func (b *bridge) describe(ctx context.Context) error {
 	for _, s := range st.GetServers() {
 		byName[s.GetName()] = s
 	}
-	var missing bool
+	var starting []string
 	for _, n := range b.names {
 		if s := byName[n]; s == nil || s.GetCapabilitiesJson() == "" {
-			missing = true
-			_, _ = b.be.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: n, Options: b.opts.CallOptions()})
+			starting = append(starting, n)
 		}
 	}
-	if missing {
+	if len(starting) > 0 {
+		b.startServers(ctx, starting)
 		if st, err = b.be.ListServers(ctx, &mcpdv1.ListServersRequest{}); err != nil {
 			return b.opts.RPCError(ctx, err, "")
 		}

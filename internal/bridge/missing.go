@@ -193,11 +193,10 @@ func (b *bridge) ackServers(ack *mcpdv1.SubscriptionAck) {
 }
 
 // announceLists tells the host that its tools, prompts and resources lists
-// (or only the lists of methods, "tools/list", …) may have changed: a
-// legacy host untagged for the kinds it was declared list changes of
-// (every kind with all: it was declared the defaults), each modern listen
-// for what it asked.
-func (b *bridge) announceLists(all bool, methods ...string) {
+// may have changed: a legacy host untagged for the kinds it was declared
+// list changes of (every kind with all: it was declared the defaults),
+// each modern listen for what it asked.
+func (b *bridge) announceLists(all bool) {
 	b.mu.Lock()
 	legacy := b.initialized
 	caps := b.capsLocked()
@@ -207,20 +206,15 @@ func (b *bridge) announceLists(all bool, methods ...string) {
 	}
 	b.mu.Unlock()
 	kinds := []struct {
-		list     []string // the list methods it is of
 		method   string
 		declared bool
 		on       func(*listenSub) bool
 	}{
-		{[]string{"tools/list"}, "notifications/tools/list_changed", caps.tools, func(l *listenSub) bool { return l.tools }},
-		{[]string{"prompts/list"}, "notifications/prompts/list_changed", caps.prompts, func(l *listenSub) bool { return l.prompts }},
-		{[]string{"resources/list", "resources/templates/list"}, "notifications/resources/list_changed", caps.resources,
-			func(l *listenSub) bool { return l.resources }},
+		{"notifications/tools/list_changed", caps.tools, func(l *listenSub) bool { return l.tools }},
+		{"notifications/prompts/list_changed", caps.prompts, func(l *listenSub) bool { return l.prompts }},
+		{"notifications/resources/list_changed", caps.resources, func(l *listenSub) bool { return l.resources }},
 	}
 	for _, k := range kinds {
-		if len(methods) > 0 && !slices.ContainsFunc(k.list, func(m string) bool { return slices.Contains(methods, m) }) {
-			continue
-		}
 		if legacy && (k.declared || all) {
 			b.notify(nil, k.method, map[string]any{})
 		}

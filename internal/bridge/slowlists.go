@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"strings"
@@ -13,9 +14,9 @@ import (
 // aggrListWait bounds how long a list of several servers waits for each
 // of them. A server slower than that is left out of that list, but it is
 // not down and not reported missing: its list goes on in the background,
-// the tools and prompts the host knew of it still route to it, and once
-// its list has come the host is told that list changed (and lists again,
-// from mcpd's cache).
+// the tools and prompts the host knew of it still route to it, it is left
+// out of every list without a wait until then, and once its list has come
+// the host is told the lists changed (and lists again, from mcpd's cache).
 const aggrListWait = 5 * time.Second
 
 // lateKept is how long the result of a list that came late is kept for
@@ -45,22 +46,38 @@ type serverListed struct {
 }
 
 // listServers lists method of the served servers: of the one served
-// alone, waiting as long as it takes; of several, all at once, each
-// given aggrListWait at most. It fails only when ctx ends.
+// alone, waiting as long as it takes; of several, all at once
+// (listServersOf). It fails only when ctx ends.
 func (b *bridge) listServers(ctx context.Context, method string) ([]serverListed, error) {
 	if !b.aggr {
 		entries, err := b.listOne(ctx, method, b.names[0])
 		return []serverListed{{server: b.names[0], entries: entries, err: err}}, nil
 	}
-	calls := make([]*pendingList, len(b.names))
-	for i, n := range b.names {
+	return b.listServersOf(ctx, method, b.names)
+}
+
+// listServersOf lists method of names all at once, giving each
+// aggrListWait at most; a server known slow is not asked, nor waited for.
+func (b *bridge) listServersOf(ctx context.Context, method string, names []string) ([]serverListed, error) {
+	out := make([]serverListed, len(names))
+	calls := make([]*pendingList, len(names))
+	for i, n := range names {
+		out[i].server = n
+		if !b.mayOffer(n, method) {
+			continue // no entries: nothing to ask it
+		}
+		if b.knownSlow(n) {
+			out[i].slow = true // not waited for again until its list comes
+			continue
+		}
 		calls[i] = b.listAsync(ctx, method, n)
 	}
 	wait, cancel := context.WithTimeout(ctx, aggrListWait)
 	defer cancel()
-	out := make([]serverListed, len(b.names))
 	for i, p := range calls {
-		out[i].server = b.names[i]
+		if p == nil {
+			continue
+		}
 		select {
 		case <-p.done:
 		case <-wait.Done():
@@ -81,6 +98,57 @@ func (b *bridge) listServers(ctx context.Context, method string) ([]serverListed
 		}
 	}
 	return out, nil
+}
+
+// knownSlow reports whether a list of server's was already answered
+// without it, and is still in flight.
+func (b *bridge) knownSlow(server string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for key, p := range b.pending {
+		if p.late && strings.HasSuffix(key, "\x00"+server) {
+			select {
+			case <-p.done:
+			default:
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// mayOffer reports whether server may have items of list method: it is
+// not described yet, or its capabilities declare the kind ("Servers that
+// support prompts MUST declare the prompts capability").
+func (b *bridge) mayOffer(server, method string) bool {
+	kind := strings.TrimSuffix(method, "/list")
+	if method == "resources/templates/list" {
+		kind = "resources"
+	}
+	b.mu.Lock()
+	info := b.info[server]
+	b.mu.Unlock()
+	if info == nil || info.GetCapabilitiesJson() == "" {
+		return true
+	}
+	var caps map[string]json.RawMessage
+	if json.Unmarshal([]byte(info.GetCapabilitiesJson()), &caps) != nil {
+		return true
+	}
+	_, ok := caps[kind]
+	return ok
+}
+
+// startServers starts the servers that have not run yet by listing their
+// tools (a list starts a server lazily; an operator's explicit stop is
+// respected), all at once, waiting aggrListWait at most when serving
+// several: one that is slower is known slow (knownSlow) from then on.
+func (b *bridge) startServers(ctx context.Context, names []string) {
+	if !b.aggr {
+		_, _ = b.listOne(ctx, "tools/list", names[0])
+		return
+	}
+	_, _ = b.listServersOf(ctx, "tools/list", names)
 }
 
 // listAsync is the list RPC of method to server in flight, started now
@@ -119,8 +187,8 @@ func (b *bridge) listAsync(ctx context.Context, method, server string) *pendingL
 		}
 		b.mu.Unlock()
 		if late && p.err == nil && b.ctx.Err() == nil {
-			b.opts.Warnf("bridge: server %q answered %s late; the host is told the list changed", server, method)
-			b.announceLists(false, method)
+			b.opts.Warnf("bridge: server %q answered %s late; the host is told the lists changed", server, method)
+			b.announceLists(false) // a slow server left out of every kind of list meanwhile
 		}
 	})
 	return p

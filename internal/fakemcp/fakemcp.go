@@ -36,6 +36,8 @@
 //	             are readable), declares completions and answers
 //	             completion/complete for its "name" argument and the prompt
 //	             greet's (templates.go)
+//	toolsonly    declares the tools capability only (and still answers the
+//	             other lists, as a careless server might)
 //
 // Every message received is counted (tool "stats") and, unless quiet, logged
 // to stderr as "recv <method> <id>" for a request, "recv <method>" for a

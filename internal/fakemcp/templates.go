@@ -22,6 +22,9 @@ var GreetingNames = []string{"ada", "alan", "grace"}
 // caps are the capabilities the fake declares: with the templates flag,
 // also completions.
 func (s *server) caps() map[string]any {
+	if s.flags["toolsonly"] {
+		return map[string]any{"tools": capabilities["tools"]}
+	}
 	if !s.flags["templates"] {
 		return capabilities
 	}
