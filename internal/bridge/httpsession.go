@@ -188,6 +188,13 @@ func (s *session) serveRequest(w http.ResponseWriter, r *http.Request, hr *hostR
 	s.active++
 	s.mu.Unlock()
 	s.b.prepareRequest(ctx, hr)()
+	if s.b.ctx.Err() != nil && r.Context().Err() == nil {
+		// The session ended (DELETE, eviction, shutdown) with the request
+		// in flight: the host, still waiting, is told (dropped when it
+		// was answered).
+		_ = st.send(&jsonrpc.Message{ID: hr.id, Error: jsonrpc.Errorf(jsonrpc.CodeInternalError,
+			"request cancelled: its session ended before it was answered")})
+	}
 	s.mu.Lock()
 	delete(s.streams, key)
 	s.mu.Unlock()

@@ -309,6 +309,33 @@ func TestHTTPDisconnectCancels(t *testing.T) {
 	}
 }
 
+// A DELETE of a session with a call in flight answers that call with an
+// error: its host is still waiting for it.
+func TestHTTPDeleteAnswersCallsInFlight(t *testing.T) {
+	f, _, srv := newHTTPTest(t)
+	url := srv.URL + "/servers/alpha/mcp"
+	_, hdr, _ := post(t, url, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}}`)
+	sid := hdr.Get(hdrSessionID)
+	type answer struct {
+		status int
+		body   string
+	}
+	got := make(chan answer, 1)
+	go func() {
+		status, _, body := post(t, url, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{}}}`, hdrSessionID, sid)
+		got <- answer{status, body}
+	}()
+	waitFor(t, f.started, "the slow call to start")
+	if status, _, _ := do(t, http.MethodDelete, url, "", hdrSessionID, sid); status != 204 {
+		t.Fatalf("DELETE: %d", status)
+	}
+	a := <-got
+	if a.status != 200 || !strings.Contains(a.body, `"id":5`) || !strings.Contains(a.body, "session ended") {
+		t.Errorf("the call in flight at DELETE got %d %q, want an error saying its session ended", a.status, a.body)
+	}
+	waitFor(t, f.cancelled, "the slow call's cancellation upstream")
+}
+
 // A tool's Mcp-Param-* headers are checked even when no host listed the
 // tools before the call: the bridge learns them itself.
 func TestHTTPModernParamHeaderBeforeAnyList(t *testing.T) {
