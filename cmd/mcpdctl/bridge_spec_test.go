@@ -359,3 +359,26 @@ func TestBridgeAggregateUnknownToolNamedAsCalled(t *testing.T) {
 		t.Errorf("a__nope: %v, want an error naming a__nope", e)
 	}
 }
+
+// A call whose arguments are not an object is refused with -32602 in both
+// eras, not forwarded; null and absent arguments are no arguments.
+func TestBridgeCallArgumentsMustBeAnObject(t *testing.T) {
+	sock := startDaemon(t, "a", "legacy")
+	for _, era := range hostEras {
+		t.Run(era.name, func(t *testing.T) {
+			h := startBridgeOf(t, sock, "a")
+			era.open(h)
+			for i, args := range []string{`"str"`, `[1]`, `7`} {
+				m := h.request(era, itoa(1+i), "tools/call", `"name":"echo","arguments":`+args)
+				if e := responseError(t, m); e == nil || e.Code != -32602 || !strings.Contains(e.Message, "arguments must be an object") {
+					t.Errorf("arguments %s: %v, want -32602", args, e)
+				}
+			}
+			for i, params := range []string{`"name":"echo","arguments":null`, `"name":"echo"`} {
+				if m := h.request(era, itoa(10+i), "tools/call", params); m["error"] != nil {
+					t.Errorf("%s: %s", params, m["error"])
+				}
+			}
+		})
+	}
+}

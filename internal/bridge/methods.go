@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -285,6 +286,9 @@ func (b *bridge) routedCall(ctx context.Context, r *hostReq) (json.RawMessage, *
 	if name == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.name required")
 	}
+	if args, ok := r.params["arguments"]; ok && !objectOrNull(args) {
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.arguments must be an object, not %s", briefJSON(args))
+	}
 	kind := "tools"
 	if r.method == "prompts/get" {
 		kind = "prompts"
@@ -307,6 +311,21 @@ func (b *bridge) routedCall(ctx context.Context, r *hostReq) (json.RawMessage, *
 		err = &e
 	}
 	return res, err
+}
+
+// objectOrNull reports whether raw is a JSON object or null.
+func objectOrNull(raw json.RawMessage) bool {
+	i := jsonrpc.SkipSpace(raw, 0)
+	return i < len(raw) && (raw[i] == '{' || string(bytes.TrimSpace(raw[i:])) == "null")
+}
+
+// briefJSON is raw for an error message, cut at 40 bytes.
+func briefJSON(raw json.RawMessage) string {
+	b := bytes.TrimSpace(raw)
+	if len(b) > 40 {
+		return string(b[:40]) + "…"
+	}
+	return string(b)
 }
 
 func cloneParams(p map[string]json.RawMessage) map[string]json.RawMessage {
