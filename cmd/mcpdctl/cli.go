@@ -165,7 +165,7 @@ func (c *cli) notRunning() error {
 		// A plain "mcpd" (or the systemd unit) would listen elsewhere.
 		return fmt.Errorf("mcpd is not running (%s); start it with: %s --socket %s", where, mcpd, c.socket)
 	}
-	return fmt.Errorf("mcpd is not running (%s); start it with: %s  (or: systemctl --user start mcpd)", where, mcpd)
+	return fmt.Errorf("mcpd is not running (%s); start it with: %s (or: systemctl --user start mcpd)", where, mcpd)
 }
 
 // mcpdCommand is how to run mcpd from here: "mcpd" when it is on $PATH,

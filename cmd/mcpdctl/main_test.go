@@ -261,7 +261,7 @@ func TestNotRunningFromEnv(t *testing.T) {
 	sock := filepath.Join(t.TempDir(), "env.sock")
 	t.Setenv("MCPD_SOCKET", sock)
 	r := mcpdctl(t, "status")
-	want := "mcpdctl: mcpd is not running (no socket at " + sock + "); start it with: mcpd  (or: systemctl --user start mcpd)\n"
+	want := "mcpdctl: mcpd is not running (no socket at " + sock + "); start it with: mcpd (or: systemctl --user start mcpd)\n"
 	if r.code != exitFailure || r.stderr != want {
 		t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)
 	}

@@ -162,7 +162,13 @@ func (u *upstream) wait(ctx context.Context, v uint64) ServerAck {
 		}
 		return u.ack
 	case <-ctx.Done():
-		return ServerAck{Server: u.name, Error: "server " + quote(u.name) + " did not acknowledge the subscription in time: " + ctx.Err().Error()}
+		u.mu.Lock()
+		why := "it did not answer"
+		if u.acquiring != nil {
+			why = "it is still starting"
+		}
+		u.mu.Unlock()
+		return ServerAck{Server: u.name, Error: "server " + quote(u.name) + " did not acknowledge the subscription in time: " + why}
 	}
 }
 
