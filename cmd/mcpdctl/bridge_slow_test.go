@@ -66,6 +66,12 @@ func TestBridgeAggregateSlowListLeftOut(t *testing.T) {
 			if m := h.request(era, "4", "tools/call", `"name":"b__echo","arguments":{"message":"hi"}`); m["error"] != nil {
 				t.Errorf("b__echo while b lists slowly answered %s", m["error"])
 			}
+			// The list in flight stays slow; the next would not be (the
+			// late one is taken, unless b's change reached the bridge
+			// while it was in flight).
+			if err := os.Remove(slow); err != nil {
+				t.Fatal(err)
+			}
 
 			h.next("tools/list_changed once b's list came", isToolsListChanged)
 			if tools := toolNames(t, h, era, "5"); !tools["a__echo"] || !tools["b__echo"] || !tools["b__late"] {
@@ -165,5 +171,28 @@ func TestBridgeAggregateAsksOnlyDeclaredLists(t *testing.T) {
 	}
 	if stats.Methods["tools/list"] == 0 {
 		t.Errorf("a was never sent tools/list: %v", stats.Methods)
+	}
+}
+
+// Requests piped before stdin closes get whole lists from an aggregate:
+// the servers' lists are not cut short with the bridge's life.
+func TestBridgeAggregateListsAfterStdinCloses(t *testing.T) {
+	sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy"), fakeSpec("b", "modern")})
+	h := startBridgeOf(t, sock, "a", "b")
+	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	h.send(`{"jsonrpc":"2.0","id":2,"method":"prompts/list"}`)
+	h.in.Close()
+	got := map[string]map[string]json.RawMessage{} // the answers come in any order
+	for len(got) < 2 {
+		m := h.next("the lists' answers", func(m map[string]json.RawMessage) bool { return string(m["id"]) == "1" || string(m["id"]) == "2" })
+		got[string(m["id"])] = m
+	}
+	if names := listedNames(t, got["1"]["result"]); !names["a__echo"] || !names["b__echo"] {
+		t.Errorf("tools piped before EOF = %v, want a's and b's", names)
+	}
+	if m := got["2"]; !strings.Contains(string(m["result"]), `"a__`) || !strings.Contains(string(m["result"]), `"b__`) {
+		t.Errorf("prompts piped before EOF = %s, want a's and b's", m["result"])
 	}
 }

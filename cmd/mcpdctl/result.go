@@ -99,6 +99,8 @@ func goTypeJSON(t reflect.Type) string {
 		return "true or false"
 	case reflect.Pointer:
 		return goTypeJSON(t.Elem())
+	case reflect.Float32, reflect.Float64:
+		return "a number"
 	}
-	return "a number"
+	return "an integer"
 }

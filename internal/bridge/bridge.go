@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -38,10 +39,11 @@ type bridge struct {
 	names   []string        // served servers, in order
 	aggr    bool            // several servers: names by prefix mode
 	timeout time.Duration
-	maxLine int // largest line accepted from the host
-	ctx     context.Context
-	wg      sync.WaitGroup // the bridge's own goroutines
-	reqs    sync.WaitGroup // request handlers
+	maxLine int             // largest line accepted from the host
+	ctx     context.Context // the bridge's life
+	work    context.Context // Options.work: ends no sooner than ctx
+	wg      sync.WaitGroup  // the bridge's own goroutines
+	reqs    sync.WaitGroup  // request handlers
 
 	mu          sync.Mutex          // guards following; held for no Backend call
 	prefix      profile.Prefix      // how names are prefixed when aggr (reconfig.go)
@@ -83,7 +85,12 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		opts.Name = DefaultName
 	}
 	own, _ := json.Marshal(map[string]string{"name": opts.Name, "version": version.Version})
+	work := opts.work
+	if work == nil {
+		work = ctx
+	}
 	return &bridge{
+		work:      work,
 		ownInfo:   own,
 		be:        be,
 		opts:      opts,
@@ -135,7 +142,8 @@ func (b *bridge) setup(ctx context.Context, names []string, all bool) error {
 	// for long: the host is answered with the defaults, and the server is
 	// described, and the host told its lists changed, once it is ready.
 	// Serving several, one such server holds up the others' start by
-	// aggrListWait at most, twice (the stream, then its description).
+	// aggrListWait for the stream, and as long again for each list it is
+	// first asked (its tools when it never ran, then the clash check's).
 	wait, cancelWait := context.WithTimeout(rctx, setupWait)
 	defer cancelWait()
 	openWait, cancelOpen := wait, func() {}
@@ -355,8 +363,10 @@ func (b *bridge) startRequest(ctx context.Context, m *jsonrpc.Message) <-chan st
 func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) func() {
 	key := idKey(req.id)
 	rctx, cancel := context.WithCancel(withScope(ctx, req.id))
+	byHost := new(atomic.Bool)
+	req.cancelled = byHost
 	b.mu.Lock()
-	b.inflight[key] = cancel
+	b.inflight[key] = func() { byHost.Store(true); cancel() } // the host's cancel
 	b.mu.Unlock()
 	return func() {
 		defer func() {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
@@ -31,6 +32,9 @@ type hostReq struct {
 	// (parseFast): forwardParams then forwards them byte for byte.
 	members     []jsonrpc.Member
 	metaMembers []jsonrpc.Member // params._meta's, likewise
+	// cancelled is set once the host cancelled it (notifications/cancelled):
+	// it gets no answer, whatever else ends it. Set by prepareRequest.
+	cancelled *atomic.Bool
 }
 
 // ack closes acked, if any and not closed yet. Only the request's own

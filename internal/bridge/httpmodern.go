@@ -107,6 +107,11 @@ func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep end
 		writeError(w, http.StatusInternalServerError, hr.id, jsonrpc.CodeInternalError, err.Error())
 		return
 	}
+	if !sb.serve.enter() {
+		writeError(w, http.StatusServiceUnavailable, hr.id, jsonrpc.CodeInternalError, "the MCP endpoint is shutting down")
+		return
+	}
+	defer sb.serve.leave() // entered first: learning the tools may start the bridge's goroutines
 	if hr.method == "tools/call" && hr.bad == nil {
 		sb.b.learnToolParams(r.Context())
 	}
@@ -118,11 +123,6 @@ func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep end
 		writeErr(w, http.StatusBadRequest, hr.id, hr.bad)
 		return
 	}
-	if !sb.serve.enter() {
-		writeError(w, http.StatusServiceUnavailable, hr.id, jsonrpc.CodeInternalError, "the MCP endpoint is shutting down")
-		return
-	}
-	defer sb.serve.leave()
 	ctx, cancel := requestContext(r, sb.b.ctx)
 	defer cancel()
 	inner := json.RawMessage(strconv.Quote("mcpd-http-" + strconv.FormatUint(sb.nextID.Add(1), 10)))

@@ -188,7 +188,7 @@ func (s *session) serveRequest(w http.ResponseWriter, r *http.Request, hr *hostR
 	s.active++
 	s.mu.Unlock()
 	s.b.prepareRequest(ctx, hr)()
-	if s.b.ctx.Err() != nil && r.Context().Err() == nil {
+	if s.b.ctx.Err() != nil && r.Context().Err() == nil && !hr.cancelled.Load() {
 		// The session ended (DELETE, eviction, shutdown) with the request
 		// in flight: the host, still waiting, is told (dropped when it
 		// was answered).

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"slices"
 	"strings"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -21,60 +22,55 @@ import (
 // comma-separated, as they go into the result's array (a server's whole
 // list when it passes unchanged).
 func (b *bridge) list(ctx context.Context, method string) ([]json.RawMessage, *jsonrpc.Error) {
-	items, _, err := b.listNoted(ctx, method)
+	items, _, err := b.listNoted(ctx, method, false)
 	return items, err
 }
 
+// listAll is list waiting for every server, however slow: for a lookup
+// of a name or URI no list had yet.
+func (b *bridge) listAll(ctx context.Context, method string) *jsonrpc.Error {
+	_, _, err := b.listNoted(ctx, method, true)
+	return err
+}
+
 // listNoted is list, with the warnings about servers too slow for it
-// (told to the operator and to a legacy host already).
-func (b *bridge) listNoted(ctx context.Context, method string) ([]json.RawMessage, []string, *jsonrpc.Error) {
+// (told to the operator and to a legacy host already, the first time).
+func (b *bridge) listNoted(ctx context.Context, method string, patient bool) ([]json.RawMessage, []string, *jsonrpc.Error) {
 	if err := b.ready(ctx); err != nil {
 		return nil, nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
-	listed, lerr := b.listServers(ctx, method)
+	listed, lerr := b.listServers(ctx, method, patient)
 	if lerr != nil {
 		return nil, nil, b.rpcToMCP(ctx, lerr, "")
 	}
 	var got []serverItems
 	var back bool
-	var slow map[string]bool
+	slow := map[string]bool{}
 	var notes []string
 	for _, sl := range listed {
 		n, entries, err := sl.server, sl.entries, sl.err
 		if sl.slow {
-			if slow == nil {
-				slow = map[string]bool{}
-			}
 			slow[n] = true
 			notes = append(notes, slowMessage(method, n))
-			b.tell(notes[len(notes)-1])
+			if sl.first {
+				b.tell(notes[len(notes)-1])
+			}
 			continue
 		}
-		if err != nil && (!b.aggr || ctx.Err() != nil || b.mcpdDown()) {
+		if err != nil && (!b.aggr || ctx.Err() != nil || b.work.Err() != nil || b.mcpdDown()) {
 			return nil, nil, b.rpcToMCP(ctx, err, n)
 		}
 		if err != nil {
 			b.serverDown(n, b.be.Reason(err))
 			continue
 		}
-		for _, e := range entries {
-			switch {
-			case e.GetError() != nil && !b.aggr:
-				return nil, nil, mcpErr(e.GetError())
-			case e.GetUnavailable() != "" && !b.aggr:
-				return nil, nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", n, e.GetUnavailable())
-			case e.GetUnavailable() != "":
-				b.serverDown(n, e.GetUnavailable())
-				continue
-			}
-			back = b.serverUp(n) || back
-			if e.GetError() != nil {
-				continue // aggregated: a server without this kind of item
-			}
-			got = append(got, serverItems{server: n, itemsJSON: e.GetItemsJson()})
+		items, up, ierr := b.entriesOf(n, entries)
+		if ierr != nil {
+			return nil, nil, ierr
 		}
+		got, back = append(got, items...), back || up
 	}
-	l, err := nameItems(method, got, b.aggr, b.prefixMode())
+	l, err := nameItems(method, got, b.aggr, b.prefixMode(), b.slowNames(method, slow))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -89,6 +85,29 @@ func (b *bridge) listNoted(ctx context.Context, method string) ([]json.RawMessag
 		b.announceLists(false)
 	}
 	return l.items, notes, nil
+}
+
+// entriesOf are the items of server's list entries; back says the server
+// was missing until now. Served alone, an error or an unavailable server
+// fails the list; serving several, such a server is left out.
+func (b *bridge) entriesOf(n string, entries []*mcpdv1.ServerList) (got []serverItems, back bool, err *jsonrpc.Error) {
+	for _, e := range entries {
+		switch {
+		case e.GetError() != nil && !b.aggr:
+			return nil, false, mcpErr(e.GetError())
+		case e.GetUnavailable() != "" && !b.aggr:
+			return nil, false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", n, e.GetUnavailable())
+		case e.GetUnavailable() != "":
+			b.serverDown(n, e.GetUnavailable())
+			continue
+		}
+		back = b.serverUp(n) || back
+		if e.GetError() != nil {
+			continue // aggregated: a server without this kind of item
+		}
+		got = append(got, serverItems{server: n, itemsJSON: e.GetItemsJson()})
+	}
+	return got, back, nil
 }
 
 // serverItems are the items one server listed, a JSON array as mcpd gave it.
@@ -134,11 +153,15 @@ func (l *listing) noteURI(server, uri string) bool {
 // prompts under their exposed names, each with its route, resources
 // noting their server. Two items under one exposed name are an error: a
 // clash is never a silent shadow.
-func nameItems(method string, got []serverItems, aggr bool, mode profile.Prefix) (*listing, *jsonrpc.Error) {
+//
+// ghosts are the items of servers left out of this list (too slow), as
+// the last list had them: under on-collision prefixes a name they share
+// stays prefixed, so that a server being slow renames no other's items.
+func nameItems(method string, got []serverItems, aggr bool, mode profile.Prefix, ghosts []serverItems) (*listing, *jsonrpc.Error) {
 	l := &listing{method: method, aggr: aggr, seen: map[string]string{},
 		routes: map[string]route{}, params: map[string]map[string]string{}, uris: map[string]string{}}
 	if aggr && mode == profile.PrefixOnCollision && (method == "tools/list" || method == "prompts/list") {
-		l.shared = sharedNames(got)
+		l.shared = sharedNames(append(slices.Clip(got), ghosts...))
 	}
 	for _, si := range got {
 		if err := l.addItems(si.server, si.itemsJSON); err != nil {
@@ -250,7 +273,7 @@ func HostTools(lists []*mcpdv1.ServerList, aggr bool, mode profile.Prefix) ([]js
 		}
 		got = append(got, serverItems{server: e.GetServer(), itemsJSON: e.GetItemsJson()})
 	}
-	l, err := nameItems("tools/list", got, aggr, mode)
+	l, err := nameItems("tools/list", got, aggr, mode, nil)
 	if err != nil {
 		return nil, errors.New(err.Message)
 	}

@@ -73,7 +73,7 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *json
 	}
 	switch r.method {
 	case "tools/list", "prompts/list", "resources/list", "resources/templates/list":
-		items, notes, err := b.listNoted(ctx, r.method)
+		items, notes, err := b.listNoted(ctx, r.method, false)
 		if err != nil {
 			return nil, err
 		}
@@ -265,7 +265,7 @@ func (b *bridge) resolve(ctx context.Context, kind, exposed string) (route, bool
 		return route{server: server, name: name}, true
 	}
 	// A shortened name not listed yet: list, then look again.
-	if _, err := b.list(ctx, kind+"/list"); err == nil {
+	if err := b.listAll(ctx, kind+"/list"); err == nil {
 		b.mu.Lock()
 		r, ok = b.routes[kind+"\x00"+exposed]
 		b.mu.Unlock()
@@ -458,7 +458,7 @@ func (b *bridge) resourceOwner(ctx context.Context, uri string) (string, *jsonrp
 		return s, nil
 	}
 	for _, method := range []string{"resources/templates/list", "resources/list"} {
-		if _, err := b.list(ctx, method); err != nil {
+		if err := b.listAll(ctx, method); err != nil {
 			return "", err
 		}
 		if s, ok := lookup(); ok {

@@ -196,7 +196,15 @@ func (b *bridge) ackServers(ack *mcpdv1.SubscriptionAck) {
 // may have changed: a legacy host untagged for the kinds it was declared
 // list changes of (every kind with all: it was declared the defaults),
 // each modern listen for what it asked.
-func (b *bridge) announceLists(all bool) {
+func (b *bridge) announceLists(all bool) { b.announce(all, "") }
+
+// announceList tells the host that its list of method ("tools/list", …)
+// may have changed, as announceLists does.
+func (b *bridge) announceList(method string) { b.announce(false, listKind(method)) }
+
+// announce is announceLists of the kind only ("tools", "prompts",
+// "resources"), or of every kind when only is "".
+func (b *bridge) announce(all bool, only string) {
 	b.mu.Lock()
 	legacy := b.initialized
 	caps := b.capsLocked()
@@ -206,15 +214,18 @@ func (b *bridge) announceLists(all bool) {
 	}
 	b.mu.Unlock()
 	kinds := []struct {
-		method   string
-		declared bool
-		on       func(*listenSub) bool
+		kind, method string
+		declared     bool
+		on           func(*listenSub) bool
 	}{
-		{"notifications/tools/list_changed", caps.tools, func(l *listenSub) bool { return l.tools }},
-		{"notifications/prompts/list_changed", caps.prompts, func(l *listenSub) bool { return l.prompts }},
-		{"notifications/resources/list_changed", caps.resources, func(l *listenSub) bool { return l.resources }},
+		{"tools", "notifications/tools/list_changed", caps.tools, func(l *listenSub) bool { return l.tools }},
+		{"prompts", "notifications/prompts/list_changed", caps.prompts, func(l *listenSub) bool { return l.prompts }},
+		{"resources", "notifications/resources/list_changed", caps.resources, func(l *listenSub) bool { return l.resources }},
 	}
 	for _, k := range kinds {
+		if only != "" && k.kind != only {
+			continue
+		}
 		if legacy && (k.declared || all) {
 			b.notify(nil, k.method, map[string]any{})
 		}

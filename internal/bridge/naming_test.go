@@ -81,7 +81,7 @@ func TestOnCollisionRoutesAndClash(t *testing.T) {
 	l, err := nameItems("tools/list", []serverItems{
 		{server: "a", itemsJSON: `[{"name":"echo"},{"name":"only_a"}]`},
 		{server: "b", itemsJSON: `[{"name":"echo"}]`},
-	}, true, profile.PrefixOnCollision)
+	}, true, profile.PrefixOnCollision, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,9 +96,19 @@ func TestOnCollisionRoutesAndClash(t *testing.T) {
 		{server: "a", itemsJSON: `[{"name":"b__echo"}]`},
 		{server: "b", itemsJSON: `[{"name":"echo"}]`},
 		{server: "c", itemsJSON: `[{"name":"echo"}]`},
-	}, true, profile.PrefixOnCollision)
+	}, true, profile.PrefixOnCollision, nil)
 	if err == nil || !strings.Contains(err.Message, `"b__echo"`) || !strings.Contains(err.Message, "clashes") {
 		t.Errorf("clash error = %v", err)
+	}
+	// A server left out of the list (too slow) keeps a name it shares
+	// prefixed for the others.
+	l, err = nameItems("tools/list", []serverItems{{server: "a", itemsJSON: `[{"name":"echo"}]`}},
+		true, profile.PrefixOnCollision, []serverItems{{server: "b", itemsJSON: `[{"name":"echo"}]`}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := l.routes["a__echo"]; r != (route{server: "a", name: "echo"}) || len(l.routes) != 1 {
+		t.Errorf("with b left out, routes %+v, want a__echo only", l.routes)
 	}
 }
 

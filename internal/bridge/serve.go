@@ -45,6 +45,12 @@ type Options struct {
 	// socket going away under mcpdctl's relay, which re-sends the host's
 	// open listens there): those listens then get no closing answer.
 	HandedOver func() bool
+
+	// work bounds the bridge's work for requests (lists in the
+	// background, slowlists.go); nil: the bridge's life. serveLines sets
+	// it: there the life ends at stdin's EOF, and the requests sent
+	// before still get their answer.
+	work context.Context
 }
 
 // DefaultName is the serverInfo name of a bridge serving several servers
@@ -116,18 +122,23 @@ func serveLines(ctx context.Context, be Backend, opts Options, in io.Reader, sin
 	// the host end then, while requests in flight still get their answer.
 	life, cancel := context.WithCancel(ctx)
 	defer cancel()
+	work, endWork := context.WithCancel(ctx)
+	defer endWork()
+	opts.work = work
 	b, err := startBridge(life, be, opts, sink)
 	if started != nil {
 		started(err)
 	}
 	if err != nil {
 		cancel()
+		endWork()
 		b.wg.Wait()
 		return err
 	}
 	err = b.serve(ctx, in)
 	cancel()
 	b.reqs.Wait()
+	endWork()
 	b.wg.Wait()
 	return err
 }

@@ -15,8 +15,9 @@ import (
 // of them. A server slower than that is left out of that list, but it is
 // not down and not reported missing: its list goes on in the background,
 // the tools and prompts the host knew of it still route to it, it is left
-// out of every list without a wait until then, and once its list has come
-// the host is told the lists changed (and lists again, from mcpd's cache).
+// out of the lists of that kind without a wait until then (of every kind
+// while it never ran), and once its list has come the host is told that
+// list changed (and lists again, from what came).
 const aggrListWait = 5 * time.Second
 
 // lateKept is how long the result of a list that came late is kept for
@@ -34,45 +35,60 @@ type pendingList struct {
 	err     error
 	came    time.Time
 	late    bool // guarded by bridge.mu: a list was answered without it
+	stale   bool // guarded by bridge.mu: the server's list changed since it was asked
+}
+
+func (p *pendingList) finished() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
 }
 
 // serverListed is what one server gave a list: its entries or the RPC's
-// error, or neither when it was too slow.
+// error, or neither when it was too slow (first: found so by this list).
 type serverListed struct {
-	server  string
-	entries []*mcpdv1.ServerList
-	err     error
-	slow    bool
+	server      string
+	entries     []*mcpdv1.ServerList
+	err         error
+	slow, first bool
 }
 
 // listServers lists method of the served servers: of the one served
 // alone, waiting as long as it takes; of several, all at once
 // (listServersOf). It fails only when ctx ends.
-func (b *bridge) listServers(ctx context.Context, method string) ([]serverListed, error) {
+func (b *bridge) listServers(ctx context.Context, method string, patient bool) ([]serverListed, error) {
 	if !b.aggr {
 		entries, err := b.listOne(ctx, method, b.names[0])
 		return []serverListed{{server: b.names[0], entries: entries, err: err}}, nil
 	}
-	return b.listServersOf(ctx, method, b.names)
+	return b.listServersOf(ctx, method, b.names, patient)
 }
 
 // listServersOf lists method of names all at once, giving each
-// aggrListWait at most; a server known slow is not asked, nor waited for.
-func (b *bridge) listServersOf(ctx context.Context, method string, names []string) ([]serverListed, error) {
+// aggrListWait at most, and not asking nor waiting for one known slow;
+// patient, it waits for every server as long as ctx lasts (a lookup of a
+// name no list had yet).
+func (b *bridge) listServersOf(ctx context.Context, method string, names []string, patient bool) ([]serverListed, error) {
 	out := make([]serverListed, len(names))
 	calls := make([]*pendingList, len(names))
 	for i, n := range names {
 		out[i].server = n
-		if !b.mayOffer(n, method) {
+		switch {
+		case !b.mayOffer(n, method):
 			continue // no entries: nothing to ask it
-		}
-		if b.knownSlow(n) {
+		case !patient && b.knownSlow(n, method):
 			out[i].slow = true // not waited for again until its list comes
 			continue
 		}
-		calls[i] = b.listAsync(ctx, method, n)
+		calls[i] = b.listAsync(method, n)
 	}
-	wait, cancel := context.WithTimeout(ctx, aggrListWait)
+	wait, cancel := ctx, context.CancelFunc(func() {})
+	if !patient {
+		wait, cancel = context.WithTimeout(ctx, aggrListWait)
+	}
 	defer cancel()
 	for i, p := range calls {
 		if p == nil {
@@ -85,11 +101,9 @@ func (b *bridge) listServersOf(ctx context.Context, method string, names []strin
 				return nil, ctx.Err()
 			}
 			b.mu.Lock()
-			select {
-			case <-p.done: // came as the wait ended
-			default:
+			if !p.finished() { // else it came as the wait ended
+				out[i].slow, out[i].first = true, !p.late
 				p.late = true
-				out[i].slow = true
 			}
 			b.mu.Unlock()
 		}
@@ -100,18 +114,17 @@ func (b *bridge) listServersOf(ctx context.Context, method string, names []strin
 	return out, nil
 }
 
-// knownSlow reports whether a list of server's was already answered
-// without it, and is still in flight.
-func (b *bridge) knownSlow(server string) bool {
+// knownSlow reports whether a list of method of server's is still in
+// flight after a list was answered without it; of any method while the
+// server never ran (it is not ready for any).
+func (b *bridge) knownSlow(server, method string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	undescribed := b.info[server] == nil
 	for key, p := range b.pending {
-		if p.late && strings.HasSuffix(key, "\x00"+server) {
-			select {
-			case <-p.done:
-			default:
-				return true
-			}
+		m, s, _ := strings.Cut(key, "\x00")
+		if s == server && p.late && !p.finished() && (m == method || undescribed) {
+			return true
 		}
 	}
 	return false
@@ -121,10 +134,6 @@ func (b *bridge) knownSlow(server string) bool {
 // not described yet, or its capabilities declare the kind ("Servers that
 // support prompts MUST declare the prompts capability").
 func (b *bridge) mayOffer(server, method string) bool {
-	kind := strings.TrimSuffix(method, "/list")
-	if method == "resources/templates/list" {
-		kind = "resources"
-	}
 	b.mu.Lock()
 	info := b.info[server]
 	b.mu.Unlock()
@@ -135,8 +144,17 @@ func (b *bridge) mayOffer(server, method string) bool {
 	if json.Unmarshal([]byte(info.GetCapabilitiesJson()), &caps) != nil {
 		return true
 	}
-	_, ok := caps[kind]
+	_, ok := caps[listKind(method)]
 	return ok
+}
+
+// listKind is the capability of list method: "tools", "prompts" or
+// "resources".
+func listKind(method string) string {
+	if method == "resources/templates/list" {
+		return "resources"
+	}
+	return strings.TrimSuffix(method, "/list")
 }
 
 // startServers starts the servers that have not run yet by listing their
@@ -148,50 +166,64 @@ func (b *bridge) startServers(ctx context.Context, names []string) {
 		_, _ = b.listOne(ctx, "tools/list", names[0])
 		return
 	}
-	_, _ = b.listServersOf(ctx, "tools/list", names)
+	_, _ = b.listServersOf(ctx, "tools/list", names, false)
 }
 
 // listAsync is the list RPC of method to server in flight, started now
-// unless one is already. It runs on the bridge's life, not on ctx's (a
-// list cut short would only be started again), and when a list was
-// answered without it, the host is told that list changed once it comes.
-func (b *bridge) listAsync(ctx context.Context, method, server string) *pendingList {
+// unless one is already, or the result of one that came late. It runs on
+// b.work, not on the caller's context (a list cut short would only be
+// started again), and when a list was answered without it, the host is
+// told that list changed once it comes.
+func (b *bridge) listAsync(method, server string) *pendingList {
 	key := method + "\x00" + server
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if p := b.pending[key]; p != nil {
-		select {
-		case <-p.done: // came late: taken once
-			delete(b.pending, key)
-			if time.Since(p.came) < lateKept {
-				return p
-			}
-		default:
+		if !p.finished() {
+			return p
+		}
+		delete(b.pending, key) // came late: taken once
+		if time.Since(p.came) < lateKept {
 			return p
 		}
 	}
 	p := &pendingList{done: make(chan struct{})}
 	b.pending[key] = p
-	lctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	stop := context.AfterFunc(b.ctx, cancel)
 	b.wg.Go(func() {
-		defer cancel()
-		defer stop()
-		p.entries, p.err = b.listOne(lctx, method, server)
+		p.entries, p.err = b.listOne(b.work, method, server)
 		p.came = time.Now()
 		b.mu.Lock()
 		close(p.done)
-		late := p.late
-		if !late || p.err != nil {
+		announce := p.late && p.err == nil
+		if !announce || p.stale { // kept only when nothing changed since it was asked
 			delete(b.pending, key)
 		}
 		b.mu.Unlock()
-		if late && p.err == nil && b.ctx.Err() == nil {
-			b.opts.Warnf("bridge: server %q answered %s late; the host is told the lists changed", server, method)
-			b.announceLists(false) // a slow server left out of every kind of list meanwhile
+		if announce && b.work.Err() == nil {
+			b.opts.Warnf("bridge: server %q answered %s late; telling the host the list changed", server, method)
+			b.announceList(method)
 		}
 	})
 	return p
+}
+
+// listChanged forgets what came late of server's lists of the kind of
+// method, and what is in flight of them will not be kept (it may have
+// been asked before the change): the server's list changed.
+func (b *bridge) listChanged(server, method string) {
+	kind := listKind(method)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for key, p := range b.pending {
+		m, s, _ := strings.Cut(key, "\x00")
+		if s != server || listKind(m) != kind {
+			continue
+		}
+		p.stale = true
+		if p.finished() {
+			delete(b.pending, key)
+		}
+	}
 }
 
 // slowMessage tells that server's items of method are left out of a list.
@@ -202,6 +234,33 @@ func slowMessage(method, server string) string {
 	}
 	return fmt.Sprintf("server %q did not answer %s within %s: its %s are left out of this list, and the list is announced as changed once they come",
 		server, method, aggrListWait, kind)
+}
+
+// slowNames are the items of list method that the servers in slow had
+// in the last list, by name only (nameItems's ghosts).
+func (b *bridge) slowNames(method string, slow map[string]bool) []serverItems {
+	if len(slow) == 0 || method != "tools/list" && method != "prompts/list" {
+		return nil
+	}
+	kind := strings.TrimSuffix(method, "/list")
+	names := map[string][]string{}
+	b.mu.Lock()
+	for k, r := range b.routes {
+		if strings.HasPrefix(k, kind+"\x00") && slow[r.server] {
+			names[r.server] = append(names[r.server], r.name)
+		}
+	}
+	b.mu.Unlock()
+	var out []serverItems
+	for server, ns := range names {
+		items := make([]map[string]string, 0, len(ns))
+		for _, n := range ns {
+			items = append(items, map[string]string{"name": n})
+		}
+		raw, _ := json.Marshal(items)
+		out = append(out, serverItems{server: server, itemsJSON: string(raw)})
+	}
+	return out
 }
 
 // setRoutes replaces the routes of a tools or prompts list's kind, but

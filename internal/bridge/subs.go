@@ -145,6 +145,14 @@ func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
 		b.deliverLog(ev)
 		return
 	}
+	switch ev.GetKind() {
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED:
+		b.listChanged(ev.GetServer(), "tools/list")
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED:
+		b.listChanged(ev.GetServer(), "prompts/list")
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED:
+		b.listChanged(ev.GetServer(), "resources/list")
+	}
 	var method string
 	params := map[string]any{}
 	match := func(l *listenSub) bool { return false }

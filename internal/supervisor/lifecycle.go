@@ -25,6 +25,7 @@ func (sv *server) beginStart() {
 		return
 	}
 	sv.stopTimer()
+	sv.startAfter = false // this is the start that was due
 	if sv.restartNext {
 		sv.restartNext = false
 		sv.update(func(st *snapshot) { st.restarts++ })
@@ -87,14 +88,13 @@ func (sv *server) onStartResult(r startResult) {
 		if r.timedOut {
 			// The calls that waited through a whole start timeout are
 			// told why, not kept for the next attempt's.
-			sv.replyAll(&sv.waiters, reply{err: unavailable(r.err, "server %q is not ready: %s; mcpd starts it again", sv.spec.Name, r.err)})
+			sv.replyAll(&sv.waiters, reply{err: unavailable(r.err, "server %q is not ready: %s", sv.spec.Name, r.err)})
 		}
 	}
 }
 
 func (sv *server) onStarted(c *child) {
 	sv.cur = c
-	sv.startAfter = false // a restart that came as this start ended: it is fresh
 	sv.wg.Add(1)
 	go sv.watch(c)
 	if sv.spec.Protocol == "" || sv.spec.Protocol == session.ProtocolAuto {
@@ -108,6 +108,14 @@ func (sv *server) onStarted(c *child) {
 			cause = unavailable(nil, "server %q was stopped", sv.spec.Name)
 		}
 		sv.stopChild(cause)
+		sv.setState(StateStopping)
+		return
+	}
+	if sv.startAfter {
+		// A restart (or a config made invalid) arrived while the
+		// handshake was finishing: this child is stopped, and the start
+		// due once it is reaped does what was asked (beginStart).
+		sv.stopChild(unavailable(nil, "server %q is restarting", sv.spec.Name))
 		sv.setState(StateStopping)
 		return
 	}
