@@ -172,13 +172,31 @@ func (b *bridge) serverState(ctx context.Context, ev *mcpdv1.SubscriptionEvent) 
 		described := b.info[n] != nil
 		b.mu.Unlock()
 		if !missing && described {
-			return // a restart: mcpd tells of list changes itself
+			// A restart: mcpd tells of list changes itself; what the
+			// server declares is learned again (mayOffer).
+			b.redescribe(ctx, n)
+			return
 		}
 		if err := b.describe(ctx); err != nil {
 			return
 		}
 		b.serverUp(n)
 		b.announceLists(false)
+	}
+}
+
+// redescribe learns again what server declares, from mcpd's status.
+func (b *bridge) redescribe(ctx context.Context, server string) {
+	st, err := b.be.ListServers(ctx, &mcpdv1.ListServersRequest{})
+	if err != nil {
+		return
+	}
+	for _, s := range st.GetServers() {
+		if s.GetName() == server && s.GetCapabilitiesJson() != "" {
+			b.mu.Lock()
+			b.info[server] = s
+			b.mu.Unlock()
+		}
 	}
 }
 
