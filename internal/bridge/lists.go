@@ -70,11 +70,13 @@ func (b *bridge) listNoted(ctx context.Context, method string, patient bool) ([]
 		}
 		got, back = append(got, items...), back || up
 	}
-	l, err := nameItems(method, got, b.aggr, b.prefixMode(), b.slowNames(method, slow))
+	// "A clash is an error at start-up, not a silent shadow"; once the
+	// bridge is up, one server's new name breaks no one's list.
+	l, err := nameItems(method, got, b.aggr, b.prefixMode(), b.slowNames(method, slow), b.isUp())
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, msg := range l.shadowed {
+	for _, msg := range append(l.shadowed, l.clashes...) {
 		b.warnOnce(msg)
 	}
 	b.setRoutes(l, slow)
@@ -130,6 +132,10 @@ type listing struct {
 	// shadowed says of each URI a later server lists again that it is
 	// left out (the host cannot tell two of one URI apart).
 	shadowed []string
+	// lenient: a clash of exposed names leaves the later item out (with
+	// a warning in clashes) instead of failing the list.
+	lenient bool
+	clashes []string
 }
 
 // noteURI records that server lists uri and reports whether its item goes
@@ -157,8 +163,8 @@ func (l *listing) noteURI(server, uri string) bool {
 // ghosts are the items of servers left out of this list (too slow), as
 // the last list had them: under on-collision prefixes a name they share
 // stays prefixed, so that a server being slow renames no other's items.
-func nameItems(method string, got []serverItems, aggr bool, mode profile.Prefix, ghosts []serverItems) (*listing, *jsonrpc.Error) {
-	l := &listing{method: method, aggr: aggr, seen: map[string]string{},
+func nameItems(method string, got []serverItems, aggr bool, mode profile.Prefix, ghosts []serverItems, lenient bool) (*listing, *jsonrpc.Error) {
+	l := &listing{method: method, aggr: aggr, lenient: lenient, seen: map[string]string{},
 		routes: map[string]route{}, params: map[string]map[string]string{}, uris: map[string]string{}}
 	if aggr && mode == profile.PrefixOnCollision && (method == "tools/list" || method == "prompts/list") {
 		l.shared = sharedNames(append(slices.Clip(got), ghosts...))
@@ -172,6 +178,16 @@ func nameItems(method string, got []serverItems, aggr bool, mode profile.Prefix,
 		l.items = []json.RawMessage{}
 	}
 	return l, nil
+}
+
+// clash handles err, a clash of two items' exposed names: the list's
+// error, or, lenient, a warning and the later item left out.
+func (l *listing) clash(err *jsonrpc.Error) *jsonrpc.Error {
+	if !l.lenient {
+		return err
+	}
+	l.clashes = append(l.clashes, err.Message+"; the second is left out")
+	return nil
 }
 
 // exposedName is how the host sees item name of server.
@@ -273,7 +289,7 @@ func HostTools(lists []*mcpdv1.ServerList, aggr bool, mode profile.Prefix) ([]js
 		}
 		got = append(got, serverItems{server: e.GetServer(), itemsJSON: e.GetItemsJson()})
 	}
-	l, err := nameItems("tools/list", got, aggr, mode, nil)
+	l, err := nameItems("tools/list", got, aggr, mode, nil, false)
 	if err != nil {
 		return nil, errors.New(err.Message)
 	}
@@ -328,7 +344,7 @@ func (l *listing) addItem(server string, it json.RawMessage) *jsonrpc.Error {
 		name := textOf(nameRaw)
 		exposed, err := l.expose(server, name)
 		if err != nil {
-			return err
+			return l.clash(err)
 		}
 		if exposed != name {
 			it = renamed(it, ms, nameRaw, exposed)
@@ -438,7 +454,10 @@ func (l *listing) addDecoded(server, itemsJSON string) *jsonrpc.Error {
 			_ = json.Unmarshal(it["name"], &name)
 			exposed, err := l.expose(server, name)
 			if err != nil {
-				return err
+				if err = l.clash(err); err != nil {
+					return err
+				}
+				continue
 			}
 			if exposed != name {
 				it["name"], _ = json.Marshal(exposed)

@@ -224,7 +224,7 @@ func (b *bridge) announceList(method string) { b.announce(false, listKind(method
 // "resources"), or of every kind when only is "".
 func (b *bridge) announce(all bool, only string) {
 	b.mu.Lock()
-	legacy := b.initialized
+	legacy := b.hostReady // "not before the initialized notification"
 	caps := b.capsLocked()
 	var listens []*listenSub
 	for _, l := range b.subs.listens {

@@ -81,7 +81,7 @@ func TestOnCollisionRoutesAndClash(t *testing.T) {
 	l, err := nameItems("tools/list", []serverItems{
 		{server: "a", itemsJSON: `[{"name":"echo"},{"name":"only_a"}]`},
 		{server: "b", itemsJSON: `[{"name":"echo"}]`},
-	}, true, profile.PrefixOnCollision, nil)
+	}, true, profile.PrefixOnCollision, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,14 +96,27 @@ func TestOnCollisionRoutesAndClash(t *testing.T) {
 		{server: "a", itemsJSON: `[{"name":"b__echo"}]`},
 		{server: "b", itemsJSON: `[{"name":"echo"}]`},
 		{server: "c", itemsJSON: `[{"name":"echo"}]`},
-	}, true, profile.PrefixOnCollision, nil)
+	}, true, profile.PrefixOnCollision, nil, false)
 	if err == nil || !strings.Contains(err.Message, `"b__echo"`) || !strings.Contains(err.Message, "clashes") {
 		t.Errorf("clash error = %v", err)
+	}
+	// Once the bridge is up (lenient), the later of two clashing items is
+	// left out with a warning; the rest of the list stands.
+	l, err = nameItems("tools/list", []serverItems{
+		{server: "a", itemsJSON: `[{"name":"b__echo"},{"name":"only_a"}]`},
+		{server: "b", itemsJSON: `[{"name":"echo"}]`},
+		{server: "c", itemsJSON: `[{"name":"echo"}]`},
+	}, true, profile.PrefixOnCollision, nil, true)
+	if err != nil || len(l.clashes) != 1 || !strings.Contains(l.clashes[0], "left out") {
+		t.Fatalf("lenient clash: %v, warnings %q", err, l.clashes)
+	}
+	if r := l.routes["b__echo"]; r.server != "a" || l.routes["only_a"].server != "a" || l.routes["c__echo"].server != "c" {
+		t.Errorf("lenient clash routes %+v, want a's b__echo and only_a, and c__echo", l.routes)
 	}
 	// A server left out of the list (too slow) keeps a name it shares
 	// prefixed for the others.
 	l, err = nameItems("tools/list", []serverItems{{server: "a", itemsJSON: `[{"name":"echo"}]`}},
-		true, profile.PrefixOnCollision, []serverItems{{server: "b", itemsJSON: `[{"name":"echo"}]`}})
+		true, profile.PrefixOnCollision, []serverItems{{server: "b", itemsJSON: `[{"name":"echo"}]`}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

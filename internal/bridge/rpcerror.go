@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"context"
+	"strconv"
 	"strings"
 
 	"google.golang.org/grpc/codes"
@@ -23,6 +24,9 @@ func RPCError(ctx context.Context, err error, server string, down func() bool, n
 	case codes.Unavailable:
 		if down() {
 			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", notRunning().Error())
+		}
+		if msg := st.Message(); server == "" || strings.HasPrefix(msg, "server "+strconv.Quote(server)) {
+			return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", msg) // it names the server already
 		}
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", server, st.Message())
 	case codes.NotFound, codes.InvalidArgument:

@@ -138,7 +138,7 @@ func TestFailedStartsInARowEnterCrashLoop(t *testing.T) {
 		CrashLoopWindow: time.Nanosecond, CrashLoopCooldown: time.Hour}, nil)
 	// Each call waits through one start, and is told why it failed.
 	_, err := h.echo("slow", "x")
-	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), `server "slow" is not ready: start "slow": handshake timed out after 30ms`) {
+	if want := `server "slow" is not ready: start "slow": handshake timed out after 30ms`; !errors.Is(err, ErrUnavailable) || err.Error() != want {
 		t.Fatalf("first call: %v; want the handshake timeout", err)
 	}
 	for i := 0; i < 10 && !strings.Contains(err.Error(), "crash-looping"); i++ {

@@ -88,7 +88,8 @@ func (sv *server) onStartResult(r startResult) {
 		if r.timedOut {
 			// The calls that waited through a whole start timeout are
 			// told why, not kept for the next attempt's.
-			sv.replyAll(&sv.waiters, reply{err: unavailable(r.err, "server %q is not ready: %s", sv.spec.Name, r.err)})
+			sv.replyAll(&sv.waiters, reply{err: &unavailableError{
+				msg: fmt.Sprintf("server %q is not ready: %s", sv.spec.Name, r.err), cause: r.err, causeInMsg: true}})
 		}
 	}
 }
