@@ -56,20 +56,21 @@ type bridge struct {
 	hostCaps    json.RawMessage // what the legacy host declared
 	hostInfo    json.RawMessage // the legacy host's clientInfo
 	routes      map[string]route
-	toolParams  map[string]map[string]string // tool → Mcp-Param header → argument
-	toolsListed bool                         // toolParams holds a tools/list's
-	uris        map[string]string            // resource URI → server that listed it
-	subs        subState                     // subs.go
-	upst        upState                      // up.go
-	host        hostState                    // host.go
-	open        openCalls                    // mrtr.go
-	logLevel    string                       // set by a legacy host's logging/setLevel
-	hostReady   bool                         // a legacy host sent notifications/initialized
-	missing     map[string]string            // served servers down now → why (missing.go)
-	warned      map[string]bool              // warnings told once (missing.go)
-	pending     map[string]*pendingList      // lists in flight, by method and server (slowlists.go)
-	lastInfo    json.RawMessage              // clientInfo's last info…
-	lastClient  *mcpdv1.ClientInfo           // …and what it made of it
+	toolParams  map[string]map[string]string    // tool → Mcp-Param header → argument
+	toolsListed bool                            // toolParams holds a tools/list's
+	uris        map[string]string               // resource URI → server that listed it
+	subs        subState                        // subs.go
+	upst        upState                         // up.go
+	host        hostState                       // host.go
+	open        openCalls                       // mrtr.go
+	logLevel    string                          // set by a legacy host's logging/setLevel
+	hostReady   bool                            // a legacy host sent notifications/initialized
+	missing     map[string]string               // served servers down now → why (missing.go)
+	warned      map[string]bool                 // warnings told once (missing.go)
+	pending     map[string]*pendingList         // lists in flight, by method and server (slowlists.go)
+	lastListed  map[string][]*mcpdv1.ServerList // each server's last list, by method and server (slowlists.go)
+	lastInfo    json.RawMessage                 // clientInfo's last info…
+	lastClient  *mcpdv1.ClientInfo              // …and what it made of it
 }
 
 // route is where an exposed (possibly prefixed) tool or prompt name goes.
@@ -90,25 +91,26 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		work = ctx
 	}
 	return &bridge{
-		work:      work,
-		ownInfo:   own,
-		be:        be,
-		opts:      opts,
-		sink:      sink,
-		timeout:   opts.Timeout,
-		maxLine:   opts.MaxLine,
-		ctx:       ctx,
-		info:      map[string]*mcpdv1.ServerStatus{},
-		inflight:  map[string]context.CancelFunc{},
-		hostWaits: map[string]chan *jsonrpc.Message{},
-		routes:    map[string]route{},
-		uris:      map[string]string{},
-		missing:   map[string]string{},
-		pending:   map[string]*pendingList{},
-		subs:      newSubState(),
-		upst:      newUpState(),
-		host:      newHostState(),
-		open:      newOpenCalls(),
+		work:       work,
+		ownInfo:    own,
+		be:         be,
+		opts:       opts,
+		sink:       sink,
+		timeout:    opts.Timeout,
+		maxLine:    opts.MaxLine,
+		ctx:        ctx,
+		info:       map[string]*mcpdv1.ServerStatus{},
+		inflight:   map[string]context.CancelFunc{},
+		hostWaits:  map[string]chan *jsonrpc.Message{},
+		routes:     map[string]route{},
+		uris:       map[string]string{},
+		missing:    map[string]string{},
+		pending:    map[string]*pendingList{},
+		lastListed: map[string][]*mcpdv1.ServerList{},
+		subs:       newSubState(),
+		upst:       newUpState(),
+		host:       newHostState(),
+		open:       newOpenCalls(),
 	}
 }
 

@@ -50,12 +50,14 @@ func (b *bridge) listNoted(ctx context.Context, method string, patient bool) ([]
 	for _, sl := range listed {
 		n, entries, err := sl.server, sl.entries, sl.err
 		if sl.slow {
-			slow[n] = true
-			notes = append(notes, slowMessage(method, n))
+			notes = append(notes, slowMessage(method, n, entries != nil))
 			if sl.first {
 				b.tell(notes[len(notes)-1])
 			}
-			continue
+			if entries == nil {
+				slow[n] = true
+				continue
+			}
 		}
 		if err != nil && (!b.aggr || ctx.Err() != nil || b.work.Err() != nil || b.mcpdDown()) {
 			return nil, nil, b.rpcToMCP(ctx, err, n)

@@ -12,8 +12,9 @@ import (
 )
 
 // aggrListWait bounds how long a list of several servers waits for each
-// of them. A server slower than that is left out of that list, but it is
-// not down and not reported missing: its list goes on in the background,
+// of them. A server slower than that is given as it last listed (left
+// out when it never did), but it is not down and not reported missing:
+// its list goes on in the background,
 // the tools and prompts the host knew of it still route to it, it is left
 // out of the lists of that kind without a wait until then (of every kind
 // while it never ran), and once its list has come the host is told that
@@ -111,7 +112,25 @@ func (b *bridge) listServersOf(ctx context.Context, method string, names []strin
 			out[i].entries, out[i].err = p.entries, p.err
 		}
 	}
+	b.keepLast(method, out)
 	return out, nil
+}
+
+// keepLast remembers each server's list that came, and gives a server too
+// slow for this list the last one it gave: its items stay listed (and
+// routed) until its answer comes, rather than vanish at each change.
+func (b *bridge) keepLast(method string, out []serverListed) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for i := range out {
+		key := method + "\x00" + out[i].server
+		switch {
+		case out[i].slow:
+			out[i].entries = b.lastListed[key]
+		case out[i].err == nil && out[i].entries != nil:
+			b.lastListed[key] = out[i].entries
+		}
+	}
 }
 
 // knownSlow reports whether a list of method of server's is still in
@@ -226,14 +245,19 @@ func (b *bridge) listChanged(server, method string) {
 	}
 }
 
-// slowMessage tells that server's items of method are left out of a list.
-func slowMessage(method, server string) string {
+// slowMessage tells that server's items of method are left out of a list,
+// or given as it last listed them (old).
+func slowMessage(method, server string, old bool) string {
 	kind := strings.TrimSuffix(method, "/list")
 	if method == "resources/templates/list" {
 		kind = "resource templates"
 	}
-	return fmt.Sprintf("server %q did not answer %s within %s: its %s are left out of this list, and the list is announced as changed once they come",
-		server, method, aggrListWait, kind)
+	how := "are left out of this list"
+	if old {
+		how = "are listed as it last listed them"
+	}
+	return fmt.Sprintf("server %q did not answer %s within %s: its %s %s, and the list is announced as changed once they come",
+		server, method, aggrListWait, kind, how)
 }
 
 // slowNames are the items of list method that the servers in slow had
