@@ -196,3 +196,34 @@ func TestBridgeAggregateListsAfterStdinCloses(t *testing.T) {
 		t.Errorf("prompts piped before EOF = %s, want a's and b's", m["result"])
 	}
 }
+
+// A server that never ran and whose start failed after a list gave up on
+// it is not waited for again (nor warned of again) until it is ready.
+func TestBridgeAggregateFailedStartNotWaitedFor(t *testing.T) {
+	b := fakeSpec("b", "legacy,hanginit")
+	b.Protocol = "legacy"
+	b.DiscoverTimeout, b.RequestTimeout = 500*time.Millisecond, 11500*time.Millisecond // each start fails after 12 s
+	sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy"), b})
+	h := startBridgeOf(t, sock, "a", "b")
+	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
+	h.nextWithin("initialize's answer", 20*time.Second, func(m map[string]json.RawMessage) bool { return string(m["id"]) == "0" })
+	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	// b's first start fails (its list at the bridge's start was given up on).
+	deadline := time.Now().Add(20 * time.Second)
+	for r := mcpdctl(t, "--socket", sock, "status"); !strings.Contains(r.stdout, "handshake timed out"); r = mcpdctl(t, "--socket", sock, "status") {
+		if time.Now().After(deadline) {
+			t.Fatalf("b's start never failed:\n%s", r.stdout)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	m := h.next("the list's answer", func(m map[string]json.RawMessage) bool {
+		if string(m["method"]) == `"notifications/message"` && strings.Contains(string(m["params"]), "did not answer tools/list") {
+			t.Errorf("waited for b again after its failed start: %s", m["params"])
+		}
+		return string(m["id"]) == "1"
+	})
+	if names := listedNames(t, m["result"]); !names["a__echo"] || names["b__echo"] {
+		t.Errorf("tools = %v, want a's only", names)
+	}
+}

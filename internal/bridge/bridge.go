@@ -69,6 +69,7 @@ type bridge struct {
 	warned      map[string]bool                 // warnings told once (missing.go)
 	pending     map[string]*pendingList         // lists in flight, by method and server (slowlists.go)
 	lastListed  map[string][]*mcpdv1.ServerList // each server's last list, by method and server (slowlists.go)
+	stuck       map[string]bool                 // servers that never ran and failed a list that was given up on (slowlists.go)
 	lastInfo    json.RawMessage                 // clientInfo's last info…
 	lastClient  *mcpdv1.ClientInfo              // …and what it made of it
 }
@@ -107,6 +108,7 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		missing:    map[string]string{},
 		pending:    map[string]*pendingList{},
 		lastListed: map[string][]*mcpdv1.ServerList{},
+		stuck:      map[string]bool{},
 		subs:       newSubState(),
 		upst:       newUpState(),
 		host:       newHostState(),

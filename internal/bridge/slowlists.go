@@ -135,11 +135,15 @@ func (b *bridge) keepLast(method string, out []serverListed) {
 
 // knownSlow reports whether a list of method of server's is still in
 // flight after a list was answered without it; of any method while the
-// server never ran (it is not ready for any).
+// server never ran (it is not ready for any), and then also once such a
+// list failed (its start did), until it is ready.
 func (b *bridge) knownSlow(server, method string) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	undescribed := b.info[server] == nil
+	if undescribed && b.stuck[server] {
+		return true // until it is ready (missing.go serverState describes it)
+	}
 	for key, p := range b.pending {
 		m, s, _ := strings.Cut(key, "\x00")
 		if s == server && p.late && !p.finished() && (m == method || undescribed) {
@@ -213,6 +217,11 @@ func (b *bridge) listAsync(method, server string) *pendingList {
 		p.came = time.Now()
 		b.mu.Lock()
 		close(p.done)
+		if p.late && p.err != nil && b.info[server] == nil {
+			// It never ran, and its start failed after a list gave up on
+			// it: it is not asked again before it is ready.
+			b.stuck[server] = true
+		}
 		announce := p.late && p.err == nil
 		if !announce || p.stale { // kept only when nothing changed since it was asked
 			delete(b.pending, key)
