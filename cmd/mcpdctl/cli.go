@@ -150,11 +150,12 @@ func lostConnection(msg string) bool {
 	return strings.Contains(msg, "error reading from server") || strings.Contains(msg, "transport is closing")
 }
 
-// clientMade reports whether an UNAVAILABLE's message is gRPC's own (no
-// connection could be made), not mcpd's verdict: the connection's state
-// alone can lag, under load, behind a stream mcpd ended with its reason.
-func clientMade(msg string) bool {
-	return strings.Contains(msg, "connection error") || strings.Contains(msg, "transport") || strings.Contains(msg, "dial")
+// mcpdMade reports whether an UNAVAILABLE's message is mcpd's verdict on a
+// server (`server "x" …`, `subscription to server "x" …`), not gRPC's own:
+// the connection's state alone can lag, under load, behind a stream mcpd
+// ended with its reason.
+func mcpdMade(msg string) bool {
+	return strings.HasPrefix(msg, `server "`) || strings.HasPrefix(msg, `subscription to server "`)
 }
 
 // notRunning is the one-line error for a daemon that cannot be reached.
@@ -241,7 +242,7 @@ func (c *cli) rpcError(ctx context.Context, err error, server string) error {
 			// mcpd's own answer, though its connection may be gone by now.
 			return errors.New(st.Message())
 		}
-		if (c.conn == nil || c.conn.GetState() != connectivity.Ready) && clientMade(st.Message()) {
+		if (c.conn == nil || c.conn.GetState() != connectivity.Ready) && !mcpdMade(st.Message()) {
 			return c.notRunning()
 		}
 	case codes.NotFound:
