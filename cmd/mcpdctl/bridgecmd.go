@@ -41,9 +41,13 @@ and connects when mcpd is there. A server that is down (crash loop,
 failed, stopped) does not stop the bridge: serving several, the others
 are served and the host is warned which one is missing; serving one,
 requests get the reason. When it runs again the host is told its lists
-changed. Lines longer than --max-line-size are answered with an error.
-The bridge exits when the host closes stdin; nothing but MCP messages is
-written to stdout.
+changed. Serving several, a server slower than 5s to list is given as it
+last listed (left out if it never did) until its answer comes, and a
+name that clashes with another server's once the bridge is up is left
+out with a warning. Lines longer than --max-line-size are answered with
+an error. The bridge exits when the host closes stdin, once the requests
+sent before are answered (at once on SIGTERM); nothing but MCP messages
+is written to stdout.
 
 --root DIR names the host's workspace root: a server configured with
 "share": "root" runs one instance for each root its apps name, started
