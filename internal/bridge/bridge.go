@@ -116,9 +116,15 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 	}
 }
 
-// setupWait bounds how long a bridge's start waits for its servers to be
-// ready and described.
-const setupWait = 15 * time.Second
+// Bounds of a bridge's start. Serving one server, it waits singleStartWait
+// for the server to be ready and described: a host gives its server about
+// 10 s to start (Codex's default), and a host answered with the default
+// capabilities is told once the server is described (the host's own
+// requests wait for the server as long as they need). Serving several,
+// the start waits aggrListWait in all for the servers to be ready and
+// list, and a list it asks only once that has passed (a prompts list,
+// after the tools) gets minListWait.
+const singleStartWait = 8 * time.Second
 
 // setup resolves the servers, learns what they offer and, when serving
 // several, checks that no prefixed name clashes. It runs on one goroutine
@@ -145,30 +151,36 @@ func (b *bridge) setup(ctx context.Context, names []string, all bool) error {
 	// A server slow to start (or stuck in its handshake) is not waited
 	// for long: the host is answered with the defaults, and the server is
 	// described, and the host told its lists changed, once it is ready.
-	// Serving several, one such server holds up the others' start by
-	// aggrListWait for the stream, and as long again for each list it is
-	// first asked (its tools when it never ran, then the clash check's).
-	wait, cancelWait := context.WithTimeout(rctx, setupWait)
-	defer cancelWait()
-	openWait, cancelOpen := wait, func() {}
+	limit := singleStartWait
 	if b.aggr {
-		openWait, cancelOpen = context.WithTimeout(wait, aggrListWait)
+		limit = aggrListWait
+		b.askTools() // in flight from now: the start's one wait covers them
 	}
+	wait, cancelWait := context.WithTimeout(rctx, limit)
+	defer cancelWait()
 	select {
 	case <-open:
-	case <-openWait.Done():
+	case <-wait.Done():
 	}
-	cancelOpen()
-	if err := b.describe(wait); err != nil && wait.Err() == nil {
+	if !b.aggr {
+		// Described if ready by now, else once it is (serverState).
+		dctx, cancelD := context.WithTimeout(rctx, refreshWait)
+		defer cancelD()
+		if err := b.describe(dctx, wait.Err() == nil); err != nil && dctx.Err() == nil {
+			return err
+		}
+		return nil
+	}
+	deadline, _ := wait.Deadline()
+	lctx := withListsBy(rctx, deadline)
+	if err := b.describe(lctx, true); err != nil && rctx.Err() == nil {
 		return err
 	}
-	if b.aggr {
-		// "a clash is an error at start-up, not a silent shadow"; a
-		// server too slow for this check is checked on the host's lists.
-		for _, kind := range []string{"tools/list", "prompts/list"} {
-			if _, err := b.list(wait, kind); err != nil && wait.Err() == nil {
-				return fmt.Errorf("%s: %s", kind, err.Message)
-			}
+	// "a clash is an error at start-up, not a silent shadow"; a server too
+	// slow for this check is checked on the host's lists.
+	for _, kind := range []string{"tools/list", "prompts/list"} {
+		if _, err := b.list(lctx, kind); err != nil && rctx.Err() == nil {
+			return fmt.Errorf("%s: %s", kind, err.Message)
 		}
 	}
 	return nil
@@ -219,9 +231,10 @@ func (b *bridge) resolveNames(rctx context.Context, names []string, all bool) er
 }
 
 // describe learns each server's capabilities, serverInfo and instructions
-// from mcpd's status, starting servers that are not running yet (a list
-// call starts a server lazily; an operator's explicit stop is respected).
-func (b *bridge) describe(ctx context.Context) error {
+// from mcpd's status; with start, it first starts servers that are not
+// running yet (a list call starts a server lazily; an operator's explicit
+// stop is respected).
+func (b *bridge) describe(ctx context.Context, start bool) error {
 	st, err := b.be.ListServers(ctx, &mcpdv1.ListServersRequest{})
 	if err != nil {
 		return b.opts.RPCError(ctx, err, "")
@@ -236,7 +249,7 @@ func (b *bridge) describe(ctx context.Context) error {
 			starting = append(starting, n)
 		}
 	}
-	if len(starting) > 0 {
+	if len(starting) > 0 && start {
 		b.startServers(ctx, starting)
 		if st, err = b.be.ListServers(ctx, &mcpdv1.ListServersRequest{}); err != nil {
 			return b.opts.RPCError(ctx, err, "")

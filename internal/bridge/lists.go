@@ -50,7 +50,7 @@ func (b *bridge) listNoted(ctx context.Context, method string, patient bool) ([]
 	for _, sl := range listed {
 		n, entries, err := sl.server, sl.entries, sl.err
 		if sl.slow {
-			notes = append(notes, slowMessage(method, n, entries != nil))
+			notes = append(notes, slowMessage(method, n, sl.waited, entries != nil))
 			if sl.first {
 				b.tell(notes[len(notes)-1])
 			}

@@ -170,9 +170,9 @@ func (b *bridge) discover(ctx context.Context) (json.RawMessage, *jsonrpc.Error)
 	return marshalResult(res)
 }
 
-// refreshInfo describes servers not described yet (not running at start),
-// waiting refreshWait at most: a server that is still not ready is
-// described once it is (serverState), and the host told then.
+// refreshInfo describes servers not described yet that are ready now, in
+// refreshWait at most; one that is still not ready is described once it is
+// (serverState), and the host told then.
 func (b *bridge) refreshInfo(ctx context.Context) {
 	if !b.isUp() {
 		return
@@ -186,7 +186,7 @@ func (b *bridge) refreshInfo(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, refreshWait)
 	defer cancel()
 	if b.ready(ctx) == nil {
-		_ = b.describe(ctx)
+		_ = b.describe(ctx, false)
 	}
 }
 

@@ -177,7 +177,7 @@ func (b *bridge) serverState(ctx context.Context, ev *mcpdv1.SubscriptionEvent) 
 			b.redescribe(ctx, n)
 			return
 		}
-		if err := b.describe(ctx); err != nil {
+		if err := b.describe(ctx, false); err != nil {
 			return
 		}
 		b.serverUp(n)

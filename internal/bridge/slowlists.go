@@ -32,6 +32,7 @@ const lateKept = 30 * time.Second
 // list the host makes when told of the change.
 type pendingList struct {
 	done    chan struct{} // closed once entries, err and came are set
+	asked   time.Time
 	entries []*mcpdv1.ServerList
 	err     error
 	came    time.Time
@@ -55,6 +56,9 @@ type serverListed struct {
 	entries     []*mcpdv1.ServerList
 	err         error
 	slow, first bool
+	// waited is how long its list was in flight when this list went on
+	// without it; 0 for a server known slow, not waited for.
+	waited time.Duration
 }
 
 // listServers lists method of the served servers: of the one served
@@ -86,24 +90,30 @@ func (b *bridge) listServersOf(ctx context.Context, method string, names []strin
 		}
 		calls[i] = b.listAsync(method, n)
 	}
-	wait, cancel := ctx, context.CancelFunc(func() {})
-	if !patient {
-		wait, cancel = context.WithTimeout(ctx, aggrListWait)
-	}
-	defer cancel()
+	now := time.Now()
+	by, started := listsBy(ctx)
 	for i, p := range calls {
 		if p == nil {
 			continue
 		}
-		select {
-		case <-p.done:
-		case <-wait.Done():
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
+		until := now.Add(aggrListWait) // a host's list: each server's wait
+		if started {
+			// The bridge's start: what it asked at once, until its
+			// deadline; what it asks later, minListWait at least.
+			until = by
+			if later := p.asked.Add(minListWait); later.After(by) {
+				until = later
 			}
+		}
+		finished, err := waitList(ctx, p, until, patient)
+		if err != nil {
+			return nil, err
+		}
+		if !finished {
 			b.mu.Lock()
 			if !p.finished() { // else it came as the wait ended
 				out[i].slow, out[i].first = true, !p.late
+				out[i].waited = time.Since(p.asked).Round(time.Second)
 				p.late = true
 			}
 			b.mu.Unlock()
@@ -114,6 +124,54 @@ func (b *bridge) listServersOf(ctx context.Context, method string, names []strin
 	}
 	b.keepLast(method, out)
 	return out, nil
+}
+
+// waitList waits for p until the time until (as long as ctx lasts,
+// patient), and reports whether it came; the error is ctx's when it ended.
+func waitList(ctx context.Context, p *pendingList, until time.Time, patient bool) (bool, error) {
+	var expired <-chan time.Time
+	if !patient {
+		t := time.NewTimer(time.Until(until))
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-p.done:
+		return true, nil
+	case <-expired:
+		return p.finished(), nil
+	case <-ctx.Done():
+		return false, ctx.Err()
+	}
+}
+
+// minListWait is the least a list asked during the bridge's start waits
+// for a server once the start's deadline has passed.
+const minListWait = time.Second
+
+// listsByKey marks a context of the bridge's start with the deadline of
+// its lists.
+type listsByKey struct{}
+
+func withListsBy(ctx context.Context, t time.Time) context.Context {
+	return context.WithValue(ctx, listsByKey{}, t)
+}
+
+// listsBy is the deadline withListsBy set, if any.
+func listsBy(ctx context.Context) (time.Time, bool) {
+	t, ok := ctx.Value(listsByKey{}).(time.Time)
+	return t, ok
+}
+
+// askTools starts the tools list of every served server (each starting a
+// server that is not running): the start's wait for the servers covers
+// these lists too, rather than coming after it.
+func (b *bridge) askTools() {
+	for _, n := range b.names {
+		if !b.knownSlow(n, "tools/list") && b.mayOffer(n, "tools/list") {
+			b.listAsync("tools/list", n)
+		}
+	}
 }
 
 // keepLast remembers each server's list that came, and gives a server too
@@ -210,7 +268,7 @@ func (b *bridge) listAsync(method, server string) *pendingList {
 			return p
 		}
 	}
-	p := &pendingList{done: make(chan struct{})}
+	p := &pendingList{done: make(chan struct{}), asked: time.Now()}
 	b.pending[key] = p
 	b.wg.Go(func() {
 		p.entries, p.err = b.listOne(b.work, method, server)
@@ -256,7 +314,7 @@ func (b *bridge) listChanged(server, method string) {
 
 // slowMessage tells that server's items of method are left out of a list,
 // or given as it last listed them (old).
-func slowMessage(method, server string, old bool) string {
+func slowMessage(method, server string, waited time.Duration, old bool) string {
 	kind := strings.TrimSuffix(method, "/list")
 	if method == "resources/templates/list" {
 		kind = "resource templates"
@@ -265,8 +323,12 @@ func slowMessage(method, server string, old bool) string {
 	if old {
 		how = "are listed as it last listed them"
 	}
-	return fmt.Sprintf("server %q did not answer %s within %s: its %s %s, and the list is announced as changed once they come",
-		server, method, aggrListWait, kind, how)
+	late := "has not answered " + method + " yet"
+	if waited > 0 {
+		late = fmt.Sprintf("did not answer %s within %s", method, waited)
+	}
+	return fmt.Sprintf("server %q %s: its %s %s, and the list is announced as changed once they come",
+		server, late, kind, how)
 }
 
 // slowNames are the items of list method that the servers in slow had
