@@ -43,6 +43,15 @@ type DirectSender interface {
 	SendRequestDirect(ctx context.Context, in *mcpdv1.SendRequestRequest, each func(*mcpdv1.CallToolEvent) error) error
 }
 
+// SessionCallers is a Backend that tells the hosts of HTTP sessions apart
+// (mcpd's in-process backend): each session is made a caller of its own
+// (WithCaller) from the context of the request that starts it, so that its
+// calls, its Host stream and its children's requests belong to one app,
+// whichever connections its requests come on. end removes that caller.
+type SessionCallers interface {
+	NewCaller(ctx context.Context) (caller any, end func())
+}
+
 // RecvStream is the receiving side of a server-streaming RPC.
 type RecvStream[T any] interface {
 	Recv() (*T, error)

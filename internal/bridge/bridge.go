@@ -50,6 +50,7 @@ type bridge struct {
 	profileInfo *mcpdv1.ProfileInfo // the served profile as mcpd last described it
 	info        map[string]*mcpdv1.ServerStatus
 	inflight    map[string]context.CancelFunc    // host request id → cancel
+	atServer    map[string][]json.RawMessage     // a legacy host's requests in flight at each server, by scope, oldest first (host.go)
 	hostWaits   map[string]chan *jsonrpc.Message // our requests to the host
 	nextHostID  int64
 	initialized bool            // a legacy host ran initialize
@@ -102,6 +103,7 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		ctx:        ctx,
 		info:       map[string]*mcpdv1.ServerStatus{},
 		inflight:   map[string]context.CancelFunc{},
+		atServer:   map[string][]json.RawMessage{},
 		hostWaits:  map[string]chan *jsonrpc.Message{},
 		routes:     map[string]route{},
 		uris:       map[string]string{},
@@ -472,7 +474,7 @@ func (b *bridge) clientInfo(info json.RawMessage) *mcpdv1.ClientInfo {
 	if ci != nil && bytes.Equal(last, info) {
 		return ci
 	}
-	ci = clientInfoProto(info)
+	ci = b.clientInfoProto(info)
 	b.mu.Lock()
 	b.lastInfo, b.lastClient = bytes.Clone(info), ci
 	b.mu.Unlock()
@@ -480,13 +482,18 @@ func (b *bridge) clientInfo(info json.RawMessage) *mcpdv1.ClientInfo {
 }
 
 // clientInfoProto is the host's identity for mcpd.
-func clientInfoProto(info json.RawMessage) *mcpdv1.ClientInfo {
+func (b *bridge) clientInfoProto(info json.RawMessage) *mcpdv1.ClientInfo {
 	var ci struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
 	}
-	if json.Unmarshal(info, &ci) != nil || ci.Name == "" {
+	switch {
+	case (json.Unmarshal(info, &ci) != nil || ci.Name == "") && b.opts.plainClient:
+		return nil // the app keeps the name mcpd gave it
+	case ci.Name == "":
 		return &mcpdv1.ClientInfo{Name: "mcpdctl-bridge", Version: version.Version}
+	case b.opts.plainClient:
+		return &mcpdv1.ClientInfo{Name: ci.Name, Version: ci.Version}
 	}
 	return &mcpdv1.ClientInfo{Name: ci.Name + " (mcpdctl bridge)", Version: ci.Version}
 }

@@ -1,8 +1,10 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"time"
 
@@ -162,7 +164,7 @@ func (b *bridge) hostRun(reg *hostReg, flags hostFlags) {
 		Roots:       flags.roots,
 		Sampling:    flags.sampling,
 		Elicitation: flags.elicitation,
-		Client:      clientInfoProto(info),
+		Client:      b.clientInfoProto(info),
 	}}})
 	if err != nil {
 		return
@@ -236,7 +238,50 @@ func (b *bridge) answerChild(ctx context.Context, server, method string, params 
 		if !hostDeclares(caps, method) {
 			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "the MCP client behind this bridge does not answer %s", method)
 		}
+		if scope := b.latestAt(server); scope != nil {
+			// "SHOULD relate to the originating client request": on HTTP,
+			// on that request's POST stream (a host need open no GET).
+			ctx = withScope(ctx, scope)
+		}
 		return b.hostRequest(ctx, method, params)
 	}
 	return b.askOpen(ctx, server, method, params)
+}
+
+// calling records that a legacy host's request, ctx's scope, is in flight
+// at server until the returned function is called: a child's request
+// meanwhile is sent to the host in the scope of the latest such request
+// (answerChild), the one mcpd routes it for.
+func (b *bridge) calling(ctx context.Context, server string) func() {
+	scope := scopeOf(ctx)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if scope == nil || !b.host.flags.any() {
+		return func() {} // nothing will be asked of this host
+	}
+	b.atServer[server] = append(b.atServer[server], scope)
+	return func() {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		l := b.atServer[server]
+		if i := slices.IndexFunc(l, func(s json.RawMessage) bool { return bytes.Equal(s, scope) }); i >= 0 {
+			l = slices.Delete(l, i, i+1)
+		}
+		if len(l) == 0 {
+			delete(b.atServer, server)
+		} else {
+			b.atServer[server] = l
+		}
+	}
+}
+
+// latestAt is the scope of the legacy host's latest request in flight at
+// server, nil when there is none.
+func (b *bridge) latestAt(server string) json.RawMessage {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if l := b.atServer[server]; len(l) > 0 {
+		return l[len(l)-1]
+	}
+	return nil
 }

@@ -20,12 +20,17 @@ import (
 // it, go on that request's POST response; unsolicited output goes on the
 // session's GET stream, and waits in a bounded queue while none is open.
 type session struct {
-	id    string
-	ep    endpoint // where it was started: it is served there only
-	h     *HTTPHandler
-	b     *bridge
-	stop  context.CancelFunc // ends the bridge's life
-	serve gate               // requests and streams in progress
+	id   string
+	ep   endpoint // where it was started: it is served there only
+	h    *HTTPHandler
+	b    *bridge
+	stop context.CancelFunc // ends the bridge's life
+	// caller is what the session's Backend calls are attributed to (the
+	// backend's SessionCallers), nil when the backend has none; endCaller
+	// removes it.
+	caller    any
+	endCaller func()
+	serve     gate // requests and streams in progress
 
 	mu       sync.Mutex             // guards the fields below
 	streams  map[string]*httpStream // POST responses by request id
@@ -81,10 +86,16 @@ func (h *HTTPHandler) startSession(w http.ResponseWriter, r *http.Request, ep en
 	s := &session{id: newSessionID(), ep: ep, h: h, streams: map[string]*httpStream{}, lastUsed: time.Now()}
 	life, stop := context.WithCancel(h.life)
 	s.stop = stop
+	s.endCaller = func() {}
+	if sc, ok := h.be.(SessionCallers); ok {
+		s.caller, s.endCaller = sc.NewCaller(r.Context())
+		life = WithCaller(life, s.caller)
+	}
 	b, err := startBridge(life, h.be, h.bridgeOptions(ep), s)
 	if err != nil {
 		stop()
 		b.wg.Wait()
+		s.endCaller()
 		writeError(w, http.StatusInternalServerError, hr.id, jsonrpc.CodeInternalError, err.Error())
 		return
 	}
@@ -176,6 +187,9 @@ func (s *session) serveRequest(w http.ResponseWriter, r *http.Request, hr *hostR
 	defer s.serve.leave()
 	ctx, cancel := requestContext(r, s.b.ctx)
 	defer cancel()
+	if s.caller != nil {
+		ctx = WithCaller(ctx, s.caller) // the session's, not its connection's
+	}
 	st := newHTTPStream(w, cancel)
 	key := string(hr.id)
 	s.mu.Lock()
@@ -226,6 +240,7 @@ func (s *session) end() {
 	s.stop()
 	s.serve.close()
 	s.b.wg.Wait()
+	s.endCaller()
 }
 
 // get serves a GET: the session's stream of unsolicited output.
@@ -252,6 +267,9 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	defer s.serve.leave()
 	ctx, cancel := requestContext(r, s.b.ctx)
 	defer cancel()
+	if s.caller != nil {
+		ctx = WithCaller(ctx, s.caller) // the session's, not its connection's
+	}
 	st := newHTTPStream(w, cancel)
 	st.get = true
 	s.mu.Lock()

@@ -505,6 +505,7 @@ func (b *bridge) forward(ctx context.Context, r *hostReq, server, method string,
 			return b.send(uctx, &req, server, method, p)
 		})
 	}
+	defer b.calling(ctx, server)()
 	for round := 0; ; round++ {
 		p, err := req.forwardParams()
 		if err != nil {

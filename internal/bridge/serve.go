@@ -46,6 +46,10 @@ type Options struct {
 	// open listens there): those listens then get no closing answer.
 	HandedOver func() bool
 
+	// plainClient names the host to mcpd by its own clientInfo name, with
+	// no " (mcpdctl bridge)": mcpd's HTTP face is no bridge process.
+	plainClient bool
+
 	// work bounds the bridge's work for requests (lists in the
 	// background, slowlists.go); nil: the bridge's life. serveLines sets
 	// it: there the life ends at stdin's EOF, and the requests sent

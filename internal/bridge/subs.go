@@ -77,7 +77,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 			uris = append(uris, u)
 		}
 	}
-	info := clientInfoProto(b.hostInfo)
+	info := b.clientInfoProto(b.hostInfo)
 	b.mu.Unlock()
 	slices.Sort(uris)
 	stream, err := b.be.Subscribe(sctx, &mcpdv1.SubscribeRequest{

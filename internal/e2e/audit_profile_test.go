@@ -72,8 +72,8 @@ func TestAuditProfileEveryFront(t *testing.T) {
 		"grpc-app":                      {audit.FrontGRPC, "safe"},
 		"plain-app":                     {audit.FrontGRPC, ""},
 		"profile-host (mcpdctl bridge)": {audit.FrontBridge, "safe"},
-		"http-legacy (mcpdctl bridge)":  {audit.FrontHTTP, "safe"},
-		"http-modern (mcpdctl bridge)":  {audit.FrontHTTP, "safe"},
+		"http-legacy":                   {audit.FrontHTTP, "safe"},
+		"http-modern":                   {audit.FrontHTTP, "safe"},
 	}
 	for app, w := range want {
 		recs := byApp[app]

@@ -44,8 +44,9 @@ type Backend struct {
 }
 
 var (
-	_ bridge.Backend      = (*Backend)(nil)
-	_ bridge.DirectSender = (*Backend)(nil)
+	_ bridge.Backend        = (*Backend)(nil)
+	_ bridge.DirectSender   = (*Backend)(nil)
+	_ bridge.SessionCallers = (*Backend)(nil)
 )
 
 // NewBackend returns a backend calling srv.
@@ -86,6 +87,20 @@ func (b *Backend) app(ctx context.Context) *api.LocalApp {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.fallback
+}
+
+// NewCaller makes a legacy HTTP session an app of its own, of the peer of
+// the connection whose request (ctx's) started it: its calls, its Host
+// stream and its children's requests then belong to it, not to whichever
+// connection each request came on, and status lists it by the name its
+// host gives.
+func (b *Backend) NewCaller(ctx context.Context) (any, func()) {
+	uid, pid := -1, 0
+	if p, _ := ctx.Value(peerKey{}).(*connPeer); p != nil {
+		uid, pid = p.uid, p.pid
+	}
+	a := b.srv.NewLocalApp(api.TransportHTTP, DefaultAppName, uid, pid)
+	return a, a.Close
 }
 
 // withProfile carries the profile of a bridge's call (bridge.WithProfile)

@@ -51,7 +51,7 @@ type Face struct {
 	err     error         // Serve's error; read after done
 
 	mu   sync.Mutex // guards apps (nil once closed); taken alone, never across a call into api.Server
-	apps map[net.Conn]*api.LocalApp
+	apps map[net.Conn]*connApp
 }
 
 // connPeer is the check of one connection's peer, done by its first
@@ -63,8 +63,8 @@ type connPeer struct {
 	once sync.Once
 	uid  int
 	pid  int
-	err  error // the uid could not be found
-	app  *api.LocalApp
+	err  error    // the uid could not be found
+	app  *connApp // nil until the peer is allowed
 }
 
 type peerKey struct{}
@@ -78,7 +78,7 @@ func Serve(ln net.Listener, next http.Handler, opts Options) *Face {
 	}
 	want := peercred.Wanted(opts.WantUID)
 	f := &Face{ln: ln, wantUID: want, log: log, srv: opts.Server, next: next,
-		done: make(chan struct{}), apps: map[net.Conn]*api.LocalApp{}}
+		done: make(chan struct{}), apps: map[net.Conn]*connApp{}}
 	if a, ok := ln.Addr().(*net.TCPAddr); ok {
 		f.port = a.Port
 	}
@@ -123,7 +123,7 @@ func (f *Face) Close() error {
 	f.apps = nil
 	f.mu.Unlock()
 	for _, a := range apps { // outside f.mu: Close calls into api.Server
-		a.Close()
+		a.close()
 	}
 	if f.err != nil {
 		return fmt.Errorf("HTTP: serve: %w", f.err)
@@ -160,11 +160,10 @@ func (f *Face) checkPeer(p *connPeer) bool {
 	return p.err == nil && p.uid == f.wantUID
 }
 
-// register lists p's allowed connection as an app, unless the face closed
-// meanwhile. The app is made outside f.mu (it calls into api.Server) and
-// closed again if Close came first.
+// register makes p's allowed connection an app, listed in status from its
+// first call (connApp), unless the face closed meanwhile.
 func (f *Face) register(p *connPeer) {
-	a := f.srv.NewLocalApp(api.TransportHTTP, DefaultAppName, p.uid, p.pid)
+	a := &connApp{make: func() *api.LocalApp { return f.srv.NewLocalApp(api.TransportHTTP, DefaultAppName, p.uid, p.pid) }}
 	f.mu.Lock()
 	open := f.apps != nil
 	if open {
@@ -172,8 +171,7 @@ func (f *Face) register(p *connPeer) {
 	}
 	f.mu.Unlock()
 	if !open {
-		a.Close()
-		return
+		a.close()
 	}
 	p.app = a
 }
@@ -188,7 +186,7 @@ func (f *Face) connState(c net.Conn, st http.ConnState) {
 	delete(f.apps, c)
 	f.mu.Unlock()
 	if a != nil {
-		a.Close()
+		a.close()
 	}
 }
 
