@@ -168,6 +168,19 @@ func TestBridgeStuckServerAloneAnswersInitialize(t *testing.T) {
 	}
 }
 
+// An aggregate's read of a URI no list had yet goes to the server that
+// lists it, not to the first server that answers a read of it.
+func TestBridgeAggregateReadBeforeListGoesToTheLister(t *testing.T) {
+	sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy,readall"), fakeSpec("b", "legacy")})
+	h := startBridgeOf(t, sock, "a", "b")
+	legacy := hostEras[1]
+	legacy.open(h)
+	res := h.mustRequest(legacy, "1", "resources/read", `"uri":"fake://hello"`)
+	if !strings.Contains(string(res), `"text":"hello"`) {
+		t.Errorf("read of b's fake://hello before any list answered %s, want b's contents", res)
+	}
+}
+
 // An aggregate asks a server for no list its capabilities do not declare.
 func TestBridgeAggregateAsksOnlyDeclaredLists(t *testing.T) {
 	sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy,toolsonly"), fakeSpec("b", "legacy")})

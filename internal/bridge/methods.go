@@ -346,10 +346,15 @@ func (b *bridge) read(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrp
 	if err := json.Unmarshal(r.params["uri"], &uri); err != nil || uri == "" {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params.uri required")
 	}
-	b.mu.Lock()
-	first, known := b.uris[uri]
-	b.mu.Unlock()
-	servers := b.names
+	first, known := b.uriOwner(uri)
+	if !known && b.aggr {
+		// Not listed yet: list, so that the read goes to the server that
+		// lists the URI rather than to the first that answers it.
+		if err := b.listAll(ctx, "resources/list"); err == nil {
+			first, known = b.uriOwner(uri)
+		}
+	}
+	servers := b.names // a URI no server lists (a template's): each in turn
 	if known {
 		servers = []string{first}
 	}
@@ -365,6 +370,14 @@ func (b *bridge) read(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrp
 		}
 	}
 	return nil, last
+}
+
+// uriOwner is the server that listed uri first, if any did.
+func (b *bridge) uriOwner(uri string) (string, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s, ok := b.uris[uri]
+	return s, ok
 }
 
 func (b *bridge) readOne(ctx context.Context, r *hostReq, server, uri string) (json.RawMessage, *jsonrpc.Error) {
@@ -448,12 +461,7 @@ func (b *bridge) complete(ctx context.Context, r *hostReq) (json.RawMessage, *js
 // not seen in a listing yet is looked up in the servers' template lists,
 // then their resource lists, which mcpd caches.
 func (b *bridge) resourceOwner(ctx context.Context, uri string) (string, *jsonrpc.Error) {
-	lookup := func() (string, bool) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		s, ok := b.uris[uri]
-		return s, ok
-	}
+	lookup := func() (string, bool) { return b.uriOwner(uri) }
 	if s, ok := lookup(); ok {
 		return s, nil
 	}

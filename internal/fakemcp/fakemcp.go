@@ -38,6 +38,8 @@
 //	             greet's (templates.go)
 //	toolsonly    declares the tools capability only (and still answers the
 //	             other lists, as a careless server might)
+//	readall      lists no resources and answers a read of any URI with the
+//	             text "read anything: URI", as a careless server might
 //
 // Every message received is counted (tool "stats") and, unless quiet, logged
 // to stderr as "recv <method> <id>" for a request, "recv <method>" for a
@@ -528,6 +530,9 @@ func (s *server) dispatch(r *req) (map[string]any, *jsonrpc.Error) {
 	case "tools/call":
 		return s.callTool(r)
 	case "resources/list":
+		if s.flags["readall"] {
+			return cacheable(map[string]any{"resources": []any{}}), nil
+		}
 		return cacheable(map[string]any{"resources": []any{
 			map[string]any{"uri": "fake://hello", "name": "hello", "mimeType": "text/plain"},
 		}}), nil
@@ -536,6 +541,11 @@ func (s *server) dispatch(r *req) (map[string]any, *jsonrpc.Error) {
 	case "resources/read":
 		var uri string
 		_ = json.Unmarshal(r.params["uri"], &uri)
+		if s.flags["readall"] {
+			return cacheable(map[string]any{"contents": []any{
+				map[string]any{"uri": uri, "mimeType": "text/plain", "text": "read anything: " + uri},
+			}}), nil
+		}
 		if uri != "fake://hello" {
 			return nil, jsonrpc.WithData(jsonrpc.CodeInvalidParams, "Resource not found", map[string]any{"uri": uri})
 		}
