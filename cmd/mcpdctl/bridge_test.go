@@ -263,7 +263,8 @@ func TestBridgeInputRequestWithoutParams(t *testing.T) {
 }
 
 // A legacy host that set a level gets the messages a server sends outside
-// any request at that level or above.
+// any request at that level or above, but none that mcpd marks as sent
+// during calls (possibly another host's).
 func TestBridgeForwardsUnattributedLogMessages(t *testing.T) {
 	f, sock := startBridgeMcpd(t)
 	h := startBridge(t, sock)
@@ -274,13 +275,15 @@ func TestBridgeForwardsUnattributedLogMessages(t *testing.T) {
 	if m := h.response("2"); m["error"] != nil {
 		t.Fatalf("setLevel: %s", m["error"])
 	}
+	f.events <- &mcpdv1.SubscriptionEvent{Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE, Server: "s",
+		ParamsJson: `{"level":"error","data":"during calls"}`, DuringCalls: true}
 	for _, p := range []string{`{"level":"info","data":"below"}`, `{"level":"error","data":"above"}`} {
 		f.events <- &mcpdv1.SubscriptionEvent{Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE, Server: "s", ParamsJson: p}
 	}
-	// Events are handled in order: once "above" arrived, "below" was dropped.
+	// Events are handled in order: once "above" arrived, the others were dropped.
 	m := h.next("log message", func(m map[string]json.RawMessage) bool { return string(m["method"]) == `"notifications/message"` })
 	if got := string(m["params"]); got != `{"level":"error","data":"above"}` {
-		t.Errorf("log message %s, want only the error-level one", got)
+		t.Errorf("log message %s, want only the error-level one sent outside calls", got)
 	}
 }
 

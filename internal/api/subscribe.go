@@ -279,6 +279,7 @@ func eventToProto(ev *subscriptions.Event) *mcpdv1.SubscriptionEvent {
 		Exit:               ev.Exit,
 		Error:              ev.Error,
 		Synthetic:          ev.Synthetic,
+		DuringCalls:        ev.DuringCalls,
 		TimeUnixMs:         ev.Time.UnixMilli(),
 		DroppedLogMessages: ev.LogsDropped,
 	}

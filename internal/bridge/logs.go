@@ -64,14 +64,16 @@ func (b *bridge) stampLogLevel(r *hostReq) {
 // request (mcpd gives those to its watchers) to a legacy host that set a
 // level, if the message is at that level or above: such a host expects the
 // server's messages after logging/setLevel, not only those of its own
-// calls. A modern host has no channel for them.
+// calls. One sent while calls were in flight at the server, which mcpd
+// could not give to any of them, is not: it may be of another host's
+// call. A modern host has no channel for them.
 func (b *bridge) deliverLog(ev *mcpdv1.SubscriptionEvent) {
 	b.mu.Lock()
 	legacy, level := b.initialized, b.logLevel
 	b.mu.Unlock()
 	params := json.RawMessage(ev.GetParamsJson())
-	if !legacy || level == "" || !json.Valid(params) {
-		return
+	if !legacy || level == "" || ev.GetDuringCalls() || !json.Valid(params) {
+		return // during calls: it may be of another host's
 	}
 	var msg struct {
 		Level string `json:"level"`

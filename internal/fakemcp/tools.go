@@ -36,7 +36,7 @@ var tools = []tool{
 	{"stats", `returns {"methods":{method:count},"cancelled":[ids]} as JSON text`, toolStats},
 	{"meta", `returns the request's params._meta as JSON text`, toolMeta},
 	{"changed", `emits notifications/<"kind">/list_changed (kind tools|prompts|resources) or, with "uri", notifications/resources/updated; on modern listens they are tagged with the subscription id`, toolChanged},
-	{"log", `emits notifications/message with "level" (default info) and "data"`, toolLog},
+	{"log", `emits notifications/message with "level" (default info) and "data"; with "afterms", that many milliseconds after its answer (outside any request)`, toolLog},
 	{"stallstdin", `returns "message" (default "stalled"), and the fake reads nothing more from its stdin for "ms" milliseconds (default: ever) while it stays alive and answers what it already read`, toolStall},
 }
 
@@ -292,7 +292,12 @@ func toolLog(s *server, r *req, args map[string]json.RawMessage) (string, *jsonr
 	if level == "" {
 		level = "info"
 	}
-	s.notify("notifications/message", map[string]any{"level": level, "logger": "fakemcp", "data": json.RawMessage(orNull(args["data"]))})
+	params := map[string]any{"level": level, "logger": "fakemcp", "data": json.RawMessage(orNull(args["data"]))}
+	if ms := argInt(args, "afterms", 0); ms > 0 {
+		time.AfterFunc(time.Duration(ms)*time.Millisecond, func() { s.notify("notifications/message", params) })
+		return "logging later", nil
+	}
+	s.notify("notifications/message", params)
 	return "logged", nil
 }
 

@@ -46,12 +46,14 @@ func messageHandler(req *Request) func(json.RawMessage) {
 //     message may come from anything the child does, so it is attributed
 //     only when exactly one call is pending and that call opted in.
 //
-// Everything else is left to OnNotification (watchers).
-func (s *Session) routeMessage(params json.RawMessage) bool {
+// Everything else is left to OnNotification (watchers); during says calls
+// were in flight then, so the message may be of one of them.
+func (s *Session) routeMessage(params json.RawMessage) (routed, during bool) {
 	info := s.info.Load()
 	modern := info != nil && info.Era == EraModern
 	var target *call
 	s.mu.Lock()
+	during = len(s.pending) > 0
 	if modern || len(s.pending) == 1 {
 		for _, c := range s.pending {
 			if c.onMessage == nil {
@@ -66,8 +68,8 @@ func (s *Session) routeMessage(params json.RawMessage) bool {
 	}
 	s.mu.Unlock()
 	if target == nil {
-		return false
+		return false, during
 	}
 	target.onMessage(params)
-	return true
+	return true, during
 }

@@ -41,10 +41,10 @@ func waitInFlight(t *testing.T, s *session.Session, n int64) {
 func TestLogMessagesReachTheirCaller(t *testing.T) {
 	for _, mode := range []string{"modern", "legacy"} {
 		t.Run(mode, func(t *testing.T) {
-			watchers := make(chan string, 10)
+			watchers := make(chan session.Notification, 10)
 			s, _ := open(t, mode, session.Options{OnNotification: func(n session.Notification) {
 				if n.Method == "notifications/message" {
-					watchers <- string(n.Params)
+					watchers <- n
 				}
 			}})
 			handshake(t, s)
@@ -63,11 +63,19 @@ func TestLogMessagesReachTheirCaller(t *testing.T) {
 				t.Error("the caller got no message (it is delivered before the response)")
 			}
 
-			// Not opted in: watchers get it.
+			// Not opted in: watchers get it, marked as sent during calls.
 			none := make(chan string, 10)
 			callTool(t, s, logCall("for watchers", "", none))
-			if m := <-watchers; !strings.Contains(m, `"for watchers"`) {
-				t.Errorf("watchers got %s", m)
+			if m := <-watchers; !strings.Contains(string(m.Params), `"for watchers"`) || !m.DuringCalls {
+				t.Errorf("watchers got %s (during calls: %v), want it marked as sent during calls", m.Params, m.DuringCalls)
+			}
+
+			// Sent with no call in flight: watchers get it, not so marked.
+			req := logCall("outside calls", "", none)
+			req.Params = json.RawMessage(`{"name":"log","arguments":{"data":"outside calls","afterms":50}}`)
+			callTool(t, s, req)
+			if m := <-watchers; !strings.Contains(string(m.Params), `"outside calls"`) || m.DuringCalls {
+				t.Errorf("watchers got %s (during calls: %v), want it not marked", m.Params, m.DuringCalls)
 			}
 
 			// Another opted-in call in flight: the message cannot be
@@ -83,8 +91,8 @@ func TestLogMessagesReachTheirCaller(t *testing.T) {
 			}()
 			waitInFlight(t, s, 1)
 			callTool(t, s, logCall("ambiguous", "debug", mine))
-			if m := <-watchers; !strings.Contains(m, `"ambiguous"`) {
-				t.Errorf("watchers got %s", m)
+			if m := <-watchers; !strings.Contains(string(m.Params), `"ambiguous"`) || !m.DuringCalls {
+				t.Errorf("watchers got %s (during calls: %v)", m.Params, m.DuringCalls)
 			}
 			cancel()
 			if err := <-errc; !errors.Is(err, context.Canceled) {

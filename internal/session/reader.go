@@ -140,9 +140,14 @@ func (s *Session) notification(env jsonrpc.Envelope) {
 		s.progressNotification(env.Params)
 		return
 	case "notifications/message":
-		if s.routeMessage(env.Params) {
+		routed, during := s.routeMessage(env.Params)
+		if routed {
 			return
 		}
+		if s.opts.OnNotification != nil {
+			s.opts.OnNotification(Notification{Method: env.Method, Params: env.Params, DuringCalls: during})
+		}
+		return
 	case "notifications/cancelled":
 		// "when a child's id is referenced in a cancel from the server
 		// (legacy), abort the local handler for that server→client request."

@@ -83,6 +83,9 @@ type Notification struct {
 	Method string
 	// Params is the raw params object (may be nil).
 	Params json.RawMessage
+	// DuringCalls marks a notifications/message sent while calls were in
+	// flight, none of which it could be given to: it may be of one of them.
+	DuringCalls bool
 }
 
 // RequestHandler answers a request the child sent (other than ping, which the

@@ -82,6 +82,9 @@ type Event struct {
 	// Synthetic marks change events mcpd made up after a restart (the
 	// lists may have changed while the child was down).
 	Synthetic bool
+	// DuringCalls marks a KindLog the child sent while calls were in
+	// flight, none of which it could be given to: it may be of one of them.
+	DuringCalls bool
 	Time      time.Time
 	// Memo is shared by every stream the event is delivered to (nil for an
 	// event only one stream gets): the delivering layer keeps its encoding

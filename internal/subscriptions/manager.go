@@ -474,11 +474,25 @@ func (m *Manager) OnNotification(server, method string, params json.RawMessage) 
 	m.notification(Target{Server: server}, method, params)
 }
 
+// OnLogDuringCalls is OnNotification (OnInstanceNotification, for the
+// instance key) of a notifications/message sent while calls were in
+// flight at the child, none of which it could be given to: its event is
+// marked DuringCalls.
+func (m *Manager) OnLogDuringCalls(server, key string, params json.RawMessage) {
+	m.notificationOf(Target{server, key}, "notifications/message", params, true)
+}
+
 // notification maps one child notification to an event, tells OnChange
 // and publishes it.
 func (m *Manager) notification(t Target, method string, params json.RawMessage) {
+	m.notificationOf(t, method, params, false)
+}
+
+// notificationOf is notification, the event marked DuringCalls as during
+// says.
+func (m *Manager) notificationOf(t Target, method string, params json.RawMessage, during bool) {
 	server := t.Server
-	ev := Event{Server: server, Params: params, Time: time.Now(), inst: t.Instance}
+	ev := Event{Server: server, Params: params, Time: time.Now(), inst: t.Instance, DuringCalls: during}
 	switch method {
 	case "notifications/tools/list_changed":
 		ev.Kind = KindToolsListChanged

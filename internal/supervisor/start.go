@@ -159,13 +159,23 @@ func (sv *server) sessionFor(ctx context.Context, spec *Spec, proto string, proc
 		sopts.OnNotification = func(n session.Notification) {
 			// Invalidate before anyone hears of the change (cache.go).
 			sv.observeNotification(n)
+			key := ""
 			if sv.inst != nil {
+				key = sv.inst.key
+			}
+			switch {
+			case n.DuringCalls:
+				sv.sup.subs.OnLogDuringCalls(name, key, n.Params)
+			case sv.inst != nil:
 				// An instance's changes reach the streams of the apps
 				// it serves alone (instances.go).
-				sv.sup.subs.OnInstanceNotification(name, sv.inst.key, n.Method, n.Params)
+				sv.sup.subs.OnInstanceNotification(name, key, n.Method, n.Params)
+			default:
+				sv.sup.subs.OnNotification(name, n.Method, n.Params)
+			}
+			if sv.inst != nil {
 				return
 			}
-			sv.sup.subs.OnNotification(name, n.Method, n.Params)
 			if on != nil {
 				on(name, n)
 			}

@@ -141,6 +141,8 @@ class SubscriptionEvent:
     error: str = ""
     synthetic: bool = False
     dropped_log_messages: int = 0
+    # a log message sent while calls were in flight, none of which mcpd could give it to
+    during_calls: bool = False
     ack: Optional[pb.SubscriptionAck] = field(default=None, repr=False)
 
 
@@ -150,6 +152,7 @@ def subscription_event(e: pb.SubscriptionEvent) -> SubscriptionEvent:
         server=e.server, time_unix_ms=e.time_unix_ms, uri=e.uri,
         params=parse_json(e.params_json, "params_json"), state=e.state, pid=e.pid, exit=e.exit,
         error=e.error, synthetic=e.synthetic, dropped_log_messages=e.dropped_log_messages,
+        during_calls=e.during_calls,
         ack=e.ack if e.HasField("ack") else None,
     )
 

@@ -63,6 +63,7 @@ function subscriptionEvent(e) {
   if (e.error) out.error = e.error;
   if (e.synthetic) out.synthetic = true;
   if (e.droppedLogMessages) out.droppedLogMessages = e.droppedLogMessages;
+  if (e.duringCalls) out.duringCalls = true;
   if (e.ack) out.ack = e.ack;
   return out;
 }

@@ -138,6 +138,8 @@ export interface SubscriptionEvent {
   error?: string;
   synthetic?: boolean;
   droppedLogMessages?: number;
+  /** A log message sent while calls were in flight at the server, none of which mcpd could give it to. */
+  duringCalls?: boolean;
   ack?: SubscriptionAck;
 }
 

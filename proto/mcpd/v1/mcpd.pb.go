@@ -3760,8 +3760,12 @@ type SubscriptionEvent struct {
 	// dropped_log_messages is how many log messages of server a LOGS_LAGGED
 	// event stands for.
 	DroppedLogMessages uint64 `protobuf:"varint,12,opt,name=dropped_log_messages,json=droppedLogMessages,proto3" json:"dropped_log_messages,omitempty"`
-	unknownFields      protoimpl.UnknownFields
-	sizeCache          protoimpl.SizeCache
+	// during_calls marks a LOG_MESSAGE a legacy server sent while apps' calls
+	// were in flight at it, none of which mcpd could give it to: it may be of
+	// one app's call. Bridges do not pass such a message to their hosts.
+	DuringCalls   bool `protobuf:"varint,13,opt,name=during_calls,json=duringCalls,proto3" json:"during_calls,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *SubscriptionEvent) Reset() {
@@ -3876,6 +3880,13 @@ func (x *SubscriptionEvent) GetDroppedLogMessages() uint64 {
 		return x.DroppedLogMessages
 	}
 	return 0
+}
+
+func (x *SubscriptionEvent) GetDuringCalls() bool {
+	if x != nil {
+		return x.DuringCalls
+	}
+	return false
 }
 
 // UpdateSubscriptionRequest changes the resource URIs an open stream watches.
@@ -5824,7 +5835,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x05error\x18\t \x01(\tR\x05error\"t\n" +
 	"\x0fSubscriptionAck\x12'\n" +
 	"\x0fsubscription_id\x18\x01 \x01(\x04R\x0esubscriptionId\x128\n" +
-	"\aservers\x18\x02 \x03(\v2\x1e.mcpd.v1.SubscriptionServerAckR\aservers\"\x82\x03\n" +
+	"\aservers\x18\x02 \x03(\v2\x1e.mcpd.v1.SubscriptionServerAckR\aservers\"\xa5\x03\n" +
 	"\x11SubscriptionEvent\x122\n" +
 	"\x04kind\x18\x01 \x01(\x0e2\x1e.mcpd.v1.SubscriptionEventKindR\x04kind\x12\x16\n" +
 	"\x06server\x18\x02 \x01(\tR\x06server\x12\x10\n" +
@@ -5840,7 +5851,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	" \x01(\x03R\n" +
 	"timeUnixMs\x12*\n" +
 	"\x03ack\x18\v \x01(\v2\x18.mcpd.v1.SubscriptionAckR\x03ack\x120\n" +
-	"\x14dropped_log_messages\x18\f \x01(\x04R\x12droppedLogMessages\"\xa2\x01\n" +
+	"\x14dropped_log_messages\x18\f \x01(\x04R\x12droppedLogMessages\x12!\n" +
+	"\fduring_calls\x18\r \x01(\bR\vduringCalls\"\xa2\x01\n" +
 	"\x19UpdateSubscriptionRequest\x12'\n" +
 	"\x0fsubscription_id\x18\x01 \x01(\x04R\x0esubscriptionId\x12*\n" +
 	"\x11add_resource_uris\x18\x02 \x03(\tR\x0faddResourceUris\x120\n" +

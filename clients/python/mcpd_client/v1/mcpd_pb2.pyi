@@ -744,9 +744,10 @@ class SubscriptionAck(_message.Message):
     def __init__(self, subscription_id: _Optional[int] = ..., servers: _Optional[_Iterable[_Union[SubscriptionServerAck, _Mapping]]] = ...) -> None: ...
 
 class SubscriptionEvent(_message.Message):
-    __slots__ = ["ack", "dropped_log_messages", "error", "exit", "kind", "params_json", "pid", "server", "state", "synthetic", "time_unix_ms", "uri"]
+    __slots__ = ["ack", "dropped_log_messages", "during_calls", "error", "exit", "kind", "params_json", "pid", "server", "state", "synthetic", "time_unix_ms", "uri"]
     ACK_FIELD_NUMBER: _ClassVar[int]
     DROPPED_LOG_MESSAGES_FIELD_NUMBER: _ClassVar[int]
+    DURING_CALLS_FIELD_NUMBER: _ClassVar[int]
     ERROR_FIELD_NUMBER: _ClassVar[int]
     EXIT_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -759,6 +760,7 @@ class SubscriptionEvent(_message.Message):
     URI_FIELD_NUMBER: _ClassVar[int]
     ack: SubscriptionAck
     dropped_log_messages: int
+    during_calls: bool
     error: str
     exit: str
     kind: SubscriptionEventKind
@@ -769,7 +771,7 @@ class SubscriptionEvent(_message.Message):
     synthetic: bool
     time_unix_ms: int
     uri: str
-    def __init__(self, kind: _Optional[_Union[SubscriptionEventKind, str]] = ..., server: _Optional[str] = ..., uri: _Optional[str] = ..., params_json: _Optional[str] = ..., state: _Optional[str] = ..., pid: _Optional[int] = ..., exit: _Optional[str] = ..., error: _Optional[str] = ..., synthetic: bool = ..., time_unix_ms: _Optional[int] = ..., ack: _Optional[_Union[SubscriptionAck, _Mapping]] = ..., dropped_log_messages: _Optional[int] = ...) -> None: ...
+    def __init__(self, kind: _Optional[_Union[SubscriptionEventKind, str]] = ..., server: _Optional[str] = ..., uri: _Optional[str] = ..., params_json: _Optional[str] = ..., state: _Optional[str] = ..., pid: _Optional[int] = ..., exit: _Optional[str] = ..., error: _Optional[str] = ..., synthetic: bool = ..., time_unix_ms: _Optional[int] = ..., ack: _Optional[_Union[SubscriptionAck, _Mapping]] = ..., dropped_log_messages: _Optional[int] = ..., during_calls: bool = ...) -> None: ...
 
 class SubscriptionServerAck(_message.Message):
     __slots__ = ["era", "error", "log_messages", "prompts_list_changed", "resource_uris", "resources_list_changed", "server", "server_state", "tools_list_changed"]
