@@ -85,7 +85,7 @@ type Event struct {
 	// DuringCalls marks a KindLog the child sent while calls were in
 	// flight, none of which it could be given to: it may be of one of them.
 	DuringCalls bool
-	Time      time.Time
+	Time        time.Time
 	// Memo is shared by every stream the event is delivered to (nil for an
 	// event only one stream gets): the delivering layer keeps its encoding
 	// of the event there, so that a hundred streams encode it once.
