@@ -36,6 +36,9 @@ class McpdClient {
     this.socketPath = socketPath ? path.resolve(socketPath) : defaultSocketPath();
     this.clientName = clientName;
     this.clientVersion = clientVersion;
+    this._calls = new Set(); // calls in flight (close ends them)
+    this._streams = new Set(); // open subscriptions and hosts (close closes them)
+    this._closed = false;
     const Service = loadService();
     this._stub = new Service(`unix:${this.socketPath}`, grpc.credentials.createInsecure(), {
       // Long-lived Subscribe and Host streams stay alive through idle hours.
@@ -60,22 +63,48 @@ class McpdClient {
     return { timeoutMs: timeoutMs || 0, client: { name: this.clientName, version: this.clientVersion || '' } };
   }
 
-  /** _unary calls a unary RPC, honouring an AbortSignal. */
-  _unary(method, request, { signal } = {}) {
+  /**
+   * _callOptions are grpc-js call options: with timeoutMs a deadline, a
+   * second after mcpd's own timeout for the request (whose error says
+   * more), so that a call to an mcpd that does not answer ends too.
+   */
+  _callOptions(timeoutMs) {
+    return timeoutMs > 0 ? { deadline: Date.now() + timeoutMs + deadlineGraceMs } : {};
+  }
+
+  /** _track keeps call until it ends, so that close() can end it. */
+  _track(call) {
+    this._calls.add(call);
+    const untrack = () => this._calls.delete(call);
+    call.on('status', untrack);
+    call.on('error', untrack);
+    return call;
+  }
+
+  /** _failure is the McpdError of a call that failed with err. */
+  _failure(err, what, signal) {
+    if (signal && signal.aborted) return abortError(signal, what);
+    if (this._closed) return closedError(what);
+    return fromStatus(err, this.socketPath, what);
+  }
+
+  /** _unary calls a unary RPC, honouring an AbortSignal and timeoutMs. */
+  _unary(method, request, { signal, timeoutMs } = {}) {
     return new Promise((resolve, reject) => {
       if (signal && signal.aborted) {
         reject(abortError(signal, method));
         return;
       }
+      if (this._closed) {
+        reject(closedError(method));
+        return;
+      }
       let onAbort;
-      const call = this._stub[method](request, this._metadata(), (err, resp) => {
+      const call = this._track(this._stub[method](request, this._metadata(), this._callOptions(timeoutMs), (err, resp) => {
         if (signal) signal.removeEventListener('abort', onAbort);
-        if (err) {
-          reject(signal && signal.aborted ? abortError(signal, method) : fromStatus(err, this.socketPath, method));
-        } else {
-          resolve(resp);
-        }
-      });
+        if (err) reject(this._failure(err, method, signal));
+        else resolve(resp);
+      }));
       if (signal) {
         onAbort = () => call.cancel();
         signal.addEventListener('abort', onAbort, { once: true });
@@ -84,13 +113,17 @@ class McpdClient {
   }
 
   /** _stream runs a server-streaming MCP RPC (CallTool, SendRequest) to its response. */
-  _stream(method, request, what, { signal, onProgress, onMessage } = {}) {
+  _stream(method, request, what, { signal, timeoutMs, onProgress, onMessage } = {}) {
     return new Promise((resolve, reject) => {
       if (signal && signal.aborted) {
         reject(abortError(signal, what));
         return;
       }
-      const call = this._stub[method](request, this._metadata());
+      if (this._closed) {
+        reject(closedError(what));
+        return;
+      }
+      const call = this._track(this._stub[method](request, this._metadata(), this._callOptions(timeoutMs)));
       let response;
       const onAbort = () => call.cancel();
       if (signal) signal.addEventListener('abort', onAbort, { once: true });
@@ -107,7 +140,7 @@ class McpdClient {
       });
       call.on('error', (err) => {
         done();
-        reject(signal && signal.aborted ? abortError(signal, what) : fromStatus(err, this.socketPath, what));
+        reject(this._failure(err, what, signal));
       });
       call.on('end', () => {
         done();
@@ -222,7 +255,15 @@ class McpdClient {
       logMessages: !!what.logMessages,
       client: { name: this.clientName, version: this.clientVersion || '' },
     };
-    return new Subscription(this, req, { reconnect: !!what.reconnect });
+    if (this._closed) throw closedError('subscribe');
+    return this._keep(new Subscription(this, req, { reconnect: !!what.reconnect }));
+  }
+
+  /** _keep keeps an open subscription or host until it is closed. */
+  _keep(s) {
+    this._streams.add(s);
+    s.onClose = () => this._streams.delete(s);
+    return s;
   }
 
   /**
@@ -230,8 +271,9 @@ class McpdClient {
    * { roots, sampling, elicitation } callbacks (params, ctx) => result.
    */
   host(handlers, { servers = [] } = {}) {
+    if (this._closed) throw closedError('host');
     const call = this._stub.Host(this._metadata());
-    const h = new Host(this, call, handlers);
+    const h = this._keep(new Host(this, call, handlers));
     call.write({
       register: {
         servers,
@@ -244,8 +286,26 @@ class McpdClient {
     return h;
   }
 
-  /** close closes the connection; calls in flight fail. */
-  close() { this._stub.close(); }
+  /**
+   * close closes the connection: calls in flight fail with CANCELLED,
+   * subscriptions end and hosts are unregistered, so that nothing keeps
+   * the process alive; later calls fail with CANCELLED.
+   */
+  close() {
+    if (this._closed) return;
+    this._closed = true;
+    for (const s of [...this._streams]) s.close();
+    for (const call of [...this._calls]) call.cancel();
+    this._stub.close();
+  }
+}
+
+// deadlineGraceMs is how much longer than timeoutMs a call's own deadline
+// is: mcpd's timeout error, which names the server, comes first.
+const deadlineGraceMs = 1000;
+
+function closedError(what) {
+  return new McpdError(`${what}: the client was closed`, { code: grpc.status.CANCELLED });
 }
 
 function abortError(signal, what) {

@@ -44,11 +44,20 @@ function fromMcpError(err, server, what) {
   });
 }
 
+/**
+ * mcpdMade reports whether an UNAVAILABLE's details are mcpd's own reason
+ * (a server that is down, stopped or crash-looping names it), not a
+ * connection that failed.
+ */
+function mcpdMade(details) {
+  return details.startsWith('server "') || details.startsWith('subscription to server "');
+}
+
 /** fromStatus turns a grpc-js call error into an McpdError. */
 function fromStatus(err, socketPath, what) {
   if (err instanceof McpdError) return err;
   const code = typeof err.code === 'number' ? err.code : grpc.status.UNKNOWN;
-  if (code === grpc.status.UNAVAILABLE) {
+  if (code === grpc.status.UNAVAILABLE && !mcpdMade(err.details || '')) {
     return new McpdError(`${what}: mcpd is not reachable at ${socketPath} (is mcpd running? ` +
       `set MCPD_SOCKET to use another socket): ${err.details || err.message}`,
     { code, socketPath, cause: err });

@@ -83,6 +83,7 @@ class Host {
     this._closed = true;
     this._call.cancel();
     this._end(undefined);
+    if (this.onClose) this.onClose();
   }
 }
 

@@ -16,7 +16,11 @@ export interface ClientOptions {
 export interface CallOptions {
   /** Cancels the call; for MCP calls mcpd sends the child notifications/cancelled. */
   signal?: AbortSignal;
-  /** Overrides the server's request timeout, in milliseconds (capped by mcpd). */
+  /**
+   * Overrides the server's request timeout, in milliseconds (capped by
+   * mcpd); the call itself gets a deadline one second later, so that it
+   * ends even when mcpd does not answer.
+   */
   timeoutMs?: number;
 }
 
@@ -220,6 +224,7 @@ export declare class McpdClient {
   request(server: string, method: string, params?: JsonObject, opts?: CallToolOptions): Promise<JsonObject>;
   subscribe(what?: SubscribeOptions): Subscription;
   host(handlers: HostHandlers, opts?: { servers?: string[] }): Host;
+  /** Ends calls in flight (CANCELLED), closes subscriptions and hosts, and closes the connection. */
   close(): void;
 }
 

@@ -134,6 +134,7 @@ class Subscription {
     this._call.cancel();
     this._finish(undefined);
     this._queue.length = 0;
+    if (this.onClose) this.onClose();
   }
 }
 

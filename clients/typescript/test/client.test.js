@@ -214,6 +214,57 @@ test('a host handler answers elicitation; a failing handler is the child\'s JSON
   }
 });
 
+test('a stopped server\'s UNAVAILABLE is mcpd\'s reason, not that mcpd is unreachable', async () => {
+  await client.stopServer('legacy');
+  try {
+    await rejectsWith(client.callTool('legacy', 'echo', { message: 'x' }), (err) => {
+      assert.equal(err.code, grpc.status.UNAVAILABLE);
+      assert.match(err.message, /server "legacy" is stopped/);
+      assert.doesNotMatch(err.message, /not reachable/);
+    });
+  } finally {
+    await client.startServer('legacy');
+  }
+});
+
+test('close ends calls in flight, subscriptions and hosts; later calls fail', async () => {
+  const c = new McpdClient({ socketPath: daemon.socketPath, clientName: 'close-test' });
+  const sub = c.subscribe({ serverState: true });
+  await sub.ack;
+  const host = c.host({ sampling: () => ({}) }, { servers: ['everything'] });
+  await host.ready;
+  const call = c.callTool('demo', 'slow_count', { n: 1000, delay_ms: 50 });
+  const status = c.status({ timeoutMs: 30000 });
+  await status;
+  c.close();
+  await rejectsWith(call, (err) => {
+    assert.equal(err.code, grpc.status.CANCELLED, err.message);
+    assert.match(err.message, /the client was closed/);
+  });
+  assert.deepEqual(await sub.next(), { value: undefined, done: true });
+  assert.equal(await host.closed, undefined);
+  await rejectsWith(c.status(), (err) => assert.equal(err.code, grpc.status.CANCELLED, err.message));
+  assert.throws(() => c.subscribe({}), (err) => err instanceof McpdError && err.code === grpc.status.CANCELLED);
+});
+
+test('a closed client leaves nothing that keeps the process alive', async () => {
+  const script = `
+    const { McpdClient } = require(${JSON.stringify(path.join(__dirname, '..'))});
+    (async () => {
+      const c = new McpdClient({ socketPath: ${JSON.stringify(daemon.socketPath)} });
+      const sub = c.subscribe({ serverState: true });
+      await sub.ack;
+      const host = c.host({ roots: () => ({ roots: [] }) });
+      await host.ready;
+      c.callTool('demo', 'slow_count', { n: 1000, delay_ms: 50 }).catch(() => {});
+      c.close();
+    })();`;
+  const { spawnSync } = require('node:child_process');
+  const r = spawnSync(process.execPath, ['-e', script], { timeout: 20000, encoding: 'utf8' });
+  assert.equal(r.signal, null, `the process was still running after 20 s (stderr: ${r.stderr})`);
+  assert.equal(r.status, 0, r.stderr);
+});
+
 test('mcpd not running: a clear error naming the socket', async () => {
   const socketPath = path.join(tempDir(), 'mcpd.sock');
   const c = new McpdClient({ socketPath });
