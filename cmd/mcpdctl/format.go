@@ -98,7 +98,7 @@ func pidCell(pid int64) string {
 }
 
 func uptimeCell(s *mcpdv1.ServerStatus) string {
-	if s.GetPid() == 0 {
+	if s.GetStartedAtUnixMs() == 0 { // not running (a remote server has no pid, but an uptime)
 		return "-"
 	}
 	return formatDuration(s.GetUptimeMs())

@@ -37,3 +37,20 @@ func TestLastErrorCell(t *testing.T) {
 		})
 	}
 }
+
+// UPTIME is shown for every running server, a remote one (no pid) too.
+func TestUptimeCell(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		s    *mcpdv1.ServerStatus
+		want string
+	}{
+		{"stopped", &mcpdv1.ServerStatus{}, "-"},
+		{"child", &mcpdv1.ServerStatus{Pid: 42, StartedAtUnixMs: 1, UptimeMs: 61_000}, formatDuration(61_000)},
+		{"remote", &mcpdv1.ServerStatus{StartedAtUnixMs: 1, UptimeMs: 61_000}, formatDuration(61_000)},
+	} {
+		if got := uptimeCell(tt.s); got != tt.want {
+			t.Errorf("%s: uptimeCell = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}

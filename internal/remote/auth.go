@@ -36,9 +36,13 @@ var (
 	// are wrong.
 	ErrUnauthorized = errors.New("unauthorized")
 	// ErrSessionExpired means the server no longer knows the connection's
-	// Mcp-Session-Id (404): a new session must be started, and a request
-	// that got the 404 was not processed and may be sent again.
+	// Mcp-Session-Id (404): a new session must be started. The requests in
+	// flight fail with it; the one that got the 404 also with
+	// ErrNotProcessed.
 	ErrSessionExpired = errors.New("session expired")
+	// ErrNotProcessed means the server refused the request before
+	// processing it (the 404 of an expired session): it may be sent again.
+	ErrNotProcessed = errors.New("the request was not processed")
 	// ErrResponseTooLarge means a response was larger than MaxMessageSize
 	// and was discarded.
 	ErrResponseTooLarge = errors.New("response larger than maxLineSize")

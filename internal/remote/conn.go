@@ -111,6 +111,7 @@ type Conn struct {
 	wg      sync.WaitGroup
 
 	onCallError func(id json.RawMessage, err error) // set before use (OnCallError)
+	settled     chan struct{}                        // a request got its HTTP answer (expire.go)
 	oversize    atomic.Int64
 	skipped     atomic.Int64
 
@@ -120,6 +121,7 @@ type Conn struct {
 	version   string     // negotiated legacy protocol version
 	streams   map[string]*stream
 	getOpen   bool     // the legacy GET stream was started
+	expiring  bool     // the session expired; the Conn ends soon (expire.go)
 	endpoint  *url.URL // HTTP+SSE: where messages are POSTed
 	// discoverAnswered: server/discover got an answer other than a
 	// fallback status without JSON-RPC (fallback.go).
@@ -140,6 +142,8 @@ type stream struct {
 	cancel context.CancelFunc
 	// cancelled: mcpd cancelled the request; its stream ending is expected.
 	cancelled atomic.Bool
+	// answered: the HTTP answer (its status) arrived, or none will.
+	answered atomic.Bool
 }
 
 // Dial returns a Conn to the server opts describe. For TypeHTTP nothing is
@@ -172,6 +176,7 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 		ended:   make(chan struct{}),
 		done:    make(chan struct{}),
 		streams: map[string]*stream{},
+		settled: make(chan struct{}, 1),
 	}
 	if c.pool == nil {
 		c.pool, c.ownPool = NewPool(), true

@@ -53,6 +53,11 @@ func (c *Conn) startRequest(m message, msg []byte) error {
 		s.cancel()
 		return fmt.Errorf("%w: %w", ErrClosed, c.endErr)
 	}
+	if c.expiring {
+		c.mu.Unlock()
+		s.cancel()
+		return fmt.Errorf("%w: %w", ErrClosed, c.notProcessed())
+	}
 	c.streams[s.key] = s
 	c.wg.Add(1)
 	c.mu.Unlock()
@@ -71,6 +76,7 @@ func (c *Conn) forget(s *stream) {
 		delete(c.streams, s.key)
 	}
 	c.mu.Unlock()
+	c.settle()
 }
 
 // cancelStream closes the stream of request id (mcpd cancelled it) and
@@ -94,6 +100,8 @@ func (c *Conn) cancelStream(id json.RawMessage) *stream {
 // request POSTs one request and reads its answer.
 func (c *Conn) request(s *stream, m message, msg []byte) {
 	resp, err := c.post(s.ctx, m, msg)
+	s.answered.Store(true)
+	c.settle()
 	if err != nil {
 		if s.cancelled.Load() || c.life.Err() != nil {
 			return
@@ -133,8 +141,10 @@ func (c *Conn) answer(s *stream, m message, msg []byte, resp *http.Response) {
 	case resp.StatusCode/100 == 2:
 		c.success(s, m, resp)
 	case resp.StatusCode == http.StatusNotFound && c.hadSession(resp):
-		c.event("session expired (HTTP 404 on %s)", s.method)
-		c.fail(fmt.Errorf("server %q: %w (HTTP 404 Not Found)", c.opts.Name, ErrSessionExpired))
+		// This request was not processed and may be sent again; the
+		// others the server took may have been, and fail with the session.
+		c.callError(s.id, c.notProcessed())
+		c.expire(s.method)
 	default:
 		c.httpError(s, m, msg, resp)
 	}
@@ -154,13 +164,15 @@ func (c *Conn) success(s *stream, m message, resp *http.Response) {
 	case resp.StatusCode == http.StatusAccepted || resp.StatusCode == http.StatusNoContent:
 		c.callError(s.id, fmt.Errorf("server %q answered %s to %s, without a response", c.opts.Name, resp.Status, s.method))
 	default:
-		c.readJSON(s, m, resp.Body)
+		c.readJSON(s, m, resp)
 	}
 }
 
-// readJSON reads a JSON answer, bounded by MaxMessageSize.
-func (c *Conn) readJSON(s *stream, m message, body io.Reader) {
-	b, err := io.ReadAll(io.LimitReader(body, int64(c.opts.MaxMessageSize)+1))
+// readJSON reads a JSON answer, bounded by MaxMessageSize. A body that
+// does not hold the request's response fails the request at once: nothing
+// else will answer it.
+func (c *Conn) readJSON(s *stream, m message, resp *http.Response) {
+	b, err := io.ReadAll(io.LimitReader(resp.Body, int64(c.opts.MaxMessageSize)+1))
 	switch {
 	case err != nil:
 		if !s.cancelled.Load() && c.life.Err() == nil {
@@ -168,27 +180,73 @@ func (c *Conn) readJSON(s *stream, m message, body io.Reader) {
 		}
 		return
 	case len(b) > c.opts.MaxMessageSize:
-		c.tooLarge(s, len(b), true)
+		c.tooLarge(s, c.opts.MaxMessageSize, true) // all that is known: more than the limit
 		return
 	}
 	b = bytes.TrimSpace(b)
-	if len(b) > 0 && b[0] == '[' {
-		var batch []json.RawMessage
-		if json.Unmarshal(b, &batch) == nil {
-			for _, e := range batch {
-				c.received(s, m, e)
-			}
-			return
+	msgs := [][]byte{b}
+	var batch []json.RawMessage
+	if len(b) > 0 && b[0] == '[' && json.Unmarshal(b, &batch) == nil {
+		msgs = msgs[:0]
+		for _, e := range batch {
+			msgs = append(msgs, e)
 		}
 	}
-	c.received(s, m, b)
+	answered := false
+	for _, msg := range msgs {
+		a, running := c.received(s, m, msg)
+		if !running {
+			return
+		}
+		answered = answered || a
+	}
+	if !answered && !s.cancelled.Load() {
+		c.event("HTTP %s on %s without its response (%s)", resp.Status, s.method, bodyKind(b))
+		c.callError(s.id, &HTTPError{Status: resp.StatusCode, Text: resp.Status, Method: s.method, Server: c.opts.Name,
+			Missing: "without its response (" + bodyKind(b) + ")"})
+	}
+}
+
+// bodyKind says what a JSON answer without the response held.
+func bodyKind(b []byte) string {
+	switch {
+	case len(b) == 0:
+		return "an empty body"
+	case !json.Valid(b):
+		return "a body that is not JSON"
+	default:
+		return "no response with the request's id"
+	}
 }
 
 // received delivers one message of request s's answer, noting what the
-// Conn needs from it (the legacy version from initialize's result, the x-mcp-header annotations of a modern tools/list). It
-// reports whether the Conn still runs.
-func (c *Conn) received(s *stream, m message, msg []byte) bool {
-	if m.method == "initialize" && isResponseTo(msg, s.id) {
+// Conn needs from it (the legacy version from initialize's result, the
+// x-mcp-header annotations of a modern tools/list). A response to another
+// request is discarded: on this stream it can only be the server's
+// mistake, and delivered it could answer another call. It reports whether
+// msg was s's response, and whether the Conn still runs.
+func (c *Conn) received(s *stream, m message, msg []byte) (answered, running bool) {
+	if !isObject(msg) {
+		return false, c.deliver(msg) // counted and dropped
+	}
+	env, err := jsonrpc.DecodeEnvelope(msg)
+	if err == nil && env.Method == "" {
+		if len(env.ID) == 0 || string(env.ID) == "null" {
+			rpc, ok := rpcErrorBody(msg, s.id) // an error the server could not tie to the request
+			if !ok {
+				c.skipped.Add(1)
+				c.event("message without method or id on the stream of %s discarded", s.method)
+				return false, true
+			}
+			msg = rpc
+		} else if idKey(env.ID) != s.key {
+			c.skipped.Add(1)
+			c.warn("response to id %s on the stream of %s (id %s) discarded", snippet(env.ID), s.method, s.id)
+			return false, true
+		}
+		answered = true
+	}
+	if answered && m.method == "initialize" {
 		var r struct {
 			Result struct {
 				ProtocolVersion string `json:"protocolVersion"`
@@ -200,10 +258,10 @@ func (c *Conn) received(s *stream, m message, msg []byte) bool {
 			c.mu.Unlock()
 		}
 	}
-	if s.modern && m.method == "tools/list" && isResponseTo(msg, s.id) {
+	if answered && s.modern && m.method == "tools/list" {
 		msg = c.filterTools(msg)
 	}
-	return c.deliver(msg)
+	return answered, c.deliver(msg)
 }
 
 // tooLarge fails request s whose answer was larger than MaxMessageSize.
@@ -254,10 +312,15 @@ type HTTPError struct {
 	Body   string // the start of the body, one line
 	Method string
 	Server string
+	// Missing says what a 2xx answer lacked ("without its response").
+	Missing string
 }
 
 func (e *HTTPError) Error() string {
 	s := fmt.Sprintf("server %q answered HTTP %s to %s", e.Server, e.Text, e.Method)
+	if e.Missing != "" {
+		s += " " + e.Missing
+	}
 	if e.Body != "" {
 		s += ": " + e.Body
 	}
@@ -296,12 +359,6 @@ func rpcErrorBody(b []byte, id json.RawMessage) ([]byte, bool) {
 	return b, true
 }
 
-// isResponseTo reports whether msg is the response to request id.
-func isResponseTo(msg []byte, id json.RawMessage) bool {
-	env, err := jsonrpc.DecodeEnvelope(msg)
-	return err == nil && env.Method == "" && len(env.ID) > 0 && idKey(env.ID) == idKey(id)
-}
-
 func idKey(raw json.RawMessage) string {
 	var b bytes.Buffer
 	if json.Compact(&b, raw) != nil {
@@ -333,7 +390,7 @@ func (c *Conn) postNotification(ctx context.Context, m message, msg []byte) erro
 		what = "a response"
 	}
 	if resp.StatusCode == http.StatusNotFound && c.hadSession(resp) {
-		c.fail(fmt.Errorf("server %q: %w (HTTP 404 Not Found)", c.opts.Name, ErrSessionExpired))
+		c.expire(what)
 	}
 	c.event("HTTP %s on %s", resp.Status, what)
 	return &HTTPError{Status: resp.StatusCode, Text: resp.Status, Body: snippet(b), Method: what, Server: c.opts.Name}

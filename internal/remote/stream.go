@@ -17,6 +17,7 @@ const (
 	defaultRetry   = 500 * time.Millisecond
 	maxRetryWait   = 10 * time.Second
 	getRestartWait = time.Second
+	maxGETWait     = 30 * time.Second
 )
 
 // readStream reads the SSE answer of request s until its response; a
@@ -110,11 +111,8 @@ func (c *Conn) readEvents(s *stream, m message, r *sseReader, lastID *string) (a
 		if len(ev.Data) == 0 {
 			continue // a priming event: only its id matters
 		}
-		msg := append([]byte(nil), ev.Data...)
-		if !c.received(s, m, msg) {
-			return true, nil
-		}
-		if isResponseTo(msg, s.id) {
+		answered, running := c.received(s, m, append([]byte(nil), ev.Data...))
+		if answered || !running {
 			return true, nil // "After the JSON-RPC response has been sent, the server SHOULD terminate the SSE stream."
 		}
 	}
@@ -172,8 +170,9 @@ func (c *Conn) startGET() {
 }
 
 // getLoop keeps the GET stream open: a stream the server ends is
-// re-opened (from the last event id, when it gave ids); a server that
-// cannot be reached ends the Conn; 405 means it offers no such stream.
+// re-opened (from the last event id, when it gave ids), as is one refused
+// for a while (5xx, 429), with growing waits; a server that cannot be
+// reached ends the Conn; 405 means it offers no such stream.
 func (c *Conn) getLoop() {
 	lastID := ""
 	wait := time.Duration(0)
@@ -192,18 +191,24 @@ func (c *Conn) getLoop() {
 		switch {
 		case resp.StatusCode == http.StatusNotFound && c.hadSession(resp):
 			drain(resp)
-			c.event("session expired (HTTP 404 on the GET stream)")
-			c.fail(fmt.Errorf("server %q: %w (HTTP 404 Not Found)", c.opts.Name, ErrSessionExpired))
+			c.expire("the GET stream")
 			return
 		case resp.StatusCode/100 != 2 || ct != "text/event-stream":
 			drain(resp)
-			if lastID != "" && resp.StatusCode == http.StatusBadRequest {
+			switch {
+			case lastID != "" && resp.StatusCode == http.StatusBadRequest:
 				lastID = "" // replay unsupported: open a fresh stream
 				wait = getRestartWait
-				continue
+			case transientStatus(resp.StatusCode):
+				// The server (or a proxy before it) is having a bad
+				// moment: the session's notifications come back with it.
+				wait = min(max(2*wait, getRestartWait), maxGETWait)
+				c.event("event stream not available (GET: HTTP %s); trying again in %s", resp.Status, wait)
+			default:
+				c.event("no event stream (GET: HTTP %s)", resp.Status)
+				return
 			}
-			c.event("no event stream (GET: HTTP %s)", resp.Status)
-			return
+			continue
 		}
 		c.event("event stream opened")
 		r := newSSEReader(resp.Body, c.opts.MaxMessageSize)
@@ -218,6 +223,13 @@ func (c *Conn) getLoop() {
 			wait = 0 // a broken stream: check at once whether the server is there
 		}
 	}
+}
+
+// transientStatus reports whether an HTTP status refusing the GET stream
+// may pass: a server error, 429 or 408. Anything else (405 above all)
+// means the server offers no stream.
+func transientStatus(code int) bool {
+	return code >= 500 || code == http.StatusTooManyRequests || code == http.StatusRequestTimeout
 }
 
 // readGET delivers the events of the GET stream until it ends.

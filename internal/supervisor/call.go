@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -59,23 +60,33 @@ func (sv *server) readyChild(ctx context.Context) (*child, error) {
 	return r.c, r.err
 }
 
-// call runs req on a ready child, starting one if needed. A request that
-// met an expired remote session (never processed by the server) is sent
-// again once, in the new session.
+// call runs req on a ready child, starting one if needed. A request the
+// remote server refused unprocessed (it met an expired session) is sent
+// again once, in the new session; one the server may have processed is
+// never sent twice.
 func (sv *server) call(ctx context.Context, req *session.Request) (*session.Response, error) {
-	resp, err := sv.callOnce(ctx, req)
-	if err != nil && errors.Is(err, remote.ErrSessionExpired) && ctx.Err() == nil {
-		sv.log.Debug("session expired; sending the request again in a new session", zap.String("method", req.Method))
-		return sv.callOnce(ctx, req)
-	}
-	return resp, err
-}
-
-func (sv *server) callOnce(ctx context.Context, req *session.Request) (*session.Response, error) {
 	c, err := sv.readyChild(ctx)
 	if err != nil {
 		return nil, err
 	}
+	resp, err := sv.callOn(ctx, c, req)
+	if err != nil && errors.Is(err, remote.ErrNotProcessed) && ctx.Err() == nil {
+		sv.log.Debug("session expired; sending the request again in a new session", zap.String("method", req.Method))
+		select { // the old session ends right after the 404 was seen
+		case <-c.sess.Done():
+		case <-ctx.Done():
+			return nil, err
+		}
+		if c, err = sv.readyChild(ctx); err != nil {
+			return nil, err
+		}
+		return sv.callOn(ctx, c, req)
+	}
+	return resp, err
+}
+
+// callOn runs req on child c.
+func (sv *server) callOn(ctx context.Context, c *child, req *session.Request) (*session.Response, error) {
 	if sv.sup.shuttingDown() {
 		return nil, errShuttingDown
 	}
@@ -107,11 +118,23 @@ func (sv *server) callOnce(ctx context.Context, req *session.Request) (*session.
 	if errors.Is(err, session.ErrClosed) && c.pid == 0 {
 		// A remote server: the cause (connection refused, HTTP 500, a
 		// dropped stream) is the news.
-		return nil, &unavailableError{msg: fmt.Sprintf("server %q: %s failed: connection lost", sv.spec.Name, req.Method), cause: err}
+		msg := fmt.Sprintf("server %q: %s failed: connection lost", sv.spec.Name, req.Method)
+		if why := c.proc.ExitError(); why != nil {
+			// Why the connection ended, said once (the session's error
+			// repeats the method and the server around it).
+			msg += ": " + strings.TrimPrefix(why.Error(), fmt.Sprintf("server %q: ", sv.spec.Name))
+			return nil, &unavailableError{msg: msg, cause: err, causeInMsg: true}
+		}
+		return nil, &unavailableError{msg: msg, cause: err}
 	}
 	if errors.Is(err, session.ErrClosed) {
 		// The message says all ErrClosed says ("server exited"), once.
 		return nil, &unavailableError{msg: fmt.Sprintf("server %q exited during %s", sv.spec.Name, req.Method), cause: err, causeInMsg: true}
+	}
+	var herr *remote.HTTPError
+	if errors.As(err, &herr) {
+		// It names the server and the method already.
+		return nil, &rewordedError{msg: herr.Error(), err: err}
 	}
 	return nil, fmt.Errorf("server %q: %s: %w", sv.spec.Name, req.Method, err)
 }

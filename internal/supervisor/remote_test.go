@@ -34,6 +34,7 @@ type faultServer struct {
 	*httptest.Server
 	fault atomic.Int32
 	hits  atomic.Int64
+	slows atomic.Int32 // how many times the slow tool ran
 }
 
 func newFaultServer(t *testing.T, stateless bool) *faultServer {
@@ -44,9 +45,17 @@ func newFaultServer(t *testing.T, stateless bool) *faultServer {
 	}) (*mcp.CallToolResult, any, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: in.Message}}}, nil, nil
 	})
+	fs := &faultServer{}
+	mcp.AddTool(srv, &mcp.Tool{Name: "slow"}, func(ctx context.Context, req *mcp.CallToolRequest, in struct{}) (*mcp.CallToolResult, any, error) {
+		fs.slows.Add(1)
+		select {
+		case <-time.After(time.Second):
+		case <-ctx.Done():
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "slow"}}}, nil, nil
+	})
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{Stateless: stateless, PropagateRequestCancellation: true})
-	fs := &faultServer{}
 	fs.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fs.hits.Add(1)
 		switch fs.fault.Load() {
@@ -141,6 +150,35 @@ func TestRemoteSessionExpiryIsTransparent(t *testing.T) {
 	h.waitState("r", StateReady)
 }
 
+// A call in flight when the session expires may have been processed: it
+// gets its answer or fails, and is not sent again; the call that met the
+// 404 is.
+func TestRemoteSessionExpiryDoesNotRepeatCallsInFlight(t *testing.T) {
+	fs := newFaultServer(t, false)
+	opts := fastRestarts()
+	opts.Specs = []Spec{remoteSpec("r", fs.URL)}
+	h := newHarness(t, opts, nil)
+	h.mustEcho("r", "one")
+	slow := make(chan error, 1)
+	go func() {
+		_, err := h.s.Call(context.Background(), "r", toolCall("slow", nil), CallOptions{})
+		slow <- err
+	}()
+	waitFor(t, "the slow call to start", func() bool { return fs.slows.Load() == 1 })
+	fs.fault.Store(fault404)
+	h.mustEcho("r", "two")
+	err := <-slow
+	// Its answer, if the server sends it within the grace; else the
+	// expired session as its error.
+	if err != nil && err.Error() != `server "r": tools/call failed: connection lost: session expired (HTTP 404 Not Found)` {
+		t.Errorf("the call in flight = %v, want its answer or the expired session as its error", err)
+	}
+	time.Sleep(1500 * time.Millisecond) // a call sent again would have started by now
+	if n := fs.slows.Load(); n != 1 {
+		t.Errorf("the slow tool ran %d times, want once", n)
+	}
+}
+
 func TestRemoteConnectionRefusedAndTLS(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -217,4 +255,28 @@ func TestRemoteLoginRequiredMidSession(t *testing.T) {
 		}
 	}
 	h.waitState("r", StateLoginRequired)
+}
+
+// A remote server that never connects is held down saying why it failed.
+func TestRemoteNeverConnectedCrashLoopSaysWhy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := "http://" + ln.Addr().String()
+	ln.Close()
+	opts := fastRestarts()
+	opts.CrashLoopMax, opts.CrashLoopWindow = 3, time.Minute
+	opts.Specs = []Spec{remoteSpec("down", refused)}
+	h := newHarness(t, opts, nil)
+	var last error
+	waitFor(t, "the server to be held down", func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_, last = h.s.Call(ctx, "down", toolCall("echo", map[string]any{"message": "x"}), CallOptions{})
+		return last != nil && strings.Contains(last.Error(), "crash-looping")
+	})
+	if msg := last.Error(); !strings.Contains(msg, "connection refused") || strings.Contains(msg, "unknown") {
+		t.Errorf("held down: %v, want the refused connection as the reason", msg)
+	}
 }

@@ -53,10 +53,16 @@ func (sv *server) crashLoopError() error {
 	if !nextAt.IsZero() {
 		wait = fmt.Sprintf(" for %s", max(nextAt.Sub(sv.sup.now()), 0).Round(time.Second))
 	}
-	if last == "" {
+	switch {
+	case last == "" && sv.lastStartErr != nil:
+		last = sv.lastStartErr.Error() // it never got as far as running
+	case last == "":
 		last = "unknown"
 	}
 	why := fmt.Sprintf("%d exits within %s, last exit: %s", len(sv.exits), sv.sup.opts.CrashLoopWindow, last)
+	if sv.spec.Remote != nil {
+		why = fmt.Sprintf("%d connections failed or were lost within %s, the last: %s", len(sv.exits), sv.sup.opts.CrashLoopWindow, last)
+	}
 	if sv.failedStarts >= sv.sup.opts.CrashLoopMax && len(sv.exits) < sv.sup.opts.CrashLoopMax && sv.lastStartErr != nil {
 		// Starts that took long (a handshake timing out) ended in a
 		// process mcpd stopped: its exit status says nothing.
