@@ -178,21 +178,35 @@ func hostAnswerOf(a *mcpdv1.HostAnswer) hostAnswer {
 // serverNamer is a request message naming one server.
 type serverNamer interface{ GetServer() string }
 
+// daemonTrailer marks every error status mcpd itself sends, so that a
+// client tells mcpd's UNAVAILABLE (a server that is down names it) from a
+// connection to mcpd that failed, which has no trailer.
+var daemonTrailer = metadata.Pairs("mcpd-daemon", "1")
+
 // trackUnary records the app's unary call on a server as in flight, so
 // that its children's requests prefer this app as host.
-func (s *Server) trackUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+func (s *Server) trackUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	ctx = s.withScope(ctx) // instances.go
 	if n, ok := req.(serverNamer); ok {
 		if c := connFromContext(ctx); c != nil {
 			defer s.hosts.endCall(s.hosts.beginCall(n.GetServer(), c.id))
 		}
 	}
-	return handler(ctx, req)
+	resp, err = handler(ctx, req)
+	if err != nil {
+		_ = grpc.SetTrailer(ctx, daemonTrailer)
+	}
+	return resp, err
 }
 
 // trackStream does what trackUnary does for streaming calls, once their
 // request message has been received.
-func (s *Server) trackStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+func (s *Server) trackStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
+	defer func() {
+		if err != nil {
+			ss.SetTrailer(daemonTrailer)
+		}
+	}()
 	ss = s.scopeStream(ss) // instances.go
 	c := connFromContext(ss.Context())
 	if c == nil {

@@ -399,8 +399,17 @@ func TestCallErrorsMapToStatus(t *testing.T) {
 				_, err = recvAll(stream)
 			}
 			wantCode(t, err, tt.code, tt.contains)
-			_, err = h.client.GetPrompt(ctxT(t), &mcpdv1.GetPromptRequest{Server: tt.server, Name: "p"})
+			// mcpd's own errors say so, for clients to tell them from a
+			// connection that failed.
+			if got := stream.Trailer().Get("mcpd-daemon"); len(got) != 1 {
+				t.Errorf("CallTool's trailer = %v, want mcpd-daemon", stream.Trailer())
+			}
+			var trailer metadata.MD
+			_, err = h.client.GetPrompt(ctxT(t), &mcpdv1.GetPromptRequest{Server: tt.server, Name: "p"}, grpc.Trailer(&trailer))
 			wantCode(t, err, tt.code, tt.contains)
+			if got := trailer.Get("mcpd-daemon"); len(got) != 1 {
+				t.Errorf("GetPrompt's trailer = %v, want mcpd-daemon", trailer)
+			}
 		})
 	}
 }

@@ -13,7 +13,7 @@ import grpc
 
 from mcpd_client.v1 import mcpd_pb2 as pb
 
-__all__ = ["McpdError", "ServerList", "SubscriptionEvent", "default_socket_path"]
+__all__ = ["McpdError", "ServerList", "SubscriptionEvent", "default_socket_path", "state_name"]
 
 SOCKET_NAME = "mcpd.sock"
 VERSION = "0.1.0"
@@ -54,13 +54,49 @@ class McpdError(Exception):
         return self.mcp["code"] if self.mcp else None
 
 
+def mcpd_made(err: grpc.RpcError, details: str) -> bool:
+    """Whether an error is mcpd's own (an UNAVAILABLE naming a server that is
+    down, stopped or crash-looping), not a connection to mcpd that failed:
+    mcpd marks its errors with the mcpd-daemon trailer."""
+    try:
+        trailer = err.trailing_metadata() or ()
+    except Exception:  # not a call's error
+        trailer = ()
+    if details.startswith("mcpd is shutting down"):
+        return False  # mcpd is going away: said as the socket it was on
+    if any(k == "mcpd-daemon" for k, _ in trailer):
+        return True
+    return details.startswith('server "') or details.startswith('subscription to server "')
+
+
 def from_rpc_error(err: grpc.RpcError, socket_path: str, what: str) -> McpdError:
     code = err.code() if hasattr(err, "code") else grpc.StatusCode.UNKNOWN
-    details = err.details() if hasattr(err, "details") else str(err)
-    if code == grpc.StatusCode.UNAVAILABLE:
+    details = (err.details() if hasattr(err, "details") else str(err)) or ""
+    if code == grpc.StatusCode.UNAVAILABLE and not mcpd_made(err, details):
         return McpdError(f"{what}: mcpd is not reachable at {socket_path} (is mcpd running? "
                          f"set MCPD_SOCKET to use another socket): {details}", code, socket_path=socket_path)
     return McpdError(f"{what}: {details}", code, socket_path=socket_path)
+
+
+def closed_error(what: str) -> McpdError:
+    """The error of a call in flight when the client was closed, or after."""
+    return McpdError(f"{what}: the client was closed", grpc.StatusCode.CANCELLED)
+
+
+# How much later than timeout_ms a call's own gRPC deadline is: mcpd's
+# timeout error, which names the server, comes first.
+DEADLINE_GRACE = 1.0
+
+
+def deadline(timeout_ms: Optional[int]) -> Optional[float]:
+    """The gRPC timeout (seconds) of a call with timeout_ms, so that a call
+    to an mcpd that does not answer ends too; None without timeout_ms."""
+    return timeout_ms / 1000 + DEADLINE_GRACE if timeout_ms else None
+
+
+def state_name(state: int) -> str:
+    """A ServerStatus.state as a word: "ready", "stopped", "crash_loop", ..."""
+    return enum_name(state, pb.ServerState, "SERVER_STATE_")
 
 
 def mcp_error(e: pb.McpError) -> dict:

@@ -27,9 +27,38 @@ class AsyncClient:
         self._req = c.Requests(client_name, client_version)
         self._channel = aio.insecure_channel("unix:" + self.socket_path, options=c.channel_options())
         self._stub = pb_grpc.McpdStub(self._channel)
+        self._closed = False
+        self._open: set = set()  # the subscriptions and hosts to end with the client
+        self._calls: set = set()  # the calls in flight, cancelled by close()
 
     async def close(self) -> None:
+        """Closes the connection: calls in flight fail with CANCELLED,
+        subscriptions end and hosts are unregistered; later calls fail with
+        CANCELLED."""
+        if self._closed:
+            return
+        self._closed = True
+        streams, self._open = list(self._open), set()
+        for st in streams:
+            if isinstance(st, AsyncHost):
+                await st.close()
+            else:
+                st.close()
+        for call in list(self._calls):
+            call.cancel()
         await self._channel.close()
+
+    def _check_open(self, what: str) -> None:
+        if self._closed:
+            raise c.closed_error(what)
+
+    def _cancelled(self, what: str) -> Optional[McpdError]:
+        """Turns the cancellation of a call by close() into CANCELLED; a
+        cancelled task stays cancelled (the caller re-raises)."""
+        task = asyncio.current_task()
+        if self._closed and not (task is not None and getattr(task, "cancelling", lambda: 0)()):
+            return c.closed_error(what)
+        return None
 
     async def __aenter__(self):
         return self
@@ -37,18 +66,29 @@ class AsyncClient:
     async def __aexit__(self, *exc):
         await self.close()
 
-    async def _unary(self, method: str, request):
-        call = getattr(self._stub, method)(request, metadata=self._req.metadata)
+    async def _unary(self, method: str, request, timeout=None):
+        self._check_open(method)
+        call = getattr(self._stub, method)(request, metadata=self._req.metadata, timeout=timeout)
+        self._calls.add(call)
         try:
             return await call
         except asyncio.CancelledError:
             call.cancel()
+            closed = self._cancelled(method)
+            if closed is not None:
+                raise closed from None
             raise
         except grpc.RpcError as err:
+            if self._closed:
+                raise c.closed_error(method) from None
             raise c.from_rpc_error(err, self.socket_path, method) from None
+        finally:
+            self._calls.discard(call)
 
-    async def _stream(self, method, request, what, on_progress, on_message):
-        call = getattr(self._stub, method)(request, metadata=self._req.metadata)
+    async def _stream(self, method, request, what, on_progress, on_message, timeout=None):
+        self._check_open(what)
+        call = getattr(self._stub, method)(request, metadata=self._req.metadata, timeout=timeout)
+        self._calls.add(call)
         response = None
         try:
             async for ev in call:
@@ -61,10 +101,19 @@ class AsyncClient:
                     response = ev.response
         except asyncio.CancelledError:
             call.cancel()
+            closed = self._cancelled(what)
+            if closed is not None:
+                raise closed from None
             raise
         except grpc.RpcError as err:
+            if self._closed:
+                raise c.closed_error(what) from None
             raise c.from_rpc_error(err, self.socket_path, what) from None
+        finally:
+            self._calls.discard(call)
         if response is None:
+            if self._closed:
+                raise c.closed_error(what)
             raise McpdError(f"{what}: mcpd ended the call without a response")
         return response
 
@@ -88,7 +137,7 @@ class AsyncClient:
 
     async def _list(self, method, request_type, server, timeout_ms):
         req = request_type(server=server or "", options=self._req.options(timeout_ms))
-        return c.server_lists(await self._unary(method, req))
+        return c.server_lists(await self._unary(method, req, c.deadline(timeout_ms)))
 
     async def list_tools(self, server: Optional[str] = None, *, timeout_ms=None) -> list:
         return await self._list("ListTools", pb.ListToolsRequest, server, timeout_ms)
@@ -108,39 +157,48 @@ class AsyncClient:
                         allow_tool_error: bool = False) -> dict:
         req = self._req.call_tool(server, tool, args, timeout_ms, meta, on_progress is not None)
         what = f"tools/call {tool}"
-        resp = await self._stream("CallTool", req, what, on_progress, on_message)
+        resp = await self._stream("CallTool", req, what, on_progress, on_message, c.deadline(timeout_ms))
         return c.tool_result(server, tool, c.result(resp, what), allow_tool_error)
 
     async def get_prompt(self, server: str, name: str, args: Optional[dict] = None, *, timeout_ms=None) -> dict:
         req = pb.GetPromptRequest(server=server, name=name, arguments_json=json.dumps(args or {}),
                                   options=self._req.options(timeout_ms))
-        return c.result(await self._unary("GetPrompt", req), f"prompts/get {name}")
+        return c.result(await self._unary("GetPrompt", req, c.deadline(timeout_ms)), f"prompts/get {name}")
 
     async def read_resource(self, server: str, uri: str, *, timeout_ms=None) -> dict:
         req = pb.ReadResourceRequest(server=server, uri=uri, options=self._req.options(timeout_ms))
-        return c.result(await self._unary("ReadResource", req), f"resources/read {uri}")
+        return c.result(await self._unary("ReadResource", req, c.deadline(timeout_ms)), f"resources/read {uri}")
 
     async def complete(self, server: str, params: dict, *, timeout_ms=None) -> dict:
         req = pb.CompleteRequest(server=server, params_json=json.dumps(params or {}),
                                  options=self._req.options(timeout_ms))
-        return c.result(await self._unary("Complete", req), "completion/complete")
+        return c.result(await self._unary("Complete", req, c.deadline(timeout_ms)), "completion/complete")
 
     async def request(self, server: str, method: str, params: Optional[dict] = None, *, timeout_ms=None,
                       on_progress=None) -> dict:
         req = pb.SendRequestRequest(server=server, method=method, params_json=json.dumps(params or {}),
                                     options=self._req.options(timeout_ms))
-        return c.result(await self._stream("SendRequest", req, method, on_progress, None), method)
+        return c.result(await self._stream("SendRequest", req, method, on_progress, None, c.deadline(timeout_ms)), method)
 
     def subscribe(self, reconnect: bool = False, **what) -> "AsyncSubscription":
         """Opens a Subscribe stream as an async iterator of SubscriptionEvent;
         reconnect as in Client.subscribe."""
-        return AsyncSubscription(self, self._req.subscribe(**what), reconnect)
+        self._check_open("subscribe")
+        sub = AsyncSubscription(self, self._req.subscribe(**what), reconnect)
+        self._open.add(sub)
+        return sub
 
     async def host(self, handlers: dict, servers=()) -> "AsyncHost":
         """Registers handlers (callables or coroutine functions (params, ctx));
         returns once mcpd acknowledged the registration."""
+        self._check_open("host")
         h = AsyncHost(self, handlers)
-        await h._start(servers)
+        self._open.add(h)
+        try:
+            await h._start(servers)
+        except BaseException:
+            self._open.discard(h)
+            raise
         return h
 
 
@@ -206,6 +264,7 @@ class AsyncSubscription:
     def close(self) -> None:
         self._closed = True
         self._call.cancel()
+        self._client._open.discard(self)
 
 
 class AsyncHost:
@@ -273,6 +332,9 @@ class AsyncHost:
             pass  # the stream ended meanwhile
 
     async def close(self) -> None:
+        self._client._open.discard(self)
+        if getattr(self, "_call", None) is None:
+            return
         self._call.cancel()
         if getattr(self, "_reader", None) is not None:
             await asyncio.gather(self._reader, return_exceptions=True)

@@ -63,9 +63,38 @@ class Client:
         self._req = c.Requests(client_name, client_version)
         self._channel = grpc.insecure_channel("unix:" + self.socket_path, options=c.channel_options())
         self._stub = pb_grpc.McpdStub(self._channel)
+        self._lock = threading.Lock()  # guards _closed, _open
+        self._closed = False
+        self._open: set = set()  # the Subscriptions and Hosts to end with the client
 
     def close(self) -> None:
+        """Closes the connection: calls in flight fail with CANCELLED,
+        subscriptions end and hosts are unregistered; later calls fail with
+        CANCELLED."""
+        with self._lock:
+            if self._closed:
+                return
+            self._closed = True
+            streams, self._open = list(self._open), set()
+        for st in streams:
+            st.close()
         self._channel.close()
+
+    def _keep(self, st) -> None:
+        """Tracks a Subscription or Host until it closes (_drop)."""
+        with self._lock:
+            if self._closed:
+                raise c.closed_error("subscribe" if isinstance(st, Subscription) else "host")
+            self._open.add(st)
+
+    def _drop(self, st) -> None:
+        with self._lock:
+            self._open.discard(st)
+
+    def _check_open(self, what: str) -> None:
+        with self._lock:
+            if self._closed:
+                raise c.closed_error(what)
 
     def __enter__(self):
         return self
@@ -74,25 +103,37 @@ class Client:
         self.close()
 
     def _unary(self, method: str, request, timeout: Optional[float] = None, cancel: Optional[CancelToken] = None):
+        self._check_open(method)
         if cancel is not None and cancel.cancelled:
             raise McpdError(f"{method}: cancelled", grpc.StatusCode.CANCELLED)
-        fut = getattr(self._stub, method).future(request, metadata=self._req.metadata, timeout=timeout)
+        try:
+            fut = getattr(self._stub, method).future(request, metadata=self._req.metadata, timeout=timeout)
+        except ValueError:  # the channel was closed meanwhile
+            raise c.closed_error(method) from None
         if cancel is not None:
             cancel._add(fut.cancel)
         try:
             return fut.result()
         except grpc.FutureCancelledError:
+            if self._closed:
+                raise c.closed_error(method) from None
             raise McpdError(f"{method}: cancelled", grpc.StatusCode.CANCELLED) from None
         except grpc.RpcError as err:
+            if self._closed:
+                raise c.closed_error(method) from None
             raise c.from_rpc_error(err, self.socket_path, method) from None
         finally:
             if cancel is not None:
                 cancel._remove(fut.cancel)
 
-    def _stream(self, method: str, request, what: str, on_progress, on_message, cancel):
+    def _stream(self, method: str, request, what: str, on_progress, on_message, cancel, timeout=None):
+        self._check_open(what)
         if cancel is not None and cancel.cancelled:
             raise McpdError(f"{what}: cancelled", grpc.StatusCode.CANCELLED)
-        call = getattr(self._stub, method)(request, metadata=self._req.metadata)
+        try:
+            call = getattr(self._stub, method)(request, metadata=self._req.metadata, timeout=timeout)
+        except ValueError:  # the channel was closed meanwhile
+            raise c.closed_error(what) from None
         if cancel is not None:
             cancel._add(call.cancel)
         response = None
@@ -108,6 +149,8 @@ class Client:
         except grpc.RpcError as err:
             if cancel is not None and cancel.cancelled:
                 raise McpdError(f"{what}: cancelled", grpc.StatusCode.CANCELLED) from None
+            if self._closed:
+                raise c.closed_error(what) from None
             raise c.from_rpc_error(err, self.socket_path, what) from None
         finally:
             if cancel is not None:
@@ -143,7 +186,7 @@ class Client:
 
     def _list(self, method, request_type, server, timeout_ms, cancel):
         req = request_type(server=server or "", options=self._req.options(timeout_ms))
-        return c.server_lists(self._unary(method, req, cancel=cancel))
+        return c.server_lists(self._unary(method, req, c.deadline(timeout_ms), cancel))
 
     def list_tools(self, server: Optional[str] = None, *, timeout_ms=None, cancel=None) -> list:
         """One ServerList of tools per server (every server when server is None)."""
@@ -166,29 +209,29 @@ class Client:
         raises McpdError with tool_result unless allow_tool_error."""
         req = self._req.call_tool(server, tool, args, timeout_ms, meta, on_progress is not None)
         what = f"tools/call {tool}"
-        resp = self._stream("CallTool", req, what, on_progress, on_message, cancel)
+        resp = self._stream("CallTool", req, what, on_progress, on_message, cancel, c.deadline(timeout_ms))
         return c.tool_result(server, tool, c.result(resp, what), allow_tool_error)
 
     def get_prompt(self, server: str, name: str, args: Optional[dict] = None, *, timeout_ms=None, cancel=None) -> dict:
         req = pb.GetPromptRequest(server=server, name=name, arguments_json=json.dumps(args or {}),
                                   options=self._req.options(timeout_ms))
-        return c.result(self._unary("GetPrompt", req, cancel=cancel), f"prompts/get {name}")
+        return c.result(self._unary("GetPrompt", req, c.deadline(timeout_ms), cancel), f"prompts/get {name}")
 
     def read_resource(self, server: str, uri: str, *, timeout_ms=None, cancel=None) -> dict:
         req = pb.ReadResourceRequest(server=server, uri=uri, options=self._req.options(timeout_ms))
-        return c.result(self._unary("ReadResource", req, cancel=cancel), f"resources/read {uri}")
+        return c.result(self._unary("ReadResource", req, c.deadline(timeout_ms), cancel), f"resources/read {uri}")
 
     def complete(self, server: str, params: dict, *, timeout_ms=None, cancel=None) -> dict:
         req = pb.CompleteRequest(server=server, params_json=json.dumps(params or {}),
                                  options=self._req.options(timeout_ms))
-        return c.result(self._unary("Complete", req, cancel=cancel), "completion/complete")
+        return c.result(self._unary("Complete", req, c.deadline(timeout_ms), cancel), "completion/complete")
 
     def request(self, server: str, method: str, params: Optional[dict] = None, *, timeout_ms=None,
                 on_progress=None, cancel=None) -> dict:
         """Sends any MCP request (e.g. "ping") and returns its result."""
         req = pb.SendRequestRequest(server=server, method=method, params_json=json.dumps(params or {}),
                                     options=self._req.options(timeout_ms))
-        return c.result(self._stream("SendRequest", req, method, on_progress, None, cancel), method)
+        return c.result(self._stream("SendRequest", req, method, on_progress, None, cancel, c.deadline(timeout_ms)), method)
 
     def subscribe(self, reconnect: bool = False, **what) -> "Subscription":
         """Opens a Subscribe stream (keywords: servers, tools_list_changed,
@@ -214,6 +257,7 @@ class Subscription:
         self._reconnect = reconnect
         self._closed = threading.Event()
         self._lock = threading.Lock()  # guards _call
+        client._keep(self)
         self._call = self._open()
         self._reported = False  # a disconnected event was yielded and no ack since
         self.id: Optional[int] = None
@@ -270,6 +314,7 @@ class Subscription:
         self._closed.set()
         with self._lock:
             self._call.cancel()
+        self._client._drop(self)
 
     def __enter__(self):
         return self
@@ -283,6 +328,7 @@ class Host:
     returns the host id; close() ends it."""
 
     def __init__(self, client: Client, handlers: dict, servers):
+        client._keep(self)
         self._client = client
         self._handlers = handlers
         self._out: queue.Queue = queue.Queue()  # HostRequests to send; None ends the stream
@@ -366,6 +412,7 @@ class Host:
         self._call.cancel()
         self._reader.join()
         self._pool.shutdown(wait=True)
+        self._client._drop(self)
 
     def __enter__(self):
         return self

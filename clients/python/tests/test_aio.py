@@ -133,6 +133,28 @@ class AsyncClientTest(unittest.IsolatedAsyncioTestCase):
                 e = await self.assertMcpdError(c.status(), grpc.StatusCode.UNAVAILABLE)
             self.assertIn(path, str(e))
 
+    async def test_close_ends_calls_subscriptions_and_hosts(self):
+        c = AsyncClient(self.daemon.socket_path, client_name="aio-close")
+        sub = c.subscribe(server_state=True)
+        self.assertEqual((await sub.__anext__()).kind, "ack")
+        host = await c.host({"roots": lambda params, ctx: {"roots": []}})
+        started = asyncio.Event()
+        call = asyncio.ensure_future(c.call_tool("demo", "slow_count", {"n": 1000, "delay_ms": 50},
+                                                 on_progress=lambda p: started.set()))
+
+        async def drain():
+            return [ev async for ev in sub]
+        events = asyncio.ensure_future(drain())
+        await asyncio.wait_for(started.wait(), WAIT_TIMEOUT)
+        await c.close()
+        e = await self.assertMcpdError(asyncio.wait_for(call, WAIT_TIMEOUT), grpc.StatusCode.CANCELLED)
+        self.assertIn("the client was closed", str(e))
+        self.assertEqual(await asyncio.wait_for(events, WAIT_TIMEOUT), [])
+        await host.close()  # already closed: a no-op
+        await self.assertMcpdError(c.status(), grpc.StatusCode.CANCELLED)
+        with self.assertRaises(McpdError):
+            c.subscribe()
+
     async def test_mcpd_restarting_under_a_live_subscription(self):
         d = Daemon().start()
         self.addCleanup(d.cleanup)

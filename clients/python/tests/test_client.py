@@ -168,6 +168,77 @@ class NotRunningTest(unittest.TestCase):
             self.assertEqual(cm.exception.socket_path, path)
 
 
+class CloseTest(unittest.TestCase):
+    def test_close_ends_calls_subscriptions_and_hosts(self):
+        d = Daemon().start()
+        self.addCleanup(d.cleanup)
+        c = Client(d.socket_path)
+        self.addCleanup(c.close)
+        sub = c.subscribe(server_state=True)
+        self.assertEqual(next(sub).kind, "ack")
+        host = c.host({"roots": lambda params, ctx: {"roots": []}})
+        host.ready(60)
+        started = threading.Event()
+        outcome = {}
+
+        def slow():
+            try:
+                c.call_tool("demo", "slow_count", {"n": 1000, "delay_ms": 50}, on_progress=lambda p: started.set())
+            except McpdError as err:
+                outcome["call"] = err
+
+        def drain():
+            outcome["events"] = list(sub)
+        threads = [threading.Thread(target=slow), threading.Thread(target=drain)]
+        for t in threads:
+            t.start()
+        self.assertTrue(started.wait(60))
+        c.close()
+        for t in threads:
+            t.join(60)
+            self.assertFalse(t.is_alive())
+        self.assertEqual(outcome["call"].code, grpc.StatusCode.CANCELLED, str(outcome["call"]))
+        self.assertIn("the client was closed", str(outcome["call"]))
+        self.assertEqual(outcome["events"], [])
+        for later in (c.status, lambda: c.call_tool("demo", "echo", {"message": "x"}), lambda: c.subscribe()):
+            with self.assertRaises(McpdError) as cm:
+                later()
+            self.assertEqual(cm.exception.code, grpc.StatusCode.CANCELLED, str(cm.exception))
+
+
+class DaemonErrorsTest(unittest.TestCase):
+    def test_unavailable_server_is_not_a_lost_daemon(self):
+        dirname = tempfile.mkdtemp(prefix="mcpd-py-")
+        with open(os.path.join(dirname, "config.json"), "w") as f:
+            f.write('{"mcpServers": {"broken": {"command": "/bin/sh", "args": ["-c", "exit 3"], "restart": "never"}}}')
+        d = Daemon(dirname).start()
+        self.addCleanup(d.cleanup)
+        with Client(d.socket_path) as c:
+            with self.assertRaises(McpdError) as cm:
+                c.call_tool("broken", "echo", {"message": "x"})
+        self.assertEqual(cm.exception.code, grpc.StatusCode.UNAVAILABLE, str(cm.exception))
+        self.assertIn("broken", str(cm.exception))
+        self.assertNotIn("mcpd is not reachable", str(cm.exception))
+
+    def test_timeout_ms_also_bounds_a_daemon_that_does_not_answer(self):
+        import socket
+        import time
+        with tempfile.TemporaryDirectory(prefix="mcpd-py-") as d:
+            path = os.path.join(d, "mcpd.sock")
+            ln = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            ln.bind(path)
+            ln.listen(8)  # accepted by the kernel, never answered
+            try:
+                with Client(path) as c:
+                    start = time.monotonic()
+                    with self.assertRaises(McpdError) as cm:
+                        c.call_tool("demo", "echo", {"message": "x"}, timeout_ms=300)
+                    self.assertEqual(cm.exception.code, grpc.StatusCode.DEADLINE_EXCEEDED, str(cm.exception))
+                    self.assertLess(time.monotonic() - start, 15)
+            finally:
+                ln.close()
+
+
 class RestartTest(unittest.TestCase):
     def test_mcpd_restarting_under_a_live_subscription(self):
         d = Daemon().start()

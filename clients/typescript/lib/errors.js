@@ -45,11 +45,14 @@ function fromMcpError(err, server, what) {
 }
 
 /**
- * mcpdMade reports whether an UNAVAILABLE's details are mcpd's own reason
- * (a server that is down, stopped or crash-looping names it), not a
- * connection that failed.
+ * mcpdMade reports whether an error is mcpd's own (an UNAVAILABLE naming a
+ * server that is down, stopped or crash-looping), not a connection to mcpd
+ * that failed: mcpd marks its errors with the mcpd-daemon trailer.
  */
-function mcpdMade(details) {
+function mcpdMade(err) {
+  const details = err.details || '';
+  if (details.startsWith('mcpd is shutting down')) return false; // going away: said as the socket it was on
+  if (err.metadata && typeof err.metadata.get === 'function' && err.metadata.get('mcpd-daemon').length > 0) return true;
   return details.startsWith('server "') || details.startsWith('subscription to server "');
 }
 
@@ -57,7 +60,7 @@ function mcpdMade(details) {
 function fromStatus(err, socketPath, what) {
   if (err instanceof McpdError) return err;
   const code = typeof err.code === 'number' ? err.code : grpc.status.UNKNOWN;
-  if (code === grpc.status.UNAVAILABLE && !mcpdMade(err.details || '')) {
+  if (code === grpc.status.UNAVAILABLE && !mcpdMade(err)) {
     return new McpdError(`${what}: mcpd is not reachable at ${socketPath} (is mcpd running? ` +
       `set MCPD_SOCKET to use another socket): ${err.details || err.message}`,
     { code, socketPath, cause: err });

@@ -227,6 +227,25 @@ test('a stopped server\'s UNAVAILABLE is mcpd\'s reason, not that mcpd is unreac
   }
 });
 
+test('a server that cannot start is mcpd\'s UNAVAILABLE, whatever its message says', async () => {
+  const dir = tempDir();
+  require('node:fs').writeFileSync(path.join(dir, 'config.json'), JSON.stringify({
+    mcpServers: { broken: { command: '/bin/sh', args: ['-c', 'exit 3'], restart: 'never' } },
+  }));
+  const d = await new Daemon(dir).start();
+  const c = new McpdClient({ socketPath: d.socketPath });
+  try {
+    await rejectsWith(c.callTool('broken', 'echo', { message: 'x' }), (err) => {
+      assert.equal(err.code, grpc.status.UNAVAILABLE, err.message);
+      assert.match(err.message, /broken/);
+      assert.doesNotMatch(err.message, /not reachable/);
+    });
+  } finally {
+    c.close();
+    await d.stop();
+  }
+});
+
 test('close ends calls in flight, subscriptions and hosts; later calls fail', async () => {
   const c = new McpdClient({ socketPath: daemon.socketPath, clientName: 'close-test' });
   const sub = c.subscribe({ serverState: true });
