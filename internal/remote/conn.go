@@ -111,7 +111,7 @@ type Conn struct {
 	wg      sync.WaitGroup
 
 	onCallError func(id json.RawMessage, err error) // set before use (OnCallError)
-	settled     chan struct{}                        // a request got its HTTP answer (expire.go)
+	settled     chan struct{}                       // a request got its HTTP answer (expire.go)
 	oversize    atomic.Int64
 	skipped     atomic.Int64
 
