@@ -49,7 +49,7 @@ type bridge struct {
 	prefix      profile.Prefix      // how names are prefixed when aggr (reconfig.go)
 	profileInfo *mcpdv1.ProfileInfo // the served profile as mcpd last described it
 	info        map[string]*mcpdv1.ServerStatus
-	inflight    map[string]context.CancelFunc    // host request id → cancel
+	inflight    map[string]func(reason string)   // host request id → the host's cancel
 	atServer    map[string][]json.RawMessage     // a legacy host's requests in flight at each server, by scope, oldest first (host.go)
 	hostWaits   map[string]chan *jsonrpc.Message // our requests to the host
 	nextHostID  int64
@@ -102,7 +102,7 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		maxLine:    opts.MaxLine,
 		ctx:        ctx,
 		info:       map[string]*mcpdv1.ServerStatus{},
-		inflight:   map[string]context.CancelFunc{},
+		inflight:   map[string]func(string){},
 		atServer:   map[string][]json.RawMessage{},
 		hostWaits:  map[string]chan *jsonrpc.Message{},
 		routes:     map[string]route{},
@@ -346,13 +346,14 @@ func (b *bridge) notification(m *jsonrpc.Message) {
 		// "Receiver should stop work, free resources and not answer."
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
+			Reason    string          `json:"reason"`
 		}
 		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
 			b.mu.Lock()
 			cancel := b.inflight[idKey(p.RequestID)]
 			b.mu.Unlock()
 			if cancel != nil {
-				cancel()
+				cancel(p.Reason)
 			}
 		}
 	case "notifications/initialized":
@@ -381,18 +382,21 @@ func (b *bridge) startRequest(ctx context.Context, m *jsonrpc.Message) <-chan st
 // unless the request was cancelled.
 func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) func() {
 	key := idKey(req.id)
-	rctx, cancel := context.WithCancel(withScope(ctx, req.id))
+	rctx, cancel := context.WithCancelCause(withScope(ctx, req.id))
 	byHost := new(atomic.Bool)
 	req.cancelled = byHost
 	b.mu.Lock()
-	b.inflight[key] = func() { byHost.Store(true); cancel() } // the host's cancel
+	b.inflight[key] = func(reason string) { // the host's cancel; the child is told its reason
+		byHost.Store(true)
+		cancel(hostCancelled(reason))
+	}
 	b.mu.Unlock()
 	return func() {
 		defer func() {
 			b.mu.Lock()
 			delete(b.inflight, key)
 			b.mu.Unlock()
-			cancel()
+			cancel(nil)
 			req.ack()
 		}()
 		result, rerr := b.handle(rctx, req)
@@ -496,4 +500,13 @@ func (b *bridge) clientInfoProto(info json.RawMessage) *mcpdv1.ClientInfo {
 		return &mcpdv1.ClientInfo{Name: ci.Name, Version: ci.Version}
 	}
 	return &mcpdv1.ClientInfo{Name: ci.Name + " (mcpdctl bridge)", Version: ci.Version}
+}
+
+// hostCancelled is the cause of a request the host cancelled: what the
+// child's notifications/cancelled says (when the call runs in mcpd).
+func hostCancelled(reason string) error {
+	if reason == "" {
+		return errors.New("cancelled by the host")
+	}
+	return fmt.Errorf("cancelled by the host: %s", reason)
 }

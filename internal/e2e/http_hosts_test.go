@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -105,4 +106,52 @@ func TestHTTPChildRequestReachesTheCallingSession(t *testing.T) {
 		}
 	}
 	t.Fatalf("alpha's call stream ended without its answer (sampling request seen: %v)", answered)
+}
+
+// A host's notifications/cancelled reaches the child with the host's
+// reason; a call cancelled without one says its client cancelled it.
+func TestHTTPHostCancelReasonReachesTheChild(t *testing.T) {
+	_, base := startHTTPDaemon(t, map[string]map[string]any{"fake": fakeServer("legacy")})
+	url := base + "/servers/fake/mcp"
+	sid := legacySession(t, url)
+	stats := func() (st struct {
+		Methods       map[string]int `json:"methods"`
+		CancelReasons []string       `json:"cancelReasons"`
+	}) {
+		_, _, body := rawPost(t, url, `{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"stats","arguments":{}}}`, "Mcp-Session-Id", sid)
+		var r struct {
+			Result struct {
+				Content []struct{ Text string } `json:"content"`
+			} `json:"result"`
+		}
+		if json.Unmarshal([]byte(body), &r) == nil && len(r.Result.Content) == 1 {
+			_ = json.Unmarshal([]byte(r.Result.Content[0].Text), &st)
+		}
+		return st
+	}
+	ctx, cancel := context.WithTimeout(ctxT(t), 30*time.Second)
+	defer cancel()
+	sleep := make(chan struct{})
+	go func() { // answered never: it is cancelled; ends with ctx
+		defer close(sleep)
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"sleep","arguments":{"ms":60000}}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Mcp-Session-Id", sid)
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	}()
+	poll(t, "the sleep call to reach the child", func() (bool, error) { return stats().Methods["tools/call"] >= 2, nil })
+	if status, _, body := rawPost(t, url, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":7,"reason":"user pressed stop"}}`, "Mcp-Session-Id", sid); status != http.StatusAccepted {
+		t.Fatalf("notifications/cancelled = %d %s", status, body)
+	}
+	var reasons []string
+	poll(t, "the child to see the cancel", func() (bool, error) { reasons = stats().CancelReasons; return len(reasons) > 0, nil })
+	if reasons[0] != "cancelled by the host: user pressed stop" {
+		t.Errorf("the child's reason = %q, want the host's", reasons[0])
+	}
+	cancel()
+	<-sleep
 }

@@ -180,17 +180,18 @@ type server struct {
 	fanMu sync.RWMutex
 	errMu sync.Mutex // guards writes to errw
 
-	mu          sync.Mutex // guards the fields below
-	initialized bool
-	counts      map[string]int
-	cancelled   []json.RawMessage
-	inflight    map[string]context.CancelFunc    // request id → cancel
-	nextID      int64                            // id of the next server→client request
-	seq         int64                            // requests read so far
-	waiting     map[string]chan *jsonrpc.Message // server→client id → answer
-	listens     map[string]json.RawMessage       // listen id → filter
-	barriers    map[int]*barrier                 // outoforder groups by size
-	added       []string                         // tools added by addtool (addtool.go)
+	mu            sync.Mutex // guards the fields below
+	initialized   bool
+	counts        map[string]int
+	cancelled     []json.RawMessage
+	cancelReasons []string                         // of the notifications/cancelled in cancelled
+	inflight      map[string]context.CancelFunc    // request id → cancel
+	nextID        int64                            // id of the next server→client request
+	seq           int64                            // requests read so far
+	waiting       map[string]chan *jsonrpc.Message // server→client id → answer
+	listens       map[string]json.RawMessage       // listen id → filter
+	barriers      map[int]*barrier                 // outoforder groups by size
+	added         []string                         // tools added by addtool (addtool.go)
 	// stall is set by a stallstdin call, read by the reader after the
 	// line: stop reading stdin for stallFor (zero: for good).
 	stall    bool
@@ -321,6 +322,7 @@ func (s *server) handleNotification(msg *jsonrpc.Message) {
 	case "notifications/cancelled":
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
+			Reason    string          `json:"reason"`
 		}
 		if json.Unmarshal(msg.Params, &p) != nil || p.RequestID == nil {
 			return
@@ -328,6 +330,7 @@ func (s *server) handleNotification(msg *jsonrpc.Message) {
 		id := compact(p.RequestID)
 		s.mu.Lock()
 		s.cancelled = append(s.cancelled, id)
+		s.cancelReasons = append(s.cancelReasons, p.Reason)
 		cancel := s.inflight[string(id)]
 		s.mu.Unlock()
 		s.errLine("cancelled " + string(id))

@@ -33,7 +33,7 @@ var tools = []tool{
 	{"roots", `sends roots/list to the client and returns the result JSON or "error <code>: <message>"`, toolRoots},
 	{"sample", `sends sampling/createMessage to the client and returns the result JSON or "error <code>: <message>"; with "cancel": true it cancels that request at once and returns "cancelled"`, toolSample},
 	{"stderrflood", `writes "mb" (default 1) MiB of stderr lines and returns "flooded"`, toolStderrFlood},
-	{"stats", `returns {"methods":{method:count},"cancelled":[ids]} as JSON text`, toolStats},
+	{"stats", `returns {"methods":{method:count},"cancelled":[ids],"cancelReasons":[reasons]} as JSON text`, toolStats},
 	{"meta", `returns the request's params._meta as JSON text`, toolMeta},
 	{"changed", `emits notifications/<"kind">/list_changed (kind tools|prompts|resources) or, with "uri", notifications/resources/updated; on modern listens they are tagged with the subscription id`, toolChanged},
 	{"log", `emits notifications/message with "level" (default info) and "data"; with "afterms", that many milliseconds after its answer (outside any request)`, toolLog},
@@ -315,12 +315,15 @@ type Stats struct {
 	Methods map[string]int `json:"methods"`
 	// Cancelled lists the requestId of every notifications/cancelled received.
 	Cancelled []json.RawMessage `json:"cancelled"`
+	// CancelReasons are their reasons, in the same order.
+	CancelReasons []string `json:"cancelReasons"`
 }
 
 func (s *server) Stats() Stats {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := Stats{Methods: map[string]int{}, Cancelled: append([]json.RawMessage{}, s.cancelled...)}
+	st := Stats{Methods: map[string]int{}, Cancelled: append([]json.RawMessage{}, s.cancelled...),
+		CancelReasons: append([]string{}, s.cancelReasons...)}
 	for k, v := range s.counts {
 		st.Methods[k] = v
 	}

@@ -26,7 +26,7 @@ func TestCancelReason(t *testing.T) {
 		ctx  context.Context
 		want string
 	}{
-		{"cancelled", cancelled, "context canceled"},
+		{"cancelled", cancelled, "the client cancelled the request or went away"},
 		{"cancelled with a cause", withCause, "the app went away"},
 		{"deadline", expired, "context deadline exceeded"},
 		{"cancelled after its deadline passed", pastDeadline{cancelled}, "context deadline exceeded"},

@@ -397,11 +397,15 @@ func cancelReason(ctx context.Context) string {
 	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
 		return context.DeadlineExceeded.Error()
 	}
-	if cause := context.Cause(ctx); cause != nil {
+	if cause := context.Cause(ctx); cause != nil && cause != context.Canceled { //nolint:errorlint // a bare cancel has itself as cause
 		return cause.Error()
 	}
-	return context.Canceled.Error()
+	return reasonCallerCancelled
 }
+
+// reasonCallerCancelled is the reason of a call whose context was
+// cancelled without a cause: its app or host cancelled it or went away.
+const reasonCallerCancelled = "the client cancelled the request or went away"
 
 // take removes id from the pending map and reports whether it was there.
 func (s *Session) take(id uint64) bool { return s.takeID(id) != nil }
