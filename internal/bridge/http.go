@@ -339,10 +339,24 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 		writeErr(w, http.StatusBadRequest, nil, jsonrpc.BatchError())
 		return nil, false
 	case !json.Valid(body):
-		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error: the body is not valid JSON")
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error: the body is not valid JSON: "+syntaxError(body))
 		return nil, false
 	}
 	return body, true
+}
+
+// syntaxError says where and why body, which is not valid JSON, is not
+// (a truncated body, a bad byte, nesting deeper than 10000 levels).
+func syntaxError(body []byte) string {
+	err := json.Unmarshal(body, new(json.RawMessage)) // scans only: nothing is built
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s (at byte %d)", se, se.Offset)
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "invalid"
 }
 
 // isJSONType reports whether Content-Type value ct is application/json

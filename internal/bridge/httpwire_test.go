@@ -159,6 +159,7 @@ func TestHTTPBadInput(t *testing.T) {
 		code    int64
 	}{
 		{"malformed", "POST", "/mcp", `{"jsonrpc":`, nil, 400, -32700},
+		{"too deep", "POST", "/mcp", `{"a":` + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + `}`, nil, 400, -32700},
 		{"batch", "POST", "/mcp", `[` + ping + `]`, nil, 400, -32600},
 		{"too large", "POST", "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("a", 1<<16) + `"}}`, nil, 413, -32600},
 		{"content type", "POST", "/mcp", ping, []string{"Content-Type", "text/plain"}, 415, -32600},
@@ -187,6 +188,12 @@ func TestHTTPBadInput(t *testing.T) {
 		}
 		if code, _ := errCode(t, body); code != c.code {
 			t.Errorf("%s: code %d, want %d: %s", c.name, code, c.code, body)
+		}
+		if c.name == "too deep" && !strings.Contains(body, "exceeded max depth") {
+			t.Errorf("too deep: %s, want the reason", body)
+		}
+		if c.name == "malformed" && !strings.Contains(body, "unexpected end of JSON input") {
+			t.Errorf("malformed: %s, want the reason", body)
 		}
 		if c.name == "unknown server" && !strings.Contains(body, `did you mean \"alpha\"`) {
 			t.Errorf("unknown server: %s", body)
