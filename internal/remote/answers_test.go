@@ -3,6 +3,7 @@ package remote_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -193,5 +194,30 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 			t.Fatalf("timed out waiting for %s", what)
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A request written after the session expired was not sent: its error
+// says it may be sent again, in the next session.
+func TestWriteAfterExpiryIsNotProcessed(t *testing.T) {
+	ts := newTamperServer(t, true)
+	expired := atomic.Bool{}
+	ts.get = func(w http.ResponseWriter) bool {
+		expired.Store(true)
+		http.Error(w, "session not found", http.StatusNotFound)
+		return true
+	}
+	c := connect(t, remote.Options{URL: ts.URL}, session.ProtocolLegacy)
+	select {
+	case <-c.conn.Done():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the Conn did not end after the 404")
+	}
+	if !expired.Load() || !errors.Is(c.conn.ExitError(), remote.ErrSessionExpired) {
+		t.Fatalf("ExitError = %v, want the expired session", c.conn.ExitError())
+	}
+	err := c.conn.WriteMessage(context.Background(), []byte(`{"jsonrpc":"2.0","id":99,"method":"tools/list"}`))
+	if !errors.Is(err, remote.ErrNotProcessed) || !errors.Is(err, remote.ErrClosed) {
+		t.Fatalf("WriteMessage after expiry = %v, want ErrClosed and ErrNotProcessed", err)
 	}
 }

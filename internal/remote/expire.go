@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"errors"
 	"fmt"
 	"time"
 )
@@ -72,4 +73,14 @@ func (c *Conn) settle() {
 	case c.settled <- struct{}{}:
 	default:
 	}
+}
+
+// notSent is the error of a message not sent because the Conn ended with
+// endErr; after an expired session a request may be sent again, in the
+// next one.
+func notSent(endErr error) error {
+	if errors.Is(endErr, ErrSessionExpired) {
+		return fmt.Errorf("%w: %w: %w", ErrClosed, endErr, ErrNotProcessed)
+	}
+	return fmt.Errorf("%w: %w", ErrClosed, endErr)
 }

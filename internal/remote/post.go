@@ -22,7 +22,7 @@ const errorBodyLimit = 64 << 10
 // stream is closed, which is how HTTP cancels.
 func (c *Conn) WriteMessage(ctx context.Context, msg []byte) error {
 	if err := c.Err(); err != nil {
-		return fmt.Errorf("%w: %w", ErrClosed, err)
+		return notSent(err)
 	}
 	m, err := inspect(msg)
 	if err != nil {
@@ -51,7 +51,7 @@ func (c *Conn) startRequest(m message, msg []byte) error {
 	if c.endErr != nil {
 		c.mu.Unlock()
 		s.cancel()
-		return fmt.Errorf("%w: %w", ErrClosed, c.endErr)
+		return notSent(c.endErr)
 	}
 	if c.expiring {
 		c.mu.Unlock()
