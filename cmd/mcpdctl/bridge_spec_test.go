@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
@@ -336,12 +337,17 @@ func TestBridgeAggregateListsAURIOnce(t *testing.T) {
 			`__changed","arguments":{"uri":"fake://hello"}}}`)
 		upTo(itoa(3 + i))
 	}
-	for id := 5; updates == 0 && id < 50; id++ { // the update may come after the answer
+	// The update may come after the answer: ping until it does (a count
+	// of pings is no bound on a loaded machine, where 45 took 11 ms).
+	deadline := time.Now().Add(10 * time.Second)
+	id := 5
+	for ; updates == 0 && time.Now().Before(deadline); id++ {
 		h.send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"ping"}`)
 		upTo(itoa(id))
+		time.Sleep(time.Millisecond) // a pause between pings, not a wait for the update
 	}
-	h.send(`{"jsonrpc":"2.0","id":99,"method":"ping"}`)
-	upTo("99")
+	h.send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"ping"}`)
+	upTo(itoa(id))
 	if updates != 1 {
 		t.Errorf("%d resources/updated of fake://hello, want 1: the first server's (the other is left out of the list)", updates)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/cpuprofile"
 	"github.com/mcpd-dev/mcpd/internal/pollio"
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/rawio"
 	"github.com/mcpd-dev/mcpd/internal/version"
 )
 
@@ -71,12 +72,31 @@ var bridgeStdin io.Reader = os.Stdin
 
 // hostInput is what the bridge reads the host from: stdin through Go's
 // poller when it is a pipe, since a blocking read of it can stall the
-// whole bridge for a minute at a GC (internal/pollio).
+// whole bridge for a minute at a GC (internal/pollio), and then with raw
+// system calls (internal/rawio).
 func hostInput() io.Reader {
 	if f, ok := bridgeStdin.(*os.File); ok && f == os.Stdin {
-		return pollio.Stdin()
+		f = pollio.Stdin()
+		if rf, err := rawio.NewFile(f); err == nil {
+			return rf
+		}
+		return f
 	}
 	return bridgeStdin
+}
+
+// hostOutput is what the relay writes the host's stdout with: through
+// Go's poller when it is a pipe (internal/pollio), with raw system calls
+// (internal/rawio); c.stdout as it is otherwise.
+func (c *cli) hostOutput() io.Writer {
+	if c.stdout != io.Writer(os.Stdout) {
+		return c.stdout
+	}
+	f := pollio.StdoutFile()
+	if rf, err := rawio.NewFile(f); err == nil {
+		return rf
+	}
+	return f
 }
 
 func bridgeSetup(fs *pflag.FlagSet) runFunc {
@@ -162,7 +182,7 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 	case err != nil:
 		return err
 	}
-	r := &relay{conn: conn, src: src, out: c.stdout, warnf: c.warnf, down: c.notRunning, fallback: serveHere,
+	r := &relay{conn: conn, src: src, out: c.hostOutput(), warnf: c.warnf, down: c.notRunning, fallback: serveHere,
 		track: relayTracker{max: maxLine}}
 	return r.run(ctx, in)
 }

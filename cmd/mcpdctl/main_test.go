@@ -464,8 +464,12 @@ var allowedOwnDeps = map[string]bool{
 	// library only (not the helper of internal/sandbox).
 	"github.com/mcpd-dev/mcpd/internal/sandbox/policy": true,
 	// internal/audit is the audit log's record format and reader, standard
-	// library only: "mcpdctl audit" reads the file mcpd writes.
+	// library and internal/rawio only: "mcpdctl audit" reads the file mcpd
+	// writes.
 	"github.com/mcpd-dev/mcpd/internal/audit": true,
+	// internal/rawio reads and writes non-blocking descriptors with raw
+	// system calls; x/sys only.
+	"github.com/mcpd-dev/mcpd/internal/rawio": true,
 	// internal/cpuprofile writes a CPU profile for the benchmarks: standard
 	// library only.
 	"github.com/mcpd-dev/mcpd/internal/cpuprofile": true,

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/rawio"
 )
 
 // The bridge's fast path: mcpd runs the bridge itself and serves it on its
@@ -46,13 +47,16 @@ var errNoRelay = errors.New("no bridge socket")
 // socket, sends h and reads the answer. An error wrapping errNoRelay
 // means the bridge is to run here; any other is the bridge's own failure
 // (an unknown server, a bad profile), as mcpd words it.
-func dialRelay(ctx context.Context, socket string, h bridge.RelayHeader) (*net.UnixConn, *bufio.Reader, error) {
+func dialRelay(ctx context.Context, socket string, h bridge.RelayHeader) (relayConn, *bufio.Reader, error) {
 	d := net.Dialer{Timeout: relayDialTimeout}
 	c, err := d.DialContext(ctx, "unix", bridge.RelaySocketPath(socket))
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", errNoRelay, err)
 	}
-	conn := c.(*net.UnixConn)
+	conn, ok := rawio.NewConn(c).(relayConn)
+	if !ok {
+		conn = c.(*net.UnixConn)
+	}
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	data, err := json.Marshal(h)
@@ -90,9 +94,17 @@ func dialRelay(ctx context.Context, socket string, h bridge.RelayHeader) (*net.U
 	return conn, br, nil
 }
 
+// relayConn is the bridge socket: a *rawio.Conn, read and written with
+// raw system calls (the relay's CPU per message is mostly its system
+// calls), or the *net.UnixConn itself.
+type relayConn interface {
+	net.Conn
+	CloseWrite() error
+}
+
 // relay is one host session relayed to mcpd's bridge socket.
 type relay struct {
-	conn     *net.UnixConn
+	conn     relayConn
 	src      io.Reader // conn, past the answer
 	out      io.Writer // the host's stdout
 	warnf    func(format string, args ...any)

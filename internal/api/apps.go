@@ -98,9 +98,9 @@ type trackingCreds struct {
 
 // ServerHandshake runs the inner handshake and registers the connection.
 // A connection of a kind whose closing cannot be seen from its file
-// descriptor is wrapped to see its Close; a Unix socket is returned as it
-// is, so that gRPC keeps reading it with its pooled, readiness-based
-// reader.
+// descriptor is wrapped to see its Close; a Unix socket is returned as a
+// rawConn, read and written with raw system calls and still read by gRPC
+// with its pooled, readiness-based reader.
 func (c *trackingCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.AuthInfo, error) {
 	conn, ai, err := c.TransportCredentials.ServerHandshake(raw)
 	if err != nil {
@@ -118,7 +118,7 @@ func (c *trackingCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.Aut
 	}
 	c.t.add(app)
 	a.app = app
-	return conn, a, nil
+	return newRawConn(conn), a, nil
 }
 
 // Clone implements credentials.TransportCredentials.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -130,26 +131,17 @@ func TestTrackCredentials(t *testing.T) {
 		t.Fatalf("snapshot after close = %+v, want none", got)
 	}
 
-	ln, err := net.Listen("unix", shortDir(t)+"/t.sock")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("unix", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
-	server, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
+	server, _ := unixPair(t)
 	conn, _, err = creds.ServerHandshake(server)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if conn != server {
-		t.Errorf("unix conn returned as %T, want it unwrapped", conn)
+	// gRPC reads a connection with this method by readiness, from its
+	// pool; it must not fall back to a buffer pinned per connection.
+	if _, ok := conn.(interface {
+		ReadOnReady(int, mem.BufferPool) (*[]byte, int, error)
+	}); !ok {
+		t.Errorf("unix conn returned as %T, which gRPC cannot read by readiness", conn)
 	}
 	if got := tr.snapshot(); len(got) != 1 {
 		t.Fatalf("snapshot = %+v, want one app", got)

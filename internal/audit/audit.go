@@ -17,11 +17,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/rawio"
 )
 
 // FileName is the audit log's name in the state directory.
@@ -96,6 +99,7 @@ type Log struct {
 
 	mu   sync.Mutex // guards following
 	f    *os.File
+	w    io.Writer // f, or its rawio.Writer where f is on a local disk
 	size int64
 	buf  []byte
 }
@@ -151,6 +155,10 @@ func (l *Log) open() error {
 		return fmt.Errorf("audit log: %w", err)
 	}
 	l.f, l.size = f, st.Size()
+	l.w = io.Writer(f)
+	if w, err := rawio.NewFileWriter(f); err == nil {
+		l.w = w
+	}
 	if l.size > 0 && !endsWithNewline(l.path, l.size) {
 		n, _ := f.Write([]byte{'\n'})
 		l.size += int64(n)
@@ -188,7 +196,7 @@ func (l *Log) Write(r *Record) error {
 			return err
 		}
 	}
-	n, err := l.f.Write(buf)
+	n, err := l.w.Write(buf)
 	l.size += int64(n)
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)

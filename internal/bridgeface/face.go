@@ -20,6 +20,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/peercred"
+	"github.com/mcpd-dev/mcpd/internal/rawio"
 )
 
 // headerTimeout bounds the wait for a connection's header line.
@@ -142,7 +143,7 @@ func (f *Face) serveConn(c net.Conn) {
 	if err != nil {
 		return // logged, and closed
 	}
-	s, err := openSession(c, f.opts.Server, uid, pid)
+	s, err := openSession(rawio.NewConn(c), f.opts.Server, uid, pid)
 	if err != nil {
 		f.log.Warn("bridge socket: bad header", zap.Int("pid", pid), zap.Error(err))
 		s.answer(err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/peercred"
+	"github.com/mcpd-dev/mcpd/internal/rawio"
 )
 
 // Bounds of the HTTP server.
@@ -94,7 +95,7 @@ func Serve(ln net.Listener, next http.Handler, opts Options) *Face {
 	}
 	go func() { // owned: Close waits for done
 		defer close(f.done)
-		if err := f.http.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		if err := f.http.Serve(rawio.NewListener(ln)); !errors.Is(err, http.ErrServerClosed) {
 			f.err = err
 		}
 	}()
@@ -142,7 +143,7 @@ func (f *Face) connContext(ctx context.Context, c net.Conn) context.Context {
 func (f *Face) checkPeer(p *connPeer) bool {
 	p.once.Do(func() {
 		c := p.conn
-		if _, ok := c.(*net.UnixConn); ok {
+		if c.LocalAddr().Network() == "unix" {
 			p.uid, p.pid, p.err = peercred.Get(c)
 		} else {
 			p.uid, p.err = tcpPeerUID(c)

@@ -63,14 +63,20 @@ func Stderr() *os.File {
 // when it is a pipe or a FIFO, as Stderr is, and never closed (Close does
 // nothing; the process's stdout stays open).
 func Stdout() io.WriteCloser {
-	f := os.Stdout
+	return keepOpen{StdoutFile()}
+}
+
+// StdoutFile returns the process's standard output, written through the
+// poller when it is a pipe or a FIFO, opened again as Stderr does; anything
+// else is os.Stdout as it is. Call it once per process.
+func StdoutFile() *os.File {
 	var st unix.Stat_t
 	if err := unix.Fstat(1, &st); err == nil && st.Mode&unix.S_IFMT == unix.S_IFIFO {
-		if g := openFD(1, os.O_WRONLY); g != nil {
-			f = g
+		if f := openFD(1, os.O_WRONLY); f != nil {
+			return f
 		}
 	}
-	return keepOpen{f}
+	return os.Stdout
 }
 
 // keepOpen is a writer whose Close does nothing.

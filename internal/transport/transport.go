@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpd-dev/mcpd/internal/procs"
+	"github.com/mcpd-dev/mcpd/internal/rawio"
 	"github.com/mcpd-dev/mcpd/internal/sandbox"
 )
 
@@ -222,7 +224,7 @@ func Start(opts Options) (*Process, error) {
 		grace:      grace,
 		maxLine:    maxLine,
 		stdoutR:    stdoutR,
-		rd:         bufio.NewReaderSize(stdoutR, stdoutBufferSize),
+		rd:         bufio.NewReaderSize(stdoutReader(stdoutR), stdoutBufferSize),
 		stderrR:    stderrR,
 		stderrDone: make(chan struct{}),
 		stdinW:     stdinW,
@@ -450,4 +452,13 @@ func (p *Process) Stopping() bool { return p.stopping.Load() }
 // Stats returns the stdout counters.
 func (p *Process) Stats() Stats {
 	return Stats{LinesSkipped: p.skipped.Load(), LinesOversize: p.oversize.Load()}
+}
+
+// stdoutReader reads the child's stdout with raw system calls (package
+// rawio), or as an os.File should its RawConn be unavailable.
+func stdoutReader(f *os.File) io.Reader {
+	if r, err := rawio.NewReader(f); err == nil {
+		return r
+	}
+	return f
 }

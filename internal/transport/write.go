@@ -13,6 +13,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sys/unix"
+
+	"github.com/mcpd-dev/mcpd/internal/rawio"
 )
 
 // This file writes to the child's stdin. A child that stops reading fills
@@ -327,7 +329,7 @@ func (p *Process) hang() error {
 // the progress.
 func (p *Process) writeSome(fd uintptr) bool {
 	for len(p.w.rest) > 0 {
-		n, err := syscall.Write(int(fd), p.w.rest)
+		n, err := rawio.WriteOnce(fd, p.w.rest)
 		if n > 0 {
 			p.w.rest = p.w.rest[n:]
 			p.w.progress = true
