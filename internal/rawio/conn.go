@@ -97,10 +97,13 @@ func (c *Conn) CloseWrite() error {
 func (c *Conn) Unwrap() net.Conn { return c.Conn }
 
 // OpError says err, an error of op ("read" or "write") on c, as the
-// standard library's net.Conn would.
+// standard library's net.Conn would. An error of the socket's RawConn (it
+// was closed, its deadline passed) is a *net.OpError already and is kept.
 func (c *Conn) OpError(op string, err error) error {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
+	if _, ok := err.(*net.OpError); ok {
+		return err
+	}
+	if errno, ok := err.(syscall.Errno); ok {
 		err = os.NewSyscallError(op, errno)
 	}
 	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
