@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -72,31 +73,58 @@ var bridgeStdin io.Reader = os.Stdin
 
 // hostInput is what the bridge reads the host from: stdin through Go's
 // poller when it is a pipe, since a blocking read of it can stall the
-// whole bridge for a minute at a GC (internal/pollio), and then with raw
-// system calls (internal/rawio).
+// whole bridge for a minute at a GC (internal/pollio). A pipe that pollio
+// opened again, a file description of this process alone, is then read
+// with raw system calls (internal/rawio); a socket's description is shared,
+// and whoever shares it could make it blocking under them.
 func hostInput() io.Reader {
-	if f, ok := bridgeStdin.(*os.File); ok && f == os.Stdin {
-		f = pollio.Stdin()
+	f, ok := bridgeStdin.(*os.File)
+	if !ok || f != os.Stdin {
+		return bridgeStdin
+	}
+	if f = pollio.Stdin(); f != os.Stdin && isPipe(f) {
 		if rf, err := rawio.NewFile(f); err == nil {
 			return rf
 		}
-		return f
 	}
-	return bridgeStdin
+	return f
 }
 
-// hostOutput is what the relay writes the host's stdout with: through
-// Go's poller when it is a pipe (internal/pollio), with raw system calls
-// (internal/rawio); c.stdout as it is otherwise.
+// hostOutput is what the relay writes the host's stdout with: when stdout
+// is a pipe, a description of this process alone in Go's poller
+// (pollio.StdoutFile), written with raw system calls; c.stdout otherwise.
 func (c *cli) hostOutput() io.Writer {
 	if c.stdout != io.Writer(os.Stdout) {
 		return c.stdout
 	}
 	f := pollio.StdoutFile()
-	if rf, err := rawio.NewFile(f); err == nil {
-		return rf
+	if f == os.Stdout {
+		return c.stdout
 	}
-	return f
+	rf, err := rawio.NewFile(f)
+	if err != nil {
+		return f
+	}
+	return hostStdout{rf}
+}
+
+// hostStdout is stdout opened again. A host that closed its end (EPIPE)
+// ends mcpdctl with SIGPIPE, as a write to stdout itself does: the rest is
+// written to os.Stdout, whose EPIPE raises it.
+type hostStdout struct{ w io.Writer }
+
+func (h hostStdout) Write(p []byte) (int, error) {
+	n, err := h.w.Write(p)
+	if errors.Is(err, syscall.EPIPE) {
+		m, err := os.Stdout.Write(p[n:])
+		return n + m, err
+	}
+	return n, err
+}
+
+func isPipe(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeNamedPipe != 0
 }
 
 func bridgeSetup(fs *pflag.FlagSet) runFunc {

@@ -53,10 +53,7 @@ func dialRelay(ctx context.Context, socket string, h bridge.RelayHeader) (relayC
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w: %w", errNoRelay, err)
 	}
-	conn, ok := rawio.NewConn(c).(relayConn)
-	if !ok {
-		conn = c.(*net.UnixConn)
-	}
+	conn := rawio.NewConn(c).(relayConn) // a *rawio.Conn, or the *net.UnixConn itself
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	data, err := json.Marshal(h)

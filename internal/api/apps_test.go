@@ -182,3 +182,23 @@ func TestTrackerForgetsEndedConnections(t *testing.T) {
 		t.Fatalf("snapshot = %+v, want the one open app", got)
 	}
 }
+
+// unixPair returns both ends of a Unix socket connection, accepted and
+// dialled, closed at the test's end.
+func unixPair(t *testing.T) (accepted, client net.Conn) {
+	t.Helper()
+	ln, err := net.Listen("unix", shortDir(t)+"/t.sock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	if client, err = net.Dial("unix", ln.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
+	if accepted, err = ln.Accept(); err != nil {
+		client.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { accepted.Close(); client.Close() })
+	return accepted, client
+}

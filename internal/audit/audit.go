@@ -199,6 +199,9 @@ func (l *Log) Write(r *Record) error {
 	n, err := l.w.Write(buf)
 	l.size += int64(n)
 	if err != nil {
+		if l.w != io.Writer(l.f) { // a rawio.Writer's error names no file
+			err = &os.PathError{Op: "write", Path: l.path, Err: err}
+		}
 		return fmt.Errorf("audit log: %w", err)
 	}
 	return nil

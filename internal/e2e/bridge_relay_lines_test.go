@@ -3,11 +3,14 @@ package e2e
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
@@ -100,5 +103,36 @@ func TestBridgeRelayLongLines(t *testing.T) {
 	}
 	if got := appsByTransport(t, d)["relay"]; len(got) != 1 {
 		t.Errorf("relay apps = %q, want this host", got)
+	}
+}
+
+// A host that closed its end of the bridge's stdout, and then sends a
+// request, ends the bridge with SIGPIPE, as a write to a closed stdout
+// always has: the relay writes stdout through a descriptor of its own
+// (raw system calls), where the broken pipe is only an error.
+func TestBridgeRelayHostClosedStdout(t *testing.T) {
+	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
+	cmd := bridgeCommand(d, "g")
+	in, out := pipeBridge(t, cmd)
+	h := &rawHost{in: in, out: bufio.NewReader(out)}
+	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`)
+	if m := h.reply(t, "1"); m.Error != nil {
+		t.Fatalf("initialize: %v", m.Error)
+	}
+	out.(io.Closer).Close()
+	h.send(t, `{"jsonrpc":"2.0","id":2,"method":"ping"}`)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			t.Fatalf("bridge ended with %v, want SIGPIPE", err)
+		}
+		if ws, ok := ee.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() || ws.Signal() != syscall.SIGPIPE {
+			t.Fatalf("bridge ended with %v, want SIGPIPE", err)
+		}
+	case <-time.After(30 * time.Second): // a bound on a wait for the exit, not a timing
+		t.Fatal("the bridge is still running 30 s after writing to a closed stdout")
 	}
 }

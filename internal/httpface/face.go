@@ -143,7 +143,7 @@ func (f *Face) connContext(ctx context.Context, c net.Conn) context.Context {
 func (f *Face) checkPeer(p *connPeer) bool {
 	p.once.Do(func() {
 		c := p.conn
-		if c.LocalAddr().Network() == "unix" {
+		if _, unix := c.LocalAddr().(*net.UnixAddr); unix {
 			p.uid, p.pid, p.err = peercred.Get(c)
 		} else {
 			p.uid, p.err = tcpPeerUID(c)

@@ -16,7 +16,11 @@ import (
 type Conn struct {
 	net.Conn // *net.UnixConn or *net.TCPConn
 	sc       syscall.Conn
+	raw      syscall.RawConn
 	rw
+
+	// ReadReady's, used by one reader at a time (gRPC's reader goroutine).
+	ready readyRead
 }
 
 // rw is a Reader and a Writer of one descriptor, each behind its lock.
@@ -57,10 +61,15 @@ func NewConn(c net.Conn) net.Conn {
 		return c
 	}
 	sc := c.(syscall.Conn)
-	rc := &Conn{Conn: c, sc: sc}
+	raw, err := sc.SyscallConn()
+	if err != nil {
+		return c
+	}
+	rc := &Conn{Conn: c, sc: sc, raw: raw}
 	if err := rc.init(sc); err != nil {
 		return c
 	}
+	rc.ready.read = rc.ready.readOnce
 	return rc
 }
 
@@ -68,7 +77,7 @@ func NewConn(c net.Conn) net.Conn {
 func (c *Conn) Read(p []byte) (int, error) {
 	n, err := c.read(p)
 	if err != nil && err != io.EOF {
-		err = c.OpError("read", err)
+		err = c.opError("read", err)
 	}
 	return n, err
 }
@@ -77,7 +86,7 @@ func (c *Conn) Read(p []byte) (int, error) {
 func (c *Conn) Write(p []byte) (int, error) {
 	n, err := c.write(p)
 	if err != nil {
-		err = c.OpError("write", err)
+		err = c.opError("write", err)
 	}
 	return n, err
 }
@@ -96,17 +105,82 @@ func (c *Conn) CloseWrite() error {
 // Unwrap returns the socket.
 func (c *Conn) Unwrap() net.Conn { return c.Conn }
 
-// OpError says err, an error of op ("read" or "write") on c, as the
+// BufferPool is where ReadReady takes its buffers (grpc-go's
+// mem.BufferPool has this method set).
+type BufferPool interface {
+	Get(length int) *[]byte
+	Put(*[]byte)
+}
+
+// readyRead is the state of ReadReady's RawConn callback.
+type readyRead struct {
+	pool BufferPool
+	size int
+	buf  *[]byte
+	n    int
+	err  error
+	bulk bool                  // the last read was a bulk one
+	read func(fd uintptr) bool // readOnce, bound once
+}
+
+// readOnce takes a buffer and reads into it; on EAGAIN it gives the buffer
+// back and asks the poller to wait.
+func (s *readyRead) readOnce(fd uintptr) bool {
+	buf := s.pool.Get(s.size)
+	n, err := ReadOnce(fd, *buf, s.bulk)
+	if err == syscall.EAGAIN {
+		s.pool.Put(buf)
+		return false
+	}
+	s.buf, s.n, s.err = buf, n, err
+	return true
+}
+
+// ReadReady waits for the socket to be readable, then reads up to size
+// bytes into a buffer from pool, which the caller owns (and puts back)
+// when n > 0. No buffer is held while it waits, so an idle connection pins
+// none. At the end of the stream it returns io.EOF. It is grpc-go's
+// readiness-based read (its readyreader.Reader); one goroutine may call it
+// at a time.
+func (c *Conn) ReadReady(size int, pool BufferPool) (*[]byte, int, error) {
+	s := &c.ready
+	s.pool, s.size = pool, size
+	err := c.raw.Read(s.read)
+	buf, n, rerr := s.buf, s.n, s.err
+	s.pool, s.buf, s.n, s.err = nil, nil, 0, nil
+	s.bulk = n >= BulkSize
+	if err == nil && rerr == nil && n > 0 {
+		return buf, n, nil
+	}
+	if buf != nil {
+		pool.Put(buf)
+	}
+	switch {
+	case err != nil:
+		return nil, 0, c.opError("read", err)
+	case rerr != nil:
+		return nil, 0, c.opError("read", rerr)
+	}
+	return nil, 0, io.EOF
+}
+
+// opError says err, an error of op ("read" or "write") on c, as the
 // standard library's net.Conn would. An error of the socket's RawConn (it
-// was closed, its deadline passed) is a *net.OpError already and is kept.
-func (c *Conn) OpError(op string, err error) error {
-	if _, ok := err.(*net.OpError); ok {
-		return err
+// was closed, its deadline passed) is a *net.OpError already, made for
+// this call: it is given op's name.
+func (c *Conn) opError(op string, err error) error {
+	if oe, ok := err.(*net.OpError); ok {
+		oe.Op = op
+		return oe
 	}
 	if errno, ok := err.(syscall.Errno); ok {
 		err = os.NewSyscallError(op, errno)
 	}
-	return &net.OpError{Op: op, Net: c.LocalAddr().Network(), Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	oe := &net.OpError{Op: op, Source: c.LocalAddr(), Addr: c.RemoteAddr(), Err: err}
+	if oe.Source != nil {
+		oe.Net = oe.Source.Network()
+	}
+	return oe
 }
 
 // NewListener returns ln whose accepted sockets are Conns.

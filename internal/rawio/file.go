@@ -5,27 +5,34 @@ import (
 	"io"
 	"os"
 	"syscall"
+	"time"
 )
 
-// Local file systems, by statfs(2) f_type, whose appends to a file land in
-// the page cache without waiting for a device or a server in practice.
-var localFS = map[int64]bool{
+// Local file systems, by statfs(2) f_type, on which a small append to a
+// file is a copy into the page cache that does not wait for a device, a
+// server or a throttle of the file system's own (as ZFS's write throttle
+// and btrfs's space reservation may).
+var localFS = map[uint32]bool{
 	0xEF53:     true, // ext2, ext3, ext4
 	0x58465342: true, // xfs
-	0x9123683E: true, // btrfs
 	0x01021994: true, // tmpfs
-	0xF2F52010: true, // f2fs
-	0x2FC12FC1: true, // zfs
-	0xCA451A4E: true, // bcachefs
 	0x794C7630: true, // overlayfs
 }
+
+// SlowFileWrite is how long a raw write of NewFileWriter's file may take
+// before its Writer uses the standard calls for good: the kernel can still
+// make a writer wait (dirty-page throttling while something else writes a
+// lot to the same disk), and a raw call holds its P, and any stop of the
+// world, meanwhile.
+const SlowFileWrite = time.Millisecond
 
 // errNotLocal is NewFileWriter's refusal.
 var errNotLocal = errors.New("rawio: not a regular file on a local disk")
 
 // NewFileWriter returns a Writer of f, a regular file on a local disk
-// (OnLocalDisk): small appends to it are copies into the page cache, which
-// hold the goroutine's P for microseconds. It refuses any other file.
+// (OnLocalDisk), whose small appends are copies into the page cache that
+// take microseconds. After a write that took SlowFileWrite or more it uses
+// the standard calls. It refuses any other file.
 func NewFileWriter(f *os.File) (*Writer, error) {
 	if !OnLocalDisk(f) {
 		return nil, errNotLocal
@@ -34,12 +41,13 @@ func NewFileWriter(f *os.File) (*Writer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return newWriter(rc), nil
+	w := newWriter(rc)
+	w.slow = SlowFileWrite
+	return w, nil
 }
 
-// OnLocalDisk reports whether f is a regular file on a local file system.
-// A file on a network or FUSE file system, whose writes may wait on a
-// server, is not.
+// OnLocalDisk reports whether f is a regular file on one of the local file
+// systems listed above.
 func OnLocalDisk(f *os.File) bool {
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
@@ -54,21 +62,23 @@ func OnLocalDisk(f *os.File) bool {
 	if err := rc.Control(func(fd uintptr) { serr = syscall.Fstatfs(int(fd), &fs) }); err != nil || serr != nil {
 		return false
 	}
-	return localFS[int64(fs.Type)]
+	return localFS[uint32(fs.Type)]
 }
 
-// File is a non-blocking *os.File (a pipe or a socket in Go's poller, as
-// os.Pipe and internal/pollio give) whose Read and Write are raw system
-// calls (a Reader and a Writer); everything else (deadlines, Close, Name)
-// is the file's own. Like an *os.File it is safe for concurrent use.
+// File is a pipe or socket of the poller (an *os.File such as os.Pipe and
+// internal/pollio give) whose Read and Write are raw system calls (a
+// Reader and a Writer). It offers what a stream needs and not the file's
+// Fd, which would put the descriptor in blocking mode under the raw calls.
+// Like an *os.File it is safe for concurrent use.
 type File struct {
-	*os.File
+	f *os.File
 	rw
 }
 
-// NewFile wraps f, which must be non-blocking (ErrBlocking otherwise).
+// NewFile wraps f (ErrBlocking unless it is a non-blocking pipe or
+// socket).
 func NewFile(f *os.File) (*File, error) {
-	rf := &File{File: f}
+	rf := &File{f: f}
 	if err := rf.init(f); err != nil {
 		return nil, err
 	}
@@ -79,7 +89,7 @@ func NewFile(f *os.File) (*File, error) {
 func (f *File) Read(p []byte) (int, error) {
 	n, err := f.read(p)
 	if err != nil && err != io.EOF {
-		err = &os.PathError{Op: "read", Path: f.Name(), Err: err}
+		err = f.pathError("read", err)
 	}
 	return n, err
 }
@@ -88,7 +98,28 @@ func (f *File) Read(p []byte) (int, error) {
 func (f *File) Write(p []byte) (int, error) {
 	n, err := f.write(p)
 	if err != nil {
-		err = &os.PathError{Op: "write", Path: f.Name(), Err: err}
+		err = f.pathError("write", err)
 	}
 	return n, err
+}
+
+// Close closes the file.
+func (f *File) Close() error { return f.f.Close() }
+
+// Name is the file's name.
+func (f *File) Name() string { return f.f.Name() }
+
+// SetReadDeadline is the file's.
+func (f *File) SetReadDeadline(t time.Time) error { return f.f.SetReadDeadline(t) }
+
+// SetWriteDeadline is the file's.
+func (f *File) SetWriteDeadline(t time.Time) error { return f.f.SetWriteDeadline(t) }
+
+// pathError says err as os.File does: a closed file is os.ErrClosed (the
+// RawConn says "use of closed file", which os.File's own methods map).
+func (f *File) pathError(op string, err error) error {
+	if err.Error() == "use of closed file" {
+		err = os.ErrClosed
+	}
+	return &os.PathError{Op: op, Path: f.f.Name(), Err: err}
 }

@@ -1,33 +1,35 @@
 // Package rawio reads and writes non-blocking file descriptors that are in
 // Go's poller (sockets and pipes) with raw system calls.
 //
-// A read or write through os.File or net.Conn enters the system call the
-// way a blocking one does: the runtime marks the goroutine's P as in a
-// system call, and when every P was idle before it (a daemon waiting for
-// its next request, or for a child's answer) it wakes the runtime's
-// monitor thread (sysmon) from its deep sleep, so that the monitor could
-// take the P back should the call block. On a non-blocking descriptor the
-// call never blocks: it copies what fits and says EAGAIN. mcpd goes idle
-// and wakes two or three times per relayed call, and those wake-ups (a
-// futex wake, and the monitor's thread running its 20 µs polling loop
-// before it sleeps again) were a fifth of its CPU per call.
+// A read or write through os.File or net.Conn enters the system call as a
+// blocking one would: the runtime marks the goroutine's P as in a system
+// call, and when every P was idle before it (a daemon waiting for its next
+// request, or for a child's answer) it wakes the runtime's monitor thread
+// (sysmon) from its deep sleep, so that the monitor could take the P back
+// should the call block. On a non-blocking descriptor the call never
+// blocks: it copies what fits and says EAGAIN. mcpd goes idle and wakes two
+// or three times per relayed call, and those wake-ups (a futex wake, and
+// the monitor's thread running its 20 µs polling loop before it sleeps
+// again) were a fifth of its CPU per call.
 //
 // The functions here make the same read(2) and write(2) as the standard
 // library, through the descriptor's syscall.RawConn (so deadlines, closing
 // and the poller's waiting work as before), but without the scheduler's
-// system-call hooks. Constructors refuse a descriptor that is not
-// non-blocking, which would hold a P for as long as the kernel takes; the
+// system-call hooks. Constructors take only a socket or a pipe in
+// non-blocking mode (ErrBlocking otherwise): anything else could hold a P,
+// and stop the world at the next GC, for as long as the kernel takes. The
 // one exception is NewFileWriter's regular file on a local disk, whose
-// small appends are copies into the page cache.
+// small appends are copies into the page cache, and which goes back to the
+// standard calls after a write that took long.
 //
-// Bulk transfers (BulkSize or more in one read or write) keep the
-// standard path: the monitor then stays awake while a large message is
-// moved and processed, so that it can preempt a goroutine that runs long
-// (the monitor's other duty), and its wake-up costs little per byte.
+// Bulk transfers (BulkSize or more in one read or write) keep the standard
+// path: the monitor then stays awake while a large message is moved and
+// processed, so that it can preempt a goroutine that runs long (its other
+// duty), and its wake-up costs little per byte.
 //
-// With the race detector the standard library's calls are used throughout:
-// they tell it that what one goroutine wrote to a descriptor happens before
-// another goroutine's read of it.
+// Builds with the race detector (or msan, asan) use the standard calls
+// throughout: they tell the detector that what one goroutine wrote to a
+// descriptor happens before another goroutine's read of it.
 package rawio
 
 import (
@@ -35,6 +37,7 @@ import (
 	"fmt"
 	"io"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -43,43 +46,36 @@ import (
 // library's system call is used.
 const BulkSize = 16 << 10
 
-// ErrBlocking is returned for a descriptor in blocking mode.
-var ErrBlocking = errors.New("rawio: descriptor is in blocking mode")
+// ErrBlocking is returned for a descriptor that is not a socket or a pipe
+// in non-blocking mode.
+var ErrBlocking = errors.New("rawio: not a non-blocking socket or pipe")
 
 // Reader reads a non-blocking descriptor through its RawConn. It is not
 // safe for concurrent use.
 type Reader struct {
-	rc   syscall.RawConn
-	p    []byte
-	n    int
-	err  error
-	bulk bool                  // the last read was a bulk one: use the standard path
-	read func(fd uintptr) bool // r.readSome, bound once
+	rc       syscall.RawConn
+	p        []byte
+	n        int
+	err      error
+	bulk     bool                  // the last read was a bulk one
+	readSome func(fd uintptr) bool // r.readOnce, bound once
 }
 
-// NewReader returns a Reader of c's descriptor, which must be
-// non-blocking (ErrBlocking otherwise).
+// NewReader returns a Reader of c's descriptor (ErrBlocking unless it is a
+// non-blocking socket or pipe).
 func NewReader(c syscall.Conn) (*Reader, error) {
 	rc, err := nonBlocking(c)
 	if err != nil {
 		return nil, err
 	}
 	r := &Reader{rc: rc}
-	r.read = r.readSome
+	r.readSome = r.readOnce
 	return r, nil
 }
 
-func (r *Reader) readSome(fd uintptr) bool {
-	for {
-		if r.bulk {
-			r.n, r.err = hookedRead(fd, r.p)
-		} else {
-			r.n, r.err = read(fd, r.p)
-		}
-		if r.err != syscall.EINTR {
-			return r.err != syscall.EAGAIN
-		}
-	}
+func (r *Reader) readOnce(fd uintptr) bool {
+	r.n, r.err = ReadOnce(fd, r.p, r.bulk)
+	return r.err != syscall.EAGAIN
 }
 
 // Read reads up to len(p) bytes once the descriptor is readable; at the
@@ -90,7 +86,7 @@ func (r *Reader) Read(p []byte) (int, error) {
 		return 0, nil
 	}
 	r.p = p
-	err := r.rc.Read(r.read)
+	err := r.rc.Read(r.readSome)
 	n, rerr := r.n, r.err
 	r.p, r.n, r.err = nil, 0, nil
 	r.bulk = n >= BulkSize
@@ -105,18 +101,23 @@ func (r *Reader) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// Writer writes a non-blocking descriptor through its RawConn, waiting in
-// the poller while it is full. It is not safe for concurrent use.
+// Writer writes a descriptor through its RawConn, waiting in the poller
+// while it is full. It is not safe for concurrent use.
 type Writer struct {
-	rc    syscall.RawConn
-	rest  []byte
-	err   error
-	bulk  bool                  // the message is a bulk one: use the standard path
-	write func(fd uintptr) bool // w.writeSome, bound once
+	rc        syscall.RawConn
+	rest      []byte
+	err       error
+	bulk      bool                  // the message is a bulk one
+	writeSome func(fd uintptr) bool // w.writeOnce, bound once
+
+	// slow, when set, is how long a raw write may take before the Writer
+	// uses the standard calls for good (std).
+	slow time.Duration
+	std  bool
 }
 
-// NewWriter returns a Writer of c's descriptor, which must be non-blocking
-// (ErrBlocking otherwise).
+// NewWriter returns a Writer of c's descriptor (ErrBlocking unless it is a
+// non-blocking socket or pipe).
 func NewWriter(c syscall.Conn) (*Writer, error) {
 	rc, err := nonBlocking(c)
 	if err != nil {
@@ -127,28 +128,22 @@ func NewWriter(c syscall.Conn) (*Writer, error) {
 
 func newWriter(rc syscall.RawConn) *Writer {
 	w := &Writer{rc: rc}
-	w.write = w.writeSome
+	w.writeSome = w.writeOnce
 	return w
 }
 
-func (w *Writer) writeSome(fd uintptr) bool {
+func (w *Writer) writeOnce(fd uintptr) bool {
 	for len(w.rest) > 0 {
-		var n int
-		var err error
-		if w.bulk {
-			n, err = hookedWrite(fd, w.rest)
-		} else {
-			n, err = write(fd, w.rest)
-		}
-		if n > 0 {
-			w.rest = w.rest[n:]
-		}
-		switch err {
-		case nil, syscall.EINTR:
-		case syscall.EAGAIN:
+		n, err := writeOnce(fd, w.rest, w.bulk)
+		w.rest = w.rest[n:]
+		switch {
+		case err == syscall.EAGAIN:
 			return false
-		default:
+		case err != nil:
 			w.err = err
+			return true
+		case n == 0:
+			w.err = io.ErrUnexpectedEOF // as os.File says of a write that took nothing
 			return true
 		}
 	}
@@ -157,31 +152,58 @@ func (w *Writer) writeSome(fd uintptr) bool {
 
 // Write writes all of p, or returns how much it wrote and why not.
 func (w *Writer) Write(p []byte) (int, error) {
-	w.rest, w.bulk = p, len(p) >= BulkSize
-	err := w.rc.Write(w.write)
+	w.rest, w.bulk = p, w.std || len(p) >= BulkSize
+	var start time.Time
+	if w.slow > 0 && !w.bulk {
+		start = time.Now()
+	}
+	err := w.rc.Write(w.writeSome)
+	if !start.IsZero() && time.Since(start) > w.slow {
+		w.std = true
+	}
 	n := len(p) - len(w.rest)
 	werr := w.err
 	w.rest, w.err = nil, nil
 	if err == nil {
 		err = werr
 	}
-	if err == nil && n < len(p) {
-		err = io.ErrShortWrite
-	}
 	return n, err
+}
+
+// ReadOnce makes one attempt to read into p from fd, a non-blocking
+// descriptor (inside a RawConn callback): syscall.EAGAIN when there is
+// nothing to read, 0 and nil at the end of the stream. With bulk (the last
+// read of fd was BulkSize or more) it takes the standard path.
+func ReadOnce(fd uintptr, p []byte, bulk bool) (int, error) {
+	for {
+		var n int
+		var err error
+		if bulk {
+			n, err = stdRead(fd, p)
+		} else {
+			n, err = sysRead(fd, p)
+		}
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
 }
 
 // WriteOnce makes one attempt to write p to fd, a non-blocking descriptor
 // (inside a RawConn callback): it returns how much the descriptor took,
 // with syscall.EAGAIN when it was full. A bulk p takes the standard path.
 func WriteOnce(fd uintptr, p []byte) (int, error) {
+	return writeOnce(fd, p, len(p) >= BulkSize)
+}
+
+func writeOnce(fd uintptr, p []byte, std bool) (int, error) {
 	for {
 		var n int
 		var err error
-		if len(p) >= BulkSize {
-			n, err = hookedWrite(fd, p)
+		if std {
+			n, err = stdWrite(fd, p)
 		} else {
-			n, err = write(fd, p)
+			n, err = sysWrite(fd, p)
 		}
 		if err != syscall.EINTR {
 			return n, err
@@ -189,31 +211,30 @@ func WriteOnce(fd uintptr, p []byte) (int, error) {
 	}
 }
 
-// ReadOnce makes one attempt to read into p from fd, a non-blocking
-// descriptor (inside a RawConn callback): syscall.EAGAIN when there is
-// nothing to read, 0 and nil at the end of the stream.
-func ReadOnce(fd uintptr, p []byte) (int, error) {
-	for {
-		n, err := read(fd, p)
-		if err != syscall.EINTR {
-			return n, err
-		}
-	}
-}
-
-// nonBlocking returns c's RawConn if its descriptor is non-blocking.
+// nonBlocking returns c's RawConn if its descriptor is a socket or a pipe
+// in non-blocking mode.
 func nonBlocking(c syscall.Conn) (syscall.RawConn, error) {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return nil, err
 	}
 	var flags int
+	var st unix.Stat_t
 	var ferr error
-	if err := rc.Control(func(fd uintptr) { flags, ferr = unix.FcntlInt(fd, unix.F_GETFL, 0) }); err != nil {
+	if err := rc.Control(func(fd uintptr) {
+		if ferr = unix.Fstat(int(fd), &st); ferr == nil {
+			flags, ferr = unix.FcntlInt(fd, unix.F_GETFL, 0)
+		}
+	}); err != nil {
 		return nil, err
 	}
 	if ferr != nil {
-		return nil, fmt.Errorf("rawio: fcntl: %w", ferr)
+		return nil, fmt.Errorf("rawio: %w", ferr)
+	}
+	switch st.Mode & unix.S_IFMT {
+	case unix.S_IFSOCK, unix.S_IFIFO:
+	default:
+		return nil, ErrBlocking
 	}
 	if flags&unix.O_NONBLOCK == 0 {
 		return nil, ErrBlocking

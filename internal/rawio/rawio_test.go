@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -15,7 +16,11 @@ import (
 	"go.uber.org/goleak"
 )
 
+// The tests make the raw calls even with the race detector: the data they
+// move through descriptors is compared only by the goroutine that wrote or
+// read it, so the detector needs no edge through the descriptor.
 func TestMain(m *testing.M) {
+	useRaw = true
 	goleak.VerifyTestMain(m)
 }
 
@@ -183,8 +188,10 @@ func TestConnEcho(t *testing.T) {
 		t.Fatalf("write to a closed peer: %v, want a *net.OpError wrapping EPIPE", err2)
 	}
 	server.Close()
-	if _, err := server.Read(buf); !errors.Is(err, net.ErrClosed) {
-		t.Fatalf("read of a closed Conn: %v, want net.ErrClosed", err)
+	_, err = server.Read(buf)
+	var rop *net.OpError
+	if !errors.As(err, &rop) || rop.Op != "read" || !errors.Is(err, net.ErrClosed) {
+		t.Fatalf("read of a closed Conn: %v, want a read *net.OpError wrapping net.ErrClosed", err)
 	}
 }
 
@@ -237,8 +244,15 @@ func TestOnLocalDisk(t *testing.T) {
 	if err := syscall.Statfs(dir, &fs); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := OnLocalDisk(f), localFS[int64(fs.Type)]; got != want {
+	if got, want := OnLocalDisk(f), localFS[uint32(fs.Type)]; got != want {
 		t.Errorf("OnLocalDisk(file on fs type %#x) = %v, want %v", fs.Type, got, want)
+	}
+	if shm, err := os.CreateTemp("/dev/shm", "rawio"); err == nil { // tmpfs where it exists
+		defer os.Remove(shm.Name())
+		defer shm.Close()
+		if !OnLocalDisk(shm) {
+			t.Errorf("a file in /dev/shm (tmpfs) is not on a local disk")
+		}
 	}
 	r, _ := pipe(t)
 	if OnLocalDisk(r) {
@@ -271,6 +285,14 @@ func TestBlockingRefused(t *testing.T) {
 	if _, err := NewWriter(w); err != nil {
 		t.Fatalf("NewWriter of a non-blocking pipe: %v", err)
 	}
+	f, err := os.OpenFile(filepath.Join(t.TempDir(), "f"), os.O_RDWR|os.O_CREATE|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := NewReader(f); !errors.Is(err, ErrBlocking) {
+		t.Fatalf("NewReader of a regular file: %v, want ErrBlocking", err)
+	}
 }
 
 // A file writer appends to a regular file on a local disk, in bulk too,
@@ -302,11 +324,22 @@ func TestFileWriter(t *testing.T) {
 			t.Fatalf("Write = %d, %v", n, err)
 		}
 	}
+	// A write that took longer than fw.slow sends it to the standard calls
+	// for good; they write the same.
+	fw.slow = time.Nanosecond
+	for _, p := range [][]byte{[]byte("three\n"), []byte("four\n")} {
+		if n, err := fw.Write(p); n != len(p) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+		if !fw.std {
+			t.Fatal("a write slower than the limit left the writer on raw calls")
+		}
+	}
 	got, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "one\n" + string(big) + "two\n"; string(got) != want {
+	if want := "one\n" + string(big) + "two\nthree\nfour\n"; string(got) != want {
 		t.Fatalf("file has %d bytes, want %d", len(got), len(want))
 	}
 }
@@ -345,6 +378,21 @@ func TestFile(t *testing.T) {
 	if _, err := rf.Read(buf); !errors.Is(err, io.EOF) || errors.As(err, &pe) {
 		t.Fatalf("read at the end: %v, want io.EOF itself", err)
 	}
+	rf.Close()
+	if _, err := rf.Read(buf); !errors.Is(err, os.ErrClosed) {
+		t.Fatalf("read of a closed File: %v, want os.ErrClosed", err)
+	}
+	if _, err := NewFile(os.Stdin); err == nil && !isPipeOrSocket(t, os.Stdin) {
+		t.Fatal("NewFile took a stdin that is no pipe or socket")
+	}
+}
+
+func isPipeOrSocket(t *testing.T, f *os.File) bool {
+	st, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0
 }
 
 // The raw calls themselves (the race detector's builds use the standard
@@ -381,5 +429,99 @@ func TestRawCalls(t *testing.T) {
 	}
 	if _, err := rawWrite(^uintptr(0), buf); err != syscall.EBADF {
 		t.Fatalf("write to a bad descriptor: %v, want EBADF", err)
+	}
+}
+
+// Many small writes (the raw path) into a pipe that fills up wait in the
+// poller and go on where they stopped: everything arrives, in order.
+func TestWriterSmallWritesThroughAFullPipe(t *testing.T) {
+	r, w := pipe(t)
+	wr, err := NewWriter(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const msgs = 2000 // 2000 × 1000 bytes: 30 times what the pipe holds
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		defer w.Close()
+		for i := range msgs {
+			msg := bytes.Repeat([]byte{byte('a' + i%26)}, 1000)
+			if n, err := wr.Write(msg); n != len(msg) || err != nil {
+				t.Errorf("write %d: %d, %v", i, n, err)
+				return
+			}
+		}
+	})
+	got, err := io.ReadAll(r)
+	wg.Wait()
+	if err != nil || len(got) != msgs*1000 {
+		t.Fatalf("read %d bytes, %v; want %d", len(got), err, msgs*1000)
+	}
+	for i := range msgs {
+		if c := got[i*1000]; c != byte('a'+i%26) || bytes.Count(got[i*1000:(i+1)*1000], []byte{c}) != 1000 {
+			t.Fatalf("message %d is not whole or not in its place", i)
+		}
+	}
+}
+
+// countingPool is a BufferPool that counts the buffers out.
+type countingPool struct {
+	gets, puts atomic.Int64
+}
+
+func (p *countingPool) Get(n int) *[]byte { p.gets.Add(1); b := make([]byte, n); return &b }
+func (p *countingPool) Put(*[]byte)       { p.puts.Add(1) }
+
+// ReadReady, gRPC's read of an app's socket, holds no pool buffer while
+// the app sends nothing, returns what the app sent in one, and gives it
+// back at the end of the stream with io.EOF.
+func TestConnReadReady(t *testing.T) {
+	accepted, client := unixPair(t)
+	c := accepted.(*Conn)
+
+	pool := &countingPool{}
+	type result struct {
+		buf *[]byte
+		n   int
+		err error
+	}
+	read := func() <-chan result {
+		ch := make(chan result, 1)
+		go func() {
+			b, n, err := c.ReadReady(1024, pool)
+			ch <- result{b, n, err}
+		}()
+		return ch
+	}
+	ch := read()
+	// Wait until the read found nothing and is waiting in the poller.
+	for pool.puts.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if out := pool.gets.Load() - pool.puts.Load(); out != 0 {
+		t.Fatalf("%d buffers out while the app sends nothing", out)
+	}
+	if _, err := client.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	r := <-ch
+	if r.err != nil || string((*r.buf)[:r.n]) != "hello" {
+		t.Fatalf("ReadReady = %q, %v", (*r.buf)[:r.n], r.err)
+	}
+	pool.Put(r.buf)
+
+	client.Close()
+	r = <-read()
+	if !errors.Is(r.err, io.EOF) || r.buf != nil {
+		t.Fatalf("ReadReady at the end = %v, %v; want nil, io.EOF", r.buf, r.err)
+	}
+	if out := pool.gets.Load() - pool.puts.Load(); out != 0 {
+		t.Fatalf("%d buffers not given back", out)
+	}
+	c.Close()
+	_, _, err := c.ReadReady(1024, pool)
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "read" || !errors.Is(err, net.ErrClosed) {
+		t.Errorf("ReadReady of a closed socket: %v, want a read *net.OpError wrapping net.ErrClosed", err)
 	}
 }
