@@ -20,11 +20,16 @@ var localFS = map[uint32]bool{
 }
 
 // SlowFileWrite is how long a raw write of NewFileWriter's file may take
-// before its Writer uses the standard calls for good: the kernel can still
-// make a writer wait (dirty-page throttling while something else writes a
-// lot to the same disk), and a raw call holds its P, and any stop of the
-// world, meanwhile.
-const SlowFileWrite = time.Millisecond
+// before its Writer uses the standard calls for SlowFileBackoff: the
+// kernel can still make a writer wait (dirty-page throttling while
+// something else writes a lot to the same disk), and a raw call holds its
+// P, and any stop of the world, meanwhile. The backoff ends, rather than
+// lasting for good, because one slow write is as often this VM's own
+// pause as the disk's.
+const (
+	SlowFileWrite   = time.Millisecond
+	SlowFileBackoff = 10 * time.Second
+)
 
 // errNotLocal is NewFileWriter's refusal.
 var errNotLocal = errors.New("rawio: not a regular file on a local disk")
@@ -32,7 +37,7 @@ var errNotLocal = errors.New("rawio: not a regular file on a local disk")
 // NewFileWriter returns a Writer of f, a regular file on a local disk
 // (OnLocalDisk), whose small appends are copies into the page cache that
 // take microseconds. After a write that took SlowFileWrite or more it uses
-// the standard calls. It refuses any other file.
+// the standard calls for SlowFileBackoff. It refuses any other file.
 func NewFileWriter(f *os.File) (*Writer, error) {
 	if !OnLocalDisk(f) {
 		return nil, errNotLocal

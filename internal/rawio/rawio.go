@@ -111,9 +111,9 @@ type Writer struct {
 	writeSome func(fd uintptr) bool // w.writeOnce, bound once
 
 	// slow, when set, is how long a raw write may take before the Writer
-	// uses the standard calls for good (std).
-	slow time.Duration
-	std  bool
+	// uses the standard calls until stdUntil (SlowFileBackoff later).
+	slow     time.Duration
+	stdUntil time.Time
 }
 
 // NewWriter returns a Writer of c's descriptor (ErrBlocking unless it is a
@@ -152,14 +152,18 @@ func (w *Writer) writeOnce(fd uintptr) bool {
 
 // Write writes all of p, or returns how much it wrote and why not.
 func (w *Writer) Write(p []byte) (int, error) {
-	w.rest, w.bulk = p, w.std || len(p) >= BulkSize
+	w.rest, w.bulk = p, len(p) >= BulkSize
 	var start time.Time
 	if w.slow > 0 && !w.bulk {
-		start = time.Now()
+		if start = time.Now(); start.Before(w.stdUntil) {
+			w.bulk, start = true, time.Time{}
+		}
 	}
 	err := w.rc.Write(w.writeSome)
-	if !start.IsZero() && time.Since(start) > w.slow {
-		w.std = true
+	if !start.IsZero() {
+		if now := time.Now(); now.Sub(start) >= w.slow {
+			w.stdUntil = now.Add(SlowFileBackoff)
+		}
 	}
 	n := len(p) - len(w.rest)
 	werr := w.err

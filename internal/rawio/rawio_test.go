@@ -325,14 +325,14 @@ func TestFileWriter(t *testing.T) {
 		}
 	}
 	// A write that took longer than fw.slow sends it to the standard calls
-	// for good; they write the same.
+	// for SlowFileBackoff; they write the same.
 	fw.slow = time.Nanosecond
 	for _, p := range [][]byte{[]byte("three\n"), []byte("four\n")} {
 		if n, err := fw.Write(p); n != len(p) || err != nil {
 			t.Fatalf("Write = %d, %v", n, err)
 		}
-		if !fw.std {
-			t.Fatal("a write slower than the limit left the writer on raw calls")
+		if until := time.Until(fw.stdUntil); until <= 0 || until > SlowFileBackoff {
+			t.Fatalf("after a slow write the standard calls are used for %v, want up to %v", until, SlowFileBackoff)
 		}
 	}
 	got, err := os.ReadFile(path)
