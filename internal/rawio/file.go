@@ -23,11 +23,12 @@ var localFS = map[uint32]bool{
 // before its Writer uses the standard calls for SlowFileBackoff: the
 // kernel can still make a writer wait (dirty-page throttling while
 // something else writes a lot to the same disk), and a raw call holds its
-// P, and any stop of the world, meanwhile. The backoff ends, rather than
-// lasting for good, because one slow write is as often this VM's own
-// pause as the disk's.
+// P, and any stop of the world, meanwhile. The bound is well above a
+// scheduler's time slice (a thread preempted in the call looks as slow),
+// and the backoff ends rather than lasting for good, since even 10 ms can
+// be a loaded machine's pause rather than the disk's.
 const (
-	SlowFileWrite   = time.Millisecond
+	SlowFileWrite   = 10 * time.Millisecond
 	SlowFileBackoff = 10 * time.Second
 )
 
