@@ -133,6 +133,8 @@ func TestBridgeRelayHostClosedStdout(t *testing.T) {
 			t.Fatalf("bridge ended with %v, want SIGPIPE", err)
 		}
 	case <-time.After(30 * time.Second): // a bound on a wait for the exit, not a timing
-		t.Fatal("the bridge is still running 30 s after writing to a closed stdout")
+		cmd.Process.Kill()
+		<-done // Wait returned: pipeBridge's cleanup waits for nothing more
+		t.Fatal("the bridge was still running 30 s after writing to a closed stdout")
 	}
 }

@@ -15,7 +15,6 @@ import (
 // safe for concurrent use.
 type Conn struct {
 	net.Conn // *net.UnixConn or *net.TCPConn
-	sc       syscall.Conn
 	raw      syscall.RawConn
 	rw
 
@@ -65,7 +64,7 @@ func NewConn(c net.Conn) net.Conn {
 	if err != nil {
 		return c
 	}
-	rc := &Conn{Conn: c, sc: sc, raw: raw}
+	rc := &Conn{Conn: c, raw: raw}
 	if err := rc.init(sc); err != nil {
 		return c
 	}
@@ -92,7 +91,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 }
 
 // SyscallConn is the socket's.
-func (c *Conn) SyscallConn() (syscall.RawConn, error) { return c.sc.SyscallConn() }
+func (c *Conn) SyscallConn() (syscall.RawConn, error) { return c.raw, nil }
 
 // CloseWrite shuts down the writing side of the socket.
 func (c *Conn) CloseWrite() error {
@@ -101,9 +100,6 @@ func (c *Conn) CloseWrite() error {
 	}
 	return errors.ErrUnsupported
 }
-
-// Unwrap returns the socket.
-func (c *Conn) Unwrap() net.Conn { return c.Conn }
 
 // BufferPool is where ReadReady takes its buffers (grpc-go's
 // mem.BufferPool has this method set).
@@ -127,7 +123,7 @@ type readyRead struct {
 // back and asks the poller to wait.
 func (s *readyRead) readOnce(fd uintptr) bool {
 	buf := s.pool.Get(s.size)
-	n, err := ReadOnce(fd, *buf, s.bulk)
+	n, err := readFD(fd, *buf, s.bulk)
 	if err == syscall.EAGAIN {
 		s.pool.Put(buf)
 		return false

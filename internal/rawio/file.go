@@ -36,11 +36,11 @@ const (
 var errNotLocal = errors.New("rawio: not a regular file on a local disk")
 
 // NewFileWriter returns a Writer of f, a regular file on a local disk
-// (OnLocalDisk), whose small appends are copies into the page cache that
+// (onLocalDisk), whose small appends are copies into the page cache that
 // take microseconds. After a write that took SlowFileWrite or more it uses
 // the standard calls for SlowFileBackoff. It refuses any other file.
 func NewFileWriter(f *os.File) (*Writer, error) {
-	if !OnLocalDisk(f) {
+	if !onLocalDisk(f) {
 		return nil, errNotLocal
 	}
 	rc, err := f.SyscallConn()
@@ -52,9 +52,9 @@ func NewFileWriter(f *os.File) (*Writer, error) {
 	return w, nil
 }
 
-// OnLocalDisk reports whether f is a regular file on one of the local file
+// onLocalDisk reports whether f is a regular file on one of the local file
 // systems listed above.
-func OnLocalDisk(f *os.File) bool {
+func onLocalDisk(f *os.File) bool {
 	st, err := f.Stat()
 	if err != nil || !st.Mode().IsRegular() {
 		return false

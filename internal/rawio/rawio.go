@@ -74,7 +74,7 @@ func NewReader(c syscall.Conn) (*Reader, error) {
 }
 
 func (r *Reader) readOnce(fd uintptr) bool {
-	r.n, r.err = ReadOnce(fd, r.p, r.bulk)
+	r.n, r.err = readFD(fd, r.p, r.bulk)
 	return r.err != syscall.EAGAIN
 }
 
@@ -134,7 +134,7 @@ func newWriter(rc syscall.RawConn) *Writer {
 
 func (w *Writer) writeOnce(fd uintptr) bool {
 	for len(w.rest) > 0 {
-		n, err := writeOnce(fd, w.rest, w.bulk)
+		n, err := writeFD(fd, w.rest, w.bulk)
 		w.rest = w.rest[n:]
 		switch {
 		case err == syscall.EAGAIN:
@@ -174,41 +174,34 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// ReadOnce makes one attempt to read into p from fd, a non-blocking
+// readFD makes one attempt to read into p from fd, a non-blocking
 // descriptor (inside a RawConn callback): syscall.EAGAIN when there is
-// nothing to read, 0 and nil at the end of the stream. With bulk (the last
-// read of fd was BulkSize or more) it takes the standard path.
-func ReadOnce(fd uintptr, p []byte, bulk bool) (int, error) {
-	for {
-		var n int
-		var err error
-		if bulk {
-			n, err = stdRead(fd, p)
-		} else {
-			n, err = sysRead(fd, p)
-		}
-		if err != syscall.EINTR {
-			return n, err
-		}
-	}
+// nothing to read, 0 and nil at the end of the stream. With std (the last
+// read of fd was a bulk one) it takes the standard path.
+func readFD(fd uintptr, p []byte, std bool) (int, error) {
+	return once(fd, p, std, stdRead, sysRead)
 }
 
 // WriteOnce makes one attempt to write p to fd, a non-blocking descriptor
 // (inside a RawConn callback): it returns how much the descriptor took,
 // with syscall.EAGAIN when it was full. A bulk p takes the standard path.
 func WriteOnce(fd uintptr, p []byte) (int, error) {
-	return writeOnce(fd, p, len(p) >= BulkSize)
+	return writeFD(fd, p, len(p) >= BulkSize)
 }
 
-func writeOnce(fd uintptr, p []byte, std bool) (int, error) {
+func writeFD(fd uintptr, p []byte, std bool) (int, error) {
+	return once(fd, p, std, stdWrite, sysWrite)
+}
+
+// once makes the call stdCall with std, else sysCall, again while it is
+// interrupted.
+func once(fd uintptr, p []byte, std bool, stdCall, sysCall func(uintptr, []byte) (int, error)) (int, error) {
+	call := sysCall
+	if std {
+		call = stdCall
+	}
 	for {
-		var n int
-		var err error
-		if std {
-			n, err = stdWrite(fd, p)
-		} else {
-			n, err = sysWrite(fd, p)
-		}
+		n, err := call(fd, p)
 		if err != syscall.EINTR {
 			return n, err
 		}

@@ -244,18 +244,18 @@ func TestOnLocalDisk(t *testing.T) {
 	if err := syscall.Statfs(dir, &fs); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := OnLocalDisk(f), localFS[uint32(fs.Type)]; got != want {
-		t.Errorf("OnLocalDisk(file on fs type %#x) = %v, want %v", fs.Type, got, want)
+	if got, want := onLocalDisk(f), localFS[uint32(fs.Type)]; got != want {
+		t.Errorf("onLocalDisk(file on fs type %#x) = %v, want %v", fs.Type, got, want)
 	}
 	if shm, err := os.CreateTemp("/dev/shm", "rawio"); err == nil { // tmpfs where it exists
 		defer os.Remove(shm.Name())
 		defer shm.Close()
-		if !OnLocalDisk(shm) {
+		if !onLocalDisk(shm) {
 			t.Errorf("a file in /dev/shm (tmpfs) is not on a local disk")
 		}
 	}
 	r, _ := pipe(t)
-	if OnLocalDisk(r) {
+	if onLocalDisk(r) {
 		t.Error("a pipe is on a local disk")
 	}
 	d, err := os.Open(dir)
@@ -263,7 +263,7 @@ func TestOnLocalDisk(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	if OnLocalDisk(d) {
+	if onLocalDisk(d) {
 		t.Error("a directory is a file on a local disk")
 	}
 }
@@ -309,7 +309,7 @@ func TestFileWriter(t *testing.T) {
 	}
 	defer f.Close()
 	fw, err := NewFileWriter(f)
-	if !OnLocalDisk(f) {
+	if !onLocalDisk(f) {
 		if err == nil {
 			t.Fatal("NewFileWriter took a file that is not on a local disk")
 		}
