@@ -53,7 +53,7 @@ type daemon struct {
 	hfClose    sync.Once // the HTTP face closes once: on shutdown, or at close
 	bf         *bridgeFace
 	reloadReqs chan reloadRequest   // "mcpdctl reload", served by the reload actor
-	gov        *gomaxprocs.Governor // GOMAXPROCS with the calls in flight (gomaxprocs.go)
+	gov        *gomaxprocs.Governor // GOMAXPROCS with the calls in flight and their CPU (gomaxprocs.go)
 
 	cleanups []func() // run by close, last first
 

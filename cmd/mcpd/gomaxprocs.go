@@ -15,10 +15,11 @@ import (
 //   - n > 0 fixes n;
 //   - 0 with $GOMAXPROCS set keeps what Go took from it;
 //   - otherwise the count moves between half of Go's default at start (at
-//     least one) while calls come one at a time, and all of it while many
-//     are in flight or an event goes to many apps. Go's default follows the
-//     cgroup's CPU limit at start; setting GOMAXPROCS ends Go's own updates,
-//     so a later change of the limit is not followed.
+//     least one) while calls come one at a time, and all of it while an
+//     event goes to many apps or many calls in flight keep the low threads
+//     at least half busy. Go's default follows the cgroup's CPU limit at
+//     start; setting GOMAXPROCS ends Go's own updates, so a later change
+//     of the limit is not followed.
 func newGovernor(n int) *gomaxprocs.Governor {
 	switch {
 	case n > 0:

@@ -3,6 +3,7 @@ package gomaxprocs
 import (
 	"context"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,9 +29,51 @@ func (r *recorder) next(t *testing.T, want int) {
 	}
 }
 
+// quietFor fails the test if GOMAXPROCS is set within d.
+func (r *recorder) quietFor(t *testing.T, d time.Duration, why string) {
+	t.Helper()
+	select {
+	case n := <-r.ch:
+		t.Fatalf("set to %d %s", n, why)
+	case <-time.After(d):
+	}
+}
+
+// fakeCPU stands in for the process's CPU time: a clock that runs at a
+// share of the wall clock the test sets.
+type fakeCPU struct {
+	mu    sync.Mutex // guards the fields
+	rate  float64
+	since time.Time
+	spent time.Duration // before since
+}
+
+func newFakeCPU(rate float64) *fakeCPU { return &fakeCPU{rate: rate, since: time.Now()} }
+
+func (c *fakeCPU) now() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.spent + time.Duration(c.rate*float64(time.Since(c.since)))
+}
+
+func (c *fakeCPU) setRate(rate float64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := time.Now()
+	c.spent += time.Duration(c.rate * float64(now.Sub(c.since)))
+	c.rate, c.since = rate, now
+}
+
 // runGovernor runs a governor between 1 and 2 threads until the test
-// ends, its GOMAXPROCS changes recorded rather than made (after New's).
+// ends, its GOMAXPROCS changes recorded rather than made (after New's),
+// with mcpd's CPU use busy: a full thread.
 func runGovernor(t *testing.T) (*Governor, *recorder) {
+	t.Helper()
+	return runGovernorCPU(t, newFakeCPU(1))
+}
+
+// runGovernorCPU is runGovernor with the process's CPU time from cpu.
+func runGovernorCPU(t *testing.T, cpu *fakeCPU) (*Governor, *recorder) {
 	t.Helper()
 	before := runtime.GOMAXPROCS(0)
 	t.Cleanup(func() { runtime.GOMAXPROCS(before) })
@@ -40,6 +83,7 @@ func runGovernor(t *testing.T) (*Governor, *recorder) {
 	}
 	r := &recorder{ch: make(chan int, 8)}
 	g.set = r.set
+	g.cpu = cpu.now
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { // owned: waited for in the cleanup
@@ -56,20 +100,12 @@ func TestGovernorFollowsTheCallsInFlight(t *testing.T) {
 	for range BusyCalls - 1 {
 		g.Enter()
 	}
-	select {
-	case n := <-r.ch:
-		t.Fatalf("set to %d with %d calls in flight", n, BusyCalls-1)
-	case <-time.After(300 * time.Millisecond):
-	}
+	r.quietFor(t, 2*window, "with fewer than BusyCalls in flight")
 	g.Enter() // BusyCalls in flight
 	r.next(t, 2)
 
 	// Still busy for a while: stays high.
-	select {
-	case n := <-r.ch:
-		t.Fatalf("set to %d while still busy", n)
-	case <-time.After(2 * quietWindows * window):
-	}
+	r.quietFor(t, 2*quietWindows*window, "while still busy")
 	for range BusyCalls {
 		g.Exit()
 	}
@@ -101,16 +137,55 @@ func TestGovernorWithOneCountDoesNothing(t *testing.T) {
 	}
 }
 
-// An event fanned out to many apps counts as that many calls at once.
+// An event fanned out to many apps raises the count at once, whatever
+// the CPU.
 func TestGovernorFanOut(t *testing.T) {
-	g, r := runGovernor(t)
+	g, r := runGovernorCPU(t, newFakeCPU(0))
 	g.FanOut(BusyCalls - 1)
-	select {
-	case n := <-r.ch:
-		t.Fatalf("set to %d after a fan-out to %d", n, BusyCalls-1)
-	case <-time.After(300 * time.Millisecond):
-	}
+	r.quietFor(t, 2*window, "after a fan-out to fewer than BusyCalls apps")
 	g.FanOut(100)
 	r.next(t, 2)
+
+	// Fan-outs that go on keep it high.
+	stop := time.Now().Add(2 * quietWindows * window)
+	for time.Now().Before(stop) {
+		g.FanOut(100)
+		select {
+		case n := <-r.ch:
+			t.Fatalf("set to %d while events go to 100 apps", n)
+		case <-time.After(window / 5):
+		}
+	}
 	r.next(t, 1) // nothing more: back to low
+	r.quietFor(t, 2*window, "with no fan-out pending")
+}
+
+// Many calls in flight that keep mcpd's thread mostly idle (a slow
+// server) leave it at the low count; as they come to fill it, the count
+// goes up, and down again when they take less than busyShare.
+func TestGovernorFollowsTheCPUOfTheCalls(t *testing.T) {
+	cpu := newFakeCPU(0.1)
+	g, r := runGovernorCPU(t, cpu)
+	for range 16 {
+		g.Enter()
+	}
+	r.quietFor(t, 4*window, "with 16 calls in flight taking a tenth of a thread")
+
+	cpu.setRate(0.8)
+	r.next(t, 2)
+	r.quietFor(t, 2*quietWindows*window, "while 16 calls take 0.8 of a thread")
+
+	cpu.setRate(0.3)
+	start := time.Now()
+	r.next(t, 1)
+	if d := time.Since(start); d < (quietWindows-1)*window {
+		t.Errorf("back to low after %v, want about %v below the share", d, quietWindows*window)
+	}
+	r.quietFor(t, 4*window, "while 16 calls take 0.3 of a thread")
+
+	cpu.setRate(0)
+	for range 16 {
+		g.Exit()
+	}
+	r.quietFor(t, 2*window, "with nothing in flight")
 }
