@@ -332,11 +332,14 @@ func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
 		for _, f := range fronts {
 			variants = append(variants, func(int) error { return f.echo(ctx) })
 		}
-		rates, p50s, err := b.runVariants(c, variants)
+		// Whose CPU each variant's calls are counted against.
+		pids := map[int]int{tputMcpd: d.pid(), tputUnary: d.pid(), tputRelay: rl.cmd.Process.Pid}
+		rates, p50s, cpus, err := b.runVariants(c, variants, pids)
 		if err != nil {
 			return err
 		}
 		row := throughputRowOf(t.Name, c, rates, p50s)
+		row.McpdCPU, row.McpdUnaryCPU, row.RelayCPU = medianF(cpus[tputMcpd]), medianF(cpus[tputUnary]), medianF(cpus[tputRelay])
 		for i, f := range fronts {
 			rate := medianF(rates[tputFirstFront+i])
 			row.Fronts = append(row.Fronts, frontRate{Name: f.name, Rate: rate, Ratio: ratio(rate, row.Direct)})
@@ -366,21 +369,40 @@ const (
 )
 
 // runVariants measures every variant with c apps in b.o.rounds rounds, each
-// round starting with another: calls/s and p50 latency per variant and round.
-func (b *bench) runVariants(c int, variants []func(i int) error) ([][]float64, [][]time.Duration, error) {
-	rates := make([][]float64, len(variants))
-	p50s := make([][]time.Duration, len(variants))
+// round starting with another: calls/s and p50 latency per variant and
+// round, and for the variants in pids the CPU time (utime+stime) of that
+// process per call, µs.
+func (b *bench) runVariants(c int, variants []func(i int) error, pids map[int]int) (rates [][]float64, p50s [][]time.Duration, cpus [][]float64, err error) {
+	rates = make([][]float64, len(variants))
+	p50s = make([][]time.Duration, len(variants))
+	cpus = make([][]float64, len(variants))
 	for r := range b.o.rounds {
 		for _, v := range rotate(len(variants), r) {
+			pid, measured := pids[v]
+			var before time.Duration
+			if measured {
+				if before, err = procCPU(pid); err != nil {
+					return nil, nil, nil, err
+				}
+			}
+			start := time.Now()
 			rate, p50, err := parallelRun(b.o.tputDur, c, variants[v])
 			if err != nil {
-				return nil, nil, err
+				return nil, nil, nil, err
+			}
+			if measured {
+				after, err := procCPU(pid)
+				if err != nil {
+					return nil, nil, nil, err
+				}
+				calls := rate * time.Since(start).Seconds()
+				cpus[v] = append(cpus[v], us(after-before)/max(calls, 1))
 			}
 			rates[v] = append(rates[v], rate)
 			p50s[v] = append(p50s[v], p50)
 		}
 	}
-	return rates, p50s, nil
+	return rates, p50s, cpus, nil
 }
 
 // throughputRowOf is the row of runVariants' measurements (fronts aside):

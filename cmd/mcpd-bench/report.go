@@ -94,6 +94,11 @@ type throughputRow struct {
 	RelayP50          float64 `json:"relay_p50_us"`
 	McpdOverRelayP50  float64 `json:"mcpd_minus_relay_p50_us"`
 	UnaryOverRelayP50 float64 `json:"mcpd_unary_minus_relay_p50_us"`
+	// CPU time (utime+stime) per call under this load, µs (median of
+	// rounds): of mcpd for its two paths, of the relay process for its own.
+	McpdCPU      float64 `json:"mcpd_cpu_us_per_call"`
+	McpdUnaryCPU float64 `json:"mcpd_unary_cpu_us_per_call"`
+	RelayCPU     float64 `json:"relay_cpu_us_per_call"`
 	// Fronts: each front door with c requests in flight (front.go).
 	Fronts []frontRate `json:"fronts"`
 }
