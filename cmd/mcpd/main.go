@@ -145,7 +145,7 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	set.StringVar(&f.httpListen, "http-listen", "", "serve MCP hosts over Streamable HTTP on `addr`: a loopback HOST:PORT, unix:/path/to.sock or off (default the config's \"httpListen\", else "+httpface.DefaultAddr+")")
 	set.StringVar(&f.stateDir, "state-dir", "", "`dir` of the pinned tool definitions and the audit log (default $XDG_STATE_HOME/mcpd, else ~/.local/state/mcpd)")
 	set.BoolVar(&f.bridgeSocket, "bridge-socket", true, "serve mcpdctl bridge on a socket beside the API socket (its name with -bridge.sock), running the bridge inside mcpd")
-	set.IntVar(&f.procs, "procs", 0, "threads running Go code at once (GOMAXPROCS); 0: $GOMAXPROCS if set, else half the CPUs (at least 1), and all of them while an event goes to 4 or more apps or 4 or more calls in flight keep those threads at least half busy")
+	set.IntVar(&f.procs, "procs", 0, "threads running Go code at once (GOMAXPROCS); 0: $GOMAXPROCS if set, else half the CPUs (at least 1), and all of them while an event goes to 4 or more apps or 4 or more calls in flight keep those low threads at least half busy")
 	set.StringVar(&f.otlpEndpoint, "otlp-endpoint", "", "export OpenTelemetry traces over OTLP/gRPC to this loopback `HOST:PORT` (default off)")
 	set.Usage = func() {
 		fmt.Fprint(set.Output(), usage)

@@ -45,12 +45,12 @@ const BusyCalls = 4
 // 0.52-0.76 at one and 0.6-0.99 at two.
 const busyShare = 0.5
 
-// At the low count the first window is lowWindow, so that a burst of
-// calls gets the threads within tens of milliseconds; while the calls
-// take less than busyShare, each window is twice the last, up to
-// maxLowWindow. After quietWindows windows of window in a row at the high
-// count without BusyCalls in flight at busyShare, or a fan-out, the count
-// goes back down.
+// At the low count the first window is lowWindow (window right after a
+// fall), so that a burst of calls gets the threads within tens of
+// milliseconds; while the calls take less than busyShare, each window is
+// twice the last, up to maxLowWindow. After quietWindows windows of window
+// in a row at the high count without BusyCalls in flight at busyShare, or
+// a fan-out, the count goes back down.
 const (
 	lowWindow    = 50 * time.Millisecond
 	maxLowWindow = time.Second
@@ -118,6 +118,15 @@ func signal(ch chan struct{}) {
 	}
 }
 
+// resetPeak starts a window's peak at the calls in flight now, and returns
+// the last window's. (Storing the count would undo an Enter's raise made
+// between the load and the store.)
+func (g *Governor) resetPeak() int64 {
+	last := g.peak.Swap(0)
+	g.raisePeak(g.inflight.Load())
+	return last
+}
+
 // raisePeak makes peak at least n.
 func (g *Governor) raisePeak(n int64) {
 	for p := g.peak.Load(); n > p && !g.peak.CompareAndSwap(p, n); p = g.peak.Load() {
@@ -135,13 +144,23 @@ func (g *Governor) Run(ctx context.Context) {
 	t := time.NewTimer(time.Hour)
 	t.Stop()
 	defer t.Stop()
+	// first is the first window of the next watch at low: lowWindow after
+	// an idle spell, window right after a fall, so that the noise of one
+	// short window does not raise a load that was just found light.
+	first := lowWindow
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-g.fanOut:
 		case <-g.busy:
-			if !g.watchLow(ctx, t) {
+			if !g.watchLow(ctx, t, first) {
+				// Fewer in flight: what Enter sent meanwhile is stale.
+				first = lowWindow
+				drain(g.busy)
+				if g.inflight.Load() >= BusyCalls {
+					signal(g.busy)
+				}
 				continue
 			}
 		}
@@ -158,8 +177,12 @@ func (g *Governor) Run(ctx context.Context) {
 		}
 		g.atHigh.Store(false)
 		g.set(g.low)
-		// A call or a fan-out may have come just before the flag fell and
-		// sent nothing: look again.
+		first = window
+		// Signals sent while the count was high are stale; a call or a
+		// fan-out may have come just before the flag fell and sent
+		// nothing: look again.
+		drain(g.busy)
+		drain(g.fanOut)
 		if g.inflight.Load() >= BusyCalls {
 			signal(g.busy)
 		}
@@ -180,12 +203,12 @@ func drain(ch chan struct{}) {
 // watchLow watches the low count, a window at a time, while BusyCalls are
 // in flight: true as soon as a window had them and took busyShare of the
 // low threads, or an event went to many apps; false when a window had
-// fewer in flight at its peak, or ctx ended. The windows grow from
-// lowWindow to maxLowWindow while the calls take less, so that calls
-// waiting on a slow server cost few wake-ups.
-func (g *Governor) watchLow(ctx context.Context, t *time.Timer) bool {
-	for wait := lowWindow; ; wait = min(2*wait, maxLowWindow) {
-		g.peak.Store(g.inflight.Load())
+// fewer in flight at its peak, or ctx ended. The windows grow from first
+// to maxLowWindow while the calls take less, so that calls waiting on a
+// slow server cost few wake-ups.
+func (g *Governor) watchLow(ctx context.Context, t *time.Timer, first time.Duration) bool {
+	for wait := first; ; wait = min(2*wait, maxLowWindow) {
+		g.resetPeak()
 		start := g.sample()
 		t.Reset(wait)
 		select {
@@ -210,7 +233,7 @@ func (g *Governor) watchLow(ctx context.Context, t *time.Timer) bool {
 // fan-out to many apps; false when ctx ended first.
 func (g *Governor) stayHigh(ctx context.Context, t *time.Timer) bool {
 	g.fanned.Store(false)
-	g.peak.Store(g.inflight.Load())
+	g.resetPeak()
 	last := g.sample()
 	for quiet := 0; quiet < quietWindows; {
 		t.Reset(window)
@@ -222,7 +245,7 @@ func (g *Governor) stayHigh(ctx context.Context, t *time.Timer) bool {
 		var share float64
 		share, last = g.shareSince(last)
 		fanned := g.fanned.Swap(false)
-		calls := g.peak.Swap(g.inflight.Load()) >= BusyCalls && share >= busyShare
+		calls := g.resetPeak() >= BusyCalls && share >= busyShare
 		if fanned || calls {
 			quiet = 0
 		} else {

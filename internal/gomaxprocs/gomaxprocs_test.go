@@ -4,6 +4,7 @@ import (
 	"context"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,7 +43,9 @@ func (r *recorder) quietFor(t *testing.T, d time.Duration, why string) {
 // fakeCPU stands in for the process's CPU time: a clock that runs at a
 // share of the wall clock the test sets.
 type fakeCPU struct {
-	mu    sync.Mutex // guards the fields
+	reads atomic.Int64 // calls of now
+
+	mu    sync.Mutex // guards the fields below
 	rate  float64
 	since time.Time
 	spent time.Duration // before since
@@ -51,6 +54,7 @@ type fakeCPU struct {
 func newFakeCPU(rate float64) *fakeCPU { return &fakeCPU{rate: rate, since: time.Now()} }
 
 func (c *fakeCPU) now() time.Duration {
+	c.reads.Add(1)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.spent + time.Duration(c.rate*float64(time.Since(c.since)))
@@ -164,6 +168,9 @@ func TestGovernorFanOut(t *testing.T) {
 // server) leave it at the low count; as they come to fill it, the count
 // goes up, and down again when they take less than busyShare.
 func TestGovernorFollowsTheCPUOfTheCalls(t *testing.T) {
+	if !cpuMeasured {
+		t.Skip("the process's CPU time is not measured here: calls in flight alone move the count")
+	}
 	cpu := newFakeCPU(0.1)
 	g, r := runGovernorCPU(t, cpu)
 	for range 16 {
@@ -175,17 +182,42 @@ func TestGovernorFollowsTheCPUOfTheCalls(t *testing.T) {
 	r.next(t, 2)
 	r.quietFor(t, 2*quietWindows*window, "while 16 calls take 0.8 of a thread")
 
-	cpu.setRate(0.3)
+	cpu.setRate(0.2)
 	start := time.Now()
 	r.next(t, 1)
 	if d := time.Since(start); d < (quietWindows-1)*window {
 		t.Errorf("back to low after %v, want about %v below the share", d, quietWindows*window)
 	}
-	r.quietFor(t, 4*window, "while 16 calls take 0.3 of a thread")
+	r.quietFor(t, 4*window, "while 16 calls take 0.2 of a thread")
 
 	cpu.setRate(0)
 	for range 16 {
 		g.Exit()
 	}
 	r.quietFor(t, 2*window, "with nothing in flight")
+}
+
+// Calls that stay in flight at a low share are watched in windows that
+// grow to maxLowWindow, not every lowWindow.
+func TestGovernorWatchesLightCallsRarely(t *testing.T) {
+	if !cpuMeasured {
+		t.Skip("the process's CPU time is not measured here")
+	}
+	cpu := newFakeCPU(0.1)
+	g, r := runGovernorCPU(t, cpu)
+	for range 16 {
+		g.Enter()
+	}
+	defer func() {
+		for range 16 {
+			g.Exit()
+		}
+	}()
+	const watched = 3 * time.Second
+	r.quietFor(t, watched, "with 16 calls in flight taking a tenth of a thread")
+	// Two reads a window: 50+100+...+800 ms and then 1 s windows make
+	// about 7 windows in 3 s; 50 ms windows would make 60.
+	if n := cpu.reads.Load(); n > 2*12 {
+		t.Errorf("%d reads of the CPU time in %v, want windows growing to %v", n, watched, maxLowWindow)
+	}
 }
