@@ -168,14 +168,7 @@ func TestGovernorFanOut(t *testing.T) {
 // server) leave it at the low count; as they come to fill it, the count
 // goes up, and down again when they take less than busyShare.
 func TestGovernorFollowsTheCPUOfTheCalls(t *testing.T) {
-	if !cpuMeasured {
-		t.Skip("the process's CPU time is not measured here: calls in flight alone move the count")
-	}
-	cpu := newFakeCPU(0.1)
-	g, r := runGovernorCPU(t, cpu)
-	for range 16 {
-		g.Enter()
-	}
+	g, r, cpu := runLightCalls(t)
 	r.quietFor(t, 4*window, "with 16 calls in flight taking a tenth of a thread")
 
 	cpu.setRate(0.8)
@@ -197,22 +190,25 @@ func TestGovernorFollowsTheCPUOfTheCalls(t *testing.T) {
 	r.quietFor(t, 2*window, "with nothing in flight")
 }
 
-// Calls that stay in flight at a low share are watched in windows that
-// grow to maxLowWindow, not every lowWindow.
-func TestGovernorWatchesLightCallsRarely(t *testing.T) {
+// runLightCalls runs a governor with 16 calls in flight taking a tenth of
+// a thread; it skips the test where the CPU time is not measured.
+func runLightCalls(t *testing.T) (*Governor, *recorder, *fakeCPU) {
+	t.Helper()
 	if !cpuMeasured {
-		t.Skip("the process's CPU time is not measured here")
+		t.Skip("the process's CPU time is not measured here: calls in flight alone move the count")
 	}
 	cpu := newFakeCPU(0.1)
 	g, r := runGovernorCPU(t, cpu)
 	for range 16 {
 		g.Enter()
 	}
-	defer func() {
-		for range 16 {
-			g.Exit()
-		}
-	}()
+	return g, r, cpu
+}
+
+// Calls that stay in flight at a low share are watched in windows that
+// grow to maxLowWindow, not every lowWindow.
+func TestGovernorWatchesLightCallsRarely(t *testing.T) {
+	_, r, cpu := runLightCalls(t)
 	const watched = 3 * time.Second
 	r.quietFor(t, watched, "with 16 calls in flight taking a tenth of a thread")
 	// Two reads a window: 50+100+...+800 ms and then 1 s windows make
