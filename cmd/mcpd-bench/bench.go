@@ -372,15 +372,16 @@ const (
 // round starting with another: calls/s and p50 latency per variant and
 // round, and for the variants in pids the CPU time (utime+stime) of that
 // process per call, µs.
-func (b *bench) runVariants(c int, variants []func(i int) error, pids map[int]int) (rates [][]float64, p50s [][]time.Duration, cpus [][]float64, err error) {
-	rates = make([][]float64, len(variants))
-	p50s = make([][]time.Duration, len(variants))
-	cpus = make([][]float64, len(variants))
+func (b *bench) runVariants(c int, variants []func(i int) error, pids map[int]int) ([][]float64, [][]time.Duration, [][]float64, error) {
+	rates := make([][]float64, len(variants))
+	p50s := make([][]time.Duration, len(variants))
+	cpus := make([][]float64, len(variants))
 	for r := range b.o.rounds {
 		for _, v := range rotate(len(variants), r) {
 			pid, measured := pids[v]
 			var before time.Duration
 			if measured {
+				var err error
 				if before, err = procCPU(pid); err != nil {
 					return nil, nil, nil, err
 				}

@@ -155,12 +155,8 @@ func (g *Governor) Run(ctx context.Context) {
 		case <-g.fanOut:
 		case <-g.busy:
 			if !g.watchLow(ctx, t, first) {
-				// Fewer in flight: what Enter sent meanwhile is stale.
 				first = lowWindow
-				drain(g.busy)
-				if g.inflight.Load() >= BusyCalls {
-					signal(g.busy)
-				}
+				g.resignal() // what Enter sent during the watch is stale
 				continue
 			}
 		}
@@ -178,17 +174,23 @@ func (g *Governor) Run(ctx context.Context) {
 		g.atHigh.Store(false)
 		g.set(g.low)
 		first = window
-		// Signals sent while the count was high are stale; a call or a
-		// fan-out may have come just before the flag fell and sent
-		// nothing: look again.
-		drain(g.busy)
-		drain(g.fanOut)
-		if g.inflight.Load() >= BusyCalls {
-			signal(g.busy)
-		}
-		if g.fanned.Load() {
-			signal(g.fanOut)
-		}
+		// Signals sent while the count was high are stale, and a call or a
+		// fan-out may have come just before the flag fell and sent nothing.
+		g.resignal()
+	}
+}
+
+// resignal drops the pending signals and sends again what holds now:
+// BusyCalls in flight, or an event to many apps since the last rise.
+// (fanned is cleared only at a rise, and a fan-out at low raises.)
+func (g *Governor) resignal() {
+	drain(g.busy)
+	drain(g.fanOut)
+	if g.inflight.Load() >= BusyCalls {
+		signal(g.busy)
+	}
+	if g.fanned.Load() {
+		signal(g.fanOut)
 	}
 }
 
