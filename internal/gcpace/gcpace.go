@@ -1,0 +1,197 @@
+// Package gcpace lets the daemon's heap grow further between garbage
+// collections while the collector runs many times a second, and brings
+// the default back once collections are far apart again.
+//
+// Why: relaying calls as fast as a child answers them, mcpd allocates tens
+// of MB a second over a live heap of 2-4 MiB. With Go's default pace
+// (GOGC=100: collect when the heap has doubled) that is a collection every
+// 50 ms, and on 2 CPUs mcpd's CPU per call was 1.10-1.22x the bare relay's
+// at 64 apps calling server-everything; with the heap allowed to grow by
+// 16 MiB it was 0.9x (BENCHMARKS.md, "The collector's pace under load").
+// An idle daemon, or one serving calls one at a time, keeps the default,
+// so its footprint is unchanged.
+//
+// How: a sentinel object's finalizer runs after each collection, looks at
+// how soon it came after the ones before, sets the pace
+// (debug.SetGCPercent) and arms the next sentinel. Nothing runs between
+// collections: no goroutine, no timer.
+package gcpace
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+	"time"
+)
+
+// RaiseCycles collections in a row within RaiseWithin raise the pace; at the raised
+// pace, a collection LowerAfter or more after the one before brings the
+// default back. At the default pace the heap grows by the live heap
+// between collections and at the raised one by Headroom, so an allocation
+// rate that raised the pace keeps it while it stays above about half.
+const (
+	RaiseCycles = 8
+	RaiseWithin = time.Second
+	LowerAfter  = time.Second
+)
+
+// Headroom is how far the heap may grow past the live heap between
+// collections at the raised pace, and MaxPercent the most GOGC it takes
+// (a live heap of Headroom/8 or less gets 8x). A live heap of Headroom or
+// more already has that much at the default pace and is left to it.
+const (
+	Headroom   = 16 << 20
+	MaxPercent = 800
+)
+
+// Pacer sets the collector's pace from how often it runs. Its methods are
+// safe for concurrent use.
+type Pacer struct {
+	base   int               // GOGC at Start, the default pace
+	set    func(percent int) // debug.SetGCPercent; replaced in tests
+	live   func() uint64     // the live heap after the last collection; replaced in tests
+	notify func(percent int) // told of each change; may be nil
+
+	mu      sync.Mutex             // guards following
+	ends    [RaiseCycles]time.Time // the last collections' ends, a ring; next is the oldest
+	next    int
+	seen    int // collections recorded, up to RaiseCycles
+	percent int // GOGC now
+	stopped bool
+}
+
+// Start sets the pace from now on; notify (may be nil) is told each new
+// GOGC. It returns nil, doing nothing, when the collector is off (GOGC=off).
+func Start(notify func(percent int)) *Pacer {
+	base := currentPercent()
+	if base <= 0 {
+		return nil
+	}
+	p := newPacer(base, func(percent int) { debug.SetGCPercent(percent) }, liveHeap, notify)
+	p.arm()
+	return p
+}
+
+func newPacer(base int, set func(int), live func() uint64, notify func(int)) *Pacer {
+	return &Pacer{base: base, set: set, live: live, notify: notify, percent: base}
+}
+
+// Stop restores the default pace; the sentinel armed last is not re-armed.
+// Stop on a nil Pacer does nothing.
+func (p *Pacer) Stop() {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return
+	}
+	p.stopped = true
+	p.change(p.base)
+}
+
+// Percent is the GOGC the pacer set last (the default pace until a raise).
+func (p *Pacer) Percent() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.percent
+}
+
+// sentinel is garbage from the moment it is armed; its size keeps it out
+// of the tiny allocator, whose shared blocks could keep it alive.
+type sentinel struct{ _ [32]byte }
+
+// arm allocates a sentinel whose finalizer, after the collection that
+// finds it, records that collection and arms the next.
+func (p *Pacer) arm() {
+	runtime.SetFinalizer(new(sentinel), func(*sentinel) {
+		if p.collected(time.Now()) {
+			p.arm()
+		}
+	})
+}
+
+// collected records a collection that ended at now and sets the pace; it
+// reports whether the pacer still runs.
+func (p *Pacer) collected(now time.Time) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.stopped {
+		return false
+	}
+	last := p.ends[(p.next+RaiseCycles-1)%RaiseCycles]
+	p.ends[p.next] = now
+	p.next = (p.next + 1) % RaiseCycles
+	p.seen = min(p.seen+1, RaiseCycles)
+	oldest := p.ends[p.next] // RaiseCycles-1 collections before this one
+
+	raised := p.percent != p.base
+	switch {
+	case raised && now.Sub(last) >= LowerAfter:
+		p.change(p.base)
+	case raised || (p.seen == RaiseCycles && now.Sub(oldest) <= RaiseWithin):
+		// Follow the live heap while raised, so the headroom stays Headroom.
+		p.change(raisedPercent(p.base, p.live()))
+	}
+	return true
+}
+
+// raisedPercent is the GOGC that lets the heap grow by Headroom past live,
+// at most MaxPercent and at least base.
+func raisedPercent(base int, live uint64) int {
+	if live == 0 {
+		return MaxPercent
+	}
+	percent := uint64(Headroom) * 100 / live
+	return int(max(min(percent, MaxPercent), uint64(base)))
+}
+
+// change sets GOGC to percent. Between two raised paces it keeps the
+// current one unless they differ by a tenth or more (the live heap moves a
+// little every collection).
+func (p *Pacer) change(percent int) {
+	if percent == p.percent {
+		return
+	}
+	if percent != p.base && p.percent != p.base && 10*abs(percent-p.percent) < p.percent {
+		return
+	}
+	p.percent = percent
+	p.set(percent)
+	if p.notify != nil {
+		p.notify(percent)
+	}
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
+}
+
+// currentPercent is GOGC as the runtime has it (negative when off).
+func currentPercent() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 100
+	}
+	v := s[0].Value.Uint64()
+	if v > 1<<30 { // off reads as a huge value
+		return -1
+	}
+	return int(v)
+}
+
+// liveHeap is the heap the last collection found live.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}

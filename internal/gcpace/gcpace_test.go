@@ -1,0 +1,201 @@
+package gcpace
+
+import (
+	"runtime"
+	"runtime/debug"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakePacer is a Pacer on a fake runtime: what it sets is recorded, the
+// live heap is *live.
+type fakePacer struct {
+	*Pacer
+	sets []int
+	live uint64
+	at   time.Time
+}
+
+func newFake(base int, live uint64) *fakePacer {
+	f := &fakePacer{live: live, at: time.Unix(1000, 0)}
+	f.Pacer = newPacer(base, func(n int) { f.sets = append(f.sets, n) }, func() uint64 { return f.live }, nil)
+	return f
+}
+
+// collect records n collections, each gap after the one before.
+func (f *fakePacer) collect(t *testing.T, n int, gap time.Duration) {
+	t.Helper()
+	for range n {
+		f.at = f.at.Add(gap)
+		if !f.collected(f.at) {
+			t.Fatal("collected reports the pacer stopped")
+		}
+	}
+}
+
+func (f *fakePacer) want(t *testing.T, percent int, sets ...int) {
+	t.Helper()
+	if got := f.Percent(); got != percent {
+		t.Errorf("percent = %d, want %d", got, percent)
+	}
+	if len(f.sets) != len(sets) {
+		t.Fatalf("sets = %v, want %v", f.sets, sets)
+	}
+	for i := range sets {
+		if f.sets[i] != sets[i] {
+			t.Fatalf("sets = %v, want %v", f.sets, sets)
+		}
+	}
+}
+
+func TestPaceRaisesWhenCollectionsComeOften(t *testing.T) {
+	f := newFake(100, 4<<20)
+	// Seven collections 100 ms apart are not yet RaiseCycles.
+	f.collect(t, RaiseCycles-1, 100*time.Millisecond)
+	f.want(t, 100)
+	// The eighth: eight within 700 ms.
+	f.collect(t, 1, 100*time.Millisecond)
+	f.want(t, 400, 400) // 16 MiB of headroom over 4 MiB live
+}
+
+func TestPaceStaysWhenCollectionsAreSpread(t *testing.T) {
+	f := newFake(100, 4<<20)
+	// Eight collections 150 ms apart take 1.05 s: not raised, however long.
+	f.collect(t, 10*RaiseCycles, 150*time.Millisecond)
+	f.want(t, 100)
+	// A burst (start-up) between quiet times.
+	f.collect(t, 1, 2*time.Second)
+	f.collect(t, RaiseCycles-2, time.Millisecond)
+	f.collect(t, 5, 2*time.Second)
+	f.want(t, 100)
+}
+
+func TestPaceLowersWhenCollectionsSpreadOut(t *testing.T) {
+	f := newFake(100, 2<<20)
+	f.collect(t, RaiseCycles, 50*time.Millisecond)
+	f.want(t, MaxPercent, MaxPercent)
+	// At the raised pace, collections 900 ms apart keep it.
+	f.collect(t, 5, 900*time.Millisecond)
+	f.want(t, MaxPercent, MaxPercent)
+	f.collect(t, 1, LowerAfter)
+	f.want(t, 100, MaxPercent, 100)
+	// Raised again only by RaiseCycles collections within RaiseWithin,
+	// the one that lowered it the first.
+	f.collect(t, RaiseCycles-2, 50*time.Millisecond)
+	f.want(t, 100, MaxPercent, 100)
+	f.collect(t, 1, 50*time.Millisecond)
+	f.want(t, MaxPercent, MaxPercent, 100, MaxPercent)
+}
+
+func TestPaceFollowsTheLiveHeap(t *testing.T) {
+	f := newFake(100, 4<<20)
+	f.collect(t, RaiseCycles, 50*time.Millisecond)
+	f.want(t, 400, 400)
+	// A small move is not worth a change.
+	f.live = 4<<20 + 200<<10
+	f.collect(t, 1, 50*time.Millisecond)
+	f.want(t, 400, 400)
+	f.live = 8 << 20
+	f.collect(t, 1, 50*time.Millisecond)
+	f.want(t, 200, 400, 200)
+	// A live heap of Headroom or more has that much at the default pace.
+	f.live = 2 * Headroom
+	f.collect(t, 1, 50*time.Millisecond)
+	f.want(t, 100, 400, 200, 100)
+	f.collect(t, RaiseCycles, 50*time.Millisecond)
+	f.want(t, 100, 400, 200, 100)
+}
+
+func TestPaceKeepsAHigherDefault(t *testing.T) {
+	// GOGC=1000 set by the user already gives a 4 MiB heap 40 MiB.
+	f := newFake(1000, 4<<20)
+	f.collect(t, 2*RaiseCycles, 10*time.Millisecond)
+	f.want(t, 1000)
+}
+
+func TestPaceStopRestoresTheDefault(t *testing.T) {
+	f := newFake(100, 4<<20)
+	f.collect(t, RaiseCycles, 50*time.Millisecond)
+	f.Stop()
+	f.want(t, 100, 400, 100)
+	if f.collected(f.at.Add(time.Millisecond)) {
+		t.Error("collected after Stop reports the pacer still runs")
+	}
+	f.Stop()
+	f.want(t, 100, 400, 100)
+	var none *Pacer
+	none.Stop()
+}
+
+// garbage keeps what churn allocates reachable until the next one, so the
+// compiler cannot drop the allocations.
+var garbage []byte
+
+// churn allocates until done is closed or d passes.
+func churn(done <-chan int, d time.Duration) (int, bool) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		select {
+		case n := <-done:
+			return n, true
+		default:
+		}
+		for range 64 {
+			garbage = make([]byte, 64<<10)
+		}
+	}
+	return 0, false
+}
+
+// With the real runtime: allocating fast raises GOGC; Stop brings the
+// default back and the collections after it are not looked at.
+func TestPacerWithTheRuntime(t *testing.T) {
+	base := currentPercent()
+	if base <= 0 {
+		t.Skip("GOGC=off in the test's environment")
+	}
+	changes := make(chan int, 64)
+	p := Start(func(n int) {
+		select {
+		case changes <- n:
+		default:
+		}
+	})
+	defer p.Stop()
+	n, ok := churn(changes, 30*time.Second)
+	if !ok {
+		t.Fatal("no change of GOGC after 30 s of allocating")
+	}
+	if n <= base {
+		t.Fatalf("first change set GOGC %d, want more than %d", n, base)
+	}
+	if got := currentPercent(); got <= base {
+		t.Errorf("runtime's GOGC = %d after the raise, want more than %d", got, base)
+	}
+	p.Stop()
+	if got := currentPercent(); got != base {
+		t.Errorf("runtime's GOGC = %d after Stop, want %d", got, base)
+	}
+	for len(changes) > 0 {
+		<-changes
+	}
+	churn(nil, 200*time.Millisecond)
+	runtime.GC()
+	runtime.GC()
+	if got := currentPercent(); got != base {
+		t.Errorf("runtime's GOGC = %d after collections past Stop, want %d", got, base)
+	}
+}
+
+func TestStartWithTheCollectorOff(t *testing.T) {
+	old := debug.SetGCPercent(-1)
+	defer debug.SetGCPercent(old)
+	if p := Start(nil); p != nil {
+		p.Stop()
+		t.Error("Start with GOGC=off returned a pacer")
+	}
+}
