@@ -491,7 +491,7 @@ func (b *bench) startup(ctx context.Context) error {
 		servers[fmt.Sprintf("demo%d", i)] = serverConfig{Command: b.o.demo, Args: []string{"--name", fmt.Sprintf("demo%d", i)}}
 	}
 	rounds := b.o.rounds
-	var ready, idleRSS, idlePSS []float64
+	var ready, idleRSS, idlePSS, idleAnon []float64
 	first := make([][]float64, len(ts))
 	warm := make([][]time.Duration, len(ts))
 	cold := make([][]float64, len(ts))
@@ -511,6 +511,11 @@ func (b *bench) startup(ctx context.Context) error {
 				return err
 			}
 			idleRSS, idlePSS = append(idleRSS, float64(m.RSS)), append(idlePSS, float64(m.PSS))
+			anon, err := statusField(d.pid(), "RssAnon")
+			if err != nil {
+				return err
+			}
+			idleAnon = append(idleAnon, float64(anon))
 			for i, t := range ts {
 				start := time.Now()
 				if err := callEcho(ctx, d.client(), t.Name); err != nil {
@@ -540,6 +545,7 @@ func (b *bench) startup(ctx context.Context) error {
 	}
 	b.rep.Startup = startupRow{ReadyMs: medianF(ready), Servers: len(servers)}
 	b.rep.Daemon.IdleRSS, b.rep.Daemon.IdlePSS = int64(medianF(idleRSS)), int64(medianF(idlePSS))
+	b.rep.Daemon.IdleAnon = int64(medianF(idleAnon))
 	b.rep.Daemon.IdleServers = len(servers)
 	for i, t := range ts {
 		b.rep.Lazy = append(b.rep.Lazy, lazyRow{

@@ -140,8 +140,12 @@ type memoryRow struct {
 
 // daemonMemory is mcpd's own footprint.
 type daemonMemory struct {
-	IdleRSS     int64 `json:"idle_rss_bytes"`
-	IdlePSS     int64 `json:"idle_pss_bytes"`
+	IdleRSS int64 `json:"idle_rss_bytes"`
+	IdlePSS int64 `json:"idle_pss_bytes"`
+	// IdleAnon is the anonymous part of IdleRSS (heap, stacks); the rest
+	// is mcpd's binary and libraries as far as the page cache maps them,
+	// which moves by MiBs with the page cache's state.
+	IdleAnon    int64 `json:"idle_anon_bytes"`
 	IdleServers int   `json:"idle_configured_servers"`
 	LoadRSS     int64 `json:"under_load_rss_bytes"`
 	LoadHWM     int64 `json:"under_load_peak_rss_bytes"`

@@ -126,8 +126,8 @@ func printReport(w io.Writer, r *report) {
 	}
 	tw.Flush()
 	if d := r.Daemon; d.IdleServers > 0 {
-		fmt.Fprintf(w, "mcpd idle with %d lazy servers: RSS %s MiB, PSS %s MiB; after %d apps of load: RSS %s MiB (peak %s MiB)\n\n",
-			d.IdleServers, mib(d.IdleRSS), mib(d.IdlePSS), d.LoadApps, mib(d.LoadRSS), mib(d.LoadHWM))
+		fmt.Fprintf(w, "mcpd idle with %d lazy servers: RSS %s MiB (anonymous %s MiB, the rest its binary and libraries as mapped from the page cache), PSS %s MiB; after %d apps of load: RSS %s MiB (peak %s MiB)\n\n",
+			d.IdleServers, mib(d.IdleRSS), mib(d.IdleAnon), mib(d.IdlePSS), d.LoadApps, mib(d.LoadRSS), mib(d.LoadHWM))
 	} else {
 		fmt.Fprint(w, "mcpd idle: not measured (-sections)\n\n")
 	}
