@@ -2,9 +2,10 @@
 // tool call, prompt get and resource read an app makes, in a file under
 // mcpd's state directory that is rotated by size.
 //
-// A record is written with one write(2) on a file opened O_APPEND before
-// the answer is returned to the app, so a record is in the kernel by the
-// time the app sees its call complete: killing mcpd (even SIGKILL) loses
+// A record is written with write(2) on a file opened O_APPEND before the
+// answer is returned to the app (records that come while another is being
+// written go together in the next write), so a record is in the kernel by
+// the time the app sees its call complete: killing mcpd (even SIGKILL) loses
 // no record of a call an app saw complete, and leaves only whole lines.
 // (A machine crash can lose what the kernel had not written back; the log
 // is not fsynced per record.) When the file would grow past MaxSize it is
@@ -97,11 +98,22 @@ type Log struct {
 	maxSize int64
 	keep    int
 
-	mu   sync.Mutex // guards following
-	f    *os.File
-	w    io.Writer // f, or its rawio.Writer where f is on a local disk
-	size int64
-	buf  []byte
+	mu      sync.Mutex // guards following
+	wrote   sync.Cond  // on mu: a batch was written, or the writer left
+	f       *os.File
+	w       io.Writer // f, or its rawio.Writer where f is on a local disk
+	size    int64
+	writing bool   // a Write is writing a batch (outside mu)
+	queued  *batch // the records waiting for the next writer; nil: none
+	buf     []byte // queued's records
+	spare   []byte // a written batch's buffer, for the next one
+}
+
+// batch is records written by one write(2): those that came while the
+// one before was being written (see Write).
+type batch struct {
+	written bool
+	err     error
 }
 
 // Open opens (creating) the log at path, mode 0600 in a 0700 directory. A
@@ -113,6 +125,7 @@ func Open(path string, opts Options) (*Log, error) {
 		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	l := &Log{path: path, maxSize: opts.MaxSize, keep: opts.Keep}
+	l.wrote.L = &l.mu
 	if err := l.open(); err != nil {
 		return nil, err
 	}
@@ -180,32 +193,100 @@ func endsWithNewline(path string, size int64) bool {
 }
 
 // Write appends r as one line; it returns once the line is in the kernel.
+//
+// One Write at a time writes. Records that come meanwhile wait together,
+// and the first of them to find the writer gone writes them all with one
+// write(2): under many calls at once that is fewer system calls, and
+// every record is still in the kernel before its Write returns.
 func (l *Log) Write(r *Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.f == nil {
 		return ErrClosed
 	}
-	buf, err := appendRecord(l.buf[:0], r)
+	n := len(l.buf)
+	buf, err := appendRecord(l.buf, r)
 	if err != nil {
+		l.buf = buf[:n]
 		return fmt.Errorf("audit log: %w", err)
 	}
 	l.buf = buf
-	if l.size > 0 && l.size+int64(len(buf)) > l.maxSize {
-		if err := l.rotate(); err != nil {
-			return err
-		}
+	if l.queued == nil {
+		l.queued = &batch{}
 	}
-	n, err := l.w.Write(buf)
+	b := l.queued
+	for l.writing && !b.written {
+		l.wrote.Wait()
+	}
+	if !b.written {
+		l.writeQueued() // b is still the queued batch: nobody wrote it
+	}
+	return b.err
+}
+
+// writeQueued writes the queued batch, outside mu, with writing set; mu is
+// held on entry and on return.
+func (l *Log) writeQueued() {
+	b, out := l.queued, l.buf
+	l.queued, l.buf = nil, l.spare[:0]
+	defer func() {
+		b.written = true
+		if cap(out) <= maxKeptBuf {
+			l.spare = out[:0]
+		}
+		l.wrote.Broadcast()
+	}()
+	if l.f == nil {
+		b.err = ErrClosed
+		return
+	}
+	if l.size > 0 && l.size+int64(len(out)) > l.maxSize {
+		b.err = l.writeRotating(out)
+		return
+	}
+	l.writing = true
+	w := l.w
+	l.mu.Unlock()
+	n, err := w.Write(out)
+	l.mu.Lock()
+	l.writing = false
 	l.size += int64(n)
 	if err != nil {
-		if l.w != io.Writer(l.f) { // a rawio.Writer's error names no file
-			err = &os.PathError{Op: "write", Path: l.path, Err: err}
+		b.err = l.writeError(w, err)
+	}
+}
+
+// writeRotating writes out a line at a time under mu, rotating before a
+// line that would take the file past maxSize.
+func (l *Log) writeRotating(out []byte) error {
+	for len(out) > 0 {
+		line := out[:bytes.IndexByte(out, '\n')+1]
+		out = out[len(line):]
+		if l.size > 0 && l.size+int64(len(line)) > l.maxSize {
+			if err := l.rotate(); err != nil {
+				return err
+			}
 		}
-		return fmt.Errorf("audit log: %w", err)
+		n, err := l.w.Write(line)
+		l.size += int64(n)
+		if err != nil {
+			return l.writeError(l.w, err)
+		}
 	}
 	return nil
 }
+
+// writeError is the error of a write to the file through w.
+func (l *Log) writeError(w io.Writer, err error) error {
+	if w != io.Writer(l.f) { // a rawio.Writer's error names no file
+		err = &os.PathError{Op: "write", Path: l.path, Err: err}
+	}
+	return fmt.Errorf("audit log: %w", err)
+}
+
+// maxKeptBuf bounds the batch buffer kept for the next batch (a record
+// with full arguments can be as large as a request).
+const maxKeptBuf = 64 << 10
 
 // rotate renames the file to .1 (after shifting the older ones) and opens
 // a new one.
@@ -231,6 +312,9 @@ func (l *Log) rotated(i int) string { return l.path + "." + strconv.Itoa(i) }
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	for l.writing {
+		l.wrote.Wait()
+	}
 	if l.f == nil {
 		return nil
 	}

@@ -49,6 +49,44 @@ func TestConcurrentWritesAreWholeLines(t *testing.T) {
 	}
 }
 
+// Records that wait together for one write still rotate at MaxSize, each
+// file holding whole lines, none lost.
+func TestConcurrentWritesRotate(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	l, err := Open(path, Options{MaxSize: 4000, Keep: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 100 {
+				if err := l.Write(rec(g*1000 + i)); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	l.Close()
+	seen := map[string]bool{}
+	for _, f := range Files(path) {
+		st, err := os.Stat(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size() > 4000 {
+			t.Errorf("%s is %d bytes, over the bound", f, st.Size())
+		}
+		if err := ReadFile(f, func(r *Record, _ []byte) error { seen[r.Name] = true; return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen) != 800 {
+		t.Fatalf("%d distinct records, want 800", len(seen))
+	}
+}
+
 // Rotation keeps every file under MaxSize and at most Keep old ones.
 func TestRotationKeepsTheBound(t *testing.T) {
 	dir := t.TempDir()

@@ -1,6 +1,6 @@
 // Package gcpace lets the daemon's heap grow further between garbage
 // collections while the collector runs many times a second, and brings
-// the default back once collections are far apart again.
+// the default back, with a collection, once a second passes without one.
 //
 // Why: relaying calls as fast as a child answers them, mcpd allocates tens
 // of MB a second over a live heap of 2-4 MiB. With Go's default pace
@@ -9,12 +9,16 @@
 // at 64 apps calling server-everything; with the heap allowed to grow by
 // 16 MiB it was 0.9x (BENCHMARKS.md, "The collector's pace under load").
 // An idle daemon, or one serving calls one at a time, keeps the default,
-// so its footprint is unchanged.
+// so its footprint is unchanged; after a load, the heap is collected at
+// the default pace within a second or two.
 //
 // How: a sentinel object's finalizer runs after each collection, looks at
 // how soon it came after the ones before, sets the pace
-// (debug.SetGCPercent) and arms the next sentinel. Nothing runs between
-// collections: no goroutine, no timer.
+// (debug.SetGCPercent) and arms the next sentinel. At the default pace
+// nothing runs between collections: no goroutine, no timer. At the raised
+// pace a timer, reset by each collection, fires when none came for
+// LowerAfter: the load is over, and the pacer sets the default and
+// collects.
 package gcpace
 
 import (
@@ -25,9 +29,9 @@ import (
 	"time"
 )
 
-// RaiseCycles collections in a row within RaiseWithin raise the pace; at the raised
-// pace, a collection LowerAfter or more after the one before brings the
-// default back. At the default pace the heap grows by the live heap
+// RaiseCycles collections in a row within RaiseWithin raise the pace; at
+// the raised pace, LowerAfter without a collection brings the default
+// back. At the default pace the heap grows by the live heap
 // between collections and at the raised one by Headroom, so an allocation
 // rate that raised the pace keeps it while it stays above about half.
 const (
@@ -48,17 +52,29 @@ const (
 // Pacer sets the collector's pace from how often it runs. Its methods are
 // safe for concurrent use.
 type Pacer struct {
-	base   int               // GOGC at Start, the default pace
-	set    func(percent int) // debug.SetGCPercent; replaced in tests
-	live   func() uint64     // the live heap after the last collection; replaced in tests
-	notify func(percent int) // told of each change; may be nil
+	base    int               // GOGC at Start, the default pace
+	set     func(percent int) // debug.SetGCPercent; replaced in tests
+	live    func() uint64     // the live heap after the last collection; replaced in tests
+	notify  func(percent int) // told of each change; may be nil
+	collect func()            // runtime.GC; replaced in tests
+	// afterFunc is time.AfterFunc; replaced in tests.
+	afterFunc func(time.Duration, func()) timer
+
+	collecting sync.WaitGroup // quiet's collections in progress
 
 	mu      sync.Mutex             // guards following
 	ends    [RaiseCycles]time.Time // the last collections' ends, a ring; next is the oldest
 	next    int
-	seen    int // collections recorded, up to RaiseCycles
-	percent int // GOGC now
+	seen    int   // collections recorded, up to RaiseCycles
+	percent int   // GOGC now
+	quiet   timer // while raised: fires LowerAfter after the last collection
 	stopped bool
+}
+
+// timer is what the pacer uses of a *time.Timer.
+type timer interface {
+	Reset(time.Duration) bool
+	Stop() bool
 }
 
 // Start sets the pace from now on; notify (may be nil) is told each new
@@ -69,6 +85,8 @@ func Start(notify func(percent int)) *Pacer {
 		return nil
 	}
 	p := newPacer(base, func(percent int) { debug.SetGCPercent(percent) }, liveHeap, notify)
+	p.collect = runtime.GC
+	p.afterFunc = func(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }
 	p.arm()
 	return p
 }
@@ -83,6 +101,7 @@ func (p *Pacer) Stop() {
 	if p == nil {
 		return
 	}
+	defer p.collecting.Wait()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.stopped {
@@ -130,12 +149,30 @@ func (p *Pacer) collected(now time.Time) bool {
 	raised := p.percent != p.base
 	switch {
 	case raised && now.Sub(last) >= LowerAfter:
-		p.change(p.base)
+		p.change(p.base) // the timer was late
 	case raised || (p.seen == RaiseCycles && now.Sub(oldest) <= RaiseWithin):
 		// Follow the live heap while raised, so the headroom stays Headroom.
 		p.change(raisedPercent(p.base, p.live()))
 	}
+	if p.quiet != nil {
+		p.quiet.Reset(LowerAfter)
+	}
 	return true
+}
+
+// quietFor is the raised pace's timer: no collection came for LowerAfter.
+// It sets the default pace and collects the heap grown under it.
+func (p *Pacer) quietFor() {
+	p.mu.Lock()
+	if p.stopped || p.percent == p.base {
+		p.mu.Unlock()
+		return
+	}
+	p.change(p.base)
+	p.collecting.Add(1)
+	p.mu.Unlock()
+	defer p.collecting.Done()
+	p.collect()
 }
 
 // raisedPercent is the GOGC that lets the heap grow by Headroom past live,
@@ -157,6 +194,13 @@ func (p *Pacer) change(percent int) {
 	}
 	if percent != p.base && p.percent != p.base && 10*abs(percent-p.percent) < p.percent {
 		return
+	}
+	switch {
+	case percent == p.base && p.quiet != nil:
+		p.quiet.Stop()
+		p.quiet = nil
+	case percent != p.base && p.quiet == nil && p.afterFunc != nil:
+		p.quiet = p.afterFunc(LowerAfter, p.quietFor)
 	}
 	p.percent = percent
 	p.set(percent)

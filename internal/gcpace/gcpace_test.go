@@ -15,19 +15,36 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // live heap is *live.
 type fakePacer struct {
 	*Pacer
-	sets []int
-	live uint64
-	at   time.Time
+	sets        []int
+	live        uint64
+	at          time.Time
+	collections int        // the pacer's own
+	timer       *fakeTimer // the last one the pacer made
 }
+
+// fakeTimer records what the pacer does with its timer; the test fires it
+// by calling quietFor.
+type fakeTimer struct {
+	active bool
+	resets int
+}
+
+func (t *fakeTimer) Reset(time.Duration) bool { t.resets++; was := t.active; t.active = true; return was }
+func (t *fakeTimer) Stop() bool               { was := t.active; t.active = false; return was }
 
 func newFake(base int, live uint64) *fakePacer {
 	f := &fakePacer{live: live, at: time.Unix(1000, 0)}
 	f.Pacer = newPacer(base, func(n int) { f.sets = append(f.sets, n) }, func() uint64 { return f.live }, nil)
+	f.collect = func() { f.collections++ }
+	f.afterFunc = func(time.Duration, func()) timer {
+		f.timer = &fakeTimer{active: true}
+		return f.timer
+	}
 	return f
 }
 
-// collect records n collections, each gap after the one before.
-func (f *fakePacer) collect(t *testing.T, n int, gap time.Duration) {
+// cycles records n collections, each gap after the one before.
+func (f *fakePacer) cycles(t *testing.T, n int, gap time.Duration) {
 	t.Helper()
 	for range n {
 		f.at = f.at.Add(gap)
@@ -55,71 +72,102 @@ func (f *fakePacer) want(t *testing.T, percent int, sets ...int) {
 func TestPaceRaisesWhenCollectionsComeOften(t *testing.T) {
 	f := newFake(100, 4<<20)
 	// Seven collections 100 ms apart are not yet RaiseCycles.
-	f.collect(t, RaiseCycles-1, 100*time.Millisecond)
+	f.cycles(t, RaiseCycles-1, 100*time.Millisecond)
 	f.want(t, 100)
 	// The eighth: eight within 700 ms.
-	f.collect(t, 1, 100*time.Millisecond)
+	f.cycles(t, 1, 100*time.Millisecond)
 	f.want(t, 400, 400) // 16 MiB of headroom over 4 MiB live
 }
 
 func TestPaceStaysWhenCollectionsAreSpread(t *testing.T) {
 	f := newFake(100, 4<<20)
 	// Eight collections 150 ms apart take 1.05 s: not raised, however long.
-	f.collect(t, 10*RaiseCycles, 150*time.Millisecond)
+	f.cycles(t, 10*RaiseCycles, 150*time.Millisecond)
 	f.want(t, 100)
 	// A burst (start-up) between quiet times.
-	f.collect(t, 1, 2*time.Second)
-	f.collect(t, RaiseCycles-2, time.Millisecond)
-	f.collect(t, 5, 2*time.Second)
+	f.cycles(t, 1, 2*time.Second)
+	f.cycles(t, RaiseCycles-2, time.Millisecond)
+	f.cycles(t, 5, 2*time.Second)
 	f.want(t, 100)
 }
 
 func TestPaceLowersWhenCollectionsSpreadOut(t *testing.T) {
 	f := newFake(100, 2<<20)
-	f.collect(t, RaiseCycles, 50*time.Millisecond)
+	f.cycles(t, RaiseCycles, 50*time.Millisecond)
 	f.want(t, MaxPercent, MaxPercent)
 	// At the raised pace, collections 900 ms apart keep it.
-	f.collect(t, 5, 900*time.Millisecond)
+	f.cycles(t, 5, 900*time.Millisecond)
 	f.want(t, MaxPercent, MaxPercent)
-	f.collect(t, 1, LowerAfter)
+	f.cycles(t, 1, LowerAfter)
 	f.want(t, 100, MaxPercent, 100)
 	// Raised again only by RaiseCycles collections within RaiseWithin,
 	// the one that lowered it the first.
-	f.collect(t, RaiseCycles-2, 50*time.Millisecond)
+	f.cycles(t, RaiseCycles-2, 50*time.Millisecond)
 	f.want(t, 100, MaxPercent, 100)
-	f.collect(t, 1, 50*time.Millisecond)
+	f.cycles(t, 1, 50*time.Millisecond)
 	f.want(t, MaxPercent, MaxPercent, 100, MaxPercent)
+}
+
+func TestPaceLowersWhenNoCollectionComes(t *testing.T) {
+	f := newFake(100, 2<<20)
+	f.quietFor() // at the default pace: nothing to do
+	f.want(t, 100)
+	f.cycles(t, RaiseCycles, 50*time.Millisecond)
+	f.want(t, MaxPercent, MaxPercent)
+	if f.timer == nil || !f.timer.active {
+		t.Fatal("raised without a running timer")
+	}
+	before := f.timer.resets
+	f.cycles(t, 3, 200*time.Millisecond)
+	if n := f.timer.resets - before; n != 3 {
+		t.Errorf("timer reset %d times by 3 collections, want 3", n)
+	}
+	// The load ends: the timer fires.
+	f.quietFor()
+	f.want(t, 100, MaxPercent, 100)
+	if f.collections != 1 {
+		t.Errorf("%d collections after the load, want 1", f.collections)
+	}
+	if f.timer.active {
+		t.Error("timer still running at the default pace")
+	}
+	// A timer that fires late, after a raise and a lowering, does nothing.
+	f.quietFor()
+	f.want(t, 100, MaxPercent, 100)
+	if f.collections != 1 {
+		t.Errorf("%d collections, want still 1", f.collections)
+	}
 }
 
 func TestPaceFollowsTheLiveHeap(t *testing.T) {
 	f := newFake(100, 4<<20)
-	f.collect(t, RaiseCycles, 50*time.Millisecond)
+	f.cycles(t, RaiseCycles, 50*time.Millisecond)
 	f.want(t, 400, 400)
 	// A small move is not worth a change.
 	f.live = 4<<20 + 200<<10
-	f.collect(t, 1, 50*time.Millisecond)
+	f.cycles(t, 1, 50*time.Millisecond)
 	f.want(t, 400, 400)
 	f.live = 8 << 20
-	f.collect(t, 1, 50*time.Millisecond)
+	f.cycles(t, 1, 50*time.Millisecond)
 	f.want(t, 200, 400, 200)
 	// A live heap of Headroom or more has that much at the default pace.
 	f.live = 2 * Headroom
-	f.collect(t, 1, 50*time.Millisecond)
+	f.cycles(t, 1, 50*time.Millisecond)
 	f.want(t, 100, 400, 200, 100)
-	f.collect(t, RaiseCycles, 50*time.Millisecond)
+	f.cycles(t, RaiseCycles, 50*time.Millisecond)
 	f.want(t, 100, 400, 200, 100)
 }
 
 func TestPaceKeepsAHigherDefault(t *testing.T) {
 	// GOGC=1000 set by the user already gives a 4 MiB heap 40 MiB.
 	f := newFake(1000, 4<<20)
-	f.collect(t, 2*RaiseCycles, 10*time.Millisecond)
+	f.cycles(t, 2*RaiseCycles, 10*time.Millisecond)
 	f.want(t, 1000)
 }
 
 func TestPaceStopRestoresTheDefault(t *testing.T) {
 	f := newFake(100, 4<<20)
-	f.collect(t, RaiseCycles, 50*time.Millisecond)
+	f.cycles(t, RaiseCycles, 50*time.Millisecond)
 	f.Stop()
 	f.want(t, 100, 400, 100)
 	if f.collected(f.at.Add(time.Millisecond)) {
@@ -175,6 +223,21 @@ func TestPacerWithTheRuntime(t *testing.T) {
 	}
 	if got := currentPercent(); got <= base {
 		t.Errorf("runtime's GOGC = %d after the raise, want more than %d", got, base)
+	}
+	// The allocations stop: within LowerAfter and a margin, the default.
+	deadline := time.Now().Add(LowerAfter + 5*time.Second)
+	for currentPercent() != base && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if got := currentPercent(); got != base {
+		t.Fatalf("runtime's GOGC = %d %v after the allocations stopped, want %d", got, LowerAfter+5*time.Second, base)
+	}
+	// Raised again, then stopped.
+	for len(changes) > 0 {
+		<-changes
+	}
+	if n, ok := churn(changes, 30*time.Second); !ok || n <= base {
+		t.Fatalf("no raise on the second load (GOGC %d)", n)
 	}
 	p.Stop()
 	if got := currentPercent(); got != base {
