@@ -98,12 +98,14 @@ func (b *bench) scaleApps(ctx context.Context) error {
 	return nil
 }
 
-// settledRSS is pid's VmRSS after a GC-friendly pause, the lowest of a few
-// samples (the runtime returns freed memory in the background).
+// settledRSS is pid's VmRSS after a pause, the lowest of a few samples:
+// the runtime returns freed memory in the background, and mcpd, whose heap
+// may grow 16 MiB past the live heap under a burst of work, collects and
+// returns it 3 s after the burst (internal/gcpace.LowerAfter).
 func settledRSS(pid int) (int64, error) {
 	var low int64
-	for i := range 5 {
-		time.Sleep(100 * time.Millisecond)
+	for i := range 20 {
+		time.Sleep(200 * time.Millisecond)
 		rss, err := statusField(pid, "VmRSS")
 		if err != nil {
 			return 0, err

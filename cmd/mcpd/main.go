@@ -82,8 +82,8 @@ says why); an address that was set and cannot be bound is an error.
 
 Memory: while Go's garbage collector runs 8 or more times a second (calls
 relayed as fast as a child answers), mcpd lets its heap grow 16 MiB past what
-is live between collections, and collects at Go's default pace again once a
-second passes without one; $GOGC, when set, decides instead.
+is live between collections, and goes back to Go's default pace, returning the
+memory, once three seconds pass without one; $GOGC, when set, decides instead.
 
 Flags:
 `

@@ -1,6 +1,7 @@
 // Package gcpace lets the daemon's heap grow further between garbage
 // collections while the collector runs many times a second, and brings
-// the default back, with a collection, once a second passes without one.
+// the default back, with a collection that returns the memory, once three
+// seconds pass without one.
 //
 // Why: relaying calls as fast as a child answers them, mcpd allocates tens
 // of MB a second over a live heap of 2-4 MiB. With Go's default pace
@@ -9,8 +10,8 @@
 // at 64 apps calling server-everything; with the heap allowed to grow by
 // 16 MiB it was 0.9x (BENCHMARKS.md, "The collector's pace under load").
 // An idle daemon, or one serving calls one at a time, keeps the default,
-// so its footprint is unchanged; after a load, the heap is collected at
-// the default pace within a second or two.
+// so its footprint is unchanged; after a load, the heap is collected and
+// the memory returned within LowerAfter.
 //
 // How: a sentinel object's finalizer runs after each collection, looks at
 // how soon it came after the ones before, sets the pace
@@ -31,13 +32,15 @@ import (
 
 // RaiseCycles collections in a row within RaiseWithin raise the pace; at
 // the raised pace, LowerAfter without a collection brings the default
-// back. At the default pace the heap grows by the live heap
-// between collections and at the raised one by Headroom, so an allocation
-// rate that raised the pace keeps it while it stays above about half.
+// back. At the default pace the heap grows by the live heap between
+// collections and at the raised one by Headroom, so an allocation rate
+// that raised the pace keeps it while it stays above a few MB a second.
+// LowerAfter is long enough that a load with pauses of a second or two
+// (an agent's bursts of calls) keeps the raised pace through them.
 const (
 	RaiseCycles = 8
 	RaiseWithin = time.Second
-	LowerAfter  = time.Second
+	LowerAfter  = 3 * time.Second
 )
 
 // Headroom is how far the heap may grow past the live heap between
@@ -85,7 +88,7 @@ func Start(notify func(percent int)) *Pacer {
 		return nil
 	}
 	p := newPacer(base, func(percent int) { debug.SetGCPercent(percent) }, liveHeap, notify)
-	p.collect = runtime.GC
+	p.collect = debug.FreeOSMemory
 	p.afterFunc = func(d time.Duration, f func()) timer { return time.AfterFunc(d, f) }
 	p.arm()
 	return p
@@ -161,7 +164,9 @@ func (p *Pacer) collected(now time.Time) bool {
 }
 
 // quietFor is the raised pace's timer: no collection came for LowerAfter.
-// It sets the default pace and collects the heap grown under it.
+// It sets the default pace, collects the heap grown under it and returns
+// the freed memory to the system (debug.FreeOSMemory), so that mcpd's RSS
+// is back within LowerAfter of the load's end.
 func (p *Pacer) quietFor() {
 	p.mu.Lock()
 	if p.stopped || p.percent == p.base {
