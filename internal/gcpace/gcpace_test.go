@@ -29,8 +29,13 @@ type fakeTimer struct {
 	resets int
 }
 
-func (t *fakeTimer) Reset(time.Duration) bool { t.resets++; was := t.active; t.active = true; return was }
-func (t *fakeTimer) Stop() bool               { was := t.active; t.active = false; return was }
+func (t *fakeTimer) Reset(time.Duration) bool {
+	t.resets++
+	was := t.active
+	t.active = true
+	return was
+}
+func (t *fakeTimer) Stop() bool { was := t.active; t.active = false; return was }
 
 func newFake(base int, live uint64) *fakePacer {
 	f := &fakePacer{live: live, at: time.Unix(1000, 0)}
