@@ -229,6 +229,7 @@ func (l *Log) Write(r *Record) error {
 func (l *Log) writeQueued() {
 	b, out := l.queued, l.buf
 	l.queued, l.buf = nil, l.spare[:0]
+	l.spare = nil // now l.buf's: never handed out twice
 	defer func() {
 		b.written = true
 		if cap(out) <= maxKeptBuf {

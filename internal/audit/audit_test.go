@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -84,6 +85,46 @@ func TestConcurrentWritesRotate(t *testing.T) {
 	}
 	if len(seen) != 800 {
 		t.Fatalf("%d distinct records, want 800", len(seen))
+	}
+}
+
+// Records larger than the kept batch buffer, written among small ones,
+// come back whole: a batch's buffer is never filled while it is written.
+func TestConcurrentLargeRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	l, err := Open(path, Options{MaxSize: 64 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	big := json.RawMessage(`{"x":"` + strings.Repeat("a", maxKeptBuf) + `"}`)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 50 {
+				r := rec(g*1000 + i)
+				if i%5 == 0 {
+					r.Args = big
+				}
+				if err := l.Write(r); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	l.Close()
+	seen := map[string]bool{}
+	if err := ReadFile(path, func(r *Record, _ []byte) error {
+		if len(r.Args) > 0 && !bytes.Equal(r.Args, big) {
+			t.Errorf("record %s: arguments changed", r.Name)
+		}
+		seen[r.Name] = true
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != 400 {
+		t.Fatalf("%d distinct records, want 400", len(seen))
 	}
 }
 

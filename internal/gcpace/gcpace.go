@@ -8,7 +8,7 @@
 // (GOGC=100: collect when the heap has doubled) that is a collection every
 // 50 ms, and on 2 CPUs mcpd's CPU per call was 1.10-1.22x the bare relay's
 // at 64 apps calling server-everything; with the heap allowed to grow by
-// 16 MiB it was 0.9x (BENCHMARKS.md, "The collector's pace under load").
+// 16 MiB it was 0.94-0.98x (BENCHMARKS.md, "The collector's pace under load").
 // An idle daemon, or one serving calls one at a time, keeps the default,
 // so its footprint is unchanged; after a load, the heap is collected and
 // the memory returned within LowerAfter.
@@ -59,11 +59,11 @@ type Pacer struct {
 	set     func(percent int) // debug.SetGCPercent; replaced in tests
 	live    func() uint64     // the live heap after the last collection; replaced in tests
 	notify  func(percent int) // told of each change; may be nil
-	collect func()            // runtime.GC; replaced in tests
+	collect func()            // debug.FreeOSMemory; replaced in tests
 	// afterFunc is time.AfterFunc; replaced in tests.
 	afterFunc func(time.Duration, func()) timer
 
-	collecting sync.WaitGroup // quiet's collections in progress
+	collecting sync.WaitGroup // quietFor's collections in progress
 
 	mu      sync.Mutex             // guards following
 	ends    [RaiseCycles]time.Time // the last collections' ends, a ring; next is the oldest
