@@ -104,6 +104,7 @@ type Log struct {
 	w       io.Writer // f, or its rawio.Writer where f is on a local disk
 	size    int64
 	writing bool   // a Write is writing a batch (outside mu)
+	closing bool   // Close waits for the queued records: no more are taken
 	queued  *batch // the records waiting for the next writer; nil: none
 	buf     []byte // queued's records
 	spare   []byte // a written batch's buffer, for the next one
@@ -201,7 +202,7 @@ func endsWithNewline(path string, size int64) bool {
 func (l *Log) Write(r *Record) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.f == nil {
+	if l.f == nil || l.closing {
 		return ErrClosed
 	}
 	n := len(l.buf)
@@ -224,8 +225,10 @@ func (l *Log) Write(r *Record) error {
 	return b.err
 }
 
-// writeQueued writes the queued batch, outside mu, with writing set; mu is
-// held on entry and on return.
+// writeQueued writes the queued batch: outside mu with writing set, or,
+// when it would take the file past maxSize, under mu a line at a time. mu
+// is held on entry and on return. A failed write fails every record of the
+// batch, though some may be in the file.
 func (l *Log) writeQueued() {
 	b, out := l.queued, l.buf
 	l.queued, l.buf = nil, l.spare[:0]
@@ -241,7 +244,7 @@ func (l *Log) writeQueued() {
 		b.err = ErrClosed
 		return
 	}
-	if l.size > 0 && l.size+int64(len(out)) > l.maxSize {
+	if l.size+int64(len(out)) > l.maxSize {
 		b.err = l.writeRotating(out)
 		return
 	}
@@ -313,9 +316,12 @@ func (l *Log) rotated(i int) string { return l.path + "." + strconv.Itoa(i) }
 func (l *Log) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	for l.writing {
+	// The records queued before Close are written; later ones are refused.
+	l.closing = true
+	for l.writing || l.queued != nil {
 		l.wrote.Wait()
 	}
+	l.closing = false
 	if l.f == nil {
 		return nil
 	}

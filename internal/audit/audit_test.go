@@ -128,6 +128,49 @@ func TestConcurrentLargeRecords(t *testing.T) {
 	}
 }
 
+// Close among writers: every Write either fails with ErrClosed or has its
+// record in the file.
+func TestCloseAmongWriters(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	l, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	ok := map[string]bool{}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 300 {
+				r := rec(g*1000 + i)
+				err := l.Write(r)
+				switch {
+				case err == nil:
+					mu.Lock()
+					ok[r.Name] = true
+					mu.Unlock()
+				case !errors.Is(err, ErrClosed):
+					t.Error(err)
+				}
+			}
+		})
+	}
+	time.Sleep(time.Millisecond)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	if err := ReadFile(path, func(r *Record, _ []byte) error { seen[r.Name] = true; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	for name := range ok {
+		if !seen[name] {
+			t.Errorf("record %s: Write returned nil, not in the file", name)
+		}
+	}
+}
+
 // Rotation keeps every file under MaxSize and at most Keep old ones.
 func TestRotationKeepsTheBound(t *testing.T) {
 	dir := t.TempDir()

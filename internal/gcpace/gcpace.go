@@ -71,6 +71,7 @@ type Pacer struct {
 	seen    int   // collections recorded, up to RaiseCycles
 	percent int   // GOGC now
 	quiet   timer // while raised: fires LowerAfter after the last collection
+	timers  int   // timers made; quietFor acts only for the last
 	stopped bool
 }
 
@@ -106,16 +107,22 @@ func (p *Pacer) Stop() {
 	}
 	defer p.collecting.Wait()
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.stopped {
+		p.mu.Unlock()
 		return
 	}
 	p.stopped = true
-	p.change(p.base)
+	changed := p.change(p.base)
+	p.mu.Unlock()
+	p.announce(changed, p.base)
 }
 
-// Percent is the GOGC the pacer set last (the default pace until a raise).
+// Percent is the GOGC the pacer set last (the default pace until a raise;
+// 0 for a nil Pacer).
 func (p *Pacer) Percent() int {
+	if p == nil {
+		return 0
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.percent
@@ -139,8 +146,8 @@ func (p *Pacer) arm() {
 // reports whether the pacer still runs.
 func (p *Pacer) collected(now time.Time) bool {
 	p.mu.Lock()
-	defer p.mu.Unlock()
 	if p.stopped {
+		p.mu.Unlock()
 		return false
 	}
 	last := p.ends[(p.next+RaiseCycles-1)%RaiseCycles]
@@ -150,68 +157,87 @@ func (p *Pacer) collected(now time.Time) bool {
 	oldest := p.ends[p.next] // RaiseCycles-1 collections before this one
 
 	raised := p.percent != p.base
+	changed := false
 	switch {
 	case raised && now.Sub(last) >= LowerAfter:
-		p.change(p.base) // the timer was late
+		changed = p.change(p.base) // the timer was late
 	case raised || (p.seen == RaiseCycles && now.Sub(oldest) <= RaiseWithin):
 		// Follow the live heap while raised, so the headroom stays Headroom.
-		p.change(raisedPercent(p.base, p.live()))
+		changed = p.change(raisedPercent(p.base, p.live()))
 	}
 	if p.quiet != nil {
 		p.quiet.Reset(LowerAfter)
 	}
+	percent := p.percent
+	p.mu.Unlock()
+	p.announce(changed, percent)
 	return true
 }
 
-// quietFor is the raised pace's timer: no collection came for LowerAfter.
-// It sets the default pace, collects the heap grown under it and returns
-// the freed memory to the system (debug.FreeOSMemory), so that mcpd's RSS
-// is back within LowerAfter of the load's end.
-func (p *Pacer) quietFor() {
+// quietFor is the raised pace's timer (the gen'th the pacer made): no
+// collection came for LowerAfter. It sets the default pace, collects the
+// heap grown under it and returns the freed memory to the system
+// (debug.FreeOSMemory), so that mcpd's RSS is back within LowerAfter of
+// the load's end.
+func (p *Pacer) quietFor(gen int) {
 	p.mu.Lock()
-	if p.stopped || p.percent == p.base {
-		p.mu.Unlock()
+	if p.stopped || p.percent == p.base || gen != p.timers {
+		p.mu.Unlock() // stopped, lowered, or a timer since replaced
 		return
 	}
-	p.change(p.base)
+	changed := p.change(p.base)
 	p.collecting.Add(1)
 	p.mu.Unlock()
 	defer p.collecting.Done()
+	p.announce(changed, p.base)
 	p.collect()
 }
 
+// announce tells notify of a new pace, outside mu: it runs on the
+// runtime's finalizer goroutine, which a slow notify must not hold with
+// the lock.
+func (p *Pacer) announce(changed bool, percent int) {
+	if changed && p.notify != nil {
+		p.notify(percent)
+	}
+}
+
 // raisedPercent is the GOGC that lets the heap grow by Headroom past live,
-// at most MaxPercent and at least base.
+// at most MaxPercent; base when that is not a tenth more than base (a live
+// heap near Headroom), so that the pace does not flap over nothing.
 func raisedPercent(base int, live uint64) int {
 	if live == 0 {
 		return MaxPercent
 	}
-	percent := uint64(Headroom) * 100 / live
-	return int(max(min(percent, MaxPercent), uint64(base)))
+	percent := int(min(uint64(Headroom)*100/live, MaxPercent))
+	if 10*percent < 11*base {
+		return base
+	}
+	return percent
 }
 
-// change sets GOGC to percent. Between two raised paces it keeps the
-// current one unless they differ by a tenth or more (the live heap moves a
-// little every collection).
-func (p *Pacer) change(percent int) {
+// change sets GOGC to percent and reports whether it did. Between two
+// raised paces it keeps the current one unless they differ by a tenth or
+// more (the live heap moves a little every collection).
+func (p *Pacer) change(percent int) bool {
 	if percent == p.percent {
-		return
+		return false
 	}
 	if percent != p.base && p.percent != p.base && 10*abs(percent-p.percent) < p.percent {
-		return
+		return false
 	}
 	switch {
 	case percent == p.base && p.quiet != nil:
 		p.quiet.Stop()
 		p.quiet = nil
 	case percent != p.base && p.quiet == nil && p.afterFunc != nil:
-		p.quiet = p.afterFunc(LowerAfter, p.quietFor)
+		p.timers++
+		gen := p.timers
+		p.quiet = p.afterFunc(LowerAfter, func() { p.quietFor(gen) })
 	}
 	p.percent = percent
 	p.set(percent)
-	if p.notify != nil {
-		p.notify(percent)
-	}
+	return true
 }
 
 func abs(n int) int {

@@ -23,7 +23,7 @@ type fakePacer struct {
 }
 
 // fakeTimer records what the pacer does with its timer; the test fires it
-// by calling quietFor.
+// with fire.
 type fakeTimer struct {
 	active bool
 	resets int
@@ -36,6 +36,9 @@ func (t *fakeTimer) Reset(time.Duration) bool {
 	return was
 }
 func (t *fakeTimer) Stop() bool { was := t.active; t.active = false; return was }
+
+// fire is the pacer's last timer firing.
+func (f *fakePacer) fire() { f.quietFor(f.timers) }
 
 func newFake(base int, live uint64) *fakePacer {
 	f := &fakePacer{live: live, at: time.Unix(1000, 0)}
@@ -115,7 +118,7 @@ func TestPaceLowersWhenCollectionsSpreadOut(t *testing.T) {
 
 func TestPaceLowersWhenNoCollectionComes(t *testing.T) {
 	f := newFake(100, 2<<20)
-	f.quietFor() // at the default pace: nothing to do
+	f.fire() // at the default pace: nothing to do
 	f.want(t, 100)
 	f.cycles(t, RaiseCycles, 50*time.Millisecond)
 	f.want(t, MaxPercent, MaxPercent)
@@ -128,7 +131,7 @@ func TestPaceLowersWhenNoCollectionComes(t *testing.T) {
 		t.Errorf("timer reset %d times by 3 collections, want 3", n)
 	}
 	// The load ends: the timer fires.
-	f.quietFor()
+	f.fire()
 	f.want(t, 100, MaxPercent, 100)
 	if f.collections != 1 {
 		t.Errorf("%d collections after the load, want 1", f.collections)
@@ -137,11 +140,27 @@ func TestPaceLowersWhenNoCollectionComes(t *testing.T) {
 		t.Error("timer still running at the default pace")
 	}
 	// A timer that fires late, after a raise and a lowering, does nothing.
-	f.quietFor()
+	f.fire()
 	f.want(t, 100, MaxPercent, 100)
 	if f.collections != 1 {
 		t.Errorf("%d collections, want still 1", f.collections)
 	}
+	// Nor does the first raise's timer once a second raise made its own.
+	stale := f.timers
+	f.cycles(t, RaiseCycles, 50*time.Millisecond)
+	f.want(t, MaxPercent, MaxPercent, 100, MaxPercent)
+	f.quietFor(stale)
+	f.want(t, MaxPercent, MaxPercent, 100, MaxPercent)
+}
+
+func TestPaceNearTheHeadroom(t *testing.T) {
+	// A live heap a little under Headroom would gain almost nothing.
+	f := newFake(100, Headroom*19/20)
+	f.cycles(t, 2*RaiseCycles, 10*time.Millisecond)
+	f.want(t, 100)
+	f.live = Headroom / 2
+	f.cycles(t, 1, 10*time.Millisecond)
+	f.want(t, 200, 200)
 }
 
 func TestPaceFollowsTheLiveHeap(t *testing.T) {
@@ -208,8 +227,8 @@ func churn(done <-chan int, d time.Duration) (int, bool) {
 // default back and the collections after it are not looked at.
 func TestPacerWithTheRuntime(t *testing.T) {
 	base := currentPercent()
-	if base <= 0 {
-		t.Skip("GOGC=off in the test's environment")
+	if base <= 0 || base >= MaxPercent {
+		t.Skipf("GOGC=%d in the test's environment: nothing to raise", base)
 	}
 	changes := make(chan int, 64)
 	p := Start(func(n int) {
@@ -231,13 +250,22 @@ func TestPacerWithTheRuntime(t *testing.T) {
 	}
 	// The allocations stop: within LowerAfter and a margin, the default.
 	deadline := time.Now().Add(LowerAfter + 5*time.Second)
-	for currentPercent() != base && time.Now().Before(deadline) {
+	for p.Percent() != base && time.Now().Before(deadline) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if got := currentPercent(); got != base {
 		t.Fatalf("runtime's GOGC = %d %v after the allocations stopped, want %d", got, LowerAfter+5*time.Second, base)
 	}
-	// Raised again, then stopped.
+	// Raised again, then stopped. The lowering's notice may still be on
+	// its way (it is sent after the change): wait for it.
+	for lowered := false; !lowered; {
+		select {
+		case n := <-changes:
+			lowered = n == base
+		case <-time.After(10 * time.Second):
+			t.Fatal("no notice of the default pace")
+		}
+	}
 	for len(changes) > 0 {
 		<-changes
 	}
