@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -22,55 +24,104 @@ func rec(i int) *Record {
 	return &Record{Time: time.Unix(int64(i), 0), Server: "fk", Method: "tools/call", Name: fmt.Sprintf("t%d", i), Outcome: OutcomeResult, GRPCCode: "OK", Cache: "fetched"}
 }
 
-// Concurrent writers get one whole line each.
-func TestConcurrentWritesAreWholeLines(t *testing.T) {
+// openLog opens a log in a temporary directory.
+func openLog(t *testing.T, opts Options) (*Log, string) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), FileName)
-	l, err := Open(path, Options{})
+	l, err := Open(path, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return l, path
+}
+
+// writeFrom has 8 goroutines write each records to l at once, writer g's
+// i'th made by mk(g, i); done (may be nil) is told each Write's result.
+func writeFrom(t *testing.T, l *Log, each int, mk func(g, i int) *Record, done func(r *Record, err error)) {
+	t.Helper()
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
-			for i := range 200 {
-				if err := l.Write(rec(g*1000 + i)); err != nil {
+			for i := range each {
+				r := mk(g, i)
+				err := l.Write(r)
+				if done != nil {
+					done(r, err)
+				} else if err != nil {
 					t.Error(err)
 				}
 			}
 		})
 	}
 	wg.Wait()
-	l.Close()
+}
+
+// plain is writer g's i'th record, nothing more.
+func plain(g, i int) *Record { return rec(g*1000 + i) }
+
+// readNames reads the records of files, checking each with check (may be
+// nil), and returns their names.
+func readNames(t *testing.T, check func(r *Record), files ...string) map[string]bool {
+	t.Helper()
 	seen := map[string]bool{}
-	if err := ReadFile(path, func(r *Record, _ []byte) error { seen[r.Name] = true; return nil }); err != nil {
-		t.Fatal(err)
+	for _, f := range files {
+		if err := ReadFile(f, func(r *Record, _ []byte) error {
+			if check != nil {
+				check(r)
+			}
+			seen[r.Name] = true
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if len(seen) != 1600 {
+	return seen
+}
+
+// Concurrent writers get one whole line each.
+func TestConcurrentWritesAreWholeLines(t *testing.T) {
+	l, path := openLog(t, Options{})
+	writeFrom(t, l, 200, plain, nil)
+	l.Close()
+	if seen := readNames(t, nil, path); len(seen) != 1600 {
 		t.Fatalf("%d distinct records, want 1600", len(seen))
+	}
+}
+
+// slowWriter counts the writes to the file and makes each take a while,
+// so that records arrive while one is being written.
+type slowWriter struct {
+	w      io.Writer
+	writes atomic.Int64
+}
+
+func (s *slowWriter) Write(b []byte) (int, error) {
+	s.writes.Add(1)
+	time.Sleep(2 * time.Millisecond)
+	return s.w.Write(b)
+}
+
+// Records that come while another is written go out together.
+func TestRecordsWaitingAreWrittenTogether(t *testing.T) {
+	l, path := openLog(t, Options{})
+	slow := &slowWriter{w: l.w}
+	l.w = slow
+	writeFrom(t, l, 20, plain, nil)
+	l.Close()
+	if seen := readNames(t, nil, path); len(seen) != 160 {
+		t.Fatalf("%d distinct records, want 160", len(seen))
+	}
+	if n := slow.writes.Load(); n >= 80 {
+		t.Errorf("%d writes for 160 records from 8 writers, want fewer than 80", n)
 	}
 }
 
 // Records that wait together for one write still rotate at MaxSize, each
 // file holding whole lines, none lost.
 func TestConcurrentWritesRotate(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
-	l, err := Open(path, Options{MaxSize: 4000, Keep: 64})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := range 100 {
-				if err := l.Write(rec(g*1000 + i)); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	l, path := openLog(t, Options{MaxSize: 4000, Keep: 64})
+	writeFrom(t, l, 100, plain, nil)
 	l.Close()
-	seen := map[string]bool{}
 	for _, f := range Files(path) {
 		st, err := os.Stat(f)
 		if err != nil {
@@ -79,11 +130,8 @@ func TestConcurrentWritesRotate(t *testing.T) {
 		if st.Size() > 4000 {
 			t.Errorf("%s is %d bytes, over the bound", f, st.Size())
 		}
-		if err := ReadFile(f, func(r *Record, _ []byte) error { seen[r.Name] = true; return nil }); err != nil {
-			t.Fatal(err)
-		}
 	}
-	if len(seen) != 800 {
+	if seen := readNames(t, nil, Files(path)...); len(seen) != 800 {
 		t.Fatalf("%d distinct records, want 800", len(seen))
 	}
 }
@@ -91,38 +139,21 @@ func TestConcurrentWritesRotate(t *testing.T) {
 // Records larger than the kept batch buffer, written among small ones,
 // come back whole: a batch's buffer is never filled while it is written.
 func TestConcurrentLargeRecords(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
-	l, err := Open(path, Options{MaxSize: 64 << 20})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, path := openLog(t, Options{MaxSize: 64 << 20})
 	big := json.RawMessage(`{"x":"` + strings.Repeat("a", maxKeptBuf) + `"}`)
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := range 50 {
-				r := rec(g*1000 + i)
-				if i%5 == 0 {
-					r.Args = big
-				}
-				if err := l.Write(r); err != nil {
-					t.Error(err)
-				}
-			}
-		})
-	}
-	wg.Wait()
+	writeFrom(t, l, 50, func(g, i int) *Record {
+		r := plain(g, i)
+		if i%5 == 0 {
+			r.Args = big
+		}
+		return r
+	}, nil)
 	l.Close()
-	seen := map[string]bool{}
-	if err := ReadFile(path, func(r *Record, _ []byte) error {
+	seen := readNames(t, func(r *Record) {
 		if len(r.Args) > 0 && !bytes.Equal(r.Args, big) {
 			t.Errorf("record %s: arguments changed", r.Name)
 		}
-		seen[r.Name] = true
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
+	}, path)
 	if len(seen) != 400 {
 		t.Fatalf("%d distinct records, want 400", len(seen))
 	}
@@ -131,39 +162,28 @@ func TestConcurrentLargeRecords(t *testing.T) {
 // Close among writers: every Write either fails with ErrClosed or has its
 // record in the file.
 func TestCloseAmongWriters(t *testing.T) {
-	path := filepath.Join(t.TempDir(), FileName)
-	l, err := Open(path, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, path := openLog(t, Options{})
 	var mu sync.Mutex
 	ok := map[string]bool{}
-	var wg sync.WaitGroup
-	for g := range 8 {
-		wg.Go(func() {
-			for i := range 300 {
-				r := rec(g*1000 + i)
-				err := l.Write(r)
-				switch {
-				case err == nil:
-					mu.Lock()
-					ok[r.Name] = true
-					mu.Unlock()
-				case !errors.Is(err, ErrClosed):
-					t.Error(err)
-				}
-			}
-		})
-	}
-	time.Sleep(time.Millisecond)
-	if err := l.Close(); err != nil {
+	closed := make(chan error, 1)
+	go func() { // owned: waited for below
+		time.Sleep(time.Millisecond)
+		closed <- l.Close()
+	}()
+	writeFrom(t, l, 300, plain, func(r *Record, err error) {
+		switch {
+		case err == nil:
+			mu.Lock()
+			ok[r.Name] = true
+			mu.Unlock()
+		case !errors.Is(err, ErrClosed):
+			t.Error(err)
+		}
+	})
+	if err := <-closed; err != nil {
 		t.Fatal(err)
 	}
-	wg.Wait()
-	seen := map[string]bool{}
-	if err := ReadFile(path, func(r *Record, _ []byte) error { seen[r.Name] = true; return nil }); err != nil {
-		t.Fatal(err)
-	}
+	seen := readNames(t, nil, path)
 	for name := range ok {
 		if !seen[name] {
 			t.Errorf("record %s: Write returned nil, not in the file", name)

@@ -68,7 +68,6 @@ type Pacer struct {
 	mu      sync.Mutex             // guards following
 	ends    [RaiseCycles]time.Time // the last collections' ends, a ring; next is the oldest
 	next    int
-	seen    int   // collections recorded, up to RaiseCycles
 	percent int   // GOGC now
 	quiet   timer // while raised: fires LowerAfter after the last collection
 	timers  int   // timers made; quietFor acts only for the last
@@ -153,15 +152,15 @@ func (p *Pacer) collected(now time.Time) bool {
 	last := p.ends[(p.next+RaiseCycles-1)%RaiseCycles]
 	p.ends[p.next] = now
 	p.next = (p.next + 1) % RaiseCycles
-	p.seen = min(p.seen+1, RaiseCycles)
-	oldest := p.ends[p.next] // RaiseCycles-1 collections before this one
+	// RaiseCycles-1 collections before this one; zero until there were.
+	oldest := p.ends[p.next]
 
 	raised := p.percent != p.base
 	changed := false
 	switch {
 	case raised && now.Sub(last) >= LowerAfter:
 		changed = p.change(p.base) // the timer was late
-	case raised || (p.seen == RaiseCycles && now.Sub(oldest) <= RaiseWithin):
+	case raised || (!oldest.IsZero() && now.Sub(oldest) <= RaiseWithin):
 		// Follow the live heap while raised, so the headroom stays Headroom.
 		changed = p.change(raisedPercent(p.base, p.live()))
 	}
