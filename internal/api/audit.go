@@ -85,7 +85,11 @@ func (s *Server) auditCall(ctx context.Context, server string, req *session.Requ
 	}
 	auditOutcome(&rec, resp, err)
 	// A log a reload closed meanwhile records nothing more: not a failure.
-	if werr := a.Write(&rec); werr != nil && !errors.Is(werr, audit.ErrClosed) {
+	switch werr := a.Write(&rec); {
+	case werr == nil, errors.Is(werr, audit.ErrClosed):
+	case errors.Is(werr, audit.ErrNotRotated): // written; the next try is in a while
+		s.log.Warn("audit log could not be rotated", zap.String("path", a.Path()), zap.Error(werr))
+	default:
 		s.log.Warn("audit record not written", zap.String("server", server), zap.String("method", req.Method), zap.Error(werr))
 	}
 }

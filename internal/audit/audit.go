@@ -10,7 +10,8 @@
 // (A machine crash can lose what the kernel had not written back; the log
 // is not fsynced per record.) When the file would grow past MaxSize it is
 // renamed to <file>.1 (.1 to .2 and so on, Keep files kept) and a new one
-// is started.
+// is started; when that fails, records go on to the current file and the
+// rotation is tried again a while later.
 package audit
 
 import (
@@ -83,6 +84,16 @@ type Record struct {
 // ErrClosed is the error of a Write after Close.
 var ErrClosed = errors.New("audit log: closed")
 
+// ErrNotRotated is matched (errors.Is) by the error of a Write whose
+// record was written but could not rotate the file first (a rename or a
+// create refused): the record went to the current file, past MaxSize, and
+// rotation is tried again after rotateRetry.
+var ErrNotRotated = errors.New("audit log: not rotated")
+
+// rotateRetry is how long a file that could not be rotated grows before
+// the next try: one warning per try, not one per record.
+const rotateRetry = 10 * time.Second
+
 // Options configure a Log.
 type Options struct {
 	// MaxSize is the size past which the file is rotated (bytes; default
@@ -108,6 +119,8 @@ type Log struct {
 	queued  *batch // the records waiting for the next writer; nil: none
 	buf     []byte // queued's records
 	spare   []byte // a written batch's buffer, for the next one
+	// rotateAfter is when a rotation that failed may be tried again.
+	rotateAfter time.Time
 }
 
 // batch is records written by one write(2): those that came while the
@@ -128,7 +141,7 @@ func Open(path string, opts Options) (*Log, error) {
 	l := &Log{path: path, maxSize: opts.MaxSize, keep: opts.Keep}
 	l.wrote.L = &l.mu
 	if err := l.open(); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("audit log: %w", err)
 	}
 	return l, nil
 }
@@ -161,12 +174,12 @@ func (l *Log) Path() string { return l.path }
 func (l *Log) open() error {
 	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
-		return fmt.Errorf("audit log: %w", err)
+		return err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return fmt.Errorf("audit log: %w", err)
+		return err
 	}
 	l.f, l.size = f, st.Size()
 	l.w = io.Writer(f)
@@ -244,7 +257,7 @@ func (l *Log) writeQueued() {
 		b.err = ErrClosed
 		return
 	}
-	if l.size+int64(len(out)) > l.maxSize {
+	if l.size+int64(len(out)) > l.maxSize && !time.Now().Before(l.rotateAfter) {
 		b.err = l.writeRotating(out)
 		return
 	}
@@ -261,14 +274,18 @@ func (l *Log) writeQueued() {
 }
 
 // writeRotating writes out a line at a time under mu, rotating before a
-// line that would take the file past maxSize.
+// line that would take the file past maxSize. A rotation that fails loses
+// no line: the lines go to the current file, and the error, which wraps
+// ErrNotRotated, is returned once they are written.
 func (l *Log) writeRotating(out []byte) error {
+	var rotErr error
 	for len(out) > 0 {
 		line := out[:bytes.IndexByte(out, '\n')+1]
 		out = out[len(line):]
-		if l.size > 0 && l.size+int64(len(line)) > l.maxSize {
+		if rotErr == nil && l.size > 0 && l.size+int64(len(line)) > l.maxSize {
 			if err := l.rotate(); err != nil {
-				return err
+				l.rotateAfter = time.Now().Add(rotateRetry)
+				rotErr = fmt.Errorf("%w, records go on to the current file: %w", ErrNotRotated, err)
 			}
 		}
 		n, err := l.w.Write(line)
@@ -277,7 +294,7 @@ func (l *Log) writeRotating(out []byte) error {
 			return l.writeError(l.w, err)
 		}
 	}
-	return nil
+	return rotErr
 }
 
 // writeError is the error of a write to the file through w.
@@ -293,10 +310,10 @@ func (l *Log) writeError(w io.Writer, err error) error {
 const maxKeptBuf = 64 << 10
 
 // rotate renames the file to .1 (after shifting the older ones) and opens
-// a new one.
+// a new one. The current file stays open until the new one is: when the
+// rename or the create fails, the log goes on writing to the file it had
+// (renamed back to its name if it was moved), and rotate returns the error.
 func (l *Log) rotate() error {
-	l.f.Close()
-	l.f = nil
 	os.Remove(l.rotated(l.keep))
 	// Files past a Keep a reload lowered.
 	for i := l.keep + 1; os.Remove(l.rotated(i)) == nil; i++ {
@@ -305,9 +322,18 @@ func (l *Log) rotate() error {
 		os.Rename(l.rotated(i), l.rotated(i+1)) // a missing one is fine
 	}
 	if err := os.Rename(l.path, l.rotated(1)); err != nil && !os.IsNotExist(err) {
-		return fmt.Errorf("audit log: rotate: %w", err)
+		return fmt.Errorf("rotate: %w", err)
 	}
-	return l.open()
+	old := l.f
+	if err := l.open(); err != nil {
+		if rerr := os.Rename(l.rotated(1), l.path); rerr != nil {
+			// The open file is now .1; the next try renames it again.
+			return fmt.Errorf("rotate: %w; and moving it back: %w", err, rerr)
+		}
+		return fmt.Errorf("rotate: %w", err)
+	}
+	old.Close()
+	return nil
 }
 
 func (l *Log) rotated(i int) string { return l.path + "." + strconv.Itoa(i) }

@@ -357,3 +357,46 @@ func TestAppendRecordMatchesMarshal(t *testing.T) {
 		}
 	}
 }
+
+// A rotation that fails (here a directory where the rotated file would
+// go) loses no record: they go on to the current file, the first Write
+// reports ErrNotRotated, the next ones wait for rotateRetry quietly, and
+// a later try rotates.
+func TestRotateFailureKeepsWriting(t *testing.T) {
+	l, path := openLog(t, Options{MaxSize: 1000, Keep: 1})
+	if err := os.MkdirAll(filepath.Join(path+".1", "busy"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var notRotated int
+	for i := range 40 {
+		switch err := l.Write(rec(i)); {
+		case errors.Is(err, ErrNotRotated):
+			notRotated++
+		case err != nil:
+			t.Fatalf("write %d: %v", i, err)
+		}
+	}
+	if notRotated != 1 {
+		t.Errorf("%d writes reported ErrNotRotated, want 1 (then none until the retry)", notRotated)
+	}
+	if seen := readNames(t, nil, path); len(seen) != 40 {
+		t.Fatalf("%d records in the live file, want all 40", len(seen))
+	}
+
+	if err := os.RemoveAll(path + ".1"); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.rotateAfter = time.Time{} // the retry is due
+	l.mu.Unlock()
+	if err := l.Write(rec(40)); err != nil {
+		t.Fatalf("write after the cause went away: %v", err)
+	}
+	l.Close()
+	if seen := readNames(t, nil, path+".1"); len(seen) != 40 {
+		t.Errorf("%d records in the rotated file, want 40", len(seen))
+	}
+	if seen := readNames(t, nil, path); len(seen) != 1 {
+		t.Errorf("%d records in the new file, want 1", len(seen))
+	}
+}
