@@ -47,9 +47,26 @@ func WithProfile(ctx context.Context, name string) context.Context {
 }
 
 // SetProfiles installs the config's profiles (nil: none); calls made
-// from now on are checked against them.
+// from now on are checked against them. When it replaces profiles (a
+// reload), the subscription streams of a profile whose rules for a server
+// changed are told that the server's lists changed, so their apps and
+// hosts list again and see the new view.
 func (s *Server) SetProfiles(set profile.Set) {
-	s.profiles.Store(&set)
+	old := s.profiles.Swap(&set)
+	if old == nil {
+		return
+	}
+	changes := profile.ListChanges(*old, set)
+	if len(changes) == 0 {
+		return
+	}
+	m, err := s.subscriptions()
+	if err != nil {
+		return
+	}
+	for _, c := range changes {
+		m.ProfileListsChanged(c.Profile, c.Server, c.Tools, c.Prompts, c.Resources)
+	}
 }
 
 // profileSet is the installed profiles, nil for none.

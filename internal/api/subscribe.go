@@ -66,10 +66,11 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 			return status.Errorf(codes.NotFound, "unknown server %q", n)
 		}
 	}
-	if err := s.subscribeProfile(stream.Context(), &w); err != nil {
+	prof, err := s.subscribeProfile(stream.Context(), &w)
+	if err != nil {
 		return err
 	}
-	var app subscriptions.AppInfo
+	app := subscriptions.AppInfo{Profile: prof}
 	app.Name, app.Version = clientIdentity(ctx, req.GetClient())
 	if c := connFromContext(ctx); c != nil {
 		app.Pid, app.Conn = c.pid, c.id
@@ -302,11 +303,12 @@ func (s *Server) watchesRootServer(w subscriptions.Watch) bool {
 }
 
 // subscribeProfile scopes a watch to the call's profile: its servers only
-// (all of them when the watch names none), and no resource it hides.
-func (s *Server) subscribeProfile(ctx context.Context, w *subscriptions.Watch) error {
+// (all of them when the watch names none), and no resource it hides. It
+// returns the profile's name ("" for none).
+func (s *Server) subscribeProfile(ctx context.Context, w *subscriptions.Watch) (string, error) {
 	p, err := s.profileOf(ctx)
 	if err != nil || p == nil {
-		return err
+		return "", err
 	}
 	if len(w.Servers) == 0 {
 		w.Servers = p.ServerNames()
@@ -314,13 +316,13 @@ func (s *Server) subscribeProfile(ctx context.Context, w *subscriptions.Watch) e
 	for _, n := range w.Servers {
 		rs, err := gateServer(p, n)
 		if err != nil {
-			return err
+			return "", err
 		}
 		for _, u := range w.URIs {
 			if !rs.Resources.Allows(u) {
-				return status.Errorf(codes.NotFound, "resource %q not found on server %q", u, n)
+				return "", status.Errorf(codes.NotFound, "resource %q not found on server %q", u, n)
 			}
 		}
 	}
-	return nil
+	return p.Name, nil
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/mcpd-dev/mcpd/internal/audit"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -180,5 +182,92 @@ func TestReloadProfilesOnHTTP(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != http.StatusNotFound || !strings.Contains(string(body), `unknown profile \"apart\"`) {
 		t.Fatalf("removed profile's endpoint = %d %s, want 404", resp.StatusCode, body)
+	}
+}
+
+// TestReloadProfileRulesTellHosts: a reload that changes which tools a
+// profile shows tells the hosts and apps under that profile that the
+// server's tools changed (mcpdctl bridge, both eras, and a gRPC stream),
+// and their next list is the new view; a profile the reload left alone
+// hears nothing.
+func TestReloadProfileRulesTellHosts(t *testing.T) {
+	skipShort(t)
+	d := startProfileDaemon(t)
+	type host struct {
+		era     string
+		cs      *mcp.ClientSession
+		changed chan struct{}
+	}
+	var hosts []host
+	for _, legacy := range []bool{true, false} {
+		h := host{era: map[bool]string{true: "legacy", false: "modern"}[legacy], changed: make(chan struct{}, 16)}
+		h.cs = connectHost(t, bridgeCommand(d, "--profile", "safe"), "safe-host-"+h.era, legacy, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+				select {
+				case h.changed <- struct{}{}:
+				default:
+				}
+			},
+		})
+		if got := hostToolNames(t, h.cs); !slices.Equal(got, []string{"a__echo", "a__log"}) {
+			t.Fatalf("%s: tools of safe = %v", h.era, got)
+		}
+		hosts = append(hosts, h)
+	}
+	watch := func(profile string) mcpdv1.Mcpd_SubscribeClient {
+		t.Helper()
+		ctx := metadata.AppendToOutgoingContext(ctxT(t), "mcpd-profile", profile)
+		st, err := d.client().Subscribe(ctx, &mcpdv1.SubscribeRequest{ToolsListChanged: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev, err := st.Recv(); err != nil || ev.GetAck() == nil {
+			t.Fatalf("%s: first event %v, %v; want the ack", profile, ev, err)
+		}
+		return st
+	}
+	safeApp, bothApp := watch("safe"), watch("both")
+	// The bridges' own streams are open before the reload.
+	poll(t, "the bridges' subscriptions", func() (bool, error) {
+		st, err := d.client().GetStatus(ctxT(t), &mcpdv1.GetStatusRequest{})
+		return len(st.GetSubscriptions()) >= 4, err
+	})
+
+	profiles := func(safeTools, bothB []string) map[string]any {
+		out := map[string]any{}
+		for k, v := range profileConfig {
+			out[k] = v
+		}
+		out["safe"] = map[string]any{"a": map[string]any{"tools": map[string]any{"allow": safeTools, "deny": []string{"logb*"}}}}
+		out["both"] = map[string]any{"prefix": "on-collision",
+			"a": map[string]any{"tools": map[string]any{"allow": []string{"echo", "ping"}}},
+			"b": map[string]any{"tools": map[string]any{"allow": bothB}}}
+		return out
+	}
+	servers := map[string]any{"a": fakeServer("legacy"), "b": fakeServer("modern")}
+	// safe: ping as well; its echo loses the description override.
+	writeAndReload(t, d, map[string]any{"mcpServers": servers, "profiles": profiles([]string{"echo", "log*", "ping"}, []string{"echo", "stats"})})
+
+	for _, h := range hosts {
+		select {
+		case <-h.changed:
+		case <-ctxT(t).Done():
+			t.Fatalf("%s: no tools/list_changed after the reload", h.era)
+		}
+		if got := hostToolNames(t, h.cs); !slices.Equal(got, []string{"a__echo", "a__log", "a__ping"}) {
+			t.Errorf("%s: tools of safe after the reload = %v", h.era, got)
+		}
+	}
+	ev, err := safeApp.Recv()
+	if err != nil || ev.GetKind() != mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED ||
+		ev.GetServer() != "a" || !ev.GetSynthetic() {
+		t.Fatalf("safe's app got %v, %v; want a synthetic tools list change of a", ev, err)
+	}
+
+	// both changes only now: its first event is this reload's, of b.
+	writeAndReload(t, d, map[string]any{"mcpServers": servers, "profiles": profiles([]string{"echo", "log*", "ping"}, []string{"echo", "stats", "ping"})})
+	ev, err = bothApp.Recv()
+	if err != nil || ev.GetKind() != mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED || ev.GetServer() != "b" {
+		t.Fatalf("both's app got %v, %v; want the tools list change of b (and none from safe's reload)", ev, err)
 	}
 }

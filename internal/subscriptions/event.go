@@ -93,6 +93,10 @@ type Event struct {
 	// inst is the instance of Server whose child the event is of ("" for
 	// a server that runs one child, instances.go).
 	inst string
+	// profile, when set, is the only profile whose streams the event
+	// reaches, whatever their instance: a reload changed what that
+	// profile shows of the server (ProfileListsChanged).
+	profile string
 }
 
 // Memo holds one value computed once for an event and shared by every

@@ -59,8 +59,12 @@ func (m *Manager) wantsOf(st *Stream, t Target) wants {
 
 // reaches reports whether ev, of a server's child or of one instance,
 // is for st's instance of that server. What a reload did to the server
-// (added, removed) reaches every stream watching it.
+// (added, removed) reaches every stream watching it, and what it did to a
+// profile's view of it every stream of that profile watching it.
 func (m *Manager) reaches(st *Stream, ev *Event) bool {
+	if ev.profile != "" {
+		return st.app.Profile == ev.profile
+	}
 	if ev.Kind == KindState && (ev.State == StateAdded || ev.State == StateRemoved) {
 		return true
 	}

@@ -104,6 +104,24 @@ func (m *Manager) ServerChanged(server string) {
 	}
 }
 
+// ProfileListsChanged tells the streams opened under profile that watch
+// server's list changes that a config reload changed which of its tools,
+// prompts or resources the profile shows (or how): each gets a synthetic
+// list-changed event of the kinds that changed, as if the server had sent
+// it, and an app re-lists. Other streams get nothing: for them nothing
+// changed. It never blocks.
+func (m *Manager) ProfileListsChanged(profile, server string, tools, prompts, resources bool) {
+	now := time.Now()
+	for _, c := range []struct {
+		changed bool
+		kind    Kind
+	}{{tools, KindToolsListChanged}, {prompts, KindPromptsListChanged}, {resources, KindResourcesListChanged}} {
+		if c.changed {
+			m.publish(Event{Kind: c.kind, Server: server, Synthetic: true, Time: now, profile: profile})
+		}
+	}
+}
+
 // retire stops the upstream's loop for good: its listens are cancelled,
 // and Subscribe/Update calls waiting for its acknowledgement get an error
 // with reason.

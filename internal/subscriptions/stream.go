@@ -14,6 +14,9 @@ type AppInfo struct {
 	Pid     int
 	// Conn identifies the app's connection (0 when unknown).
 	Conn uint64
+	// Profile is the profile the stream was opened under ("" none): the
+	// profile's own events (ProfileListsChanged) reach only its streams.
+	Profile string
 	// Scope picks the instances of shared servers the stream reaches,
 	// handed to InstanceSource as is (instances.go); nil: none.
 	Scope any

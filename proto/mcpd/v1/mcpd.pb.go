@@ -3749,8 +3749,9 @@ type SubscriptionEvent struct {
 	Exit string `protobuf:"bytes,7,opt,name=exit,proto3" json:"exit,omitempty"`
 	// error is the reason of exited/crashloop/failed, LAGGED and ERROR.
 	Error string `protobuf:"bytes,8,opt,name=error,proto3" json:"error,omitempty"`
-	// synthetic marks change events mcpd sends after a restart (the lists
-	// may have changed while the child was down), not sent by the child.
+	// synthetic marks change events mcpd sends, not sent by the child: after
+	// a restart (the lists may have changed while the child was down), or
+	// after a config reload changed what the stream's profile shows.
 	Synthetic bool `protobuf:"varint,9,opt,name=synthetic,proto3" json:"synthetic,omitempty"`
 	// time_unix_ms is when the event happened; for the ACK, when the stream
 	// opened (events it waited for come after it).

@@ -1,0 +1,50 @@
+package profile
+
+import (
+	"reflect"
+	"testing"
+)
+
+func TestListChanges(t *testing.T) {
+	title := "Read"
+	other := "Read a file"
+	before := Set{
+		"dev": {Name: "dev", Servers: map[string]*Server{
+			"fs":   {Tools: Rules{HasAllow: true, Allow: []Glob{MustGlob("read_*")}}},
+			"git":  {Prompts: Rules{Deny: []Glob{MustGlob("x")}}},
+			"web":  {Tools: Rules{Overrides: map[string]Override{"get": {Title: &title}}}},
+			"gone": {},
+		}},
+		"ops":     {Name: "ops", Servers: map[string]*Server{"fs": {}}},
+		"removed": {Name: "removed", Servers: map[string]*Server{"fs": {}}},
+	}
+	after := Set{
+		"dev": {Name: "dev", Servers: map[string]*Server{
+			// Another allow list: tools change.
+			"fs": {Tools: Rules{HasAllow: true, Allow: []Glob{MustGlob("read_*"), MustGlob("stat")}}},
+			// The same rules, rebuilt: nothing changes.
+			"git": {Prompts: Rules{Deny: []Glob{MustGlob("x")}}},
+			// Another override text, and a resource rule: both change.
+			"web": {Tools: Rules{Overrides: map[string]Override{"get": {Title: &other}}},
+				Resources: Rules{HasAllow: true}},
+			// Added to the profile: not a list change.
+			"new": {Tools: Rules{HasAllow: true}},
+		}},
+		"ops":   {Name: "ops", Servers: map[string]*Server{"fs": {Tools: Rules{Deny: []Glob{MustGlob("rm")}}}}},
+		"added": {Name: "added", Servers: map[string]*Server{"fs": {Tools: Rules{HasAllow: true}}}},
+	}
+	want := []ListChange{
+		{Profile: "dev", Server: "fs", Tools: true},
+		{Profile: "dev", Server: "web", Tools: true, Resources: true},
+		{Profile: "ops", Server: "fs", Tools: true},
+	}
+	if got := ListChanges(before, after); !reflect.DeepEqual(got, want) {
+		t.Errorf("ListChanges = %+v\nwant %+v", got, want)
+	}
+	if got := ListChanges(after, after); got != nil {
+		t.Errorf("ListChanges of a set with itself = %+v, want none", got)
+	}
+	if got := ListChanges(nil, after); got != nil {
+		t.Errorf("ListChanges from no profiles = %+v, want none", got)
+	}
+}
