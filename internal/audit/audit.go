@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -91,7 +92,8 @@ var ErrClosed = errors.New("audit log: closed")
 var ErrNotRotated = errors.New("audit log: not rotated")
 
 // rotateRetry is how long a file that could not be rotated grows before
-// the next try: one warning per try, not one per record.
+// the next try: a warning per try (for each record of the batch that
+// tried), not one per record.
 const rotateRetry = 10 * time.Second
 
 // Options configure a Log.
@@ -176,6 +178,11 @@ func (l *Log) open() error {
 	if err != nil {
 		return err
 	}
+	return l.use(f)
+}
+
+// use makes f, opened for appending at l.path, the file written to.
+func (l *Log) use(f *os.File) error {
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -309,11 +316,17 @@ func (l *Log) writeError(w io.Writer, err error) error {
 // with full arguments can be as large as a request).
 const maxKeptBuf = 64 << 10
 
-// rotate renames the file to .1 (after shifting the older ones) and opens
-// a new one. The current file stays open until the new one is: when the
-// rename or the create fails, the log goes on writing to the file it had
-// (renamed back to its name if it was moved), and rotate returns the error.
+// rotate renames the file to .1 (after shifting the older ones) and starts
+// a new one. The new file is created first, under a temporary name, so
+// that a create that fails (no descriptors, no space) leaves every file as
+// it was; the current file stays open until the new one has its name. On
+// an error the log goes on writing to the file it had.
 func (l *Log) rotate() error {
+	next, err := l.createNext()
+	if err != nil {
+		return fmt.Errorf("rotate: %w", err)
+	}
+	tmp := next.Name()
 	os.Remove(l.rotated(l.keep))
 	// Files past a Keep a reload lowered.
 	for i := l.keep + 1; os.Remove(l.rotated(i)) == nil; i++ {
@@ -321,19 +334,48 @@ func (l *Log) rotate() error {
 	for i := l.keep - 1; i >= 1; i-- {
 		os.Rename(l.rotated(i), l.rotated(i+1)) // a missing one is fine
 	}
-	if err := os.Rename(l.path, l.rotated(1)); err != nil && !os.IsNotExist(err) {
+	moved := true
+	if err := os.Rename(l.path, l.rotated(1)); err != nil {
+		if !os.IsNotExist(err) {
+			next.Close()
+			os.Remove(tmp)
+			return fmt.Errorf("rotate: %w", err)
+		}
+		moved = false // someone removed the file: start a new one
+	}
+	if err := os.Rename(tmp, l.path); err != nil {
+		next.Close()
+		os.Remove(tmp)
+		if moved {
+			if rerr := os.Rename(l.rotated(1), l.path); rerr != nil {
+				// Still writing to the file now named .1, which the
+				// next rotation shifts (or, with Keep 1, removes).
+				return fmt.Errorf("rotate: %w; and moving %s back: %w", err, l.path, rerr)
+			}
+		}
 		return fmt.Errorf("rotate: %w", err)
 	}
 	old := l.f
-	if err := l.open(); err != nil {
-		if rerr := os.Rename(l.rotated(1), l.path); rerr != nil {
-			// The open file is now .1; the next try renames it again.
-			return fmt.Errorf("rotate: %w; and moving it back: %w", err, rerr)
-		}
+	if err := l.use(next); err != nil {
+		// The new file has the name but cannot be used: write on to the
+		// old one, now .1, rather than lose records.
 		return fmt.Errorf("rotate: %w", err)
 	}
 	old.Close()
 	return nil
+}
+
+// createNext creates the file rotate renames to the log's name: new and
+// empty, mode 0600. One left by a crash in the middle of a rotation holds
+// no record and is replaced.
+func (l *Log) createNext() (*os.File, error) {
+	tmp := l.path + ".next"
+	const flags = os.O_WRONLY | os.O_APPEND | os.O_CREATE | os.O_EXCL
+	f, err := os.OpenFile(tmp, flags, 0o600)
+	if errors.Is(err, fs.ErrExist) && os.Remove(tmp) == nil {
+		f, err = os.OpenFile(tmp, flags, 0o600)
+	}
+	return f, err
 }
 
 func (l *Log) rotated(i int) string { return l.path + "." + strconv.Itoa(i) }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -398,5 +399,71 @@ func TestRotateFailureKeepsWriting(t *testing.T) {
 	}
 	if seen := readNames(t, nil, path); len(seen) != 1 {
 		t.Errorf("%d records in the new file, want 1", len(seen))
+	}
+}
+
+// A new file that cannot be created leaves every rotated file as it was,
+// however often the rotation is tried again; the records go on to the
+// live file, and the rotation that finally works loses nothing.
+func TestRotateCreateFailureKeepsFiles(t *testing.T) {
+	l, path := openLog(t, Options{MaxSize: 1000, Keep: 3})
+	write := func(from, n int) (notRotated int) {
+		t.Helper()
+		for i := from; i < from+n; i++ {
+			switch err := l.Write(rec(i)); {
+			case errors.Is(err, ErrNotRotated):
+				notRotated++
+			case err != nil:
+				t.Fatalf("write %d: %v", i, err)
+			}
+		}
+		return notRotated
+	}
+	write(0, 40) // the log and three rotated files
+	counts := func() []int {
+		var out []int
+		for _, f := range []string{path + ".3", path + ".2", path + ".1"} {
+			out = append(out, len(readNames(t, nil, f)))
+		}
+		return out
+	}
+	before := counts()
+	if before[0] == 0 {
+		t.Fatalf("rotated files %v: want all three written", before)
+	}
+	// Something in the way of the new file (as EMFILE or ENOSPC would be).
+	if err := os.MkdirAll(filepath.Join(path+".next", "busy"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	live := len(readNames(t, nil, path))
+	for try := range 3 {
+		l.mu.Lock()
+		l.rotateAfter = time.Time{}
+		l.mu.Unlock()
+		if n := write(100+try*10, 10); n != 1 {
+			t.Fatalf("try %d: %d writes reported ErrNotRotated, want 1", try, n)
+		}
+		if got := counts(); !slices.Equal(got, before) {
+			t.Fatalf("try %d: rotated files hold %v records, want %v as before", try, got, before)
+		}
+	}
+	if got := len(readNames(t, nil, path)); got != live+30 {
+		t.Fatalf("live file holds %d records, want %d", got, live+30)
+	}
+	if err := os.RemoveAll(path + ".next"); err != nil {
+		t.Fatal(err)
+	}
+	l.mu.Lock()
+	l.rotateAfter = time.Time{}
+	l.mu.Unlock()
+	if n := write(200, 1); n != 0 {
+		t.Fatal("the rotation failed with nothing in its way")
+	}
+	l.Close()
+	if got := len(readNames(t, nil, path+".1")); got != live+30 {
+		t.Errorf("rotated file holds %d records, want the %d of the live file", got, live+30)
+	}
+	if _, err := os.Stat(path + ".next"); !os.IsNotExist(err) {
+		t.Errorf("the temporary file is left: %v", err)
 	}
 }

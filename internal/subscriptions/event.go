@@ -79,8 +79,9 @@ type Event struct {
 	// LogsDropped is how many log messages a KindLogsLagged event stands
 	// for.
 	LogsDropped uint64
-	// Synthetic marks change events mcpd made up after a restart (the
-	// lists may have changed while the child was down).
+	// Synthetic marks change events mcpd made up: after a restart (the
+	// lists may have changed while the child was down), or after a reload
+	// changed what a profile shows (ProfileListsChanged).
 	Synthetic bool
 	// DuringCalls marks a KindLog the child sent while calls were in
 	// flight, none of which it could be given to: it may be of one of them.

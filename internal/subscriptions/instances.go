@@ -62,8 +62,12 @@ func (m *Manager) wantsOf(st *Stream, t Target) wants {
 // (added, removed) reaches every stream watching it, and what it did to a
 // profile's view of it every stream of that profile watching it.
 func (m *Manager) reaches(st *Stream, ev *Event) bool {
-	if ev.profile != "" {
-		return st.app.Profile == ev.profile
+	if ev.profile != "" { // every instance shows the profile's view
+		if st.app.Profile != ev.profile {
+			return false
+		}
+		_, err := m.route(st, ev.Server)
+		return err == nil
 	}
 	if ev.Kind == KindState && (ev.State == StateAdded || ev.State == StateRemoved) {
 		return true
