@@ -187,21 +187,22 @@ func TestReloadProfilesOnHTTP(t *testing.T) {
 
 // TestReloadProfileRulesTellHosts: a reload that changes which tools a
 // profile shows tells the hosts and apps under that profile that the
-// server's tools changed (mcpdctl bridge, both eras, and a gRPC stream),
+// server's tools changed (mcpdctl bridge and the HTTP face, both eras, and
+// a gRPC stream),
 // and their next list is the new view; a profile the reload left alone
 // hears nothing.
 func TestReloadProfileRulesTellHosts(t *testing.T) {
 	skipShort(t)
-	d := startProfileDaemon(t)
+	d := startProfileDaemon(t, "--http-listen", "127.0.0.1:0")
 	type host struct {
-		era     string
+		name    string
 		cs      *mcp.ClientSession
 		changed chan struct{}
 	}
 	var hosts []host
-	for _, legacy := range []bool{true, false} {
-		h := host{era: map[bool]string{true: "legacy", false: "modern"}[legacy], changed: make(chan struct{}, 16)}
-		h.cs = connectHost(t, bridgeCommand(d, "--profile", "safe"), "safe-host-"+h.era, legacy, &mcp.ClientOptions{
+	add := func(name string, connect func(opts *mcp.ClientOptions) *mcp.ClientSession) {
+		h := host{name: name, changed: make(chan struct{}, 16)}
+		h.cs = connect(&mcp.ClientOptions{
 			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 				select {
 				case h.changed <- struct{}{}:
@@ -210,9 +211,28 @@ func TestReloadProfileRulesTellHosts(t *testing.T) {
 			},
 		})
 		if got := hostToolNames(t, h.cs); !slices.Equal(got, []string{"a__echo", "a__log"}) {
-			t.Fatalf("%s: tools of safe = %v", h.era, got)
+			t.Fatalf("%s: tools of safe = %v", h.name, got)
 		}
 		hosts = append(hosts, h)
+	}
+	for _, legacy := range []bool{true, false} {
+		name := "bridge, " + map[bool]string{true: "legacy", false: "modern"}[legacy]
+		add(name, func(opts *mcp.ClientOptions) *mcp.ClientSession {
+			return connectHost(t, bridgeCommand(d, "--profile", "safe"), "safe-host", legacy, opts)
+		})
+	}
+	safeURL := profileEndpoint(t, d, "safe")
+	for _, era := range []string{"2025-11-25", "2026-07-28"} {
+		add("HTTP face, "+era, func(opts *mcp.ClientOptions) *mcp.ClientSession {
+			client := mcp.NewClient(&mcp.Implementation{Name: "safe-http-host", Version: "1"}, opts)
+			cs, err := client.Connect(ctxT(t), &mcp.StreamableClientTransport{Endpoint: safeURL, MaxRetries: -1},
+				&mcp.ClientSessionOptions{ProtocolVersion: era})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { cs.Close() })
+			return cs
+		})
 	}
 	watch := func(profile string) mcpdv1.Mcpd_SubscribeClient {
 		t.Helper()
@@ -230,7 +250,7 @@ func TestReloadProfileRulesTellHosts(t *testing.T) {
 	// The bridges' own streams are open before the reload.
 	poll(t, "the bridges' subscriptions", func() (bool, error) {
 		st, err := d.client().GetStatus(ctxT(t), &mcpdv1.GetStatusRequest{})
-		return len(st.GetSubscriptions()) >= 4, err
+		return len(st.GetSubscriptions()) >= 6, err
 	})
 
 	profiles := func(safeTools, bothB []string) map[string]any {
@@ -252,10 +272,10 @@ func TestReloadProfileRulesTellHosts(t *testing.T) {
 		select {
 		case <-h.changed:
 		case <-ctxT(t).Done():
-			t.Fatalf("%s: no tools/list_changed after the reload", h.era)
+			t.Fatalf("%s: no tools/list_changed after the reload", h.name)
 		}
 		if got := hostToolNames(t, h.cs); !slices.Equal(got, []string{"a__echo", "a__log", "a__ping"}) {
-			t.Errorf("%s: tools of safe after the reload = %v", h.era, got)
+			t.Errorf("%s: tools of safe after the reload = %v", h.name, got)
 		}
 	}
 	ev, err := safeApp.Recv()
