@@ -112,27 +112,16 @@ func (c *cli) auditPath(ctx context.Context, file string, timeout time.Duration)
 }
 
 // followAudit prints the records of the current file and, with follow, the
-// ones written after, reopening the file when it is rotated.
+// ones written after. The file read stays open from one look to the next:
+// when the log is rotated, the records written to it before the rotation
+// are read to its end through that descriptor, then the new file from its
+// start, so none is missed. A file cut back in place is read again from
+// its start.
 func followAudit(ctx context.Context, path string, follow bool, every time.Duration, emit func(*audit.Record, []byte) error, flush func()) error {
-	var off int64
-	var ino uint64
+	var t auditTail
+	defer t.close()
 	for {
-		f, err := os.Open(path)
-		if err == nil {
-			st, _ := f.Stat()
-			if cur := inode(st); cur != ino || st.Size() < off {
-				ino, off = cur, 0 // a new file: rotated
-			}
-			if _, err := f.Seek(off, io.SeekStart); err == nil {
-				n, rerr := audit.ReadFrom(f, emit)
-				off += n
-				err = rerr
-			}
-			f.Close()
-			if err != nil {
-				return fmt.Errorf("audit log: %w", err)
-			}
-		} else if !errors.Is(err, os.ErrNotExist) {
+		if err := t.poll(path, emit); err != nil {
 			return fmt.Errorf("audit log: %w", err)
 		}
 		flush()
@@ -144,6 +133,70 @@ func followAudit(ctx context.Context, path string, follow bool, every time.Durat
 			return nil
 		case <-time.After(every):
 		}
+	}
+}
+
+// auditTail is the audit file being followed and how far it was read.
+type auditTail struct {
+	f   *os.File // nil: none open yet (the log did not exist)
+	off int64
+}
+
+// poll prints what was added to the open file, then, when path names
+// another file now (rotated, or created), what that one holds.
+func (t *auditTail) poll(path string, emit func(*audit.Record, []byte) error) error {
+	if err := t.readOn(emit); err != nil {
+		return err
+	}
+	st, err := os.Stat(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil // between a rotation's renames, or no log yet
+	}
+	if err != nil {
+		return err
+	}
+	if t.f != nil {
+		cur, err := t.f.Stat()
+		if err == nil && os.SameFile(st, cur) {
+			return nil
+		}
+		// Rotated: what the old file got after the read above.
+		if err := t.readOn(emit); err != nil {
+			return err
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		return err
+	}
+	t.close()
+	t.f, t.off = f, 0
+	return t.readOn(emit)
+}
+
+// readOn prints the whole records of the open file past t.off.
+func (t *auditTail) readOn(emit func(*audit.Record, []byte) error) error {
+	if t.f == nil {
+		return nil
+	}
+	if st, err := t.f.Stat(); err == nil && st.Size() < t.off {
+		t.off = 0 // cut back in place
+	}
+	if _, err := t.f.Seek(t.off, io.SeekStart); err != nil {
+		return err
+	}
+	n, err := audit.ReadFrom(t.f, emit)
+	t.off += n
+	return err
+}
+
+func (t *auditTail) close() {
+	if t.f != nil {
+		t.f.Close()
+		t.f = nil
 	}
 }
 
