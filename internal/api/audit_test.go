@@ -1,6 +1,8 @@
 package api
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"testing"
 )
@@ -38,6 +40,15 @@ func TestIsToolError(t *testing.T) {
 	for _, result := range []string{`{"IsError":true}`, `{"is\u0045rror":true}`} {
 		if isToolError(json.RawMessage(result)) {
 			t.Errorf("isToolError(%s) = true, want false", result)
+		}
+	}
+}
+
+func TestArgsDigest(t *testing.T) {
+	for _, args := range []string{`{}`, `{"message":"hi"}`} {
+		sum := sha256.Sum256([]byte(args))
+		if got, want := argsDigest([]byte(args)), "sha256:"+hex.EncodeToString(sum[:]); got != want {
+			t.Errorf("argsDigest(%s) = %s, want %s", args, got, want)
 		}
 	}
 }
