@@ -278,6 +278,7 @@ func (m *Manager) acks(ctx context.Context, st *Stream, names []string, all bool
 	}
 	waits := make([]pending, len(names))
 	out := make([]ServerAck, len(names))
+	covered := make([]bool, len(names))
 	for i, n := range names {
 		key, err := m.route(st, n)
 		if err != nil {
@@ -285,14 +286,25 @@ func (m *Manager) acks(ctx context.Context, st *Stream, names []string, all bool
 			out[i] = ServerAck{Server: n, State: st.watch.State, Error: err.Error()}
 			continue
 		}
-		if !all && !st.wantsFrom(n).any() {
+		want := st.wantsFrom(n)
+		if !all && !want.any() {
 			continue
+		}
+		// A new stream that wants only what is subscribed already.
+		if u := m.existing(Target{n, key}); u != nil && !all {
+			if a, ok := u.covers(want); ok {
+				out[i], covered[i] = intersect(a, want, st.watch.State), true
+				continue
+			}
 		}
 		waits[i] = m.bump(Target{n, key})
 	}
 	var wg sync.WaitGroup
 	for i, n := range names {
 		want := st.wantsFrom(n)
+		if covered[i] {
+			continue
+		}
 		if waits[i].u == nil {
 			if out[i].Error == "" {
 				out[i] = ServerAck{Server: n, State: st.watch.State}

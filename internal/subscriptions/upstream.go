@@ -51,6 +51,9 @@ type upstream struct {
 	// handshake) must not be waited for, and so wanted, after its last
 	// subscriber left.
 	acquiring context.CancelFunc
+	// demand is whether the last reconcile found streams wanting
+	// something (not only mcpd's own listen): covers needs it.
+	demand bool
 
 	// stop ends the loop of this upstream alone (set before it starts).
 	stop context.CancelFunc
@@ -172,6 +175,29 @@ func (u *upstream) wait(ctx context.Context, v uint64) ServerAck {
 	}
 }
 
+// covers returns the acknowledgement of the subscription in place when it
+// already holds everything w asks for, and no change of interest is
+// waiting: a stream that wants only that changes nothing upstream, and
+// need not wait for a reconcile (which reads every open stream). It
+// reports false otherwise, and while only mcpd's own listen is up (a first
+// app's demand must be reconciled, and reported).
+func (u *upstream) covers(w wants) (ServerAck, bool) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	a := u.ack
+	if u.gone != "" || u.retired || !u.demand || u.applied != u.version || a.Error != "" ||
+		w.tools && !a.ToolsListChanged || w.prompts && !a.PromptsListChanged ||
+		w.resources && !a.ResourcesListChanged || w.logs && !a.Logs {
+		return ServerAck{}, false
+	}
+	for _, uri := range w.uris {
+		if !slices.Contains(a.URIs, uri) {
+			return ServerAck{}, false
+		}
+	}
+	return a, true
+}
+
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // resolve publishes the ack of version v and releases its waiters.
@@ -291,6 +317,9 @@ func (u *upstream) reconcile(ctx context.Context) {
 	v := u.version
 	u.mu.Unlock()
 	want, scope := u.m.union(u.target())
+	u.mu.Lock()
+	u.demand = want.any()
+	u.mu.Unlock()
 	if !want.any() {
 		// mcpd's own listen (own.go) may stay; it is not demand. Its
 		// acknowledgement is what the next app's subscription starts from
