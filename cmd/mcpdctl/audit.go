@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -25,9 +27,10 @@ var auditCmd = &command{
 and resource read of every app, with the app (client name, pid, uid), the front
 it came through (grpc, bridge, http), the server, method and name, a digest of
 the arguments, the outcome and the duration. The file is the one "mcpdctl
-status" names (default $XDG_STATE_HOME/mcpd/audit.jsonl); --file reads another.
--f keeps printing new records as they are written. --json prints the records
-as they are stored, one JSON object a line.`,
+status" names (default $XDG_STATE_HOME/mcpd/audit.jsonl) and the rotated ones
+before it; --file reads another. -f keeps printing new records as they are
+written, across rotations. --json prints the records as they are stored, one
+JSON object a line.`,
 	maxArgs: 0,
 	setup:   auditSetup,
 }
@@ -53,7 +56,10 @@ func auditSetup(fs *pflag.FlagSet) runFunc {
 	fs.StringVar(&a.file, "file", "", "read the audit log at `PATH` instead of mcpd's")
 	fs.DurationVar(&a.timeout, "timeout", 5*time.Second, "give up asking mcpd for its audit log's path after this long")
 	a.pollInterval = 200 * time.Millisecond
-	return func(ctx context.Context, c *cli, _ *command, _ []string) error {
+	return func(ctx context.Context, c *cli, cmd *command, _ []string) error {
+		if a.since < 0 {
+			return &usageError{cmd: cmd, msg: fmt.Sprintf("--since %s: want a positive duration, how far back to print (1h, 30m)", a.since)}
+		}
 		return c.runAudit(ctx, a)
 	}
 }
@@ -80,12 +86,12 @@ func (c *cli) runAudit(ctx context.Context, a auditArgs) error {
 		}
 		return nil
 	}
-	for _, f := range audit.Files(path)[:len(audit.Files(path))-1] {
-		if err := audit.ReadFile(f, emit); err != nil {
-			return fmt.Errorf("audit log: %w", err)
+	if a.file != "" {
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("audit log: %w", err) // a mistyped --file is not an empty log
 		}
 	}
-	return followAudit(ctx, path, a.follow, a.pollInterval, emit, p.flush)
+	return followAudit(ctx, path, a.follow, a.pollInterval, emit, c.stderr, p.flush)
 }
 
 // auditPath is --file, else the path mcpd reports, else the default.
@@ -111,17 +117,19 @@ func (c *cli) auditPath(ctx context.Context, file string, timeout time.Duration)
 	return filepath.Join(dir, "mcpd", audit.FileName), nil
 }
 
-// followAudit prints the records of the current file and, with follow, the
-// ones written after. The file read stays open from one look to the next:
-// when the log is rotated, the records written to it before the rotation
-// are read to its end through that descriptor, then the new file from its
-// start, so none is missed. A file cut back in place is read again from
-// its start.
-func followAudit(ctx context.Context, path string, follow bool, every time.Duration, emit func(*audit.Record, []byte) error, flush func()) error {
+// followAudit prints the records of the log's files, oldest first, and,
+// with follow, the ones written after. The newest file stays open from one
+// look to the next: when the log is rotated, what that file got before the
+// rotation is read to its end through the open descriptor, then every
+// file newer than it (rotated again meanwhile, and the new one), so that
+// none is missed while the files are kept. When the file read last was
+// removed meanwhile (rotated past the files kept), warn says so. A file
+// cut back in place is read again from its start.
+func followAudit(ctx context.Context, path string, follow bool, every time.Duration, emit func(*audit.Record, []byte) error, warn io.Writer, flush func()) error {
 	var t auditTail
 	defer t.close()
 	for {
-		if err := t.poll(path, emit); err != nil {
+		if err := t.poll(path, emit, warn); err != nil {
 			return fmt.Errorf("audit log: %w", err)
 		}
 		flush()
@@ -136,45 +144,106 @@ func followAudit(ctx context.Context, path string, follow bool, every time.Durat
 	}
 }
 
-// auditTail is the audit file being followed and how far it was read.
+// auditTail is the newest audit file read and how far.
 type auditTail struct {
-	f   *os.File // nil: none open yet (the log did not exist)
+	f   *os.File // nil: none open yet (first look, or the log did not exist)
 	off int64
 }
 
 // poll prints what was added to the open file, then, when path names
-// another file now (rotated, or created), what that one holds.
-func (t *auditTail) poll(path string, emit func(*audit.Record, []byte) error) error {
+// another file now, the files newer than the open one, oldest first,
+// keeping the newest open.
+func (t *auditTail) poll(path string, emit func(*audit.Record, []byte) error, warn io.Writer) error {
 	if err := t.readOn(emit); err != nil {
 		return err
 	}
-	st, err := os.Stat(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil // between a rotation's renames, or no log yet
-	}
-	if err != nil {
-		return err
-	}
 	if t.f != nil {
-		cur, err := t.f.Stat()
-		if err == nil && os.SameFile(st, cur) {
-			return nil
+		st, err := os.Stat(path)
+		if cur, cerr := t.f.Stat(); err != nil || cerr == nil && os.SameFile(st, cur) {
+			return nil // the same file; or none under the name, between a rotation's renames
 		}
-		// Rotated: what the old file got after the read above.
+		// Rotated: what the open file got after the read above.
 		if err := t.readOn(emit); err != nil {
 			return err
 		}
 	}
-	f, err := os.Open(path)
+	newer, found, err := openNewer(path, t.f)
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil
-		}
 		return err
 	}
-	t.close()
-	t.f, t.off = f, 0
-	return t.readOn(emit)
+	if t.f != nil && !found && len(newer) > 0 {
+		fmt.Fprintln(warn, "mcpdctl: the audit log was rotated past the files it keeps since the last look; records in files removed meanwhile, if any, are not shown")
+	}
+	defer func() {
+		for _, f := range newer {
+			f.Close()
+		}
+	}()
+	for i, f := range newer {
+		if i == len(newer)-1 { // the newest: followed from here
+			t.close()
+			t.f, t.off, newer[i] = f, 0, nil
+			return t.readOn(emit)
+		}
+		if _, err := audit.ReadFrom(f, emit); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// openNewer opens the log's files newer than stop (all of them when stop
+// is nil), oldest first: path (when it exists) and then <path>.1,
+// <path>.2, … up to stop or the first one missing. Each file is opened once, even when a rotation
+// renames the files while they are opened. found reports whether stop was
+// among them.
+func openNewer(path string, stop *os.File) (files []*os.File, found bool, err error) {
+	var stopInfo os.FileInfo
+	if stop != nil {
+		stopInfo, _ = stop.Stat()
+	}
+	var infos []os.FileInfo
+	for i := 0; ; i++ {
+		name := path
+		if i > 0 {
+			name += "." + strconv.Itoa(i)
+		}
+		f, err := os.Open(name)
+		if errors.Is(err, os.ErrNotExist) {
+			if i == 0 {
+				continue // between a rotation's renames
+			}
+			break
+		}
+		if err != nil {
+			closeAll(files)
+			return nil, false, err
+		}
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			closeAll(files)
+			return nil, false, err
+		}
+		if stopInfo != nil && os.SameFile(st, stopInfo) {
+			f.Close()
+			found = true
+			break
+		}
+		if slices.ContainsFunc(infos, func(o os.FileInfo) bool { return os.SameFile(o, st) }) {
+			f.Close() // renamed up while the files were opened: seen already
+		} else {
+			files, infos = append(files, f), append(infos, st)
+		}
+	}
+	slices.Reverse(files)
+	return files, found, nil
+}
+
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
 }
 
 // readOn prints the whole records of the open file past t.off.

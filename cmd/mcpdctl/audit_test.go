@@ -3,9 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,10 +69,118 @@ func TestFollowAuditAcrossRotation(t *testing.T) {
 		got = append(got, r.Name)
 		return nil
 	}
-	if err := followAudit(ctx, path, true, time.Millisecond, emit, flush); err != nil {
+	if err := followAudit(ctx, path, true, time.Millisecond, emit, io.Discard, flush); err != nil {
 		t.Fatal(err)
 	}
 	if want := []string{"a1", "a2", "a3", "b1", "b2", "c1"}; !slices.Equal(got, want) {
 		t.Fatalf("followed %v, want %v", got, want)
+	}
+}
+
+// rotateFiles rotates the log at path as mcpd does, keeping keep files.
+func rotateFiles(t *testing.T, path string, keep int) {
+	t.Helper()
+	os.Remove(fmt.Sprintf("%s.%d", path, keep))
+	for i := keep - 1; i >= 1; i-- {
+		os.Rename(fmt.Sprintf("%s.%d", path, i), fmt.Sprintf("%s.%d", path, i+1))
+	}
+	if err := os.Rename(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// followLooks runs followAudit over path, calling steps[i] at the end of
+// look i, and returns the names printed and what it warned.
+func followLooks(t *testing.T, path string, steps ...func()) ([]string, string) {
+	t.Helper()
+	var got []string
+	var warned strings.Builder
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	looks := 0
+	flush := func() {
+		if looks < len(steps) {
+			steps[looks]()
+		} else {
+			cancel()
+		}
+		looks++
+	}
+	emit := func(r *audit.Record, _ []byte) error {
+		got = append(got, r.Name)
+		return nil
+	}
+	if err := followAudit(ctx, path, true, time.Millisecond, emit, &warned, flush); err != nil {
+		t.Fatal(err)
+	}
+	return got, warned.String()
+}
+
+// Several rotations between two looks: every file still kept is read, in
+// order, without a warning.
+func TestFollowAuditSeveralRotations(t *testing.T) {
+	path := filepath.Join(t.TempDir(), audit.FileName)
+	appendRecords(t, path, "a1")
+	got, warned := followLooks(t, path, func() {
+		appendRecords(t, path, "a2")
+		for _, name := range []string{"b1", "c1", "d1"} {
+			rotateFiles(t, path, 10)
+			appendRecords(t, path, name)
+		}
+	})
+	if want := []string{"a1", "a2", "b1", "c1", "d1"}; !slices.Equal(got, want) || warned != "" {
+		t.Fatalf("followed %v (warned %q), want %v", got, warned, want)
+	}
+}
+
+// The file read last was removed (rotated past Keep) before the next
+// look: what it got is still read, then the files kept, and the follower
+// says that files may have been removed unread.
+func TestFollowAuditWarnsOfRemovedFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), audit.FileName)
+	appendRecords(t, path, "a1")
+	got, warned := followLooks(t, path, func() {
+		appendRecords(t, path, "a2")
+		for _, name := range []string{"b1", "c1"} {
+			rotateFiles(t, path, 1)
+			appendRecords(t, path, name)
+		}
+	})
+	if want := []string{"a1", "a2", "b1", "c1"}; !slices.Equal(got, want) || !strings.Contains(warned, "rotated past the files it keeps") {
+		t.Fatalf("followed %v (warned %q), want %v and a warning", got, warned, want)
+	}
+}
+
+// A one-time read prints every rotated file, past .64 too, oldest first.
+func TestAuditReadsEveryRotatedFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), audit.FileName)
+	var want []string
+	for i := 70; i >= 1; i-- {
+		name := fmt.Sprint("r", i)
+		appendRecords(t, fmt.Sprintf("%s.%d", path, i), name)
+		want = append(want, name)
+	}
+	appendRecords(t, path, "live")
+	want = append(want, "live")
+	var got []string
+	emit := func(r *audit.Record, _ []byte) error {
+		got = append(got, r.Name)
+		return nil
+	}
+	if err := followAudit(context.Background(), path, false, time.Millisecond, emit, io.Discard, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("read %d records %v…, want %d", len(got), got[:min(len(got), 3)], len(want))
+	}
+}
+
+// --file names a file that must exist: a mistyped path is not an empty
+// log.
+func TestAuditMissingFile(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "nope.jsonl")
+	r := mcpdctl(t, "--socket", "/nonexistent/mcpd.sock", "audit", "--file", missing)
+	if r.code != exitFailure || !strings.Contains(r.stderr, "no such file or directory") || r.stdout != "" {
+		t.Fatalf("audit --file missing: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }

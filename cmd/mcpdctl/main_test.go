@@ -175,13 +175,15 @@ func TestUsageErrors(t *testing.T) {
 		{"missing name", []string{"start"}, "mcpdctl start: missing arguments"},
 		{"two names", []string{"stop", "a", "b"}, `mcpdctl stop: unexpected argument "b"`},
 		{"bad -n", []string{"logs", "x", "-n", "0"}, "mcpdctl logs: -n must be positive, not 0"},
-		{"bad duration", []string{"tools", "--timeout", "soon"}, `mcpdctl tools: invalid value "soon" for flag -timeout: parse error`},
+		{"bad duration", []string{"tools", "--timeout", "soon"}, `mcpdctl tools: invalid value "soon" for flag -timeout: parse error (want a duration such as 30s, 5m or 1h30m)`},
 		{"key without value", []string{"call", "s", "t", "a=1", "b"}, `mcpdctl call: argument "b" is not key=value`},
 		{"duplicate key", []string{"call", "s", "t", "a=1", "a=2"}, `mcpdctl call: argument "a" given twice`},
 		{"json and key=value", []string{"call", "s", "t", "{}", "a=1"}, "mcpdctl call: give the arguments either as one JSON object or as key=value pairs"},
 		{"json array", []string{"call", "s", "t", "{]"}, "mcpdctl call: arguments are not a JSON object: invalid character ']' looking for beginning of object key string"},
 		{"prompt key", []string{"prompt", "s", "p", "=x"}, `mcpdctl prompt: argument "=x" is not key=value`},
 		{"help two verbs", []string{"help", "a", "b"}, "mcpdctl: help takes at most one verb"},
+		{"audit since not a duration", []string{"audit", "--since", "soon"}, `mcpdctl audit: invalid value "soon" for flag -since: parse error (want a duration such as 30s, 5m or 1h30m)`},
+		{"audit since negative", []string{"audit", "--since", "-5m"}, "mcpdctl audit: --since -5m0s: want a positive duration, how far back to print (1h, 30m)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

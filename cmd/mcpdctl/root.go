@@ -210,7 +210,14 @@ func flagErrorText(err error) string {
 	case errors.As(err, &noValue):
 		return "flag needs an argument: -" + noValue.GetFlag().Name
 	case errors.As(err, &invalid):
-		return fmt.Sprintf("invalid value %q for flag -%s: parse error", invalid.GetValue(), invalid.GetFlag().Name)
+		msg := fmt.Sprintf("invalid value %q for flag -%s: parse error", invalid.GetValue(), invalid.GetFlag().Name)
+		switch invalid.GetFlag().Value.Type() {
+		case "duration":
+			msg += " (want a duration such as 30s, 5m or 1h30m)"
+		case "int", "int64", "uint", "uint64":
+			msg += " (want a whole number)"
+		}
+		return msg
 	}
 	return err.Error()
 }

@@ -241,7 +241,7 @@ func TestRotationKeepsTheBound(t *testing.T) {
 // record, which reads back whole.
 func TestReopenAfterCutLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), FileName)
-	if err := os.WriteFile(path, []byte(`{"time":"2026-01-01T00:00:00Z","server":"a"}`+"\n"+`{"time":"20`), 0o600); err != nil {
+	if err := os.WriteFile(path, []byte(`{"time":"2026-01-01T00:00:00Z","server":"a","method":"tools/call"}`+"\n"+`{"time":"20`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	l, err := Open(path, Options{})
@@ -465,5 +465,17 @@ func TestRotateCreateFailureKeepsFiles(t *testing.T) {
 	}
 	if _, err := os.Stat(path + ".next"); !os.IsNotExist(err) {
 		t.Errorf("the temporary file is left: %v", err)
+	}
+}
+
+// Lines that are JSON but not records (no time or method) are skipped.
+func TestReadSkipsNonRecords(t *testing.T) {
+	path := filepath.Join(t.TempDir(), FileName)
+	data := `{"a":1}` + "\n" + `{"time":"2026-12-06T00:00:00Z","server":"s","method":"tools/call","name":"ok"}` + "\n" + `[1,2]` + "\n"
+	if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if seen := readNames(t, nil, path); len(seen) != 1 || !seen["ok"] {
+		t.Fatalf("records %v, want only ok", seen)
 	}
 }

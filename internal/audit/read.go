@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 )
 
@@ -15,16 +16,18 @@ import (
 const maxLine = 64 << 20
 
 // Files returns the log's files oldest first: the rotated ones that exist
-// (<path>.N … <path>.1), then path.
+// (<path>.N … <path>.1, up to the first one missing), then path.
 func Files(path string) []string {
-	var out []string
-	for i := 64; i >= 1; i-- {
+	out := []string{path}
+	for i := 1; ; i++ {
 		p := path + "." + strconv.Itoa(i)
-		if _, err := os.Stat(p); err == nil {
-			out = append(out, p)
+		if _, err := os.Stat(p); err != nil {
+			break
 		}
+		out = append(out, p)
 	}
-	return append(out, path)
+	slices.Reverse(out)
+	return out
 }
 
 // ReadFile calls fn for each record of one file, in order, with the raw
@@ -63,8 +66,8 @@ func ReadFrom(r io.Reader, fn func(r *Record, line []byte) error) (int64, error)
 		}
 		n += int64(len(line))
 		var rec Record
-		if json.Unmarshal(line, &rec) != nil {
-			continue
+		if json.Unmarshal(line, &rec) != nil || rec.Time.IsZero() || rec.Method == "" {
+			continue // not a record
 		}
 		if err := fn(&rec, line); err != nil {
 			return n, err
