@@ -22,7 +22,7 @@ func (f *fakeMcpd) ClearCache(_ context.Context, r *mcpdv1.ClearCacheRequest) (*
 	case "weather":
 		return &mcpdv1.ClearCacheResponse{Cleared: 3}, nil
 	}
-	return nil, status.Errorf(codes.NotFound, "supervisor: unknown server %q", r.GetServer())
+	return nil, status.Errorf(codes.NotFound, "unknown server %q", r.GetServer())
 }
 
 func TestCacheGolden(t *testing.T) {

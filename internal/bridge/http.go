@@ -113,7 +113,7 @@ func (h *HTTPHandler) bridgeOptions(ep endpoint) Options {
 	o := Options{
 		All: ep.server == "", Timeout: h.opts.Timeout, MaxLine: int(min(h.opts.MaxBody, 1<<31-1)),
 		Warnf: h.opts.Warnf, RPCError: h.opts.RPCError, CallOptions: h.opts.CallOptions,
-		Profile: ep.profile, Name: h.opts.Name, plainClient: true,
+		Profile: ep.profile, Name: h.opts.Name, plainClient: true, byHandler: true,
 	}
 	if ep.server != "" {
 		o.Names = []string{ep.server}

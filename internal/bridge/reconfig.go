@@ -2,7 +2,10 @@ package bridge
 
 import (
 	"context"
+	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -40,6 +43,55 @@ func (b *bridge) reprofile(info *mcpdv1.ProfileInfo) (serversChanged bool) {
 		b.announceLists(false)
 	}
 	return serversChanged
+}
+
+// isListChange reports whether k is a list-changed event kind.
+func isListChange(k mcpdv1.SubscriptionEventKind) bool {
+	switch k {
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED,
+		mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED,
+		mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED:
+		return true
+	}
+	return false
+}
+
+// refreshProfile asks mcpd again about the profile a bridge serves, when
+// mcpd said that its lists changed (a reload changes a profile's rules,
+// servers or prefix that way), and applies what it says: a new prefix
+// mode names the next lists. The servers served stay those the bridge
+// started with, and the operator and host are told when the profile's
+// differ, or when the profile is gone. A bridge of the HTTP face is left
+// to its handler (Reconfigure), which replaces or ends it.
+func (b *bridge) refreshProfile(ctx context.Context) {
+	if b.opts.Profile == "" || b.opts.byHandler {
+		return
+	}
+	resp, err := b.be.ListServers(ctx, &mcpdv1.ListServersRequest{})
+	switch {
+	case status.Code(err) == codes.NotFound:
+		b.warnOnce(fmt.Sprintf("profile %q is no longer in mcpd's config: its requests fail until it is back; restart the bridge to serve another", b.opts.Profile))
+		return
+	case err != nil:
+		return // mcpd going away: the stream's end says so
+	}
+	info := resp.GetProfile()
+	if b.reprofile(info) {
+		b.warnOnce(fmt.Sprintf("profile %q now serves %s; this bridge serves %s until it is restarted",
+			b.opts.Profile, quoteList(info.GetServers()), quoteList(b.names)))
+	}
+}
+
+// quoteList is names quoted and comma-separated ("none" for none).
+func quoteList(names []string) string {
+	if len(names) == 0 {
+		return "none"
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // profileLookup is what mcpd says of a profile after a reload.

@@ -49,6 +49,10 @@ type Options struct {
 	// plainClient names the host to mcpd by its own clientInfo name, with
 	// no " (mcpdctl bridge)": mcpd's HTTP face is no bridge process.
 	plainClient bool
+	// byHandler: the HTTP handler applies reloads of mcpd's config to
+	// this bridge (Reconfigure); other bridges of a profile ask mcpd about
+	// it themselves when its lists change (refreshProfile).
+	byHandler bool
 
 	// work bounds the bridge's work for requests (lists in the
 	// background, slowlists.go); nil: the bridge's life. serveLines sets

@@ -134,6 +134,9 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 			b.serverState(ctx, ev)
 			continue
 		}
+		if ev.GetSynthetic() && isListChange(ev.GetKind()) {
+			b.refreshProfile(ctx) // reconfig.go: a reload may have changed it
+		}
 		b.deliver(ev)
 	}
 }

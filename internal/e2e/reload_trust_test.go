@@ -291,3 +291,59 @@ func TestReloadProfileRulesTellHosts(t *testing.T) {
 		t.Fatalf("both's app got %v, %v; want the tools list change of b (and none from safe's reload)", ev, err)
 	}
 }
+
+// TestReloadProfileReachesBridge: mcpdctl bridge --profile follows what a
+// reload does to its profile beyond the rules: a new prefix mode names its
+// next lists, a server taken out of the profile leaves them, and a removed
+// profile is reported; each host is told its lists changed.
+func TestReloadProfileReachesBridge(t *testing.T) {
+	skipShort(t)
+	d := startProfileDaemon(t)
+	changed := map[string]chan struct{}{}
+	hosts := map[string]*mcp.ClientSession{}
+	for _, p := range []string{"both", "apart", "safe"} {
+		ch := make(chan struct{}, 16)
+		changed[p] = ch
+		hosts[p] = connectHost(t, bridgeCommand(d, "--profile", p), p+"-host", true, &mcp.ClientOptions{
+			ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+				select {
+				case ch <- struct{}{}:
+				default:
+				}
+			},
+		})
+		hostToolNames(t, hosts[p])
+	}
+	poll(t, "the bridges' subscriptions", func() (bool, error) {
+		st, err := d.client().GetStatus(ctxT(t), &mcpdv1.GetStatusRequest{})
+		return len(st.GetSubscriptions()) >= 3, err
+	})
+
+	profiles := map[string]any{
+		"both": map[string]any{"prefix": "always",
+			"a": map[string]any{"tools": map[string]any{"allow": []string{"echo", "ping"}}},
+			"b": map[string]any{"tools": map[string]any{"allow": []string{"echo", "stats"}}}},
+		"apart": map[string]any{"prefix": "on-collision",
+			"a": map[string]any{"tools": map[string]any{"allow": []string{"ping"}}}},
+	}
+	writeAndReload(t, d, map[string]any{
+		"mcpServers": map[string]any{"a": fakeServer("legacy"), "b": fakeServer("modern")},
+		"profiles":   profiles,
+	})
+	for _, p := range []string{"both", "apart", "safe"} {
+		select {
+		case <-changed[p]:
+		case <-ctxT(t).Done():
+			t.Fatalf("%s: no tools/list_changed after the reload", p)
+		}
+	}
+	if got := hostToolNames(t, hosts["both"]); !slices.Equal(got, []string{"a__echo", "a__ping", "b__echo", "b__stats"}) {
+		t.Errorf("both after its prefix became always: %v", got)
+	}
+	if got := hostToolNames(t, hosts["apart"]); !slices.Equal(got, []string{"ping"}) {
+		t.Errorf("apart after b left it: %v", got)
+	}
+	if res, err := hosts["safe"].ListTools(ctxT(t), nil); err == nil && len(res.Tools) > 0 {
+		t.Errorf("the removed profile safe still lists %d tools", len(res.Tools))
+	}
+}

@@ -12,27 +12,54 @@ type ListChange struct {
 	Tools, Prompts, Resources bool
 }
 
-// ListChanges compares two sets of profiles, before and after a reload:
-// for every profile in both that serves a server in both, which of that
-// server's lists its rules now show differently (another allow or deny
-// list, another override). Sorted by profile, then server. Servers a
-// profile gained or lost, and profiles added or removed, are not list
-// changes: they change what a host is served, not what a list holds.
+// ListChanges compares two sets of profiles, before and after a reload,
+// and says which lists of which servers a host under each profile now sees
+// differently: for a server the profile serves before and after, the kinds
+// whose rules changed (another allow or deny list, another override), and
+// tools and prompts when the profile's prefix mode changed (their names
+// change); for a server it gained or lost, and for every server of a
+// profile that is gone, every kind. A profile that is new has no hosts yet.
+// Sorted by profile, then server.
 func ListChanges(before, after Set) []ListChange {
 	var out []ListChange
-	for _, name := range after.Names() {
+	all := func(profile, server string) ListChange {
+		return ListChange{Profile: profile, Server: server, Tools: true, Prompts: true, Resources: true}
+	}
+	names := before.Names()
+	for _, n := range after.Names() {
+		if before[n] == nil {
+			names = append(names, n)
+		}
+	}
+	slices.Sort(names)
+	for _, name := range names {
 		old, now := before[name], after[name]
-		if old == nil {
+		switch {
+		case old == nil:
+			continue
+		case now == nil:
+			for _, server := range old.ServerNames() {
+				out = append(out, all(name, server))
+			}
 			continue
 		}
-		for _, server := range now.ServerNames() {
+		servers := old.ServerNames()
+		for _, s := range now.ServerNames() {
+			if old.Servers[s] == nil {
+				servers = append(servers, s)
+			}
+		}
+		slices.Sort(servers)
+		renamed := old.Prefix != now.Prefix
+		for _, server := range servers {
 			o, n := old.Servers[server], now.Servers[server]
-			if o == nil {
+			if o == nil || n == nil {
+				out = append(out, all(name, server))
 				continue
 			}
 			c := ListChange{Profile: name, Server: server,
-				Tools:     !o.Tools.same(&n.Tools),
-				Prompts:   !o.Prompts.same(&n.Prompts),
+				Tools:     renamed || !o.Tools.same(&n.Tools),
+				Prompts:   renamed || !o.Prompts.same(&n.Prompts),
 				Resources: !o.Resources.same(&n.Resources)}
 			if c.Tools || c.Prompts || c.Resources {
 				out = append(out, c)

@@ -27,7 +27,7 @@ func TestListChanges(t *testing.T) {
 			// Another override text, and a resource rule: both change.
 			"web": {Tools: Rules{Overrides: map[string]Override{"get": {Title: &other}}},
 				Resources: Rules{HasAllow: true}},
-			// Added to the profile: not a list change.
+			// Added to the profile, and "gone" taken out: every list.
 			"new": {Tools: Rules{HasAllow: true}},
 		}},
 		"ops":   {Name: "ops", Servers: map[string]*Server{"fs": {Tools: Rules{Deny: []Glob{MustGlob("rm")}}}}},
@@ -35,8 +35,11 @@ func TestListChanges(t *testing.T) {
 	}
 	want := []ListChange{
 		{Profile: "dev", Server: "fs", Tools: true},
+		{Profile: "dev", Server: "gone", Tools: true, Prompts: true, Resources: true},
+		{Profile: "dev", Server: "new", Tools: true, Prompts: true, Resources: true},
 		{Profile: "dev", Server: "web", Tools: true, Resources: true},
 		{Profile: "ops", Server: "fs", Tools: true},
+		{Profile: "removed", Server: "fs", Tools: true, Prompts: true, Resources: true},
 	}
 	if got := ListChanges(before, after); !reflect.DeepEqual(got, want) {
 		t.Errorf("ListChanges = %+v\nwant %+v", got, want)
@@ -46,5 +49,10 @@ func TestListChanges(t *testing.T) {
 	}
 	if got := ListChanges(nil, after); got != nil {
 		t.Errorf("ListChanges from no profiles = %+v, want none", got)
+	}
+	// Another prefix mode renames tools and prompts, not resources.
+	renamed := Set{"ops": {Name: "ops", Prefix: PrefixOnCollision, Servers: after["ops"].Servers}}
+	if got, want := ListChanges(Set{"ops": after["ops"]}, renamed), []ListChange{{Profile: "ops", Server: "fs", Tools: true, Prompts: true}}; !reflect.DeepEqual(got, want) {
+		t.Errorf("ListChanges of a prefix change = %+v, want %+v", got, want)
 	}
 }

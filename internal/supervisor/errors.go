@@ -13,7 +13,7 @@ import (
 // Sentinel errors; causes are wrapped with the server name and details.
 var (
 	// ErrUnknownServer: no server of that name is configured.
-	ErrUnknownServer = errors.New("supervisor: unknown server")
+	ErrUnknownServer = errors.New("unknown server")
 	// ErrUnavailable: the server cannot serve now (crash loop, failed,
 	// disabled, explicitly stopped, shutting down). The wrapping error names
 	// the server, its last exit and last stderr lines.
