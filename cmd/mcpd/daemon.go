@@ -200,7 +200,7 @@ func (d *daemon) buildAPI(oauthMgr *oauth.Manager, daemonLog *transport.Ring) {
 	srv.SetConfigOps(api.ConfigOps{
 		Reload: func(ctx context.Context) api.ConfigOutcome { return requestReload(ctx, d.reloadReqs) },
 		Check: func(ctx context.Context, path string, content []byte) api.ConfigOutcome {
-			return checkConfig(ctx, sup, d.cfgPath, path, content)
+			return checkConfig(ctx, sup, srv, d.cfgPath, path, content)
 		},
 	})
 	srv.SetDaemonLog(daemonLog)

@@ -345,18 +345,21 @@ func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path s
 		res, err = sup.Apply(specs(ch.Config))
 		if err == nil {
 			srv.SetConfig(path, nil)
+			profiles := srv.ProfileChangesTo(ch.Config.Profiles)
 			srv.SetProfiles(ch.Config.Profiles)
 			applied(ch.Config)
 			log.Info("config reloaded", zap.String("config_path", path),
 				zap.Strings("added", res.Added), zap.Strings("removed", res.Removed),
-				zap.Strings("restarted", res.Restarted), zap.Strings("updated", res.Updated))
+				zap.Strings("restarted", res.Restarted), zap.Strings("updated", res.Updated),
+				zap.Strings("profiles_added", profiles.Added), zap.Strings("profiles_removed", profiles.Removed),
+				zap.Strings("profiles_changed", profiles.Changed))
 			logProblems(log, ch.Config)
 			state := "serving; config reloaded"
 			if n := len(ch.Config.Problems); n > 0 {
 				state += fmt.Sprintf("; %d problem(s) in servers, see mcpdctl status", n)
 			}
 			notify(sdnotify.Ready + "\n" + sdnotify.Status(state))
-			return api.ConfigOutcome{Path: path, Diff: res, Problems: problems(ch.Config.Problems)}
+			return api.ConfigOutcome{Path: path, Diff: res, Profiles: profiles, Problems: problems(ch.Config.Problems)}
 		}
 	}
 	log.Error("config reload failed, keeping the running config", zap.String("config_path", path), zap.Error(err))

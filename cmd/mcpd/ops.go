@@ -43,7 +43,7 @@ func requestReload(ctx context.Context, reqc chan<- reloadRequest) api.ConfigOut
 // checkConfig parses content (or the file at path, read with the bounds of
 // config.ReadFile) in mcpd's environment and diffs it against the running
 // servers, applying nothing.
-func checkConfig(ctx context.Context, sup *supervisor.Supervisor, defaultPath, path string, content []byte) api.ConfigOutcome {
+func checkConfig(ctx context.Context, sup *supervisor.Supervisor, srv *api.Server, defaultPath, path string, content []byte) api.ConfigOutcome {
 	if path == "" {
 		path = defaultPath
 	}
@@ -59,7 +59,7 @@ func checkConfig(ctx context.Context, sup *supervisor.Supervisor, defaultPath, p
 	if err != nil {
 		return outcome(path, err)
 	}
-	out := api.ConfigOutcome{Path: path, Diff: sup.Diff(specs(cfg)), Problems: problems(cfg.Problems)}
+	out := api.ConfigOutcome{Path: path, Diff: sup.Diff(specs(cfg)), Profiles: srv.ProfileChangesTo(cfg.Profiles), Problems: problems(cfg.Problems)}
 	if n := len(cfg.Problems); n > 0 {
 		out.Err = fmt.Errorf("%s: %d problem(s) in %d of %d servers", path, n, len(cfg.Servers)-len(cfg.Valid()), len(cfg.Servers))
 	}

@@ -167,6 +167,9 @@ func printDiff(w io.Writer, d *mcpdv1.ConfigDiff, would bool) {
 		{verb("removed", "would remove"), d.GetRemoved()},
 		{verb("restarted", "would restart"), d.GetRestarted()},
 		{verb("updated in place", "would update in place"), d.GetUpdated()},
+		{verb("profiles added", "would add profiles"), d.GetProfilesAdded()},
+		{verb("profiles removed", "would remove profiles"), d.GetProfilesRemoved()},
+		{verb("profiles changed", "would change profiles"), d.GetProfilesChanged()},
 	}
 	any := false
 	for _, l := range lines {

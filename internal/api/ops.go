@@ -38,6 +38,13 @@ type ConfigOutcome struct {
 	Problems []ConfigProblem
 	// Diff is what the reload changed (Reload) or would change (Check).
 	Diff supervisor.ApplyResult
+	// Profiles is what it did or would do to the profiles.
+	Profiles ProfileChanges
+}
+
+// ProfileChanges names the profiles a reload adds, removes and changes.
+type ProfileChanges struct {
+	Added, Removed, Changed []string
 }
 
 // ConfigOps are the daemon's config operations; either may be nil.
@@ -89,7 +96,7 @@ func (s *Server) ReloadConfig(ctx context.Context, _ *mcpdv1.ReloadConfigRequest
 		ConfigPath: out.Path,
 		Applied:    out.Err == nil,
 		Problems:   problemsToProto(out.Problems),
-		Diff:       diffToProto(out.Diff),
+		Diff:       diffToProto(out.Diff, out.Profiles),
 	}
 	if out.Err != nil {
 		resp.Error = out.Err.Error()
@@ -118,7 +125,7 @@ func (s *Server) CheckConfig(ctx context.Context, req *mcpdv1.CheckConfigRequest
 	}
 	if out.Err == nil || out.Diff.Changed() || len(out.Diff.Unchanged) > 0 {
 		// With problems in single servers, the diff says what else it holds.
-		resp.Diff = diffToProto(out.Diff)
+		resp.Diff = diffToProto(out.Diff, out.Profiles)
 	}
 	return resp, nil
 }
@@ -205,6 +212,7 @@ func problemsToProto(ps []ConfigProblem) []*mcpdv1.ConfigProblem {
 	return out
 }
 
-func diffToProto(d supervisor.ApplyResult) *mcpdv1.ConfigDiff {
-	return &mcpdv1.ConfigDiff{Added: d.Added, Removed: d.Removed, Restarted: d.Restarted, Updated: d.Updated, Unchanged: d.Unchanged}
+func diffToProto(d supervisor.ApplyResult, p ProfileChanges) *mcpdv1.ConfigDiff {
+	return &mcpdv1.ConfigDiff{Added: d.Added, Removed: d.Removed, Restarted: d.Restarted, Updated: d.Updated, Unchanged: d.Unchanged,
+		ProfilesAdded: p.Added, ProfilesRemoved: p.Removed, ProfilesChanged: p.Changed}
 }

@@ -69,6 +69,14 @@ func (s *Server) SetProfiles(set profile.Set) {
 	}
 }
 
+// ProfileChangesTo says what installing set would do to the installed
+// profiles (a config check, or a reload before it installs them).
+func (s *Server) ProfileChangesTo(set profile.Set) ProfileChanges {
+	var c ProfileChanges
+	c.Added, c.Removed, c.Changed = profile.Diff(s.profileSet(), set)
+	return c
+}
+
 // profileSet is the installed profiles, nil for none.
 func (s *Server) profileSet() profile.Set {
 	if p := s.profiles.Load(); p != nil {

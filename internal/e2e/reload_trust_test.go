@@ -326,10 +326,20 @@ func TestReloadProfileReachesBridge(t *testing.T) {
 		"apart": map[string]any{"prefix": "on-collision",
 			"a": map[string]any{"tools": map[string]any{"allow": []string{"ping"}}}},
 	}
-	writeAndReload(t, d, map[string]any{
+	cfg := map[string]any{
 		"mcpServers": map[string]any{"a": fakeServer("legacy"), "b": fakeServer("modern")},
 		"profiles":   profiles,
-	})
+	}
+	data, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cr, err := d.client().CheckConfig(ctxT(t), &mcpdv1.CheckConfigRequest{Path: d.config, Content: data})
+	if diff := cr.GetDiff(); err != nil || !slices.Equal(diff.GetProfilesChanged(), []string{"apart", "both"}) ||
+		!slices.Equal(diff.GetProfilesRemoved(), []string{"safe"}) || len(diff.GetProfilesAdded()) != 0 {
+		t.Fatalf("config check of the profiles' changes = %v, %v", diff, err)
+	}
+	writeAndReload(t, d, cfg)
 	for _, p := range []string{"both", "apart", "safe"} {
 		select {
 		case <-changed[p]:

@@ -69,6 +69,27 @@ func ListChanges(before, after Set) []ListChange {
 	return out
 }
 
+// Diff names the profiles a reload adds, removes, and changes (what a
+// host under it sees: its servers, rules or prefix mode), each sorted.
+func Diff(before, after Set) (added, removed, changed []string) {
+	for _, n := range after.Names() {
+		if before[n] == nil {
+			added = append(added, n)
+		}
+	}
+	for _, n := range before.Names() {
+		if after[n] == nil {
+			removed = append(removed, n)
+		}
+	}
+	for _, c := range ListChanges(before, after) {
+		if after[c.Profile] != nil && !slices.Contains(changed, c.Profile) {
+			changed = append(changed, c.Profile)
+		}
+	}
+	return added, removed, changed
+}
+
 // same reports whether r and q show the same items the same way.
 func (r *Rules) same(q *Rules) bool {
 	return r.HasAllow == q.HasAllow &&

@@ -56,3 +56,16 @@ func TestListChanges(t *testing.T) {
 		t.Errorf("ListChanges of a prefix change = %+v, want %+v", got, want)
 	}
 }
+
+func TestDiff(t *testing.T) {
+	before := Set{"kept": {Name: "kept", Servers: map[string]*Server{"fs": {}}},
+		"edited": {Name: "edited", Servers: map[string]*Server{"fs": {}}},
+		"gone":   {Name: "gone", Servers: map[string]*Server{"fs": {}}}}
+	after := Set{"kept": {Name: "kept", Servers: map[string]*Server{"fs": {}}},
+		"edited": {Name: "edited", Prefix: PrefixOnCollision, Servers: map[string]*Server{"fs": {}}},
+		"new":    {Name: "new", Servers: map[string]*Server{"fs": {}}}}
+	added, removed, changed := Diff(before, after)
+	if !reflect.DeepEqual(added, []string{"new"}) || !reflect.DeepEqual(removed, []string{"gone"}) || !reflect.DeepEqual(changed, []string{"edited"}) {
+		t.Errorf("Diff = added %v, removed %v, changed %v", added, removed, changed)
+	}
+}

@@ -4782,9 +4782,17 @@ type ConfigDiff struct {
 	// updated servers' settings changed; they keep their process.
 	Updated []string `protobuf:"bytes,4,rep,name=updated,proto3" json:"updated,omitempty"`
 	// unchanged servers are the same as before.
-	Unchanged     []string `protobuf:"bytes,5,rep,name=unchanged,proto3" json:"unchanged,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Unchanged []string `protobuf:"bytes,5,rep,name=unchanged,proto3" json:"unchanged,omitempty"`
+	// profiles_added are profiles new in the config.
+	ProfilesAdded []string `protobuf:"bytes,6,rep,name=profiles_added,json=profilesAdded,proto3" json:"profiles_added,omitempty"`
+	// profiles_removed are profiles gone from the config: their HTTP
+	// endpoints answer 404 and their sessions end.
+	ProfilesRemoved []string `protobuf:"bytes,7,rep,name=profiles_removed,json=profilesRemoved,proto3" json:"profiles_removed,omitempty"`
+	// profiles_changed are profiles whose servers, rules or prefix mode
+	// changed: their hosts are told their lists changed.
+	ProfilesChanged []string `protobuf:"bytes,8,rep,name=profiles_changed,json=profilesChanged,proto3" json:"profiles_changed,omitempty"`
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
 }
 
 func (x *ConfigDiff) Reset() {
@@ -4848,6 +4856,27 @@ func (x *ConfigDiff) GetUpdated() []string {
 func (x *ConfigDiff) GetUnchanged() []string {
 	if x != nil {
 		return x.Unchanged
+	}
+	return nil
+}
+
+func (x *ConfigDiff) GetProfilesAdded() []string {
+	if x != nil {
+		return x.ProfilesAdded
+	}
+	return nil
+}
+
+func (x *ConfigDiff) GetProfilesRemoved() []string {
+	if x != nil {
+		return x.ProfilesRemoved
+	}
+	return nil
+}
+
+func (x *ConfigDiff) GetProfilesChanged() []string {
+	if x != nil {
+		return x.ProfilesChanged
 	}
 	return nil
 }
@@ -5918,14 +5947,17 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x06column\x18\x03 \x01(\x05R\x06column\x12\x16\n" +
 	"\x06server\x18\x04 \x01(\tR\x06server\x12\x10\n" +
 	"\x03key\x18\x05 \x01(\tR\x03key\x12\x18\n" +
-	"\amessage\x18\x06 \x01(\tR\amessage\"\x92\x01\n" +
+	"\amessage\x18\x06 \x01(\tR\amessage\"\x8f\x02\n" +
 	"\n" +
 	"ConfigDiff\x12\x14\n" +
 	"\x05added\x18\x01 \x03(\tR\x05added\x12\x18\n" +
 	"\aremoved\x18\x02 \x03(\tR\aremoved\x12\x1c\n" +
 	"\trestarted\x18\x03 \x03(\tR\trestarted\x12\x18\n" +
 	"\aupdated\x18\x04 \x03(\tR\aupdated\x12\x1c\n" +
-	"\tunchanged\x18\x05 \x03(\tR\tunchanged\"\x15\n" +
+	"\tunchanged\x18\x05 \x03(\tR\tunchanged\x12%\n" +
+	"\x0eprofiles_added\x18\x06 \x03(\tR\rprofilesAdded\x12)\n" +
+	"\x10profiles_removed\x18\a \x03(\tR\x0fprofilesRemoved\x12)\n" +
+	"\x10profiles_changed\x18\b \x03(\tR\x0fprofilesChanged\"\x15\n" +
 	"\x13ReloadConfigRequest\"\xc4\x01\n" +
 	"\x14ReloadConfigResponse\x12\x1f\n" +
 	"\vconfig_path\x18\x01 \x01(\tR\n" +

@@ -174,18 +174,24 @@ class CompleteRequest(_message.Message):
     def __init__(self, server: _Optional[str] = ..., params_json: _Optional[str] = ..., options: _Optional[_Union[CallOptions, _Mapping]] = ...) -> None: ...
 
 class ConfigDiff(_message.Message):
-    __slots__ = ["added", "removed", "restarted", "unchanged", "updated"]
+    __slots__ = ["added", "profiles_added", "profiles_changed", "profiles_removed", "removed", "restarted", "unchanged", "updated"]
     ADDED_FIELD_NUMBER: _ClassVar[int]
+    PROFILES_ADDED_FIELD_NUMBER: _ClassVar[int]
+    PROFILES_CHANGED_FIELD_NUMBER: _ClassVar[int]
+    PROFILES_REMOVED_FIELD_NUMBER: _ClassVar[int]
     REMOVED_FIELD_NUMBER: _ClassVar[int]
     RESTARTED_FIELD_NUMBER: _ClassVar[int]
     UNCHANGED_FIELD_NUMBER: _ClassVar[int]
     UPDATED_FIELD_NUMBER: _ClassVar[int]
     added: _containers.RepeatedScalarFieldContainer[str]
+    profiles_added: _containers.RepeatedScalarFieldContainer[str]
+    profiles_changed: _containers.RepeatedScalarFieldContainer[str]
+    profiles_removed: _containers.RepeatedScalarFieldContainer[str]
     removed: _containers.RepeatedScalarFieldContainer[str]
     restarted: _containers.RepeatedScalarFieldContainer[str]
     unchanged: _containers.RepeatedScalarFieldContainer[str]
     updated: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, added: _Optional[_Iterable[str]] = ..., removed: _Optional[_Iterable[str]] = ..., restarted: _Optional[_Iterable[str]] = ..., updated: _Optional[_Iterable[str]] = ..., unchanged: _Optional[_Iterable[str]] = ...) -> None: ...
+    def __init__(self, added: _Optional[_Iterable[str]] = ..., removed: _Optional[_Iterable[str]] = ..., restarted: _Optional[_Iterable[str]] = ..., updated: _Optional[_Iterable[str]] = ..., unchanged: _Optional[_Iterable[str]] = ..., profiles_added: _Optional[_Iterable[str]] = ..., profiles_removed: _Optional[_Iterable[str]] = ..., profiles_changed: _Optional[_Iterable[str]] = ...) -> None: ...
 
 class ConfigProblem(_message.Message):
     __slots__ = ["column", "key", "line", "message", "path", "server"]
