@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -193,6 +194,12 @@ func printHTTP(w io.Writer, h *mcpdv1.HttpStatus) {
 			line += " on " + sanitize(l)
 		}
 		fmt.Fprintln(w, line)
+		for _, u := range h.GetUrls() {
+			if i := strings.LastIndex(u, "/profiles/"); i >= 0 {
+				name := strings.TrimSuffix(u[i+len("/profiles/"):], "/mcp")
+				fmt.Fprintf(w, "http profile %s: %s\n", sanitize(name), sanitize(u))
+			}
+		}
 	default:
 		fmt.Fprintf(w, "http off: %s\n", oneLine(h.GetOffReason(), 200))
 	}

@@ -70,8 +70,12 @@ func opsOf(st *mcpdv1.GetStatusResponse, name string) serverOps {
 		o.dropped += s.GetDropped()
 		o.coalesced += s.GetCoalesced()
 		app := s.GetAppName()
-		if app == "" {
+		switch {
+		case app != "":
+		case s.GetAppPid() > 0:
 			app = fmt.Sprintf("pid %d", s.GetAppPid())
+		default:
+			app = "unnamed app" // no name given, and no process of its own (the HTTP face's)
 		}
 		if !slices.Contains(o.apps, app) {
 			o.apps = append(o.apps, app)

@@ -23,3 +23,14 @@ func TestPrintDiffProfiles(t *testing.T) {
 		t.Errorf("printDiff of nothing = %q", b.String())
 	}
 }
+
+// status names each profile's endpoint on a line of its own.
+func TestPrintHTTPProfiles(t *testing.T) {
+	var b strings.Builder
+	printHTTP(&b, &mcpdv1.HttpStatus{Listen: "127.0.0.1:6273", Urls: []string{
+		"http://127.0.0.1:6273/mcp", "http://127.0.0.1:6273/profiles/coding/mcp"}})
+	want := "http http://127.0.0.1:6273/mcp (one server: /servers/NAME/mcp)\nhttp profile coding: http://127.0.0.1:6273/profiles/coding/mcp\n"
+	if b.String() != want {
+		t.Errorf("printHTTP =\n%s\nwant\n%s", b.String(), want)
+	}
+}
