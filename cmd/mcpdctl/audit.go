@@ -168,6 +168,13 @@ func (t *auditTail) poll(path string, emit func(*audit.Record, []byte) error, wa
 		}
 	}
 	newer, found, err := openNewer(path, t.f)
+	for try := 0; err == nil && t.f != nil && !found && try < 3; try++ {
+		// Not among the files: removed, or caught between two renames
+		// of a rotation in progress (the next look finds it then).
+		closeAll(newer)
+		time.Sleep(5 * time.Millisecond)
+		newer, found, err = openNewer(path, t.f)
+	}
 	if err != nil {
 		return err
 	}
@@ -193,8 +200,8 @@ func (t *auditTail) poll(path string, emit func(*audit.Record, []byte) error, wa
 }
 
 // openNewer opens the log's files newer than stop (all of them when stop
-// is nil), oldest first: path (when it exists) and then <path>.1,
-// <path>.2, … up to stop or the first one missing. Each file is opened once, even when a rotation
+// is nil), oldest first: path and then <path>.1, <path>.2, … up to stop,
+// or two names missing in a row. Each file is opened once, even when a rotation
 // renames the files while they are opened. found reports whether stop was
 // among them.
 func openNewer(path string, stop *os.File) (files []*os.File, found bool, err error) {
@@ -203,18 +210,20 @@ func openNewer(path string, stop *os.File) (files []*os.File, found bool, err er
 		stopInfo, _ = stop.Stat()
 	}
 	var infos []os.FileInfo
-	for i := 0; ; i++ {
+	missed := 0
+	for i := 0; missed < 2; i++ {
 		name := path
 		if i > 0 {
 			name += "." + strconv.Itoa(i)
 		}
 		f, err := os.Open(name)
 		if errors.Is(err, os.ErrNotExist) {
-			if i == 0 {
-				continue // between a rotation's renames
-			}
-			break
+			// A rotation renames the files one at a time, oldest first:
+			// one name at a time may be missing meanwhile.
+			missed++
+			continue
 		}
+		missed = 0
 		if err != nil {
 			closeAll(files)
 			return nil, false, err

@@ -184,3 +184,23 @@ func TestAuditMissingFile(t *testing.T) {
 		t.Fatalf("audit --file missing: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A read that meets a rotation half done (one name missing while the
+// files are shifted) still reads the older files past the gap.
+func TestAuditReadsPastARotationsGap(t *testing.T) {
+	path := filepath.Join(t.TempDir(), audit.FileName)
+	appendRecords(t, path+".3", "old3")
+	appendRecords(t, path+".2", "old2") // .1 is being renamed to .2
+	appendRecords(t, path, "live")
+	var got []string
+	emit := func(r *audit.Record, _ []byte) error {
+		got = append(got, r.Name)
+		return nil
+	}
+	if err := followAudit(context.Background(), path, false, time.Millisecond, emit, io.Discard, func() {}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"old3", "old2", "live"}; !slices.Equal(got, want) {
+		t.Fatalf("read %v, want %v", got, want)
+	}
+}

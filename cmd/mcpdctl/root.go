@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -211,10 +212,10 @@ func flagErrorText(err error) string {
 		return "flag needs an argument: -" + noValue.GetFlag().Name
 	case errors.As(err, &invalid):
 		msg := fmt.Sprintf("invalid value %q for flag -%s: parse error", invalid.GetValue(), invalid.GetFlag().Name)
-		switch invalid.GetFlag().Value.Type() {
-		case "duration":
+		switch typ := invalid.GetFlag().Value.Type(); {
+		case typ == "duration":
 			msg += " (want a duration such as 30s, 5m or 1h30m)"
-		case "int", "int64", "uint", "uint64":
+		case strings.HasPrefix(typ, "int"), strings.HasPrefix(typ, "uint"), typ == "count":
 			msg += " (want a whole number)"
 		}
 		return msg

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -197,6 +198,9 @@ func printHTTP(w io.Writer, h *mcpdv1.HttpStatus) {
 		for _, u := range h.GetUrls() {
 			if i := strings.LastIndex(u, "/profiles/"); i >= 0 {
 				name := strings.TrimSuffix(u[i+len("/profiles/"):], "/mcp")
+				if n, err := url.PathUnescape(name); err == nil {
+					name = n
+				}
 				fmt.Fprintf(w, "http profile %s: %s\n", sanitize(name), sanitize(u))
 			}
 		}

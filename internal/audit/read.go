@@ -16,14 +16,17 @@ import (
 const maxLine = 64 << 20
 
 // Files returns the log's files oldest first: the rotated ones that exist
-// (<path>.N … <path>.1, up to the first one missing), then path.
+// (<path>.N … <path>.1, up to two names missing in a row: a rotation in
+// progress leaves one missing), then path.
 func Files(path string) []string {
 	out := []string{path}
-	for i := 1; ; i++ {
+	for i, missed := 1, 0; missed < 2; i++ {
 		p := path + "." + strconv.Itoa(i)
 		if _, err := os.Stat(p); err != nil {
-			break
+			missed++
+			continue
 		}
+		missed = 0
 		out = append(out, p)
 	}
 	slices.Reverse(out)

@@ -73,6 +73,7 @@ type bridge struct {
 	stuck       map[string]bool                 // servers that never ran and failed a list that was given up on (slowlists.go)
 	lastInfo    json.RawMessage                 // clientInfo's last info…
 	lastClient  *mcpdv1.ClientInfo              // …and what it made of it
+	refresh     refreshState                    // reconfig.go
 }
 
 // route is where an exposed (possibly prefixed) tool or prompt name goes.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -56,17 +57,56 @@ func isListChange(k mcpdv1.SubscriptionEventKind) bool {
 	return false
 }
 
-// refreshProfile asks mcpd again about the profile a bridge serves, when
-// mcpd said that its lists changed (a reload changes a profile's rules,
-// servers or prefix that way), and applies what it says: a new prefix
-// mode names the next lists. The servers served stay those the bridge
-// started with, and the operator and host are told when the profile's
-// differ, or when the profile is gone. A bridge of the HTTP face is left
-// to its handler (Reconfigure), which replaces or ends it.
-func (b *bridge) refreshProfile(ctx context.Context) {
+// refreshState coalesces the profile refreshes of a burst of list
+// changes (a reload sends one per server and kind); guarded by bridge.mu.
+type refreshState struct {
+	running bool // a refresh goroutine runs
+	again   bool // another was asked for meanwhile: it runs once more
+}
+
+// refreshTimeout bounds one refresh's question to mcpd.
+const refreshTimeout = 10 * time.Second
+
+// refreshProfileSoon has the profile refreshed on a goroutine of the
+// bridge's, once more after the one running if there is one: the event
+// loop that asks goes on delivering meanwhile.
+func (b *bridge) refreshProfileSoon() {
 	if b.opts.Profile == "" || b.opts.byHandler {
 		return
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.refresh.running {
+		b.refresh.again = true
+		return
+	}
+	b.refresh.running = true
+	b.wg.Go(func() {
+		for {
+			b.refreshProfile(b.ctx)
+			b.mu.Lock()
+			again := b.refresh.again
+			b.refresh.again, b.refresh.running = false, again
+			b.mu.Unlock()
+			if !again {
+				return
+			}
+		}
+	})
+}
+
+// refreshProfile asks mcpd again about the profile a bridge serves, when
+// mcpd said that its lists changed (a reload changes a profile's rules,
+// servers or prefix that way) or came back, and applies what it says: a
+// new prefix mode names the next lists (and the host is told they
+// changed). The servers served stay those the bridge started with; the
+// operator and host are told when one of them left the profile, when the
+// profile gained servers a bridge of the whole profile does not serve, and
+// when the profile is gone. A bridge of the HTTP face is left to its
+// handler (Reconfigure), which replaces or ends it.
+func (b *bridge) refreshProfile(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
+	defer cancel()
 	resp, err := b.be.ListServers(ctx, &mcpdv1.ListServersRequest{})
 	switch {
 	case status.Code(err) == codes.NotFound:
@@ -76,9 +116,25 @@ func (b *bridge) refreshProfile(ctx context.Context) {
 		return // mcpd going away: the stream's end says so
 	}
 	info := resp.GetProfile()
-	if b.reprofile(info) {
-		b.warnOnce(fmt.Sprintf("profile %q now serves %s; this bridge serves %s until it is restarted",
-			b.opts.Profile, quoteList(info.GetServers()), quoteList(b.names)))
+	b.reprofile(info)
+	var left, gained []string
+	for _, n := range b.names {
+		if !slices.Contains(info.GetServers(), n) {
+			left = append(left, n)
+		}
+	}
+	if len(b.opts.Names) == 0 { // the whole profile
+		for _, n := range info.GetServers() {
+			if !slices.Contains(b.names, n) {
+				gained = append(gained, n)
+			}
+		}
+	}
+	if len(left) > 0 {
+		b.warnOnce(fmt.Sprintf("profile %q no longer serves %s: left out of this bridge's lists", b.opts.Profile, quoteList(left)))
+	}
+	if len(gained) > 0 {
+		b.warnOnce(fmt.Sprintf("profile %q now also serves %s: restart the bridge to serve it", b.opts.Profile, quoteList(gained)))
 	}
 }
 

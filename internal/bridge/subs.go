@@ -116,7 +116,9 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	// read meanwhile.
 	b.askSyncURIs()
 	if !first {
-		// mcpd came back: the lists may have changed while it was down.
+		// mcpd came back: the lists, and the profile, may have changed
+		// while it was down.
+		b.refreshProfileSoon()
 		for _, k := range []mcpdv1.SubscriptionEventKind{
 			mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED,
 			mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED,
@@ -135,7 +137,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 			continue
 		}
 		if ev.GetSynthetic() && isListChange(ev.GetKind()) {
-			b.refreshProfile(ctx) // reconfig.go: a reload may have changed it
+			b.refreshProfileSoon() // reconfig.go: a reload may have changed it
 		}
 		b.deliver(ev)
 	}

@@ -18,8 +18,9 @@ type ListChange struct {
 // whose rules changed (another allow or deny list, another override), and
 // tools and prompts when the profile's prefix mode changed (their names
 // change); for a server it gained or lost, and for every server of a
-// profile that is gone, every kind. A profile that is new has no hosts yet.
-// Sorted by profile, then server.
+// profile that is gone or new, every kind (a host may still run under a
+// profile that was removed, and see it come back). Sorted by profile,
+// then server.
 func ListChanges(before, after Set) []ListChange {
 	var out []ListChange
 	all := func(profile, server string) ListChange {
@@ -34,11 +35,8 @@ func ListChanges(before, after Set) []ListChange {
 	slices.Sort(names)
 	for _, name := range names {
 		old, now := before[name], after[name]
-		switch {
-		case old == nil:
-			continue
-		case now == nil:
-			for _, server := range old.ServerNames() {
+		if old == nil || now == nil {
+			for _, server := range cmpOr(old, now).ServerNames() {
 				out = append(out, all(name, server))
 			}
 			continue
@@ -83,11 +81,19 @@ func Diff(before, after Set) (added, removed, changed []string) {
 		}
 	}
 	for _, c := range ListChanges(before, after) {
-		if after[c.Profile] != nil && !slices.Contains(changed, c.Profile) {
+		if before[c.Profile] != nil && after[c.Profile] != nil && !slices.Contains(changed, c.Profile) {
 			changed = append(changed, c.Profile)
 		}
 	}
 	return added, removed, changed
+}
+
+// cmpOr is a if it is not nil, else b.
+func cmpOr(a, b *Profile) *Profile {
+	if a != nil {
+		return a
+	}
+	return b
 }
 
 // same reports whether r and q show the same items the same way.

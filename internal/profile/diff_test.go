@@ -34,6 +34,7 @@ func TestListChanges(t *testing.T) {
 		"added": {Name: "added", Servers: map[string]*Server{"fs": {Tools: Rules{HasAllow: true}}}},
 	}
 	want := []ListChange{
+		{Profile: "added", Server: "fs", Tools: true, Prompts: true, Resources: true},
 		{Profile: "dev", Server: "fs", Tools: true},
 		{Profile: "dev", Server: "gone", Tools: true, Prompts: true, Resources: true},
 		{Profile: "dev", Server: "new", Tools: true, Prompts: true, Resources: true},
@@ -47,8 +48,8 @@ func TestListChanges(t *testing.T) {
 	if got := ListChanges(after, after); got != nil {
 		t.Errorf("ListChanges of a set with itself = %+v, want none", got)
 	}
-	if got := ListChanges(nil, after); got != nil {
-		t.Errorf("ListChanges from no profiles = %+v, want none", got)
+	if got := ListChanges(nil, after); len(got) != 6 {
+		t.Errorf("ListChanges from no profiles = %+v, want every server of every profile", got)
 	}
 	// Another prefix mode renames tools and prompts, not resources.
 	renamed := Set{"ops": {Name: "ops", Prefix: PrefixOnCollision, Servers: after["ops"].Servers}}

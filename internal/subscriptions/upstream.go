@@ -51,9 +51,10 @@ type upstream struct {
 	// handshake) must not be waited for, and so wanted, after its last
 	// subscriber left.
 	acquiring context.CancelFunc
-	// demand is whether the last reconcile found streams wanting
-	// something (not only mcpd's own listen): covers needs it.
-	demand bool
+	// live is set when the last reconcile applied the streams' union on
+	// a live child (ack is that child's), and cleared when it resolves
+	// otherwise, the child is lost or its listen ends: covers needs it.
+	live bool
 
 	// stop ends the loop of this upstream alone (set before it starts).
 	stop context.CancelFunc
@@ -179,13 +180,14 @@ func (u *upstream) wait(ctx context.Context, v uint64) ServerAck {
 // already holds everything w asks for, and no change of interest is
 // waiting: a stream that wants only that changes nothing upstream, and
 // need not wait for a reconcile (which reads every open stream). It
-// reports false otherwise, and while only mcpd's own listen is up (a first
-// app's demand must be reconciled, and reported).
+// reports false otherwise: while only mcpd's own listen is up (a first
+// app's demand must be reconciled, and reported), and while the child or
+// listen it acknowledged is gone.
 func (u *upstream) covers(w wants) (ServerAck, bool) {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	a := u.ack
-	if u.gone != "" || u.retired || !u.demand || u.applied != u.version || a.Error != "" ||
+	if u.gone != "" || u.retired || !u.live || u.applied != u.version || a.Error != "" ||
 		w.tools && !a.ToolsListChanged || w.prompts && !a.PromptsListChanged ||
 		w.resources && !a.ResourcesListChanged || w.logs && !a.Logs {
 		return ServerAck{}, false
@@ -201,10 +203,14 @@ func (u *upstream) covers(w wants) (ServerAck, bool) {
 func quote(s string) string { b, _ := json.Marshal(s); return string(b) }
 
 // resolve publishes the ack of version v and releases its waiters.
-func (u *upstream) resolve(v uint64, a ServerAck) {
+func (u *upstream) resolve(v uint64, a ServerAck) { u.resolveLive(v, a, false) }
+
+// resolveLive is resolve; live says the ack is of the streams' union
+// applied on a live child (covers).
+func (u *upstream) resolveLive(v uint64, a ServerAck, live bool) {
 	a.Server = u.name
 	u.mu.Lock()
-	u.applied, u.ack = v, a
+	u.applied, u.ack, u.live = v, a, live
 	kept := u.waiters[:0]
 	var done []waiter
 	for _, w := range u.waiters {
@@ -279,6 +285,7 @@ func (u *upstream) run(ctx context.Context) {
 			u.lost()
 		case <-listenDone:
 			u.log.Debug("listen ended")
+			u.notLive()
 			u.listen, u.listenKey = nil, ""
 			u.promise(ServerAck{})
 			u.retryAt = time.Now().Add(relistenDelay)
@@ -293,6 +300,14 @@ func (u *upstream) run(ctx context.Context) {
 	}
 }
 
+// notLive says the subscription acknowledged last is not in place any
+// more (its child or listen is gone): new streams wait for a reconcile.
+func (u *upstream) notLive() {
+	u.mu.Lock()
+	u.live = false
+	u.mu.Unlock()
+}
+
 func (u *upstream) arm(d time.Duration) {
 	if u.timer != nil {
 		u.timer.Stop()
@@ -303,6 +318,7 @@ func (u *upstream) arm(d time.Duration) {
 // lost forgets a child that exited: its subscriptions died with it.
 func (u *upstream) lost() {
 	u.log.Debug("child gone", zap.Int("pid", u.child.Pid()))
+	u.notLive()
 	u.child, u.subscribed = nil, nil
 	u.listen, u.listenKey, u.zombie = nil, "", nil
 	// What the listens of the dead child still held is not delivered: the
@@ -317,9 +333,6 @@ func (u *upstream) reconcile(ctx context.Context) {
 	v := u.version
 	u.mu.Unlock()
 	want, scope := u.m.union(u.target())
-	u.mu.Lock()
-	u.demand = want.any()
-	u.mu.Unlock()
 	if !want.any() {
 		// mcpd's own listen (own.go) may stay; it is not demand. Its
 		// acknowledgement is what the next app's subscription starts from
@@ -372,7 +385,7 @@ func (u *upstream) reconcile(ctx context.Context) {
 		a = u.applyLegacy(ctx, want)
 	}
 	u.established = true
-	u.resolve(v, a)
+	u.resolveLive(v, a, !exited(u.child))
 	u.promise(a)
 	if restarted && !exited(u.child) {
 		// (A child that died while its subscriptions were re-sent gets no

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 )
 
 // instantChild is a legacy child that takes every resources/subscribe at
@@ -59,5 +60,47 @@ func BenchmarkSubscribe(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/subscribe")
 		})
+	}
+}
+
+// dyingSource gives out one child; once it has exited, the server cannot
+// run (a crash loop).
+type dyingSource struct{ child instantChild }
+
+func (s dyingSource) Acquire(context.Context, string) (Child, error) {
+	select {
+	case <-s.child.done:
+		return nil, errors.New("server is in a crash loop")
+	default:
+		return s.child, nil
+	}
+}
+func (dyingSource) Names() []string { return []string{"s"} }
+
+// A stream that subscribes after the child that acknowledged the others
+// exited is not answered from that child's acknowledgement: it waits for
+// the upstream, and learns the server cannot run.
+func TestSubscribeAfterChildLostWaits(t *testing.T) {
+	src := dyingSource{child: instantChild{done: make(chan struct{})}}
+	m := New(Options{Source: src})
+	defer m.Close()
+	w := Watch{Servers: []string{"s"}, ToolsListChanged: true, URIs: []string{"r://a"}}
+	if _, acks, err := m.Subscribe(context.Background(), AppInfo{}, w); err != nil || acks[0].Error != "" {
+		t.Fatalf("first subscribe: %v %+v", err, acks)
+	}
+	close(src.child.done)
+	u := m.existing(Target{Server: "s"})
+	for { // the upstream's loop notices the exit (polling, not a timed wait)
+		u.mu.Lock()
+		live := u.live
+		u.mu.Unlock()
+		if !live {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_, acks, err := m.Subscribe(context.Background(), AppInfo{}, w)
+	if err != nil || len(acks) != 1 || acks[0].Error == "" {
+		t.Fatalf("subscribe after the child exited: %v %+v, want the server's error", err, acks)
 	}
 }
