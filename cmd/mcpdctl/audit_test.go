@@ -53,25 +53,7 @@ func TestFollowAuditAcrossRotation(t *testing.T) {
 			appendRecords(t, path, "c1")
 		},
 	}
-	var got []string
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	looks := 0
-	flush := func() {
-		if looks < len(steps) {
-			steps[looks]()
-		} else {
-			cancel()
-		}
-		looks++
-	}
-	emit := func(r *audit.Record, _ []byte) error {
-		got = append(got, r.Name)
-		return nil
-	}
-	if err := followAudit(ctx, path, true, time.Millisecond, emit, io.Discard, flush); err != nil {
-		t.Fatal(err)
-	}
+	got, _ := followLooks(t, path, steps...)
 	if want := []string{"a1", "a2", "a3", "b1", "b2", "c1"}; !slices.Equal(got, want) {
 		t.Fatalf("followed %v, want %v", got, want)
 	}
