@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -53,33 +51,4 @@ func (b *bench) startBridge(ctx context.Context, socket string, t target, label 
 		return nil, fmt.Errorf("handshake with mcpdctl bridge %s: %w", t.Name, err)
 	}
 	return d, nil
-}
-
-// clockTick is the unit of utime and stime in /proc/PID/stat: USER_HZ,
-// 100 on every Linux architecture Go supports.
-const clockTick = 10 * time.Millisecond
-
-// procCPU is the CPU time (user + system, all threads) pid used so far,
-// from /proc/PID/stat.
-func procCPU(pid int) (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, fmt.Errorf("read stat of %d: %w", pid, err)
-	}
-	// The command name is in parentheses and may contain spaces; utime
-	// and stime are fields 14 and 15, the 12th and 13th after it.
-	i := strings.LastIndexByte(string(b), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("malformed stat of %d", pid)
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 13 {
-		return 0, fmt.Errorf("malformed stat of %d", pid)
-	}
-	utime, err1 := strconv.ParseInt(f[11], 10, 64)
-	stime, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("malformed stat of %d", pid)
-	}
-	return time.Duration(utime+stime) * clockTick, nil
 }

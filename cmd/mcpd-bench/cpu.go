@@ -28,7 +28,8 @@ const (
 )
 
 // cpuCalls is how many calls each CPU measurement makes: enough that the
-// 10 ms resolution of /proc/PID/stat is a few µs per call.
+// 10 ms resolution of /proc/PID/stat, where the process's CPU clock cannot
+// be read, is a few µs per call.
 func (b *bench) cpuCalls() int {
 	if b.o.smoke {
 		return 500

@@ -73,8 +73,8 @@ type fanOutRun struct {
 }
 
 // fanOutBlock is how many fan-outs of one side run before the other's:
-// long enough for /proc's CPU clock (10 ms ticks), short enough that both
-// sides see the same machine.
+// long enough for the CPU clock (10 ms ticks where only /proc has it),
+// short enough that both sides see the same machine.
 const fanOutBlock = 5
 
 // fanOutWarmUp is how many fan-outs of each side run unmeasured first:

@@ -202,7 +202,7 @@ func printThroughput(w io.Writer, tw *tabwriter.Writer, r *report) {
 			t.McpdP50, t.McpdUnaryP50, t.RelayP50, t.McpdOverRelayP50, t.UnaryOverRelayP50)
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "CPU per call under that load, µs (utime+stime of mcpd, or of the relay process, over each measurement, in /proc's 10 ms ticks; median of rounds)")
+	fmt.Fprintln(w, "CPU per call under that load, µs (utime+stime of mcpd, or of the relay process, over each measurement; median of rounds)")
 	fmt.Fprintln(tw, "server\tapps\tmcpd\tmcpd unary\trelay\tmcpd/relay\tunary/relay\t")
 	for _, t := range r.Throughput {
 		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.1f\t%.1f\t%.2fx\t%.2fx\t\n", t.Server, t.Concurrency,

@@ -38,9 +38,10 @@ type trustRow struct {
 	Ratio float64 `json:"ratio_to_all_off"`
 }
 
-// trustCalls is how many calls each measurement makes: /proc/PID/stat
-// counts in 10 ms ticks, so a measurement must take well over a second
-// of mcpd's CPU for the ratios to be good to a few percent.
+// trustCalls is how many calls each measurement makes: where mcpd's CPU
+// clock cannot be read, /proc/PID/stat counts in 10 ms ticks, so a
+// measurement must take well over a second of mcpd's CPU for the ratios
+// to be good to a few percent.
 func (b *bench) trustCalls() int {
 	if b.o.smoke {
 		return 300

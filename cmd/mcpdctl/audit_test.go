@@ -144,6 +144,16 @@ func TestAuditReadsEveryRotatedFile(t *testing.T) {
 	}
 	appendRecords(t, path, "live")
 	want = append(want, "live")
+	got := readOnce(t, path)
+	if !slices.Equal(got, want) {
+		t.Fatalf("read %d records %v…, want %d", len(got), got[:min(len(got), 3)], len(want))
+	}
+}
+
+// readOnce reads the log at path once, as mcpdctl audit without -f does,
+// and returns the names printed.
+func readOnce(t *testing.T, path string) []string {
+	t.Helper()
 	var got []string
 	emit := func(r *audit.Record, _ []byte) error {
 		got = append(got, r.Name)
@@ -152,9 +162,7 @@ func TestAuditReadsEveryRotatedFile(t *testing.T) {
 	if err := followAudit(context.Background(), path, false, time.Millisecond, emit, io.Discard, func() {}); err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(got, want) {
-		t.Fatalf("read %d records %v…, want %d", len(got), got[:min(len(got), 3)], len(want))
-	}
+	return got
 }
 
 // --file names a file that must exist: a mistyped path is not an empty
@@ -174,14 +182,7 @@ func TestAuditReadsPastARotationsGap(t *testing.T) {
 	appendRecords(t, path+".3", "old3")
 	appendRecords(t, path+".2", "old2") // .1 is being renamed to .2
 	appendRecords(t, path, "live")
-	var got []string
-	emit := func(r *audit.Record, _ []byte) error {
-		got = append(got, r.Name)
-		return nil
-	}
-	if err := followAudit(context.Background(), path, false, time.Millisecond, emit, io.Discard, func() {}); err != nil {
-		t.Fatal(err)
-	}
+	got := readOnce(t, path)
 	if want := []string{"old3", "old2", "live"}; !slices.Equal(got, want) {
 		t.Fatalf("read %v, want %v", got, want)
 	}
