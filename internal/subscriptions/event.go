@@ -10,6 +10,10 @@
 // cancelled, and notifications delivered on both during the switch are
 // passed on once. After the child is restarted every subscription is sent
 // again and the apps get a restarted event plus synthetic change events.
+// A reload that changes what a profile shows sends the streams opened
+// under it synthetic change events too (ProfileListsChanged). A new stream
+// that wants only what the upstream subscription already holds is
+// acknowledged from it, without a reconcile (upstream.covers).
 //
 // Downstream, each app stream has a bounded queue (by events and bytes).
 // A full queue coalesces entries by identity (server + kind + URI), so a
