@@ -385,7 +385,10 @@ func (u *upstream) reconcile(ctx context.Context) {
 		a = u.applyLegacy(ctx, want)
 	}
 	u.established = true
-	u.resolveLive(v, a, !exited(u.child))
+	// In place: on a live child and, for a modern one, in an open listen
+	// (one that ended waits relistenDelay before it is opened again, and
+	// applyModern answers with the last ack meanwhile).
+	u.resolveLive(v, a, !exited(u.child) && (!u.child.Modern() || u.listen != nil))
 	u.promise(a)
 	if restarted && !exited(u.child) {
 		// (A child that died while its subscriptions were re-sent gets no
