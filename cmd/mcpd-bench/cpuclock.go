@@ -5,6 +5,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -18,11 +19,24 @@ const clockTick = 10 * time.Millisecond
 // too) pid used so far: from the process's CPU-time clock, to the
 // nanosecond, else from /proc/PID/stat, in clockTicks.
 func procCPU(pid int) (time.Duration, error) {
-	if d, ok := processClock(pid); ok {
-		return d, nil
+	// One source per process, so that a measurement never subtracts a
+	// reading of one from a reading of the other.
+	if v, known := statOnly.Load(pid); !known || !v.(bool) {
+		if d, ok := processClock(pid); ok {
+			statOnly.LoadOrStore(pid, false)
+			return d, nil
+		}
+		if known {
+			return 0, fmt.Errorf("CPU clock of %d: no longer readable", pid)
+		}
+		statOnly.Store(pid, true)
 	}
 	return procStatCPU(pid)
 }
+
+// statOnly records, by pid, whether its CPU time comes from /proc/PID/stat
+// (true) or from its CPU clock (false).
+var statOnly sync.Map
 
 // processClock reads pid's CPU-time clock, the clock clock_getcpuclockid
 // names (MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED)): the scheduler's
