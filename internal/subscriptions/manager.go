@@ -394,6 +394,7 @@ func (m *Manager) Update(ctx context.Context, id uint64, add, remove []string) (
 func (m *Manager) remove(st *Stream) {
 	// A reload may change the stream's servers meanwhile (ServerRemoved):
 	// end reads them under the stream's lock.
+	leaving := m.interests(st) // leave.go
 	servers := st.end(true)
 	m.mu.Lock()
 	if m.streams[st.id] == st {
@@ -401,7 +402,7 @@ func (m *Manager) remove(st *Stream) {
 	}
 	delete(m.streams, st.id)
 	m.mu.Unlock()
-	m.wake(servers)
+	m.release(servers, leaving)
 	m.log.Debug("stream closed", zap.Uint64("subscription_id", st.id), zap.String("app", st.app.Name))
 }
 
@@ -409,24 +410,9 @@ func (m *Manager) remove(st *Stream) {
 // the stream has ended, though it stays listed (as lagged) until its app has
 // read the lagged event or gone away.
 func (m *Manager) lagged(st *Stream) {
-	m.wake(st.end(false))
+	leaving := m.interests(st)
+	m.release(st.end(false), leaving)
 	m.log.Debug("stream lagged", zap.Uint64("subscription_id", st.id), zap.String("app", st.app.Name))
-}
-
-// wake records a change of interest on the upstreams of servers (nil: every
-// server).
-func (m *Manager) wake(servers map[string]bool) {
-	m.mu.RLock()
-	var ups []*upstream
-	for t, u := range m.upstreams {
-		if servers == nil || servers[t.Server] {
-			ups = append(ups, u)
-		}
-	}
-	m.mu.RUnlock()
-	for _, u := range ups {
-		u.changed()
-	}
 }
 
 // union is what every open stream wants from t, and the scope of one of

@@ -5,6 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -102,5 +105,92 @@ func TestSubscribeAfterChildLostWaits(t *testing.T) {
 	_, acks, err := m.Subscribe(context.Background(), AppInfo{}, w)
 	if err != nil || len(acks) != 1 || acks[0].Error == "" {
 		t.Fatalf("subscribe after the child exited: %v %+v, want the server's error", err, acks)
+	}
+}
+
+// BenchmarkJoinAndLeave: one more app subscribes and leaves while n others
+// watch the same things on the same server; ns/op is one Subscribe and
+// one Close, and the upstream work they cause (none needed).
+func BenchmarkJoinAndLeave(b *testing.B) {
+	for _, n := range []int{10, 100, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			m := New(Options{Source: instantSource{names: []string{"s"}, child: instantChild{done: make(chan struct{})}}})
+			defer m.Close()
+			w := Watch{Servers: []string{"s"}, ToolsListChanged: true, URIs: []string{"r://a"}}
+			for range n {
+				if _, _, err := m.Subscribe(context.Background(), AppInfo{}, w); err != nil {
+					b.Fatal(err)
+				}
+			}
+			for b.Loop() {
+				st, _, err := m.Subscribe(context.Background(), AppInfo{}, w)
+				if err != nil {
+					b.Fatal(err)
+				}
+				st.Close()
+			}
+		})
+	}
+}
+
+// recordingChild is an instantChild that records its resources/subscribe
+// and resources/unsubscribe calls.
+type recordingChild struct {
+	instantChild
+	mu    sync.Mutex
+	calls []string
+}
+
+func (c *recordingChild) Call(_ context.Context, method string, params json.RawMessage) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, method+" "+string(params))
+	return nil
+}
+
+func (c *recordingChild) called() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.calls)
+}
+
+type recordingSource struct{ child *recordingChild }
+
+func (s recordingSource) Acquire(context.Context, string) (Child, error) { return s.child, nil }
+func (recordingSource) Names() []string                                  { return []string{"s"} }
+
+// A stream that leaves while others still want all it wanted changes
+// nothing upstream; one that was the last to want a URI unsubscribes it.
+func TestLeavingReleasesOnlyWhatNoOtherWants(t *testing.T) {
+	child := &recordingChild{instantChild: instantChild{done: make(chan struct{})}}
+	m := New(Options{Source: recordingSource{child}})
+	defer m.Close()
+	open := func(uris ...string) *Stream {
+		t.Helper()
+		st, acks, err := m.Subscribe(context.Background(), AppInfo{}, Watch{Servers: []string{"s"}, URIs: uris})
+		if err != nil || acks[0].Error != "" {
+			t.Fatalf("subscribe %v: %v %+v", uris, err, acks)
+		}
+		return st
+	}
+	a, b := open("r://a"), open("r://a", "r://b")
+	c := open("r://a")
+	defer c.Close()
+	before := len(child.called())
+	a.Close() // c still wants r://a
+	// b's leave shrinks the union: r://b is unsubscribed. Its ack, once a
+	// new stream waits for the upstream, says the reconcile ran.
+	b.Close()
+	if _, acks, err := m.Subscribe(context.Background(), AppInfo{}, Watch{Servers: []string{"s"}, URIs: []string{"r://c"}}); err != nil || acks[0].Error != "" {
+		t.Fatalf("subscribe r://c: %v %+v", err, acks)
+	}
+	var unsubscribed []string
+	for _, c := range child.called()[before:] {
+		if strings.HasPrefix(c, "resources/unsubscribe") {
+			unsubscribed = append(unsubscribed, c)
+		}
+	}
+	if len(unsubscribed) != 1 || !strings.Contains(unsubscribed[0], "r://b") {
+		t.Fatalf("unsubscribed %v, want r://b alone", unsubscribed)
 	}
 }
