@@ -8,36 +8,39 @@ import "slices"
 // app leaves and another stream still wants all it wanted, which is the
 // common case, the union cannot change and no reconcile is asked for.
 
-// interests is what st wants from each upstream target now, before it
-// ends (targets it wants nothing from are left out).
-func (m *Manager) interests(st *Stream) map[Target]wants {
-	m.mu.RLock()
-	targets := make([]Target, 0, len(m.upstreams))
-	for t := range m.upstreams {
-		targets = append(targets, t)
+// left is what a stream wanted upstream when it ended (Stream.end).
+type left struct {
+	ended   bool            // it had ended before: it wanted nothing
+	servers map[string]bool // nil: every server
+	flags   wants           // its kinds (no URIs)
+	uris    map[string][]string
+}
+
+// of is what the stream wanted from server (from any of its instances).
+func (l left) of(server string) wants {
+	if l.ended || l.servers != nil && !l.servers[server] {
+		return wants{}
 	}
-	m.mu.RUnlock()
-	out := map[Target]wants{}
-	for _, t := range targets {
-		if w := m.wantsOf(st, t); w.any() {
-			out[t] = w
-		}
-	}
-	return out
+	w := l.flags
+	w.uris = l.uris[server]
+	return w
 }
 
 // release records, after st ended, a change of interest on the upstreams
-// of servers (nil: every server) whose union st's leaving may shrink:
-// those it wanted something from (leaving) that no other stream still
-// wants as well.
-func (m *Manager) release(servers map[string]bool, leaving map[Target]wants) {
+// whose union its leaving may shrink: those of the instances it reached
+// and wanted something from that no other stream still wants as well.
+func (m *Manager) release(st *Stream, l left) {
 	m.mu.RLock()
 	var ups []*upstream
 	for t, u := range m.upstreams {
-		if servers != nil && !servers[t.Server] {
+		w := l.of(t.Server)
+		if !w.any() {
 			continue
 		}
-		if w, ok := leaving[t]; ok && !m.wantedByOthersLocked(t, w) {
+		if key, err := m.route(st, t.Server); err != nil || key != t.Instance {
+			continue
+		}
+		if !m.wantedByOthersLocked(t, w) {
 			ups = append(ups, u)
 		}
 	}
@@ -59,7 +62,7 @@ func (m *Manager) wantedByOthersLocked(t Target, w wants) bool {
 	return false
 }
 
-// holds reports whether a asks for everything b asks for.
+// holds reports whether a asks for everything b asks for (URIs sorted).
 func holds(a, b wants) bool {
 	if b.tools && !a.tools || b.prompts && !a.prompts || b.resources && !a.resources || b.logs && !a.logs {
 		return false

@@ -394,15 +394,14 @@ func (m *Manager) Update(ctx context.Context, id uint64, add, remove []string) (
 func (m *Manager) remove(st *Stream) {
 	// A reload may change the stream's servers meanwhile (ServerRemoved):
 	// end reads them under the stream's lock.
-	leaving := m.interests(st) // leave.go
-	servers := st.end(true)
+	l := st.end(true)
 	m.mu.Lock()
 	if m.streams[st.id] == st {
 		m.retireLocked(st)
 	}
 	delete(m.streams, st.id)
 	m.mu.Unlock()
-	m.release(servers, leaving)
+	m.release(st, l) // leave.go
 	m.log.Debug("stream closed", zap.Uint64("subscription_id", st.id), zap.String("app", st.app.Name))
 }
 
@@ -410,8 +409,7 @@ func (m *Manager) remove(st *Stream) {
 // the stream has ended, though it stays listed (as lagged) until its app has
 // read the lagged event or gone away.
 func (m *Manager) lagged(st *Stream) {
-	leaving := m.interests(st)
-	m.release(st.end(false), leaving)
+	m.release(st, st.end(false))
 	m.log.Debug("stream lagged", zap.Uint64("subscription_id", st.id), zap.String("app", st.app.Name))
 }
 

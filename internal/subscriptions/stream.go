@@ -66,14 +66,24 @@ func (st *Stream) Close() {
 }
 
 // end marks the stream as wanting nothing upstream any more (and, with
-// closed, as taking no more events) and returns its servers (nil: every
-// server).
-func (st *Stream) end(closed bool) map[string]bool {
+// closed, as taking no more events) and returns what it wanted until then
+// (leave.go), read in the same critical section.
+func (st *Stream) end(closed bool) left {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	l := left{ended: st.ended}
+	if !st.ended {
+		l.servers = maps.Clone(st.servers)
+		l.flags = wants{tools: st.watch.ToolsListChanged, prompts: st.watch.PromptsListChanged,
+			resources: st.watch.ResourcesListChanged, logs: st.watch.Logs}
+		l.uris = map[string][]string{}
+		for server, set := range st.uris {
+			l.uris[server] = slices.Sorted(maps.Keys(set))
+		}
+	}
 	st.ended = true
 	st.closed = st.closed || closed
-	return maps.Clone(st.servers)
+	return l
 }
 
 // fail ends the stream with a terminal error event.

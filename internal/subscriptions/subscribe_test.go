@@ -194,3 +194,34 @@ func TestLeavingReleasesOnlyWhatNoOtherWants(t *testing.T) {
 		t.Fatalf("unsubscribed %v, want r://b alone", unsubscribed)
 	}
 }
+
+// What a stream added by an update is released when it leaves, though
+// another stream still wants what it first asked for.
+func TestLeavingReleasesWhatAnUpdateAdded(t *testing.T) {
+	child := &recordingChild{instantChild: instantChild{done: make(chan struct{})}}
+	m := New(Options{Source: recordingSource{child}})
+	defer m.Close()
+	w := Watch{Servers: []string{"s"}, URIs: []string{"r://a"}}
+	keep, _, err := m.Subscribe(context.Background(), AppInfo{}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer keep.Close()
+	leaver, _, err := m.Subscribe(context.Background(), AppInfo{}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.Update(context.Background(), leaver.ID(), []string{"r://b"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	leaver.Close()
+	// A subscriber that waits for the upstream sees the leave applied.
+	if _, acks, err := m.Subscribe(context.Background(), AppInfo{}, Watch{Servers: []string{"s"}, URIs: []string{"r://c"}}); err != nil || acks[0].Error != "" {
+		t.Fatalf("subscribe r://c: %v %+v", err, acks)
+	}
+	if calls := child.called(); !slices.ContainsFunc(calls, func(c string) bool {
+		return strings.HasPrefix(c, "resources/unsubscribe") && strings.Contains(c, "r://b")
+	}) {
+		t.Fatalf("calls %v: r://b, which only the leaver wanted, was not unsubscribed", calls)
+	}
+}
