@@ -181,11 +181,7 @@ func (t *auditTail) poll(path string, emit func(*audit.Record, []byte) error, wa
 	if t.f != nil && !found && len(newer) > 0 {
 		fmt.Fprintln(warn, "mcpdctl: the audit log was rotated past the files it keeps since the last look; records in files removed meanwhile, if any, are not shown")
 	}
-	defer func() {
-		for _, f := range newer {
-			f.Close()
-		}
-	}()
+	defer closeAll(newer) // not the newest, which is kept (nil here)
 	for i, f := range newer {
 		if i == len(newer)-1 { // the newest: followed from here
 			t.close()
@@ -201,9 +197,9 @@ func (t *auditTail) poll(path string, emit func(*audit.Record, []byte) error, wa
 
 // openNewer opens the log's files newer than stop (all of them when stop
 // is nil), oldest first: path and then <path>.1, <path>.2, … up to stop,
-// or two names missing in a row. Each file is opened once, even when a rotation
-// renames the files while they are opened. found reports whether stop was
-// among them.
+// or two names missing in a row. Each file is opened once, even when a
+// rotation renames the files while they are opened. found reports whether
+// stop was among them.
 func openNewer(path string, stop *os.File) (files []*os.File, found bool, err error) {
 	var stopInfo os.FileInfo
 	if stop != nil {
@@ -249,9 +245,12 @@ func openNewer(path string, stop *os.File) (files []*os.File, found bool, err er
 	return files, found, nil
 }
 
+// closeAll closes files, skipping nil ones.
 func closeAll(files []*os.File) {
 	for _, f := range files {
-		f.Close()
+		if f != nil {
+			f.Close()
+		}
 	}
 }
 

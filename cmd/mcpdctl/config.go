@@ -25,8 +25,10 @@ var configCmd = &command{
 	short:    "validate a config file, or import another MCP host's config",
 	long: `config check [FILE]
   Validates FILE (default: mcpd's config file) and, when mcpd is running, prints
-  what "mcpdctl reload" would change against the running config. mcpd checks
-  the file in its own environment (the ${VAR} values and PATH it would use);
+  what "mcpdctl reload" would change against the running config: the servers
+  it would add, remove, restart or update, and the profiles it would add,
+  remove or change. mcpd checks the file in its own environment (the ${VAR}
+  values and PATH it would use);
   when mcpd is not running, mcpdctl checks it in its own environment. Every
   problem is listed (each server's: unset variables, commands not found, bad
   keys or values), then the servers without problems. Exit status 1 when there

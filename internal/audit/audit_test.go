@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -123,7 +124,7 @@ func TestConcurrentWritesRotate(t *testing.T) {
 	l, path := openLog(t, Options{MaxSize: 4000, Keep: 64})
 	writeFrom(t, l, 100, plain, nil)
 	l.Close()
-	for _, f := range Files(path) {
+	for _, f := range logFiles(path) {
 		st, err := os.Stat(f)
 		if err != nil {
 			t.Fatal(err)
@@ -132,7 +133,7 @@ func TestConcurrentWritesRotate(t *testing.T) {
 			t.Errorf("%s is %d bytes, over the bound", f, st.Size())
 		}
 	}
-	if seen := readNames(t, nil, Files(path)...); len(seen) != 800 {
+	if seen := readNames(t, nil, logFiles(path)...); len(seen) != 800 {
 		t.Fatalf("%d distinct records, want 800", len(seen))
 	}
 }
@@ -206,7 +207,7 @@ func TestRotationKeepsTheBound(t *testing.T) {
 		}
 	}
 	l.Close()
-	files := Files(path)
+	files := logFiles(path)
 	if len(files) != 3 {
 		t.Fatalf("files %v, want the log and 2 rotated", files)
 	}
@@ -478,4 +479,19 @@ func TestReadSkipsNonRecords(t *testing.T) {
 	if seen := readNames(t, nil, path); len(seen) != 1 || !seen["ok"] {
 		t.Fatalf("records %v, want only ok", seen)
 	}
+}
+
+// logFiles is the log's files oldest first: <path>.N … <path>.1, as many
+// as exist, then path.
+func logFiles(path string) []string {
+	out := []string{path}
+	for i := 1; ; i++ {
+		p := path + "." + strconv.Itoa(i)
+		if _, err := os.Stat(p); err != nil {
+			break
+		}
+		out = append(out, p)
+	}
+	slices.Reverse(out)
+	return out
 }

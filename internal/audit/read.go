@@ -7,31 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"slices"
-	"strconv"
 )
 
 // maxLine bounds one line read back (a record with full arguments can be
 // as large as a request).
 const maxLine = 64 << 20
-
-// Files returns the log's files oldest first: the rotated ones that exist
-// (<path>.N … <path>.1, up to two names missing in a row: a rotation in
-// progress leaves one missing), then path.
-func Files(path string) []string {
-	out := []string{path}
-	for i, missed := 1, 0; missed < 2; i++ {
-		p := path + "." + strconv.Itoa(i)
-		if _, err := os.Stat(p); err != nil {
-			missed++
-			continue
-		}
-		missed = 0
-		out = append(out, p)
-	}
-	slices.Reverse(out)
-	return out
-}
 
 // ReadFile calls fn for each record of one file, in order, with the raw
 // line; lines that are not records (a line cut short by a machine crash)

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -131,23 +129,11 @@ func (b *bridge) refreshProfile(ctx context.Context) {
 		}
 	}
 	if len(left) > 0 {
-		b.warnOnce(fmt.Sprintf("profile %q no longer serves %s: left out of this bridge's lists", b.opts.Profile, quoteList(left)))
+		b.warnOnce(fmt.Sprintf("profile %q no longer serves %q: left out of this bridge's lists", b.opts.Profile, left))
 	}
 	if len(gained) > 0 {
-		b.warnOnce(fmt.Sprintf("profile %q now also serves %s: restart the bridge to serve it", b.opts.Profile, quoteList(gained)))
+		b.warnOnce(fmt.Sprintf("profile %q now also serves %q: restart the bridge to serve them", b.opts.Profile, gained))
 	}
-}
-
-// quoteList is names quoted and comma-separated ("none" for none).
-func quoteList(names []string) string {
-	if len(names) == 0 {
-		return "none"
-	}
-	q := make([]string, len(names))
-	for i, n := range names {
-		q[i] = strconv.Quote(n)
-	}
-	return strings.Join(q, ", ")
 }
 
 // profileLookup is what mcpd says of a profile after a reload.

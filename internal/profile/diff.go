@@ -1,6 +1,7 @@
 package profile
 
 import (
+	"cmp"
 	"maps"
 	"slices"
 )
@@ -36,7 +37,7 @@ func ListChanges(before, after Set) []ListChange {
 	for _, name := range names {
 		old, now := before[name], after[name]
 		if old == nil || now == nil {
-			for _, server := range cmpOr(old, now).ServerNames() {
+			for _, server := range cmp.Or(old, now).ServerNames() {
 				out = append(out, all(name, server))
 			}
 			continue
@@ -86,14 +87,6 @@ func Diff(before, after Set) (added, removed, changed []string) {
 		}
 	}
 	return added, removed, changed
-}
-
-// cmpOr is a if it is not nil, else b.
-func cmpOr(a, b *Profile) *Profile {
-	if a != nil {
-		return a
-	}
-	return b
 }
 
 // same reports whether r and q show the same items the same way.
