@@ -406,7 +406,7 @@ func (c *Cache) SetPromises(src PromiseSource, p Promises) {
 	if src >= numSources {
 		return
 	}
-	p.URIs = slices.Clone(p.URIs)
+	p.URIs = slices.Compact(slices.Sorted(slices.Values(p.URIs))) // coversKey looks them up
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.promises[src]
@@ -418,11 +418,9 @@ func (c *Cache) SetPromises(src PromiseSource, p Promises) {
 			c.invalidateLocked(Change{Kind: k})
 		}
 	}
-	for _, u := range old.URIs {
-		if !slices.Contains(p.URIs, u) {
-			withdrawn = true
-			c.invalidateLocked(Change{Kind: KindRead, URI: u})
-		}
+	for _, u := range withdrawnURIs(old.URIs, p.URIs) {
+		withdrawn = true
+		c.invalidateLocked(Change{Kind: KindRead, URI: u})
 	}
 	if withdrawn {
 		c.withdrawals++

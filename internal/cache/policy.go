@@ -2,6 +2,7 @@ package cache
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -73,7 +74,7 @@ type Promises struct {
 	Tools, Prompts, Resources bool
 	// URIs have an active, acknowledged subscription:
 	// notifications/resources/updated will arrive for them and the resources
-	// below them.
+	// below them. The cache keeps them sorted (SetPromises).
 	URIs []string
 }
 
@@ -112,10 +113,43 @@ func (p *Promises) coversKey(k Key) bool {
 	if k.Kind != KindRead {
 		return p.kind(k.Kind)
 	}
-	for _, sub := range p.URIs {
-		if covers(sub, k.URI) {
+	return coveredBy(p.URIs, k.URI)
+}
+
+// coveredBy reports whether one of subs (sorted) covers uri (covers).
+// Only prefixes of uri can, and only those ending where covers allows, so
+// each of those is looked up instead of every sub being tried: a read
+// checks its promise in O(log n) with thousands of subscribed URIs.
+func coveredBy(subs []string, uri string) bool {
+	if len(subs) <= 8 {
+		for _, sub := range subs {
+			if covers(sub, uri) {
+				return true
+			}
+		}
+		return false
+	}
+	for i := 0; i <= len(uri); i++ {
+		if i < len(uri) && uri[i] != '/' && uri[i] != '?' && uri[i] != '#' && (i == 0 || uri[i-1] != '/') {
+			continue
+		}
+		if _, found := slices.BinarySearch(subs, uri[:i]); found {
 			return true
 		}
 	}
 	return false
+}
+
+// withdrawnURIs returns the URIs of old (sorted) that now (sorted) lacks.
+func withdrawnURIs(old, now []string) []string {
+	var out []string
+	for _, u := range old {
+		for len(now) > 0 && now[0] < u {
+			now = now[1:]
+		}
+		if len(now) == 0 || now[0] != u {
+			out = append(out, u)
+		}
+	}
+	return out
 }

@@ -156,7 +156,7 @@ type ServerAck struct {
 	ToolsListChanged     bool
 	PromptsListChanged   bool
 	ResourcesListChanged bool
-	// URIs are the requested resource URIs the server accepted.
+	// URIs are the requested resource URIs the server accepted, sorted.
 	URIs []string
 	// Logs: the server may send log messages not tied to a request.
 	Logs bool

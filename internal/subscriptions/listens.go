@@ -3,6 +3,7 @@ package subscriptions
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -101,7 +102,7 @@ wait:
 func (u *upstream) open(ctx context.Context, filter json.RawMessage) (Listener, ServerAck, error) {
 	u.listenGen++
 	gen := u.listenGen
-	cctx, cancel := context.WithTimeout(ctx, upstreamCallTimeout)
+	cctx, cancel := context.WithTimeout(ctx, u.m.opts.CallTimeout)
 	l, err := u.child.Listen(cctx, filter, func(method string, params json.RawMessage) {
 		u.onListen(gen, method, params)
 	})
@@ -112,6 +113,8 @@ func (u *upstream) open(ctx context.Context, filter json.RawMessage) (Listener, 
 	}
 	var got listenFilter
 	_ = json.Unmarshal(l.Ack(), &got)
+	slices.Sort(got.ResourceSubscriptions) // ServerAck.URIs is sorted
+	got.ResourceSubscriptions = slices.Compact(got.ResourceSubscriptions)
 	return l, ServerAck{Era: "modern", State: true,
 		ToolsListChanged:     got.ToolsListChanged,
 		PromptsListChanged:   got.PromptsListChanged,

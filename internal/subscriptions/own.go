@@ -77,7 +77,7 @@ func (u *upstream) reconcileOwn(ctx context.Context) (ServerAck, bool) {
 			return ServerAck{}, false
 		default:
 		}
-		u.child, u.subscribed = c, map[string]bool{}
+		u.child, u.subscribedURIs = c, nil
 		u.retryAt = time.Time{}
 	}
 	if !u.child.Modern() {

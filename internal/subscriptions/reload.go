@@ -70,6 +70,7 @@ func (m *Manager) ServerRemoved(server, reason string) {
 		if named {
 			delete(st.servers, server)
 			delete(st.uris, server)
+			st.changedLocked(server)
 		}
 		empty := named && len(st.servers) == 0
 		st.mu.Unlock()

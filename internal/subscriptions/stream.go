@@ -38,8 +38,12 @@ type Stream struct {
 	servers map[string]bool // nil: every server
 	watch   Watch           // kinds; URIs are in uris
 	uris    map[string]map[string]bool
-	closed  bool // Close: no more events
-	ended   bool // closed or lagged: nothing is wanted upstream any more
+	// sorted caches uris[server] as a sorted slice (wantsFrom), shared
+	// read-only with its callers; an entry is deleted (setURIs) whenever
+	// uris[server] changes.
+	sorted map[string][]string
+	closed bool // Close: no more events
+	ended  bool // closed or lagged: nothing is wanted upstream any more
 }
 
 // ID is the stream's subscription id (for Manager.Update).
@@ -155,12 +159,27 @@ func (st *Stream) wantsFrom(server string) (w wants) {
 	w.prompts = st.watch.PromptsListChanged
 	w.resources = st.watch.ResourcesListChanged
 	w.logs = st.watch.Logs
-	for u := range st.uris[server] {
-		w.uris = append(w.uris, u)
-	}
-	slices.Sort(w.uris)
+	w.uris = st.sortedLocked(server)
 	return w
 }
+
+// sortedLocked returns uris[server] sorted, from the cache when it has
+// the server; st.mu is held. Nobody may change the slice it returns.
+func (st *Stream) sortedLocked(server string) []string {
+	if s, ok := st.sorted[server]; ok {
+		return s
+	}
+	s := slices.Clip(slices.Sorted(maps.Keys(st.uris[server])))
+	if st.sorted == nil {
+		st.sorted = map[string][]string{}
+	}
+	st.sorted[server] = s
+	return s
+}
+
+// changedLocked drops the cached sorted URIs of server after uris[server]
+// changed; st.mu is held.
+func (st *Stream) changedLocked(server string) { delete(st.sorted, server) }
 
 // wants is one stream's (or the union's) upstream interest in one server.
 type wants struct {

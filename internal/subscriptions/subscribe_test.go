@@ -241,3 +241,47 @@ func TestLeavingReleasesWhatAnUpdateAdded(t *testing.T) {
 		t.Fatalf("calls %v: r://b, which only the leaver wanted, was not unsubscribed", calls)
 	}
 }
+
+// BenchmarkUpdate: 100 apps, each subscribed to the same server, add
+// total/100 resource URIs each (one Update per app), then remove them
+// again; ns/URI is per URI added and removed, the in-process part of the
+// scale section's subscriptions curve.
+func BenchmarkUpdate(b *testing.B) {
+	const apps = 100
+	for _, total := range []int{100, 1000, 10000} {
+		b.Run(fmt.Sprint(total), func(b *testing.B) {
+			m, w := benchManager(b)
+			streams := make([]*Stream, apps)
+			uris := make([][]string, apps)
+			for i := range streams {
+				st, _, err := m.Subscribe(context.Background(), AppInfo{}, w)
+				if err != nil {
+					b.Fatal(err)
+				}
+				streams[i] = st
+				for k := range total / apps {
+					uris[i] = append(uris[i], fmt.Sprintf("r://bench/%d/%d", i, k))
+				}
+			}
+			update := func(add bool) {
+				for i, st := range streams {
+					var a, r []string
+					if add {
+						a = uris[i]
+					} else {
+						r = uris[i]
+					}
+					acks, err := m.Update(context.Background(), st.ID(), a, r)
+					if err != nil || acks[0].Error != "" {
+						b.Fatalf("update: %v %+v", err, acks)
+					}
+				}
+			}
+			for b.Loop() {
+				update(true)
+				update(false)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*total), "ns/URI")
+		})
+	}
+}

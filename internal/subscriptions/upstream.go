@@ -14,9 +14,8 @@ import (
 
 // Timing of the upstream loop.
 const (
-	// upstreamCallTimeout bounds one resources/(un)subscribe or the wait
-	// for a listen's acknowledgement.
-	upstreamCallTimeout = 30 * time.Second
+	// defaultCallTimeout is Options.CallTimeout's default.
+	defaultCallTimeout = 30 * time.Second
 	// relistenDelay spaces out re-opening a listen the server closed.
 	relistenDelay = time.Second
 	// closeGrace is how long a switch waits for the server to close the
@@ -60,19 +59,19 @@ type upstream struct {
 	stop context.CancelFunc
 
 	// Loop-owned.
-	child       Child
-	subscribed  map[string]bool // legacy: URIs subscribed on child
-	listen      Listener        // modern: the current listen
-	listenKey   string          // its filter
-	listenGen   uint64
-	zombie      Listener // a previous listen deliberately left open (see switchListen)
-	cut         cutover  // which listen's notifications are delivered (cutover.go)
-	heldWake    chan struct{}
-	heldTimer   *time.Timer
-	established bool // something was subscribed upstream on a child: a new child is a restart
-	waitEvent   bool // acquiring failed; wait for a lifecycle event or a change of interest
-	retryAt     time.Time
-	timer       *time.Timer
+	child          Child
+	subscribedURIs []string // legacy: URIs subscribed on child, sorted
+	listen         Listener // modern: the current listen
+	listenKey      string   // its filter
+	listenGen      uint64
+	zombie         Listener // a previous listen deliberately left open (see switchListen)
+	cut            cutover  // which listen's notifications are delivered (cutover.go)
+	heldWake       chan struct{}
+	heldTimer      *time.Timer
+	established    bool // something was subscribed upstream on a child: a new child is a restart
+	waitEvent      bool // acquiring failed; wait for a lifecycle event or a change of interest
+	retryAt        time.Time
+	timer          *time.Timer
 }
 
 type waiter struct {
@@ -193,7 +192,7 @@ func (u *upstream) covers(w wants) (ServerAck, bool) {
 		return ServerAck{}, false
 	}
 	for _, uri := range w.uris {
-		if !slices.Contains(a.URIs, uri) {
+		if _, found := slices.BinarySearch(a.URIs, uri); !found {
 			return ServerAck{}, false
 		}
 	}
@@ -319,7 +318,7 @@ func (u *upstream) arm(d time.Duration) {
 func (u *upstream) lost() {
 	u.log.Debug("child gone", zap.Int("pid", u.child.Pid()))
 	u.notLive()
-	u.child, u.subscribed = nil, nil
+	u.child, u.subscribedURIs = nil, nil
 	u.listen, u.listenKey, u.zombie = nil, "", nil
 	// What the listens of the dead child still held is not delivered: the
 	// restart sends synthetic change events.
@@ -374,7 +373,7 @@ func (u *upstream) reconcile(ctx context.Context) {
 			u.waitEvent = true
 			return
 		}
-		u.child, u.subscribed = c, map[string]bool{}
+		u.child, u.subscribedURIs = c, nil
 		u.retryAt = time.Time{} // a listen ended with the old child: no delay
 		restarted = u.established
 	}
@@ -442,12 +441,10 @@ func (u *upstream) release(ctx context.Context) {
 		return
 	}
 	u.closeListens(ctx, "no more subscribers")
-	for uri := range u.subscribed {
-		u.unsubscribe(ctx, uri)
-	}
+	u.unsubscribe(ctx, u.subscribedURIs)
 	u.promise(ServerAck{})
 	// Without demand the child may now stop (idle): forget it.
-	u.child, u.subscribed = nil, nil
+	u.child, u.subscribedURIs = nil, nil
 }
 
 // capabilities is the part of ServerCapabilities subscriptions depend on.
@@ -474,39 +471,117 @@ func (u *upstream) applyLegacy(ctx context.Context, want wants) ServerAck {
 		ResourcesListChanged: caps.Resources != nil && caps.Resources.ListChanged,
 		Logs:                 len(caps.Logging) > 0 && string(caps.Logging) != "null",
 	}
+	// Only the difference goes upstream: the URIs wanted and not yet
+	// subscribed, and those subscribed and wanted no more (both lists are
+	// sorted: union leaves want.uris so).
+	var add, drop []string
 	canSubscribe := caps.Resources != nil && caps.Resources.Subscribe
-	for _, uri := range want.uris {
-		if u.subscribed[uri] || !canSubscribe {
+	walkSorted(want.uris, u.subscribedURIs, func(uri string, wanted, held bool) {
+		switch {
+		case wanted && !held && canSubscribe:
+			add = append(add, uri)
+		case held && !wanted:
+			drop = append(drop, uri)
+		}
+	})
+	var failed map[string]bool
+	skipped := 0
+	for i, err := range u.callEach(ctx, "resources/subscribe", add) {
+		if err == nil {
 			continue
 		}
-		cctx, cancel := context.WithTimeout(ctx, upstreamCallTimeout)
-		err := u.child.Call(cctx, "resources/subscribe", uriParams(uri))
-		cancel()
-		if err != nil {
-			u.log.Warn("resources/subscribe failed", zap.String("uri", uri), zap.Error(err))
+		if failed == nil {
+			failed = map[string]bool{}
+		}
+		failed[add[i]] = true
+		if errors.Is(err, errEarlierTimedOut) {
+			skipped++
 			continue
 		}
-		u.subscribed[uri] = true
+		u.log.Warn("resources/subscribe failed", zap.String("uri", add[i]), zap.Error(err))
 	}
-	for uri := range u.subscribed {
-		if !slices.Contains(want.uris, uri) {
-			u.unsubscribe(ctx, uri)
+	if skipped > 0 {
+		u.log.Warn("resources/subscribe not sent", zap.Int("uris", skipped), zap.Error(errEarlierTimedOut))
+	}
+	u.unsubscribe(ctx, drop)
+	var held []string
+	walkSorted(want.uris, u.subscribedURIs, func(uri string, wanted, wasHeld bool) {
+		if wanted && (wasHeld || canSubscribe && !failed[uri]) {
+			held = append(held, uri)
 		}
-	}
-	for uri := range u.subscribed {
-		a.URIs = append(a.URIs, uri)
-	}
-	slices.Sort(a.URIs)
+	})
+	u.subscribedURIs = held // replaced, never changed: the ack shares it
+	a.URIs = held
 	return a
 }
 
-func (u *upstream) unsubscribe(ctx context.Context, uri string) {
-	delete(u.subscribed, uri)
-	cctx, cancel := context.WithTimeout(ctx, upstreamCallTimeout)
-	defer cancel()
-	if err := u.child.Call(cctx, "resources/unsubscribe", uriParams(uri)); err != nil {
-		u.log.Debug("resources/unsubscribe failed", zap.String("uri", uri), zap.Error(err))
+// walkSorted calls f once for every string in the sorted lists a and b,
+// in order, saying which of them hold it.
+func walkSorted(a, b []string, f func(s string, inA, inB bool)) {
+	for len(a) > 0 || len(b) > 0 {
+		switch {
+		case len(b) == 0 || len(a) > 0 && a[0] < b[0]:
+			f(a[0], true, false)
+			a = a[1:]
+		case len(a) == 0 || b[0] < a[0]:
+			f(b[0], false, true)
+			b = b[1:]
+		default:
+			f(a[0], true, true)
+			a, b = a[1:], b[1:]
+		}
 	}
+}
+
+// unsubscribe sends a resources/unsubscribe for each of uris; a failure is
+// only logged (the child may have gone). The caller forgets them.
+func (u *upstream) unsubscribe(ctx context.Context, uris []string) {
+	for i, err := range u.callEach(ctx, "resources/unsubscribe", uris) {
+		if err != nil {
+			u.log.Debug("resources/unsubscribe failed", zap.String("uri", uris[i]), zap.Error(err))
+		}
+	}
+}
+
+// upstreamInFlight bounds the requests callEach has outstanding on a
+// child at once.
+const upstreamInFlight = 16
+
+// errEarlierTimedOut is the error of a request callEach did not send
+// because an earlier one of the same batch went unanswered for
+// Options.CallTimeout.
+var errEarlierTimedOut = errors.New("not sent: the server did not answer an earlier request in time")
+
+// callEach sends method for each of uris to the child, up to
+// upstreamInFlight at once rather than one round trip after another, and
+// returns each request's error by index. Once one goes unanswered for
+// Options.CallTimeout the rest are not sent: a child that answers nothing
+// would otherwise hold the loop for that long per URI.
+func (u *upstream) callEach(ctx context.Context, method string, uris []string) []error {
+	errs := make([]error, len(uris))
+	var next atomic.Int64
+	var stalled atomic.Bool
+	work := func() {
+		for i := int(next.Add(1) - 1); i < len(uris); i = int(next.Add(1) - 1) {
+			if stalled.Load() {
+				errs[i] = errEarlierTimedOut
+				continue
+			}
+			cctx, cancel := context.WithTimeout(ctx, u.m.opts.CallTimeout)
+			errs[i] = u.child.Call(cctx, method, uriParams(uris[i]))
+			if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
+				stalled.Store(true)
+			}
+			cancel()
+		}
+	}
+	var wg sync.WaitGroup
+	for range min(len(uris), upstreamInFlight) - 1 {
+		wg.Go(work) // owned: waited for below
+	}
+	work()
+	wg.Wait()
+	return errs
 }
 
 func uriParams(uri string) json.RawMessage {
