@@ -13,7 +13,7 @@ const dupWindow = 250 * time.Millisecond
 
 // cutover decides which of the notifications arriving on the listens of one
 // child reach the apps while a listen switch overlaps two (or, with the
-// zombie of switchListen, three) listens.
+// zombie of applyModern, three) listens.
 //
 // The acknowledgement of a newer listen makes it current. From then on:
 //

@@ -64,7 +64,7 @@ type upstream struct {
 	listen         Listener // modern: the current listen
 	listenKey      string   // its filter
 	listenGen      uint64
-	zombie         Listener // a previous listen deliberately left open (see switchListen)
+	zombie         Listener // a previous listen deliberately left open (see applyModern)
 	cut            cutover  // which listen's notifications are delivered (cutover.go)
 	heldWake       chan struct{}
 	heldTimer      *time.Timer
