@@ -465,7 +465,7 @@ func mergeSorted(lists [][]string) []string {
 		}
 		lists = next
 	}
-	return lists[0]
+	return slices.Clip(lists[0]) // an append by a caller copies
 }
 
 // merge2 merges two sorted lists into a new one, each string once where

@@ -50,3 +50,33 @@ func TestWalkSorted(t *testing.T) {
 		t.Fatalf("walk = %q, want %q", got, want)
 	}
 }
+
+// parentWatched, which looks up only the updated URI's prefixes, agrees
+// with trying uriMatches on every watched URI other than the URI itself.
+func TestParentWatchedAgreesWithURIMatches(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	word := func(least int) string {
+		b := make([]byte, least+r.IntN(6))
+		for i := range b {
+			b[i] = "ab/"[r.IntN(3)]
+		}
+		return string(b)
+	}
+	for range 2000 {
+		set := map[string]bool{}
+		for range 9 + r.IntN(20) {
+			set[word(1)] = true
+		}
+		sorted := slices.Sorted(maps.Keys(set))
+		for range 20 {
+			updated := word(0)
+			want := false
+			for u := range set {
+				want = want || u != updated && uriMatches(u, updated)
+			}
+			if got := parentWatched(sorted, updated); got != want {
+				t.Fatalf("parentWatched(%q, %q) = %v, uriMatches says %v", sorted, updated, got, want)
+			}
+		}
+	}
+}

@@ -81,8 +81,8 @@ func (st *Stream) end(closed bool) left {
 		l.flags = wants{tools: st.watch.ToolsListChanged, prompts: st.watch.PromptsListChanged,
 			resources: st.watch.ResourcesListChanged, logs: st.watch.Logs}
 		l.uris = map[string][]string{}
-		for server, set := range st.uris {
-			l.uris[server] = slices.Sorted(maps.Keys(set))
+		for server := range st.uris {
+			l.uris[server] = st.sortedLocked(server)
 		}
 	}
 	st.ended = true
@@ -121,6 +121,9 @@ func (st *Stream) wants(ev *Event) bool {
 		if set[ev.URI] { // the usual case, without iterating the set
 			return true
 		}
+		if len(set) > 8 {
+			return parentWatched(st.sortedLocked(ev.Server), ev.URI)
+		}
 		for u := range set {
 			if uriMatches(u, ev.URI) {
 				return true
@@ -146,6 +149,22 @@ func uriMatches(subscribed, updated string) bool {
 		return false
 	}
 	return subscribed[len(subscribed)-1] == '/' || updated[len(subscribed)] == '/'
+}
+
+// parentWatched reports whether a URI of sorted (none empty) is a parent
+// of updated as uriMatches has it. Only updated's prefixes ending at or
+// before a '/' can be, so each of those is looked up: O(log n) per event
+// for a stream watching thousands of URIs, instead of trying each.
+func parentWatched(sorted []string, updated string) bool {
+	for i := 1; i < len(updated); i++ {
+		if updated[i-1] != '/' && updated[i] != '/' {
+			continue
+		}
+		if _, found := slices.BinarySearch(sorted, updated[:i]); found {
+			return true
+		}
+	}
+	return false
 }
 
 // wantsFrom returns what the stream needs upstream from server.

@@ -441,7 +441,7 @@ func (u *upstream) release(ctx context.Context) {
 		return
 	}
 	u.closeListens(ctx, "no more subscribers")
-	u.unsubscribe(ctx, u.subscribedURIs)
+	u.newBatch(ctx).unsubscribe(u.subscribedURIs)
 	u.promise(ServerAck{})
 	// Without demand the child may now stop (idle): forget it.
 	u.child, u.subscribedURIs = nil, nil
@@ -460,133 +460,6 @@ type capabilities struct {
 		Subscribe   bool `json:"subscribe"`
 	} `json:"resources"`
 	Logging json.RawMessage `json:"logging"`
-}
-
-func (u *upstream) applyLegacy(ctx context.Context, want wants) ServerAck {
-	var caps capabilities
-	_ = json.Unmarshal(u.child.Capabilities(), &caps)
-	a := ServerAck{Era: "legacy", State: true,
-		ToolsListChanged:     caps.Tools != nil && caps.Tools.ListChanged,
-		PromptsListChanged:   caps.Prompts != nil && caps.Prompts.ListChanged,
-		ResourcesListChanged: caps.Resources != nil && caps.Resources.ListChanged,
-		Logs:                 len(caps.Logging) > 0 && string(caps.Logging) != "null",
-	}
-	// Only the difference goes upstream: the URIs wanted and not yet
-	// subscribed, and those subscribed and wanted no more (both lists are
-	// sorted: union leaves want.uris so).
-	var add, drop []string
-	canSubscribe := caps.Resources != nil && caps.Resources.Subscribe
-	walkSorted(want.uris, u.subscribedURIs, func(uri string, wanted, held bool) {
-		switch {
-		case wanted && !held && canSubscribe:
-			add = append(add, uri)
-		case held && !wanted:
-			drop = append(drop, uri)
-		}
-	})
-	var failed map[string]bool
-	skipped := 0
-	for i, err := range u.callEach(ctx, "resources/subscribe", add) {
-		if err == nil {
-			continue
-		}
-		if failed == nil {
-			failed = map[string]bool{}
-		}
-		failed[add[i]] = true
-		if errors.Is(err, errEarlierTimedOut) {
-			skipped++
-			continue
-		}
-		u.log.Warn("resources/subscribe failed", zap.String("uri", add[i]), zap.Error(err))
-	}
-	if skipped > 0 {
-		u.log.Warn("resources/subscribe not sent", zap.Int("uris", skipped), zap.Error(errEarlierTimedOut))
-	}
-	u.unsubscribe(ctx, drop)
-	var held []string
-	walkSorted(want.uris, u.subscribedURIs, func(uri string, wanted, wasHeld bool) {
-		if wanted && (wasHeld || canSubscribe && !failed[uri]) {
-			held = append(held, uri)
-		}
-	})
-	u.subscribedURIs = held // replaced, never changed: the ack shares it
-	a.URIs = held
-	return a
-}
-
-// walkSorted calls f once for every string in the sorted lists a and b,
-// in order, saying which of them hold it.
-func walkSorted(a, b []string, f func(s string, inA, inB bool)) {
-	for len(a) > 0 || len(b) > 0 {
-		switch {
-		case len(b) == 0 || len(a) > 0 && a[0] < b[0]:
-			f(a[0], true, false)
-			a = a[1:]
-		case len(a) == 0 || b[0] < a[0]:
-			f(b[0], false, true)
-			b = b[1:]
-		default:
-			f(a[0], true, true)
-			a, b = a[1:], b[1:]
-		}
-	}
-}
-
-// unsubscribe sends a resources/unsubscribe for each of uris; a failure is
-// only logged (the child may have gone). The caller forgets them.
-func (u *upstream) unsubscribe(ctx context.Context, uris []string) {
-	for i, err := range u.callEach(ctx, "resources/unsubscribe", uris) {
-		if err != nil {
-			u.log.Debug("resources/unsubscribe failed", zap.String("uri", uris[i]), zap.Error(err))
-		}
-	}
-}
-
-// upstreamInFlight bounds the requests callEach has outstanding on a
-// child at once.
-const upstreamInFlight = 16
-
-// errEarlierTimedOut is the error of a request callEach did not send
-// because an earlier one of the same batch went unanswered for
-// Options.CallTimeout.
-var errEarlierTimedOut = errors.New("not sent: the server did not answer an earlier request in time")
-
-// callEach sends method for each of uris to the child, up to
-// upstreamInFlight at once rather than one round trip after another, and
-// returns each request's error by index. Once one goes unanswered for
-// Options.CallTimeout the rest are not sent: a child that answers nothing
-// would otherwise hold the loop for that long per URI.
-func (u *upstream) callEach(ctx context.Context, method string, uris []string) []error {
-	errs := make([]error, len(uris))
-	var next atomic.Int64
-	var stalled atomic.Bool
-	work := func() {
-		for i := int(next.Add(1) - 1); i < len(uris); i = int(next.Add(1) - 1) {
-			if stalled.Load() {
-				errs[i] = errEarlierTimedOut
-				continue
-			}
-			cctx, cancel := context.WithTimeout(ctx, u.m.opts.CallTimeout)
-			errs[i] = u.child.Call(cctx, method, uriParams(uris[i]))
-			if errors.Is(cctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil {
-				stalled.Store(true)
-			}
-			cancel()
-		}
-	}
-	var wg sync.WaitGroup
-	for range min(len(uris), upstreamInFlight) - 1 {
-		wg.Go(work) // owned: waited for below
-	}
-	work()
-	wg.Wait()
-	return errs
-}
-
-func uriParams(uri string) json.RawMessage {
-	b, _ := json.Marshal(map[string]string{"uri": uri})
-	return b
 }
 
 // listenFilter is the params.notifications object of a listen.
