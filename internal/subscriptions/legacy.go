@@ -21,6 +21,10 @@ import (
 // at once.
 const upstreamInFlight = 16
 
+// ErrChildGone is wrapped by the error of a Child.Call that failed
+// because the child exited or is being stopped.
+var ErrChildGone = errors.New("the server's process is gone")
+
 // errNotSent is matched (errors.Is) by the error of a request a batch did
 // not send, because of why it stopped.
 var errNotSent = errors.New("not sent")
@@ -76,8 +80,7 @@ func (b *batch) one(method, uri string) error {
 	}
 	child := b.u.child
 	if exited(child) {
-		b.stopped.CompareAndSwap(nil, errChildGone)
-		return errChildGone
+		return b.stop(errChildGone)
 	}
 	cctx, cancel := context.WithTimeout(b.ctx, b.u.m.opts.CallTimeout)
 	defer cancel()
@@ -85,13 +88,20 @@ func (b *batch) one(method, uri string) error {
 	switch {
 	case err == nil:
 	case b.ctx.Err() != nil:
-		b.stopped.CompareAndSwap(nil, errLoopEnded)
-	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		b.stopped.CompareAndSwap(nil, errStalled)
-	case exited(child):
-		b.stopped.CompareAndSwap(nil, errChildGone)
+		b.stop(errLoopEnded)
+	case errors.Is(err, ErrChildGone) || exited(child):
+		b.stop(errChildGone)
+	case errors.Is(err, context.DeadlineExceeded): // not an answer, however late
+		b.stop(errStalled)
 	}
 	return err
+}
+
+// stop records why the batch sends nothing more, unless it had stopped
+// already, and returns the reason that holds.
+func (b *batch) stop(why *notSentError) error {
+	b.stopped.CompareAndSwap(nil, why)
+	return b.stopped.Load()
 }
 
 // maxFailuresLogged bounds the failed requests of a batch logged one by

@@ -185,3 +185,44 @@ func TestSilentChildCostsOneTimeout(t *testing.T) {
 		t.Errorf("no line counts the requests not sent: %v", logs.All())
 	}
 }
+
+// goneChild is a legacy child whose process is gone: every Call fails so.
+type goneChild struct {
+	instantChild
+	calls atomic.Int64
+}
+
+func (c *goneChild) Call(context.Context, string, json.RawMessage) error {
+	c.calls.Add(1)
+	return fmt.Errorf("server %q: %w: closed", "s", ErrChildGone)
+}
+
+type goneSource struct{ child *goneChild }
+
+func (s goneSource) Acquire(context.Context, string) (Child, error) { return s.child, nil }
+func (goneSource) Names() []string                                  { return []string{"s"} }
+
+// A child found gone stops the batch: what was not sent yet is counted in
+// one line that says the server exited, not tried and logged one by one.
+func TestGoneChildStopsTheBatch(t *testing.T) {
+	child := &goneChild{instantChild: instantChild{done: make(chan struct{})}}
+	core, logs := observer.New(zap.DebugLevel)
+	m := New(Options{Source: goneSource{child}, Logger: zap.New(core)})
+	defer m.Close()
+	var uris []string
+	for i := range 5 * upstreamInFlight {
+		uris = append(uris, fmt.Sprintf("r://%03d", i))
+	}
+	st, acks, err := m.Subscribe(context.Background(), AppInfo{}, Watch{Servers: []string{"s"}, URIs: uris})
+	if err != nil || len(acks) != 1 || len(acks[0].URIs) != 0 {
+		t.Fatalf("subscribe: %v %+v", err, acks)
+	}
+	defer st.Close()
+	if n := child.calls.Load(); n > upstreamInFlight {
+		t.Errorf("%d requests to a gone child, want at most one per worker (%d)", n, upstreamInFlight)
+	}
+	notSent := logs.FilterMessage("resources/subscribe not sent").All()
+	if len(notSent) != 1 || !strings.Contains(fmt.Sprint(notSent[0].ContextMap()["error"]), "exited") {
+		t.Errorf("want one line counting the requests not sent because the server exited, got %v", logs.All())
+	}
+}

@@ -43,7 +43,9 @@ type Child interface {
 	// Capabilities is the child's ServerCapabilities object.
 	Capabilities() json.RawMessage
 	// Call sends one request (resources/subscribe, resources/unsubscribe);
-	// a JSON-RPC error from the child is returned as the error.
+	// a JSON-RPC error from the child is returned as the error, and an
+	// error wrapping ErrChildGone says the child exited or is being
+	// stopped.
 	Call(ctx context.Context, method string, params json.RawMessage) error
 	// Listen opens a subscriptions/listen with filter and returns once the
 	// child acknowledged it; onNotify receives the notifications tagged

@@ -121,15 +121,7 @@ func (st *Stream) wants(ev *Event) bool {
 		if set[ev.URI] { // the usual case, without iterating the set
 			return true
 		}
-		if len(set) > 8 {
-			return parentWatched(st.sortedLocked(ev.Server), ev.URI)
-		}
-		for u := range set {
-			if uriMatches(u, ev.URI) {
-				return true
-			}
-		}
-		return false
+		return parentWatched(set, ev.URI)
 	case KindState:
 		return w.State || ev.State == StateAdded || ev.State == StateRemoved
 	case KindLog:
@@ -140,27 +132,13 @@ func (st *Stream) wants(ev *Event) bool {
 	return false
 }
 
-// uriMatches: "uri may be a sub-resource of the subscribed URI".
-func uriMatches(subscribed, updated string) bool {
-	if subscribed == updated {
-		return true
-	}
-	if len(updated) <= len(subscribed) || updated[:len(subscribed)] != subscribed {
-		return false
-	}
-	return subscribed[len(subscribed)-1] == '/' || updated[len(subscribed)] == '/'
-}
-
-// parentWatched reports whether a URI of sorted (none empty) is a parent
-// of updated as uriMatches has it. Only updated's prefixes ending at or
-// before a '/' can be, so each of those is looked up: O(log n) per event
-// for a stream watching thousands of URIs, instead of trying each.
-func parentWatched(sorted []string, updated string) bool {
+// parentWatched reports whether set (of non-empty URIs) holds a parent of
+// updated as uriMatches has it. Only updated's prefixes ending at or
+// before a '/' can be one, so each of those is looked up: O(depth) per
+// event for a stream watching thousands of URIs, instead of trying each.
+func parentWatched(set map[string]bool, updated string) bool {
 	for i := 1; i < len(updated); i++ {
-		if updated[i-1] != '/' && updated[i] != '/' {
-			continue
-		}
-		if _, found := slices.BinarySearch(sorted, updated[:i]); found {
+		if (updated[i-1] == '/' || updated[i] == '/') && set[updated[:i]] {
 			return true
 		}
 	}

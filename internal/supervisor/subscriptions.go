@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -160,6 +161,10 @@ func (sc *subsChild) Done() <-chan struct{}         { return sc.c.sess.Done() }
 func (sc *subsChild) Call(ctx context.Context, method string, params json.RawMessage) error {
 	resp, err := sc.c.sess.Call(ctx, &session.Request{Method: method, Params: params})
 	if err != nil {
+		if errors.Is(err, session.ErrClosed) || sc.c.ctx.Err() != nil {
+			// Exited, or being stopped: nothing more reaches it.
+			err = fmt.Errorf("%w: %w", subscriptions.ErrChildGone, err)
+		}
 		return fmt.Errorf("server %q: %s: %w", sc.sv.spec.Name, method, err)
 	}
 	if resp.Error != nil {
