@@ -74,6 +74,7 @@ type bridge struct {
 	lastInfo    json.RawMessage                 // clientInfo's last info…
 	lastClient  *mcpdv1.ClientInfo              // …and what it made of it
 	refresh     refreshState                    // reconfig.go
+	notices     [numNotices]string              // the profile's last notice of each kind (reconfig.go)
 }
 
 // route is where an exposed (possibly prefixed) tool or prompt name goes.

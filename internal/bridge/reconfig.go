@@ -108,11 +108,12 @@ func (b *bridge) refreshProfile(ctx context.Context) {
 	resp, err := b.be.ListServers(ctx, &mcpdv1.ListServersRequest{})
 	switch {
 	case status.Code(err) == codes.NotFound:
-		b.warnOnce(fmt.Sprintf("profile %q is no longer in mcpd's config: its requests fail until it is back; restart the bridge to serve another", b.opts.Profile))
+		b.profileNotice(noticeGone, fmt.Sprintf("profile %q is no longer in mcpd's config: its requests fail until it is back; restart the bridge to serve another", b.opts.Profile))
 		return
 	case err != nil:
 		return // mcpd going away: the stream's end says so
 	}
+	b.profileNotice(noticeGone, "")
 	info := resp.GetProfile()
 	b.reprofile(info)
 	var left, gained []string
@@ -128,11 +129,36 @@ func (b *bridge) refreshProfile(ctx context.Context) {
 			}
 		}
 	}
+	var leftMsg, gainedMsg string
 	if len(left) > 0 {
-		b.warnOnce(fmt.Sprintf("profile %q no longer serves %q: left out of this bridge's lists", b.opts.Profile, left))
+		leftMsg = fmt.Sprintf("profile %q no longer serves %q: left out of this bridge's lists", b.opts.Profile, left)
 	}
 	if len(gained) > 0 {
-		b.warnOnce(fmt.Sprintf("profile %q now also serves %q: restart the bridge to serve them", b.opts.Profile, gained))
+		gainedMsg = fmt.Sprintf("profile %q now also serves %q: restart the bridge to serve them", b.opts.Profile, gained)
+	}
+	b.profileNotice(noticeLeft, leftMsg)
+	b.profileNotice(noticeGained, gainedMsg)
+}
+
+// The kinds of notice a profile's reload gives (profileNotice).
+const (
+	noticeGone = iota
+	noticeLeft
+	noticeGained
+	numNotices
+)
+
+// profileNotice tells the operator and the host msg when it differs from
+// the last notice of its kind; an empty msg says that kind holds no more,
+// so that it is told again when it comes back (a profile removed, restored
+// and removed again is told twice).
+func (b *bridge) profileNotice(kind int, msg string) {
+	b.mu.Lock()
+	told := b.notices[kind] == msg
+	b.notices[kind] = msg
+	b.mu.Unlock()
+	if !told && msg != "" {
+		b.tell(msg)
 	}
 }
 
