@@ -10,10 +10,16 @@ import (
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// scaleSubsRow is mcpd with uris resource URIs watched in total, spread
-// evenly over apps subscribed apps (added with UpdateSubscription, one
-// call per app, on top of each app's demo://counter).
+// scaleSubsRow is mcpd with uris resource URIs watched in total on one
+// server, spread evenly over apps subscribed apps (added with
+// UpdateSubscription, one call per app, on top of each app's
+// demo://counter).
 type scaleSubsRow struct {
+	// Server is the target, Era the era mcpd speaks with it: a modern
+	// child gets one listen with every URI per update, a legacy one a
+	// resources/subscribe per URI added.
+	Server string  `json:"server"`
+	Era    string  `json:"era"`
 	URIs   int     `json:"uris"`
 	Apps   int     `json:"apps"`
 	PerSub float64 `json:"rss_per_subscription_bytes"`
@@ -32,6 +38,7 @@ type subApp struct {
 	conn   *grpc.ClientConn
 	client mcpdv1.McpdClient
 	id     uint64
+	era    string // the server's era, from the acknowledgement
 	cancel context.CancelFunc
 	done   chan struct{}
 }
@@ -55,6 +62,9 @@ func openSubApp(ctx context.Context, d *daemon, server string, i int) (*subApp, 
 		return nil, fmt.Errorf("subscribe app %d: %v (first event %v)", i, err, ack)
 	}
 	a.id = ack.GetAck().GetSubscriptionId()
+	if servers := ack.GetAck().GetServers(); len(servers) > 0 {
+		a.era = servers[0].GetEra()
+	}
 	go func() { // owned: close waits for done
 		defer close(a.done)
 		for {
@@ -79,10 +89,19 @@ func (b *bench) scaleSubCounts() (apps int, uris []int) {
 	return 100, []int{100, 1000, 10000}
 }
 
-// scaleSubs measures the subscriptions curve on a fresh daemon.
+// scaleSubs measures the subscriptions curve of each target (the demo
+// server is modern, server-everything legacy), each on a fresh daemon.
 func (b *bench) scaleSubs(ctx context.Context) error {
-	t := b.targets()[0]
-	b.progress("scale: subscriptions")
+	for _, t := range b.targets() {
+		if err := b.scaleSubsOf(ctx, t); err != nil {
+			return fmt.Errorf("%s: %w", t.Name, err)
+		}
+	}
+	return nil
+}
+
+func (b *bench) scaleSubsOf(ctx context.Context, t target) error {
+	b.progress("scale: subscriptions: %s", t.Name)
 	d, err := startDaemon(ctx, b.reg, b.o.mcpd, map[string]serverConfig{t.Name: {Command: t.Command, Args: t.Args}})
 	if err != nil {
 		return err
@@ -113,6 +132,7 @@ func (b *bench) scaleSubs(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("%d URIs: %w", u, err)
 		}
+		row.Server, row.Era = t.Name, apps[0].era
 		b.rep.Scale.Subs = append(b.rep.Scale.Subs, row)
 	}
 	return nil

@@ -30,9 +30,9 @@ func printScale(w io.Writer, tw *tabwriter.Writer, r *report) {
 		}
 		tw.Flush()
 		fmt.Fprintln(w, "8c. scale: watched URIs over subscribed apps (UpdateSubscription adds, then removes)")
-		fmt.Fprintln(tw, "URIs\tapps\tbytes/subscription\tsubscribe µs/URI\tunsubscribe µs/URI\tRSS before MiB\tafter remove MiB\t")
+		fmt.Fprintln(tw, "server\tera\tURIs\tapps\tbytes/subscription\tsubscribe µs/URI\tunsubscribe µs/URI\tRSS before MiB\tafter remove MiB\t")
 		for _, s := range sc.Subs {
-			fmt.Fprintf(tw, "%d\t%d\t%.0f\t%.1f\t%.1f\t%s\t%s\t\n", s.URIs, s.Apps, s.PerSub, s.SubscribeUs, s.UnsubscribeUs, mib(s.BaseRSS), mib(s.AfterRSS))
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%.0f\t%.1f\t%.1f\t%s\t%s\t\n", s.Server, s.Era, s.URIs, s.Apps, s.PerSub, s.SubscribeUs, s.UnsubscribeUs, mib(s.BaseRSS), mib(s.AfterRSS))
 		}
 		tw.Flush()
 		fmt.Fprintln(w, "8d. scale: result size (echo of N bytes each way; mcpd: CallToolUnary)")
@@ -98,7 +98,7 @@ func (b *bench) checkScaleTargets() {
 	}
 	for _, s := range sc.Subs {
 		if s.URIs >= 1000 {
-			add(fmt.Sprintf("mcpd RSS per subscription (%d URIs)", s.URIs), "<= 2 KiB", s.PerSub/1024, "KiB", s.PerSub <= 2<<10)
+			add(fmt.Sprintf("mcpd RSS per subscription (%d URIs, %s)", s.URIs, s.Server), "<= 2 KiB", s.PerSub/1024, "KiB", s.PerSub <= 2<<10)
 		}
 	}
 	for _, s := range sc.Sizes {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"unicode/utf8"
 )
 
 // series is one line of a plot: points (x, y) and its name.
@@ -41,15 +42,7 @@ func scalePlots(sc *scaleReport) map[string]string {
 		out["scale-servers.svg"] = plotSVG("mcpd with configured servers", "servers (log)", []series{rss, ready, st, reload})
 	}
 	if len(sc.Subs) > 0 {
-		var mem, subUs, unsubUs series
-		mem.name, subUs.name, unsubUs.name = "bytes/subscription ÷100", "subscribe µs/URI", "unsubscribe µs/URI"
-		for _, s := range sc.Subs {
-			x := float64(s.URIs)
-			mem.x, mem.y = append(mem.x, x), append(mem.y, s.PerSub/100)
-			subUs.x, subUs.y = append(subUs.x, x), append(subUs.y, s.SubscribeUs)
-			unsubUs.x, unsubUs.y = append(unsubUs.x, x), append(unsubUs.y, s.UnsubscribeUs)
-		}
-		out["scale-subscriptions.svg"] = plotSVG("watched URIs over subscribed apps", "URIs (log)", []series{mem, subUs, unsubUs})
+		out["scale-subscriptions.svg"] = plotSVG("watched URIs over subscribed apps", "URIs (log)", subsSeries(sc.Subs))
 	}
 	if len(sc.Sizes) > 0 {
 		var m, d series
@@ -72,7 +65,15 @@ var plotColors = []string{"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
 
 // plotSVG draws ss on a log-scaled x axis and a linear y axis from 0.
 func plotSVG(title, xLabel string, ss []series) string {
-	const w, h, left, right, top, bottom = 640.0, 360.0, 60.0, 190.0, 30.0, 40.0
+	const h, left, top, bottom = 360.0, 60.0, 30.0, 40.0
+	// The legend is right of the plot: room for its longest name (about
+	// 6.5 px a character at font-size 11, after 35 px of line).
+	longest := 0
+	for _, s := range ss {
+		longest = max(longest, utf8.RuneCountInString(s.name))
+	}
+	right := max(190.0, 35+6.5*float64(longest)+10)
+	w := 450 + right
 	minX, maxX, maxY := math.Inf(1), math.Inf(-1), 0.0
 	for _, s := range ss {
 		for i, x := range s.x {
@@ -121,4 +122,27 @@ func plotSVG(title, xLabel string, ss []series) string {
 // esc escapes text for SVG.
 func esc(s string) string {
 	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// subsSeries are the subscriptions curve's series, each server's apart
+// (the servers in the order measured).
+func subsSeries(rows []scaleSubsRow) []series {
+	var out []series
+	at := map[string]int{} // server → index of its first series in out
+	for _, s := range rows {
+		i, ok := at[s.Server]
+		if !ok {
+			i = len(out)
+			at[s.Server] = i
+			out = append(out,
+				series{name: s.Server + " bytes/subscription ÷100"},
+				series{name: s.Server + " subscribe µs/URI"},
+				series{name: s.Server + " unsubscribe µs/URI"})
+		}
+		x := float64(s.URIs)
+		for k, y := range []float64{s.PerSub / 100, s.SubscribeUs, s.UnsubscribeUs} {
+			out[i+k].x, out[i+k].y = append(out[i+k].x, x), append(out[i+k].y, y)
+		}
+	}
+	return out
 }
