@@ -58,7 +58,9 @@ with that root as its working directory and answering roots/list with it.
 --profile PROFILE serves the host a profile of the config: every server it
 names (or the NAMEs given, which must be among them), and only the tools,
 prompts and resources it shows; mcpd enforces it, so a hidden tool is
-neither listed nor callable. --prefix always|on-collision says how the
+neither listed nor callable. A config reload that changes the profile
+reaches the host: without NAMEs the bridge serves the servers the profile
+has now. --prefix always|on-collision says how the
 tools and prompts of several servers are named: "always" server__name,
 "on-collision" as the servers name them, prefixed only where two servers
 share a name. Without --prefix the profile's "prefix" setting applies

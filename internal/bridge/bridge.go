@@ -36,14 +36,17 @@ type bridge struct {
 	opts    Options
 	sink    Sink
 	ownInfo json.RawMessage // the bridge's own serverInfo (Options.Name)
-	names   []string        // served servers, in order
-	aggr    bool            // several servers: names by prefix mode
-	timeout time.Duration
-	maxLine int             // largest line accepted from the host
-	ctx     context.Context // the bridge's life
-	work    context.Context // Options.work: ends no sooner than ctx
-	wg      sync.WaitGroup  // the bridge's own goroutines
-	reqs    sync.WaitGroup  // request handlers
+	// nameList is the served servers, in order; set once before the
+	// bridge is up, and replaced whole when a whole profile's servers
+	// change (reconfig.go). Read it with serverNames.
+	nameList atomic.Pointer[[]string]
+	aggr     bool // several servers: names by prefix mode
+	timeout  time.Duration
+	maxLine  int             // largest line accepted from the host
+	ctx      context.Context // the bridge's life
+	work     context.Context // Options.work: ends no sooner than ctx
+	wg       sync.WaitGroup  // the bridge's own goroutines
+	reqs     sync.WaitGroup  // request handlers
 
 	mu          sync.Mutex          // guards following; held for no Backend call
 	prefix      profile.Prefix      // how names are prefixed when aggr (reconfig.go)
@@ -223,14 +226,23 @@ func (b *bridge) resolveNames(rctx context.Context, names []string, all bool) er
 		}
 		return errors.New("mcpd has no enabled servers to bridge")
 	}
-	// Request handlers read names and aggr without the lock once the
-	// bridge is up; listens and subscription events may read them before.
+	// Request handlers read aggr without the lock once the bridge is up;
+	// listens and subscription events may read it before.
+	b.nameList.Store(&names)
 	b.mu.Lock()
-	b.names = names
 	b.aggr = len(names) > 1 || all
 	b.prefix = prefixMode(b.opts.Prefix, resp.GetProfile())
 	b.profileInfo = resp.GetProfile()
 	b.mu.Unlock()
+	return nil
+}
+
+// serverNames are the served servers, in order (none before the bridge
+// knows them). The slice is never changed: a change replaces it.
+func (b *bridge) serverNames() []string {
+	if p := b.nameList.Load(); p != nil {
+		return *p
+	}
 	return nil
 }
 
@@ -248,7 +260,7 @@ func (b *bridge) describe(ctx context.Context, start bool) error {
 		byName[s.GetName()] = s
 	}
 	var starting []string
-	for _, n := range b.names {
+	for _, n := range b.serverNames() {
 		if s := byName[n]; s == nil || s.GetCapabilitiesJson() == "" {
 			starting = append(starting, n)
 		}
@@ -263,7 +275,7 @@ func (b *bridge) describe(ctx context.Context, start bool) error {
 		}
 	}
 	b.mu.Lock()
-	for _, n := range b.names {
+	for _, n := range b.serverNames() {
 		if s := byName[n]; s != nil && s.GetCapabilitiesJson() != "" {
 			b.info[n] = s
 		}

@@ -115,7 +115,7 @@ func (b *bridge) capsLocked() listCaps {
 // that is described and sent a valid one, and reports whether any served
 // server is not described. b.mu must be held.
 func (b *bridge) servedCapsLocked() (caps []map[string]any, undescribed bool) {
-	for _, n := range b.names {
+	for _, n := range b.serverNames() {
 		s := b.info[n]
 		var c map[string]any
 		if s == nil || json.Unmarshal([]byte(s.GetCapabilitiesJson()), &c) != nil || c == nil {
@@ -132,7 +132,7 @@ func (b *bridge) servedCapsLocked() (caps []map[string]any, undescribed bool) {
 // b.mu must be held.
 func (b *bridge) taskServerLocked() string {
 	var found string
-	for _, n := range b.names {
+	for _, n := range b.serverNames() {
 		s := b.info[n]
 		var c map[string]json.RawMessage
 		if s == nil || json.Unmarshal([]byte(s.GetCapabilitiesJson()), &c) != nil {

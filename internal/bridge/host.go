@@ -30,7 +30,7 @@ func flagsOf(caps json.RawMessage) hostFlags {
 // bridge.mu.
 type hostState struct {
 	flags   hostFlags     // what the host ever declared
-	changed chan struct{} // closed, and replaced, when flags grow
+	changed chan struct{} // closed, and replaced, when flags grow or the served servers change
 	started bool          // hostLoop runs
 }
 
@@ -160,7 +160,7 @@ func (b *bridge) hostRun(reg *hostReg, flags hostFlags) {
 	info := b.hostInfo
 	b.mu.Unlock()
 	err = stream.Send(&mcpdv1.HostRequest{Msg: &mcpdv1.HostRequest_Register{Register: &mcpdv1.HostRegistration{
-		Servers:     b.names,
+		Servers:     b.serverNames(),
 		Roots:       flags.roots,
 		Sampling:    flags.sampling,
 		Elicitation: flags.elicitation,

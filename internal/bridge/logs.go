@@ -27,7 +27,7 @@ func (b *bridge) setLevel(ctx context.Context, r *hostReq) (json.RawMessage, *js
 	b.mu.Lock()
 	b.logLevel = level
 	b.mu.Unlock()
-	for _, n := range b.names {
+	for _, n := range b.serverNames() {
 		b.mu.Lock()
 		legacy := b.info[n] == nil || b.info[n].GetEra() != "modern"
 		b.mu.Unlock()

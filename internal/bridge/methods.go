@@ -88,7 +88,7 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *json
 	case "logging/setLevel":
 		return b.setLevel(ctx, r)
 	}
-	server := b.names[0]
+	server := b.serverNames()[0]
 	if b.aggr {
 		b.mu.Lock()
 		server = b.taskServerLocked()
@@ -178,7 +178,7 @@ func (b *bridge) refreshInfo(ctx context.Context) {
 		return
 	}
 	b.mu.Lock()
-	missing := len(b.info) < len(b.names)
+	missing := len(b.info) < len(b.serverNames())
 	b.mu.Unlock()
 	if !missing {
 		return
@@ -206,8 +206,8 @@ func marshalResult(v any) (json.RawMessage, *jsonrpc.Error) {
 func (b *bridge) serverInfo() json.RawMessage {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if !b.aggr && len(b.names) > 0 {
-		if s := b.info[b.names[0]]; s != nil && json.Valid([]byte(s.GetServerInfoJson())) && s.GetServerInfoJson() != "" {
+	if !b.aggr && len(b.serverNames()) > 0 {
+		if s := b.info[b.serverNames()[0]]; s != nil && json.Valid([]byte(s.GetServerInfoJson())) && s.GetServerInfoJson() != "" {
 			return json.RawMessage(s.GetServerInfoJson())
 		}
 	}
@@ -217,17 +217,17 @@ func (b *bridge) serverInfo() json.RawMessage {
 func (b *bridge) instructions() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if len(b.names) == 0 {
+	if len(b.serverNames()) == 0 {
 		return ""
 	}
 	if !b.aggr {
-		if s := b.info[b.names[0]]; s != nil {
+		if s := b.info[b.serverNames()[0]]; s != nil {
 			return s.GetInstructions()
 		}
 		return ""
 	}
 	var parts []string
-	for _, n := range b.names {
+	for _, n := range b.serverNames() {
 		if s := b.info[n]; s != nil && s.GetInstructions() != "" {
 			if b.prefix == profile.PrefixOnCollision {
 				parts = append(parts, fmt.Sprintf("## %s (a tool or prompt name another server shares is prefixed %s%s)\n\n%s", n, n, prefixSep, s.GetInstructions()))
@@ -252,7 +252,7 @@ func mcpErr(e *mcpdv1.McpError) *jsonrpc.Error {
 // resolve finds the server and original name of an exposed tool or prompt.
 func (b *bridge) resolve(ctx context.Context, kind, exposed string) (route, bool) {
 	if !b.aggr {
-		return route{server: b.names[0], name: exposed}, true
+		return route{server: b.serverNames()[0], name: exposed}, true
 	}
 	b.mu.Lock()
 	r, ok := b.routes[kind+"\x00"+exposed]
@@ -261,7 +261,7 @@ func (b *bridge) resolve(ctx context.Context, kind, exposed string) (route, bool
 		return r, true
 	}
 	if server, name, found := strings.Cut(exposed, prefixSep); found && b.prefixMode() != profile.PrefixOnCollision &&
-		slices.Contains(b.names, server) && len(exposed) < maxToolName {
+		slices.Contains(b.serverNames(), server) && len(exposed) < maxToolName {
 		return route{server: server, name: name}, true
 	}
 	// A shortened name not listed yet: list, then look again.
@@ -354,7 +354,7 @@ func (b *bridge) read(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrp
 			first, known = b.uriOwner(uri)
 		}
 	}
-	servers := b.names // a URI no server lists (a template's): each in turn
+	servers := b.serverNames() // a URI no server lists (a template's): each in turn
 	if known {
 		servers = []string{first}
 	}
@@ -434,7 +434,7 @@ func (b *bridge) complete(ctx context.Context, r *hostReq) (json.RawMessage, *js
 	}
 	_ = json.Unmarshal(r.params["ref"], &ref)
 	params := cloneParams(r.params)
-	server := b.names[0]
+	server := b.serverNames()[0]
 	switch {
 	case ref.Type == "ref/prompt" && b.aggr:
 		rt, ok := b.resolve(ctx, "prompts", ref.Name)

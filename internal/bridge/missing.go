@@ -85,7 +85,7 @@ func (b *bridge) missingMessages() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []string
-	for _, n := range b.names {
+	for _, n := range b.serverNames() {
 		if why, ok := b.missing[n]; ok {
 			out = append(out, missingMessage(n, why))
 		}
@@ -153,7 +153,7 @@ func (b *bridge) warnRequest(r *hostReq, notes []string) {
 // described, is described and the host told its lists changed.
 func (b *bridge) serverState(ctx context.Context, ev *mcpdv1.SubscriptionEvent) {
 	n := ev.GetServer()
-	if !slices.Contains(b.names, n) {
+	if !slices.Contains(b.serverNames(), n) {
 		return
 	}
 	switch {
@@ -204,7 +204,7 @@ func (b *bridge) redescribe(ctx context.Context, server string) {
 // says cannot serve now.
 func (b *bridge) ackServers(ack *mcpdv1.SubscriptionAck) {
 	for _, s := range ack.GetServers() {
-		if s.GetError() != "" && slices.Contains(b.names, s.GetServer()) {
+		if s.GetError() != "" && slices.Contains(b.serverNames(), s.GetServer()) {
 			b.serverDown(s.GetServer(), s.GetError())
 		}
 	}

@@ -24,7 +24,8 @@ func (b *bridge) prefixMode() profile.Prefix {
 // reprofile applies info, the served profile as mcpd now describes it:
 // a changed prefix mode names what is listed from now on, and the host is
 // told that its lists changed. It reports whether the profile's servers
-// differ from those the bridge serves, which it cannot change.
+// differ from those it last described (a shared bridge of the HTTP face
+// is replaced then; a stdio bridge of the whole profile follows them).
 func (b *bridge) reprofile(info *mcpdv1.ProfileInfo) (serversChanged bool) {
 	mode := prefixMode(b.opts.Prefix, info)
 	b.mu.Lock()
@@ -97,11 +98,11 @@ func (b *bridge) refreshProfileSoon() {
 // mcpd said that its lists changed (a reload changes a profile's rules,
 // servers or prefix that way) or came back, and applies what it says: a
 // new prefix mode names the next lists (and the host is told they
-// changed). The servers served stay those the bridge started with; the
-// operator and host are told when one of them left the profile, when the
-// profile gained servers a bridge of the whole profile does not serve, and
-// when the profile is gone. A bridge of the HTTP face is left to its
-// handler (Reconfigure), which replaces or ends it.
+// changed); a bridge of the whole profile serves its servers as they are
+// now (followProfile); one of named servers keeps those, and tells the
+// operator and host when one of them left the profile. A profile that is
+// gone is told too. A bridge of the HTTP face is left to its handler
+// (Reconfigure), which replaces or ends it.
 func (b *bridge) refreshProfile(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
@@ -116,28 +117,80 @@ func (b *bridge) refreshProfile(ctx context.Context) {
 	b.profileNotice(noticeGone, "")
 	info := resp.GetProfile()
 	b.reprofile(info)
-	var left, gained []string
-	for _, n := range b.names {
-		if !slices.Contains(info.GetServers(), n) {
-			left = append(left, n)
+	if len(b.opts.Names) == 0 {
+		b.followProfile(resp.GetServers())
+		return
+	}
+	b.noticeServers(without(b.serverNames(), info.GetServers()), nil)
+}
+
+// followProfile makes a bridge of a whole profile serve the profile's
+// enabled servers as mcpd now lists them: a server the profile gained
+// joins its lists, events and host requests, one it lost or disabled
+// leaves them. The Subscribe stream is reopened for the new servers, and
+// the host told its lists changed then; the Host registration is renewed.
+// A profile left with no enabled server keeps the servers served, whose
+// requests fail until it has some again.
+func (b *bridge) followProfile(servers []*mcpdv1.ServerStatus) {
+	var now []string
+	for _, s := range servers {
+		if !s.GetDisabled() {
+			now = append(now, s.GetName())
 		}
 	}
-	if len(b.opts.Names) == 0 { // the whole profile
-		for _, n := range info.GetServers() {
-			if !slices.Contains(b.names, n) {
-				gained = append(gained, n)
-			}
-		}
+	old := b.serverNames()
+	left, gained := without(old, now), without(now, old)
+	if len(now) == 0 {
+		gained = nil
 	}
+	b.noticeServers(left, gained)
+	if len(now) == 0 || slices.Equal(now, old) {
+		return
+	}
+	b.nameList.Store(&now)
+	b.mu.Lock()
+	clear(b.routes) // exposed names route anew from the next list
+	b.toolsListed = false
+	for _, n := range left {
+		delete(b.info, n)
+		delete(b.missing, n)
+	}
+	end := b.subs.end
+	if b.host.started {
+		close(b.host.changed)
+		b.host.changed = make(chan struct{})
+	}
+	b.mu.Unlock()
+	if end != nil {
+		end() // reopened at once (subscribeLoop), which tells the host its lists changed
+	} else {
+		b.announceLists(false) // none open: mcpd is away, and tells when back
+	}
+}
+
+// noticeServers tells the operator and the host which served servers left
+// the profile and which it gained.
+func (b *bridge) noticeServers(left, gained []string) {
 	var leftMsg, gainedMsg string
 	if len(left) > 0 {
 		leftMsg = fmt.Sprintf("profile %q no longer serves %q: left out of this bridge's lists", b.opts.Profile, left)
 	}
 	if len(gained) > 0 {
-		gainedMsg = fmt.Sprintf("profile %q now also serves %q: restart the bridge to serve them", b.opts.Profile, gained)
+		gainedMsg = fmt.Sprintf("profile %q now also serves %q: added to this bridge's lists", b.opts.Profile, gained)
 	}
 	b.profileNotice(noticeLeft, leftMsg)
 	b.profileNotice(noticeGained, gainedMsg)
+}
+
+// without returns the names of a that b lacks, in a's order.
+func without(a, b []string) []string {
+	var out []string
+	for _, n := range a {
+		if !slices.Contains(b, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // The kinds of notice a profile's reload gives (profileNotice).

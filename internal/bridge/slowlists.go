@@ -66,10 +66,10 @@ type serverListed struct {
 // (listServersOf). It fails only when ctx ends.
 func (b *bridge) listServers(ctx context.Context, method string, patient bool) ([]serverListed, error) {
 	if !b.aggr {
-		entries, err := b.listOne(ctx, method, b.names[0])
-		return []serverListed{{server: b.names[0], entries: entries, err: err}}, nil
+		entries, err := b.listOne(ctx, method, b.serverNames()[0])
+		return []serverListed{{server: b.serverNames()[0], entries: entries, err: err}}, nil
 	}
-	return b.listServersOf(ctx, method, b.names, patient)
+	return b.listServersOf(ctx, method, b.serverNames(), patient)
 }
 
 // listServersOf lists method of names all at once, giving each
@@ -167,7 +167,7 @@ func listsBy(ctx context.Context) (time.Time, bool) {
 // server that is not running): the start's wait for the servers covers
 // these lists too, rather than coming after it.
 func (b *bridge) askTools() {
-	for _, n := range b.names {
+	for _, n := range b.serverNames() {
 		if !b.knownSlow(n, "tools/list") && b.mayOffer(n, "tools/list") {
 			b.listAsync("tools/list", n)
 		}

@@ -19,6 +19,7 @@ type subState struct {
 	id      uint64                // the open Subscribe stream, 0 when none
 	sent    map[string]bool       // URIs that stream watches
 	open    chan struct{}         // closed while a stream is open
+	end     context.CancelFunc    // ends the open stream (to reopen it for other servers); nil when none
 
 	// URI syncs (syncURIs): callers ask for one; one goroutine at a time,
 	// the syncer, sends them in order, so no caller holds a lock across
@@ -81,7 +82,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	b.mu.Unlock()
 	slices.Sort(uris)
 	stream, err := b.be.Subscribe(sctx, &mcpdv1.SubscribeRequest{
-		Servers:              b.names,
+		Servers:              b.serverNames(),
 		ToolsListChanged:     true,
 		PromptsListChanged:   true,
 		ResourcesListChanged: true,
@@ -99,6 +100,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	}
 	b.mu.Lock()
 	b.subs.id = ack.GetAck().GetSubscriptionId()
+	b.subs.end = cancel
 	b.subs.sent = map[string]bool{}
 	for _, u := range uris {
 		b.subs.sent[u] = true
@@ -108,7 +110,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	b.ackServers(ack.GetAck())
 	defer func() {
 		b.mu.Lock()
-		b.subs.id = 0
+		b.subs.id, b.subs.end = 0, nil
 		b.subs.open = make(chan struct{})
 		b.mu.Unlock()
 	}()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"slices"
@@ -357,5 +358,73 @@ func TestReloadProfileReachesBridge(t *testing.T) {
 	}
 	if res, err := hosts["safe"].ListTools(ctxT(t), nil); err == nil && len(res.Tools) > 0 {
 		t.Errorf("the removed profile safe still lists %d tools", len(res.Tools))
+	}
+}
+
+// TestReloadProfileServersReachBridge: a bridge of a whole profile serves
+// the servers a reload adds to the profile, without a restart, and leaves
+// out those it drops; its host is told its tools changed each time, can
+// call the new server's tools, and the operator reads what changed.
+func TestReloadProfileServersReachBridge(t *testing.T) {
+	skipShort(t)
+	d := startProfileDaemon(t)
+	changed := make(chan struct{}, 16)
+	cmd := bridgeCommand(d, "--profile", "safe")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	host := connectHost(t, cmd, "safe-host", true, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case changed <- struct{}{}:
+			default:
+			}
+		},
+	})
+	has := func(names []string, tool string) bool { // prefixed or not
+		return slices.ContainsFunc(names, func(n string) bool { return strings.HasSuffix(n, tool) })
+	}
+	hasStats := func(names []string) bool { return has(names, "stats") }
+	if names := hostToolNames(t, host); hasStats(names) || !has(names, "echo") {
+		t.Fatalf("safe before the reload lists %v; want a's echo and no stats", names)
+	}
+	reloadSafe := func(servers map[string]any) {
+		t.Helper()
+		profiles := maps.Clone(profileConfig)
+		profiles["safe"] = servers
+		for len(changed) > 0 {
+			<-changed
+		}
+		writeAndReload(t, d, map[string]any{"mcpServers": map[string]any{"a": fakeServer("legacy"), "b": fakeServer("modern")}, "profiles": profiles})
+		select {
+		case <-changed:
+		case <-ctxT(t).Done():
+			t.Fatal("no tools/list_changed after the reload")
+		}
+	}
+
+	safeA := profileConfig["safe"].(map[string]any)["a"]
+	reloadSafe(map[string]any{"a": safeA, "b": map[string]any{"tools": map[string]any{"allow": []string{"stats"}}}})
+	var stats string
+	poll(t, "b's stats in the bridge's list", func() (bool, error) {
+		names := hostToolNames(t, host)
+		if i := slices.IndexFunc(names, func(n string) bool { return strings.HasSuffix(n, "stats") }); i >= 0 {
+			stats = names[i]
+		}
+		return stats != "" && has(names, "echo"), nil
+	})
+	if res, err := host.CallTool(ctxT(t), &mcp.CallToolParams{Name: stats, Arguments: map[string]any{}}); err != nil || res.IsError {
+		t.Fatalf("calling %s, a tool of the server the profile gained: %v %+v", stats, err, res)
+	}
+	if !strings.Contains(stderr.String(), `now also serves ["b"]`) {
+		t.Errorf("the bridge told the operator nothing of b; its stderr:\n%s", stderr.String())
+	}
+
+	reloadSafe(map[string]any{"b": map[string]any{"tools": map[string]any{"allow": []string{"stats"}}}})
+	poll(t, "a's tools out of the bridge's list", func() (bool, error) {
+		names := hostToolNames(t, host)
+		return hasStats(names) && !has(names, "echo"), nil
+	})
+	if !strings.Contains(stderr.String(), `no longer serves ["a"]`) {
+		t.Errorf("the bridge told the operator nothing of a leaving; its stderr:\n%s", stderr.String())
 	}
 }

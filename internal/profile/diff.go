@@ -18,10 +18,10 @@ type ListChange struct {
 // differently: for a server the profile serves before and after, the kinds
 // whose rules changed (another allow or deny list, another override), and
 // tools and prompts when the profile's prefix mode changed (their names
-// change); for a server it gained or lost, and for every server of a
-// profile that is gone or new, every kind (a host may still run under a
-// profile that was removed, and see it come back). Sorted by profile,
-// then server.
+// change); for every server of a profile that gained or lost servers, and
+// of a profile that is gone or new, every kind (a host may still run
+// under a profile that was removed, and see it come back). Sorted by
+// profile, then server.
 func ListChanges(before, after Set) []ListChange {
 	var out []ListChange
 	all := func(profile, server string) ListChange {
@@ -50,9 +50,13 @@ func ListChanges(before, after Set) []ListChange {
 		}
 		slices.Sort(servers)
 		renamed := old.Prefix != now.Prefix
+		// Servers gained or lost change the whole profile's lists, those of
+		// the servers kept too (on collision their names may change), and
+		// a host that watches only the servers it served learns so.
+		regrouped := len(servers) != len(old.Servers) || len(servers) != len(now.Servers)
 		for _, server := range servers {
 			o, n := old.Servers[server], now.Servers[server]
-			if o == nil || n == nil {
+			if o == nil || n == nil || regrouped {
 				out = append(out, all(name, server))
 				continue
 			}

@@ -10,11 +10,11 @@ func TestListChanges(t *testing.T) {
 	other := "Read a file"
 	before := Set{
 		"dev": {Name: "dev", Servers: map[string]*Server{
-			"fs":   {Tools: Rules{HasAllow: true, Allow: []Glob{MustGlob("read_*")}}},
-			"git":  {Prompts: Rules{Deny: []Glob{MustGlob("x")}}},
-			"web":  {Tools: Rules{Overrides: map[string]Override{"get": {Title: &title}}}},
-			"gone": {},
+			"fs":  {Tools: Rules{HasAllow: true, Allow: []Glob{MustGlob("read_*")}}},
+			"git": {Prompts: Rules{Deny: []Glob{MustGlob("x")}}},
+			"web": {Tools: Rules{Overrides: map[string]Override{"get": {Title: &title}}}},
 		}},
+		"grew":    {Name: "grew", Servers: map[string]*Server{"fs": {}, "gone": {}}},
 		"ops":     {Name: "ops", Servers: map[string]*Server{"fs": {}}},
 		"removed": {Name: "removed", Servers: map[string]*Server{"fs": {}}},
 	}
@@ -27,18 +27,20 @@ func TestListChanges(t *testing.T) {
 			// Another override text, and a resource rule: both change.
 			"web": {Tools: Rules{Overrides: map[string]Override{"get": {Title: &other}}},
 				Resources: Rules{HasAllow: true}},
-			// Added to the profile, and "gone" taken out: every list.
-			"new": {Tools: Rules{HasAllow: true}},
 		}},
+		// "new" added to the profile, and "gone" taken out: every list of
+		// every server of it, fs's too (its rules are the same).
+		"grew":  {Name: "grew", Servers: map[string]*Server{"fs": {}, "new": {Tools: Rules{HasAllow: true}}}},
 		"ops":   {Name: "ops", Servers: map[string]*Server{"fs": {Tools: Rules{Deny: []Glob{MustGlob("rm")}}}}},
 		"added": {Name: "added", Servers: map[string]*Server{"fs": {Tools: Rules{HasAllow: true}}}},
 	}
 	want := []ListChange{
 		{Profile: "added", Server: "fs", Tools: true, Prompts: true, Resources: true},
 		{Profile: "dev", Server: "fs", Tools: true},
-		{Profile: "dev", Server: "gone", Tools: true, Prompts: true, Resources: true},
-		{Profile: "dev", Server: "new", Tools: true, Prompts: true, Resources: true},
 		{Profile: "dev", Server: "web", Tools: true, Resources: true},
+		{Profile: "grew", Server: "fs", Tools: true, Prompts: true, Resources: true},
+		{Profile: "grew", Server: "gone", Tools: true, Prompts: true, Resources: true},
+		{Profile: "grew", Server: "new", Tools: true, Prompts: true, Resources: true},
 		{Profile: "ops", Server: "fs", Tools: true},
 		{Profile: "removed", Server: "fs", Tools: true, Prompts: true, Resources: true},
 	}
@@ -48,7 +50,7 @@ func TestListChanges(t *testing.T) {
 	if got := ListChanges(after, after); got != nil {
 		t.Errorf("ListChanges of a set with itself = %+v, want none", got)
 	}
-	if got := ListChanges(nil, after); len(got) != 6 {
+	if got := ListChanges(nil, after); len(got) != 7 {
 		t.Errorf("ListChanges from no profiles = %+v, want every server of every profile", got)
 	}
 	// Another prefix mode renames tools and prompts, not resources.
