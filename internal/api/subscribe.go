@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -314,15 +315,39 @@ func (s *Server) subscribeProfile(ctx context.Context, w *subscriptions.Watch) (
 		w.Servers = p.ServerNames()
 	}
 	for _, n := range w.Servers {
-		rs, err := gateServer(p, n)
-		if err != nil {
+		if _, err := gateServer(p, n); err != nil {
 			return "", err
 		}
-		for _, u := range w.URIs {
-			if !rs.Resources.Allows(u) {
-				return "", status.Errorf(codes.NotFound, "resource %q not found on server %q", u, n)
-			}
+	}
+	// A URI is watched on the servers that show it, and refused only when
+	// none does: a host of several servers subscribes to one server's
+	// resource, and another server hiding it must not fail the stream.
+	for _, u := range w.URIs {
+		if !slices.ContainsFunc(w.Servers, func(n string) bool { return p.Server(n).Resources.Allows(u) }) {
+			return "", status.Errorf(codes.NotFound, "resource %q not found on %s", u, serversPhrase(w.Servers))
 		}
 	}
+	w.AllowURI = s.profileAllowsURI(p.Name)
 	return p.Name, nil
+}
+
+// profileAllowsURI says whether the named profile, as installed when it
+// is asked (a reload may have changed its rules), shows uri of server.
+func (s *Server) profileAllowsURI(name string) func(server, uri string) bool {
+	return func(server, uri string) bool {
+		p := s.profileSet()[name]
+		if p == nil {
+			return false
+		}
+		rs := p.Server(server)
+		return rs != nil && rs.Resources.Allows(uri)
+	}
+}
+
+// serversPhrase is `server "a"` or `servers "a", "b"`.
+func serversPhrase(names []string) string {
+	if len(names) == 1 {
+		return fmt.Sprintf("server %q", names[0])
+	}
+	return "servers " + quoteNames(names)
 }

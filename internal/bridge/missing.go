@@ -166,6 +166,9 @@ func (b *bridge) serverState(ctx context.Context, ev *mcpdv1.SubscriptionEvent) 
 		if b.aggr {
 			b.announceLists(false) // its items are gone from the aggregate lists
 		}
+		if ev.GetState() == "removed" {
+			b.refreshProfileSoon() // a bridge of a whole profile serves what it has now
+		}
 	case ev.GetState() == "ready":
 		b.mu.Lock()
 		_, missing := b.missing[n]

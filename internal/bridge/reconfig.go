@@ -130,7 +130,7 @@ func (b *bridge) refreshProfile(ctx context.Context) {
 // leaves them. The Subscribe stream is reopened for the new servers, and
 // the host told its lists changed then; the Host registration is renewed.
 // A profile left with no enabled server keeps the servers served, whose
-// requests fail until it has some again.
+// requests fail until it has one again.
 func (b *bridge) followProfile(servers []*mcpdv1.ServerStatus) {
 	var now []string
 	for _, s := range servers {
@@ -139,12 +139,14 @@ func (b *bridge) followProfile(servers []*mcpdv1.ServerStatus) {
 		}
 	}
 	old := b.serverNames()
-	left, gained := without(old, now), without(now, old)
 	if len(now) == 0 {
-		gained = nil
+		b.profileNotice(noticeLeft, fmt.Sprintf("profile %q has no enabled server now: this bridge's requests fail until it has one again", b.opts.Profile))
+		b.profileNotice(noticeGained, "")
+		return
 	}
+	left, gained := without(old, now), without(now, old)
 	b.noticeServers(left, gained)
-	if len(now) == 0 || slices.Equal(now, old) {
+	if slices.Equal(now, old) {
 		return
 	}
 	b.nameList.Store(&now)
@@ -154,6 +156,11 @@ func (b *bridge) followProfile(servers []*mcpdv1.ServerStatus) {
 	for _, n := range left {
 		delete(b.info, n)
 		delete(b.missing, n)
+	}
+	for uri, n := range b.uris {
+		if slices.Contains(left, n) {
+			delete(b.uris, uri) // read from the servers served (methods.go)
+		}
 	}
 	end := b.subs.end
 	if b.host.started {

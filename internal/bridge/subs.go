@@ -6,6 +6,9 @@ import (
 	"slices"
 	"time"
 
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -81,8 +84,9 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	info := b.clientInfoProto(b.hostInfo)
 	b.mu.Unlock()
 	slices.Sort(uris)
+	names := b.serverNames()
 	stream, err := b.be.Subscribe(sctx, &mcpdv1.SubscribeRequest{
-		Servers:              b.serverNames(),
+		Servers:              names,
 		ToolsListChanged:     true,
 		PromptsListChanged:   true,
 		ResourcesListChanged: true,
@@ -91,12 +95,21 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 		ServerState:          true, // servers going down and coming back (missing.go)
 		Client:               info,
 	})
-	if err != nil {
+	var ack *mcpdv1.SubscriptionEvent
+	if err == nil {
+		ack, err = stream.Recv()
+	}
+	if err != nil || ack.GetAck() == nil {
+		if status.Code(err) == codes.NotFound {
+			// A server or profile of the bridge's is gone: a reload, or mcpd
+			// restarted with another config. A bridge of a whole profile
+			// learns its servers again before the next try.
+			b.refreshProfileSoon()
+		}
 		return false
 	}
-	ack, err := stream.Recv()
-	if err != nil || ack.GetAck() == nil {
-		return false
+	if !slices.Equal(names, b.serverNames()) {
+		return true // the servers changed while it opened: reopen at once for the new ones
 	}
 	b.mu.Lock()
 	b.subs.id = ack.GetAck().GetSubscriptionId()

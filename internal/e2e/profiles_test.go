@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"io"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -350,5 +351,42 @@ func TestProfileToolsCommand(t *testing.T) {
 	if !strings.Contains(table, "a__echo") || !strings.Contains(table, "Echo, briefly.") || strings.Contains(table, "sleep") ||
 		!strings.Contains(table, `profile "safe" (prefix always): 2 tools, ~`) || !strings.Contains(table, "fewer") {
 		t.Fatalf("table:\n%s", table)
+	}
+}
+
+// TestProfileSubscribeURIHiddenOnOneServer: under a profile, a resource
+// URI one watched server shows and another hides is watched on the first
+// only; one that every watched server hides is refused as not found.
+func TestProfileSubscribeURIHiddenOnOneServer(t *testing.T) {
+	skipShort(t)
+	d := startProfileDaemon(t)
+	profiles := maps.Clone(profileConfig)
+	profiles["res"] = map[string]any{
+		"a": map[string]any{"resources": map[string]any{"allow": []string{"fake://a/*"}}},
+		"b": map[string]any{"resources": map[string]any{"allow": []string{"fake://b/*"}}},
+	}
+	writeAndReload(t, d, map[string]any{"mcpServers": map[string]any{"a": fakeServer("legacy"), "b": fakeServer("modern")}, "profiles": profiles})
+	ctx := metadata.AppendToOutgoingContext(ctxT(t), "mcpd-profile", "res")
+
+	st, err := d.client().Subscribe(ctx, &mcpdv1.SubscribeRequest{Servers: []string{"a", "b"}, ResourceUris: []string{"fake://a/x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev, err := st.Recv()
+	if err != nil || ev.GetAck() == nil {
+		t.Fatalf("subscribe to a's resource under res: %v, %v; want an acknowledgement", ev, err)
+	}
+	for _, a := range ev.GetAck().GetServers() {
+		if a.GetServer() == "b" && slices.Contains(a.GetResourceUris(), "fake://a/x") {
+			t.Errorf("b, which hides fake://a/x, acknowledged it: %v", a)
+		}
+	}
+
+	st, err = d.client().Subscribe(ctx, &mcpdv1.SubscribeRequest{Servers: []string{"a", "b"}, ResourceUris: []string{"fake://c/x"}})
+	if err == nil {
+		_, err = st.Recv()
+	}
+	if status.Code(err) != codes.NotFound {
+		t.Fatalf("subscribe to a resource both servers hide: %v, want NOT_FOUND", err)
 	}
 }

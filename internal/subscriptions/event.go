@@ -132,8 +132,12 @@ type Watch struct {
 	ToolsListChanged     bool
 	PromptsListChanged   bool
 	ResourcesListChanged bool
-	// URIs are resource URIs watched on every named server.
+	// URIs are resource URIs watched on every named server that
+	// AllowURI allows them on.
 	URIs []string
+	// AllowURI, when set, says whether uri may be watched on server (a
+	// profile hides some resources); it applies to Update's URIs too.
+	AllowURI func(server, uri string) bool
 	// State asks for the servers' lifecycle events.
 	State bool
 	// Logs asks for log messages not tied to a request.

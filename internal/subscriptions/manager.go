@@ -255,7 +255,7 @@ func (m *Manager) Subscribe(ctx context.Context, app AppInfo, w Watch) (*Stream,
 			if len(w.URIs) > 0 {
 				st.uris[n] = map[string]bool{}
 				for _, u := range w.URIs {
-					if u != "" {
+					if u != "" && st.allows(n, u) {
 						st.uris[n][u] = true
 					}
 				}
@@ -388,7 +388,7 @@ func (m *Manager) Update(ctx context.Context, id uint64, add, remove []string) (
 			delete(set, u)
 		}
 		for _, u := range add {
-			if u != "" {
+			if u != "" && st.allows(n, u) {
 				set[u] = true
 			}
 		}

@@ -132,6 +132,11 @@ func (st *Stream) wants(ev *Event) bool {
 	return false
 }
 
+// allows reports whether the stream may watch uri on server (Watch.AllowURI).
+func (st *Stream) allows(server, uri string) bool {
+	return st.watch.AllowURI == nil || st.watch.AllowURI(server, uri)
+}
+
 // parentWatched reports whether set (of non-empty URIs) holds a parent of
 // updated as uriMatches has it. Only updated's prefixes ending at or
 // before a '/' can be one, so each of those is looked up: O(depth) per
