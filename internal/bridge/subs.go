@@ -108,10 +108,14 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 		}
 		return false
 	}
+	b.mu.Lock()
+	// Under the lock: followProfile stores the new servers before it takes
+	// it, so a change this check misses finds subs.end set and ends this
+	// stream.
 	if !slices.Equal(names, b.serverNames()) {
+		b.mu.Unlock()
 		return true // the servers changed while it opened: reopen at once for the new ones
 	}
-	b.mu.Lock()
 	b.subs.id = ack.GetAck().GetSubscriptionId()
 	b.subs.end = cancel
 	b.subs.sent = map[string]bool{}

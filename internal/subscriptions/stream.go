@@ -121,7 +121,9 @@ func (st *Stream) wants(ev *Event) bool {
 		if set[ev.URI] { // the usual case, without iterating the set
 			return true
 		}
-		return parentWatched(set, ev.URI)
+		// A resource below a watched one, unless the stream's profile
+		// hides it.
+		return parentWatched(set, ev.URI) && st.allows(ev.Server, ev.URI)
 	case KindState:
 		return w.State || ev.State == StateAdded || ev.State == StateRemoved
 	case KindLog:
