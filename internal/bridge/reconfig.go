@@ -115,6 +115,7 @@ func (b *bridge) refreshProfile(ctx context.Context) {
 		return // mcpd going away: the stream's end says so
 	}
 	b.profileNotice(noticeGone, "")
+	b.forgetRefused() // its resource rules may show them now
 	info := resp.GetProfile()
 	b.reprofile(info)
 	if len(b.opts.Names) == 0 {

@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"time"
 
@@ -23,6 +24,14 @@ type subState struct {
 	sent    map[string]bool       // URIs that stream watches
 	open    chan struct{}         // closed while a stream is open
 	end     context.CancelFunc    // ends the open stream (to reopen it for other servers); nil when none
+	// refused are URIs mcpd refused as not found (the profile hides them
+	// on every server): not sent again, and not in a reopen, where they
+	// would have the whole stream refused; forgotten when the profile may
+	// have changed (refreshProfile). bare makes the next Subscribe carry
+	// no URI, after one was refused as not found: syncOnce then adds them
+	// and learns which are refused.
+	refused map[string]bool
+	bare    bool
 
 	// URI syncs (syncURIs): callers ask for one; one goroutine at a time,
 	// the syncer, sends them in order, so no caller holds a lock across
@@ -77,7 +86,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	b.mu.Lock()
 	var uris []string
 	for u, n := range b.subs.refs {
-		if n > 0 {
+		if n > 0 && !b.subs.refused[u] && !b.subs.bare {
 			uris = append(uris, u)
 		}
 	}
@@ -101,10 +110,17 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	}
 	if err != nil || ack.GetAck() == nil {
 		if status.Code(err) == codes.NotFound {
-			// A server or profile of the bridge's is gone: a reload, or mcpd
-			// restarted with another config. A bridge of a whole profile
-			// learns its servers again before the next try.
+			// A server or profile of the bridge's is gone (a reload, or mcpd
+			// restarted with another config): a bridge of a whole profile
+			// learns its servers again before the next try. Or the profile
+			// hides a URI: the next try carries none, and syncOnce learns
+			// which.
 			b.refreshProfileSoon()
+			if len(uris) > 0 {
+				b.mu.Lock()
+				b.subs.bare = true
+				b.mu.Unlock()
+			}
 		}
 		return false
 	}
@@ -118,6 +134,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	}
 	b.subs.id = ack.GetAck().GetSubscriptionId()
 	b.subs.end = cancel
+	b.subs.bare = false
 	b.subs.sent = map[string]bool{}
 	for _, u := range uris {
 		b.subs.sent[u] = true
@@ -311,7 +328,7 @@ func (b *bridge) syncOnce(ctx context.Context) {
 	id := b.subs.id
 	var add, remove []string
 	for u, n := range b.subs.refs {
-		if n > 0 && !b.subs.sent[u] {
+		if n > 0 && !b.subs.sent[u] && !b.subs.refused[u] {
 			add = append(add, u)
 		}
 	}
@@ -324,9 +341,13 @@ func (b *bridge) syncOnce(ctx context.Context) {
 	if id == 0 || len(add)+len(remove) == 0 {
 		return
 	}
-	if _, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{
+	_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{
 		SubscriptionId: id, AddResourceUris: add, RemoveResourceUris: remove,
-	}); err != nil {
+	})
+	if status.Code(err) == codes.NotFound && len(add) > 0 {
+		add, err = b.addEach(ctx, id, add, remove)
+	}
+	if err != nil {
 		return // the stream ended; resubscribing will include them
 	}
 	b.mu.Lock()
@@ -471,4 +492,47 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		"resultType": "complete",
 		"_meta":      map[string]any{jsonrpc.MetaSubscriptionID: r.id},
 	})
+}
+
+// addEach is syncOnce's update after mcpd refused its URIs as not found:
+// either the stream is gone, or the profile hides one of them. It sends
+// remove alone, then each of add alone, and returns those mcpd took; the
+// refused ones are remembered (subState.refused) and told once.
+func (b *bridge) addEach(ctx context.Context, id uint64, add, remove []string) ([]string, error) {
+	if _, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{
+		SubscriptionId: id, RemoveResourceUris: remove,
+	}); err != nil {
+		return nil, err // the stream is gone
+	}
+	var took []string
+	for _, u := range add {
+		_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{SubscriptionId: id, AddResourceUris: []string{u}})
+		switch {
+		case err == nil:
+			took = append(took, u)
+		case status.Code(err) == codes.NotFound:
+			b.mu.Lock()
+			if b.subs.refused == nil {
+				b.subs.refused = map[string]bool{}
+			}
+			b.subs.refused[u] = true
+			b.mu.Unlock()
+			b.warnOnce(fmt.Sprintf("resource %q is not watched: %s", u, status.Convert(err).Message()))
+		default:
+			return took, err
+		}
+	}
+	return took, nil
+}
+
+// forgetRefused drops the URIs mcpd refused, and has them sent again, when
+// the profile may have changed.
+func (b *bridge) forgetRefused() {
+	b.mu.Lock()
+	had := len(b.subs.refused) > 0
+	clear(b.subs.refused)
+	b.mu.Unlock()
+	if had {
+		b.askSyncURIs()
+	}
 }

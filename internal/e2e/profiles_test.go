@@ -390,3 +390,51 @@ func TestProfileSubscribeURIHiddenOnOneServer(t *testing.T) {
 		t.Fatalf("subscribe to a resource both servers hide: %v, want NOT_FOUND", err)
 	}
 }
+
+// TestBridgeHiddenURIDoesNotStopItsStream: a host of a profile bridge
+// subscribes to a resource the profile shows and to one it hides
+// everywhere; the hidden one is refused and told, the other watched, and
+// when a reload gives the profile another server the bridge's stream
+// opens again for both servers instead of being refused for ever.
+func TestBridgeHiddenURIDoesNotStopItsStream(t *testing.T) {
+	skipShort(t)
+	d := startProfileDaemon(t)
+	servers := map[string]any{"a": fakeServer("legacy"), "b": fakeServer("modern")}
+	profiles := maps.Clone(profileConfig)
+	profiles["watch"] = map[string]any{"a": map[string]any{"resources": map[string]any{"allow": []string{"fake://a/*"}}}}
+	writeAndReload(t, d, map[string]any{"mcpServers": servers, "profiles": profiles})
+	cmd := bridgeCommand(d, "--profile", "watch")
+	var stderr syncBuffer
+	cmd.Stderr = &stderr
+	host := connectHost(t, cmd, "watch-host", true, nil)
+	for _, uri := range []string{"fake://a/1", "fake://hidden/1"} {
+		if err := host.Subscribe(ctxT(t), &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatalf("subscribe %s: %v", uri, err)
+		}
+	}
+	// The bridge's stream (the only app's), by the servers and URIs it
+	// watches.
+	bridgeStream := func() (*mcpdv1.SubscriptionStatus, error) {
+		st, err := d.client().GetStatus(ctxT(t), &mcpdv1.GetStatusRequest{})
+		for _, s := range st.GetSubscriptions() {
+			if strings.Contains(s.GetAppName(), "bridge") {
+				return s, err
+			}
+		}
+		return nil, err
+	}
+	poll(t, "the shown resource watched, the hidden one refused", func() (bool, error) {
+		s, err := bridgeStream()
+		return s != nil && s.GetResourceUris() == 1 && strings.Contains(stderr.String(), `resource "fake://hidden/1" is not watched`), err
+	})
+
+	profiles["watch"] = map[string]any{
+		"a": map[string]any{"resources": map[string]any{"allow": []string{"fake://a/*"}}},
+		"b": map[string]any{"resources": map[string]any{"allow": []string{"fake://b/*"}}},
+	}
+	writeAndReload(t, d, map[string]any{"mcpServers": servers, "profiles": profiles})
+	poll(t, "the bridge's stream open again on a and b", func() (bool, error) {
+		s, err := bridgeStream()
+		return s != nil && slices.Equal(s.GetServers(), []string{"a", "b"}) && s.GetResourceUris() >= 1, err
+	})
+}
