@@ -58,11 +58,6 @@ func (c *pickyChild) Call(_ context.Context, method string, params json.RawMessa
 	return nil
 }
 
-type pickySource struct{ child *pickyChild }
-
-func (s pickySource) Acquire(context.Context, string) (Child, error) { return s.child, nil }
-func (pickySource) Names() []string                                  { return []string{"s"} }
-
 // Many URIs added at once go to a legacy child as concurrent requests,
 // never more than upstreamInFlight; the one it refuses is left out of the
 // acknowledgement while the others are taken, and removing URIs
@@ -70,7 +65,7 @@ func (pickySource) Names() []string                                  { return []
 func TestLegacyURIsGoUpstreamTogether(t *testing.T) {
 	child := &pickyChild{instantChild: instantChild{done: make(chan struct{})}, refuse: "bad",
 		subscribed: map[string]bool{}, release: make(chan struct{}), waitingForAnswer: make(chan struct{}, upstreamInFlight)}
-	m := New(Options{Source: pickySource{child}})
+	m := New(Options{Source: oneChildSource{child}})
 	defer m.Close()
 	answer := sync.OnceFunc(func() { close(child.release) })
 	defer answer() // before Close, which waits for the loop
@@ -145,18 +140,13 @@ func (c *silentChild) Call(ctx context.Context, _ string, _ json.RawMessage) err
 	return ctx.Err()
 }
 
-type silentSource struct{ child *silentChild }
-
-func (s silentSource) Acquire(context.Context, string) (Child, error) { return s.child, nil }
-func (silentSource) Names() []string                                  { return []string{"s"} }
-
 // Once a request goes unanswered for CallTimeout, the rest of its batch
 // is not sent: a child that answers nothing costs one timeout, not one
 // per URI, and the app's acknowledgement holds none of them.
 func TestSilentChildCostsOneTimeout(t *testing.T) {
 	child := &silentChild{instantChild: instantChild{done: make(chan struct{})}}
 	core, logs := observer.New(zap.DebugLevel)
-	m := New(Options{Source: silentSource{child}, CallTimeout: 50 * time.Millisecond, Logger: zap.New(core)})
+	m := New(Options{Source: oneChildSource{child}, CallTimeout: 50 * time.Millisecond, Logger: zap.New(core)})
 	defer m.Close()
 	var uris []string
 	for i := range 5 * upstreamInFlight {
@@ -197,17 +187,12 @@ func (c *goneChild) Call(context.Context, string, json.RawMessage) error {
 	return fmt.Errorf("server %q: %w: closed", "s", ErrChildGone)
 }
 
-type goneSource struct{ child *goneChild }
-
-func (s goneSource) Acquire(context.Context, string) (Child, error) { return s.child, nil }
-func (goneSource) Names() []string                                  { return []string{"s"} }
-
 // A child found gone stops the batch: what was not sent yet is counted in
 // one line that says the server exited, not tried and logged one by one.
 func TestGoneChildStopsTheBatch(t *testing.T) {
 	child := &goneChild{instantChild: instantChild{done: make(chan struct{})}}
 	core, logs := observer.New(zap.DebugLevel)
-	m := New(Options{Source: goneSource{child}, Logger: zap.New(core)})
+	m := New(Options{Source: oneChildSource{child}, Logger: zap.New(core)})
 	defer m.Close()
 	var uris []string
 	for i := range 5 * upstreamInFlight {

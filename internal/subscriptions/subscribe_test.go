@@ -159,17 +159,18 @@ func (c *recordingChild) called() []string {
 	return slices.Clone(c.calls)
 }
 
-type recordingSource struct{ child *recordingChild }
+// oneChildSource runs child as the one child of server "s".
+type oneChildSource struct{ child Child }
 
-func (s recordingSource) Acquire(context.Context, string) (Child, error) { return s.child, nil }
-func (recordingSource) Names() []string                                  { return []string{"s"} }
+func (s oneChildSource) Acquire(context.Context, string) (Child, error) { return s.child, nil }
+func (oneChildSource) Names() []string                                  { return []string{"s"} }
 
 // A stream that joins wanting only what is held, or leaves while others
 // still want all it wanted, changes nothing upstream; one that was the
 // last to want a URI unsubscribes it.
 func TestLeavingReleasesOnlyWhatNoOtherWants(t *testing.T) {
 	child := &recordingChild{instantChild: instantChild{done: make(chan struct{})}}
-	m := New(Options{Source: recordingSource{child}})
+	m := New(Options{Source: oneChildSource{child}})
 	defer m.Close()
 	open := func(uris ...string) *Stream {
 		t.Helper()
@@ -215,7 +216,7 @@ func TestLeavingReleasesOnlyWhatNoOtherWants(t *testing.T) {
 // another stream still wants what it first asked for.
 func TestLeavingReleasesWhatAnUpdateAdded(t *testing.T) {
 	child := &recordingChild{instantChild: instantChild{done: make(chan struct{})}}
-	m := New(Options{Source: recordingSource{child}})
+	m := New(Options{Source: oneChildSource{child}})
 	defer m.Close()
 	w := Watch{Servers: []string{"s"}, URIs: []string{"r://a"}}
 	keep, _, err := m.Subscribe(context.Background(), AppInfo{}, w)
