@@ -42,6 +42,7 @@ func (b *bridge) reprofile(info *mcpdv1.ProfileInfo) (serversChanged bool) {
 	if changed && aggr {
 		b.announceLists(false)
 	}
+	b.forgetRefused() // the profile's resource rules may show them now
 	return serversChanged
 }
 
@@ -115,7 +116,6 @@ func (b *bridge) refreshProfile(ctx context.Context) {
 		return // mcpd going away: the stream's end says so
 	}
 	b.profileNotice(noticeGone, "")
-	b.forgetRefused() // its resource rules may show them now
 	info := resp.GetProfile()
 	b.reprofile(info)
 	if len(b.opts.Names) == 0 {
