@@ -177,6 +177,7 @@ func spawnCmd(t *testing.T, cmd *exec.Cmd, socket, config string) *daemon {
 	}
 	d.cmd.Stdout = d.stderr
 	d.cmd.Stderr = d.stderr
+	dieWithTest(d.cmd)
 	if err := d.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
