@@ -28,7 +28,7 @@ type subState struct {
 	// refused are URIs mcpd refused as not found (the profile hides them
 	// on every server): not sent again, and not in a reopen, where they
 	// would have the whole stream refused; forgotten when the profile may
-	// have changed (refreshProfile). bare makes the next Subscribe carry
+	// have changed (reprofile). bare makes the next Subscribe carry
 	// no URI, after one was refused as not found: syncOnce then adds them
 	// and learns which are refused.
 	refused map[string]bool
@@ -86,9 +86,11 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	defer cancel()
 	b.mu.Lock()
 	var uris []string
-	for u, n := range b.subs.refs {
-		if n > 0 && !b.subs.refused[u] && !b.subs.bare {
-			uris = append(uris, u)
+	if !b.subs.bare {
+		for u, n := range b.subs.refs {
+			if n > 0 && !b.subs.refused[u] {
+				uris = append(uris, u)
+			}
 		}
 	}
 	info := b.clientInfoProto(b.hostInfo)

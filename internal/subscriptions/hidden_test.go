@@ -11,7 +11,7 @@ import (
 // its AllowURI hides that resource: a profile's hidden resource is not
 // named to an app through its parent's subscription.
 func TestUpdateBelowWatchedURIHonoursAllowURI(t *testing.T) {
-	m, _ := testManagerOf(t)
+	m := instantManager(t)
 	w := Watch{Servers: []string{"s"}, URIs: []string{"r://a"},
 		AllowURI: func(_, uri string) bool { return !strings.Contains(uri, "secret") }}
 	st, acks, err := m.Subscribe(context.Background(), AppInfo{}, w)
@@ -32,13 +32,4 @@ func TestUpdateBelowWatchedURIHonoursAllowURI(t *testing.T) {
 	if len(got) != 1 || got[0] != "r://a/public" {
 		t.Fatalf("updates delivered: %q, want r://a/public only", got)
 	}
-}
-
-// testManagerOf is a manager of one server "s" whose child takes every
-// subscription at once, closed at the test's end.
-func testManagerOf(t *testing.T) (*Manager, instantChild) {
-	child := instantChild{done: make(chan struct{})}
-	m := New(Options{Source: instantSource{names: []string{"s"}, child: child}})
-	t.Cleanup(m.Close)
-	return m, child
 }

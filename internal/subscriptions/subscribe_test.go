@@ -40,9 +40,15 @@ func (s instantSource) Names() []string                                { return 
 // subscription at once, closed at the benchmark's end, and what its apps
 // watch there.
 func benchManager(b *testing.B) (*Manager, Watch) {
+	return instantManager(b), Watch{Servers: []string{"s"}, ToolsListChanged: true, URIs: []string{"r://a"}}
+}
+
+// instantManager is a manager of one server "s" whose child takes every
+// subscription at once, closed when tb ends.
+func instantManager(tb testing.TB) *Manager {
 	m := New(Options{Source: instantSource{names: []string{"s"}, child: instantChild{done: make(chan struct{})}}})
-	b.Cleanup(m.Close)
-	return m, Watch{Servers: []string{"s"}, ToolsListChanged: true, URIs: []string{"r://a"}}
+	tb.Cleanup(m.Close)
+	return m
 }
 
 // BenchmarkSubscribe: n apps subscribe to the same server one after
