@@ -76,7 +76,12 @@ var windsurf = &Host{
 	files: func(e Env) []File {
 		return []File{userFile(filepath.Join(e.Home, ".codeium", "windsurf", "mcp_config.json"), JSON, at("mcpServers"))}
 	},
-	shape: func() shape { s := std; s.url, s.sseURL = "serverUrl", "url"; s.transportKeys = []string{"envFile", "transport"}; return s }(),
+	shape: func() shape {
+		s := std
+		s.url, s.sseURL = "serverUrl", "url"
+		s.transportKeys = []string{"envFile", "transport"}
+		return s
+	}(),
 }
 
 // zed's entries are reached as commands: "mcpdctl bridge" keeps working
