@@ -27,6 +27,8 @@ type importedServer struct {
 	Type     string            `json:"type,omitempty"`
 	Headers  map[string]string `json:"headers,omitempty"`
 	Disabled bool              `json:"disabled,omitempty"`
+	// Share is "root" for a server connect found tied to a workspace.
+	Share string `json:"share,omitempty"`
 }
 
 // hostServer is a server as MCP hosts write it: the keys of Claude Desktop,

@@ -39,6 +39,9 @@ func (s Store) Disconnect(o *Opened, dryRun bool, now time.Time) (*Restore, erro
 		return res, nil
 	}
 	if string(res.After) != string(o.Data) {
+		if err := Writable(o.File.Path); err != nil {
+			return nil, err
+		}
 		if _, err := s.backup(o.Host.ID, o.File.Path, o.Data, now); err != nil {
 			return nil, err
 		}

@@ -158,6 +158,8 @@ type Mcpd struct {
 // A Target is where connect points an entry: mcpd's per-server HTTP door,
 // or a command that runs mcpdctl's bridge.
 type Target struct {
+	// Server is the mcpd server the entry reaches.
+	Server  string
 	URL     string
 	Command string
 	Args    []string
@@ -167,13 +169,13 @@ type Target struct {
 // workspace a "root" server runs in, "" for none.
 func (m Mcpd) Target(h *Host, name, root string) Target {
 	if h.HTTP && m.HTTP != "" && root == "" {
-		return Target{URL: m.HTTP + "/servers/" + url.PathEscape(name) + "/mcp"}
+		return Target{Server: name, URL: m.HTTP + "/servers/" + url.PathEscape(name) + "/mcp"}
 	}
 	args := append(slices.Clone(m.GlobalArgs), "bridge")
 	if root != "" {
 		args = append(args, "--root", root)
 	}
-	return Target{Command: m.Ctl, Args: append(args, name)}
+	return Target{Server: name, Command: m.Ctl, Args: append(args, name)}
 }
 
 // DefaultHTTPPort is the port of mcpd's HTTP face by default.

@@ -11,6 +11,8 @@ type Change struct {
 	Name     string   `json:"name"`
 	Original string   `json:"original"`
 	Written  string   `json:"written"`
+	// Server is the mcpd server the entry was pointed at.
+	Server string `json:"server"`
 }
 
 // Point rewrites the entries of o named in targets to reach mcpd, keeping
@@ -37,7 +39,7 @@ func (o *Opened) Point(targets map[*Entry]Target) ([]byte, []Change, error) {
 		if err := doc.rewrite(e, o.Host.shape.drops, o.Host.shape.encode(t)); err != nil {
 			return nil, nil, fmt.Errorf("server %q of %s: %w", en.Name, en.Where, err)
 		}
-		changes = append(changes, Change{Keys: slices.Clone(e.keys), Name: e.name, Original: orig, Written: e.text})
+		changes = append(changes, Change{Keys: slices.Clone(e.keys), Name: e.name, Original: orig, Written: e.text, Server: t.Server})
 	}
 	return doc.bytes(), changes, nil
 }

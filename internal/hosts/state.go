@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // A Record is what connect did to one host file, round by round, kept
@@ -77,6 +79,12 @@ func (s Store) dropRecord(file string) error {
 	return err
 }
 
+// Backup saves data, the content of file (of host, or "mcpd" for mcpd's
+// own config), and returns the backup's path.
+func (s Store) Backup(host, file string, data []byte) (string, error) {
+	return s.backup(host, file, data, time.Now())
+}
+
 // backup saves data, the content of host's file, and returns its path.
 func (s Store) backup(host, file string, data []byte, now time.Time) (string, error) {
 	dir := filepath.Join(s.Dir, "backups", host)
@@ -131,6 +139,30 @@ func (s Store) Commit(o *Opened, after []byte, changes []Change, now time.Time) 
 		return nil, err
 	}
 	return &round, nil
+}
+
+// Writable reports why path cannot be replaced, nil when it can: the file
+// must be writable, and so must its directory, where the new file is made.
+// A file without its owner's write bit is read-only even to root: someone
+// made it so (a file managed by another tool), and connect respects that.
+func Writable(path string) error {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.Mode().Perm()&0o200 == 0 {
+		return fmt.Errorf("%s is read-only (mode %04o); make it writable (chmod u+w) to connect or disconnect it", path, fi.Mode().Perm())
+	}
+	if err := unix.Access(path, unix.W_OK); err != nil {
+		return fmt.Errorf("%s is not writable: %w", path, err)
+	}
+	if err := unix.Access(filepath.Dir(path), unix.W_OK); err != nil {
+		return fmt.Errorf("%s: its directory is not writable: %w", path, err)
+	}
+	return nil
 }
 
 func digest(b []byte) string {

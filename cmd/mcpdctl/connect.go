@@ -1,0 +1,426 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aymanbagabas/go-udiff"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/mcpd-dev/mcpd/internal/hosts"
+	"github.com/mcpd-dev/mcpd/internal/paths"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+var connectCmd = &command{
+	name:     "connect",
+	synopsis: "HOST... | --all [--dry-run] [--force] [--project DIR]",
+	short:    "point MCP hosts' servers at mcpd, in their own config files",
+	long: `connect rewrites each MCP server entry of a host's config file to go
+through mcpd, and adds the server to mcpd's config (one mcpd server for the
+same command, arguments, environment and directory, or the same URL, of
+every host). Each entry keeps its name, its enabled state and the host's
+own options for it, so the tool names the host shows and its permission
+rules stay as they were. A host that reaches servers by URL gets mcpd's
+per-server HTTP door (http://127.0.0.1:6273/servers/NAME/mcp); the others
+run "mcpdctl bridge NAME". A server tied to a project (its arguments name
+the project's directory or ${workspaceFolder}) becomes a "share": "root"
+server that runs once per project, and the entry passes its root.
+
+Nothing else in the file changes: comments, key order and other settings
+stay byte for byte. The file is backed up under mcpd's state directory
+first and written atomically; "mcpdctl disconnect" puts it back. A second
+connect changes nothing. Entries mcpd cannot serve stay as they are, with
+a line saying why. A host that is running and rewrites its file on exit
+is refused (--force to go on). HOST is an id of "mcpdctl hosts"; --all
+takes every host found. --dry-run prints the diff of each file it would
+change, mcpd's config included, and changes nothing.`,
+	maxArgs:  -1,
+	setup:    connectSetup,
+	complete: completeHosts,
+}
+
+// connectArgs are the flags of connect and disconnect.
+type connectArgs struct {
+	all, dryRun, force, removeServers bool
+	project, cfgFlag                  string
+	timeout                           time.Duration
+}
+
+func (a *connectArgs) common(fs *pflag.FlagSet) {
+	fs.BoolVar(&a.all, "all", false, "every host found")
+	fs.BoolVar(&a.dryRun, "dry-run", false, "print the diff of each file it would change, and change nothing")
+	fs.StringVar(&a.project, "project", "", "also the project files of the project in `DIR` (.mcp.json, .vscode/mcp.json, …)")
+	fs.StringVar(&a.cfgFlag, "config", "", "mcpd's config `PATH` (default $MCPD_CONFIG, else $XDG_CONFIG_HOME/mcpd/config.json)")
+	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "give up asking mcpd after this long; 0 means no limit")
+}
+
+func connectSetup(fs *pflag.FlagSet) runFunc {
+	var a connectArgs
+	a.common(fs)
+	fs.BoolVar(&a.force, "force", false, "connect a host even while it runs")
+	return func(ctx context.Context, c *cli, cmd *command, args []string) error {
+		hs, err := pickHosts(cmd, args, a.all)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := c.withTimeout(ctx, a.timeout)
+		defer cancel()
+		return c.connectHosts(ctx, hs, a)
+	}
+}
+
+// completeHosts offers the host ids not given yet.
+func completeHosts(_ context.Context, _ *cli, args []string) ([]string, cobra.ShellCompDirective) {
+	return slices.DeleteFunc(hostIDs(), func(id string) bool { return slices.Contains(args, id) }), cobra.ShellCompDirectiveNoFileComp
+}
+
+func hostIDs() []string {
+	var ids []string
+	for _, h := range hosts.All() {
+		ids = append(ids, h.ID)
+	}
+	return ids
+}
+
+// pickHosts resolves the HOST arguments, or --all.
+func pickHosts(cmd *command, args []string, all bool) ([]*hosts.Host, error) {
+	switch {
+	case all && len(args) > 0:
+		return nil, &usageError{cmd: cmd, msg: "give HOSTs or --all, not both"}
+	case all:
+		return hosts.All(), nil
+	case len(args) == 0:
+		return nil, &usageError{cmd: cmd, msg: "name the HOSTs (see mcpdctl hosts), or --all"}
+	}
+	var out []*hosts.Host
+	for _, id := range args {
+		h := hosts.Find(id)
+		if h == nil {
+			return nil, &usageError{cmd: cmd, msg: fmt.Sprintf("unknown host %q; known: %s", id, strings.Join(hostIDs(), ", "))}
+		}
+		if !slices.Contains(out, h) {
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
+
+// connectState is what one connect run has read and decided.
+type connectState struct {
+	env   hosts.Env
+	reach hosts.Mcpd
+	store hosts.Store
+	mc    *mcpdConfig
+	// failed counts files that could not be written.
+	failed int
+}
+
+// hostPlan is what connect does to one host's file.
+type hostPlan struct {
+	o       *hosts.Opened
+	targets map[*hosts.Entry]hosts.Target
+	after   []byte
+	changes []hosts.Change
+}
+
+func (c *cli) connectHosts(ctx context.Context, hs []*hosts.Host, a connectArgs) error {
+	st, err := c.connectStart(ctx, a)
+	if err != nil {
+		return err
+	}
+	var plans []*hostPlan
+	var problems []string
+	found := 0
+	for _, h := range hs {
+		opened, errs := hosts.Present(h, st.env, st.reach)
+		for _, err := range errs {
+			problems = append(problems, fmt.Sprintf("%s: %v", h.Name, err))
+		}
+		if len(opened) == 0 && len(errs) == 0 {
+			if !a.all {
+				problems = append(problems, fmt.Sprintf("%s: no config file found (looked at %s)", h.Name, strings.Join(filePaths(h, st.env), ", ")))
+			}
+			continue
+		}
+		found++
+		p, err := c.planHost(st, h, opened, a)
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("%s: %v", h.Name, err))
+			continue
+		}
+		plans = append(plans, p...)
+	}
+	if len(problems) > 0 {
+		for _, p := range problems {
+			c.warnf("%s", p)
+		}
+		return fmt.Errorf("nothing changed: %d problem(s) above; mend them (or leave that host out) and run connect again", len(problems))
+	}
+	if a.all && found == 0 {
+		fmt.Fprintln(c.stdout, "no MCP host config found")
+		return nil
+	}
+	return c.applyConnect(ctx, st, plans, a.dryRun)
+}
+
+// connectStart reads what every host's plan needs.
+func (c *cli) connectStart(ctx context.Context, a connectArgs) (*connectState, error) {
+	env, err := hosts.UserEnv(a.project)
+	if err != nil {
+		return nil, err
+	}
+	cfgPath, err := filepath.Abs(paths.ConfigPath(a.cfgFlag))
+	if err != nil {
+		return nil, err
+	}
+	mc, err := readMcpdConfig(ctx, cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	reach, err := c.reach(ctx, mc)
+	if err != nil {
+		return nil, err
+	}
+	return &connectState{env: env, reach: reach, mc: mc, store: connectStore()}, nil
+}
+
+// connectStore is where connect keeps its records and backups.
+func connectStore() hosts.Store {
+	return hosts.Store{Dir: filepath.Join(paths.StateDir(), "connect")}
+}
+
+func filePaths(h *hosts.Host, env hosts.Env) []string {
+	var out []string
+	for _, f := range h.Files(env) {
+		out = append(out, f.Path)
+	}
+	return out
+}
+
+// planHost decides what becomes of each entry of h's files: all of them
+// or, on a clash with mcpd's servers, none.
+func (c *cli) planHost(st *connectState, h *hosts.Host, opened []*hosts.Opened, a connectArgs) ([]*hostPlan, error) {
+	if pid := h.Running(); pid != 0 && !a.force && !a.dryRun {
+		return nil, fmt.Errorf("it is running (pid %d) and rewrites its config when it exits; quit it first, or use --force", pid)
+	}
+	added := map[string]importedServer{}
+	var plans []*hostPlan
+	var notes []string
+	for _, o := range opened {
+		p := &hostPlan{o: o, targets: map[*hosts.Entry]hosts.Target{}}
+		for _, e := range o.Entries {
+			ref := fmt.Sprintf("%s: %q in %s", o.File.Path, e.Name, e.Where)
+			switch e.State {
+			case hosts.Unsupported:
+				notes = append(notes, fmt.Sprintf("%s: left as it is: %s", ref, e.Why))
+				continue
+			case hosts.Connected:
+				continue
+			}
+			s, why, skip := toImported(o, e, st.env.Home)
+			notes = append(notes, prefixed(ref, why)...)
+			if skip != "" {
+				notes = append(notes, fmt.Sprintf("%s: left as it is: %s", ref, skip))
+				continue
+			}
+			name, isNew, err := st.mc.place(mcpdName(e.Name), s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", ref, err)
+			}
+			if isNew {
+				st.mc.add(name, s)
+				added[name] = s
+			}
+			p.targets[e] = st.reach.Target(h, name, e.Root())
+		}
+		plans = append(plans, p)
+	}
+	for _, n := range notes {
+		c.warnf("%s", n)
+	}
+	for _, p := range plans {
+		var err error
+		if p.after, p.changes, err = p.o.Point(p.targets); err == nil && len(p.changes) > 0 {
+			err = hosts.Writable(p.o.File.Path)
+		}
+		if err != nil {
+			for name := range added {
+				delete(st.mc.have, name)
+				delete(st.mc.added, name)
+			}
+			return nil, err
+		}
+	}
+	return plans, nil
+}
+
+func prefixed(ref string, lines []string) []string {
+	out := make([]string, len(lines))
+	for i, l := range lines {
+		out[i] = ref + ": " + l
+	}
+	return out
+}
+
+// applyConnect writes mcpd's config, then each host file, or with dryRun
+// prints their diffs.
+func (c *cli) applyConnect(ctx context.Context, st *connectState, plans []*hostPlan, dryRun bool) error {
+	cfg, err := st.mc.updated()
+	if err != nil {
+		return err
+	}
+	if dryRun {
+		if cfg != nil {
+			c.printDiff(st.mc.path, st.mc.data, cfg)
+		}
+		for _, p := range plans {
+			if len(p.changes) > 0 {
+				c.printDiff(p.o.File.Path, p.o.Data, p.after)
+			}
+		}
+		return nil
+	}
+	if cfg != nil {
+		if err := writeMcpdConfig(st.store, st.mc, cfg); err != nil {
+			return fmt.Errorf("write mcpd's config: %w", err)
+		}
+		fmt.Fprintf(c.stdout, "%s: added %s\n", st.mc.path, strings.Join(slices.Sorted(mapKeys(st.mc.added)), ", "))
+		c.reloadAfterConnect(ctx, st.mc.path)
+	}
+	for _, p := range plans {
+		c.reportPlan(st, p)
+	}
+	if st.failed > 0 {
+		return fmt.Errorf("%d file(s) not connected (see above)", st.failed)
+	}
+	return nil
+}
+
+// reportPlan commits one file's plan and says what it did.
+func (c *cli) reportPlan(st *connectState, p *hostPlan) {
+	o := p.o
+	already := 0
+	for _, e := range o.Entries {
+		if e.State == hosts.Connected {
+			already++
+		}
+	}
+	if len(p.changes) == 0 {
+		fmt.Fprintf(c.stdout, "%s (%s): nothing to change; %d of %d entries go through mcpd\n", o.Host.Name, o.File.Path, already, len(o.Entries))
+		return
+	}
+	if _, err := st.store.Commit(o, p.after, p.changes, time.Now()); err != nil {
+		c.warnf("%s: %v; left as it is", o.File.Path, err)
+		st.failed++
+		return
+	}
+	var names []string
+	for _, ch := range p.changes {
+		names = append(names, ch.Name)
+	}
+	fmt.Fprintf(c.stdout, "%s (%s): connected %s; undo with: mcpdctl disconnect %s\n",
+		o.Host.Name, o.File.Path, strings.Join(names, ", "), o.Host.ID)
+}
+
+// reloadAfterConnect makes a running mcpd that reads path take the new
+// servers; it only says so when mcpd runs on another config.
+func (c *cli) reloadAfterConnect(ctx context.Context, path string) {
+	ctx, client, err := c.dial(ctx, 5*time.Second)
+	if err != nil {
+		return
+	}
+	stat, err := client.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
+	if err != nil {
+		fmt.Fprintln(c.stdout, "mcpd is not running; the hosts reach it once it runs")
+		return
+	}
+	if stat.GetConfigPath() != path {
+		c.warnf("the running mcpd reads %s, not %s; restart it with --config %s", stat.GetConfigPath(), path, path)
+		return
+	}
+	if _, err := client.ReloadConfig(ctx, &mcpdv1.ReloadConfigRequest{}); err != nil {
+		c.warnf("mcpd did not reload %s: %v; run: mcpdctl reload", path, err)
+	}
+}
+
+// printDiff prints a unified diff of a file's change.
+func (c *cli) printDiff(path string, before, after []byte) {
+	fmt.Fprint(c.stdout, udiff.Unified(path, path+" (connected)", string(before), string(after)))
+}
+
+// reach says how hosts reach mcpd: this mcpdctl as the bridge, and the
+// HTTP face's address from the running mcpd, else from its config.
+func (c *cli) reach(ctx context.Context, mc *mcpdConfig) (hosts.Mcpd, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return hosts.Mcpd{}, fmt.Errorf("find mcpdctl's own path: %w", err)
+	}
+	m := hosts.Mcpd{Ctl: exe}
+	if c.socketFlag != "" || os.Getenv(paths.EnvSocket) != "" {
+		sock, err := resolveSocket(c.socketFlag)
+		if err != nil {
+			return m, err
+		}
+		if sock, err = filepath.Abs(sock); err != nil {
+			return m, err
+		}
+		m.GlobalArgs = []string{"--socket", sock}
+	}
+	if base, ok := c.runningHTTP(ctx); ok {
+		m.HTTP = base
+		return m, nil
+	}
+	m.HTTP = configHTTP(mc.data)
+	return m, nil
+}
+
+// runningHTTP is the base URL of a running mcpd's HTTP face.
+func (c *cli) runningHTTP(ctx context.Context) (string, bool) {
+	ctx, client, err := c.dial(ctx, 2*time.Second)
+	if err != nil {
+		return "", false
+	}
+	st, err := client.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
+	if err != nil {
+		return "", false
+	}
+	for _, u := range st.GetHttp().GetUrls() {
+		if base, ok := strings.CutSuffix(u, "/mcp"); ok && strings.HasPrefix(u, "http://") && !strings.Contains(strings.TrimPrefix(base, "http://"), "/") {
+			return base, true
+		}
+	}
+	return "", true // mcpd runs without a TCP HTTP face: the bridge
+}
+
+// configHTTP is the HTTP face's base URL as mcpd's config sets it, or
+// mcpd's default; "" when it is off or on a Unix socket.
+func configHTTP(data []byte) string {
+	def := "http://127.0.0.1:" + hosts.DefaultHTTPPort
+	if data == nil {
+		return def
+	}
+	v, err := hujsonStandard(data)
+	if err != nil {
+		return def
+	}
+	var top struct {
+		HTTPListen *string `json:"httpListen"`
+	}
+	if json.Unmarshal(v, &top) != nil || top.HTTPListen == nil {
+		return def
+	}
+	switch l := *top.HTTPListen; {
+	case l == "" || l == "off" || strings.HasPrefix(l, "unix:"):
+		return ""
+	default:
+		return "http://" + l
+	}
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/tailscale/hujson"
+
+	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/hosts"
+)
+
+// mcpdConfig is mcpd's config file as connect sees it: the servers it has
+// and those connect adds.
+type mcpdConfig struct {
+	path string
+	data []byte // as read; nil when the file does not exist
+	// have are the servers of the file, added those connect adds.
+	have, added map[string]importedServer
+}
+
+// readMcpdConfig reads mcpd's config file at path (absent: no servers).
+func readMcpdConfig(ctx context.Context, path string) (*mcpdConfig, error) {
+	mc := &mcpdConfig{path: path, have: map[string]importedServer{}, added: map[string]importedServer{}}
+	data, err := config.ReadFile(ctx, path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return mc, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	mc.data = data
+	std, err := hujsonStandard(data)
+	if err != nil {
+		return nil, fmt.Errorf("mcpd's config %s: %w", path, err)
+	}
+	var top struct {
+		McpServers map[string]importedServer `json:"mcpServers"`
+		Servers    map[string]importedServer `json:"servers"`
+	}
+	if err := json.Unmarshal(std, &top); err != nil {
+		return nil, fmt.Errorf("mcpd's config %s: %w", path, err)
+	}
+	for _, m := range []map[string]importedServer{top.Servers, top.McpServers} {
+		for name, s := range m {
+			mc.have[name] = s
+		}
+	}
+	return mc, nil
+}
+
+// sameRun reports whether a and b are one server to share: the same
+// command, arguments, environment and directory, or the same URL.
+func sameRun(a, b importedServer) bool {
+	if a.URL != "" || b.URL != "" {
+		return a.URL == b.URL
+	}
+	a.Disabled, b.Disabled = false, false
+	a.Headers, b.Headers, a.Type, b.Type = nil, nil, "", ""
+	return sameServer(a, b)
+}
+
+// place finds the mcpd server for s, wanted under name: one already the
+// same, else name when it is free. A name held by another server is a
+// clash, described naming both.
+func (mc *mcpdConfig) place(name string, s importedServer) (string, bool, error) {
+	for _, n := range slices.Sorted(mapKeys(mc.have)) {
+		if sameRun(mc.have[n], s) {
+			return n, false, nil
+		}
+	}
+	if old, taken := mc.have[name]; taken {
+		return "", false, fmt.Errorf("mcpd's server %q (%s) is another server than the host's %q (%s)",
+			name, describe(old), name, describe(s))
+	}
+	return name, true, nil
+}
+
+func (mc *mcpdConfig) add(name string, s importedServer) {
+	mc.have[name] = s
+	mc.added[name] = s
+}
+
+func describe(s importedServer) string {
+	if s.URL != "" {
+		return "url " + remoteRef(s.URL)
+	}
+	return fmt.Sprintf("command %q", strings.TrimSpace(s.Command+" "+strings.Join(s.Args, " ")))
+}
+
+func mapKeys[M ~map[string]V, V any](m M) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// updated is mcpd's config with the added servers, nil when none were.
+func (mc *mcpdConfig) updated() ([]byte, error) {
+	if len(mc.added) == 0 {
+		return nil, nil
+	}
+	if len(bytes.TrimSpace(mc.data)) == 0 {
+		return marshalNoEscapeIndent(map[string]any{"mcpServers": mc.added})
+	}
+	into := ""
+	if v, err := hujson.Parse(mc.data); err == nil {
+		for _, key := range []string{"mcpServers", "servers"} {
+			if v.Find("/"+key) != nil {
+				into = key
+				break
+			}
+		}
+	}
+	return patchServers(mc.path, mc.data, into, mc.added)
+}
+
+// toImported converts a host's entry to the mcpd server it becomes, with
+// the host's variables made mcpd's, and says what it had to change.
+func toImported(o *hosts.Opened, e *hosts.Entry, home string) (importedServer, []string, string) {
+	s := e.Untied()
+	hs := hostServer{Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd, EnvFile: s.EnvFile, URL: s.URL, Headers: s.Headers}
+	m := serverMap{where: e.Where}
+	root := e.Root()
+	if root == "" {
+		m.workspace = e.Workspace
+	}
+	im := &importer{file: o.File.Path, home: home, from: map[string]string{}}
+	var out importedServer
+	if s.URL != "" {
+		hs.Remote, hs.Type = "url", s.Transport
+		if s.Transport == "http" {
+			hs.Type = "http"
+		}
+		if why := remoteSkip(hs); why != "" {
+			return out, nil, why
+		}
+		out = im.convertRemote(m, e.Name, hs)
+	} else {
+		out = im.convert(m, e.Name, hs)
+	}
+	if root != "" {
+		out.Share = "root"
+	}
+	return out, im.res.notes, ""
+}
+
+// writeMcpdConfig writes mcpd's config with the added servers, after a
+// backup of the file as it was.
+func writeMcpdConfig(store hosts.Store, mc *mcpdConfig, out []byte) error {
+	if mc.data != nil {
+		if _, err := store.Backup("mcpd", mc.path, mc.data); err != nil {
+			return err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(mc.path), 0o700); err != nil {
+		return err
+	}
+	mode := fs.FileMode(0o600)
+	fi, err := os.Stat(mc.path)
+	if err == nil {
+		mode = fi.Mode().Perm()
+	}
+	return hosts.WriteAtomic(mc.path, out, mode, fi)
+}
+
+// hujsonStandard is data, JSON with comments, as standard JSON.
+func hujsonStandard(data []byte) ([]byte, error) {
+	v, err := hujson.Parse(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
+	if err != nil {
+		return nil, err
+	}
+	v.Standardize()
+	return v.Pack(), nil
+}
+
+// removeConfigServers is mcpd's config without the servers names, its
+// comments and layout kept.
+func removeConfigServers(mc *mcpdConfig, names []string) ([]byte, error) {
+	v, err := hujson.Parse(mc.data)
+	if err != nil {
+		return nil, fmt.Errorf("mcpd's config %s: %w", mc.path, err)
+	}
+	ptr := strings.NewReplacer("~", "~0", "/", "~1")
+	var ops []map[string]string
+	for _, name := range names {
+		for _, key := range []string{"mcpServers", "servers"} {
+			p := "/" + key + "/" + ptr.Replace(name)
+			if v.Find(p) != nil {
+				ops = append(ops, map[string]string{"op": "remove", "path": p})
+			}
+		}
+	}
+	patch, err := json.Marshal(ops)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.Patch(patch); err != nil {
+		return nil, fmt.Errorf("mcpd's config %s: %w", mc.path, err)
+	}
+	for _, name := range names {
+		delete(mc.have, name)
+	}
+	return v.Pack(), nil
+}
