@@ -108,16 +108,19 @@ func (s Store) Commit(o *Opened, after []byte, changes []Change, now time.Time) 
 	if rec == nil {
 		rec = &Record{Host: o.Host.ID, Path: o.File.Path}
 	}
+	fi, err := os.Stat(o.File.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := writable(o.File.Path, fi); err != nil {
+		return nil, err
+	}
 	b, err := s.backup(o.Host.ID, o.File.Path, o.Data, now)
 	if err != nil {
 		return nil, err
 	}
 	round := Round{Time: now.UTC(), Backup: b, Before: digest(o.Data), After: digest(after), Changes: changes}
 	rec.Rounds = append(rec.Rounds, round)
-	fi, err := os.Stat(o.File.Path)
-	if err != nil {
-		return nil, err
-	}
 	if err := s.saveRecord(rec); err != nil {
 		return nil, err
 	}
@@ -131,6 +134,16 @@ func (s Store) Commit(o *Opened, after []byte, changes []Change, now time.Time) 
 		return nil, err
 	}
 	return &round, nil
+}
+
+// writable returns an error when the file at path, of fi, is read-only:
+// no write permission for anyone (which root too is held to: the user's
+// way of saying the file is not to be changed), or none for this user.
+func writable(path string, fi fs.FileInfo) error {
+	if fi.Mode().Perm()&0o222 == 0 || syscall.Access(path, 2 /* W_OK */) != nil {
+		return fmt.Errorf("%s is read-only (%v); make it writable, or leave this host out", path, fi.Mode().Perm())
+	}
+	return nil
 }
 
 func digest(b []byte) string {
