@@ -33,7 +33,13 @@ var claudeCode = &Host{
 		return append([]File{userFile(filepath.Join(e.Home, ".claude.json"), JSON, at("mcpServers"), projects)},
 			projectFile(e, ".mcp.json", JSON, at("mcpServers"))...)
 	},
-	shape: withTypes(std, "stdio", "http"),
+	shape: func() shape {
+		s := withTypes(std, "stdio", "http")
+		// headersHelper runs a command for a remote server's headers;
+		// oauth signs in to it.
+		s.transportKeys = append(s.transportKeys, "headersHelper", "oauth")
+		return s
+	}(),
 }
 
 var cursor = &Host{
@@ -84,22 +90,56 @@ var windsurf = &Host{
 	}(),
 }
 
-// zed's entries are reached as commands: "mcpdctl bridge" keeps working
-// in every Zed version that has context servers.
+// zed keeps its servers as "context_servers" of its settings: a command
+// ("command", "args", which Zed requires even when empty, "env"), or a
+// remote server's "url" and "headers". Entries of extensions carry only
+// "settings". "source" ("custom", "extension") and "enabled" are the
+// host's own and stay.
 var zed = &Host{
-	ID: "zed", Name: "Zed",
+	ID: "zed", Name: "Zed", HTTP: true,
 	files: func(e Env) []File {
 		return append([]File{userFile(filepath.Join(e.ConfigHome, "zed", "settings.json"), JSON, at("context_servers"))},
 			projectFile(e, filepath.Join(".zed", "settings.json"), JSON, at("context_servers"))...)
 	},
-	shape: std,
+	shape: func() shape {
+		s := std
+		s.typeKey, s.sseTypes, s.cwd = "", nil, ""
+		return s
+	}(),
+	fields: zedFields,
+}
+
+// zedFields reads Zed's older entries, whose "command" was an object of
+// "path", "args" and "env", as the newer flat ones.
+func zedFields(f map[string]any) map[string]any {
+	c, ok := f["command"].(map[string]any)
+	if !ok {
+		return f
+	}
+	out := make(map[string]any, len(f)+2)
+	for k, v := range f {
+		out[k] = v
+	}
+	delete(out, "command")
+	if p, ok := c["path"]; ok {
+		out["command"] = p
+	}
+	for _, k := range []string{"args", "env"} {
+		if v, ok := c[k]; ok {
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // geminiShape is Gemini CLI's (and Qwen Code's): "httpUrl" for Streamable
-// HTTP, "url" for SSE.
+// HTTP, "url" for SSE (unless a "type" of "http" says otherwise). It
+// writes no "type": "httpUrl" alone says Streamable HTTP. "oauth" and
+// "authProviderType" sign in to a remote server.
 var geminiShape = func() shape {
 	s := std
-	s.url, s.sseURL, s.typeKey = "httpUrl", "url", ""
+	s.url, s.sseURL = "httpUrl", "url"
+	s.transportKeys = append(s.transportKeys, "oauth", "authProviderType")
 	return s
 }()
 
@@ -115,32 +155,72 @@ var gemini = &Host{
 var qwen = &Host{
 	ID: "qwen", Name: "Qwen Code", HTTP: true,
 	files: func(e Env) []File {
-		return append([]File{userFile(filepath.Join(e.Home, ".qwen", "settings.json"), JSON, at("mcpServers"))},
-			projectFile(e, filepath.Join(".qwen", "settings.json"), JSON, at("mcpServers"))...)
+		return append(append([]File{userFile(filepath.Join(e.Home, ".qwen", "settings.json"), JSON, at("mcpServers"))},
+			projectFile(e, filepath.Join(".qwen", "settings.json"), JSON, at("mcpServers"))...),
+			projectFile(e, filepath.Join(".qwen", "settings.local.json"), JSON, at("mcpServers"))...)
 	},
 	shape: geminiShape,
 }
 
+// opencode keeps its servers under "mcp" of opencode.json or
+// opencode.jsonc, "type" "local" with the whole command line as a list, or
+// "remote"; its newer layout puts them under "mcp"."servers". A remote
+// server's "oauth" signs in to it.
 var opencode = &Host{
 	ID: "opencode", Name: "opencode", HTTP: true,
 	files: func(e Env) []File {
 		dir := filepath.Join(e.ConfigHome, "opencode")
-		return append([]File{
-			userFile(filepath.Join(dir, "opencode.json"), JSON, at("mcp")),
-			userFile(filepath.Join(dir, "opencode.jsonc"), JSON, at("mcp")),
-		}, projectFile(e, "opencode.json", JSON, at("mcp"))...)
+		return append(append([]File{
+			userFile(filepath.Join(dir, "opencode.json"), JSON, opencodeMaps...),
+			userFile(filepath.Join(dir, "opencode.jsonc"), JSON, opencodeMaps...),
+		}, projectFile(e, "opencode.json", JSON, opencodeMaps...)...),
+			projectFile(e, "opencode.jsonc", JSON, opencodeMaps...)...)
 	},
-	shape: shape{command: "command", commandList: true, env: "environment", url: "url", headers: "headers",
-		typeKey: "type", stdioType: "local", httpType: "remote"},
+	shape: shape{command: "command", commandList: true, env: "environment", cwd: "cwd", url: "url", headers: "headers",
+		typeKey: "type", stdioType: "local", httpType: "remote", transportKeys: []string{"oauth"}},
 }
 
+// opencodeMaps are where opencode's servers are: the members of "mcp"
+// (but its "servers" object of the newer layout), and those of
+// "mcp"."servers".
+var opencodeMaps = []serverMap{
+	{path: []string{"mcp"}, skip: func(name string, f map[string]any) bool { return name == "servers" && f["type"] == nil }},
+	at("mcp", "servers"),
+}
+
+// cline keeps its servers in the extension's storage of each editor it is
+// installed in, and its command line's in ~/.cline. A remote entry
+// without "type" is SSE to Cline, unless its older "transportType" says
+// "http".
 var cline = &Host{
 	ID: "cline", Name: "Cline", HTTP: true,
 	files: func(e Env) []File {
 		rel := filepath.Join("User", "globalStorage", "saoudrizwan.claude-dev", "settings", "cline_mcp_settings.json")
-		return []File{userFile(filepath.Join(e.ConfigHome, "Code", rel), JSON, at("mcpServers"))}
+		var out []File
+		for _, editor := range []string{"Code", "Code - Insiders", "VSCodium", "Cursor"} {
+			out = append(out, userFile(filepath.Join(e.ConfigHome, editor, rel), JSON, at("mcpServers")))
+		}
+		return append(out, userFile(filepath.Join(e.Home, ".cline", "data", "settings", "cline_mcp_settings.json"), JSON, at("mcpServers")))
 	},
-	shape: withTypes(std, "stdio", "streamableHttp"),
+	shape: func() shape {
+		s := withTypes(std, "stdio", "streamableHttp")
+		s.transportKeys = append(s.transportKeys, "transportType")
+		return s
+	}(),
+	fields: func(f map[string]any) map[string]any {
+		if _, ok := f["url"]; !ok || f["type"] != nil {
+			return f
+		}
+		out := make(map[string]any, len(f)+1)
+		for k, v := range f {
+			out[k] = v
+		}
+		out["type"] = "sse"
+		if f["transportType"] == "http" {
+			out["type"] = "streamableHttp"
+		}
+		return out
+	},
 }
 
 var lmStudio = &Host{
@@ -160,10 +240,11 @@ var copilotCLI = &Host{
 }
 
 // vscodeShape is VS Code's: "dev" (watch and debug a server run from
-// source) belongs to a server run as a command.
+// source) and "sandboxEnabled" and "sandbox" (what a server run as a
+// command may reach) belong to a server run as a command.
 var vscodeShape = func() shape {
 	s := withTypes(std, "stdio", "http")
-	s.transportKeys = append(s.transportKeys, "dev")
+	s.transportKeys = append(s.transportKeys, "dev", "sandboxEnabled", "sandbox")
 	return s
 }()
 

@@ -39,14 +39,14 @@ func (s Store) Disconnect(o *Opened, dryRun bool, now time.Time) (*Restore, erro
 		return res, nil
 	}
 	if string(res.After) != string(o.Data) {
+		fi, err := os.Stat(o.File.Path)
+		if err != nil {
+			return nil, err
+		}
 		if err := Writable(o.File.Path); err != nil {
 			return nil, err
 		}
 		if _, err := s.backup(o.Host.ID, o.File.Path, o.Data, now); err != nil {
-			return nil, err
-		}
-		fi, err := os.Stat(o.File.Path)
-		if err != nil {
 			return nil, err
 		}
 		if err := WriteAtomic(o.File.Path, res.After, fi.Mode().Perm(), fi); err != nil {

@@ -31,6 +31,25 @@ type serverMap struct {
 	// workspaceAt is the index of the key that names the project the
 	// servers run in (Claude Code's projects["/dir"]), 0 for none.
 	workspaceAt int
+	// skip, if set, tells a member of the map that is not a server
+	// (opencode's "servers" object of its newer layout, beside the
+	// servers of the older one).
+	skip func(name string, fields map[string]any) bool
+}
+
+// mapEntries returns the server entries of doc at sm, in file order.
+func mapEntries(doc document, sm serverMap) ([]*entry, error) {
+	es, err := doc.entries(sm)
+	if err != nil || sm.skip == nil {
+		return es, err
+	}
+	out := es[:0]
+	for _, e := range es {
+		if !sm.skip(e.name, e.fields) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
 }
 
 // where names a map found at keys in messages: mcpServers,

@@ -16,7 +16,8 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata")
 var testMcpd = Mcpd{Ctl: "/opt/mcpd/bin/mcpdctl", HTTP: "http://127.0.0.1:6273"}
 
 // TestGolden connects each host file of testdata/HOST/NAME.in (written
-// where the host keeps its user config) and compares the result with
+// where the host keeps its user config, or for a NAME other than "user"
+// its file of that name) and compares the result with
 // NAME.connected; a second connect changes nothing; disconnect gives back
 // the input byte for byte.
 func TestGolden(t *testing.T) {
@@ -36,7 +37,7 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			env, store := testEnv(t)
-			f := h.Files(env)[0]
+			f := goldenFile(t, h, env, strings.TrimSuffix(filepath.Base(in), ".in"))
 			writeFile(t, f.Path, src)
 			o := mustOpen(t, h, f)
 			after, changes := connectAll(t, store, o)
@@ -68,6 +69,19 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// goldenFile is h's first file in env for "user", else its first file
+// named name.
+func goldenFile(t *testing.T, h *Host, env Env, name string) File {
+	t.Helper()
+	for _, f := range h.Files(env) {
+		if name == "user" || filepath.Base(f.Path) == name {
+			return f
+		}
+	}
+	t.Fatalf("%s has no file %q", h.ID, name)
+	return File{}
 }
 
 func testEnv(t *testing.T) (Env, Store) {

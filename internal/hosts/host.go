@@ -21,6 +21,11 @@ type Host struct {
 	Processes []string
 	files     func(Env) []File
 	shape     shape
+	// fields, if set, turns an entry's fields into the shape's before
+	// they are decoded: an older layout the host still reads (Zed's
+	// {"command": {"path", "args", "env"}}), a transport it implies. It
+	// returns a copy; the entry is rewritten as it stands in the file.
+	fields func(map[string]any) map[string]any
 }
 
 // An Env is where a user's files are.

@@ -85,7 +85,7 @@ func openData(h *Host, f File, data []byte, m Mcpd) (*Opened, error) {
 	}
 	o := &Opened{Host: h, File: f, Data: data, doc: doc}
 	for _, sm := range f.maps {
-		es, err := doc.entries(sm)
+		es, err := mapEntries(doc, sm)
 		if err != nil {
 			return nil, err
 		}
@@ -103,7 +103,11 @@ func (o *Opened) classify(sm serverMap, e *entry, m Mcpd) *Entry {
 	if sm.workspaceAt > 0 && sm.workspaceAt < len(e.keys) {
 		en.Workspace = e.keys[sm.workspaceAt]
 	}
-	srv, err := o.Host.shape.decode(e.fields)
+	fields := e.fields
+	if o.Host.fields != nil {
+		fields = o.Host.fields(fields)
+	}
+	srv, err := o.Host.shape.decode(fields)
 	en.Server = srv
 	switch {
 	case err != nil:

@@ -48,7 +48,7 @@ func (o *Opened) Point(targets map[*Entry]Target) ([]byte, []Change, error) {
 func (o *Opened) entriesOf(doc document) ([]*entry, error) {
 	var out []*entry
 	for _, sm := range o.File.maps {
-		es, err := doc.entries(sm)
+		es, err := mapEntries(doc, sm)
 		if err != nil {
 			return nil, err
 		}

@@ -116,16 +116,19 @@ func (s Store) Commit(o *Opened, after []byte, changes []Change, now time.Time) 
 	if rec == nil {
 		rec = &Record{Host: o.Host.ID, Path: o.File.Path}
 	}
+	fi, err := os.Stat(o.File.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := Writable(o.File.Path); err != nil {
+		return nil, err
+	}
 	b, err := s.backup(o.Host.ID, o.File.Path, o.Data, now)
 	if err != nil {
 		return nil, err
 	}
 	round := Round{Time: now.UTC(), Backup: b, Before: digest(o.Data), After: digest(after), Changes: changes}
 	rec.Rounds = append(rec.Rounds, round)
-	fi, err := os.Stat(o.File.Path)
-	if err != nil {
-		return nil, err
-	}
 	if err := s.saveRecord(rec); err != nil {
 		return nil, err
 	}
