@@ -111,12 +111,15 @@ func TestCodexEntries(t *testing.T) {
 // TestTOMLRestore rewrites each entry and puts its text back: the file
 // is the input byte for byte, line endings included.
 func TestTOMLRestore(t *testing.T) {
-	for _, in := range []string{"testdata/codex/user.in", "testdata/codex/inline.in", "crlf"} {
+	for _, in := range []string{"testdata/codex/user.in", "testdata/codex/inline.in", "crlf", "bare"} {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			var src []byte
-			if in == "crlf" {
+			switch in {
+			case "crlf":
 				src = bytes.ReplaceAll(readFile(t, "testdata/codex/user.in"), []byte("\n"), []byte("\r\n"))
-			} else {
+			case "bare": // headers alone, the last one ending the file
+				src = []byte("[mcp_servers.a] # note\n  # kept\n\n[mcp_servers.b]\t")
+			default:
 				src = readFile(t, in)
 			}
 			doc, err := parseTOML(src)
