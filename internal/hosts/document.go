@@ -3,6 +3,7 @@ package hosts
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 )
 
@@ -114,8 +115,11 @@ func sameText(format Format, a, b string) bool {
 	if err1 != nil || err2 != nil {
 		return false
 	}
-	p, _ := json.Marshal(x)
-	q, _ := json.Marshal(y)
+	p, err1 := json.Marshal(x)
+	q, err2 := json.Marshal(y)
+	if err1 != nil || err2 != nil { // a TOML nan or inf
+		return reflect.DeepEqual(x, y)
+	}
 	return string(p) == string(q)
 }
 

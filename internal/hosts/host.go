@@ -33,6 +33,8 @@ type Env struct {
 	Home string
 	// ConfigHome is $XDG_CONFIG_HOME, else ~/.config.
 	ConfigHome string
+	// CodexHome is $CODEX_HOME, Codex's directory, "" for ~/.codex.
+	CodexHome string
 	// Project is a project directory whose project-level files count
 	// too (--project), "" for the user's files only.
 	Project string
@@ -48,12 +50,18 @@ func UserEnv(project string) (Env, error) {
 	if cfg == "" || !filepath.IsAbs(cfg) {
 		cfg = filepath.Join(home, ".config")
 	}
+	codexHome := os.Getenv("CODEX_HOME")
+	if codexHome != "" {
+		if codexHome, err = filepath.Abs(codexHome); err != nil {
+			return Env{}, err
+		}
+	}
 	if project != "" {
 		if project, err = filepath.Abs(project); err != nil {
 			return Env{}, err
 		}
 	}
-	return Env{Home: home, ConfigHome: cfg, Project: project}, nil
+	return Env{Home: home, ConfigHome: cfg, CodexHome: codexHome, Project: project}, nil
 }
 
 // A File is one config file of a host.

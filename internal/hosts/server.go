@@ -42,6 +42,9 @@ type shape struct {
 	// transportKeys are further keys of a server's transport, left out
 	// when the entry is pointed at mcpd.
 	transportKeys []string
+	// moreHeaders adds the headers a remote server's entry names in keys
+	// of the host's own (Codex's bearer_token_env_var).
+	moreHeaders func(f map[string]any, h map[string]string) error
 }
 
 // std is the shape most hosts share (Cursor's, Claude Desktop's).
@@ -87,7 +90,16 @@ func (s shape) decode(f map[string]any) (Server, error) {
 		return srv, err
 	}
 	if srv.URL != "" {
-		srv.Headers, err = asStringMap(s.headers, get(s.headers))
+		if srv.Headers, err = asStringMap(s.headers, get(s.headers)); err != nil || s.moreHeaders == nil {
+			return srv, err
+		}
+		if srv.Headers == nil {
+			srv.Headers = map[string]string{}
+		}
+		err = s.moreHeaders(f, srv.Headers)
+		if len(srv.Headers) == 0 {
+			srv.Headers = nil
+		}
 		return srv, err
 	}
 	srv.Transport = "stdio"
