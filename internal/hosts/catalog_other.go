@@ -72,8 +72,13 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-// goose keeps its servers as "extensions" of ~/.config/goose/config.yaml;
-// built-in extensions are not servers.
+// goose keeps its servers as "extensions" of config.yaml in its config
+// directory ($XDG_CONFIG_HOME/goose, else ~/.config/goose, on Linux and
+// macOS alike), each a mapping keyed by the extension's name that holds
+// "enabled" and the extension's config, tagged by "type": stdio (cmd,
+// args, envs, env_keys), streamable_http (uri, headers), sse (no longer
+// run by Goose, kept for old files); builtin and platform extensions run
+// inside Goose and are not servers.
 var goose = &Host{
 	ID: "goose", Name: "Goose", HTTP: true,
 	Processes: []string{"goose"},
@@ -85,12 +90,34 @@ var goose = &Host{
 		transportKeys: []string{"env_keys"}},
 }
 
-// continueDev keeps its servers as a list named by "name" in
-// ~/.continue/config.yaml.
+// continueDev keeps its servers as the items of the "mcpServers" list of
+// ~/.continue/config.yaml, each named by its "name": command, args, env,
+// cwd for a command; url, type (sse or streamable-http) and
+// requestOptions (headers among them) for a remote server. A project's
+// .continue/mcpServers/*.yaml are blocks with such a list of their own.
 var continueDev = &Host{
 	ID: "continue", Name: "Continue", HTTP: true,
 	files: func(e Env) []File {
-		return []File{userFile(filepath.Join(e.Home, ".continue", "config.yaml"), YAML, serverMap{path: []string{"mcpServers"}, list: true})}
+		servers := serverMap{path: []string{"mcpServers"}, list: true}
+		files := []File{userFile(filepath.Join(e.Home, ".continue", "config.yaml"), YAML, servers)}
+		if e.Project == "" {
+			return files
+		}
+		dir := filepath.Join(".continue", "mcpServers")
+		var blocks []string
+		for _, pat := range []string{"*.yaml", "*.yml"} {
+			m, _ := filepath.Glob(filepath.Join(e.Project, dir, pat))
+			blocks = append(blocks, m...)
+		}
+		sort.Strings(blocks)
+		for _, b := range blocks {
+			files = append(files, projectFile(e, filepath.Join(dir, filepath.Base(b)), YAML, servers)...)
+		}
+		return files
 	},
-	shape: withTypes(std, "", "streamable-http"),
+	shape: func() shape {
+		s := withTypes(std, "", "streamable-http")
+		s.headers = "requestOptions.headers"
+		return s
+	}(),
 }

@@ -76,7 +76,7 @@ func TestGolden(t *testing.T) {
 func goldenFile(t *testing.T, h *Host, env Env, name string) File {
 	t.Helper()
 	for _, f := range h.Files(env) {
-		if name == "user" || filepath.Base(f.Path) == name {
+		if name == "user" || strings.HasPrefix(name, "user-") || filepath.Base(f.Path) == name {
 			return f
 		}
 	}

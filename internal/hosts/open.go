@@ -114,14 +114,18 @@ func (o *Opened) classify(sm serverMap, e *entry, m Mcpd) *Entry {
 		en.State, en.Why = Unsupported, err.Error()
 	case e.name == "":
 		en.State, en.Why = Unsupported, `it has no "name"`
+	case o.Host == goose && !slices.Contains([]string{"stdio", "streamable_http", "sse"}, typeOf(e.fields)):
+		en.State, en.Why = Unsupported, fmt.Sprintf("it is a Goose %q extension, which only Goose runs", typeOf(e.fields))
 	case m.isMcpd(srv):
 		en.State = Connected
 	case srv.URL == "" && srv.Command == "":
 		en.State, en.Why = Unsupported, "it names no command and no URL (a host extension only the host can run)"
-	case o.Host == goose && !slices.Contains([]string{"stdio", "streamable_http", "sse"}, typeOf(e.fields)):
-		en.State, en.Why = Unsupported, fmt.Sprintf("it is a Goose %q extension, which only Goose runs", typeOf(e.fields))
+	case o.Host == goose && len(asList(e.fields["env_keys"])) > 0:
+		en.State, en.Why = Unsupported, "its env_keys are secrets Goose keeps in its keyring, which mcpd cannot read"
 	case usesInput(srv):
 		en.State, en.Why = Unsupported, "it uses a ${input:…} variable the host prompts for, which mcpd cannot ask"
+	case usesTemplate(srv):
+		en.State, en.Why = Unsupported, "it uses a ${{ … }} secret or input Continue fills in, which mcpd cannot"
 	default:
 		en.State = Direct
 	}
@@ -133,7 +137,11 @@ func typeOf(f map[string]any) string {
 	return t
 }
 
-func usesInput(s Server) bool {
+func usesInput(s Server) bool { return anyValue(s, "${input:") }
+
+// anyValue reports whether a string of s (command, args, environment,
+// working directory, URL, headers) holds sub.
+func anyValue(s Server, sub string) bool {
 	vals := append([]string{s.Command, s.Cwd, s.URL}, s.Args...)
 	for _, m := range []map[string]string{s.Env, s.Headers} {
 		for _, v := range m {
@@ -141,12 +149,21 @@ func usesInput(s Server) bool {
 		}
 	}
 	for _, v := range vals {
-		if strings.Contains(v, "${input:") {
+		if strings.Contains(v, sub) {
 			return true
 		}
 	}
 	return false
 }
+
+func asList(v any) []any {
+	l, _ := v.([]any)
+	return l
+}
+
+// usesTemplate reports whether s names one of Continue's ${{ secrets.X }}
+// or ${{ inputs.X }}.
+func usesTemplate(s Server) bool { return anyValue(s, "${{") }
 
 // Mcpd says how hosts reach mcpd.
 type Mcpd struct {

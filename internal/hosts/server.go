@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // A Server is what a host's entry runs: a command on stdio, or a remote
@@ -32,7 +33,10 @@ type shape struct {
 	// url is the key of a Streamable HTTP server's URL, the one written;
 	// sseURL a key that holds an SSE server's (Gemini CLI's "url").
 	url, sseURL string
-	headers     string
+	// headers is the key of a remote server's headers; "a.b" is key b
+	// of the mapping at key a (Continue's requestOptions.headers), whose
+	// whole a belongs to the transport.
+	headers string
 	// typeKey is the key naming the transport, "" when the host has
 	// none; stdioType and httpType are the values it writes, sseTypes
 	// those that mean SSE.
@@ -54,7 +58,8 @@ var std = shape{command: "command", args: "args", env: "env", cwd: "cwd", url: "
 // drops reports whether key belongs to the entry's transport: what connect
 // replaces, as against the host's own options for the entry.
 func (s shape) drops(key string) bool {
-	for _, k := range []string{s.command, s.args, s.env, s.cwd, s.url, s.sseURL, s.headers, s.typeKey} {
+	headers, _, _ := strings.Cut(s.headers, ".")
+	for _, k := range []string{s.command, s.args, s.env, s.cwd, s.url, s.sseURL, headers, s.typeKey} {
 		if k != "" && k == key {
 			return true
 		}
@@ -69,6 +74,10 @@ func (s shape) decode(f map[string]any) (Server, error) {
 	get := func(key string) any {
 		if key == "" {
 			return nil
+		}
+		if outer, inner, ok := strings.Cut(key, "."); ok {
+			m, _ := f[outer].(map[string]any)
+			return m[inner]
 		}
 		return f[key]
 	}
