@@ -111,7 +111,7 @@ func TestCodexEntries(t *testing.T) {
 // TestTOMLRestore rewrites each entry and puts its text back: the file
 // is the input byte for byte, line endings included.
 func TestTOMLRestore(t *testing.T) {
-	for _, in := range []string{"testdata/codex/user.in", "testdata/codex/inline.in", "crlf", "bare"} {
+	for _, in := range []string{"testdata/codex/user.in", "testdata/codex/user-inline.in", "crlf", "bare"} {
 		t.Run(filepath.Base(in), func(t *testing.T) {
 			var src []byte
 			switch in {
