@@ -43,10 +43,12 @@ type hostRow struct {
 func hostsSetup(fs *pflag.FlagSet) runFunc {
 	var project string
 	var asJSON bool
+	var timeout time.Duration
+	fs.DurationVar(&timeout, "timeout", 5*time.Second, "give up asking mcpd after this long; 0 means no limit")
 	fs.StringVar(&project, "project", "", "also the project files of the project in `DIR`")
 	fs.BoolVar(&asJSON, "json", false, "print the list as JSON")
 	return func(ctx context.Context, c *cli, cmd *command, args []string) error {
-		ctx, cancel := c.withTimeout(ctx, 5*time.Second)
+		ctx, cancel := c.withTimeout(ctx, timeout)
 		defer cancel()
 		rows, err := c.hostRows(ctx, project)
 		if err != nil {

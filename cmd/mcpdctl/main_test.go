@@ -462,6 +462,9 @@ var allowedOwnDeps = map[string]bool{
 	// when mcpd is not running with the very code mcpd uses, rather than a
 	// copy that would drift. It links nothing of the daemon's runtime.
 	"github.com/mcpd-dev/mcpd/internal/config": true,
+	// internal/hosts knows the MCP hosts' config files (connect,
+	// disconnect, hosts): format-preserving editors, nothing of the daemon.
+	"github.com/mcpd-dev/mcpd/internal/hosts": true,
 	// internal/sandbox/policy is the config's sandbox vocabulary, standard
 	// library only (not the helper of internal/sandbox).
 	"github.com/mcpd-dev/mcpd/internal/sandbox/policy": true,
