@@ -208,9 +208,6 @@ func filePaths(h *hosts.Host, env hosts.Env) []string {
 // planHost decides what becomes of each entry of h's files: all of them
 // or, on a clash with mcpd's servers, none.
 func (c *cli) planHost(st *connectState, h *hosts.Host, opened []*hosts.Opened, a connectArgs) ([]*hostPlan, error) {
-	if pid := h.Running(); pid != 0 && !a.force && !a.dryRun {
-		return nil, fmt.Errorf("it is running (pid %d) and rewrites its config when it exits; quit it first, or use --force", pid)
-	}
 	added := map[string]importedServer{}
 	var plans []*hostPlan
 	var notes []string
@@ -250,6 +247,11 @@ func (c *cli) planHost(st *connectState, h *hosts.Host, opened []*hosts.Opened, 
 		var err error
 		if p.after, p.changes, err = p.o.Point(p.targets); err == nil && len(p.changes) > 0 {
 			err = hosts.Writable(p.o.File.Path)
+		}
+		if err == nil && len(p.changes) > 0 && !a.force && !a.dryRun {
+			if pid := h.Running(); pid != 0 {
+				err = fmt.Errorf("it is running (pid %d) and rewrites its config when it exits; quit it first, or use --force", pid)
+			}
 		}
 		if err != nil {
 			for name := range added {
@@ -334,10 +336,10 @@ func (c *cli) reportPlan(st *connectState, p *hostPlan) {
 // servers; it only says so when mcpd runs on another config.
 func (c *cli) reloadAfterConnect(ctx context.Context, path string) {
 	ctx, client, err := c.dial(ctx, 5*time.Second)
-	if err != nil {
-		return
+	var stat *mcpdv1.GetStatusResponse
+	if err == nil {
+		stat, err = client.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
 	}
-	stat, err := client.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
 	if err != nil {
 		fmt.Fprintln(c.stdout, "mcpd is not running; the hosts reach it once it runs")
 		return

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -232,5 +233,38 @@ func TestConnectUsage(t *testing.T) {
 		if r := mcpdctl(t, args...); r.code != exitUsage {
 			t.Errorf("%v: exit %d, want %d\n%s", args, r.code, exitUsage, r.stderr)
 		}
+	}
+}
+
+// A host that rewrites its file on exit is not connected while it runs
+// (a process of that name, as /proc tells), unless --force.
+func TestConnectRefusesRunningHost(t *testing.T) {
+	h := newConnectHome(t)
+	codexCfg := filepath.Join(h.dir, ".codex", "config.toml")
+	writeTestFile(t, codexCfg, "model = \"o3\"\n\n[mcp_servers.time]\ncommand = \"uvx\"\nargs = [\"mcp-server-time\"]\n")
+	sleep, err := exec.LookPath("sleep")
+	if err != nil {
+		t.Skip("no sleep command")
+	}
+	fake := filepath.Join(t.TempDir(), "codex") // its process is named codex
+	data, err := os.ReadFile(sleep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fake, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(fake, "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	before := sum(t, codexCfg)
+	r := mcpdctl(t, "connect", "codex")
+	if r.code != 1 || !strings.Contains(r.stderr, "is running (pid ") || sum(t, codexCfg) != before {
+		t.Fatalf("connect of a running host: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := mcpdctl(t, "connect", "codex", "--force"); r.code != 0 || sum(t, codexCfg) == before {
+		t.Fatalf("connect --force: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
