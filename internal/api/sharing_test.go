@@ -22,7 +22,7 @@ func TestSummarizeSharing(t *testing.T) {
 		{Name: "idle", Pid: 30}, // autostarted, used by no app
 		{Name: "down"},          // used once, not running now
 		{Name: "web", URL: "https://example.com/mcp"},
-		{Name: "ws", Share: "app", Instances: []supervisor.Status{ // one instance per app
+		{Name: "ws", Share: "client", Instances: []supervisor.Status{ // one instance per app
 			{Name: "ws", Instance: "a", Pid: 40}, {Name: "ws", Instance: "b", Pid: 41},
 		}},
 	}
