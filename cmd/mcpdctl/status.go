@@ -18,8 +18,11 @@ var statusCmd = &command{
 	name:     "status",
 	synopsis: "[--json] [-q]",
 	short:    "show the daemon and every server",
-	long: `Prints a line about the daemon (version, pid, uptime, socket, config) and a
-table of the servers. --json prints one JSON object with a "servers" array;
+	long: `Prints a line about the daemon (version, pid, uptime, socket, config), a
+line about what sharing saves (the apps using servers, the server processes
+mcpd runs for them and their memory, and what the same apps would run
+without mcpd: one process per app per server it used), and a table of the
+servers. --json prints one JSON object with a "servers" array;
 -q prints the server names only.`,
 	setup: func(fs *pflag.FlagSet) runFunc {
 		view := viewFlags(fs, "print one JSON object")
@@ -43,6 +46,8 @@ type statusJSON struct {
 	HTTP httpJSON `json:"http"`
 	// AuditPath is the audit log file (mcpdctl audit); "" when it is off.
 	AuditPath string `json:"audit_path"`
+	// Sharing is what sharing the servers saves (status_sharing.go).
+	Sharing sharingJSON `json:"sharing"`
 }
 
 // httpJSON is the HTTP face in "status --json": the configured address,
@@ -88,6 +93,7 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 			HTTP: httpJSON{Listen: st.GetHttp().GetListen(), URLs: append([]string{}, st.GetHttp().GetUrls()...),
 				OffReason: st.GetHttp().GetOffReason()},
 			AuditPath: st.GetAuditPath(),
+			Sharing:   toSharingJSON(st.GetSharing()),
 		}
 		addServerOps(out.Servers, st)
 		for _, a := range st.GetApps() {
@@ -112,6 +118,7 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 	}
 	fmt.Fprintf(w, "mcpd %s  pid %d  up %s  socket %s  config %s\n",
 		dash(st.GetVersion()), st.GetPid(), formatDuration(st.GetUptimeMs()), dash(st.GetSocketPath()), sanitize(config))
+	printSharing(w, st.GetSharing())
 	if e := st.GetConfigError(); e != "" {
 		fmt.Fprintf(w, "config error: %s\n", oneLine(e, 200))
 	}

@@ -2,7 +2,9 @@ package api
 
 import (
 	"context"
+	"maps"
 	"net"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -27,7 +29,29 @@ type appConn struct {
 	mu      sync.Mutex // guards following
 	name    string
 	version string
-	profile string // of the app's last call under a profile
+	profile string              // of the app's last call under a profile
+	used    map[string]struct{} // the servers it has used (sharing.go); nil: none
+	host    bool                // it registered as a host (Host)
+}
+
+// use records that the app used server: listed, called, read or
+// subscribed to.
+func (c *appConn) use(server string) {
+	c.mu.Lock()
+	if _, ok := c.used[server]; !ok {
+		if c.used == nil {
+			c.used = map[string]struct{}{}
+		}
+		c.used[server] = struct{}{}
+	}
+	c.mu.Unlock()
+}
+
+// setHost records that the app registered as a host.
+func (c *appConn) setHost() {
+	c.mu.Lock()
+	c.host = true
+	c.mu.Unlock()
 }
 
 // setProfile records the profile of the app's last call made under one.
@@ -55,6 +79,11 @@ type appStatus struct {
 	ConnectedAt time.Time
 	Transport   string
 	Profile     string
+	// Used are the servers it has used, sorted.
+	Used []string
+	// Host reports whether it is an MCP host: on mcpd's HTTP face, through
+	// mcpdctl bridge, or registered with Host.
+	Host bool
 }
 
 // appTracker keeps the set of open connections with the peer pid from the
@@ -188,7 +217,8 @@ func (t *appTracker) snapshot() []appStatus {
 	out := make([]appStatus, 0, len(conns))
 	for _, c := range conns {
 		c.mu.Lock()
-		out = append(out, appStatus{Name: c.name, Version: c.version, Pid: c.pid, ConnectedAt: c.connectedAt, Transport: c.transport, Profile: c.profile})
+		out = append(out, appStatus{Name: c.name, Version: c.version, Pid: c.pid, ConnectedAt: c.connectedAt, Transport: c.transport, Profile: c.profile,
+			Used: slices.Sorted(maps.Keys(c.used)), Host: c.host || c.transport == TransportHTTP || c.transport == TransportRelay})
 		c.mu.Unlock()
 	}
 	return out

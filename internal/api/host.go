@@ -97,6 +97,7 @@ func (s *Server) registerHost(ctx context.Context, reg *mcpdv1.HostRegistration)
 	if c := connFromContext(ctx); c != nil {
 		connID = c.id
 		c.setClient(name, version)
+		c.setHost()
 		sc.app = appIdentity(name, c)
 	}
 	return s.hosts.registerFor(connID, name, sc, servers, hostCaps{

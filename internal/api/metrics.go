@@ -21,10 +21,18 @@ type CallObserver interface {
 }
 
 // callCached is s.sup.CallCached, timed for the observer, traced and
-// audited (audit.go, tracing.go). Requests for a server that does not
-// exist are not observed, so that an app cannot grow the set of label
-// values by asking for made-up names.
+// audited (audit.go, tracing.go), and noted as the app's use of server
+// (sharing.go). Requests for a server that does not exist are not
+// observed, so that an app cannot grow the set of label values by asking
+// for made-up names.
 func (s *Server) callCached(ctx context.Context, server string, req *session.Request, opts supervisor.CallOptions) (*session.Response, cache.Source, error) {
+	resp, src, err := s.callObserved(ctx, server, req, opts)
+	noteUse(ctx, server, err)
+	return resp, src, err
+}
+
+// callObserved is callCached but for noting the use.
+func (s *Server) callObserved(ctx context.Context, server string, req *session.Request, opts supervisor.CallOptions) (*session.Response, cache.Source, error) {
 	if (s.obs == nil && s.auditOptions().Log == nil && s.tracer == nil) || req == nil {
 		return s.sup.CallCached(ctx, server, req, opts)
 	}
@@ -43,8 +51,15 @@ func (s *Server) callCached(ctx context.Context, server string, req *session.Req
 }
 
 // listCached is s.sup.ListCached, timed for the observer like callCached,
-// and traced.
+// traced, and noted as the app's use of server.
 func (s *Server) listCached(ctx context.Context, server, method string, base *session.Request, opts supervisor.CallOptions) (json.RawMessage, cache.Source, error) {
+	items, src, err := s.listObserved(ctx, server, method, base, opts)
+	noteUse(ctx, server, err)
+	return items, src, err
+}
+
+// listObserved is listCached but for noting the use.
+func (s *Server) listObserved(ctx context.Context, server, method string, base *session.Request, opts supervisor.CallOptions) (json.RawMessage, cache.Source, error) {
 	if s.obs == nil && s.tracer == nil {
 		return s.sup.ListCached(ctx, server, method, base, opts)
 	}

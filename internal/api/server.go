@@ -83,6 +83,7 @@ type Server struct {
 	log    *zap.Logger
 	apps   *appTracker
 	hosts  *hostRegistry // Host streams and calls in flight (host.go)
+	memory *memoryMeter  // the children's memory, for GetStatus (sharing.go)
 	start  time.Time
 	pid    int
 	obs    CallObserver // nil: requests are not timed (metrics.go)
@@ -123,6 +124,7 @@ func newServer(b backend, opts Options) *Server {
 		log:        log,
 		apps:       newAppTracker(),
 		hosts:      newHostRegistry(),
+		memory:     newMemoryMeter(),
 		start:      start,
 		pid:        os.Getpid(),
 		obs:        opts.Observer,
@@ -167,12 +169,14 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 		SocketPath:  s.socketPath,
 	}
 	s.mu.Unlock()
-	for _, st := range s.sup.Status() {
+	servers := s.sup.Status()
+	for _, st := range servers {
 		resp.Servers = append(resp.Servers, serverStatusToProto(st, now))
 	}
 	s.addOAuthStatus(resp.Servers)
 	identifyFromMetadata(ctx)
-	for _, a := range s.apps.snapshot() {
+	apps := s.apps.snapshot()
+	for _, a := range apps {
 		resp.Apps = append(resp.Apps, &mcpdv1.AppStatus{
 			Name:              a.Name,
 			Version:           a.Version,
@@ -182,6 +186,7 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 			Profile:           a.Profile,
 		})
 	}
+	resp.Sharing = sharingToProto(s.sharingStatus(apps, servers))
 	resp.Profiles = s.profileInfos()
 	resp.Subscriptions = s.subscriptionStatus()
 	resp.Http = s.httpStatus()
@@ -345,4 +350,22 @@ func stateToProto(s supervisor.State) mcpdv1.ServerState {
 		return mcpdv1.ServerState_SERVER_STATE_LOGIN_REQUIRED
 	}
 	return mcpdv1.ServerState_SERVER_STATE_UNSPECIFIED
+}
+
+// sharingToProto converts the sharing summary; PSS is 0 unless it was read
+// for every process.
+func sharingToProto(sh sharing) *mcpdv1.SharingStatus {
+	out := &mcpdv1.SharingStatus{
+		Apps:                 int32(sh.apps),
+		Hosts:                int32(sh.hosts),
+		Processes:            int32(sh.processes),
+		RemoteServers:        int32(sh.remote),
+		RssBytes:             sh.mem.RSS,
+		ProcessesWithoutMcpd: int32(sh.withoutProcesses),
+		RssBytesWithoutMcpd:  sh.withoutRSS,
+	}
+	if sh.mem.PSSKnown {
+		out.PssBytes, out.PssBytesWithoutMcpd = sh.mem.PSS, sh.withoutPSS
+	}
+	return out
 }

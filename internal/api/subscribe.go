@@ -96,6 +96,7 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 		return status.Error(codes.Unavailable, err.Error())
 	}
 	defer st.Close() // also when the app's connection drops without a word
+	noteWatchUse(ctx, w)
 	log := s.log.With(zap.Uint64("subscription_id", st.ID()), zap.String("app", app.Name))
 	log.Debug("subscription opened", zap.Strings("servers", w.Servers))
 
@@ -209,6 +210,18 @@ func (s *Server) UpdateSubscription(ctx context.Context, req *mcpdv1.UpdateSubsc
 		return nil, toStatus(err)
 	}
 	return &mcpdv1.UpdateSubscriptionResponse{Servers: acksToProto(acks)}, nil
+}
+
+// noteWatchUse notes the servers w names as used by the app (sharing.go)
+// when it watches what they serve: their lists or resources, not only
+// their state or logs, which an operator's mcpdctl watch asks for.
+func noteWatchUse(ctx context.Context, w subscriptions.Watch) {
+	if !w.ToolsListChanged && !w.PromptsListChanged && !w.ResourcesListChanged && len(w.URIs) == 0 {
+		return
+	}
+	for _, n := range w.Servers {
+		noteUse(ctx, n, nil)
+	}
 }
 
 // subscriptionStatus lists the open streams for GetStatus.

@@ -3,11 +3,13 @@
 package procs
 
 import (
+	"bufio"
 	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"syscall"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -119,4 +121,55 @@ func TestKillLeftoversLocked(t *testing.T) {
 		t.Errorf("the second keeper keeps records in %q, want none", second.dir)
 	}
 	first.lock.Close()
+}
+
+// TreeMemory counts a child and its grandchild.
+func TestTreeMemory(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 60 & echo forked; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = cmd.Wait()
+	})
+	if _, err := bufio.NewReader(out).ReadString('\n'); err != nil { // sleep is forked
+		t.Fatal(err)
+	}
+	m := TreeMemory([]int{cmd.Process.Pid})[cmd.Process.Pid]
+	if m.Procs != 2 || m.RSS <= 0 {
+		t.Fatalf("TreeMemory(sh and sleep) = %+v, want 2 processes and some RSS", m)
+	}
+	if m.PSSKnown && (m.PSS <= 0 || m.PSS > m.RSS) {
+		t.Errorf("PSS %d of RSS %d", m.PSS, m.RSS)
+	}
+	if gone := TreeMemory([]int{1 << 30})[1<<30]; gone != (Memory{}) {
+		t.Errorf("TreeMemory(no such pid) = %+v", gone)
+	}
+}
+
+func TestParsePss(t *testing.T) {
+	rollup := []byte("5561347f3000-7fff86f19000 ---p 00000000 00:00 0  [rollup]\nRss:  1636 kB\nPss:  274 kB\nPss_Dirty: 112 kB\n")
+	if pss, ok := parsePss(rollup); !ok || pss != 274<<10 {
+		t.Errorf("parsePss = %d, %v; want %d", pss, ok, 274<<10)
+	}
+	if _, ok := parsePss([]byte("Rss: 1 kB\n")); ok {
+		t.Error("parsePss without a Pss line reported one")
+	}
+}
+
+func TestMemoryAdd(t *testing.T) {
+	a := Memory{Procs: 1, RSS: 10, PSS: 5, PSSKnown: true}
+	b := Memory{Procs: 2, RSS: 20, PSS: 0, PSSKnown: false}
+	if got := a.Add(b); got != (Memory{Procs: 3, RSS: 30, PSS: 5, PSSKnown: false}) {
+		t.Errorf("a+b = %+v", got)
+	}
+	if got := (Memory{}).Add(a); got != a {
+		t.Errorf("0+a = %+v", got)
+	}
 }

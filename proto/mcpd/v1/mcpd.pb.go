@@ -1426,7 +1426,9 @@ type GetStatusResponse struct {
 	Profiles []*ProfileInfo `protobuf:"bytes,11,rep,name=profiles,proto3" json:"profiles,omitempty"`
 	// audit_path is the audit log file (mcpdctl audit); empty when the audit
 	// log is off.
-	AuditPath     string `protobuf:"bytes,20,opt,name=audit_path,json=auditPath,proto3" json:"audit_path,omitempty"`
+	AuditPath string `protobuf:"bytes,20,opt,name=audit_path,json=auditPath,proto3" json:"audit_path,omitempty"`
+	// sharing is what sharing the servers among the apps saves.
+	Sharing       *SharingStatus `protobuf:"bytes,21,opt,name=sharing,proto3" json:"sharing,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1545,6 +1547,146 @@ func (x *GetStatusResponse) GetAuditPath() string {
 	return ""
 }
 
+func (x *GetStatusResponse) GetSharing() *SharingStatus {
+	if x != nil {
+		return x.Sharing
+	}
+	return nil
+}
+
+// SharingStatus compares the server processes mcpd runs for the connected
+// apps with what the same apps would run without mcpd: each its own
+// process of every stdio server it used. Memory is measured on Linux from
+// /proc: the RSS and PSS of each child and of its descendants and process
+// group; mcpd's own memory is not included.
+type SharingStatus struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// apps are the connected apps that have used a server (listed, called,
+	// read from or subscribed to its lists or resources).
+	Apps int32 `protobuf:"varint,1,opt,name=apps,proto3" json:"apps,omitempty"`
+	// hosts are those of apps that are MCP hosts: on the HTTP face, through
+	// mcpdctl bridge, or registered with Host.
+	Hosts int32 `protobuf:"varint,2,opt,name=hosts,proto3" json:"hosts,omitempty"`
+	// processes are the live children of stdio servers, each instance of a
+	// shared server counting once.
+	Processes int32 `protobuf:"varint,3,opt,name=processes,proto3" json:"processes,omitempty"`
+	// remote_servers are the remote servers the apps used; mcpd runs no
+	// process for them.
+	RemoteServers int32 `protobuf:"varint,4,opt,name=remote_servers,json=remoteServers,proto3" json:"remote_servers,omitempty"`
+	// rss_bytes is the resident memory of the processes and their
+	// descendants; pages they share count once per process.
+	RssBytes int64 `protobuf:"varint,5,opt,name=rss_bytes,json=rssBytes,proto3" json:"rss_bytes,omitempty"`
+	// pss_bytes is their proportional set size (shared pages split among
+	// the processes mapping them); 0 when it could not be read for every
+	// process.
+	PssBytes int64 `protobuf:"varint,6,opt,name=pss_bytes,json=pssBytes,proto3" json:"pss_bytes,omitempty"`
+	// processes_without_mcpd is the sum over apps of the stdio servers each
+	// used.
+	ProcessesWithoutMcpd int32 `protobuf:"varint,7,opt,name=processes_without_mcpd,json=processesWithoutMcpd,proto3" json:"processes_without_mcpd,omitempty"`
+	// rss_bytes_without_mcpd estimates their memory: for each stdio server,
+	// the RSS of one of its processes times the apps that used it. A server
+	// with no live process adds none.
+	RssBytesWithoutMcpd int64 `protobuf:"varint,8,opt,name=rss_bytes_without_mcpd,json=rssBytesWithoutMcpd,proto3" json:"rss_bytes_without_mcpd,omitempty"`
+	// pss_bytes_without_mcpd is the same estimate from the PSS; 0 when
+	// pss_bytes is.
+	PssBytesWithoutMcpd int64 `protobuf:"varint,9,opt,name=pss_bytes_without_mcpd,json=pssBytesWithoutMcpd,proto3" json:"pss_bytes_without_mcpd,omitempty"`
+	unknownFields       protoimpl.UnknownFields
+	sizeCache           protoimpl.SizeCache
+}
+
+func (x *SharingStatus) Reset() {
+	*x = SharingStatus{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[13]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SharingStatus) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SharingStatus) ProtoMessage() {}
+
+func (x *SharingStatus) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[13]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SharingStatus.ProtoReflect.Descriptor instead.
+func (*SharingStatus) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{13}
+}
+
+func (x *SharingStatus) GetApps() int32 {
+	if x != nil {
+		return x.Apps
+	}
+	return 0
+}
+
+func (x *SharingStatus) GetHosts() int32 {
+	if x != nil {
+		return x.Hosts
+	}
+	return 0
+}
+
+func (x *SharingStatus) GetProcesses() int32 {
+	if x != nil {
+		return x.Processes
+	}
+	return 0
+}
+
+func (x *SharingStatus) GetRemoteServers() int32 {
+	if x != nil {
+		return x.RemoteServers
+	}
+	return 0
+}
+
+func (x *SharingStatus) GetRssBytes() int64 {
+	if x != nil {
+		return x.RssBytes
+	}
+	return 0
+}
+
+func (x *SharingStatus) GetPssBytes() int64 {
+	if x != nil {
+		return x.PssBytes
+	}
+	return 0
+}
+
+func (x *SharingStatus) GetProcessesWithoutMcpd() int32 {
+	if x != nil {
+		return x.ProcessesWithoutMcpd
+	}
+	return 0
+}
+
+func (x *SharingStatus) GetRssBytesWithoutMcpd() int64 {
+	if x != nil {
+		return x.RssBytesWithoutMcpd
+	}
+	return 0
+}
+
+func (x *SharingStatus) GetPssBytesWithoutMcpd() int64 {
+	if x != nil {
+		return x.PssBytesWithoutMcpd
+	}
+	return 0
+}
+
 // ProfileInfo is one profile of the config ("profiles"): a view of the
 // servers an app picks with the request metadata key "mcpd-profile".
 type ProfileInfo struct {
@@ -1562,7 +1704,7 @@ type ProfileInfo struct {
 
 func (x *ProfileInfo) Reset() {
 	*x = ProfileInfo{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[13]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1574,7 +1716,7 @@ func (x *ProfileInfo) String() string {
 func (*ProfileInfo) ProtoMessage() {}
 
 func (x *ProfileInfo) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[13]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1587,7 +1729,7 @@ func (x *ProfileInfo) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ProfileInfo.ProtoReflect.Descriptor instead.
 func (*ProfileInfo) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{13}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ProfileInfo) GetName() string {
@@ -1628,7 +1770,7 @@ type HttpStatus struct {
 
 func (x *HttpStatus) Reset() {
 	*x = HttpStatus{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[14]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1640,7 +1782,7 @@ func (x *HttpStatus) String() string {
 func (*HttpStatus) ProtoMessage() {}
 
 func (x *HttpStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[14]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1653,7 +1795,7 @@ func (x *HttpStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HttpStatus.ProtoReflect.Descriptor instead.
 func (*HttpStatus) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{14}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *HttpStatus) GetListen() string {
@@ -1686,7 +1828,7 @@ type ListServersRequest struct {
 
 func (x *ListServersRequest) Reset() {
 	*x = ListServersRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[15]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1698,7 +1840,7 @@ func (x *ListServersRequest) String() string {
 func (*ListServersRequest) ProtoMessage() {}
 
 func (x *ListServersRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[15]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1711,7 +1853,7 @@ func (x *ListServersRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServersRequest.ProtoReflect.Descriptor instead.
 func (*ListServersRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{15}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{16}
 }
 
 // ListServersResponse lists the configured servers.
@@ -1728,7 +1870,7 @@ type ListServersResponse struct {
 
 func (x *ListServersResponse) Reset() {
 	*x = ListServersResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[16]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1740,7 +1882,7 @@ func (x *ListServersResponse) String() string {
 func (*ListServersResponse) ProtoMessage() {}
 
 func (x *ListServersResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[16]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1753,7 +1895,7 @@ func (x *ListServersResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListServersResponse.ProtoReflect.Descriptor instead.
 func (*ListServersResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{16}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *ListServersResponse) GetServers() []*ServerStatus {
@@ -1781,7 +1923,7 @@ type StartServerRequest struct {
 
 func (x *StartServerRequest) Reset() {
 	*x = StartServerRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[17]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1793,7 +1935,7 @@ func (x *StartServerRequest) String() string {
 func (*StartServerRequest) ProtoMessage() {}
 
 func (x *StartServerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[17]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1806,7 +1948,7 @@ func (x *StartServerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartServerRequest.ProtoReflect.Descriptor instead.
 func (*StartServerRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{17}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *StartServerRequest) GetName() string {
@@ -1827,7 +1969,7 @@ type StartServerResponse struct {
 
 func (x *StartServerResponse) Reset() {
 	*x = StartServerResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[18]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1839,7 +1981,7 @@ func (x *StartServerResponse) String() string {
 func (*StartServerResponse) ProtoMessage() {}
 
 func (x *StartServerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[18]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1852,7 +1994,7 @@ func (x *StartServerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StartServerResponse.ProtoReflect.Descriptor instead.
 func (*StartServerResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{18}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *StartServerResponse) GetServer() *ServerStatus {
@@ -1873,7 +2015,7 @@ type StopServerRequest struct {
 
 func (x *StopServerRequest) Reset() {
 	*x = StopServerRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[19]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1885,7 +2027,7 @@ func (x *StopServerRequest) String() string {
 func (*StopServerRequest) ProtoMessage() {}
 
 func (x *StopServerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[19]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1898,7 +2040,7 @@ func (x *StopServerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopServerRequest.ProtoReflect.Descriptor instead.
 func (*StopServerRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{19}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *StopServerRequest) GetName() string {
@@ -1919,7 +2061,7 @@ type StopServerResponse struct {
 
 func (x *StopServerResponse) Reset() {
 	*x = StopServerResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[20]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1931,7 +2073,7 @@ func (x *StopServerResponse) String() string {
 func (*StopServerResponse) ProtoMessage() {}
 
 func (x *StopServerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[20]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1944,7 +2086,7 @@ func (x *StopServerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use StopServerResponse.ProtoReflect.Descriptor instead.
 func (*StopServerResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{20}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *StopServerResponse) GetServer() *ServerStatus {
@@ -1965,7 +2107,7 @@ type RestartServerRequest struct {
 
 func (x *RestartServerRequest) Reset() {
 	*x = RestartServerRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[21]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1977,7 +2119,7 @@ func (x *RestartServerRequest) String() string {
 func (*RestartServerRequest) ProtoMessage() {}
 
 func (x *RestartServerRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[21]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1990,7 +2132,7 @@ func (x *RestartServerRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartServerRequest.ProtoReflect.Descriptor instead.
 func (*RestartServerRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{21}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *RestartServerRequest) GetName() string {
@@ -2011,7 +2153,7 @@ type RestartServerResponse struct {
 
 func (x *RestartServerResponse) Reset() {
 	*x = RestartServerResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[22]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2023,7 +2165,7 @@ func (x *RestartServerResponse) String() string {
 func (*RestartServerResponse) ProtoMessage() {}
 
 func (x *RestartServerResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[22]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2036,7 +2178,7 @@ func (x *RestartServerResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RestartServerResponse.ProtoReflect.Descriptor instead.
 func (*RestartServerResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{22}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *RestartServerResponse) GetServer() *ServerStatus {
@@ -2059,7 +2201,7 @@ type GetLogsRequest struct {
 
 func (x *GetLogsRequest) Reset() {
 	*x = GetLogsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[23]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2071,7 +2213,7 @@ func (x *GetLogsRequest) String() string {
 func (*GetLogsRequest) ProtoMessage() {}
 
 func (x *GetLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[23]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2084,7 +2226,7 @@ func (x *GetLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLogsRequest.ProtoReflect.Descriptor instead.
 func (*GetLogsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{23}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *GetLogsRequest) GetName() string {
@@ -2118,7 +2260,7 @@ type LogLine struct {
 
 func (x *LogLine) Reset() {
 	*x = LogLine{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[24]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2130,7 +2272,7 @@ func (x *LogLine) String() string {
 func (*LogLine) ProtoMessage() {}
 
 func (x *LogLine) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[24]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2143,7 +2285,7 @@ func (x *LogLine) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogLine.ProtoReflect.Descriptor instead.
 func (*LogLine) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{24}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *LogLine) GetTimeUnixMs() int64 {
@@ -2185,7 +2327,7 @@ type GetLogsResponse struct {
 
 func (x *GetLogsResponse) Reset() {
 	*x = GetLogsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[25]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2197,7 +2339,7 @@ func (x *GetLogsResponse) String() string {
 func (*GetLogsResponse) ProtoMessage() {}
 
 func (x *GetLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[25]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2210,7 +2352,7 @@ func (x *GetLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetLogsResponse.ProtoReflect.Descriptor instead.
 func (*GetLogsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{25}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *GetLogsResponse) GetLines() []*LogLine {
@@ -2233,7 +2375,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[26]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2245,7 +2387,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[26]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2258,7 +2400,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{26}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *ListToolsRequest) GetServer() string {
@@ -2299,7 +2441,7 @@ type ServerList struct {
 
 func (x *ServerList) Reset() {
 	*x = ServerList{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[27]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2311,7 +2453,7 @@ func (x *ServerList) String() string {
 func (*ServerList) ProtoMessage() {}
 
 func (x *ServerList) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[27]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2324,7 +2466,7 @@ func (x *ServerList) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ServerList.ProtoReflect.Descriptor instead.
 func (*ServerList) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{27}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *ServerList) GetServer() string {
@@ -2373,7 +2515,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[28]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2385,7 +2527,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[28]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2398,7 +2540,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{28}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *ListToolsResponse) GetServers() []*ServerList {
@@ -2435,7 +2577,7 @@ type CallToolRequest struct {
 
 func (x *CallToolRequest) Reset() {
 	*x = CallToolRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[29]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2447,7 +2589,7 @@ func (x *CallToolRequest) String() string {
 func (*CallToolRequest) ProtoMessage() {}
 
 func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[29]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2460,7 +2602,7 @@ func (x *CallToolRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolRequest.ProtoReflect.Descriptor instead.
 func (*CallToolRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{29}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CallToolRequest) GetServer() string {
@@ -2528,7 +2670,7 @@ type CallToolEvent struct {
 
 func (x *CallToolEvent) Reset() {
 	*x = CallToolEvent{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[30]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2540,7 +2682,7 @@ func (x *CallToolEvent) String() string {
 func (*CallToolEvent) ProtoMessage() {}
 
 func (x *CallToolEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[30]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2553,7 +2695,7 @@ func (x *CallToolEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolEvent.ProtoReflect.Descriptor instead.
 func (*CallToolEvent) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{30}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CallToolEvent) GetEvent() isCallToolEvent_Event {
@@ -2629,7 +2771,7 @@ type ListPromptsRequest struct {
 
 func (x *ListPromptsRequest) Reset() {
 	*x = ListPromptsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[31]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2641,7 +2783,7 @@ func (x *ListPromptsRequest) String() string {
 func (*ListPromptsRequest) ProtoMessage() {}
 
 func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[31]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2654,7 +2796,7 @@ func (x *ListPromptsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsRequest.ProtoReflect.Descriptor instead.
 func (*ListPromptsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{31}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *ListPromptsRequest) GetServer() string {
@@ -2682,7 +2824,7 @@ type ListPromptsResponse struct {
 
 func (x *ListPromptsResponse) Reset() {
 	*x = ListPromptsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[32]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[33]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2694,7 +2836,7 @@ func (x *ListPromptsResponse) String() string {
 func (*ListPromptsResponse) ProtoMessage() {}
 
 func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[32]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[33]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2707,7 +2849,7 @@ func (x *ListPromptsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListPromptsResponse.ProtoReflect.Descriptor instead.
 func (*ListPromptsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{32}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{33}
 }
 
 func (x *ListPromptsResponse) GetServers() []*ServerList {
@@ -2739,7 +2881,7 @@ type GetPromptRequest struct {
 
 func (x *GetPromptRequest) Reset() {
 	*x = GetPromptRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[33]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2751,7 +2893,7 @@ func (x *GetPromptRequest) String() string {
 func (*GetPromptRequest) ProtoMessage() {}
 
 func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[33]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2764,7 +2906,7 @@ func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{33}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{34}
 }
 
 func (x *GetPromptRequest) GetServer() string {
@@ -2822,7 +2964,7 @@ type ListResourcesRequest struct {
 
 func (x *ListResourcesRequest) Reset() {
 	*x = ListResourcesRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2834,7 +2976,7 @@ func (x *ListResourcesRequest) String() string {
 func (*ListResourcesRequest) ProtoMessage() {}
 
 func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[34]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2847,7 +2989,7 @@ func (x *ListResourcesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourcesRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{34}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{35}
 }
 
 func (x *ListResourcesRequest) GetServer() string {
@@ -2875,7 +3017,7 @@ type ListResourcesResponse struct {
 
 func (x *ListResourcesResponse) Reset() {
 	*x = ListResourcesResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2887,7 +3029,7 @@ func (x *ListResourcesResponse) String() string {
 func (*ListResourcesResponse) ProtoMessage() {}
 
 func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[35]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2900,7 +3042,7 @@ func (x *ListResourcesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourcesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourcesResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{35}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{36}
 }
 
 func (x *ListResourcesResponse) GetServers() []*ServerList {
@@ -2924,7 +3066,7 @@ type ListResourceTemplatesRequest struct {
 
 func (x *ListResourceTemplatesRequest) Reset() {
 	*x = ListResourceTemplatesRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2936,7 +3078,7 @@ func (x *ListResourceTemplatesRequest) String() string {
 func (*ListResourceTemplatesRequest) ProtoMessage() {}
 
 func (x *ListResourceTemplatesRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[36]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2949,7 +3091,7 @@ func (x *ListResourceTemplatesRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourceTemplatesRequest.ProtoReflect.Descriptor instead.
 func (*ListResourceTemplatesRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{36}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{37}
 }
 
 func (x *ListResourceTemplatesRequest) GetServer() string {
@@ -2978,7 +3120,7 @@ type ListResourceTemplatesResponse struct {
 
 func (x *ListResourceTemplatesResponse) Reset() {
 	*x = ListResourceTemplatesResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2990,7 +3132,7 @@ func (x *ListResourceTemplatesResponse) String() string {
 func (*ListResourceTemplatesResponse) ProtoMessage() {}
 
 func (x *ListResourceTemplatesResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[37]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3003,7 +3145,7 @@ func (x *ListResourceTemplatesResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResourceTemplatesResponse.ProtoReflect.Descriptor instead.
 func (*ListResourceTemplatesResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{37}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{38}
 }
 
 func (x *ListResourceTemplatesResponse) GetServers() []*ServerList {
@@ -3033,7 +3175,7 @@ type ReadResourceRequest struct {
 
 func (x *ReadResourceRequest) Reset() {
 	*x = ReadResourceRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3045,7 +3187,7 @@ func (x *ReadResourceRequest) String() string {
 func (*ReadResourceRequest) ProtoMessage() {}
 
 func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[38]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3058,7 +3200,7 @@ func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceRequest.ProtoReflect.Descriptor instead.
 func (*ReadResourceRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{38}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{39}
 }
 
 func (x *ReadResourceRequest) GetServer() string {
@@ -3111,7 +3253,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3123,7 +3265,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[39]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3136,7 +3278,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{39}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{40}
 }
 
 func (x *CompleteRequest) GetServer() string {
@@ -3177,7 +3319,7 @@ type SendRequestRequest struct {
 
 func (x *SendRequestRequest) Reset() {
 	*x = SendRequestRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3189,7 +3331,7 @@ func (x *SendRequestRequest) String() string {
 func (*SendRequestRequest) ProtoMessage() {}
 
 func (x *SendRequestRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[40]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3202,7 +3344,7 @@ func (x *SendRequestRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SendRequestRequest.ProtoReflect.Descriptor instead.
 func (*SendRequestRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{40}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{41}
 }
 
 func (x *SendRequestRequest) GetServer() string {
@@ -3261,7 +3403,7 @@ type CacheStats struct {
 
 func (x *CacheStats) Reset() {
 	*x = CacheStats{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3273,7 +3415,7 @@ func (x *CacheStats) String() string {
 func (*CacheStats) ProtoMessage() {}
 
 func (x *CacheStats) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[41]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3286,7 +3428,7 @@ func (x *CacheStats) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CacheStats.ProtoReflect.Descriptor instead.
 func (*CacheStats) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{41}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{42}
 }
 
 func (x *CacheStats) GetHits() int64 {
@@ -3356,7 +3498,7 @@ type ClearCacheRequest struct {
 
 func (x *ClearCacheRequest) Reset() {
 	*x = ClearCacheRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3368,7 +3510,7 @@ func (x *ClearCacheRequest) String() string {
 func (*ClearCacheRequest) ProtoMessage() {}
 
 func (x *ClearCacheRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[42]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3381,7 +3523,7 @@ func (x *ClearCacheRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCacheRequest.ProtoReflect.Descriptor instead.
 func (*ClearCacheRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{42}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{43}
 }
 
 func (x *ClearCacheRequest) GetServer() string {
@@ -3402,7 +3544,7 @@ type ClearCacheResponse struct {
 
 func (x *ClearCacheResponse) Reset() {
 	*x = ClearCacheResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3414,7 +3556,7 @@ func (x *ClearCacheResponse) String() string {
 func (*ClearCacheResponse) ProtoMessage() {}
 
 func (x *ClearCacheResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[43]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3427,7 +3569,7 @@ func (x *ClearCacheResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ClearCacheResponse.ProtoReflect.Descriptor instead.
 func (*ClearCacheResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{43}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{44}
 }
 
 func (x *ClearCacheResponse) GetCleared() int64 {
@@ -3465,7 +3607,7 @@ type SubscribeRequest struct {
 
 func (x *SubscribeRequest) Reset() {
 	*x = SubscribeRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3477,7 +3619,7 @@ func (x *SubscribeRequest) String() string {
 func (*SubscribeRequest) ProtoMessage() {}
 
 func (x *SubscribeRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[44]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3490,7 +3632,7 @@ func (x *SubscribeRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{44}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{45}
 }
 
 func (x *SubscribeRequest) GetServers() []string {
@@ -3578,7 +3720,7 @@ type SubscriptionServerAck struct {
 
 func (x *SubscriptionServerAck) Reset() {
 	*x = SubscriptionServerAck{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3590,7 +3732,7 @@ func (x *SubscriptionServerAck) String() string {
 func (*SubscriptionServerAck) ProtoMessage() {}
 
 func (x *SubscriptionServerAck) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[45]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3603,7 +3745,7 @@ func (x *SubscriptionServerAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionServerAck.ProtoReflect.Descriptor instead.
 func (*SubscriptionServerAck) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{45}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{46}
 }
 
 func (x *SubscriptionServerAck) GetServer() string {
@@ -3682,7 +3824,7 @@ type SubscriptionAck struct {
 
 func (x *SubscriptionAck) Reset() {
 	*x = SubscriptionAck{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3694,7 +3836,7 @@ func (x *SubscriptionAck) String() string {
 func (*SubscriptionAck) ProtoMessage() {}
 
 func (x *SubscriptionAck) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[46]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3707,7 +3849,7 @@ func (x *SubscriptionAck) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionAck.ProtoReflect.Descriptor instead.
 func (*SubscriptionAck) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{46}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{47}
 }
 
 func (x *SubscriptionAck) GetSubscriptionId() uint64 {
@@ -3771,7 +3913,7 @@ type SubscriptionEvent struct {
 
 func (x *SubscriptionEvent) Reset() {
 	*x = SubscriptionEvent{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3783,7 +3925,7 @@ func (x *SubscriptionEvent) String() string {
 func (*SubscriptionEvent) ProtoMessage() {}
 
 func (x *SubscriptionEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[47]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3796,7 +3938,7 @@ func (x *SubscriptionEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionEvent.ProtoReflect.Descriptor instead.
 func (*SubscriptionEvent) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{47}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{48}
 }
 
 func (x *SubscriptionEvent) GetKind() SubscriptionEventKind {
@@ -3906,7 +4048,7 @@ type UpdateSubscriptionRequest struct {
 
 func (x *UpdateSubscriptionRequest) Reset() {
 	*x = UpdateSubscriptionRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3918,7 +4060,7 @@ func (x *UpdateSubscriptionRequest) String() string {
 func (*UpdateSubscriptionRequest) ProtoMessage() {}
 
 func (x *UpdateSubscriptionRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[48]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3931,7 +4073,7 @@ func (x *UpdateSubscriptionRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSubscriptionRequest.ProtoReflect.Descriptor instead.
 func (*UpdateSubscriptionRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{48}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{49}
 }
 
 func (x *UpdateSubscriptionRequest) GetSubscriptionId() uint64 {
@@ -3966,7 +4108,7 @@ type UpdateSubscriptionResponse struct {
 
 func (x *UpdateSubscriptionResponse) Reset() {
 	*x = UpdateSubscriptionResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -3978,7 +4120,7 @@ func (x *UpdateSubscriptionResponse) String() string {
 func (*UpdateSubscriptionResponse) ProtoMessage() {}
 
 func (x *UpdateSubscriptionResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[49]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -3991,7 +4133,7 @@ func (x *UpdateSubscriptionResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use UpdateSubscriptionResponse.ProtoReflect.Descriptor instead.
 func (*UpdateSubscriptionResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{49}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{50}
 }
 
 func (x *UpdateSubscriptionResponse) GetServers() []*SubscriptionServerAck {
@@ -4041,7 +4183,7 @@ type SubscriptionStatus struct {
 
 func (x *SubscriptionStatus) Reset() {
 	*x = SubscriptionStatus{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4053,7 +4195,7 @@ func (x *SubscriptionStatus) String() string {
 func (*SubscriptionStatus) ProtoMessage() {}
 
 func (x *SubscriptionStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[50]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4066,7 +4208,7 @@ func (x *SubscriptionStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscriptionStatus.ProtoReflect.Descriptor instead.
 func (*SubscriptionStatus) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{50}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{51}
 }
 
 func (x *SubscriptionStatus) GetSubscriptionId() uint64 {
@@ -4187,7 +4329,7 @@ type HostRegistration struct {
 
 func (x *HostRegistration) Reset() {
 	*x = HostRegistration{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4199,7 +4341,7 @@ func (x *HostRegistration) String() string {
 func (*HostRegistration) ProtoMessage() {}
 
 func (x *HostRegistration) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[51]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4212,7 +4354,7 @@ func (x *HostRegistration) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostRegistration.ProtoReflect.Descriptor instead.
 func (*HostRegistration) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{51}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{52}
 }
 
 func (x *HostRegistration) GetServers() []string {
@@ -4266,7 +4408,7 @@ type HostAnswer struct {
 
 func (x *HostAnswer) Reset() {
 	*x = HostAnswer{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4278,7 +4420,7 @@ func (x *HostAnswer) String() string {
 func (*HostAnswer) ProtoMessage() {}
 
 func (x *HostAnswer) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[52]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4291,7 +4433,7 @@ func (x *HostAnswer) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostAnswer.ProtoReflect.Descriptor instead.
 func (*HostAnswer) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{52}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{53}
 }
 
 func (x *HostAnswer) GetCallId() uint64 {
@@ -4330,7 +4472,7 @@ type HostRequest struct {
 
 func (x *HostRequest) Reset() {
 	*x = HostRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4342,7 +4484,7 @@ func (x *HostRequest) String() string {
 func (*HostRequest) ProtoMessage() {}
 
 func (x *HostRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[53]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4355,7 +4497,7 @@ func (x *HostRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostRequest.ProtoReflect.Descriptor instead.
 func (*HostRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{53}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{54}
 }
 
 func (x *HostRequest) GetMsg() isHostRequest_Msg {
@@ -4418,7 +4560,7 @@ type HostCall struct {
 
 func (x *HostCall) Reset() {
 	*x = HostCall{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4430,7 +4572,7 @@ func (x *HostCall) String() string {
 func (*HostCall) ProtoMessage() {}
 
 func (x *HostCall) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[54]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4443,7 +4585,7 @@ func (x *HostCall) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostCall.ProtoReflect.Descriptor instead.
 func (*HostCall) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{54}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{55}
 }
 
 func (x *HostCall) GetCallId() uint64 {
@@ -4488,7 +4630,7 @@ type HostCancel struct {
 
 func (x *HostCancel) Reset() {
 	*x = HostCancel{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4500,7 +4642,7 @@ func (x *HostCancel) String() string {
 func (*HostCancel) ProtoMessage() {}
 
 func (x *HostCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[55]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4513,7 +4655,7 @@ func (x *HostCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostCancel.ProtoReflect.Descriptor instead.
 func (*HostCancel) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{55}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{56}
 }
 
 func (x *HostCancel) GetCallId() uint64 {
@@ -4541,7 +4683,7 @@ type HostRegistered struct {
 
 func (x *HostRegistered) Reset() {
 	*x = HostRegistered{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4553,7 +4695,7 @@ func (x *HostRegistered) String() string {
 func (*HostRegistered) ProtoMessage() {}
 
 func (x *HostRegistered) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[56]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4566,7 +4708,7 @@ func (x *HostRegistered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostRegistered.ProtoReflect.Descriptor instead.
 func (*HostRegistered) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{56}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{57}
 }
 
 func (x *HostRegistered) GetHostId() uint64 {
@@ -4591,7 +4733,7 @@ type HostResponse struct {
 
 func (x *HostResponse) Reset() {
 	*x = HostResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4603,7 +4745,7 @@ func (x *HostResponse) String() string {
 func (*HostResponse) ProtoMessage() {}
 
 func (x *HostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4616,7 +4758,7 @@ func (x *HostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostResponse.ProtoReflect.Descriptor instead.
 func (*HostResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{57}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *HostResponse) GetMsg() isHostResponse_Msg {
@@ -4699,7 +4841,7 @@ type ConfigProblem struct {
 
 func (x *ConfigProblem) Reset() {
 	*x = ConfigProblem{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4711,7 +4853,7 @@ func (x *ConfigProblem) String() string {
 func (*ConfigProblem) ProtoMessage() {}
 
 func (x *ConfigProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4724,7 +4866,7 @@ func (x *ConfigProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigProblem.ProtoReflect.Descriptor instead.
 func (*ConfigProblem) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{58}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *ConfigProblem) GetPath() string {
@@ -4797,7 +4939,7 @@ type ConfigDiff struct {
 
 func (x *ConfigDiff) Reset() {
 	*x = ConfigDiff{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4809,7 +4951,7 @@ func (x *ConfigDiff) String() string {
 func (*ConfigDiff) ProtoMessage() {}
 
 func (x *ConfigDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4822,7 +4964,7 @@ func (x *ConfigDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigDiff.ProtoReflect.Descriptor instead.
 func (*ConfigDiff) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{59}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ConfigDiff) GetAdded() []string {
@@ -4890,7 +5032,7 @@ type ReloadConfigRequest struct {
 
 func (x *ReloadConfigRequest) Reset() {
 	*x = ReloadConfigRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4902,7 +5044,7 @@ func (x *ReloadConfigRequest) String() string {
 func (*ReloadConfigRequest) ProtoMessage() {}
 
 func (x *ReloadConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4915,7 +5057,7 @@ func (x *ReloadConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadConfigRequest.ProtoReflect.Descriptor instead.
 func (*ReloadConfigRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{60}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{61}
 }
 
 // ReloadConfigResponse is the outcome of a reload.
@@ -4938,7 +5080,7 @@ type ReloadConfigResponse struct {
 
 func (x *ReloadConfigResponse) Reset() {
 	*x = ReloadConfigResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[61]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4950,7 +5092,7 @@ func (x *ReloadConfigResponse) String() string {
 func (*ReloadConfigResponse) ProtoMessage() {}
 
 func (x *ReloadConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[61]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4963,7 +5105,7 @@ func (x *ReloadConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadConfigResponse.ProtoReflect.Descriptor instead.
 func (*ReloadConfigResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{61}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{62}
 }
 
 func (x *ReloadConfigResponse) GetConfigPath() string {
@@ -5015,7 +5157,7 @@ type CheckConfigRequest struct {
 
 func (x *CheckConfigRequest) Reset() {
 	*x = CheckConfigRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[62]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5027,7 +5169,7 @@ func (x *CheckConfigRequest) String() string {
 func (*CheckConfigRequest) ProtoMessage() {}
 
 func (x *CheckConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[62]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5040,7 +5182,7 @@ func (x *CheckConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckConfigRequest.ProtoReflect.Descriptor instead.
 func (*CheckConfigRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{62}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *CheckConfigRequest) GetPath() string {
@@ -5076,7 +5218,7 @@ type CheckConfigResponse struct {
 
 func (x *CheckConfigResponse) Reset() {
 	*x = CheckConfigResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[63]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5088,7 +5230,7 @@ func (x *CheckConfigResponse) String() string {
 func (*CheckConfigResponse) ProtoMessage() {}
 
 func (x *CheckConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[63]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5101,7 +5243,7 @@ func (x *CheckConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckConfigResponse.ProtoReflect.Descriptor instead.
 func (*CheckConfigResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{63}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *CheckConfigResponse) GetConfigPath() string {
@@ -5152,7 +5294,7 @@ type FollowLogsRequest struct {
 
 func (x *FollowLogsRequest) Reset() {
 	*x = FollowLogsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[64]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5164,7 +5306,7 @@ func (x *FollowLogsRequest) String() string {
 func (*FollowLogsRequest) ProtoMessage() {}
 
 func (x *FollowLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[64]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5177,7 +5319,7 @@ func (x *FollowLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowLogsRequest.ProtoReflect.Descriptor instead.
 func (*FollowLogsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{64}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *FollowLogsRequest) GetName() string {
@@ -5207,7 +5349,7 @@ type FollowLogsResponse struct {
 
 func (x *FollowLogsResponse) Reset() {
 	*x = FollowLogsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[65]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5219,7 +5361,7 @@ func (x *FollowLogsResponse) String() string {
 func (*FollowLogsResponse) ProtoMessage() {}
 
 func (x *FollowLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[65]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5232,7 +5374,7 @@ func (x *FollowLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowLogsResponse.ProtoReflect.Descriptor instead.
 func (*FollowLogsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{65}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *FollowLogsResponse) GetLine() *LogLine {
@@ -5262,7 +5404,7 @@ type LoginRequest struct {
 
 func (x *LoginRequest) Reset() {
 	*x = LoginRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[66]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5274,7 +5416,7 @@ func (x *LoginRequest) String() string {
 func (*LoginRequest) ProtoMessage() {}
 
 func (x *LoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[66]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5287,7 +5429,7 @@ func (x *LoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginRequest.ProtoReflect.Descriptor instead.
 func (*LoginRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{66}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *LoginRequest) GetName() string {
@@ -5318,7 +5460,7 @@ type LoginEvent struct {
 
 func (x *LoginEvent) Reset() {
 	*x = LoginEvent{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[67]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5330,7 +5472,7 @@ func (x *LoginEvent) String() string {
 func (*LoginEvent) ProtoMessage() {}
 
 func (x *LoginEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[67]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5343,7 +5485,7 @@ func (x *LoginEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginEvent.ProtoReflect.Descriptor instead.
 func (*LoginEvent) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{67}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *LoginEvent) GetEvent() isLoginEvent_Event {
@@ -5400,7 +5542,7 @@ type LogoutRequest struct {
 
 func (x *LogoutRequest) Reset() {
 	*x = LogoutRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[68]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5412,7 +5554,7 @@ func (x *LogoutRequest) String() string {
 func (*LogoutRequest) ProtoMessage() {}
 
 func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[68]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5425,7 +5567,7 @@ func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
 func (*LogoutRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{68}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LogoutRequest) GetName() string {
@@ -5446,7 +5588,7 @@ type LogoutResponse struct {
 
 func (x *LogoutResponse) Reset() {
 	*x = LogoutResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[69]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5458,7 +5600,7 @@ func (x *LogoutResponse) String() string {
 func (*LogoutResponse) ProtoMessage() {}
 
 func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[69]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5471,7 +5613,7 @@ func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
 func (*LogoutResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{69}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *LogoutResponse) GetWasLoggedIn() bool {
@@ -5514,7 +5656,7 @@ type OAuthStatus struct {
 
 func (x *OAuthStatus) Reset() {
 	*x = OAuthStatus{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[70]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5526,7 +5668,7 @@ func (x *OAuthStatus) String() string {
 func (*OAuthStatus) ProtoMessage() {}
 
 func (x *OAuthStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[70]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5539,7 +5681,7 @@ func (x *OAuthStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OAuthStatus.ProtoReflect.Descriptor instead.
 func (*OAuthStatus) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{70}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *OAuthStatus) GetLoggedIn() bool {
@@ -5710,7 +5852,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x14connected_at_unix_ms\x18\x04 \x01(\x03R\x11connectedAtUnixMs\x12\x1c\n" +
 	"\ttransport\x18\x05 \x01(\tR\ttransport\x12\x18\n" +
 	"\aprofile\x18\x06 \x01(\tR\aprofile\"\x12\n" +
-	"\x10GetStatusRequest\"\xd7\x03\n" +
+	"\x10GetStatusRequest\"\x89\x04\n" +
 	"\x11GetStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x10\n" +
 	"\x03pid\x18\x02 \x01(\x03R\x03pid\x12\x1b\n" +
@@ -5727,7 +5869,18 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	" \x01(\v2\x13.mcpd.v1.HttpStatusR\x04http\x120\n" +
 	"\bprofiles\x18\v \x03(\v2\x14.mcpd.v1.ProfileInfoR\bprofiles\x12\x1d\n" +
 	"\n" +
-	"audit_path\x18\x14 \x01(\tR\tauditPath\"S\n" +
+	"audit_path\x18\x14 \x01(\tR\tauditPath\x120\n" +
+	"\asharing\x18\x15 \x01(\v2\x16.mcpd.v1.SharingStatusR\asharing\"\xd8\x02\n" +
+	"\rSharingStatus\x12\x12\n" +
+	"\x04apps\x18\x01 \x01(\x05R\x04apps\x12\x14\n" +
+	"\x05hosts\x18\x02 \x01(\x05R\x05hosts\x12\x1c\n" +
+	"\tprocesses\x18\x03 \x01(\x05R\tprocesses\x12%\n" +
+	"\x0eremote_servers\x18\x04 \x01(\x05R\rremoteServers\x12\x1b\n" +
+	"\trss_bytes\x18\x05 \x01(\x03R\brssBytes\x12\x1b\n" +
+	"\tpss_bytes\x18\x06 \x01(\x03R\bpssBytes\x124\n" +
+	"\x16processes_without_mcpd\x18\a \x01(\x05R\x14processesWithoutMcpd\x123\n" +
+	"\x16rss_bytes_without_mcpd\x18\b \x01(\x03R\x13rssBytesWithoutMcpd\x123\n" +
+	"\x16pss_bytes_without_mcpd\x18\t \x01(\x03R\x13pssBytesWithoutMcpd\"S\n" +
 	"\vProfileInfo\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x16\n" +
 	"\x06prefix\x18\x02 \x01(\tR\x06prefix\x12\x18\n" +
@@ -6080,7 +6233,7 @@ func file_proto_mcpd_v1_mcpd_proto_rawDescGZIP() []byte {
 }
 
 var file_proto_mcpd_v1_mcpd_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
-var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 71)
+var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
 var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(CacheStatus)(0),                      // 0: mcpd.v1.CacheStatus
 	(ServerState)(0),                      // 1: mcpd.v1.ServerState
@@ -6098,64 +6251,65 @@ var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(*AppStatus)(nil),                     // 13: mcpd.v1.AppStatus
 	(*GetStatusRequest)(nil),              // 14: mcpd.v1.GetStatusRequest
 	(*GetStatusResponse)(nil),             // 15: mcpd.v1.GetStatusResponse
-	(*ProfileInfo)(nil),                   // 16: mcpd.v1.ProfileInfo
-	(*HttpStatus)(nil),                    // 17: mcpd.v1.HttpStatus
-	(*ListServersRequest)(nil),            // 18: mcpd.v1.ListServersRequest
-	(*ListServersResponse)(nil),           // 19: mcpd.v1.ListServersResponse
-	(*StartServerRequest)(nil),            // 20: mcpd.v1.StartServerRequest
-	(*StartServerResponse)(nil),           // 21: mcpd.v1.StartServerResponse
-	(*StopServerRequest)(nil),             // 22: mcpd.v1.StopServerRequest
-	(*StopServerResponse)(nil),            // 23: mcpd.v1.StopServerResponse
-	(*RestartServerRequest)(nil),          // 24: mcpd.v1.RestartServerRequest
-	(*RestartServerResponse)(nil),         // 25: mcpd.v1.RestartServerResponse
-	(*GetLogsRequest)(nil),                // 26: mcpd.v1.GetLogsRequest
-	(*LogLine)(nil),                       // 27: mcpd.v1.LogLine
-	(*GetLogsResponse)(nil),               // 28: mcpd.v1.GetLogsResponse
-	(*ListToolsRequest)(nil),              // 29: mcpd.v1.ListToolsRequest
-	(*ServerList)(nil),                    // 30: mcpd.v1.ServerList
-	(*ListToolsResponse)(nil),             // 31: mcpd.v1.ListToolsResponse
-	(*CallToolRequest)(nil),               // 32: mcpd.v1.CallToolRequest
-	(*CallToolEvent)(nil),                 // 33: mcpd.v1.CallToolEvent
-	(*ListPromptsRequest)(nil),            // 34: mcpd.v1.ListPromptsRequest
-	(*ListPromptsResponse)(nil),           // 35: mcpd.v1.ListPromptsResponse
-	(*GetPromptRequest)(nil),              // 36: mcpd.v1.GetPromptRequest
-	(*ListResourcesRequest)(nil),          // 37: mcpd.v1.ListResourcesRequest
-	(*ListResourcesResponse)(nil),         // 38: mcpd.v1.ListResourcesResponse
-	(*ListResourceTemplatesRequest)(nil),  // 39: mcpd.v1.ListResourceTemplatesRequest
-	(*ListResourceTemplatesResponse)(nil), // 40: mcpd.v1.ListResourceTemplatesResponse
-	(*ReadResourceRequest)(nil),           // 41: mcpd.v1.ReadResourceRequest
-	(*CompleteRequest)(nil),               // 42: mcpd.v1.CompleteRequest
-	(*SendRequestRequest)(nil),            // 43: mcpd.v1.SendRequestRequest
-	(*CacheStats)(nil),                    // 44: mcpd.v1.CacheStats
-	(*ClearCacheRequest)(nil),             // 45: mcpd.v1.ClearCacheRequest
-	(*ClearCacheResponse)(nil),            // 46: mcpd.v1.ClearCacheResponse
-	(*SubscribeRequest)(nil),              // 47: mcpd.v1.SubscribeRequest
-	(*SubscriptionServerAck)(nil),         // 48: mcpd.v1.SubscriptionServerAck
-	(*SubscriptionAck)(nil),               // 49: mcpd.v1.SubscriptionAck
-	(*SubscriptionEvent)(nil),             // 50: mcpd.v1.SubscriptionEvent
-	(*UpdateSubscriptionRequest)(nil),     // 51: mcpd.v1.UpdateSubscriptionRequest
-	(*UpdateSubscriptionResponse)(nil),    // 52: mcpd.v1.UpdateSubscriptionResponse
-	(*SubscriptionStatus)(nil),            // 53: mcpd.v1.SubscriptionStatus
-	(*HostRegistration)(nil),              // 54: mcpd.v1.HostRegistration
-	(*HostAnswer)(nil),                    // 55: mcpd.v1.HostAnswer
-	(*HostRequest)(nil),                   // 56: mcpd.v1.HostRequest
-	(*HostCall)(nil),                      // 57: mcpd.v1.HostCall
-	(*HostCancel)(nil),                    // 58: mcpd.v1.HostCancel
-	(*HostRegistered)(nil),                // 59: mcpd.v1.HostRegistered
-	(*HostResponse)(nil),                  // 60: mcpd.v1.HostResponse
-	(*ConfigProblem)(nil),                 // 61: mcpd.v1.ConfigProblem
-	(*ConfigDiff)(nil),                    // 62: mcpd.v1.ConfigDiff
-	(*ReloadConfigRequest)(nil),           // 63: mcpd.v1.ReloadConfigRequest
-	(*ReloadConfigResponse)(nil),          // 64: mcpd.v1.ReloadConfigResponse
-	(*CheckConfigRequest)(nil),            // 65: mcpd.v1.CheckConfigRequest
-	(*CheckConfigResponse)(nil),           // 66: mcpd.v1.CheckConfigResponse
-	(*FollowLogsRequest)(nil),             // 67: mcpd.v1.FollowLogsRequest
-	(*FollowLogsResponse)(nil),            // 68: mcpd.v1.FollowLogsResponse
-	(*LoginRequest)(nil),                  // 69: mcpd.v1.LoginRequest
-	(*LoginEvent)(nil),                    // 70: mcpd.v1.LoginEvent
-	(*LogoutRequest)(nil),                 // 71: mcpd.v1.LogoutRequest
-	(*LogoutResponse)(nil),                // 72: mcpd.v1.LogoutResponse
-	(*OAuthStatus)(nil),                   // 73: mcpd.v1.OAuthStatus
+	(*SharingStatus)(nil),                 // 16: mcpd.v1.SharingStatus
+	(*ProfileInfo)(nil),                   // 17: mcpd.v1.ProfileInfo
+	(*HttpStatus)(nil),                    // 18: mcpd.v1.HttpStatus
+	(*ListServersRequest)(nil),            // 19: mcpd.v1.ListServersRequest
+	(*ListServersResponse)(nil),           // 20: mcpd.v1.ListServersResponse
+	(*StartServerRequest)(nil),            // 21: mcpd.v1.StartServerRequest
+	(*StartServerResponse)(nil),           // 22: mcpd.v1.StartServerResponse
+	(*StopServerRequest)(nil),             // 23: mcpd.v1.StopServerRequest
+	(*StopServerResponse)(nil),            // 24: mcpd.v1.StopServerResponse
+	(*RestartServerRequest)(nil),          // 25: mcpd.v1.RestartServerRequest
+	(*RestartServerResponse)(nil),         // 26: mcpd.v1.RestartServerResponse
+	(*GetLogsRequest)(nil),                // 27: mcpd.v1.GetLogsRequest
+	(*LogLine)(nil),                       // 28: mcpd.v1.LogLine
+	(*GetLogsResponse)(nil),               // 29: mcpd.v1.GetLogsResponse
+	(*ListToolsRequest)(nil),              // 30: mcpd.v1.ListToolsRequest
+	(*ServerList)(nil),                    // 31: mcpd.v1.ServerList
+	(*ListToolsResponse)(nil),             // 32: mcpd.v1.ListToolsResponse
+	(*CallToolRequest)(nil),               // 33: mcpd.v1.CallToolRequest
+	(*CallToolEvent)(nil),                 // 34: mcpd.v1.CallToolEvent
+	(*ListPromptsRequest)(nil),            // 35: mcpd.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),           // 36: mcpd.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),              // 37: mcpd.v1.GetPromptRequest
+	(*ListResourcesRequest)(nil),          // 38: mcpd.v1.ListResourcesRequest
+	(*ListResourcesResponse)(nil),         // 39: mcpd.v1.ListResourcesResponse
+	(*ListResourceTemplatesRequest)(nil),  // 40: mcpd.v1.ListResourceTemplatesRequest
+	(*ListResourceTemplatesResponse)(nil), // 41: mcpd.v1.ListResourceTemplatesResponse
+	(*ReadResourceRequest)(nil),           // 42: mcpd.v1.ReadResourceRequest
+	(*CompleteRequest)(nil),               // 43: mcpd.v1.CompleteRequest
+	(*SendRequestRequest)(nil),            // 44: mcpd.v1.SendRequestRequest
+	(*CacheStats)(nil),                    // 45: mcpd.v1.CacheStats
+	(*ClearCacheRequest)(nil),             // 46: mcpd.v1.ClearCacheRequest
+	(*ClearCacheResponse)(nil),            // 47: mcpd.v1.ClearCacheResponse
+	(*SubscribeRequest)(nil),              // 48: mcpd.v1.SubscribeRequest
+	(*SubscriptionServerAck)(nil),         // 49: mcpd.v1.SubscriptionServerAck
+	(*SubscriptionAck)(nil),               // 50: mcpd.v1.SubscriptionAck
+	(*SubscriptionEvent)(nil),             // 51: mcpd.v1.SubscriptionEvent
+	(*UpdateSubscriptionRequest)(nil),     // 52: mcpd.v1.UpdateSubscriptionRequest
+	(*UpdateSubscriptionResponse)(nil),    // 53: mcpd.v1.UpdateSubscriptionResponse
+	(*SubscriptionStatus)(nil),            // 54: mcpd.v1.SubscriptionStatus
+	(*HostRegistration)(nil),              // 55: mcpd.v1.HostRegistration
+	(*HostAnswer)(nil),                    // 56: mcpd.v1.HostAnswer
+	(*HostRequest)(nil),                   // 57: mcpd.v1.HostRequest
+	(*HostCall)(nil),                      // 58: mcpd.v1.HostCall
+	(*HostCancel)(nil),                    // 59: mcpd.v1.HostCancel
+	(*HostRegistered)(nil),                // 60: mcpd.v1.HostRegistered
+	(*HostResponse)(nil),                  // 61: mcpd.v1.HostResponse
+	(*ConfigProblem)(nil),                 // 62: mcpd.v1.ConfigProblem
+	(*ConfigDiff)(nil),                    // 63: mcpd.v1.ConfigDiff
+	(*ReloadConfigRequest)(nil),           // 64: mcpd.v1.ReloadConfigRequest
+	(*ReloadConfigResponse)(nil),          // 65: mcpd.v1.ReloadConfigResponse
+	(*CheckConfigRequest)(nil),            // 66: mcpd.v1.CheckConfigRequest
+	(*CheckConfigResponse)(nil),           // 67: mcpd.v1.CheckConfigResponse
+	(*FollowLogsRequest)(nil),             // 68: mcpd.v1.FollowLogsRequest
+	(*FollowLogsResponse)(nil),            // 69: mcpd.v1.FollowLogsResponse
+	(*LoginRequest)(nil),                  // 70: mcpd.v1.LoginRequest
+	(*LoginEvent)(nil),                    // 71: mcpd.v1.LoginEvent
+	(*LogoutRequest)(nil),                 // 72: mcpd.v1.LogoutRequest
+	(*LogoutResponse)(nil),                // 73: mcpd.v1.LogoutResponse
+	(*OAuthStatus)(nil),                   // 74: mcpd.v1.OAuthStatus
 }
 var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	9,  // 0: mcpd.v1.GetToolChangesRequest.options:type_name -> mcpd.v1.CallOptions
@@ -6165,113 +6319,114 @@ var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	10, // 4: mcpd.v1.McpResponse.error:type_name -> mcpd.v1.McpError
 	0,  // 5: mcpd.v1.McpResponse.cache:type_name -> mcpd.v1.CacheStatus
 	1,  // 6: mcpd.v1.ServerStatus.state:type_name -> mcpd.v1.ServerState
-	44, // 7: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
-	73, // 8: mcpd.v1.ServerStatus.oauth:type_name -> mcpd.v1.OAuthStatus
+	45, // 7: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
+	74, // 8: mcpd.v1.ServerStatus.oauth:type_name -> mcpd.v1.OAuthStatus
 	12, // 9: mcpd.v1.ServerStatus.instances:type_name -> mcpd.v1.ServerStatus
 	12, // 10: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
 	13, // 11: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
-	53, // 12: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
-	17, // 13: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
-	16, // 14: mcpd.v1.GetStatusResponse.profiles:type_name -> mcpd.v1.ProfileInfo
-	12, // 15: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
-	16, // 16: mcpd.v1.ListServersResponse.profile:type_name -> mcpd.v1.ProfileInfo
-	12, // 17: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	12, // 18: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	12, // 19: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	27, // 20: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
-	9,  // 21: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
-	10, // 22: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
-	0,  // 23: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
-	30, // 24: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 25: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
-	11, // 26: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
-	9,  // 27: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
-	30, // 28: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 29: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
-	9,  // 30: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
-	30, // 31: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 32: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
-	30, // 33: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 34: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
-	9,  // 35: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
-	9,  // 36: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
-	8,  // 37: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
-	48, // 38: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	2,  // 39: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
-	49, // 40: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
-	48, // 41: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	8,  // 42: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
-	10, // 43: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
-	54, // 44: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
-	55, // 45: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
-	59, // 46: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
-	57, // 47: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
-	58, // 48: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
-	61, // 49: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	62, // 50: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	61, // 51: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	62, // 52: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	27, // 53: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
-	73, // 54: mcpd.v1.LoginEvent.done:type_name -> mcpd.v1.OAuthStatus
-	14, // 55: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
-	18, // 56: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
-	20, // 57: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
-	22, // 58: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
-	24, // 59: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
-	26, // 60: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
-	29, // 61: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
-	32, // 62: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
-	32, // 63: mcpd.v1.Mcpd.CallToolUnary:input_type -> mcpd.v1.CallToolRequest
-	34, // 64: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
-	36, // 65: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
-	37, // 66: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
-	39, // 67: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
-	41, // 68: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
-	42, // 69: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
-	43, // 70: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
-	45, // 71: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
-	47, // 72: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
-	51, // 73: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
-	56, // 74: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
-	63, // 75: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
-	65, // 76: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
-	67, // 77: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
-	3,  // 78: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
-	6,  // 79: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
-	69, // 80: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
-	71, // 81: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
-	15, // 82: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
-	19, // 83: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
-	21, // 84: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
-	23, // 85: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
-	25, // 86: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
-	28, // 87: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
-	31, // 88: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
-	33, // 89: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
-	11, // 90: mcpd.v1.Mcpd.CallToolUnary:output_type -> mcpd.v1.McpResponse
-	35, // 91: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
-	11, // 92: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
-	38, // 93: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
-	40, // 94: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
-	11, // 95: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
-	11, // 96: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
-	33, // 97: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
-	46, // 98: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
-	50, // 99: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
-	52, // 100: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
-	60, // 101: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
-	64, // 102: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
-	66, // 103: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
-	68, // 104: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
-	4,  // 105: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
-	7,  // 106: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
-	70, // 107: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
-	72, // 108: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
-	82, // [82:109] is the sub-list for method output_type
-	55, // [55:82] is the sub-list for method input_type
-	55, // [55:55] is the sub-list for extension type_name
-	55, // [55:55] is the sub-list for extension extendee
-	0,  // [0:55] is the sub-list for field type_name
+	54, // 12: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
+	18, // 13: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
+	17, // 14: mcpd.v1.GetStatusResponse.profiles:type_name -> mcpd.v1.ProfileInfo
+	16, // 15: mcpd.v1.GetStatusResponse.sharing:type_name -> mcpd.v1.SharingStatus
+	12, // 16: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
+	17, // 17: mcpd.v1.ListServersResponse.profile:type_name -> mcpd.v1.ProfileInfo
+	12, // 18: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	12, // 19: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	12, // 20: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	28, // 21: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
+	9,  // 22: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
+	10, // 23: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
+	0,  // 24: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
+	31, // 25: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 26: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
+	11, // 27: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
+	9,  // 28: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
+	31, // 29: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 30: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 31: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
+	31, // 32: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 33: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
+	31, // 34: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
+	9,  // 35: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 36: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 37: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
+	8,  // 38: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
+	49, // 39: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	2,  // 40: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
+	50, // 41: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
+	49, // 42: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	8,  // 43: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
+	10, // 44: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
+	55, // 45: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
+	56, // 46: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
+	60, // 47: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
+	58, // 48: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
+	59, // 49: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
+	62, // 50: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	63, // 51: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	62, // 52: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	63, // 53: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	28, // 54: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
+	74, // 55: mcpd.v1.LoginEvent.done:type_name -> mcpd.v1.OAuthStatus
+	14, // 56: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
+	19, // 57: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
+	21, // 58: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
+	23, // 59: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
+	25, // 60: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
+	27, // 61: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
+	30, // 62: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
+	33, // 63: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
+	33, // 64: mcpd.v1.Mcpd.CallToolUnary:input_type -> mcpd.v1.CallToolRequest
+	35, // 65: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
+	37, // 66: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
+	38, // 67: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
+	40, // 68: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
+	42, // 69: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
+	43, // 70: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
+	44, // 71: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
+	46, // 72: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
+	48, // 73: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
+	52, // 74: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
+	57, // 75: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
+	64, // 76: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
+	66, // 77: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
+	68, // 78: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
+	3,  // 79: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
+	6,  // 80: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
+	70, // 81: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
+	72, // 82: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
+	15, // 83: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
+	20, // 84: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
+	22, // 85: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
+	24, // 86: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
+	26, // 87: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
+	29, // 88: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
+	32, // 89: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
+	34, // 90: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
+	11, // 91: mcpd.v1.Mcpd.CallToolUnary:output_type -> mcpd.v1.McpResponse
+	36, // 92: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
+	11, // 93: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
+	39, // 94: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
+	41, // 95: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
+	11, // 96: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
+	11, // 97: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
+	34, // 98: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
+	47, // 99: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
+	51, // 100: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
+	53, // 101: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
+	61, // 102: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
+	65, // 103: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
+	67, // 104: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
+	69, // 105: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
+	4,  // 106: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
+	7,  // 107: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
+	71, // 108: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
+	73, // 109: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
+	83, // [83:110] is the sub-list for method output_type
+	56, // [56:83] is the sub-list for method input_type
+	56, // [56:56] is the sub-list for extension type_name
+	56, // [56:56] is the sub-list for extension extendee
+	0,  // [0:56] is the sub-list for field type_name
 }
 
 func init() { file_proto_mcpd_v1_mcpd_proto_init() }
@@ -6279,21 +6434,21 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 	if File_proto_mcpd_v1_mcpd_proto != nil {
 		return
 	}
-	file_proto_mcpd_v1_mcpd_proto_msgTypes[30].OneofWrappers = []any{
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[31].OneofWrappers = []any{
 		(*CallToolEvent_ProgressJson)(nil),
 		(*CallToolEvent_MessageJson)(nil),
 		(*CallToolEvent_Response)(nil),
 	}
-	file_proto_mcpd_v1_mcpd_proto_msgTypes[53].OneofWrappers = []any{
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[54].OneofWrappers = []any{
 		(*HostRequest_Register)(nil),
 		(*HostRequest_Answer)(nil),
 	}
-	file_proto_mcpd_v1_mcpd_proto_msgTypes[57].OneofWrappers = []any{
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[58].OneofWrappers = []any{
 		(*HostResponse_Registered)(nil),
 		(*HostResponse_Call)(nil),
 		(*HostResponse_Cancel)(nil),
 	}
-	file_proto_mcpd_v1_mcpd_proto_msgTypes[67].OneofWrappers = []any{
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[68].OneofWrappers = []any{
 		(*LoginEvent_AuthorizationUrl)(nil),
 		(*LoginEvent_Done)(nil),
 	}
@@ -6303,7 +6458,7 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_mcpd_v1_mcpd_proto_rawDesc), len(file_proto_mcpd_v1_mcpd_proto_rawDesc)),
 			NumEnums:      3,
-			NumMessages:   71,
+			NumMessages:   72,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -260,7 +260,7 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ["apps", "audit_path", "config_error", "config_path", "http", "pid", "profiles", "servers", "socket_path", "subscriptions", "uptime_ms", "version"]
+    __slots__ = ["apps", "audit_path", "config_error", "config_path", "http", "pid", "profiles", "servers", "sharing", "socket_path", "subscriptions", "uptime_ms", "version"]
     APPS_FIELD_NUMBER: _ClassVar[int]
     AUDIT_PATH_FIELD_NUMBER: _ClassVar[int]
     CONFIG_ERROR_FIELD_NUMBER: _ClassVar[int]
@@ -269,6 +269,7 @@ class GetStatusResponse(_message.Message):
     PID_FIELD_NUMBER: _ClassVar[int]
     PROFILES_FIELD_NUMBER: _ClassVar[int]
     SERVERS_FIELD_NUMBER: _ClassVar[int]
+    SHARING_FIELD_NUMBER: _ClassVar[int]
     SOCKET_PATH_FIELD_NUMBER: _ClassVar[int]
     SUBSCRIPTIONS_FIELD_NUMBER: _ClassVar[int]
     UPTIME_MS_FIELD_NUMBER: _ClassVar[int]
@@ -281,11 +282,12 @@ class GetStatusResponse(_message.Message):
     pid: int
     profiles: _containers.RepeatedCompositeFieldContainer[ProfileInfo]
     servers: _containers.RepeatedCompositeFieldContainer[ServerStatus]
+    sharing: SharingStatus
     socket_path: str
     subscriptions: _containers.RepeatedCompositeFieldContainer[SubscriptionStatus]
     uptime_ms: int
     version: str
-    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ..., profiles: _Optional[_Iterable[_Union[ProfileInfo, _Mapping]]] = ..., audit_path: _Optional[str] = ...) -> None: ...
+    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ..., profiles: _Optional[_Iterable[_Union[ProfileInfo, _Mapping]]] = ..., audit_path: _Optional[str] = ..., sharing: _Optional[_Union[SharingStatus, _Mapping]] = ...) -> None: ...
 
 class GetToolChangesRequest(_message.Message):
     __slots__ = ["options", "server"]
@@ -696,6 +698,28 @@ class ServerStatus(_message.Message):
     tool_changes_pending: int
     uptime_ms: int
     def __init__(self, name: _Optional[str] = ..., state: _Optional[_Union[ServerState, str]] = ..., pid: _Optional[int] = ..., started_at_unix_ms: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., restarts: _Optional[int] = ..., era: _Optional[str] = ..., protocol_version: _Optional[str] = ..., server_info_json: _Optional[str] = ..., last_error: _Optional[str] = ..., last_exit: _Optional[str] = ..., last_stderr_line: _Optional[str] = ..., autostart: bool = ..., disabled: bool = ..., explicitly_stopped: bool = ..., next_restart_in_ms: _Optional[int] = ..., calls_in_flight: _Optional[int] = ..., calls_total: _Optional[int] = ..., calls_failed: _Optional[int] = ..., lines_skipped: _Optional[int] = ..., lines_oversize: _Optional[int] = ..., responses_dropped: _Optional[int] = ..., capabilities_json: _Optional[str] = ..., command: _Optional[str] = ..., cache: _Optional[_Union[CacheStats, _Mapping]] = ..., instructions: _Optional[str] = ..., messages_invalid: _Optional[int] = ..., config_error: _Optional[str] = ..., sandbox: _Optional[str] = ..., tool_changes_pending: _Optional[int] = ..., oauth: _Optional[_Union[OAuthStatus, _Mapping]] = ..., share: _Optional[str] = ..., max_instances: _Optional[int] = ..., instance: _Optional[str] = ..., root: _Optional[str] = ..., instances: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ...) -> None: ...
+
+class SharingStatus(_message.Message):
+    __slots__ = ["apps", "hosts", "processes", "processes_without_mcpd", "pss_bytes", "pss_bytes_without_mcpd", "remote_servers", "rss_bytes", "rss_bytes_without_mcpd"]
+    APPS_FIELD_NUMBER: _ClassVar[int]
+    HOSTS_FIELD_NUMBER: _ClassVar[int]
+    PROCESSES_FIELD_NUMBER: _ClassVar[int]
+    PROCESSES_WITHOUT_MCPD_FIELD_NUMBER: _ClassVar[int]
+    PSS_BYTES_FIELD_NUMBER: _ClassVar[int]
+    PSS_BYTES_WITHOUT_MCPD_FIELD_NUMBER: _ClassVar[int]
+    REMOTE_SERVERS_FIELD_NUMBER: _ClassVar[int]
+    RSS_BYTES_FIELD_NUMBER: _ClassVar[int]
+    RSS_BYTES_WITHOUT_MCPD_FIELD_NUMBER: _ClassVar[int]
+    apps: int
+    hosts: int
+    processes: int
+    processes_without_mcpd: int
+    pss_bytes: int
+    pss_bytes_without_mcpd: int
+    remote_servers: int
+    rss_bytes: int
+    rss_bytes_without_mcpd: int
+    def __init__(self, apps: _Optional[int] = ..., hosts: _Optional[int] = ..., processes: _Optional[int] = ..., remote_servers: _Optional[int] = ..., rss_bytes: _Optional[int] = ..., pss_bytes: _Optional[int] = ..., processes_without_mcpd: _Optional[int] = ..., rss_bytes_without_mcpd: _Optional[int] = ..., pss_bytes_without_mcpd: _Optional[int] = ...) -> None: ...
 
 class StartServerRequest(_message.Message):
     __slots__ = ["name"]
