@@ -171,6 +171,7 @@ var opencode = &Host{
 	files: func(e Env) []File {
 		dir := filepath.Join(e.ConfigHome, "opencode")
 		return append(append([]File{
+			userFile(filepath.Join(dir, "config.json"), JSON, opencodeMaps...),
 			userFile(filepath.Join(dir, "opencode.json"), JSON, opencodeMaps...),
 			userFile(filepath.Join(dir, "opencode.jsonc"), JSON, opencodeMaps...),
 		}, projectFile(e, "opencode.json", JSON, opencodeMaps...)...),
