@@ -6,7 +6,7 @@ GO      ?= go
 BINDIR  ?= $(HOME)/.local/bin
 UNITDIR ?= $(HOME)/.config/systemd/user
 
-.PHONY: all build man run test test-short bench bench-smoke proto check-proto install clean help FORCE
+.PHONY: all build man run test test-short bench bench-smoke bench-plots proto check-proto install clean help FORCE
 
 all: build ## Build everything (same as build)
 
@@ -43,6 +43,9 @@ bench: bin/mcpd bin/mcpdctl bin/demo-server node_modules ## Run the full benchma
 
 bench-smoke: bin/mcpd bin/mcpdctl bin/demo-server node_modules ## Run a CI-sized benchmark (fails only when something does not work)
 	$(GO) run ./cmd/mcpd-bench -smoke $(BENCHFLAGS)
+
+bench-plots: bin/mcpd bin/mcpdctl bin/demo-server node_modules ## Run the scale section and write its SVG plots into docs/bench (the committed ones)
+	$(GO) run ./cmd/mcpd-bench -sections scale -plots docs/bench $(BENCHFLAGS)
 
 proto: ## Regenerate the committed protobuf code, descriptor set, client stubs and docs/api.md (needs protoc and grpc_python_plugin: apt-get install protobuf-compiler protobuf-compiler-grpc)
 	protoc --plugin=protoc-gen-go="$$($(GO) tool -n protoc-gen-go)" \

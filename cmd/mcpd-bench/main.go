@@ -16,6 +16,9 @@
 //	mcpd-bench [-smoke] [-json] [-sections calls,throughput,...] [-mcpd bin/mcpd] [-mcpdctl bin/mcpdctl]
 //	           [-demo-server bin/demo-server] [-httpface=false] [-bridge-profile DIR]
 //	           [-mcpd-profile FILE] [-plots DIR] [-soak-duration 10m]
+//
+// The committed plots of the scale section are in docs/bench (plotsDir):
+// "make bench-plots" writes them there.
 package main
 
 import (
@@ -112,7 +115,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.StringVar(&o.bridgeProfile, "bridge-profile", "", "write a CPU profile of each bridge process into `dir`")
 	fs.DurationVar(&o.soakDur, "soak-duration", 0, "length of the soak section (default 10m, smoke 20s)")
 	fs.StringVar(&o.mcpdProfile, "mcpd-profile", "", "write a CPU profile of the main mcpd (sections calls to fanout) to `file`")
-	fs.StringVar(&o.plots, "plots", "", "write the scale section's SVG plots into `dir` (default: none)")
+	fs.StringVar(&o.plots, "plots", "", "write the scale section's SVG plots into `dir` (the committed ones: "+plotsDir+"; default: none)")
 	fs.StringVar(&o.demo, "demo-server", "bin/demo-server", "Go demo MCP server `binary`")
 	fs.StringVar(&o.node, "node", "node", "node `binary` for server-everything")
 	fs.StringVar(&o.everything, "everything", "node_modules/@modelcontextprotocol/server-everything/dist/index.js",

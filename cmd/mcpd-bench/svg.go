@@ -7,6 +7,11 @@ import (
 	"unicode/utf8"
 )
 
+// plotsDir is where the committed plots are, relative to the repository's
+// root: "make bench-plots" runs the scale section with -plots plotsDir, and
+// BENCHMARKS.md links them there.
+const plotsDir = "docs/bench"
+
 // series is one line of a plot: points (x, y) and its name.
 type series struct {
 	name string
