@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/mcpd-dev/mcpd/internal/testing/hostcli"
 )
 
@@ -155,4 +157,44 @@ func fileSum(t *testing.T, path string) [32]byte {
 		t.Fatal(err)
 	}
 	return sha256.Sum256(data)
+}
+
+// TestSharingRealServers is the figure README shows: three hosts, each
+// through its own "mcpdctl bridge everything memory", are served by two
+// processes of server-everything and server-memory where they would run
+// six, and mcpdctl status says so with the processes' measured memory.
+func TestSharingRealServers(t *testing.T) {
+	node := requireNode(t)
+	repo, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := startBridgeDaemon(t, map[string]map[string]any{
+		"everything": {"command": node, "args": []string{filepath.Join(repo, everythingJS), "stdio"}},
+		"memory": {"command": node, "args": []string{filepath.Join(repo, memoryJS)},
+			"env": map[string]string{"MEMORY_FILE_PATH": filepath.Join(t.TempDir(), "memory.jsonl")}},
+	})
+	for _, host := range []string{"claude-code", "gemini-cli", "codex"} {
+		cs, _ := goHost(t, d, host, true, "everything", "memory")
+		if _, err := cs.ListTools(ctxT(t), &mcp.ListToolsParams{}); err != nil {
+			t.Fatalf("%s: tools/list: %v", host, err)
+		}
+	}
+	sh := d.status(d.client()).GetSharing()
+	if sh.GetApps() != 3 || sh.GetProcesses() != 2 || sh.GetProcessesWithoutMcpd() != 6 {
+		t.Errorf("sharing = %v, want 3 apps using 2 processes, 6 without mcpd", sh)
+	}
+	cmd := exec.Command(mcpdctlBin, "--socket", d.socket, "status")
+	cmd.Env = daemonEnv()
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("mcpdctl status: %v", err)
+	}
+	for line := range strings.Lines(string(out)) {
+		if strings.HasPrefix(line, "sharing: ") {
+			t.Logf("%s", line)
+			return
+		}
+	}
+	t.Errorf("mcpdctl status has no sharing line:\n%s", out)
 }
