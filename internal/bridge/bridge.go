@@ -86,8 +86,8 @@ type route struct {
 }
 
 func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge {
-	if opts.Profile != "" {
-		be = &profiledBackend{Backend: be, profile: opts.Profile}
+	if opts.Profile != "" || opts.Root != "" {
+		be = &profiledBackend{Backend: be, profile: opts.Profile, root: opts.Root}
 	}
 	if opts.Name == "" {
 		opts.Name = DefaultName

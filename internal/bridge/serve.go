@@ -37,6 +37,10 @@ type Options struct {
 	// Prefix is how tools and prompts of several servers are named: ""
 	// takes the profile's setting (PrefixAlways without a profile).
 	Prefix profile.Prefix
+	// Root is the workspace root, an absolute directory, every call is
+	// made in ("": none): a server with share "root" runs its instance for
+	// it (WithRoot).
+	Root string
 	// Name is the bridge's serverInfo name when it serves several servers
 	// ("": DefaultName).
 	Name string
