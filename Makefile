@@ -69,7 +69,7 @@ install: build ## Install binaries into BINDIR (~/.local/bin) and the systemd un
 	install -m 0755 bin/mcpd bin/mcpdctl $(BINDIR)/
 	sed 's|^ExecStart=%h/.local/bin/mcpd$$|ExecStart=$(abspath $(BINDIR))/mcpd|' deploy/systemd/mcpd.service > $(UNITDIR)/mcpd.service
 	chmod 0644 $(UNITDIR)/mcpd.service
-	install -m 0644 deploy/systemd/mcpd.socket $(UNITDIR)/
+	install -m 0644 deploy/systemd/mcpd.socket deploy/systemd/mcpd-http.socket $(UNITDIR)/
 
 clean: ## Remove build output
 	rm -rf bin

@@ -44,6 +44,7 @@ type daemon struct {
 
 	ln         net.Listener
 	socketPath string
+	httpFD     *os.File // the HTTP socket systemd passed; nil: none
 	sup        *supervisor.Supervisor
 	srv        *api.Server
 	gs         *grpc.Server
@@ -104,13 +105,20 @@ func (d *daemon) loadConfig() (interrupted bool) {
 	return interrupted
 }
 
-// listen binds the API socket: systemd's, or mcpd's own.
+// listen binds the API socket: systemd's, or mcpd's own; it keeps the
+// HTTP socket systemd passed, if any, for the HTTP face.
 func (d *daemon) listen() error {
-	ln, activated, err := api.ActivationListener()
+	act, err := api.Activated()
 	if err != nil {
 		return err
 	}
-	if activated {
+	if act.HTTP != nil {
+		d.httpFD = act.HTTP
+		d.deferClose(func() { act.HTTP.Close() })
+		d.log.Info("using HTTP socket from systemd")
+	}
+	ln := act.API
+	if ln != nil {
 		d.socketPath = ln.Addr().String()
 		d.log.Info("using socket from systemd", zap.String("socket_path", d.socketPath))
 	} else {
@@ -172,7 +180,7 @@ func (d *daemon) build(daemonLog *transport.Ring) error {
 	d.deferClose(d.ms.close)
 	d.buildAPI(oauthMgr, daemonLog)
 	// MCP hosts over Streamable HTTP (http.go).
-	if d.hf, err = startHTTPFace(resolveHTTPListen(f.httpListen, d.cfg), d.srv, log.Named("http")); err != nil {
+	if d.hf, err = startHTTPFace(resolveHTTPListen(f.httpListen, d.cfg), d.httpFD, d.srv, log.Named("http")); err != nil {
 		return err
 	}
 	d.deferClose(func() { d.hfClose.Do(d.hf.close) }) // the error paths before the actors own it

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"os"
 	"sync"
 
 	"go.uber.org/zap"
@@ -36,9 +38,10 @@ func newHTTPHandler(be bridge.Backend, log *zap.Logger) httpHandler {
 // httpListen is the address setting of the HTTP face: --http-listen,
 // else the config's "httpListen", else the default.
 type httpListen struct {
-	value    string // "off", or an address for httpface.ParseAddr
-	explicit bool   // from the flag or the config: failing to bind it is an error
-	source   string // where value came from, for messages
+	value     string // "off", or an address for httpface.ParseAddr
+	explicit  bool   // from the flag or the config: failing to bind it is an error
+	source    string // where value came from, for messages
+	inherited bool   // serve the socket systemd passed, whose address value is
 }
 
 // resolveHTTPListen picks the setting: the flag wins over the config file.
@@ -59,6 +62,11 @@ type httpFace struct {
 	srv     *api.Server
 	be      *httpface.Backend
 	handler httpHandler
+	// inherited is the HTTP socket systemd passed (socket activation),
+	// nil if none; the daemon closes it. inheritedAddr is its address as
+	// httpface.ParseAddr renders it.
+	inherited     *os.File
+	inheritedAddr string
 
 	// applyMu serialises apply and close, which bind, serve and close
 	// faces (I/O, outside mu). Order: applyMu, then mu.
@@ -70,18 +78,49 @@ type httpFace struct {
 	closed  bool
 }
 
-// startHTTPFace starts the face for setting. An explicit address that is
-// invalid or cannot be bound is an error; the default one that cannot be
-// bound (another user's mcpd has it) leaves mcpd without the face, with a
-// warning and the reason in status.
-func startHTTPFace(setting httpListen, srv *api.Server, log *zap.Logger) (*httpFace, error) {
+// startHTTPFace starts the face for setting, or on inherited, the HTTP
+// socket systemd passed (nil: none), unless setting names another address
+// (withInherited). An explicit address that is invalid or cannot be bound
+// is an error, as is an inherited socket beyond loopback; the default one
+// that cannot be bound (another user's mcpd has it) leaves mcpd without
+// the face, with a warning and the reason in status.
+func startHTTPFace(setting httpListen, inherited *os.File, srv *api.Server, log *zap.Logger) (*httpFace, error) {
 	be := httpface.NewBackend(srv)
 	h := &httpFace{log: log, srv: srv, be: be, handler: newHTTPHandler(be, log)}
+	if inherited != nil {
+		ln, addr, err := httpface.Inherited(inherited)
+		if err != nil {
+			h.close()
+			return nil, err
+		}
+		ln.Close() // a dup: listen makes another
+		h.inherited, h.inheritedAddr = inherited, addr.String()
+	}
+	setting = h.withInherited(setting)
 	if err := h.apply(setting); err != nil && setting.explicit {
 		h.close()
 		return nil, err
 	}
 	return h, nil
+}
+
+// withInherited is setting resolved against the socket systemd passed: it
+// wins over the default address, and serves a setting that names its
+// address (binding that address would fail: systemd holds it). A setting
+// of another address, or off, wins over it (apply warns).
+func (h *httpFace) withInherited(setting httpListen) httpListen {
+	if h.inherited == nil {
+		return setting
+	}
+	source := "systemd socket"
+	if setting.explicit {
+		a, err := httpface.ParseAddr(setting.value)
+		if err != nil || a.String() != h.inheritedAddr {
+			return setting
+		}
+		source = setting.source
+	}
+	return httpListen{value: h.inheritedAddr, explicit: true, source: source, inherited: true}
 }
 
 // apply serves setting, closing what served before; on failure the face is
@@ -99,6 +138,10 @@ func (h *httpFace) apply(setting httpListen) error {
 		return nil
 	}
 	h.closeFace(old)
+	if h.inherited != nil && !setting.inherited {
+		h.log.Warn("HTTP face: the setting overrides the socket from systemd, whose connections are not served; change ListenStream= in mcpd.socket to match",
+			zap.String("source", setting.source), zap.String("value", setting.value), zap.String("systemd_addr", h.inheritedAddr))
+	}
 	if setting.value == httpface.Off {
 		h.log.Info("HTTP face off", zap.String("source", setting.source))
 		h.srv.SetHTTPState(api.HTTPState{Listen: httpface.Off, OffReason: "disabled (" + setting.source + " off)"})
@@ -117,8 +160,16 @@ func (h *httpFace) apply(setting httpListen) error {
 	return nil
 }
 
-// listen binds setting and starts serving on it.
+// listen binds setting, or takes the socket from systemd, and starts
+// serving on it.
 func (h *httpFace) listen(setting httpListen) (*httpface.Face, error) {
+	if setting.inherited {
+		ln, _, err := httpface.Inherited(h.inherited)
+		if err != nil {
+			return nil, err
+		}
+		return h.serve(ln), nil
+	}
 	addr, err := httpface.ParseAddr(setting.value)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", setting.source, err)
@@ -132,14 +183,20 @@ func (h *httpFace) listen(setting httpListen) (*httpface.Face, error) {
 		}
 		return nil, err
 	}
-	return httpface.Serve(ln, h.handler, httpface.Options{Logger: h.log, Server: h.srv, WantUID: -1}), nil
+	return h.serve(ln), nil
+}
+
+// serve serves the handler on ln to this user only: every connection's
+// peer uid is checked, an inherited socket's too (httpface.Face).
+func (h *httpFace) serve(ln net.Listener) *httpface.Face {
+	return httpface.Serve(ln, h.handler, httpface.Options{Logger: h.log, Server: h.srv, WantUID: -1})
 }
 
 // reload applies the config's "httpListen" when the flag does not set it
 // and the setting changed; a failure is logged and reported in status,
 // never fatal.
 func (h *httpFace) reload(flagValue string, cfg *config.Config) {
-	setting := resolveHTTPListen(flagValue, cfg)
+	setting := h.withInherited(resolveHTTPListen(flagValue, cfg))
 	h.mu.Lock()
 	same := setting == h.setting
 	h.mu.Unlock()

@@ -62,8 +62,9 @@ recorded next to the socket and killed by the next mcpd on it.
 
 Signals: SIGINT/SIGTERM stop every server and exit; SIGHUP re-reads the config
 and applies only what changed, as saving the file and "mcpdctl reload" do.
-systemd: READY=1/RELOADING=1/STOPPING=1 go to $NOTIFY_SOCKET; a socket passed
-by socket activation (LISTEN_FDS=1) is used instead of --socket.
+systemd: READY=1/RELOADING=1/STOPPING=1 go to $NOTIFY_SOCKET. Sockets passed
+by socket activation (LISTEN_FDS, LISTEN_FDNAMES) are used: the one named
+"http" by the HTTP face, the other (named "api", or unnamed) instead of --socket.
 The config file is also watched: a saved change is applied without restarting
 untouched servers; an invalid one is reported and the running config kept.
 
@@ -78,7 +79,12 @@ to this user only (every connection's peer uid is checked) and with Host and
 Origin checked against DNS rebinding. --http-listen, else the config's
 "httpListen", sets the address: a loopback HOST:PORT, unix:/path/to.sock or
 off. If the default address is taken mcpd runs without it ("mcpdctl status"
-says why); an address that was set and cannot be bound is an error.
+says why); an address that was set and cannot be bound is an error. A socket
+systemd passed (mcpd-http.socket) is served instead of the default address,
+and when the setting names its address; a setting of another address, or off,
+wins over it with a warning, and the passed socket is left unserved.
+?root=/abs/dir on a URL names the workspace root of its session: a server with
+"share": "root" runs one instance per root, in that directory.
 
 Memory: while Go's garbage collector runs 8 or more times a second (calls
 relayed as fast as a child answers), mcpd lets its heap grow 16 MiB past what

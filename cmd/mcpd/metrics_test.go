@@ -24,6 +24,9 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(envMetricsClient); path != "" {
 		os.Exit(metricsClient(path))
 	}
+	if args := os.Getenv(envActivated); args != "" {
+		os.Exit(activatedDaemon(args))
+	}
 	goleak.VerifyTestMain(m)
 }
 

@@ -38,8 +38,14 @@ a modern host as an input_required result of its call in flight. Log
 messages reach the host for its own requests once it asked for them
 (logging/setLevel, or a per-request logLevel); after logging/setLevel, also
 those a server sends outside any request. If mcpd is not running,
-the bridge still starts, answers requests with "mcpd is not running",
-and connects when mcpd is there. A server that is down (crash loop,
+the bridge still starts: it answers initialize and server/discover at
+once, and a request that needs mcpd (tools/list, a call) made in its
+first --wait (10s) waits for mcpd, so a host launched just before mcpd
+(at login) gets its answers once mcpd runs; later, or with --wait 0,
+such a request is answered "mcpd is not running" at once. The bridge
+connects when mcpd is there and tells the host its lists changed. With
+socket activation (mcpd.socket enabled), the bridge's first connection
+starts mcpd. A server that is down (crash loop,
 failed, stopped) does not stop the bridge: serving several, the others
 are served and the host is warned which one is missing; serving one,
 requests get the reason. When it runs again the host is told its lists
@@ -137,8 +143,9 @@ func bridgeSetup(fs *pflag.FlagSet) runFunc {
 	prof := fs.String("profile", "", "serve this profile of the config (its servers, or the NAMEs among them)")
 	prefix := fs.String("prefix", "", `naming of several servers' tools and prompts: "always" or "on-collision" (default: the profile's, else always)`)
 	root := fs.String("root", "", `the workspace root DIR of this host: servers with share "root" run one instance for it, started in it`)
+	wait := fs.Duration("wait", defaultBridgeWait, "how long after the bridge starts its requests wait for mcpd when it is not running (0: answer at once)")
 	return func(ctx context.Context, c *cli, cmd *command, names []string) error {
-		return c.runBridge(ctx, cmd, bridgeArgs{names: names, all: *all, timeout: *timeout, maxLine: *maxLine, profile: *prof, prefix: *prefix, root: *root})
+		return c.runBridge(ctx, cmd, bridgeArgs{names: names, all: *all, timeout: *timeout, maxLine: *maxLine, profile: *prof, prefix: *prefix, root: *root, wait: *wait})
 	}
 }
 
@@ -149,8 +156,13 @@ type bridgeArgs struct {
 	timeout         time.Duration
 	maxLine         int
 	profile, prefix string
-	root            string // --root: "" for none
+	root            string        // --root: "" for none
+	wait            time.Duration // --wait
 }
+
+// defaultBridgeWait is --wait's default: a host and mcpd started together
+// at login, mcpd within seconds.
+const defaultBridgeWait = 10 * time.Second
 
 func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 	names, all, maxLine := a.names, a.all, a.maxLine
@@ -169,6 +181,9 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 	}
 	if maxLine <= 0 {
 		return &usageError{cmd: cmd, msg: "--max-line-size must be a positive number of bytes"}
+	}
+	if a.wait < 0 {
+		return &usageError{cmd: cmd, msg: "--wait must not be negative"}
 	}
 	path, err := resolveSocket(c.socketFlag)
 	if err != nil {
@@ -197,10 +212,14 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 		Profile:     a.profile,
 		Prefix:      prefix,
 	}
+	// A bridge that takes over a relayed session (mcpd stopped under it)
+	// does not wait: it goes on as a bridge that was up does.
 	serveHere := func(in io.Reader, out io.Writer) error { return c.serveBridge(ctx, opts, root, in, out) }
+	starting := opts
+	starting.StartWait = a.wait
 	in := hostInput()
 	if relayOff() {
-		return serveHere(in, c.stdout)
+		return c.serveBridge(ctx, starting, root, in, c.stdout)
 	}
 	conn, src, err := dialRelay(ctx, path, bridge.RelayHeader{
 		Names: names, All: all, Profile: a.profile, Prefix: a.prefix, Root: root,
@@ -208,7 +227,7 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 	})
 	switch {
 	case errors.Is(err, errNoRelay):
-		return serveHere(in, c.stdout) // mcpd is not running, or serves no bridge socket
+		return c.serveBridge(ctx, starting, root, in, c.stdout) // mcpd is not running, or serves no bridge socket
 	case err != nil:
 		return err
 	}

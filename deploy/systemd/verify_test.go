@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpd-dev/mcpd/internal/httpface"
 )
 
 // TestUnitsVerify runs "systemd-analyze --user verify" on the units as
@@ -36,7 +38,7 @@ func TestUnitsVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	var units []string
-	for _, name := range []string{"mcpd.service", "mcpd.socket"} {
+	for _, name := range []string{"mcpd.service", "mcpd.socket", "mcpd-http.socket"} {
 		data, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)
@@ -82,12 +84,43 @@ func TestUnitsContract(t *testing.T) {
 			t.Errorf("mcpd.service has %q", bad)
 		}
 	}
-	socket, err := os.ReadFile("mcpd.socket")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(socket), "ListenStream=%t/mcpd/mcpd.sock\n") {
-		t.Errorf("mcpd.socket does not listen on %s (the default socket path)", "%t/mcpd/mcpd.sock")
+	// The sockets mcpd takes by name (api.Activated): the API socket at its
+	// default path, and the HTTP face on its default loopback address; a
+	// socket unit names all its sockets alike, hence one unit each.
+	for _, c := range []struct {
+		unit string
+		want []string
+	}{
+		{"mcpd.socket", []string{
+			"ListenStream=%t/mcpd/mcpd.sock\n", "FileDescriptorName=api\n",
+			"Wants=mcpd-http.socket\n", "Also=mcpd-http.socket\n", // one enable, one start
+		}},
+		{"mcpd-http.socket", []string{
+			"ListenStream=" + httpface.DefaultAddr + "\n", "FileDescriptorName=http\n",
+			"Service=mcpd.service\n", // the name differs from the service's
+		}},
+	} {
+		data, err := os.ReadFile(c.unit)
+		if err != nil {
+			t.Fatal(err)
+		}
+		u := string(data)
+		for _, want := range c.want {
+			if !strings.Contains(u, want) {
+				t.Errorf("%s lacks %q", c.unit, strings.TrimSpace(want))
+			}
+		}
+		if n := strings.Count(u, "\nListenStream="); n != 1 {
+			t.Errorf("%s has %d ListenStream=, want 1 (FileDescriptorName= names them all)", c.unit, n)
+		}
+		for line := range strings.Lines(u) {
+			addr, ok := strings.CutPrefix(strings.TrimSpace(line), "ListenStream=")
+			if ok && !strings.HasPrefix(addr, "%t/") {
+				if _, err := httpface.ParseAddr(addr); err != nil {
+					t.Errorf("%s: %v", c.unit, err) // beyond loopback
+				}
+			}
+		}
 	}
 }
 
@@ -128,7 +161,9 @@ func TestInstallPointsAtBinDir(t *testing.T) {
 	if want := "ExecStart=" + filepath.Join(bin, "mcpd") + "\n"; !strings.Contains(string(service), want) {
 		t.Fatalf("installed mcpd.service lacks %q:\n%s", strings.TrimSpace(want), service)
 	}
-	if _, err := os.Stat(filepath.Join(units, "mcpd.socket")); err != nil {
-		t.Fatalf("mcpd.socket not installed: %v", err)
+	for _, u := range []string{"mcpd.socket", "mcpd-http.socket"} {
+		if _, err := os.Stat(filepath.Join(units, u)); err != nil {
+			t.Fatalf("%s not installed: %v", u, err)
+		}
 	}
 }

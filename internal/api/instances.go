@@ -16,6 +16,15 @@ import (
 // instance of a server with share "root" that serves them.
 const MetadataRoot = "mcpd-root"
 
+// WithRoot returns ctx of an in-process call (a LocalApp's) made in the
+// workspace root dir, as a gRPC call names it in its MetadataRoot.
+func WithRoot(ctx context.Context, dir string) context.Context {
+	md, _ := metadata.FromIncomingContext(ctx)
+	md = md.Copy()
+	md.Set(MetadataRoot, dir)
+	return metadata.NewIncomingContext(ctx, md)
+}
+
 // sharer is the part of the supervisor that says whether any server is
 // shared per app or per root; without one no call needs a Scope.
 type sharer interface{ Shared() bool }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -93,37 +94,101 @@ const (
 	listenFDsStart = 3
 )
 
-// ActivationListener returns the listening socket passed by systemd socket
-// activation, and true, when LISTEN_PID is this process and LISTEN_FDS is 1
-// (the socket is then fd 3). It returns (nil, false, nil) when mcpd was not
-// socket-activated. The LISTEN_* variables are removed from the environment
-// in every case, so that children never see them.
-func ActivationListener() (net.Listener, bool, error) {
-	pid, fds := os.Getenv(envListenPID), os.Getenv(envListenFDs)
+// Names a socket unit gives its sockets (FileDescriptorName=), which
+// systemd passes in LISTEN_FDNAMES.
+const (
+	FDNameAPI  = "api"  // the API socket
+	FDNameHTTP = "http" // the HTTP face's socket
+)
+
+// Activation is what systemd socket activation passed mcpd.
+type Activation struct {
+	// API is the API socket; nil when none was passed.
+	API net.Listener
+	// HTTP is the HTTP face's listening socket; nil when none was passed.
+	// The caller makes listeners of it with net.FileListener (each one a
+	// dup of it, so that a listener can be closed and made again on a
+	// reload) and closes it.
+	HTTP *os.File
+}
+
+// Close closes what a is holding.
+func (a Activation) Close() {
+	if a.API != nil {
+		a.API.Close()
+	}
+	if a.HTTP != nil {
+		a.HTTP.Close()
+	}
+}
+
+// Activated returns the sockets passed by systemd socket activation
+// (sd_listen_fds(3)) when LISTEN_PID is this process: the socket named
+// "http" is the HTTP face's, and the one named "api", or anything else
+// (unnamed, or the unit's name, which systemd gives by default), is the
+// API socket. One socket of each at most; more is an error. Without
+// activation it returns the zero Activation. The LISTEN_* variables are
+// removed from the environment in every case, so that children never see
+// them.
+func Activated() (Activation, error) {
+	pid, fds, names := os.Getenv(envListenPID), os.Getenv(envListenFDs), os.Getenv(envListenFDNames)
 	// sd_listen_fds(3): "unset_environment ... LISTEN_PID, LISTEN_FDS and
 	// LISTEN_FDNAMES will be unset", so they are not inherited by children.
 	os.Unsetenv(envListenPID)
 	os.Unsetenv(envListenFDs)
 	os.Unsetenv(envListenFDNames)
 	if pid == "" || fds == "" {
-		return nil, false, nil
+		return Activation{}, nil
 	}
 	// sd_listen_fds(3): "If the LISTEN_PID variable does not match the
 	// process ID of the current process, the function will return 0", since
 	// the variables were meant for another process.
 	if p, err := strconv.Atoi(pid); err != nil || p != os.Getpid() {
-		return nil, false, nil
+		return Activation{}, nil
 	}
 	n, err := strconv.Atoi(fds)
-	if err != nil || n != 1 {
-		return nil, false, fmt.Errorf("socket activation: LISTEN_FDS=%q, want exactly 1 socket", fds)
+	if err != nil || n < 1 || n > 2 {
+		return Activation{}, fmt.Errorf("socket activation: LISTEN_FDS=%q, want 1 or 2 sockets (%q and %q)", fds, FDNameAPI, FDNameHTTP)
 	}
-	syscall.CloseOnExec(listenFDsStart)
-	f := os.NewFile(listenFDsStart, "mcpd.sock")
+	var a Activation
+	for i := range n {
+		if err := a.take(listenFDsStart+i, fdName(names, i)); err != nil {
+			a.Close()
+			return Activation{}, err
+		}
+	}
+	return a, nil
+}
+
+// take adds the passed socket fd, named name, to a.
+func (a *Activation) take(fd int, name string) error {
+	syscall.CloseOnExec(fd)
+	if name == FDNameHTTP {
+		if a.HTTP != nil {
+			return fmt.Errorf("socket activation: two sockets named %q", FDNameHTTP)
+		}
+		a.HTTP = os.NewFile(uintptr(fd), name)
+		return nil
+	}
+	if a.API != nil {
+		return fmt.Errorf("socket activation: two sockets for the API (fd %d is %q); name them FileDescriptorName=%s and FileDescriptorName=%s", fd, name, FDNameAPI, FDNameHTTP)
+	}
+	f := os.NewFile(uintptr(fd), "mcpd.sock")
 	defer f.Close() // FileListener dups the descriptor
 	l, err := net.FileListener(f)
 	if err != nil {
-		return nil, false, fmt.Errorf("socket activation: use fd %d: %w", listenFDsStart, err)
+		return fmt.Errorf("socket activation: use fd %d: %w", fd, err)
 	}
-	return l, true, nil
+	a.API = l
+	return nil
+}
+
+// fdName is the name of the i-th passed socket in LISTEN_FDNAMES, "" if
+// it has none.
+func fdName(names string, i int) string {
+	list := strings.Split(names, ":")
+	if i < len(list) {
+		return list[i]
+	}
+	return ""
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -164,14 +165,15 @@ func TestListenRefuses(t *testing.T) {
 }
 
 // activationChild runs in a re-executed test binary: it plays a
-// socket-activated daemon, accepts one connection on the passed socket,
-// writes a report and exits.
+// socket-activated daemon, reports the sockets it was passed, accepts one
+// connection on each (API first), greets it with the socket's role, and
+// exits.
 func activationChild() int {
 	if os.Getenv(envListenPID) == "self" {
 		// systemd sets LISTEN_PID after fork; a test can only do it here.
 		os.Setenv(envListenPID, strconv.Itoa(os.Getpid()))
 	}
-	l, ok, err := ActivationListener()
+	a, err := Activated()
 	leftover := os.Getenv(envListenPID) + os.Getenv(envListenFDs) + os.Getenv(envListenFDNames)
 	w := bufio.NewWriter(os.Stdout)
 	defer w.Flush()
@@ -182,70 +184,112 @@ func activationChild() int {
 	case leftover != "":
 		w.WriteString("env not unset: " + leftover + "\n")
 		return 0
-	case !ok:
+	case a.API == nil && a.HTTP == nil:
 		w.WriteString("not activated\n")
 		return 0
 	}
-	defer l.Close()
-	c, err := l.Accept()
-	if err != nil {
-		w.WriteString("accept " + err.Error() + "\n")
-		return 0
+	defer a.Close()
+	report := "activated"
+	var lns []net.Listener
+	var roles []string
+	if a.API != nil {
+		lns, roles = append(lns, a.API), append(roles, "api")
 	}
-	c.Write([]byte("hello\n"))
-	c.Close()
-	w.WriteString("activated\n")
+	if a.HTTP != nil {
+		l, err := net.FileListener(a.HTTP)
+		if err != nil {
+			w.WriteString("http fd: " + err.Error() + "\n")
+			return 0
+		}
+		defer l.Close()
+		lns, roles = append(lns, l), append(roles, "http")
+	}
+	for i, l := range lns {
+		c, err := l.Accept()
+		if err != nil {
+			w.WriteString("accept " + err.Error() + "\n")
+			return 0
+		}
+		c.Write([]byte("hello " + roles[i] + "\n"))
+		c.Close()
+		report += " " + roles[i]
+	}
+	w.WriteString(report + "\n")
 	return 0
 }
 
-func TestActivationListener(t *testing.T) {
+// passedSocket is a listening socket for a child: network "unix" (in a
+// fresh directory) or "tcp" (on loopback), its address, and the file the
+// child inherits.
+func passedSocket(t *testing.T, network string) (addr string, f *os.File) {
+	t.Helper()
+	var l interface {
+		net.Listener
+		File() (*os.File, error)
+	}
+	var err error
+	if network == "unix" {
+		l, err = net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(shortDir(t), "a.sock"), Net: "unix"})
+	} else {
+		l, err = net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	if f, err = l.File(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return l.Addr().String(), f
+}
+
+func TestActivated(t *testing.T) {
 	tests := []struct {
 		name      string
 		listenPID string
 		listenFDs string
+		fdNames   string
+		sockets   []string // networks of the passed sockets, from fd 3
 		want      string
 	}{
-		{"activated", "self", "1", "activated"},
-		{"other pid", "1", "1", "not activated"},
-		{"two fds", "self", "2", "error socket activation: LISTEN_FDS=\"2\", want exactly 1 socket"},
-		{"unset", "", "", "not activated"},
+		{"activated", "self", "1", "mcpd.sock", []string{"unix"}, "activated api"},
+		{"unnamed", "self", "1", "", []string{"unix"}, "activated api"},
+		{"api and http", "self", "2", "api:http", []string{"unix", "tcp"}, "activated api http"},
+		{"http first", "self", "2", "http:api", []string{"tcp", "unix"}, "activated api http"},
+		{"http only", "self", "1", "http", []string{"tcp"}, "activated http"},
+		{"other pid", "1", "1", "", []string{"unix"}, "not activated"},
+		{"two unnamed", "self", "2", "mcpd.socket:mcpd.socket", []string{"unix", "tcp"},
+			"error socket activation: two sockets for the API (fd 4 is \"mcpd.socket\"); name them FileDescriptorName=api and FileDescriptorName=http"},
+		{"two http", "self", "2", "http:http", []string{"tcp", "tcp"}, "error socket activation: two sockets named \"http\""},
+		{"three fds", "self", "3", "", []string{"unix"}, "error socket activation: LISTEN_FDS=\"3\", want 1 or 2 sockets (\"api\" and \"http\")"},
+		{"unset", "", "", "", []string{"unix"}, "not activated"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(shortDir(t), "a.sock")
-			l, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-			f, err := l.File()
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer f.Close()
-
+			var addrs []string
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), envChild+"=activation", "LISTEN_FDNAMES=mcpd.sock")
+			for _, network := range tt.sockets {
+				addr, f := passedSocket(t, network)
+				addrs = append(addrs, network+" "+addr)
+				cmd.ExtraFiles = append(cmd.ExtraFiles, f) // fd 3, 4, ...
+			}
+			cmd.Env = append(os.Environ(), envChild+"=activation", envListenFDNames+"="+tt.fdNames)
 			if tt.listenPID != "" {
 				cmd.Env = append(cmd.Env, envListenPID+"="+tt.listenPID, envListenFDs+"="+tt.listenFDs)
 			}
-			cmd.ExtraFiles = []*os.File{f} // becomes fd 3
 			var out strings.Builder
 			cmd.Stdout = &out
 			cmd.Stderr = os.Stderr
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
-			var greeting string
-			if tt.want == "activated" {
-				c, err := net.Dial("unix", path)
-				if err != nil {
-					cmd.Process.Kill()
-					cmd.Wait()
-					t.Fatal(err)
-				}
-				greeting, _ = bufio.NewReader(c).ReadString('\n')
-				c.Close()
+			roles, activated := strings.CutPrefix(tt.want, "activated")
+			var greetings []string
+			if activated {
+				greetings = greet(t, cmd, addrs)
+			} else {
+				roles = ""
 			}
 			if err := cmd.Wait(); err != nil {
 				t.Fatalf("child: %v", err)
@@ -253,9 +297,33 @@ func TestActivationListener(t *testing.T) {
 			if got := strings.TrimSpace(out.String()); got != tt.want {
 				t.Errorf("child reported %q, want %q", got, tt.want)
 			}
-			if tt.want == "activated" && greeting != "hello\n" {
-				t.Errorf("greeting through the activated socket = %q", greeting)
+			for _, role := range strings.Fields(roles) {
+				if !slices.Contains(greetings, "hello "+role+"\n") {
+					t.Errorf("greetings through the activated sockets = %q, want one from %s", greetings, role)
+				}
 			}
 		})
 	}
+}
+
+// greet dials the child's sockets, "NETWORK ADDRESS" each, in the order
+// it accepts them (the API socket, the unix one here, first) and returns
+// their greetings.
+func greet(t *testing.T, cmd *exec.Cmd, addrs []string) []string {
+	t.Helper()
+	slices.SortFunc(addrs, func(a, b string) int { return strings.Compare(b, a) }) // "unix …" before "tcp …"
+	var greetings []string
+	for _, a := range addrs {
+		network, addr, _ := strings.Cut(a, " ")
+		c, err := net.Dial(network, addr)
+		if err != nil {
+			cmd.Process.Kill()
+			cmd.Wait()
+			t.Fatal(err)
+		}
+		g, _ := bufio.NewReader(c).ReadString('\n')
+		c.Close()
+		greetings = append(greetings, g)
+	}
+	return greetings
 }

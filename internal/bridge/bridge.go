@@ -44,6 +44,7 @@ type bridge struct {
 	timeout  time.Duration
 	maxLine  int             // largest line accepted from the host
 	ctx      context.Context // the bridge's life
+	started  time.Time       // when the bridge was made (Options.StartWait)
 	work     context.Context // Options.work: ends no sooner than ctx
 	wg       sync.WaitGroup  // the bridge's own goroutines
 	reqs     sync.WaitGroup  // request handlers
@@ -86,8 +87,8 @@ type route struct {
 }
 
 func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge {
-	if opts.Profile != "" {
-		be = &profiledBackend{Backend: be, profile: opts.Profile}
+	if opts.Profile != "" || opts.Root != "" {
+		be = &profiledBackend{Backend: be, profile: opts.Profile, root: opts.Root}
 	}
 	if opts.Name == "" {
 		opts.Name = DefaultName
@@ -106,6 +107,7 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		timeout:    opts.Timeout,
 		maxLine:    opts.MaxLine,
 		ctx:        ctx,
+		started:    time.Now(),
 		info:       map[string]*mcpdv1.ServerStatus{},
 		inflight:   map[string]func(string){},
 		atServer:   map[string][]json.RawMessage{},

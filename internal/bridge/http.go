@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -113,7 +115,7 @@ func (h *HTTPHandler) bridgeOptions(ep endpoint) Options {
 	o := Options{
 		All: ep.server == "", Timeout: h.opts.Timeout, MaxLine: int(min(h.opts.MaxBody, 1<<31-1)),
 		Warnf: h.opts.Warnf, RPCError: h.opts.RPCError, CallOptions: h.opts.CallOptions,
-		Profile: ep.profile, Name: h.opts.Name, plainClient: true, byHandler: true,
+		Profile: ep.profile, Root: ep.root, Name: h.opts.Name, plainClient: true, byHandler: true,
 	}
 	if ep.server != "" {
 		o.Names = []string{ep.server}
@@ -131,6 +133,9 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest,
 			fmt.Sprintf("no MCP endpoint at %s: use /mcp (every server), /servers/NAME/mcp (one server) or /profiles/NAME/mcp (a profile's servers)", r.URL.Path))
+		return
+	}
+	if ep.root, ok = rootOf(w, r); !ok {
 		return
 	}
 	if ep != (endpoint{}) && !h.checkEndpoint(w, r, ep) {
@@ -151,20 +156,54 @@ func (h *HTTPHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // endpoint is what an MCP endpoint serves: every server (the zero
-// endpoint), one server, or a profile's servers.
+// endpoint), one server, or a profile's servers, in a workspace root or
+// none.
 type endpoint struct {
 	profile, server string
+	root            string // ?root=: the workspace root of every call; "" for none
 }
 
-// path is the endpoint's URL path.
+// path is the endpoint's URL path, with its root query.
 func (ep endpoint) path() string {
+	var p string
 	switch {
 	case ep.server != "":
-		return "/servers/" + ep.server + "/mcp"
+		p = "/servers/" + ep.server + "/mcp"
 	case ep.profile != "":
-		return "/profiles/" + ep.profile + "/mcp"
+		p = "/profiles/" + ep.profile + "/mcp"
+	default:
+		p = "/mcp"
 	}
-	return "/mcp"
+	if ep.root != "" {
+		p += "?" + url.Values{rootParam: {ep.root}}.Encode()
+	}
+	return p
+}
+
+// rootParam is the URL query parameter naming the workspace root of a
+// session, as mcpdctl bridge --root does: a server with share "root" runs
+// its instance for that root, started in it.
+const rootParam = "root"
+
+// rootOf is the workspace root r's URL names ("" for none); a bad one is
+// answered 400 and reported false.
+func rootOf(w http.ResponseWriter, r *http.Request) (string, bool) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	vs, named := q[rootParam]
+	switch {
+	case !named:
+		return "", true
+	case err != nil:
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("invalid query %q: %v", r.URL.RawQuery, err))
+	case len(vs) > 1:
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "invalid root: name one workspace root, not several")
+	case !filepath.IsAbs(vs[0]) || filepath.Clean(vs[0]) != vs[0]:
+		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
+			fmt.Sprintf("invalid root %q: want an absolute, clean directory path, URL-escaped, such as ?root=%%2Fhome%%2Fme%%2Fproject", vs[0]))
+	default:
+		return vs[0], true
+	}
+	return "", false
 }
 
 // endpointOf parses an endpoint path: /mcp, /servers/NAME/mcp or
@@ -194,6 +233,7 @@ func endpointOf(path string) (endpoint, bool) {
 // While mcpd is unreachable every name is let through: its bridge answers
 // why.
 func (h *HTTPHandler) checkEndpoint(w http.ResponseWriter, r *http.Request, ep endpoint) bool {
+	ep.root = "" // names are known in every root
 	h.mu.Lock()
 	known := h.known[ep]
 	h.mu.Unlock()

@@ -31,22 +31,27 @@ func ProfileFrom(ctx context.Context) string {
 	return name
 }
 
-// outgoing adds the profile of ctx, if any, to its gRPC request metadata.
+// outgoing adds the profile and the root of ctx, if any, to its gRPC
+// request metadata.
 func outgoing(ctx context.Context) context.Context {
 	if p := ProfileFrom(ctx); p != "" {
-		return metadata.AppendToOutgoingContext(ctx, profile.MetadataKey, p)
+		ctx = metadata.AppendToOutgoingContext(ctx, profile.MetadataKey, p)
+	}
+	if r := RootFrom(ctx); r != "" {
+		ctx = metadata.AppendToOutgoingContext(ctx, MetadataRoot, r)
 	}
 	return ctx
 }
 
-// profiledBackend makes every call of its Backend under one profile.
+// profiledBackend makes every call of its Backend under one profile and
+// in one workspace root, either of them "" for none.
 type profiledBackend struct {
 	Backend
-	profile string
+	profile, root string
 }
 
 func (p *profiledBackend) ctx(ctx context.Context) context.Context {
-	return WithProfile(ctx, p.profile)
+	return WithRoot(WithProfile(ctx, p.profile), p.root)
 }
 
 func (p *profiledBackend) ListServers(ctx context.Context, in *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {

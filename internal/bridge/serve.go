@@ -37,6 +37,15 @@ type Options struct {
 	// Prefix is how tools and prompts of several servers are named: ""
 	// takes the profile's setting (PrefixAlways without a profile).
 	Prefix profile.Prefix
+	// StartWait is how long after the bridge started a request that needs
+	// mcpd waits for it while it is not running, rather than failing at
+	// once: a host launched just before mcpd (at login) gets its answers
+	// once mcpd runs. Zero: no wait.
+	StartWait time.Duration
+	// Root is the workspace root, an absolute directory, every call is
+	// made in ("": none): a server with share "root" runs its instance for
+	// it (WithRoot).
+	Root string
 	// Name is the bridge's serverInfo name when it serves several servers
 	// ("": DefaultName).
 	Name string

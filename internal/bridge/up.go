@@ -65,6 +65,9 @@ func (b *bridge) setupLoop(ctx context.Context, names []string, all bool) {
 		close(b.upst.tried)
 		b.upst.tried = make(chan struct{})
 		b.mu.Unlock()
+		if b.starting() {
+			delay = min(delay, startRetry) // requests wait for this attempt
+		}
 		t := time.NewTimer(delay)
 		select {
 		case <-ctx.Done():
@@ -88,7 +91,7 @@ func (b *bridge) upErr() error {
 // loop try at once and waits for that attempt: a request right after mcpd
 // came back succeeds, one while it is down gets the reason.
 func (b *bridge) waitUp(ctx context.Context) *jsonrpc.Error {
-	if b.isUp() {
+	if b.isUp() || b.waitStart(ctx) {
 		return nil
 	}
 	b.mu.Lock()
@@ -113,6 +116,36 @@ func (b *bridge) waitUp(ctx context.Context) *jsonrpc.Error {
 		}
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "the client closed the connection")
 	}
+}
+
+// startRetry bounds the setup loop's delay while requests wait for mcpd
+// (Options.StartWait).
+const startRetry = 250 * time.Millisecond
+
+// starting reports whether the bridge is in its first Options.StartWait,
+// when requests wait for mcpd.
+func (b *bridge) starting() bool {
+	return time.Since(b.started) < b.opts.StartWait
+}
+
+// waitStart waits until the bridge is up, for as long as it is starting
+// (Options.StartWait), or until ctx or the bridge ends. It reports whether
+// the bridge is up.
+func (b *bridge) waitStart(ctx context.Context) bool {
+	left := b.opts.StartWait - time.Since(b.started)
+	if left <= 0 {
+		return false
+	}
+	t := time.NewTimer(left)
+	defer t.Stop()
+	select {
+	case <-b.upst.up:
+		return true
+	case <-t.C:
+	case <-ctx.Done():
+	case <-b.ctx.Done():
+	}
+	return false
 }
 
 // defaultCapabilities are declared to a host before the bridge could learn

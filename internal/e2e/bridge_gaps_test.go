@@ -1,14 +1,17 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -98,8 +101,9 @@ func TestBridgeModernHostAnswersLegacyChild(t *testing.T) {
 	}
 }
 
-// A bridge started before mcpd answers the handshake, reports mcpd down
-// clearly on calls, and works once mcpd is there.
+// A bridge started before mcpd with --wait 0 answers the handshake,
+// reports mcpd down clearly on calls at once, and works once mcpd is
+// there.
 func TestBridgeStartsBeforeMcpd(t *testing.T) {
 	bridgeBins(t)
 	dir := newDir(t)
@@ -116,7 +120,7 @@ func TestBridgeStartsBeforeMcpd(t *testing.T) {
 		name := map[bool]string{false: "modern", true: "legacy"}[legacy]
 		t.Run(name, func(t *testing.T) {
 			changed := make(chan struct{}, 16)
-			cs := connectHost(t, bridgeCommand(absent, "g"), name, legacy, &mcp.ClientOptions{
+			cs := connectHost(t, bridgeCommand(absent, "--wait", "0", "g"), name, legacy, &mcp.ClientOptions{
 				ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
 					select {
 					case changed <- struct{}{}:
@@ -325,4 +329,96 @@ func TestBridgePipedRequestsWithoutMcpd(t *testing.T) {
 	if !answered["1"] || !answered["2"] || !answered["3"] {
 		t.Errorf("answered %v, want 1, 2 and 3:\n%s", answered, out)
 	}
+}
+
+// A host that launches the bridge before mcpd (at login) and sends
+// initialize and tools/list at once gets both answered: initialize at
+// once, tools/list once mcpd, started a second later, runs (the bridge's
+// --wait, 10s by default).
+func TestBridgeWaitsForMcpdAtStart(t *testing.T) {
+	bridgeBins(t)
+	dir := newDir(t)
+	data, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"g": fakeServer("legacy")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, data, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	absent := &daemon{socket: filepath.Join(dir, "run", "mcpd.sock")}
+	cmd := bridgeCommand(absent, "g")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	answers, done := make(chan string), make(chan struct{})
+	var reader sync.WaitGroup
+	defer func() {
+		close(done)
+		stdin.Close()
+		cmd.Wait()
+		reader.Wait()
+	}()
+	reader.Go(func() { // ends when the test does, or the bridge's stdout
+		defer close(answers)
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			select {
+			case answers <- sc.Text():
+			case <-done:
+				return
+			}
+		}
+	})
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	} {
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	next := func() map[string]json.RawMessage {
+		t.Helper()
+		for {
+			select {
+			case line, ok := <-answers:
+				if !ok {
+					t.Fatal("the bridge closed stdout")
+				}
+				var m map[string]json.RawMessage
+				if err := json.Unmarshal([]byte(line), &m); err != nil {
+					t.Fatalf("line %q: %v", line, err)
+				}
+				if m["id"] != nil {
+					return m // notifications (list changes) aside
+				}
+			case <-ctxT(t).Done():
+				t.Fatal("no answer from the bridge")
+			}
+		}
+	}
+	if m := next(); string(m["id"]) != "1" || m["result"] == nil {
+		t.Fatalf("initialize without mcpd: %v", m)
+	}
+	// The scenario is mcpd starting a while after the host: a real delay,
+	// well within the bridge's wait.
+	time.Sleep(time.Second)
+	d := spawnDaemon(t, absent.socket, cfg)
+	d.waitServing()
+	m := next()
+	if string(m["id"]) != "2" || !strings.Contains(string(m["result"]), `"echo"`) {
+		t.Fatalf("tools/list sent before mcpd ran: %s %s %s, want the fake's tools", m["id"], m["result"], m["error"])
+	}
+	d.status(d.client()) // record the child for the leak check
 }

@@ -3,8 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -178,5 +182,62 @@ func TestBridgeRootRunsChildInRoot(t *testing.T) {
 	}
 	if cwd, err := os.Readlink("/proc/" + itoa(int(in.GetPid())) + "/cwd"); err != nil || cwd != ws {
 		t.Errorf("child cwd = %q (%v), want %q", cwd, err, ws)
+	}
+}
+
+// The HTTP face's ?root=DIR, with the Go SDK's client as host: a "root"
+// server runs one child per root, each in its root, as with mcpdctl
+// bridge --root; a root that is not an absolute, clean path is a 400.
+func TestHTTPRootRunsChildInRoot(t *testing.T) {
+	skipShort(t)
+	srv := fakeServer("legacy")
+	srv["share"] = "root"
+	d, base := startHTTPDaemon(t, map[string]map[string]any{"ws": srv})
+	ctx := ctxT(t)
+	roots := []string{t.TempDir(), t.TempDir()}
+	for i, ws := range roots {
+		for _, path := range []string{"/servers/ws/mcp", "/mcp"} {
+			endpoint := base + path + "?root=" + url.QueryEscape(ws)
+			client := mcp.NewClient(&mcp.Implementation{Name: "root-host", Version: "1.0.0"}, nil)
+			cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: endpoint}, nil)
+			if err != nil {
+				t.Fatalf("connect to %s: %v", endpoint, err)
+			}
+			tool := map[string]string{"/servers/ws/mcp": "echo", "/mcp": "ws__echo"}[path]
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{"message": "in root"}})
+			cs.Close()
+			if err != nil || res.IsError {
+				t.Fatalf("%s at %s: %+v, %v", tool, endpoint, res, err)
+			}
+		}
+		ins := instancesOf(d, d.client(), "ws")
+		if len(ins) != i+1 {
+			t.Errorf("after root %d: instances %v, want %d", i+1, ins, i+1)
+		}
+		in := ins[ws]
+		if in == nil || in.GetPid() == 0 {
+			t.Fatalf("instances %v, want one running for %s", ins, ws)
+		}
+		if cwd, err := os.Readlink("/proc/" + itoa(int(in.GetPid())) + "/cwd"); err != nil || cwd != ws {
+			t.Errorf("child cwd = %q (%v), want %q", cwd, err, ws)
+		}
+	}
+	for _, bad := range []string{"", "rel/dir", roots[0] + "/../x", roots[0] + "/"} {
+		req, err := http.NewRequest(http.MethodPost, base+"/servers/ws/mcp?root="+url.QueryEscape(bad),
+			strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"e2e","version":"1"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "want an absolute, clean directory path") {
+			t.Errorf("root %q: %d %s, want 400 saying what a root is", bad, resp.StatusCode, body)
+		}
 	}
 }

@@ -104,10 +104,14 @@ func (b *Backend) NewCaller(ctx context.Context) (any, func()) {
 }
 
 // withProfile carries the profile of a bridge's call (bridge.WithProfile)
-// to the Server, which enforces it.
+// to the Server, which enforces it, and its workspace root
+// (bridge.WithRoot), which picks the instance of a server shared per root.
 func withProfile(ctx context.Context) context.Context {
 	if p := bridge.ProfileFrom(ctx); p != "" {
-		return api.WithProfile(ctx, p)
+		ctx = api.WithProfile(ctx, p)
+	}
+	if r := bridge.RootFrom(ctx); r != "" {
+		ctx = api.WithRoot(ctx, r)
 	}
 	return ctx
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"syscall"
@@ -95,6 +96,27 @@ func Listen(a Addr) (net.Listener, error) {
 		return nil, fmt.Errorf("HTTP: listen on %s: %w", a, err)
 	}
 	return ln, nil
+}
+
+// Inherited makes a listener of f, a listening socket passed by systemd
+// socket activation, and returns it with its address. The listener is a
+// dup: f stays open, for another listener later. Like ParseAddr, it
+// refuses a TCP socket that is not on a loopback address.
+func Inherited(f *os.File) (net.Listener, Addr, error) {
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return nil, Addr{}, fmt.Errorf("HTTP: socket from systemd: %w", err)
+	}
+	switch a := ln.Addr().(type) {
+	case *net.UnixAddr:
+		return ln, Addr{Network: "unix", Address: a.Name}, nil
+	case *net.TCPAddr:
+		if a.IP.IsLoopback() {
+			return ln, Addr{Network: "tcp", Address: a.String()}, nil
+		}
+	}
+	ln.Close()
+	return nil, Addr{}, fmt.Errorf("refusing the HTTP socket from systemd on %s: not a loopback address, and mcpd serves MCP hosts only on this machine (ListenStream=127.0.0.1:PORT, [::1]:PORT or a path)", ln.Addr())
 }
 
 // BaseURL is the URL hosts reach a listener on: http://HOST:PORT with the
