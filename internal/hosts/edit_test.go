@@ -330,9 +330,11 @@ func TestClaudeCodeProjectEntry(t *testing.T) {
 			t.Errorf("%s: Root %q, want none", name, r)
 		}
 	}
-	tgt := testMcpd.Target(claudeCode, "fs", fsEntry.Root())
-	if !slices.Equal(tgt.Args, []string{"bridge", "--root", "/home/u/app", "fs"}) {
-		t.Errorf("target = %+v", tgt)
+	if tgt := testMcpd.Target(claudeCode, "fs", fsEntry.Root()); tgt.URL != "http://127.0.0.1:6273/servers/fs/mcp?root=%2Fhome%2Fu%2Fapp" {
+		t.Errorf("target = %+v, want the HTTP door with the root", tgt)
+	}
+	if tgt := testMcpd.Target(claudeDesktop, "fs", fsEntry.Root()); !slices.Equal(tgt.Args, []string{"bridge", "--root", "/home/u/app", "fs"}) {
+		t.Errorf("target of a host without HTTP = %+v, want the bridge with --root", tgt)
 	}
 }
 

@@ -187,10 +187,17 @@ type Target struct {
 }
 
 // Target is where h's entry for mcpd's server name points; root is the
-// workspace a "root" server runs in, "" for none.
+// workspace a "root" server runs in, "" for none. A host that takes URLs
+// gets the HTTP door, with ?root= for a project directory; a root the
+// host fills in itself (${workspaceFolder}) needs the bridge's --root,
+// since hosts expand their variables in a command's arguments.
 func (m Mcpd) Target(h *Host, name, root string) Target {
-	if h.HTTP && m.HTTP != "" && root == "" {
-		return Target{Server: name, URL: m.HTTP + "/servers/" + url.PathEscape(name) + "/mcp"}
+	if h.HTTP && m.HTTP != "" && !strings.HasPrefix(root, "${") {
+		u := m.HTTP + "/servers/" + url.PathEscape(name) + "/mcp"
+		if root != "" {
+			u += "?root=" + url.QueryEscape(filepath.Clean(root))
+		}
+		return Target{Server: name, URL: u}
 	}
 	args := append(slices.Clone(m.GlobalArgs), "bridge")
 	if root != "" {
