@@ -43,6 +43,7 @@ type bridge struct {
 	aggr     bool // several servers: names by prefix mode
 	timeout  time.Duration
 	maxLine  int             // largest line accepted from the host
+	born     time.Time       // when the bridge was made: its first lists wait from then
 	ctx      context.Context // the bridge's life
 	started  time.Time       // when the bridge was made (Options.StartWait)
 	work     context.Context // Options.work: ends no sooner than ctx
@@ -79,6 +80,7 @@ type bridge struct {
 	lastClient  *mcpdv1.ClientInfo              // …and what it made of it
 	refresh     refreshState                    // reconfig.go
 	notices     [numNotices]string              // the profile's last notice of each kind (reconfig.go)
+	changes     changeState                     // list changes not told yet (listchanged.go)
 }
 
 // route is where an exposed (possibly prefixed) tool or prompt name goes.
@@ -100,6 +102,8 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 	}
 	return &bridge{
 		work:       work,
+		born:       time.Now(),
+		changes:    newChangeState(),
 		ownInfo:    own,
 		be:         be,
 		opts:       opts,

@@ -32,11 +32,21 @@ type HTTPOptions struct {
 	CallOptions func() *mcpdv1.CallOptions                                // nil = none
 	RPCError    func(ctx context.Context, err error, server string) error // nil = be.Error
 	Name        string                                                    // serverInfo name of an endpoint of several servers; "" = DefaultName
+	// SessionIdle is how long a legacy session may go without a GET
+	// stream open and without a request before its host counts as gone
+	// and the session ends with its subscriptions. If zero,
+	// DefaultSessionIdle is used.
+	SessionIdle time.Duration
 }
+
+// DefaultSessionIdle is HTTPOptions.SessionIdle's default. A live host
+// either keeps its GET stream open or sends requests; one that exits
+// without DELETE does neither, and its session (its app in status, its
+// subscriptions) goes within about this long.
+const DefaultSessionIdle = 2 * time.Minute
 
 // Session limits of the legacy era.
 const (
-	defaultSessionIdle = 30 * time.Minute
 	defaultMaxSessions = 256
 	// sessionQueue bounds the unsolicited messages kept for a session
 	// while it has no GET stream open.
@@ -56,7 +66,7 @@ type HTTPHandler struct {
 	stop        context.CancelFunc
 	wg          sync.WaitGroup // the janitor
 	serving     gate           // ServeHTTP calls in progress
-	idle        time.Duration  // a session unused this long ends
+	idle        time.Duration  // a session without GET stream nor request this long ends
 	maxSessions int
 
 	mu       sync.Mutex // guards the fields below
@@ -80,10 +90,13 @@ func NewHTTPHandler(be Backend, opts HTTPOptions) *HTTPHandler {
 	if opts.RPCError == nil {
 		opts.RPCError = func(ctx context.Context, err error, server string) error { return be.Error(ctx, err, server) }
 	}
+	if opts.SessionIdle <= 0 {
+		opts.SessionIdle = DefaultSessionIdle
+	}
 	life, stop := context.WithCancel(context.Background())
 	h := &HTTPHandler{
 		be: be, opts: opts, life: life, stop: stop,
-		idle: defaultSessionIdle, maxSessions: defaultMaxSessions,
+		idle: opts.SessionIdle, maxSessions: defaultMaxSessions,
 		sessions: map[string]*session{}, shared: map[endpoint]*sharedBridge{}, known: map[endpoint]bool{},
 	}
 	h.wg.Go(h.janitor)

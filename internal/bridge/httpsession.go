@@ -15,8 +15,8 @@ import (
 )
 
 // session is a legacy host's session: a bridge of its own, from the host's
-// initialize until it sends DELETE, its idle time runs out or the handler
-// closes. The answer to a request, and what the bridge sends while serving
+// initialize until it sends DELETE, its host is gone (janitor) or the
+// handler closes. The answer to a request, and what the bridge sends while serving
 // it, go on that request's POST response; unsolicited output goes on the
 // session's GET stream, and waits in a bounded queue while none is open.
 type session struct {
@@ -323,7 +323,12 @@ func (h *HTTPHandler) delete(w http.ResponseWriter, r *http.Request, ep endpoint
 	w.WriteHeader(http.StatusNoContent)
 }
 
-// janitor ends sessions idle (no request, no GET stream) for h.idle.
+// janitor ends the sessions whose host is gone: no GET stream open and
+// no request in flight, and none for h.idle. That covers a host that
+// closed its GET stream (or whose connection closed it) and one that
+// never opened one; a session with an open GET stream stays, however
+// quiet. A session ends within h.idle and a quarter (at most a minute) of
+// its host's last sign of life.
 func (h *HTTPHandler) janitor() {
 	t := time.NewTicker(min(h.idle/4+time.Millisecond, time.Minute))
 	defer t.Stop()
@@ -337,7 +342,8 @@ func (h *HTTPHandler) janitor() {
 	}
 }
 
-// expire ends the sessions idle since before now-h.idle.
+// expire ends the sessions without stream or request since before
+// now-h.idle.
 func (h *HTTPHandler) expire(now time.Time) {
 	var idle []*session
 	h.mu.Lock()

@@ -42,6 +42,10 @@ func (b *bridge) listNoted(ctx context.Context, method string, patient bool) ([]
 	if err := b.ready(ctx); err != nil {
 		return nil, nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
+	_, setup := listsBy(ctx)
+	if !patient {
+		ctx = b.firstList(ctx, method)
+	}
 	listed, lerr := b.listServers(ctx, method, patient)
 	if lerr != nil {
 		return nil, nil, b.rpcToMCP(ctx, lerr, "")
@@ -91,6 +95,9 @@ func (b *bridge) listNoted(ctx context.Context, method string, patient bool) ([]
 		b.warnOnce(msg)
 	}
 	b.setRoutes(l, slow)
+	if b.aggr && !setup {
+		b.noteListed(method, listed)
+	}
 	if back {
 		// A server missing until now serves again: learn what it offers,
 		// and have the host list again what this list did not ask for.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -184,7 +185,7 @@ func (b *bridge) serverState(ctx context.Context, ev *mcpdv1.SubscriptionEvent) 
 			return
 		}
 		b.serverUp(n)
-		b.announceLists(false)
+		b.changed(false, "", n, time.Now()) // a host list given after its items came holds them
 	}
 }
 
@@ -216,22 +217,20 @@ func (b *bridge) ackServers(ack *mcpdv1.SubscriptionAck) {
 // announceLists tells the host that its tools, prompts and resources lists
 // may have changed: a legacy host untagged for the kinds it was declared
 // list changes of (every kind with all: it was declared the defaults),
-// each modern listen for what it asked.
-func (b *bridge) announceLists(all bool) { b.announce(all, "") }
+// each modern listen for what it asked; an aggregate's host within
+// listChangedWindow (changed).
+func (b *bridge) announceLists(all bool) { b.changed(all, "", "", time.Now()) }
 
-// announceList tells the host that its list of method ("tools/list", …)
-// may have changed, as announceLists does.
-func (b *bridge) announceList(method string) { b.announce(false, listKind(method)) }
-
-// announce is announceLists of the kind only ("tools", "prompts",
-// "resources"), or of every kind when only is "".
-func (b *bridge) announce(all bool, only string) {
+// announceNow tells the host at once that its lists of the kinds in
+// legacy (to a legacy host) and listens (to each modern listen) may have
+// changed.
+func (b *bridge) announceNow(all bool, legacy, listens map[string]bool) {
 	b.mu.Lock()
-	legacy := b.hostReady // "not before the initialized notification"
+	ready := b.hostReady // "not before the initialized notification"
 	caps := b.capsLocked()
-	var listens []*listenSub
+	var ls []*listenSub
 	for _, l := range b.subs.listens {
-		listens = append(listens, l)
+		ls = append(ls, l)
 	}
 	b.mu.Unlock()
 	kinds := []struct {
@@ -244,13 +243,13 @@ func (b *bridge) announce(all bool, only string) {
 		{"resources", "notifications/resources/list_changed", caps.resources, func(l *listenSub) bool { return l.resources }},
 	}
 	for _, k := range kinds {
-		if only != "" && k.kind != only {
-			continue
-		}
-		if legacy && (k.declared || all) {
+		if ready && (k.declared || all) && (legacy[k.kind] || all) {
 			b.notify(nil, k.method, map[string]any{})
 		}
-		for _, l := range listens {
+		if !listens[k.kind] {
+			continue
+		}
+		for _, l := range ls {
 			if k.on(l) {
 				b.notify(l.id, k.method, map[string]any{"_meta": map[string]json.RawMessage{jsonrpc.MetaSubscriptionID: l.id}})
 			}

@@ -59,6 +59,7 @@ type serverListed struct {
 	// waited is how long its list was in flight when this list went on
 	// without it; 0 for a server known slow, not waited for.
 	waited time.Duration
+	came   time.Time // when its answer came (aggregated)
 }
 
 // listServers lists method of the served servers: of the one served
@@ -79,12 +80,13 @@ func (b *bridge) listServers(ctx context.Context, method string, patient bool) (
 func (b *bridge) listServersOf(ctx context.Context, method string, names []string, patient bool) ([]serverListed, error) {
 	out := make([]serverListed, len(names))
 	calls := make([]*pendingList, len(names))
+	first := isFirstList(ctx) // waits for the servers still starting, not for failed ones
 	for i, n := range names {
 		out[i].server = n
 		switch {
 		case !b.mayOffer(n, method):
 			continue // no entries: nothing to ask it
-		case !patient && b.knownSlow(n, method):
+		case !patient && (first && b.startFailed(n) || !first && b.knownSlow(n, method)):
 			out[i].slow = true // not waited for again until its list comes
 			continue
 		}
@@ -119,7 +121,7 @@ func (b *bridge) listServersOf(ctx context.Context, method string, names []strin
 			b.mu.Unlock()
 		}
 		if !out[i].slow {
-			out[i].entries, out[i].err = p.entries, p.err
+			out[i].entries, out[i].err, out[i].came = p.entries, p.err, p.came
 		}
 	}
 	b.keepLast(method, out)
@@ -189,6 +191,14 @@ func (b *bridge) keepLast(method string, out []serverListed) {
 			b.lastListed[key] = out[i].entries
 		}
 	}
+}
+
+// startFailed reports whether server never ran and its start failed after
+// a list gave up on it (it is not asked again before it is ready).
+func (b *bridge) startFailed(server string) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.info[server] == nil && b.stuck[server]
 }
 
 // knownSlow reports whether a list of method of server's is still in
@@ -287,7 +297,7 @@ func (b *bridge) listAsync(method, server string) *pendingList {
 		b.mu.Unlock()
 		if announce && b.work.Err() == nil {
 			b.opts.Warnf("bridge: server %q answered %s late; telling the host the list changed", server, method)
-			b.announceList(method)
+			b.changed(false, listKind(method), server, p.came) // not news to a list given it
 		}
 	})
 	return p

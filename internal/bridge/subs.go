@@ -189,13 +189,12 @@ func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
 		b.deliverLog(ev)
 		return
 	}
-	switch ev.GetKind() {
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED:
-		b.listChanged(ev.GetServer(), "tools/list")
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED:
-		b.listChanged(ev.GetServer(), "prompts/list")
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED:
-		b.listChanged(ev.GetServer(), "resources/list")
+	if method := changedList(ev.GetKind()); method != "" {
+		b.listChanged(ev.GetServer(), method)
+		if b.aggr { // told with the other servers' changes of the moment
+			b.changed(false, listKind(method), ev.GetServer(), time.Now())
+			return
+		}
 	}
 	var method string
 	params := map[string]any{}
@@ -555,4 +554,18 @@ func (b *bridge) forgetRefused() {
 	if had {
 		b.askSyncURIs()
 	}
+}
+
+// changedList is the list method whose change an event of kind tells, ""
+// for other kinds.
+func changedList(kind mcpdv1.SubscriptionEventKind) string {
+	switch kind {
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED:
+		return "tools/list"
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED:
+		return "prompts/list"
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED:
+		return "resources/list"
+	}
+	return ""
 }

@@ -92,6 +92,9 @@ const (
 	// EnvListDelayWhile names a file: with it set, EnvListDelay applies
 	// only while that file exists.
 	EnvListDelayWhile = "MCPD_FAKE_LIST_DELAY_WHILE"
+	// EnvStartDelay makes the fake wait this many milliseconds before it
+	// reads its first message, as a server slow to start does. Default 0.
+	EnvStartDelay = "MCPD_FAKE_START_DELAY_MS"
 	// EnvName is the serverInfo name the fake reports. Default "fakemcp".
 	EnvName = "MCPD_FAKE_NAME"
 	// EnvStderr is a line the fake writes to stderr as it starts, after
@@ -229,6 +232,9 @@ func run(mode string, in io.Reader, out, errw io.Writer) int {
 		s.listWait = time.Duration(v) * time.Millisecond
 	}
 
+	if v, err := strconv.ParseInt(os.Getenv(EnvStartDelay), 10, 64); err == nil {
+		time.Sleep(time.Duration(v) * time.Millisecond)
+	}
 	if s.flags["crashonstart"] || fileExists(os.Getenv(EnvCrashWhile)) {
 		fmt.Fprintln(errw, "fakemcp: crash on start")
 		return exitCrashOnStart
