@@ -24,6 +24,10 @@ func TestMain(m *testing.M) {
 	if path := os.Getenv(envMetricsClient); path != "" {
 		os.Exit(metricsClient(path))
 	}
+	if os.Getenv(envRunMcpd) != "" {
+		main() // exits unless it stops cleanly
+		os.Exit(0)
+	}
 	goleak.VerifyTestMain(m)
 }
 
