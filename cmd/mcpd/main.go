@@ -70,7 +70,8 @@ untouched servers; an invalid one is reported and the running config kept.
 Metrics: with --metrics-listen, Prometheus metrics are served at /metrics on a
 unix socket (unix:/path/to.sock, mode 0600) or a loopback address
 (127.0.0.1:PORT, [::1]:PORT, localhost:PORT); other addresses are refused.
-Off by default.
+Only this user is served (every connection's peer uid is checked). Off by
+default.
 
 MCP hosts over HTTP: mcpd serves its MCP server for hosts over Streamable
 HTTP at http://127.0.0.1:6273/mcp (every server) and /servers/NAME/mcp (one),

@@ -42,7 +42,7 @@ func TestParseMetricsListen(t *testing.T) {
 	}
 	for _, c := range ok {
 		a, err := parseMetricsListen(c.in)
-		if err != nil || a.network != c.network || a.address != c.address {
+		if err != nil || a.Network != c.network || a.Address != c.address {
 			t.Errorf("parseMetricsListen(%q) = %+v, %v; want %s %s", c.in, a, err, c.network, c.address)
 		}
 	}
@@ -54,7 +54,7 @@ func TestParseMetricsListen(t *testing.T) {
 		{"[::ffff:10.0.0.1]:9464", "not a loopback address"},
 		{"example.com:9464", "not a loopback address"},
 		{":9464", "every interface"},
-		{"127.0.0.1", "want unix:/path/to.sock or a loopback HOST:PORT"},
+		{"127.0.0.1", "want a loopback HOST:PORT"},
 		{"127.0.0.1:http", "not a number"},
 		{"127.0.0.1:65536", "not a number"},
 		{"unix:relative.sock", "absolute socket path"},
