@@ -71,7 +71,8 @@ untouched servers; an invalid one is reported and the running config kept.
 Metrics: with --metrics-listen, Prometheus metrics are served at /metrics on a
 unix socket (unix:/path/to.sock, mode 0600) or a loopback address
 (127.0.0.1:PORT, [::1]:PORT, localhost:PORT); other addresses are refused.
-Off by default.
+Only this user is served (every connection's peer uid is checked). Off by
+default.
 
 MCP hosts over HTTP: mcpd serves its MCP server for hosts over Streamable
 HTTP at http://127.0.0.1:6273/mcp (every server) and /servers/NAME/mcp (one),
@@ -91,6 +92,10 @@ relayed as fast as a child answers), mcpd lets its heap grow 16 MiB past what
 is live between collections, and goes back to Go's default pace, returning the
 memory, once three seconds pass without one; $GOGC, when set, decides instead.
 
+Exit status: 0 after a clean stop (SIGINT or SIGTERM), 1 when mcpd cannot
+serve (the socket cannot be bound, say) or fails while serving, 2 for a
+usage error (an unknown flag, a bad flag value, an extra argument).
+
 Flags:
 `
 
@@ -99,8 +104,28 @@ func main() {
 	sandbox.RunIfHelper()
 	if err := runDaemon(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		printError(os.Stderr, err)
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
+}
+
+// Exit statuses other than 0 (a clean stop), as mcpd --help states them.
+const (
+	exitFailure = 1 // mcpd could not serve, or failed while serving
+	exitUsage   = 2 // a usage error: an unknown flag or a bad flag value
+)
+
+// usageError is an error of the command line.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// exitCode is the exit status for err, which runDaemon returned.
+func exitCode(err error) int {
+	if errors.As(err, new(usageError)) {
+		return exitUsage
+	}
+	return exitFailure
 }
 
 // printError writes err with "mcpd: " before each of its lines (a config
@@ -140,7 +165,17 @@ type flags struct {
 	procs int
 }
 
+// parseFlags parses and checks the command line; every error but
+// flag.ErrHelp (--help) is a usageError.
 func parseFlags(args []string, stderr io.Writer) (*flags, error) {
+	f, err := parseArgs(args, stderr)
+	if err != nil && !errors.Is(err, flag.ErrHelp) {
+		return nil, usageError{err}
+	}
+	return f, err
+}
+
+func parseArgs(args []string, stderr io.Writer) (*flags, error) {
 	var f flags
 	set := flag.NewFlagSet("mcpd", flag.ContinueOnError)
 	set.SetOutput(stderr)
@@ -167,6 +202,9 @@ func parseFlags(args []string, stderr io.Writer) (*flags, error) {
 	}
 	if set.NArg() > 0 {
 		return nil, fmt.Errorf("unexpected argument %q (see mcpd --help)", set.Arg(0))
+	}
+	if _, err := loggerConfig(f.logLevel, f.logFormat); err != nil {
+		return nil, err
 	}
 	if f.procs < 0 {
 		return nil, fmt.Errorf("--procs must be 0 (automatic) or a positive number of threads")

@@ -27,6 +27,10 @@ func TestMain(m *testing.M) {
 	if args := os.Getenv(envActivated); args != "" {
 		os.Exit(activatedDaemon(args))
 	}
+	if os.Getenv(envRunMcpd) != "" {
+		main() // exits unless it stops cleanly
+		os.Exit(0)
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -41,7 +45,7 @@ func TestParseMetricsListen(t *testing.T) {
 	}
 	for _, c := range ok {
 		a, err := parseMetricsListen(c.in)
-		if err != nil || a.network != c.network || a.address != c.address {
+		if err != nil || a.Network != c.network || a.Address != c.address {
 			t.Errorf("parseMetricsListen(%q) = %+v, %v; want %s %s", c.in, a, err, c.network, c.address)
 		}
 	}
@@ -53,7 +57,7 @@ func TestParseMetricsListen(t *testing.T) {
 		{"[::ffff:10.0.0.1]:9464", "not a loopback address"},
 		{"example.com:9464", "not a loopback address"},
 		{":9464", "every interface"},
-		{"127.0.0.1", "want unix:/path/to.sock or a loopback HOST:PORT"},
+		{"127.0.0.1", "want a loopback HOST:PORT"},
 		{"127.0.0.1:http", "not a number"},
 		{"127.0.0.1:65536", "not a number"},
 		{"unix:relative.sock", "absolute socket path"},

@@ -17,14 +17,18 @@ import (
 )
 
 // envMetricsClient turns the test binary into a metrics client: it sends
-// GET /metrics to the unix socket named by the variable and prints the
-// status line of the answer, or nothing when the connection is closed
-// without one.
+// GET /metrics to the address named by the variable (a unix socket path,
+// or tcp:HOST:PORT) and prints the status line of the answer, or nothing
+// when the connection is closed without one.
 const envMetricsClient = "MCPD_TEST_METRICS_CLIENT"
 
-// metricsClient is the child's side of TestMetricsSocketRefusesOtherUID.
-func metricsClient(path string) int {
-	c, err := net.Dial("unix", path)
+// metricsClient is the child's side of TestMetricsRefusesOtherUID.
+func metricsClient(target string) int {
+	network, addr := "unix", target
+	if a, ok := strings.CutPrefix(target, "tcp:"); ok {
+		network, addr = "tcp", a
+	}
+	c, err := net.Dial(network, addr)
 	if err != nil {
 		fmt.Println("dial:", err)
 		return 1
@@ -39,10 +43,11 @@ func metricsClient(path string) int {
 	return 0
 }
 
-// TestMetricsSocketRefusesOtherUID: a process of another uid that reaches
-// the metrics socket (its directory and socket opened up to everyone) gets
-// its connection closed without an answer, while our own uid is served.
-func TestMetricsSocketRefusesOtherUID(t *testing.T) {
+// TestMetricsRefusesOtherUID: a process of another uid that reaches the
+// metrics listener, on a unix socket (its directory and socket opened up
+// to everyone) or on loopback TCP, gets its connection closed without an
+// answer, while our own uid is served.
+func TestMetricsRefusesOtherUID(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root to run a client as another uid")
 	}
@@ -63,34 +68,19 @@ func TestMetricsSocketRefusesOtherUID(t *testing.T) {
 		t.Fatal(err)
 	}
 	sock := filepath.Join(dir, "run", "metrics.sock")
-	log := zaptest.NewLogger(t)
-	ms, err := listenMetrics("unix:"+sock, emptySource{}, log)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ms.close()
+	serveMetricsT(t, "unix:"+sock)
 	// Permissions alone no longer keep the other uid out.
 	for p, mode := range map[string]os.FileMode{dir: 0o755, filepath.Dir(sock): 0o755, sock: 0o666} {
 		if err := os.Chmod(p, mode); err != nil {
 			t.Fatal(err)
 		}
 	}
+	tcp := "tcp:" + serveMetricsT(t, "127.0.0.1:0")
 
-	var g run.Group
-	ms.addActor(&g, log)
-	ctx, cancel := context.WithCancel(context.Background())
-	g.Add(func() error { <-ctx.Done(); return ctx.Err() }, func(error) { cancel() })
-	done := make(chan error, 1)
-	go func() { done <- g.Run() }()
-	defer func() {
-		cancel()
-		<-done
-	}()
-
-	get := func(cred *syscall.Credential) string {
+	get := func(target string, cred *syscall.Credential) string {
 		t.Helper()
 		cmd := exec.Command(client, "-test.run=^$")
-		cmd.Env = append(os.Environ(), envMetricsClient+"="+sock)
+		cmd.Env = append(os.Environ(), envMetricsClient+"="+target)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 		out, err := cmd.Output()
 		if err != nil {
@@ -98,12 +88,38 @@ func TestMetricsSocketRefusesOtherUID(t *testing.T) {
 		}
 		return string(out)
 	}
-	if got := get(nil); got != "HTTP/1.0 200 OK" {
-		t.Fatalf("own uid got %q, want HTTP/1.0 200 OK", got)
+	other := &syscall.Credential{Uid: otherUID, Gid: otherUID}
+	for _, target := range []string{sock, tcp} {
+		if got := get(target, nil); got != "HTTP/1.0 200 OK" {
+			t.Fatalf("own uid at %s got %q, want HTTP/1.0 200 OK", target, got)
+		}
+		if got := get(target, other); got != "" {
+			t.Fatalf("uid %d at %s got %q, want the connection closed without an answer", otherUID, target, got)
+		}
 	}
-	if got := get(&syscall.Credential{Uid: otherUID, Gid: otherUID}); got != "" {
-		t.Fatalf("uid %d got %q, want the connection closed without an answer", otherUID, got)
+}
+
+// serveMetricsT serves empty metrics at flagValue until the test ends, and
+// returns the bound address.
+func serveMetricsT(t *testing.T, flagValue string) string {
+	t.Helper()
+	log := zaptest.NewLogger(t)
+	ms, err := listenMetrics(flagValue, emptySource{}, log)
+	if err != nil {
+		t.Fatal(err)
 	}
+	t.Cleanup(ms.close) // after the group stopped: cleanups run last first
+	var g run.Group
+	ms.addActor(&g, log)
+	ctx, cancel := context.WithCancel(context.Background())
+	g.Add(func() error { <-ctx.Done(); return ctx.Err() }, func(error) { cancel() })
+	done := make(chan error, 1)
+	go func() { done <- g.Run() }() // waited for at cleanup
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	return ms.ln.Addr().String()
 }
 
 func must[T any](t *testing.T, f func() (T, error)) T {

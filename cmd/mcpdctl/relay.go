@@ -273,10 +273,10 @@ func (r *relay) relayDown() {
 	}
 }
 
-// answered forgets a request mcpd answered.
-func (r *relay) answered(id []byte) {
+// answered forgets a request mcpd answered; failed: with an error.
+func (r *relay) answered(id []byte, failed bool) {
 	r.mu.Lock()
-	r.track.answered(id)
+	r.track.answered(id, failed)
 	r.mu.Unlock()
 }
 

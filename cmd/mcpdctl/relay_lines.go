@@ -37,12 +37,13 @@ type relayTracker struct {
 	acc  []byte // the current line's start, when it spans chunks
 	over bool   // the current line is longer than max
 
-	inflight    map[string]json.RawMessage // the host's requests in flight, by id as written
-	initialize  *jsonrpc.Message           // the last initialize
-	initialized bool                       // notifications/initialized was sent
-	setLevel    *jsonrpc.Message           // the last logging/setLevel
-	subscribed  []string                   // subscribed URIs, in order
-	listens     map[string][]byte          // open subscriptions/listen lines, by id as written
+	inflight    map[string]*sentID // the host's requests in flight, by id as written
+	initialize  *jsonrpc.Message   // the session's initialize: mcpd refuses a second
+	initID      string             // its id as written
+	initialized bool               // notifications/initialized was sent
+	setLevel    *jsonrpc.Message   // the last logging/setLevel
+	subscribed  []string           // subscribed URIs, in order
+	listens     map[string][]byte  // open subscriptions/listen lines, by id as written
 }
 
 // feed follows a chunk of the host's bytes.
@@ -100,13 +101,23 @@ func (t *relayTracker) line(l []byte) {
 		return
 	}
 	if t.inflight == nil {
-		t.inflight = map[string]json.RawMessage{}
+		t.inflight = map[string]*sentID{}
 	}
-	t.inflight[string(env.ID)] = bytes.Clone(env.ID)
+	busy := t.inflight[string(env.ID)]
+	if busy != nil {
+		// mcpd refuses it (its id is in flight), and answers it: one
+		// more answer to wait for, and nothing else to follow.
+		busy.n++
+		return
+	}
+	t.inflight[string(env.ID)] = &sentID{id: bytes.Clone(env.ID), n: 1}
 	switch env.Method {
 	case "initialize":
+		if t.initialize != nil {
+			return // refused by mcpd: the session keeps its first
+		}
 		t.initialize = &jsonrpc.Message{Method: env.Method, Params: bytes.Clone(env.Params)}
-		t.initialized = false
+		t.initID, t.initialized = string(env.ID), false
 	case "logging/setLevel":
 		t.setLevel = &jsonrpc.Message{Method: env.Method, Params: bytes.Clone(env.Params)}
 	case "subscriptions/listen":
@@ -135,8 +146,7 @@ func (t *relayTracker) notification(env jsonrpc.Envelope) {
 			RequestID json.RawMessage `json:"requestId"`
 		}
 		if json.Unmarshal(env.Params, &p) == nil {
-			delete(t.inflight, string(p.RequestID))
-			delete(t.listens, string(p.RequestID))
+			t.answered(p.RequestID, false)
 		}
 	}
 }
@@ -155,20 +165,38 @@ func (t *relayTracker) subscribe(uri string, on bool) {
 	}
 }
 
-// answered forgets the request mcpd answered.
-func (t *relayTracker) answered(id []byte) {
-	delete(t.inflight, string(id))
-	delete(t.listens, string(id))
+// sentID is a request id in flight and how many of the host's requests
+// with it await their answer: more than one when the host reused an id in
+// flight (mcpd refuses all but the first, and answers each).
+type sentID struct {
+	id json.RawMessage
+	n  int
+}
+
+// answered forgets the request mcpd answered (or the host cancelled), once
+// every request with its id was; failed says the answer is an error, which
+// leaves the session without the initialize it answers.
+func (t *relayTracker) answered(id []byte, failed bool) {
+	key := string(id)
+	if s := t.inflight[key]; s != nil && s.n > 1 {
+		s.n--
+		return
+	}
+	delete(t.inflight, key)
+	delete(t.listens, key)
+	if failed && key == t.initID && t.initialize != nil && !t.initialized {
+		t.initialize, t.initID = nil, "" // the host may initialize again
+	}
 }
 
 // failInFlight appends an error answer with msg to every request in
 // flight but the open listens (replayed) and forgets them.
 func (t *relayTracker) failInFlight(out []byte, msg string) []byte {
-	for key, id := range t.inflight {
+	for key, s := range t.inflight {
 		if _, ok := t.listens[key]; ok {
 			continue
 		}
-		m := &jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: id, Error: jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", msg)}
+		m := &jsonrpc.Message{JSONRPC: jsonrpc.Version, ID: s.id, Error: jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", msg)}
 		if b, err := jsonrpc.AppendMessage(out, m); err == nil {
 			out = append(b, '\n')
 		}
@@ -247,7 +275,7 @@ type replayFilter struct {
 }
 
 func (f *replayFilter) Write(p []byte) (int, error) {
-	id, _ := messageID(p)
+	id, _, _ := messageID(p)
 	if !bytes.HasPrefix(id, []byte(`"`+replayPrefix)) {
 		return f.w.Write(p)
 	}
@@ -261,19 +289,20 @@ func (f *replayFilter) Write(p []byte) (int, error) {
 // (jsonrpc.AppendMessage).
 const messagePrefix = `{"jsonrpc":"2.0","id":`
 
-// messageID is the id of a message the bridge wrote, or nil, and whether
-// it is a request (of the bridge to the host) rather than an answer; head
-// is the message's start.
-func messageID(head []byte) (id []byte, request bool) {
+// messageID is the id of a message the bridge wrote, or nil, whether it
+// is a request (of the bridge to the host) rather than an answer, and
+// whether it is an error answer; head is the message's start.
+func messageID(head []byte) (id []byte, request, failed bool) {
 	rest, ok := bytes.CutPrefix(head, []byte(messagePrefix))
 	if !ok {
-		return nil, false
+		return nil, false, false
 	}
 	end := jsonrpc.ValueEnd(rest, 0)
 	if end < 0 {
-		return nil, false
+		return nil, false, false
 	}
-	return rest[:end], bytes.HasPrefix(rest[end:], []byte(`,"method"`))
+	after := rest[end:]
+	return rest[:end], bytes.HasPrefix(after, []byte(`,"method"`)), bytes.HasPrefix(after, []byte(`,"error"`))
 }
 
 // relayDemux splits mcpd's output into the host's messages and the
@@ -306,7 +335,7 @@ const holdMax = 1 << 20
 const holdKeep = 64 << 10
 
 // split handles one chunk of mcpd's output.
-func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), answered func(id []byte)) {
+func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), answered func(id []byte, failed bool)) {
 	start := 0     // of the bytes not written out or held yet
 	msgStart := -1 // where the current message began in p; -1: in an earlier chunk
 	for i := 0; i < len(p); {
@@ -343,8 +372,8 @@ func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), 
 			}
 		}
 		if !d.warn {
-			if id, request := messageID(d.head); id != nil && !request {
-				answered(id)
+			if id, request, failed := messageID(d.head); id != nil && !request {
+				answered(id, failed)
 			}
 		}
 		d.mid, d.streaming = false, false

@@ -39,7 +39,7 @@ func TestRelayTracker(t *testing.T) {
 			p = p[n:]
 		}
 		for _, id := range []string{"0", `"s1"`, "2", "3"} {
-			tr.answered([]byte(id))
+			tr.answered([]byte(id), false)
 		}
 		var got []string
 		for k := range tr.inflight {
@@ -89,7 +89,7 @@ func TestRelayDemux(t *testing.T) {
 		}
 		for p := []byte(in); len(p) > 0; {
 			n := min(size, len(p))
-			d.split(p[:n], &out, warnf, func(id []byte) { ids = append(ids, string(id)) })
+			d.split(p[:n], &out, warnf, func(id []byte, _ bool) { ids = append(ids, string(id)) })
 			p = p[n:]
 		}
 		wantOut := strings.Replace(in, "!bridge: server \"x\" is unavailable\n", "", 1)
@@ -122,7 +122,7 @@ func TestRelayDemuxHoldsBackUpToHoldMax(t *testing.T) {
 		var ids []string
 		for p := []byte(in + big[:len(big)-5]); len(p) > 0; {
 			n := min(size, len(p))
-			d.split(p[:n], &w, t.Logf, func(id []byte) { ids = append(ids, string(id)) })
+			d.split(p[:n], &w, t.Logf, func(id []byte, _ bool) { ids = append(ids, string(id)) })
 			p = p[n:]
 		}
 		if got, want := w.String(), in+big[:len(big)-5]; len(got) > len(want) || got != want[:len(got)] {
@@ -143,7 +143,7 @@ func TestRelayDemuxHoldsBackUpToHoldMax(t *testing.T) {
 	var w writeLog
 	var d relayDemux
 	for p := []byte(small + small); len(p) > 0; p = p[min(7, len(p)):] {
-		d.split(p[:min(7, len(p))], &w, t.Logf, func([]byte) {})
+		d.split(p[:min(7, len(p))], &w, t.Logf, func([]byte, bool) {})
 	}
 	if diff := cmp.Diff([]string{small, small}, w.writes); diff != "" {
 		t.Errorf("writes (-want +got):\n%s", diff)
@@ -159,3 +159,31 @@ func (w *writeLog) Write(p []byte) (int, error) {
 }
 
 func (w *writeLog) String() string { return strings.Join(w.writes, "") }
+
+// A request reusing an id in flight (which mcpd refuses and answers) keeps
+// the id in flight until both are answered, and a second initialize
+// (refused) leaves the session's first; an initialize that failed is
+// forgotten, so the host's next one is the session's.
+func TestRelayTrackerReusedIDs(t *testing.T) {
+	var tr relayTracker
+	tr.max = 1 << 10
+	tr.feed([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"x"}}` + "\n"))
+	tr.answered([]byte("1"), true)
+	tr.feed([]byte(`{"jsonrpc":"2.0","id":2,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2024-11-05"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"slow"}}` + "\n"))
+	tr.answered([]byte("2"), false)
+	tr.answered([]byte("3"), true)
+	if tr.initialize == nil || string(tr.initialize.Params) != `{"protocolVersion":"2025-06-18"}` {
+		t.Errorf("initialize kept %v, want the first that succeeded (id 2)", tr.initialize)
+	}
+	tr.answered([]byte("7"), true) // the refusal of the second
+	if tr.inflight["7"] == nil {
+		t.Fatal("id 7 forgotten at the refusal of its reuse; the first is still in flight")
+	}
+	tr.answered([]byte("7"), false)
+	if len(tr.inflight) != 0 {
+		t.Errorf("in flight %v after every answer, want none", tr.inflight)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -23,9 +24,11 @@ var watchCmd = &command{
 	long: `Watches the named servers (default: every enabled server) and prints one
 event a line until Ctrl-C: tools/prompts/resources list
 changes, server state changes, log messages and, with --uri (needs a NAME),
-updates of those resources. The first line says what each server agreed
-to deliver. Watching a server keeps it running: it is started if needed and
-restarted after a crash. A config reload prints "NAME added" for a server
+updates of those resources. It first prints each watched server's state
+at once; then a line says what each server agreed to deliver (once every
+server is subscribed, which waits for a server still starting). Watching
+a server keeps it running: it is started if needed and restarted after a
+crash. A config reload prints "NAME added" for a server
 it adds (watched from then on when no NAME was given) and "NAME removed" for
 a watched server it removes. --json prints each event as one JSON object.`,
 	maxArgs:  -1,
@@ -81,6 +84,9 @@ func (c *cli) runWatch(ctx context.Context, cmd *command, names, uris []string, 
 	if err != nil {
 		return c.rpcError(ctx, err, server)
 	}
+	if err := c.printCurrent(ctx, client, names, asJSON); err != nil {
+		return err
+	}
 	for {
 		ev, err := stream.Recv()
 		if err == nil {
@@ -98,17 +104,51 @@ func (c *cli) runWatch(ctx context.Context, cmd *command, names, uris []string, 
 			}
 			return c.rpcError(ctx, err, server)
 		}
-		if asJSON {
-			b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(ev)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(c.stdout, "%s\n", b)
+		if err := c.printEvent(ev, asJSON); err != nil {
+			return err
+		}
+		if !asJSON {
+			c.watchPins(ctx, client, ev) // toolswatch.go
+		}
+	}
+}
+
+// printEvent prints one event: a line of text, or with asJSON one object.
+func (c *cli) printEvent(ev *mcpdv1.SubscriptionEvent, asJSON bool) error {
+	if !asJSON {
+		fmt.Fprintln(c.stdout, sanitize(formatEvent(ev))) // events quote servers and apps
+		return nil
+	}
+	b, err := protojson.MarshalOptions{UseProtoNames: true}.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "%s\n", b)
+	return nil
+}
+
+// printCurrent prints the state the watched servers (names, or every
+// enabled server) are in now, as SERVER_STATE events, before anything
+// else: mcpd acknowledges the subscription only once every server is
+// subscribed, which waits out a slow server's start. When mcpd cannot list
+// the servers nothing is printed; the stream then says what is wrong.
+func (c *cli) printCurrent(ctx context.Context, client mcpdv1.McpdClient, names []string, asJSON bool) error {
+	resp, err := client.ListServers(ctx, &mcpdv1.ListServersRequest{})
+	if err != nil {
+		return nil
+	}
+	now := time.Now().UnixMilli()
+	for _, s := range resp.GetServers() {
+		if len(names) > 0 && !slices.Contains(names, s.GetName()) || len(names) == 0 && s.GetDisabled() {
 			continue
 		}
-		fmt.Fprintln(c.stdout, sanitize(formatEvent(ev))) // events quote servers and apps
-		c.watchPins(ctx, client, ev)                      // toolswatch.go
+		ev := &mcpdv1.SubscriptionEvent{Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE,
+			Server: s.GetName(), State: stateName(s.GetState()), Pid: s.GetPid(), TimeUnixMs: now}
+		if err := c.printEvent(ev, asJSON); err != nil {
+			return err
+		}
 	}
+	return nil
 }
 
 // formatEvent renders one event as a line: time, server, what happened.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -180,5 +181,65 @@ func TestWatchInterruptedJSON(t *testing.T) {
 	}
 	if req := f.request(); len(req.GetServers()) != 0 {
 		t.Errorf("servers = %v, want none (every server)", req.GetServers())
+	}
+}
+
+// slowStartMcpd is an mcpd whose subscription is not acknowledged until the
+// app gives up (a server still starting holds the acknowledgement), and
+// whose servers are in the states listed.
+type slowStartMcpd struct {
+	mcpdv1.UnimplementedMcpdServer
+}
+
+func (slowStartMcpd) ListServers(context.Context, *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
+	return &mcpdv1.ListServersResponse{Servers: []*mcpdv1.ServerStatus{
+		{Name: "clean", State: mcpdv1.ServerState_SERVER_STATE_READY, Pid: 41},
+		{Name: "other", State: mcpdv1.ServerState_SERVER_STATE_READY, Pid: 42},
+		{Name: "slow", State: mcpdv1.ServerState_SERVER_STATE_STARTING},
+	}}, nil
+}
+
+func (slowStartMcpd) Subscribe(_ *mcpdv1.SubscribeRequest, stream grpc.ServerStreamingServer[mcpdv1.SubscriptionEvent]) error {
+	<-stream.Context().Done()
+	return stream.Context().Err()
+}
+
+// writeChan sends each write on a channel.
+type writeChan chan string
+
+func (w writeChan) Write(p []byte) (int, error) {
+	w <- string(p)
+	return len(p), nil
+}
+
+// watch prints the watched servers' current state at once, while mcpd has
+// not acknowledged the subscription yet (a server is still starting).
+func TestWatchPrintsCurrentStateAtOnce(t *testing.T) {
+	sock := serveMcpd(t, slowStartMcpd{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stdout := make(writeChan, 8)
+	var stderr bytes.Buffer
+	done := make(chan int, 1)
+	go func() {
+		done <- report(run(ctx, []string{"--socket", sock, "watch", "clean", "slow"}, stdout, &stderr), &stderr)
+	}()
+	var got []string
+	for len(got) < 2 {
+		select {
+		case line := <-stdout:
+			got = append(got, line[len("15:04:05.000 "):])
+		case code := <-done:
+			t.Fatalf("watch exited %d before printing the state (stdout %q, stderr %q)", code, got, stderr.String())
+		case <-time.After(10 * time.Second): // a bound on a wait, not a timing
+			t.Fatalf("watch printed %q and nothing more while the subscription waits", got)
+		}
+	}
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("exit %d after Ctrl-C, stderr %q", code, stderr.String())
+	}
+	if want := []string{"clean ready pid 41\n", "slow starting\n"}; !slices.Equal(got, want) {
+		t.Errorf("watch printed %q, want %q", got, want)
 	}
 }

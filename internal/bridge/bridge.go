@@ -59,6 +59,7 @@ type bridge struct {
 	hostWaits   map[string]chan *jsonrpc.Message // our requests to the host
 	nextHostID  int64
 	initialized bool            // a legacy host ran initialize
+	initTaken   bool            // a legacy host's initialize is in flight or succeeded (admitLocked)
 	hostCaps    json.RawMessage // what the legacy host declared
 	hostInfo    json.RawMessage // the legacy host's clientInfo
 	routes      map[string]route
@@ -386,40 +387,56 @@ func (b *bridge) notification(m *jsonrpc.Message) {
 // startRequest runs one host request in its own goroutine; a
 // notifications/cancelled for its id cancels its context, and then no
 // answer is sent. For a subscriptions/listen it returns a channel closed
-// once the listen is acknowledged, or has ended.
+// once the listen is acknowledged, or has ended. A request the session
+// refuses (admitLocked) is answered at once.
 func (b *bridge) startRequest(ctx context.Context, m *jsonrpc.Message) <-chan struct{} {
 	req := parseRequest(m)
+	run, refused := b.prepareRequest(ctx, req)
+	if refused != nil {
+		// Unscoped: the scope of this id is the request in flight.
+		b.write(&jsonrpc.Message{ID: req.id, Error: refused})
+		return nil
+	}
 	if m.Method == "subscriptions/listen" {
 		req.acked = make(chan struct{})
 	}
-	run := b.prepareRequest(ctx, req)
 	b.reqs.Go(run)
 	return req.acked
 }
 
 // prepareRequest registers host request req as in flight and returns the
 // function that serves it: it answers through the sink, in req's scope,
-// unless the request was cancelled.
-func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) func() {
+// unless the request was cancelled. A request the session refuses gets
+// that error instead, and nothing changes.
+func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) (func(), *jsonrpc.Error) {
 	key := idKey(req.id)
+	b.mu.Lock()
+	if refused := b.admitLocked(key, req); refused != nil {
+		b.mu.Unlock()
+		return nil, refused
+	}
 	rctx, cancel := context.WithCancelCause(withScope(ctx, req.id))
 	byHost := new(atomic.Bool)
 	req.cancelled = byHost
-	b.mu.Lock()
 	b.inflight[key] = func(reason string) { // the host's cancel; the child is told its reason
 		byHost.Store(true)
 		cancel(hostCancelled(reason))
 	}
 	b.mu.Unlock()
 	return func() {
+		var rerr *jsonrpc.Error
 		defer func() {
 			b.mu.Lock()
 			delete(b.inflight, key)
+			if isLegacyInit(req) && rerr != nil {
+				b.initTaken = false // failed: the host may try again
+			}
 			b.mu.Unlock()
 			cancel(nil)
 			req.ack()
 		}()
-		result, rerr := b.handle(rctx, req)
+		var result json.RawMessage
+		result, rerr = b.handle(rctx, req)
 		if rctx.Err() != nil && !req.answerOnCancel {
 			return // cancelled by the host, or the bridge is exiting
 		}
@@ -433,7 +450,37 @@ func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) func() {
 			result = forLegacyHost(result)
 		}
 		b.writeFor(rctx, &jsonrpc.Message{ID: req.id, Result: result})
+	}, nil
+}
+
+// admitLocked is the error refusing host request req (its id's key is
+// key), or nil when it may run; admitting a legacy initialize takes the
+// session's one. The first of two requests with one id goes on untouched.
+func (b *bridge) admitLocked(key string, req *hostReq) *jsonrpc.Error {
+	if _, busy := b.inflight[key]; busy {
+		// "The request ID MUST NOT have been previously used by the
+		// requestor within the same session."
+		return inFlightError(req.id)
 	}
+	if !isLegacyInit(req) {
+		return nil
+	}
+	if b.initTaken {
+		// "The initialization phase MUST be the first interaction": once.
+		return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest,
+			"invalid request: this session is initialized already; a host initializes once, with its first request")
+	}
+	b.initTaken = true
+	return nil
+}
+
+// isLegacyInit reports whether req is a legacy host's initialize.
+func isLegacyInit(req *hostReq) bool { return req.method == "initialize" && !req.modern }
+
+// inFlightError is the JSON-RPC error answering a request whose id is that
+// of a request still in flight from the same host session.
+func inFlightError(id json.RawMessage) *jsonrpc.Error {
+	return jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "request id %s is already in flight in this session", id)
 }
 
 func idKey(raw json.RawMessage) string {

@@ -134,7 +134,15 @@ func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep end
 	sb.streams[key] = st
 	sb.mu.Unlock()
 	hr.id = inner
-	sb.b.prepareRequest(ctx, hr)()
+	run, refused := sb.b.prepareRequest(ctx, hr)
+	if refused != nil { // cannot happen: the id is the bridge's own
+		sb.mu.Lock()
+		delete(sb.streams, key)
+		sb.mu.Unlock()
+		writeErr(w, http.StatusBadRequest, st.outer, refused)
+		return
+	}
+	run()
 	sb.mu.Lock()
 	delete(sb.streams, key)
 	sb.mu.Unlock()

@@ -190,18 +190,18 @@ func (s *session) serveRequest(w http.ResponseWriter, r *http.Request, hr *hostR
 	if s.caller != nil {
 		ctx = WithCaller(ctx, s.caller) // the session's, not its connection's
 	}
+	run, refused := s.b.prepareRequest(ctx, hr)
+	if refused != nil { // its id is in flight: the stream is the first's
+		writeErr(w, http.StatusBadRequest, hr.id, refused)
+		return
+	}
 	st := newHTTPStream(w, cancel)
 	key := string(hr.id)
 	s.mu.Lock()
-	if s.streams[key] != nil {
-		s.mu.Unlock()
-		writeError(w, http.StatusBadRequest, hr.id, jsonrpc.CodeInvalidRequest, fmt.Sprintf("request id %s is already in flight in this session", hr.id))
-		return
-	}
 	s.streams[key] = st
 	s.active++
 	s.mu.Unlock()
-	s.b.prepareRequest(ctx, hr)()
+	run()
 	if s.b.ctx.Err() != nil && r.Context().Err() == nil && !hr.cancelled.Load() {
 		// The session ended (DELETE, eviction, shutdown) with the request
 		// in flight: the host, still waiting, is told (dropped when it
@@ -210,7 +210,9 @@ func (s *session) serveRequest(w http.ResponseWriter, r *http.Request, hr *hostR
 			"request cancelled: its session ended before it was answered")})
 	}
 	s.mu.Lock()
-	delete(s.streams, key)
+	if s.streams[key] == st { // a request reusing the id once this one left has its own
+		delete(s.streams, key)
+	}
 	s.mu.Unlock()
 	s.use(-1)
 	if !st.end() {

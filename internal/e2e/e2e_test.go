@@ -315,16 +315,16 @@ func TestInvalidServerRunsTheRest(t *testing.T) {
 	}
 }
 
-// TestInvalidFlagExits: what leaves mcpd unable to serve (here a bad flag)
-// is the one kind of error it exits 1 for, naming it.
+// TestInvalidFlagExits: a bad flag value is a usage error, which mcpd
+// exits 2 for, naming it.
 func TestInvalidFlagExits(t *testing.T) {
 	skipShort(t)
 	dir := newDir(t)
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), filepath.Join(dir, "config.json"), "--log-level", "loud")
 	err := d.wait()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("mcpd with a bad flag exited with %v, want status 1", err)
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("mcpd with a bad flag exited with %v, want status 2", err)
 	}
 	if out := d.stderr.String(); !strings.Contains(out, `mcpd: invalid --log-level "loud"`) {
 		t.Errorf("output %q does not name the flag after \"mcpd: \"", out)

@@ -129,8 +129,8 @@ func TestMetricsNonLoopbackRefused(t *testing.T) {
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), filepath.Join(dir, "none.json"), "--metrics-listen", "0.0.0.0:9464")
 	err := d.wait()
 	var exit *exec.ExitError
-	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
-		t.Fatalf("mcpd with --metrics-listen 0.0.0.0:9464 exited with %v, want status 1", err)
+	if !errors.As(err, &exit) || exit.ExitCode() != 2 {
+		t.Fatalf("mcpd with --metrics-listen 0.0.0.0:9464 exited with %v, want status 2 (a usage error)", err)
 	}
 	if out := d.stderr.String(); !strings.Contains(out, "0.0.0.0 is not a loopback address") {
 		t.Errorf("output %q does not explain the refusal", out)

@@ -195,6 +195,7 @@ type server struct {
 	listens       map[string]json.RawMessage       // listen id → filter
 	barriers      map[int]*barrier                 // outoforder groups by size
 	added         []string                         // tools added by addtool (addtool.go)
+	held          []chan struct{}                  // held progress calls, closed by release
 	// stall is set by a stallstdin call, read by the reader after the
 	// line: stop reading stdin for stallFor (zero: for good).
 	stall    bool

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -23,7 +24,8 @@ type tool struct {
 // tools is the fake's tool table; tools/list lists it in this order.
 var tools = []tool{
 	{"echo", `returns the "message" argument; optional "ms" delays the answer`, toolEcho},
-	{"progress", `emits "count" (default 3) notifications/progress for the request's progressToken, then returns "done"`, toolProgress},
+	{"progress", `emits "count" (default 3) notifications/progress for the request's progressToken, then returns "done"; with "hold": true it waits after the first until a call of release`, toolProgress},
+	{"release", `lets every held progress call go on, and returns how many there were`, toolRelease},
 	{"sleep", `sleeps "ms" milliseconds and returns "slept"; on notifications/cancelled it does not answer`, toolSleep},
 	{"crash", `exits the process (status 2) mid-call`, toolCrash},
 	{"outoforder", `waits until "n" calls of this tool are pending, then answers them in reverse order with their "message"`, toolOutOfOrder},
@@ -102,12 +104,37 @@ func toolEcho(s *server, r *req, args map[string]json.RawMessage) (string, *json
 func toolProgress(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
 	token := r.meta["progressToken"]
 	n := argInt(args, "count", 3)
+	var held chan struct{}
+	if string(args["hold"]) == "true" {
+		held = make(chan struct{})
+		s.mu.Lock()
+		s.held = append(s.held, held)
+		s.mu.Unlock()
+	}
 	for i := 1; token != nil && i <= n; i++ {
+		if i == 2 && held != nil {
+			select {
+			case <-held:
+			case <-r.ctx.Done():
+				return "", errNoReply
+			}
+		}
 		s.notify("notifications/progress", map[string]any{
 			"progressToken": token, "progress": i, "total": n, "message": fmt.Sprintf("step %d", i),
 		})
 	}
 	return "done", nil
+}
+
+func toolRelease(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {
+	s.mu.Lock()
+	held := s.held
+	s.held = nil
+	s.mu.Unlock()
+	for _, c := range held {
+		close(c)
+	}
+	return strconv.Itoa(len(held)), nil
 }
 
 func toolSleep(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {

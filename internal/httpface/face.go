@@ -143,11 +143,7 @@ func (f *Face) connContext(ctx context.Context, c net.Conn) context.Context {
 func (f *Face) checkPeer(p *connPeer) bool {
 	p.once.Do(func() {
 		c := p.conn
-		if _, unix := c.LocalAddr().(*net.UnixAddr); unix {
-			p.uid, p.pid, p.err = peercred.Get(c)
-		} else {
-			p.uid, p.err = tcpPeerUID(c)
-		}
+		p.uid, p.pid, p.err = peercred.Get(c) // a Unix socket's, or a TCP peer socket's owner
 		switch {
 		case p.err != nil:
 			f.log.Warn("HTTP connection refused: its peer's uid is unknown", zap.String("remote_addr", c.RemoteAddr().String()), zap.Error(p.err))

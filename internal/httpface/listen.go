@@ -33,37 +33,41 @@ func (a Addr) String() string {
 	return a.Address
 }
 
-// ParseAddr checks an HTTP listen address: "unix:/abs/path.sock", or
-// "HOST:PORT" where HOST is a loopback address (127.0.0.0/8, ::1) or
-// "localhost", pinned to 127.0.0.1 rather than resolved, so that no hosts
-// file can point it elsewhere. Port 0 picks a free port. Anything that
-// would listen beyond this machine is refused.
-func ParseAddr(v string) (Addr, error) {
+// ParseAddr checks an HTTP listen address (ParseListen).
+func ParseAddr(v string) (Addr, error) { return ParseListen("HTTP listen address", v) }
+
+// ParseListen checks the listen address of one of mcpd's HTTP servers,
+// called name in errors: "unix:/abs/path.sock", or "HOST:PORT" where HOST
+// is a loopback address (127.0.0.0/8, ::1) or "localhost", pinned to
+// 127.0.0.1 rather than resolved, so that no hosts file can point it
+// elsewhere. Port 0 picks a free port. Anything that would listen beyond
+// this machine is refused.
+func ParseListen(name, v string) (Addr, error) {
 	if path, ok := strings.CutPrefix(v, "unix:"); ok {
 		if !strings.HasPrefix(path, "/") {
-			return Addr{}, fmt.Errorf("invalid HTTP listen address %q: want an absolute socket path after unix:", v)
+			return Addr{}, fmt.Errorf("invalid %s %q: want an absolute socket path after unix:", name, v)
 		}
 		return Addr{Network: "unix", Address: path}, nil
 	}
 	host, port, err := net.SplitHostPort(v)
 	if err != nil {
-		return Addr{}, fmt.Errorf("invalid HTTP listen address %q: want a loopback HOST:PORT such as %s, unix:/path/to.sock or %q", v, DefaultAddr, Off)
+		return Addr{}, fmt.Errorf("invalid %s %q: want a loopback HOST:PORT such as %s, or unix:/path/to.sock", name, v, DefaultAddr)
 	}
 	if p, err := strconv.ParseUint(port, 10, 16); err != nil || (p == 0 && port != "0") {
-		return Addr{}, fmt.Errorf("invalid HTTP listen address %q: port %q is not a number from 0 to 65535", v, port)
+		return Addr{}, fmt.Errorf("invalid %s %q: port %q is not a number from 0 to 65535", name, v, port)
 	}
 	switch {
 	case strings.EqualFold(host, "localhost"):
 		host = "127.0.0.1"
 	case host == "":
-		return Addr{}, fmt.Errorf("refusing HTTP listen address %q: an empty host listens on every interface; use 127.0.0.1:%s, [::1]:%s or unix:/path", v, port, port)
+		return Addr{}, fmt.Errorf("refusing %s %q: an empty host listens on every interface; use 127.0.0.1:%s, [::1]:%s or unix:/path", name, v, port, port)
 	default:
 		ip := net.ParseIP(host)
 		if ip == nil {
-			return Addr{}, fmt.Errorf("refusing HTTP listen address %q: %q is not a loopback address; use 127.0.0.1, [::1], localhost or unix:/path", v, host)
+			return Addr{}, fmt.Errorf("refusing %s %q: %q is not a loopback address; use 127.0.0.1, [::1], localhost or unix:/path", name, v, host)
 		}
 		if !ip.IsLoopback() {
-			return Addr{}, fmt.Errorf("refusing HTTP listen address %q: %s is not a loopback address, and mcpd serves MCP hosts only on this machine (127.0.0.1, [::1], localhost or unix:/path)", v, host)
+			return Addr{}, fmt.Errorf("refusing %s %q: %s is not a loopback address, and mcpd serves only this machine (127.0.0.1, [::1], localhost or unix:/path)", name, v, host)
 		}
 		host = ip.String()
 	}

@@ -1,7 +1,8 @@
-// Package peercred checks who is at the other end of a Unix socket: it
-// reads the peer's uid and pid from the kernel (SO_PEERCRED) and refuses
-// connections of any user but the daemon's own, for the API socket's
-// gRPC handshake and for plain listeners such as the metrics socket.
+// Package peercred checks who is at the other end of a connection: it
+// reads the peer's uid and pid from the kernel (a Unix socket's
+// SO_PEERCRED, a loopback TCP peer socket's owner) and refuses connections
+// of any user but the daemon's own, for the API socket's gRPC handshake,
+// the HTTP face and plain listeners such as the metrics listener.
 package peercred
 
 import (
@@ -17,10 +18,18 @@ import (
 // user.
 var ErrRejected = errors.New("peercred: peer rejected")
 
-// Get returns the uid and pid of the process at the other end of conn, as
-// the kernel recorded them at connect(2). It fails on platforms without
-// SO_PEERCRED and for connections that are not Unix sockets.
-func Get(conn net.Conn) (uid, pid int, err error) { return peerUcred(conn) }
+// Get returns the uid and pid of the process at the other end of conn: for
+// a Unix socket as the kernel recorded them at connect(2); for a loopback
+// TCP connection this process accepted, the uid owning the peer socket
+// (pid 0: unknown). It fails on platforms without SO_PEERCRED (TCP: off
+// Linux) and for other connections.
+func Get(conn net.Conn) (uid, pid int, err error) {
+	if _, ok := conn.LocalAddr().(*net.TCPAddr); ok {
+		uid, err := tcpPeerUID(conn)
+		return uid, 0, err
+	}
+	return peerUcred(conn)
+}
 
 // Wanted is the uid a listener wants: want, or for a negative want (an
 // option left unset) the daemon's own effective uid.
@@ -64,11 +73,12 @@ type listener struct {
 	log     *zap.Logger
 }
 
-// NewListener wraps ln, a Unix socket listener, so that Accept returns only
-// connections whose peer runs as wantUID; any other is closed at once and
-// logged to log (which may be nil), and Accept waits for the next one.
-// Reading the credentials does not block, so a rejected peer cannot stall
-// the accept loop. Close closes ln.
+// NewListener wraps ln, a Unix socket or loopback TCP listener, so that
+// Accept returns only connections whose peer runs as wantUID; any other is
+// closed at once and logged to log (which may be nil), and Accept waits for
+// the next one. Reading a Unix peer's credentials does not block, and a TCP
+// peer's owner is one kernel lookup bounded to a second, so a rejected peer
+// cannot stall the accept loop for long. Close closes ln.
 func NewListener(ln net.Listener, wantUID int, log *zap.Logger) net.Listener {
 	if log == nil {
 		log = zap.NewNop()

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package httpface
+package peercred
 
 import (
 	"errors"
