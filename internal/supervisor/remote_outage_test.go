@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/testservers/upstream"
 )
 
 // outageServer is a Go SDK server with an echo tool on a fixed loopback
@@ -146,29 +148,60 @@ func TestRemoteServerRestartedOnSamePort(t *testing.T) {
 			opts.Specs = []Spec{{Name: "r", Remote: &config.Remote{URL: o.url(), Type: typ}, RequestTimeout: 10 * time.Second}}
 			h := newHarness(t, opts, nil)
 			h.mustEcho("r", "first")
-			crashloop := watchStates(t, h, "r", StateCrashLoop)
-			for i := range 5 {
-				o.kill()
-				// (A call made at once may meet the dropped connection.)
-				waitFor(t, "status to name the cause", func() bool {
-					st := h.status("r")
-					return st.State == StateBackoff && strings.Contains(st.LastError, "connection refused") && st.NextRestartIn > 0
-				})
-				downCallNamesCause(t, h)
+			survivesRestarts(t, h, o.kill, func(i int) {
 				time.Sleep(time.Duration(300+100*i) * time.Millisecond) // the outage
 				o.restart()
-				start := time.Now()
-				ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-				_, err := h.s.Call(ctx, "r", toolCall("echo", map[string]any{"message": "back"}), CallOptions{})
-				cancel()
-				if err != nil {
-					t.Fatalf("return %d: call after %s: %v", i+1, time.Since(start), err)
-				}
-			}
-			if crashloop.Load() || h.count("r", EventCrashLoop) > 0 {
-				t.Errorf("state read crashloop; events %v", h.kinds("r"))
-			}
+			})
 		})
+	}
+}
+
+// The same with server-everything in its streamableHttp mode, killed
+// (SIGKILL) and started again on its port.
+func TestRemoteEverythingRestartedOnSamePort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	p := upstream.EverythingOnPort(t, "streamableHttp", port)
+	opts := Options{HandshakeTimeout: 10 * time.Second}
+	opts.Specs = []Spec{{Name: "r", Remote: &config.Remote{URL: fmt.Sprintf("http://127.0.0.1:%d/mcp", port), Type: config.TypeHTTP},
+		RequestTimeout: 10 * time.Second}}
+	h := newHarness(t, opts, nil)
+	if _, err := h.echo("r", "first"); err != nil {
+		t.Fatal(err)
+	}
+	survivesRestarts(t, h, func() { p.Kill() }, func(int) { p = upstream.EverythingOnPort(t, "streamableHttp", port) })
+}
+
+// survivesRestarts kills the server behind "r" and starts it again
+// (restart also waits out the outage), five times: while it is down,
+// status and calls name the refused connection; after each return the
+// next call succeeds; the server is never seen in crashloop.
+func survivesRestarts(t *testing.T, h *harness, kill func(), restart func(i int)) {
+	t.Helper()
+	crashloop := watchStates(t, h, "r", StateCrashLoop)
+	for i := range 5 {
+		kill()
+		// (A call made at once may meet the dropped connection.)
+		waitFor(t, "status to name the cause", func() bool {
+			st := h.status("r")
+			return st.State == StateBackoff && strings.Contains(st.LastError, "connection refused") && st.NextRestartIn > 0
+		})
+		downCallNamesCause(t, h)
+		restart(i)
+		start := time.Now()
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		_, err := h.s.Call(ctx, "r", toolCall("echo", map[string]any{"message": "back"}), CallOptions{})
+		cancel()
+		if err != nil {
+			t.Fatalf("return %d: call after %s: %v", i+1, time.Since(start), err)
+		}
+	}
+	if crashloop.Load() || h.count("r", EventCrashLoop) > 0 {
+		t.Errorf("state read crashloop; events %v", h.kinds("r"))
 	}
 }
 
