@@ -82,9 +82,7 @@ func (sv *server) afterNetworkFailure(cause error, lost bool) {
 	sv.net.err, sv.net.lost = cause, sv.net.lost || lost
 	sv.net.fails++
 	sv.restartNext = true
-	if sv.pool != nil {
-		sv.pool.Close() // idle connections to the server that went away
-	}
+	sv.httpPool().Close() // idle connections to the server that went away
 	if sv.spec.Restart == RestartNever {
 		sv.setState(StateStopped)
 		sv.update(func(st *snapshot) { st.lastError = sv.unreachableText(cause) })
@@ -117,6 +115,17 @@ func (sv *server) reconnects() bool {
 // (loop only).
 func (sv *server) netBackoff() bool {
 	return sv.state == StateBackoff && sv.net.err != nil
+}
+
+// notReady says, for a call that gave up waiting, the server's state and,
+// for a remote server trying to reconnect, why it is not connected.
+func (sv *server) notReady() string {
+	st := sv.status()
+	s := "state " + string(st.State)
+	if st.URL != "" && st.LastError != "" && (st.State == StateStarting || st.State == StateBackoff) {
+		s += "; last error: " + st.LastError
+	}
+	return s
 }
 
 // unreachableText says why a remote server cannot be reached, for status
