@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"syscall"
 )
 
@@ -46,4 +48,47 @@ func netError(err error) error {
 		return fmt.Errorf("cannot resolve the host: %w", err)
 	}
 	return err
+}
+
+// Unreachable reports whether err is a network failure: the server could
+// not be reached at all (connection refused, no route, DNS, a TLS
+// handshake that failed, a dial or I/O timeout), as opposed to a server
+// that answered badly or dropped a connection it had accepted. It decides
+// by the types in err's chain, never by its text. The deadline of mcpd's
+// own context (a call's or a start's) is not a network failure.
+func Unreachable(err error) bool {
+	if err == nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var (
+		dnsErr *net.DNSError
+		opErr  *net.OpError
+		netErr net.Error
+	)
+	switch {
+	case errors.As(err, &dnsErr), tlsHandshakeFailed(err),
+		errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.EHOSTUNREACH),
+		errors.Is(err, syscall.ENETUNREACH), errors.Is(err, os.ErrDeadlineExceeded):
+		return true
+	case errors.As(err, &opErr) && (opErr.Op == "dial" || opErr.Op == "proxyconnect"):
+		return true
+	case errors.As(err, &netErr) && netErr.Timeout():
+		return true // a dial or TLS handshake timeout of the HTTP transport
+	}
+	return false
+}
+
+// tlsHandshakeFailed reports whether err is a failed TLS handshake: a
+// certificate not trusted, or a peer that does not speak TLS.
+func tlsHandshakeFailed(err error) bool {
+	var (
+		cve *tls.CertificateVerificationError
+		uae x509.UnknownAuthorityError
+		hne x509.HostnameError
+		cie x509.CertificateInvalidError
+		rhe tls.RecordHeaderError
+		ale tls.AlertError
+	)
+	return errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &hne) ||
+		errors.As(err, &cie) || errors.As(err, &rhe) || errors.As(err, &ale)
 }

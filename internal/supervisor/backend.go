@@ -176,6 +176,11 @@ func (sv *server) remoteExit(c *child, exitErr, err error) bool {
 		sv.emit(EventExited, 0, "", err.Error())
 		sv.needLogin(exitErr)
 		return true
+	case sv.networkFailure(exitErr):
+		sv.log.Warn("remote server unreachable", zap.Error(exitErr))
+		sv.emit(EventExited, 0, "", err.Error())
+		sv.afterNetworkFailure(exitErr, true) // netfail.go
+		return true
 	case errors.Is(exitErr, remote.ErrSessionExpired) && sv.recentExits()+1 < sv.sup.opts.CrashLoopMax:
 		// Counted toward the crash-loop bound, so that a server expiring
 		// every session at once is held down like a crashing child.

@@ -41,7 +41,7 @@ func (sv *server) roundTrip(ctx context.Context, kind cmdKind) (reply, error) {
 		return r, nil
 	case <-ctx.Done():
 		if kind == cmdAcquire {
-			return reply{}, fmt.Errorf("server %q not ready (state %s): %w", sv.spec.Name, sv.status().State, context.Cause(ctx))
+			return reply{}, fmt.Errorf("server %q not ready (%s): %w", sv.spec.Name, sv.notReady(), context.Cause(ctx))
 		}
 		return reply{}, fmt.Errorf("%s %q: waiting (state %s): %w", kind, sv.spec.Name, sv.status().State, context.Cause(ctx))
 	}

@@ -13,7 +13,8 @@ const (
 	EventReady EventKind = "ready"
 	// EventExited: the child exited unexpectedly (or crashed during start).
 	EventExited EventKind = "exited"
-	// EventRestarting: a restart is scheduled after a backoff delay.
+	// EventRestarting: a restart is scheduled after a backoff delay; after
+	// a remote server could not be reached, Error says why.
 	EventRestarting EventKind = "restarting"
 	// EventCrashLoop: too many unexpected exits; the server is held down
 	// until the cooldown passes or an operator starts it.
@@ -39,8 +40,8 @@ type Event struct {
 	// Exit is how the child exited ("exit status 1", "signal: killed") for
 	// EventExited and EventStopped; empty otherwise.
 	Exit string
-	// Error is the failure reason for EventExited, EventCrashLoop and
-	// EventFailed; empty otherwise.
+	// Error is the failure reason for EventExited, EventCrashLoop,
+	// EventFailed and a network failure's EventRestarting; empty otherwise.
 	Error string
 	Time  time.Time
 }

@@ -61,6 +61,9 @@ func (sv *server) onStartResult(r startResult) {
 	switch {
 	case loginRequired(r.err) && !r.canceled && !sv.shutting && !sv.explicitStop:
 		sv.needLogin(r.err)
+	case sv.networkFailure(r.err) && !r.canceled && !sv.shutting && !sv.explicitStop:
+		sv.replyAll(&sv.startWaiters, reply{err: r.err})
+		sv.afterNetworkFailure(r.err, false) // netfail.go
 	case r.canceled || sv.shutting || sv.explicitStop:
 		sv.setState(StateStopped)
 		sv.emit(EventStopped, 0, "", "")
@@ -84,6 +87,7 @@ func (sv *server) onStartResult(r startResult) {
 		sv.failedStarts++
 		sv.lastStartErr = r.err
 		sv.afterUnexpectedExit(r.err)
+		sv.noteCounted(true) // netfail.go
 		sv.replyAll(&sv.startWaiters, reply{err: r.err})
 		if r.timedOut {
 			// The calls that waited through a whole start timeout are
@@ -121,6 +125,7 @@ func (sv *server) onStarted(c *child) {
 		return
 	}
 	sv.failedStarts = 0
+	sv.net = netState{}
 	now := sv.sup.now()
 	sv.update(func(st *snapshot) {
 		st.pid = c.pid
@@ -217,6 +222,7 @@ func (sv *server) onExit(e exitReport) {
 	sv.log.Warn("server exited", zap.Int("pid", c.pid), zap.String("exit", exit))
 	sv.emit(EventExited, c.pid, exit, err.Error())
 	sv.afterUnexpectedExit(err)
+	sv.noteCounted(false) // netfail.go
 }
 
 // afterUnexpectedExit applies the crash-loop bound and the restart policy
@@ -262,12 +268,13 @@ func (sv *server) afterUnexpectedExit(err error) {
 func (sv *server) forgetExits() {
 	sv.exits = nil
 	sv.failedStarts = 0
+	sv.net = netState{}
 }
 
 func (sv *server) onTimer() {
 	switch sv.state {
 	case StateBackoff:
-		if sv.demand() {
+		if sv.demand() || (isRemote(&sv.spec) && sv.reconnects()) { // netfail.go
 			sv.beginStart()
 			return
 		}

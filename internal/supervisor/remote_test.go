@@ -256,27 +256,3 @@ func TestRemoteLoginRequiredMidSession(t *testing.T) {
 	}
 	h.waitState("r", StateLoginRequired)
 }
-
-// A remote server that never connects is held down saying why it failed.
-func TestRemoteNeverConnectedCrashLoopSaysWhy(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	refused := "http://" + ln.Addr().String()
-	ln.Close()
-	opts := fastRestarts()
-	opts.CrashLoopMax, opts.CrashLoopWindow = 3, time.Minute
-	opts.Specs = []Spec{remoteSpec("down", refused)}
-	h := newHarness(t, opts, nil)
-	var last error
-	waitFor(t, "the server to be held down", func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_, last = h.s.Call(ctx, "down", toolCall("echo", map[string]any{"message": "x"}), CallOptions{})
-		return last != nil && strings.Contains(last.Error(), "crash-looping")
-	})
-	if msg := last.Error(); !strings.Contains(msg, "connection refused") || strings.Contains(msg, "unknown") {
-		t.Errorf("held down: %v, want the refused connection as the reason", msg)
-	}
-}

@@ -162,6 +162,7 @@ type server struct {
 	exits        []time.Time             // recent unexpected exits (crash-loop window)
 	failedStarts int                     // start attempts failed in a row since a child was last ready
 	lastStartErr error                   // why the last of them failed
+	net          netState                // network failures of a remote server (netfail.go)
 	timerC       <-chan time.Time        // backoff or cooldown timer
 	timerStop    func() bool
 	verdict      string // remembered era verdict (auto only)
@@ -349,7 +350,10 @@ func (sv *server) acquire(cmd command) {
 		// call"), starting, backoff (wait for the restart), stopping for a
 		// restart.
 		sv.waiters = append(sv.waiters, cmd)
-		if sv.state == StateStopped && sv.cur == nil && sv.startCancel == nil {
+		idle := sv.cur == nil && sv.startCancel == nil
+		// A remote server waiting out a network failure is tried at once
+		// by a call: a server that is back is used by the next call.
+		if idle && (sv.state == StateStopped || sv.netBackoff()) {
 			sv.beginStart()
 		}
 	}

@@ -59,11 +59,18 @@ func entryPoint(dir, pkg string) string { return filepath.Join(dir, pkg, "dist",
 func Everything(t testing.TB, mode string) (*Process, string) {
 	t.Helper()
 	port := freePort(t)
+	return EverythingOnPort(t, mode, port), fmt.Sprintf("http://127.0.0.1:%d", port)
+}
+
+// EverythingOnPort runs server-everything in mode on port, once it listens:
+// a server started again where it was before.
+func EverythingOnPort(t testing.TB, mode string, port int) *Process {
+	t.Helper()
 	cmd := exec.Command("node", entryPoint(NodeModules(t, everythingPackage), everythingPackage), mode)
 	cmd.Env = append(os.Environ(), fmt.Sprintf("PORT=%d", port))
 	p := Start(t, cmd)
 	p.WaitLine(t, fmt.Sprintf("port %d", port))
-	return p, fmt.Sprintf("http://127.0.0.1:%d", port)
+	return p
 }
 
 // freePort is a loopback TCP port that was free a moment ago, for servers
