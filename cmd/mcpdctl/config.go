@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/hosts"
 	"github.com/mcpd-dev/mcpd/internal/paths"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -289,26 +291,19 @@ func (c *cli) applyHint(dest string) string {
 	}
 }
 
-// writeFileAtomic writes data to a temporary file next to path and renames
-// it over path, so that a running mcpd never reads half a file.
+// writeFileAtomic writes mcpd's config file at path whole (see
+// hosts.WriteAtomic), so that a running mcpd never reads half a file; a new
+// file is private to the user, an existing one keeps its mode and owner.
 func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return fmt.Errorf("create config directory: %w", err)
 	}
-	f, err := os.CreateTemp(dir, ".config-*.json")
-	if err != nil {
-		return fmt.Errorf("write config: %w", err)
+	mode := fs.FileMode(0o600)
+	fi, err := os.Stat(path)
+	if err == nil {
+		mode = fi.Mode().Perm()
 	}
-	defer os.Remove(f.Name()) // after the rename: nothing to remove
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return fmt.Errorf("write config: %w", err)
-	}
-	if err := f.Close(); err != nil {
-		return fmt.Errorf("write config: %w", err)
-	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if err := hosts.WriteAtomic(path, data, mode, fi); err != nil {
 		return fmt.Errorf("write config: %w", err)
 	}
 	return nil

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -164,15 +162,7 @@ func writeMcpdConfig(store hosts.Store, mc *mcpdConfig, out []byte) error {
 			return err
 		}
 	}
-	if err := os.MkdirAll(filepath.Dir(mc.path), 0o700); err != nil {
-		return err
-	}
-	mode := fs.FileMode(0o600)
-	fi, err := os.Stat(mc.path)
-	if err == nil {
-		mode = fi.Mode().Perm()
-	}
-	return hosts.WriteAtomic(mc.path, out, mode, fi)
+	return writeFileAtomic(mc.path, out)
 }
 
 // hujsonStandard is data, JSON with comments, as standard JSON.
