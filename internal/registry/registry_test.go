@@ -165,7 +165,7 @@ func TestConvert(t *testing.T) {
 		secrets: map[string]string{"AIRTABLE_API_KEY": "pat1.x"},
 	}, {
 		file: "npm-airtable-1.7.3.json", path: []string{"podman"},
-		want: registry.Config{Command: "podman", Args: []string{"run", "-i", "--rm", "docker.io/domdomegg/airtable-mcp-server:1.7.3"}},
+		want:    registry.Config{Command: "podman", Args: []string{"run", "-i", "--rm", "docker.io/domdomegg/airtable-mcp-server:1.7.3"}},
 		missing: []string{"AIRTABLE_API_KEY"},
 	}, {
 		file: "pypi-time.json", path: []string{"uvx", "python"},
