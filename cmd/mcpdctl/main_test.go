@@ -485,6 +485,10 @@ var allowedOwnDeps = map[string]bool{
 	"github.com/mcpd-dev/mcpd/internal/profile": true,
 	// internal/pollio opens the bridge's stdin for the poller; x/sys only.
 	"github.com/mcpd-dev/mcpd/internal/pollio": true,
+	// internal/registry is the MCP Registry client and the server.json
+	// conversion behind search, add and outdated: net/http, the standard
+	// library and nothing of the daemon.
+	"github.com/mcpd-dev/mcpd/internal/registry": true,
 }
 
 // checkDeps returns the packages in deps that mcpdctl must not depend on.

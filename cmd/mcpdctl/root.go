@@ -74,6 +74,9 @@ var commands = []*command{
 	disconnectCmd,
 	reloadCmd,
 	configCmd,
+	searchCmd,
+	addCmd,
+	outdatedCmd,
 	versionCmd,
 }
 

@@ -16,7 +16,8 @@
 //
 // Both keys may be present; their servers are merged, and a name defined under
 // both is an error. The top-level key "httpListen" is mcpd's HTTP face and
-// "profiles" its per-client views of the servers (profiles.go); "$schema" and
+// "profiles" its per-client views of the servers (profiles.go), "registry" the
+// MCP Registry mcpdctl adds servers from; "$schema" and
 // "inputs" (VS Code) are ignored; any other top-level key is an error.
 //
 // Per server, beside "command" (required), "args", "env" and "cwd", mcpd reads
@@ -118,6 +119,10 @@ type Config struct {
 	// Audit is the top-level "audit" object (audit.go); nil when the file
 	// does not set it (DefaultAudit applies).
 	Audit *Audit
+	// Registry is the top-level key "registry": the MCP Registry mcpdctl's
+	// search, add and outdated use; "" when the file does not set it. mcpd
+	// itself does not read it.
+	Registry string
 }
 
 // Server is one declared MCP server. Its fields are in the same order and of
@@ -250,7 +255,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
-	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs, HTTPListen: p.httpListen, Profiles: p.profileSet, Audit: p.auditCfg}, nil
+	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs, HTTPListen: p.httpListen, Profiles: p.profileSet, Audit: p.auditCfg, Registry: p.registry}, nil
 }
 
 // The two keys a server map may sit under.
@@ -261,7 +266,11 @@ const (
 
 // topKeys are the keys allowed at the top level; the ones other than the
 // server maps are ignored.
-var topKeys = []string{keyMCPServers, keyServers, keyHTTPListen, keyProfiles, keyAudit, "$schema", "inputs"}
+var topKeys = []string{keyMCPServers, keyServers, keyHTTPListen, keyProfiles, keyAudit, keyRegistry, "$schema", "inputs"}
+
+// keyRegistry is the top-level key of the MCP Registry "mcpdctl search",
+// "add" and "outdated" read.
+const keyRegistry = "registry"
 
 // keyHTTPListen is the top-level key of mcpd's HTTP face address.
 const keyHTTPListen = "httpListen"
@@ -299,6 +308,8 @@ type parser struct {
 	profileSet profile.Set
 	// auditCfg is the top-level "audit" (audit.go); nil when not set.
 	auditCfg *Audit
+	// registry is the top-level "registry".
+	registry string
 }
 
 // fail records a problem; one outside any server is a problem of the file.
@@ -377,6 +388,13 @@ func (p *parser) parse(data []byte) []Server {
 		case keyAudit:
 			a := p.audit(m.val)
 			p.auditCfg = &a
+		case keyRegistry:
+			var u string
+			if err := json.Unmarshal(m.val, &u); err != nil || !(strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) {
+				p.fail("", keyRegistry, "want the MCP Registry's http:// or https:// URL, such as \"https://registry.modelcontextprotocol.io\"")
+				continue
+			}
+			p.registry = u
 		case "$schema", "inputs":
 			// Ignored: "$schema" points editors at a schema, "inputs" are
 			// VS Code's prompts for ${input:...} values.
