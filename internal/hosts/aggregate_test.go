@@ -159,4 +159,3 @@ func aggregateAll(t *testing.T, store Store, o *Opened) ([]byte, []Change) {
 	}
 	return readFile(t, o.File.Path), changes
 }
-

@@ -78,7 +78,9 @@ func (d *tomlDoc) remove(e *entry) error {
 	return nil
 }
 
-func isTOMLComment(line []byte) bool { return bytes.HasPrefix(bytes.TrimLeft(line, " \t"), []byte("#")) }
+func isTOMLComment(line []byte) bool {
+	return bytes.HasPrefix(bytes.TrimLeft(line, " \t"), []byte("#"))
+}
 
 // header is the table header of keys.
 func header(keys []string) string {

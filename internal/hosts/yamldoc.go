@@ -438,4 +438,3 @@ func (d *yamlDoc) locate(e *entry) (yamlSpan, error) {
 	}
 	return spans[loc.index], nil
 }
-
