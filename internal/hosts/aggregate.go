@@ -130,29 +130,17 @@ func (o *Opened) Apply(p Plan) ([]byte, []Change, error) {
 			}
 		}
 		for _, en := range g.ens {
-			e, err := o.lookup(doc, g.keys, en.Name)
-			if err == nil && e == nil {
-				err = fmt.Errorf("server %q of %s is gone", en.Name, en.Where)
-			}
-			if err != nil {
-				return nil, nil, err
-			}
-			orig := e.text
-			if err := doc.remove(e); err != nil {
-				return nil, nil, fmt.Errorf("server %q of %s: %w", en.Name, en.Where, err)
-			}
-			server := p.Aggregate[en]
-			changes = append(changes, Change{Keys: slices.Clone(g.keys), Name: en.Name, Original: orig, Server: server})
-			if !slices.Contains(names, server) {
+			if server := p.Aggregate[en]; !slices.Contains(names, server) {
 				names = append(names, server)
 			}
 		}
 		slices.Sort(names)
+		// The "mcpd" entry first, in the style of the entries still there.
+		var add *Change
 		t := p.Target(names)
-		if agg != nil {
-			if sameTarget(agg.Server, t) {
-				continue
-			}
+		switch {
+		case agg != nil && sameTarget(agg.Server, t):
+		case agg != nil:
 			e, err := o.lookup(doc, g.keys, AggregateName)
 			if err == nil && e == nil {
 				err = fmt.Errorf("server %q of %s is gone", AggregateName, g.where)
@@ -164,15 +152,32 @@ func (o *Opened) Apply(p Plan) ([]byte, []Change, error) {
 			if err := doc.rewrite(e, o.Host.shape.drops, o.Host.shape.encode(t)); err != nil {
 				return nil, nil, fmt.Errorf("server %q of %s: %w", AggregateName, g.where, err)
 			}
-			changes = append(changes, Change{Keys: slices.Clone(g.keys), Name: AggregateName, Original: orig, Written: e.text})
-			continue
+			add = &Change{Keys: slices.Clone(g.keys), Name: AggregateName, Original: orig, Written: e.text}
+		default:
+			sm, _ := o.mapAt(g.keys)
+			e, err := doc.insert(g.keys, sm.list, AggregateName, o.Host.newEntry(AggregateName, t))
+			if err != nil {
+				return nil, nil, fmt.Errorf("add %q to %s: %w", AggregateName, g.where, err)
+			}
+			add = &Change{Keys: slices.Clone(g.keys), Name: AggregateName, Written: e.text}
 		}
-		sm, _ := o.mapAt(g.keys)
-		e, err := doc.insert(g.keys, sm.list, AggregateName, o.Host.newEntry(AggregateName, t))
-		if err != nil {
-			return nil, nil, fmt.Errorf("add %q to %s: %w", AggregateName, g.where, err)
+		for _, en := range g.ens {
+			e, err := o.lookup(doc, g.keys, en.Name)
+			if err == nil && e == nil {
+				err = fmt.Errorf("server %q of %s is gone", en.Name, en.Where)
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			orig := e.text
+			if err := doc.remove(e); err != nil {
+				return nil, nil, fmt.Errorf("server %q of %s: %w", en.Name, en.Where, err)
+			}
+			changes = append(changes, Change{Keys: slices.Clone(g.keys), Name: en.Name, Original: orig, Server: p.Aggregate[en]})
 		}
-		changes = append(changes, Change{Keys: slices.Clone(g.keys), Name: AggregateName, Written: e.text})
+		if add != nil {
+			changes = append(changes, *add)
+		}
 	}
 	return doc.bytes(), changes, nil
 }
