@@ -187,6 +187,9 @@ func (d *jsonDoc) insert(keys []string, list bool, name string, add []member) (*
 func fillObject(obj, sibling *hujson.Object, unit string, depth int, add []member) {
 	sep, closing := spacing(unit, depth)
 	first := sep
+	if unit == "" {
+		first = ""
+	}
 	if sibling != nil && len(sibling.Members) > 0 {
 		var f string
 		f, sep = memberSpacing(sibling)
@@ -228,6 +231,9 @@ func appendMember(obj *hujson.Object, unit string, depth int, name hujson.Litera
 	var sep string
 	if len(obj.Members) == 0 {
 		sep, _ = spacing(unit, depth)
+		if unit == "" {
+			sep = ""
+		}
 		if _, closing := spacing(unit, depth); len(bytes.TrimSpace(obj.AfterExtra)) == 0 {
 			obj.AfterExtra = hujson.Extra(closing)
 		}
