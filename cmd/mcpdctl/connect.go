@@ -21,7 +21,7 @@ import (
 
 var connectCmd = &command{
 	name:     "connect",
-	synopsis: "HOST... | --all [--dry-run] [--force] [--project DIR]",
+	synopsis: "HOST... | --all [--dry-run] [--force] [--aggregate] [--project DIR]",
 	short:    "point MCP hosts' servers at mcpd, in their own config files",
 	long: `connect rewrites each MCP server entry of a host's config file to go
 through mcpd, and adds the server to mcpd's config (one mcpd server for the
@@ -41,7 +41,20 @@ connect changes nothing. Entries mcpd cannot serve stay as they are, with
 a line saying why. A host that is running and rewrites its file on exit
 is refused (--force to go on). HOST is an id of "mcpdctl hosts"; --all
 takes every host found. --dry-run prints the diff of each file it would
-change, mcpd's config included, and changes nothing.`,
+change, mcpd's config included, and changes nothing.
+
+--aggregate writes one entry instead: the entries connect would point at
+mcpd are removed, and one entry named "mcpd" is added in their place,
+pointing at mcpd's aggregate door (http://127.0.0.1:6273/mcp), or for a
+host that only runs commands at "mcpdctl bridge NAME...", the servers it
+replaces. The host then sees every tool as "server__tool": its permission
+rules and allow-lists that name tools must follow. The servers still go
+into mcpd's config. An entry named "mcpd" that is mcpd's aggregate is kept
+(a second connect --aggregate changes nothing); one that is something
+else is refused. A server tied to a project, and an entry the host has
+disabled, keep an entry of their own, pointed at mcpd as without
+--aggregate, with a line saying so. disconnect puts the entries back and
+takes "mcpd" out.`,
 	maxArgs:  -1,
 	setup:    connectSetup,
 	complete: completeHosts,
@@ -49,9 +62,9 @@ change, mcpd's config included, and changes nothing.`,
 
 // connectArgs are the flags of connect and disconnect.
 type connectArgs struct {
-	all, dryRun, force, removeServers bool
-	project, cfgFlag                  string
-	timeout                           time.Duration
+	all, dryRun, force, removeServers, aggregate bool
+	project, cfgFlag                             string
+	timeout                                      time.Duration
 }
 
 func (a *connectArgs) common(fs *pflag.FlagSet) {
@@ -66,6 +79,7 @@ func connectSetup(fs *pflag.FlagSet) runFunc {
 	var a connectArgs
 	a.common(fs)
 	fs.BoolVar(&a.force, "force", false, "connect a host even while it runs")
+	fs.BoolVar(&a.aggregate, "aggregate", false, `replace each file's entries by one entry "mcpd" for all of mcpd's servers (tools named server__tool)`)
 	return func(ctx context.Context, c *cli, cmd *command, args []string) error {
 		hs, err := pickHosts(cmd, args, a.all)
 		if err != nil {
@@ -127,6 +141,9 @@ type connectState struct {
 type hostPlan struct {
 	o       *hosts.Opened
 	targets map[*hosts.Entry]hosts.Target
+	// agg are the entries connect --aggregate removes, each with its mcpd
+	// server.
+	agg     map[*hosts.Entry]string
 	after   []byte
 	changes []hosts.Change
 }
@@ -212,7 +229,7 @@ func (c *cli) planHost(st *connectState, h *hosts.Host, opened []*hosts.Opened, 
 	var plans []*hostPlan
 	var notes []string
 	for _, o := range opened {
-		p := &hostPlan{o: o, targets: map[*hosts.Entry]hosts.Target{}}
+		p := &hostPlan{o: o, targets: map[*hosts.Entry]hosts.Target{}, agg: map[*hosts.Entry]string{}}
 		for _, e := range o.Entries {
 			ref := fmt.Sprintf("%s: %q in %s", o.File.Path, e.Name, e.Where)
 			switch e.State {
@@ -236,6 +253,14 @@ func (c *cli) planHost(st *connectState, h *hosts.Host, opened []*hosts.Opened, 
 				st.mc.add(name, s)
 				added[name] = s
 			}
+			if a.aggregate {
+				if why := e.Unaggregated(); why != "" {
+					notes = append(notes, fmt.Sprintf("%s: kept as an entry of its own: %s", ref, why))
+				} else {
+					p.agg[e] = name
+					continue
+				}
+			}
 			p.targets[e] = st.reach.Target(h, name, e.Root())
 		}
 		plans = append(plans, p)
@@ -245,7 +270,9 @@ func (c *cli) planHost(st *connectState, h *hosts.Host, opened []*hosts.Opened, 
 	}
 	for _, p := range plans {
 		var err error
-		if p.after, p.changes, err = p.o.Point(p.targets); err == nil && len(p.changes) > 0 {
+		plan := hosts.Plan{Point: p.targets, Aggregate: p.agg,
+			Target: func(names []string) hosts.Target { return st.reach.AggregateTarget(h, names) }}
+		if p.after, p.changes, err = p.o.Apply(plan); err == nil && len(p.changes) > 0 {
 			err = hosts.Writable(p.o.File.Path)
 		}
 		if err == nil && len(p.changes) > 0 && !a.force && !a.dryRun {
@@ -324,12 +351,31 @@ func (c *cli) reportPlan(st *connectState, p *hostPlan) {
 		st.failed++
 		return
 	}
-	var names []string
+	var names, removed []string
+	added := false
 	for _, ch := range p.changes {
-		names = append(names, ch.Name)
+		switch {
+		case ch.Written == "":
+			removed = append(removed, ch.Name)
+		case ch.Name == hosts.AggregateName && (ch.Original == "" || ch.Server == ""):
+			added = true
+		default:
+			names = append(names, ch.Name)
+		}
 	}
-	fmt.Fprintf(c.stdout, "%s (%s): connected %s; undo with: mcpdctl disconnect %s\n",
-		o.Host.Name, o.File.Path, strings.Join(names, ", "), o.Host.ID)
+	var did []string
+	if len(names) > 0 {
+		did = append(did, "connected "+strings.Join(names, ", "))
+	}
+	if len(removed) > 0 || added {
+		what := fmt.Sprintf("entry %q", hosts.AggregateName)
+		if len(removed) > 0 {
+			what = fmt.Sprintf("%s in one entry %q (tools named server__tool)", strings.Join(removed, ", "), hosts.AggregateName)
+		}
+		did = append(did, "aggregated "+what)
+	}
+	fmt.Fprintf(c.stdout, "%s (%s): %s; undo with: mcpdctl disconnect %s\n",
+		o.Host.Name, o.File.Path, strings.Join(did, "; "), o.Host.ID)
 }
 
 // reloadAfterConnect makes a running mcpd that reads path take the new

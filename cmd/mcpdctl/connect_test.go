@@ -268,3 +268,83 @@ func TestConnectRefusesRunningHost(t *testing.T) {
 		t.Fatalf("connect --force: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// connect --aggregate replaces each file's entries by one "mcpd" entry at
+// mcpd's aggregate door; a second one changes nothing; disconnect puts
+// the files back byte for byte.
+func TestConnectAggregate(t *testing.T) {
+	h := newConnectHome(t)
+	before := h.sums(t)
+	r := mcpdctl(t, "connect", "--all", "--aggregate")
+	if r.code != 0 {
+		t.Fatalf("connect --aggregate: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout, `aggregated memory, fetch in one entry "mcpd"`) {
+		t.Errorf("connect --aggregate said:\n%s", r.stdout)
+	}
+	if s := h.mcpdServers(t); len(s) != 2 || s["memory"].Command != "npx" || s["fetch"].Command != "uvx" {
+		t.Fatalf("mcpd's servers: %+v", s)
+	}
+	gem, _ := os.ReadFile(h.gemini)
+	want := `{
+  // Gemini CLI allows comments
+  "mcpServers": {
+    "mcpd": {"httpUrl": "http://127.0.0.1:6273/mcp"}
+  },
+  "ui": {"theme": "Default"}
+}
+`
+	if string(gem) != want {
+		t.Errorf("Gemini settings:\n%s\nwant:\n%s", gem, want)
+	}
+	claude, _ := os.ReadFile(h.claude)
+	var cc struct {
+		McpServers map[string]map[string]any
+	}
+	if err := json.Unmarshal(claude, &cc); err != nil || len(cc.McpServers) != 1 || cc.McpServers["mcpd"]["url"] != "http://127.0.0.1:6273/mcp" {
+		t.Errorf("Claude Code's servers: %v, %v\n%s", cc.McpServers, err, claude)
+	}
+	connected := h.sums(t)
+	if r := mcpdctl(t, "connect", "--all", "--aggregate"); r.code != 0 || h.sums(t) != connected {
+		t.Fatalf("a second connect --aggregate changed files (exit %d)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := mcpdctl(t, "disconnect", "--all"); r.code != 0 {
+		t.Fatalf("disconnect: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if after := h.sums(t); after[0] != before[0] || after[1] != before[1] {
+		t.Fatal("disconnect did not restore the hosts' files byte for byte")
+	}
+}
+
+// An entry named "mcpd" that is not mcpd's aggregate is refused, and
+// nothing changes.
+func TestConnectAggregateNameTaken(t *testing.T) {
+	h := newConnectHome(t)
+	writeTestFile(t, h.gemini, strings.Replace(geminiJSON, `"fetch":`, `"mcpd": {"command": "mcpd-tool"},
+    "fetch":`, 1))
+	before := h.sums(t)
+	r := mcpdctl(t, "connect", "gemini", "--aggregate")
+	if r.code != 1 || !strings.Contains(r.stderr, `already has an entry "mcpd" that is not mcpd's aggregate`) || h.sums(t) != before {
+		t.Fatalf("exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// A file the user changed after connect --aggregate gets its entries
+// back and loses "mcpd", the user's change kept.
+func TestDisconnectAggregateAfterEdit(t *testing.T) {
+	h := newConnectHome(t)
+	if r := mcpdctl(t, "connect", "gemini", "--aggregate"); r.code != 0 {
+		t.Fatalf("connect: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	data, _ := os.ReadFile(h.gemini)
+	writeTestFile(t, h.gemini, strings.Replace(string(data), `"theme": "Default"`, `"theme": "Dark"`, 1))
+	r := mcpdctl(t, "disconnect", "gemini")
+	if r.code != 0 || !strings.Contains(r.stdout, "restored 3 entries") {
+		t.Fatalf("disconnect: %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	got, _ := os.ReadFile(h.gemini)
+	want := strings.Replace(geminiJSON, `"theme": "Default"`, `"theme": "Dark"`, 1)
+	if string(got) != want {
+		t.Fatalf("after disconnect:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -21,8 +21,11 @@ var disconnectCmd = &command{
 changed since connect is put back byte for byte from its backup. A file
 changed since (by the user, or by the host) gets back only the entries
 connect rewrote that still read as connect wrote them; the others are
-kept, and disconnect says which. The file as it was before disconnect is
-backed up too, under mcpd's state directory.
+kept, and disconnect says which. After connect --aggregate, the entries
+it removed come back (at the end of their map, unless an entry of that
+name is there again) and its "mcpd" entry goes (unless changed since).
+The file as it was before disconnect is backed up too, under mcpd's
+state directory.
 
 The servers stay in mcpd's config, where other hosts may use them;
 --remove-servers takes out those connect added that no connected host

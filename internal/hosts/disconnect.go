@@ -3,7 +3,6 @@ package hosts
 import (
 	"fmt"
 	"os"
-	"slices"
 	"time"
 )
 
@@ -76,27 +75,49 @@ func (s Store) wholeBackup(rec *Record, cur []byte) ([]byte, bool) {
 }
 
 // restoreEntries puts back each entry connect rewrote that is still as
-// connect wrote it, noting the others in res.
+// connect wrote it, each it removed that is still absent (at the end of
+// its map), and removes each it added that is still as it wrote it,
+// noting the others in res.
 func (s Store) restoreEntries(o *Opened, rec *Record, res *Restore) ([]byte, error) {
 	doc, err := parse(o.File.Format, o.Data)
-	if err != nil {
-		return nil, err
-	}
-	fresh, err := o.entriesOf(doc)
 	if err != nil {
 		return nil, err
 	}
 	for i := len(rec.Rounds) - 1; i >= 0; i-- {
 		for _, c := range rec.Rounds[i].Changes {
 			ref := fmt.Sprintf("%q in %s", c.Name, where(c.Keys))
-			idx := slices.IndexFunc(fresh, func(e *entry) bool { return e.name == c.Name && slices.Equal(e.keys, c.Keys) })
+			sm, ok := o.mapAt(c.Keys)
+			if !ok {
+				res.Kept = append(res.Kept, ref+": not a map of servers of this file")
+				continue
+			}
+			cur, err := o.lookup(doc, c.Keys, c.Name)
+			if err != nil {
+				return nil, err
+			}
 			switch {
-			case idx < 0:
+			case c.Written == "" && cur != nil: // removed by connect
+				res.Kept = append(res.Kept, ref+": added again since connect; kept as it is")
+			case c.Written == "":
+				e, err := doc.insert(c.Keys, sm.list, c.Name, nil)
+				if err == nil {
+					err = doc.restore(e, c.Original)
+				}
+				if err != nil {
+					return nil, fmt.Errorf("put back server %s: %w", ref, err)
+				}
+				res.Restored = append(res.Restored, ref)
+			case cur == nil:
 				res.Kept = append(res.Kept, ref+": removed since connect; not added back")
-			case !sameText(o.File.Format, fresh[idx].text, c.Written):
+			case !sameText(o.File.Format, cur.text, c.Written):
 				res.Kept = append(res.Kept, ref+": changed since connect; kept as it is")
+			case c.Original == "": // added by connect
+				if err := doc.remove(cur); err != nil {
+					return nil, err
+				}
+				res.Restored = append(res.Restored, ref)
 			default:
-				if err := doc.restore(fresh[idx], c.Original); err != nil {
+				if err := doc.restore(cur, c.Original); err != nil {
 					return nil, err
 				}
 				res.Restored = append(res.Restored, ref)

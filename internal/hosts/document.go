@@ -17,6 +17,13 @@ type document interface {
 	rewrite(e *entry, drop func(key string) bool, add []member) error
 	// restore sets e's value to text, an entry's text as entries returned it.
 	restore(e *entry, text string) error
+	// remove deletes e from its map, with the comments and blank lines
+	// that belong to it alone.
+	remove(e *entry) error
+	// insert adds an entry name holding add at the end of the map at keys
+	// (a list of items named by "name" when list is set), in the style of
+	// the entries there; it makes the map when the file has none.
+	insert(keys []string, list bool, name string, add []member) (*entry, error)
 	// bytes is the document as it now stands.
 	bytes() []byte
 }

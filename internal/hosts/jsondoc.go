@@ -158,6 +158,8 @@ func (d *jsonDoc) rewrite(e *entry, drop func(string) bool, add []member) error 
 	if !ok {
 		return fmt.Errorf("server %q is not an object", e.name)
 	}
+	// A key it writes goes wherever it was.
+	drop = dropping(drop, add)
 	trailing := len(obj.Members) > 0 && obj.Members[len(obj.Members)-1].Value.AfterExtra != nil
 	first, sep := memberSpacing(obj)
 	kept := make([]hujson.ObjectMember, 0, len(obj.Members)+len(add))

@@ -2,10 +2,11 @@ package hosts
 
 import (
 	"fmt"
-	"slices"
 )
 
 // A Change is one entry connect rewrote: what it was and what it wrote.
+// Written is "" for an entry connect removed (connect --aggregate), and
+// Original "" for one it added.
 type Change struct {
 	Keys     []string `json:"keys"`
 	Name     string   `json:"name"`
@@ -20,28 +21,7 @@ type Change struct {
 // timeouts) and every other byte of the file. It returns the file's new
 // content and what changed; o is left as it was read.
 func (o *Opened) Point(targets map[*Entry]Target) ([]byte, []Change, error) {
-	doc, err := parse(o.File.Format, o.Data)
-	if err != nil {
-		return nil, nil, err
-	}
-	fresh, err := o.entriesOf(doc)
-	if err != nil {
-		return nil, nil, err
-	}
-	var changes []Change
-	for i, en := range o.Entries {
-		t, ok := targets[en]
-		if !ok {
-			continue
-		}
-		e := fresh[i]
-		orig := e.text
-		if err := doc.rewrite(e, o.Host.shape.drops, o.Host.shape.encode(t)); err != nil {
-			return nil, nil, fmt.Errorf("server %q of %s: %w", en.Name, en.Where, err)
-		}
-		changes = append(changes, Change{Keys: slices.Clone(e.keys), Name: e.name, Original: orig, Written: e.text, Server: t.Server})
-	}
-	return doc.bytes(), changes, nil
+	return o.Apply(Plan{Point: targets})
 }
 
 // entriesOf lists doc's entries in the order o.Entries has them.

@@ -370,6 +370,9 @@ func (d *tomlDoc) restore(e *entry, text string) error {
 	if err != nil {
 		return err
 	}
+	if t.isTable(d) != strings.HasPrefix(strings.TrimSpace(text), "[") {
+		return d.restoreMoved(e, text)
+	}
 	start, end := t.span(d)
 	d.splice(start, end, text)
 	return d.refresh(e)
