@@ -13,7 +13,10 @@ import (
 	"testing"
 )
 
-// Env is what a client test suite is given, as MCPD_TEST_* variables.
+// Env is what a client test suite is given, as MCPD_BIN and MCPD_TEST_*
+// variables. (Run on their own, the suites find or build the same
+// themselves: see clients/typescript/test/harness.js and
+// clients/python/tests/harness.py.)
 type Env struct {
 	Mcpd         string   // the mcpd binary
 	DemoServer   string   // the demo-server binary
@@ -24,7 +27,7 @@ type Env struct {
 // Vars returns e as environment variables.
 func (e Env) Vars() []string {
 	return []string{
-		"MCPD_TEST_MCPD=" + e.Mcpd,
+		"MCPD_BIN=" + e.Mcpd,
 		"MCPD_TEST_DEMO_SERVER=" + e.DemoServer,
 		"MCPD_TEST_EVERYTHING_JS=" + e.EverythingJS,
 		"MCPD_TEST_MCPD_ARGS=" + strings.Join(e.McpdArgs, " "),

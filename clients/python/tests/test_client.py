@@ -174,6 +174,10 @@ class CloseTest(unittest.TestCase):
         self.addCleanup(d.cleanup)
         c = Client(d.socket_path)
         self.addCleanup(c.close)
+        # The demo server starts by itself: once it is ready, no server_state
+        # event is due, and the subscription must end with none.
+        wait_for("demo ready", lambda: any(
+            s.name == "demo" and mcpd_client.state_name(s.state) == "ready" for s in c.servers()))
         sub = c.subscribe(server_state=True)
         self.assertEqual(next(sub).kind, "ack")
         host = c.host({"roots": lambda params, ctx: {"roots": []}})
