@@ -485,6 +485,9 @@ var allowedOwnDeps = map[string]bool{
 	"github.com/mcpd-dev/mcpd/internal/profile": true,
 	// internal/pollio opens the bridge's stdin for the poller; x/sys only.
 	"github.com/mcpd-dev/mcpd/internal/pollio": true,
+	// internal/secrets keeps the ${secret:NAME} values "mcpdctl secret"
+	// sets (Secret Service over godbus, or a 0600 file); paths only.
+	"github.com/mcpd-dev/mcpd/internal/secrets": true,
 }
 
 // checkDeps returns the packages in deps that mcpdctl must not depend on.

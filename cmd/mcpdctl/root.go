@@ -74,6 +74,7 @@ var commands = []*command{
 	disconnectCmd,
 	reloadCmd,
 	configCmd,
+	secretCmd,
 	versionCmd,
 }
 

@@ -188,12 +188,22 @@ func (s *Store) wrap(b backend, name string, err error) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, ErrNotFound):
-		return fmt.Errorf("secret %s not found (mcpdctl secret set %s): %w", name, name, ErrNotFound)
+		return &nameError{fmt.Sprintf("secret %s not found (mcpdctl secret set %s)", name, name), ErrNotFound}
 	case errors.Is(err, ErrLocked):
-		return fmt.Errorf("secret %s: the keyring is locked (unlock your keyring): %w", name, ErrLocked)
+		return &nameError{fmt.Sprintf("secret %s: the keyring is locked (unlock your keyring)", name), ErrLocked}
 	}
 	return fmt.Errorf("secret %s in %s: %w", name, b.describe(), err)
 }
+
+// nameError is an error about one secret that Is its sentinel without
+// repeating the sentinel's text.
+type nameError struct {
+	msg      string
+	sentinel error
+}
+
+func (e *nameError) Error() string        { return e.msg }
+func (e *nameError) Is(target error) bool { return target == e.sentinel }
 
 // CheckName reports whether name can name a secret: letters, digits, "_",
 // "." and "-", at most 128 bytes.

@@ -71,7 +71,7 @@ func TestKeyringRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = s.Get(ctx, "OTHER")
-	if !errors.Is(err, secrets.ErrNotFound) || err.Error() != "secret OTHER not found (mcpdctl secret set OTHER): secrets: not found" {
+	if !errors.Is(err, secrets.ErrNotFound) || err.Error() != "secret OTHER not found (mcpdctl secret set OTHER)" {
 		t.Errorf("Get after Delete: %v", err)
 	}
 	if err := s.Delete(ctx, "OTHER"); !errors.Is(err, secrets.ErrNotFound) {
