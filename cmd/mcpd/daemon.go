@@ -24,6 +24,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/paths"
 	"github.com/mcpd-dev/mcpd/internal/sdnotify"
+	"github.com/mcpd-dev/mcpd/internal/secrets"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -34,9 +35,10 @@ import (
 // in order by loadConfig and build, run as actors, and released by close
 // in the reverse order.
 type daemon struct {
-	f    *flags
-	log  *zap.Logger
-	hupc <-chan os.Signal // SIGHUP: reload
+	f       *flags
+	log     *zap.Logger
+	secrets *secrets.Store   // ${secret:NAME} values
+	hupc    <-chan os.Signal // SIGHUP: reload
 
 	cfgPath string
 	cfg     *config.Config // nil: no usable file
@@ -156,8 +158,14 @@ func (d *daemon) build(daemonLog *transport.Ring) error {
 
 	clientInfo, _ := json.Marshal(map[string]string{"name": "mcpd", "version": version.Version})
 	oauthMgr := newOAuthManager(stateDir(f.stateDir), log.Named("oauth"))
+	// ${secret:NAME} values, read when a server starts: the Secret
+	// Service, else a 0600 file in the state dir. Never interactive: a
+	// locked keyring fails that server's start, it never blocks mcpd.
+	d.secrets = secrets.Open(secrets.Options{File: filepath.Join(stateDir(f.stateDir), secrets.FileName)})
+	d.deferClose(d.secrets.Close)
 	d.sup = supervisor.New(supervisor.Options{
 		Specs:                   specs(d.cfg),
+		Secrets:                 d.secrets,
 		NewAuthorizer:           newAuthorizer(oauthMgr),
 		Logger:                  log,
 		Keeper:                  keeper,
@@ -194,7 +202,8 @@ func (d *daemon) build(daemonLog *transport.Ring) error {
 func (d *daemon) buildAPI(oauthMgr *oauth.Manager, daemonLog *transport.Ring) {
 	log, f, sup := d.log, d.f, d.sup
 	srv := api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: d.socketPath, ConfigPath: d.cfgPath,
-		Observer: d.ms.observer(), RequestMemoryBudget: f.requestBudget, Audit: d.tr.auditOptions(), Tracer: d.tr.apiTracer()})
+		Observer: d.ms.observer(), RequestMemoryBudget: f.requestBudget, Audit: d.tr.auditOptions(), Tracer: d.tr.apiTracer(),
+		SecretsBackend: d.secrets.Backend})
 	d.srv = srv
 	srv.SetConfig(d.cfgPath, d.cfgErr)
 	if d.cfg != nil {

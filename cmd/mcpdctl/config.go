@@ -153,9 +153,10 @@ func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
 		// mcpd is not running (or not reachable): check here.
 		resp, fine = checkLocally(ctx, req, file)
 	}
+	warnings := secretWarnings(ctx, resp.GetConfigPath(), req)
 	if asJSON {
 		out := configResultJSON{ConfigPath: resp.GetConfigPath(), OK: resp.GetValid(), Error: resp.GetError(),
-			Problems: toProblemsJSON(resp.GetProblems()), Valid: fine}
+			Problems: toProblemsJSON(resp.GetProblems()), Valid: fine, Warnings: warnings}
 		if running && resp.GetDiff() != nil {
 			out.Diff = toDiffJSON(resp.GetDiff())
 		}
@@ -169,6 +170,9 @@ func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
 			return errInvalidConfig
 		}
 		return nil
+	}
+	for _, w := range warnings {
+		fmt.Fprintf(c.stderr, "warning: %s\n", sanitize(w))
 	}
 	if !resp.GetValid() {
 		printProblems(c.stderr, resp.GetError(), resp.GetProblems())
@@ -259,6 +263,34 @@ func checkLocally(ctx context.Context, req *mcpdv1.CheckConfigRequest, file stri
 		})
 	}
 	return resp, fine
+}
+
+// secretWarnings warns of the ${secret:NAME} references in servers' args:
+// the value ends up on the child's command line, which ps shows to every
+// user of the machine. It reads the file itself (req's content, else
+// path), in mcpdctl's environment; a file it cannot read has none.
+func secretWarnings(ctx context.Context, path string, req *mcpdv1.CheckConfigRequest) []string {
+	var (
+		cfg *config.Config
+		err error
+	)
+	if req.GetContent() != nil {
+		cfg, err = config.Parse(req.GetPath(), req.GetContent())
+	} else if path != "" {
+		cfg, err = config.Load(ctx, path)
+	}
+	if err != nil || cfg == nil {
+		return nil
+	}
+	var out []string
+	for _, s := range cfg.Servers {
+		for i, a := range s.Args {
+			for _, n := range config.SecretNames(a) {
+				out = append(out, fmt.Sprintf("server %q: args[%d]: ${secret:%s} puts the secret on the command line, where ps shows it to every user; pass it in \"env\" instead", s.Name, i, n))
+			}
+		}
+	}
+	return out
 }
 
 // unjoin splits an errors.Join error into its parts.

@@ -489,6 +489,9 @@ var allowedOwnDeps = map[string]bool{
 	// conversion behind search, add and outdated: net/http, the standard
 	// library and nothing of the daemon.
 	"github.com/mcpd-dev/mcpd/internal/registry": true,
+	// internal/secrets keeps the ${secret:NAME} values "mcpdctl secret"
+	// sets (Secret Service over godbus, or a 0600 file); paths only.
+	"github.com/mcpd-dev/mcpd/internal/secrets": true,
 }
 
 // checkDeps returns the packages in deps that mcpdctl must not depend on.

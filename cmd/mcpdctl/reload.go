@@ -55,6 +55,8 @@ type configResultJSON struct {
 	Diff       *diffJSON     `json:"diff"`
 	// Valid lists the servers without problems ("config check" only).
 	Valid []string `json:"valid_servers,omitempty"`
+	// Warnings are "config check"'s warnings (secrets on a command line).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 func toDiffJSON(d *mcpdv1.ConfigDiff) *diffJSON {

@@ -77,6 +77,7 @@ var commands = []*command{
 	searchCmd,
 	addCmd,
 	outdatedCmd,
+	secretCmd,
 	versionCmd,
 }
 

@@ -48,6 +48,9 @@ type statusJSON struct {
 	AuditPath string `json:"audit_path"`
 	// Sharing is what sharing the servers saves (status_sharing.go).
 	Sharing sharingJSON `json:"sharing"`
+	// Secrets is where mcpd reads ${secret:NAME} values from: the Secret
+	// Service or the fallback file (and why).
+	Secrets string `json:"secrets"`
 }
 
 // httpJSON is the HTTP face in "status --json": the configured address,
@@ -94,6 +97,7 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 				OffReason: st.GetHttp().GetOffReason()},
 			AuditPath: st.GetAuditPath(),
 			Sharing:   toSharingJSON(st.GetSharing()),
+			Secrets:   st.GetSecrets(),
 		}
 		addServerOps(out.Servers, st)
 		for _, a := range st.GetApps() {
@@ -133,6 +137,9 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 	}
 	if p := st.GetAuditPath(); p != "" {
 		fmt.Fprintf(w, "audit log %s (mcpdctl audit)\n", sanitize(p))
+	}
+	if b := st.GetSecrets(); b != "" {
+		fmt.Fprintf(w, "secrets %s (mcpdctl secret ls)\n", sanitize(b))
 	}
 	if apps := st.GetApps(); len(apps) > 0 {
 		fmt.Fprintln(w)

@@ -72,6 +72,9 @@ type Options struct {
 	Audit AuditOptions
 	// Tracer, if set, traces every app request (tracing.go).
 	Tracer Tracer
+	// SecretsBackend, if set, says where ${secret:NAME} values are read
+	// from, for GetStatus (internal/secrets.Store.Backend).
+	SecretsBackend func() string
 }
 
 // Server implements the mcpd.v1.Mcpd service on top of a supervisor. Its
@@ -92,6 +95,7 @@ type Server struct {
 	profiles atomic.Pointer[profile.Set]
 	audit    atomic.Pointer[AuditOptions] // the audit log (audit.go), swapped whole
 	tracer   Tracer                       // nil: no traces (tracing.go)
+	secrets  func() string                // nil: GetStatus reports no secret store
 
 	mu          sync.Mutex // guards following
 	socketPath  string
@@ -130,6 +134,7 @@ func newServer(b backend, opts Options) *Server {
 		obs:        opts.Observer,
 		budget:     newMemBudget(opts.RequestMemoryBudget),
 		tracer:     opts.Tracer,
+		secrets:    opts.SecretsBackend,
 		socketPath: opts.SocketPath,
 		configPath: opts.ConfigPath,
 	}
@@ -192,6 +197,9 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 	resp.Http = s.httpStatus()
 	if a := s.auditOptions(); a.Log != nil {
 		resp.AuditPath = a.Log.Path()
+	}
+	if f := s.secrets; f != nil {
+		resp.Secrets = f()
 	}
 	return resp, nil
 }

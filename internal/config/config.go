@@ -68,6 +68,13 @@
 // "$${" yields a literal "${"; every other "$" is kept as is ("$HOME" is not
 // expanded). Variables are expanded once, when the file is loaded or
 // reloaded; those of a disabled server are checked but not expanded.
+//
+// In "args", the values of "env" and the values of "headers",
+// ${secret:NAME} names a secret (mcpdctl secret set NAME; internal/secrets).
+// Parse keeps the reference as it is in the Server, and the supervisor
+// resolves it (ResolveSecrets) each time the server starts, so a secret's
+// value is never in a Config. A value that would otherwise hold a literal
+// "${secret:" is a problem; a reference anywhere else is one too.
 package config
 
 import (

@@ -303,7 +303,7 @@ func TestExpand(t *testing.T) {
 		{in: "${ A}", wantErr: `invalid variable reference "${ A}"`},
 	}
 	for _, tt := range tests {
-		got, err := expand(tt.in, lookup)
+		got, err := expand(tt.in, lookup, false)
 		if tt.wantErr != "" {
 			if err == nil || err.Error() != tt.wantErr {
 				t.Errorf("expand(%q) = %q, %v; want error %q", tt.in, got, err, tt.wantErr)

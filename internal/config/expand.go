@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -9,11 +10,20 @@ import (
 // from lookup, and "$${" with a literal "${". Any other "$" is kept. The
 // default is literal text (it is not expanded again) and ends at the first
 // "}". See the package documentation for the rules users see.
-func expand(s string, lookup func(string) (string, bool)) (string, error) {
+//
+// With secrets (the keys that may name secrets: args, env, headers), a
+// ${secret:NAME} reference is kept as it is, to be resolved when the
+// server starts (ResolveSecrets); the result then holds the references
+// verbatim in the expanded text. So that a result holds "${secret:" only
+// in a reference, a literal "${secret:" in such a value (written "$${secret:",
+// or from a variable's value) is an error. Without secrets, a reference
+// is an error.
+func expand(s string, lookup func(string) (string, bool), secrets bool) (string, error) {
 	if !strings.Contains(s, "${") {
 		return s, nil
 	}
 	var b strings.Builder
+	run := 0 // where the literal text since the last secret reference starts in b
 	for i := 0; i < len(s); {
 		switch {
 		case strings.HasPrefix(s[i:], "$${"):
@@ -25,7 +35,23 @@ func expand(s string, lookup func(string) (string, bool)) (string, error) {
 				return "", fmt.Errorf(`unterminated "${" in %q`, s)
 			}
 			ref := s[i : i+2+end+1]
-			v, err := resolveRef(ref, s[i+2:i+2+end], lookup)
+			body := s[i+2 : i+2+end]
+			if name, ok := strings.CutPrefix(body, secretPrefix); ok {
+				if !secrets {
+					return "", fmt.Errorf("%s: secrets are allowed only in args, env and headers", ref)
+				}
+				if !validSecretName(name) {
+					return "", fmt.Errorf("invalid secret reference %q: a name is 1 to 128 of A-Z a-z 0-9 _ . -", ref)
+				}
+				if err := checkLiteral(b.String()[run:], secrets); err != nil {
+					return "", err
+				}
+				b.WriteString(ref)
+				run = b.Len()
+				i += len(ref)
+				continue
+			}
+			v, err := resolveRef(ref, body, lookup)
 			if err != nil {
 				return "", err
 			}
@@ -36,6 +62,81 @@ func expand(s string, lookup func(string) (string, bool)) (string, error) {
 			i++
 		}
 	}
+	if err := checkLiteral(b.String()[run:], secrets); err != nil {
+		return "", err
+	}
+	return b.String(), nil
+}
+
+// secretPrefix starts the body of a secret reference.
+const secretPrefix = "secret:"
+
+// checkLiteral rejects a literal "${secret:" in the expanded text of a
+// value that may hold secret references, where it would be read as one.
+func checkLiteral(text string, secrets bool) error {
+	if secrets && strings.Contains(text, "${"+secretPrefix) {
+		return errors.New(`the value would hold a literal "${secret:", which mcpd would read as a secret reference`)
+	}
+	return nil
+}
+
+// validSecretName is internal/secrets.CheckName (config imports no
+// runtime package): 1 to 128 of A-Z a-z 0-9 _ . -.
+func validSecretName(name string) bool {
+	if name == "" || len(name) > 128 {
+		return false
+	}
+	for _, r := range name {
+		switch {
+		case r == '_', r == '.', r == '-', r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// HasSecrets reports whether v, a value of args, env or headers of a
+// parsed Server, holds ${secret:NAME} references.
+func HasSecrets(v string) bool { return strings.Contains(v, "${"+secretPrefix) }
+
+// SecretNames returns the names of the secrets v references, in order.
+func SecretNames(v string) []string {
+	var out []string
+	_, _ = ResolveSecrets(v, func(name string) (string, error) {
+		out = append(out, name)
+		return "", nil
+	})
+	return out
+}
+
+// ResolveSecrets replaces the ${secret:NAME} references in v, a value of
+// args, env or headers of a parsed Server, with get(NAME); the first error
+// of get is returned as it is. A value without references is returned
+// unchanged.
+func ResolveSecrets(v string, get func(name string) (string, error)) (string, error) {
+	if !HasSecrets(v) {
+		return v, nil
+	}
+	var b strings.Builder
+	for {
+		i := strings.Index(v, "${"+secretPrefix)
+		if i < 0 {
+			break
+		}
+		end := strings.IndexByte(v[i:], '}') // Parse saw it terminated
+		if end < 0 {
+			break
+		}
+		b.WriteString(v[:i])
+		x, err := get(v[i+2+len(secretPrefix) : i+end])
+		if err != nil {
+			return "", err
+		}
+		b.WriteString(x)
+		v = v[i+end+1:]
+	}
+	b.WriteString(v)
 	return b.String(), nil
 }
 

@@ -125,7 +125,7 @@ func (p *parser) headers(server string, raw json.RawMessage) map[string]string {
 		if !ok {
 			continue
 		}
-		x, ok := p.expand(server, key, v)
+		x, ok := p.expandSecrets(server, key, v)
 		if !ok {
 			continue
 		}

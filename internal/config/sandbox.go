@@ -102,7 +102,7 @@ func (p *parser) sandboxPaths(server, key string, raw json.RawMessage) []string 
 		if !ok {
 			continue
 		}
-		x, err := expand(v, p.xdgLookup)
+		x, err := expand(v, p.xdgLookup, false)
 		switch {
 		case p.noExpand:
 			out = append(out, v)

@@ -49,7 +49,7 @@ func (p *parser) args(server string, raw json.RawMessage) []string {
 		if !ok {
 			continue
 		}
-		if x, ok := p.expand(server, key, v); ok {
+		if x, ok := p.expandSecrets(server, key, v); ok {
 			out = append(out, x)
 		}
 	}
@@ -72,19 +72,32 @@ func (p *parser) env(server string, raw json.RawMessage) map[string]string {
 		if !ok {
 			continue
 		}
-		if x, ok := p.expand(server, key, v); ok {
+		if x, ok := p.expandSecrets(server, key, v); ok {
 			out[m.key] = x
 		}
 	}
 	return out
 }
 
+// expand expands the variables of v, the value of key; a secret
+// reference is a problem.
 func (p *parser) expand(server, key, v string) (string, bool) {
+	return p.expandValue(server, key, v, false)
+}
+
+// expandSecrets is expand for the keys whose values may reference
+// secrets (args, env, headers): the references are kept, to be resolved
+// at start (ResolveSecrets).
+func (p *parser) expandSecrets(server, key, v string) (string, bool) {
+	return p.expandValue(server, key, v, true)
+}
+
+func (p *parser) expandValue(server, key, v string, secrets bool) (string, bool) {
 	lookup := p.lookup
 	if p.noExpand {
 		lookup = func(string) (string, bool) { return "x", true }
 	}
-	x, err := expand(v, lookup)
+	x, err := expand(v, lookup, secrets)
 	if p.noExpand && err == nil {
 		return v, true
 	}

@@ -47,8 +47,9 @@ var (
 func isRemote(spec *Spec) bool { return spec.Remote != nil }
 
 // dialRemote connects to the remote server of spec (spawn's counterpart
-// for a server without a process).
-func (sv *server) dialRemote(ctx context.Context, spec *Spec) (*remote.Conn, error) {
+// for a server without a process), sending headers (spec's, with the
+// secrets resolved).
+func (sv *server) dialRemote(ctx context.Context, spec *Spec, headers map[string]string) (*remote.Conn, error) {
 	r := spec.Remote
 	var auth remote.Authorizer
 	if f := sv.sup.opts.NewAuthorizer; f != nil {
@@ -58,7 +59,7 @@ func (sv *server) dialRemote(ctx context.Context, spec *Spec) (*remote.Conn, err
 		Name:           spec.Name,
 		URL:            r.URL,
 		Type:           sv.remoteType(r),
-		Headers:        r.Headers,
+		Headers:        headers,
 		Authorizer:     auth,
 		MaxMessageSize: spec.MaxLineSize,
 		ShutdownGrace:  spec.ShutdownGrace,

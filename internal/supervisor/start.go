@@ -67,7 +67,7 @@ func (sv *server) attempt(ctx context.Context, protocol string) startResult {
 			proto, verdict, reprobed = session.ProtocolAuto, session.ProtocolAuto, true
 			continue
 		case errors.Is(err, transport.ErrCannotStart), errors.Is(err, session.ErrHandshake),
-			errors.Is(err, remote.ErrUnauthorized):
+			errors.Is(err, remote.ErrUnauthorized), errors.As(err, new(*secretError)):
 			return startResult{err: err, exit: exit, verdict: verdict, permanent: true}
 		case hctx.Err() != nil:
 			return startResult{err: fmt.Errorf("start %q: handshake timed out after %s", sv.spec.Name, limit), exit: exit, verdict: verdict, timedOut: true}
@@ -113,8 +113,12 @@ func (sv *server) spawn(ctx context.Context, proto string) (c *child, exit strin
 
 // startBackend starts the child process, or dials the remote server.
 func (sv *server) startBackend(ctx context.Context, spec *Spec, proto string) (backend, error) {
+	res, err := sv.resolveSecrets(ctx, spec) // secrets.go
+	if err != nil {
+		return nil, err
+	}
 	if isRemote(spec) {
-		conn, err := sv.dialRemote(ctx, spec) // backend.go
+		conn, err := sv.dialRemote(ctx, spec, res.headers) // backend.go
 		if err != nil {
 			return nil, err
 		}
@@ -123,8 +127,9 @@ func (sv *server) startBackend(ctx context.Context, spec *Spec, proto string) (b
 	proc, err := transport.Start(transport.Options{
 		Name:          spec.Name,
 		Command:       spec.Command,
-		Args:          spec.Args,
-		Env:           childEnv(spec.Env),
+		Args:          res.args,
+		LogArgs:       spec.Args, // ${secret:NAME}, not the values
+		Env:           childEnv(res.env),
 		Dir:           spec.Cwd,
 		MaxLineSize:   spec.MaxLineSize,
 		ShutdownGrace: spec.ShutdownGrace,

@@ -70,6 +70,10 @@ type Options struct {
 	// DrainTimeout bounds how long a server removed or restarted by Apply
 	// waits for its calls in flight (reload.go). If zero, 30s.
 	DrainTimeout time.Duration
+	// Secrets resolves the ${secret:NAME} references of a server's args,
+	// env and headers each time it starts (secrets.go). Nil: a server with
+	// such a reference fails to start, saying so.
+	Secrets SecretSource
 	// NewAuthorizer, if set, returns the Authorizer of a remote server
 	// (OAuth), or nil for none; it is called at every connection.
 	NewAuthorizer func(server string, r *config.Remote) remote.Authorizer

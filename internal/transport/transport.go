@@ -61,6 +61,9 @@ type Options struct {
 	Name    string
 	Command string
 	Args    []string
+	// LogArgs, if not nil, is what the debug log shows for Args: the
+	// config's form, with ${secret:NAME} where Args hold the values.
+	LogArgs []string
 	// Env is the complete environment of the child. If nil, mcpd's own
 	// environment is used. NOTIFY_SOCKET, LISTEN_FDS, LISTEN_PID and
 	// LISTEN_FDNAMES are always removed.
@@ -243,7 +246,11 @@ func Start(opts Options) (*Process, error) {
 		closeAll(parentEnds)
 		return nil, err
 	}
-	p.log.Debug("child started", zap.String("command", opts.Command), zap.Strings("args", opts.Args))
+	logArgs := opts.Args
+	if opts.LogArgs != nil {
+		logArgs = opts.LogArgs
+	}
+	p.log.Debug("child started", zap.String("command", opts.Command), zap.Strings("args", logArgs))
 	go p.drainStderr()
 	go p.wait()
 	return p, nil

@@ -1428,7 +1428,11 @@ type GetStatusResponse struct {
 	// log is off.
 	AuditPath string `protobuf:"bytes,20,opt,name=audit_path,json=auditPath,proto3" json:"audit_path,omitempty"`
 	// sharing is what sharing the servers among the apps saves.
-	Sharing       *SharingStatus `protobuf:"bytes,21,opt,name=sharing,proto3" json:"sharing,omitempty"`
+	Sharing *SharingStatus `protobuf:"bytes,21,opt,name=sharing,proto3" json:"sharing,omitempty"`
+	// secrets is where mcpd reads the servers' ${secret:NAME} values from:
+	// "Secret Service (PROGRAM)", or "file PATH (WHY)" when the session bus
+	// has no Secret Service. Never a value.
+	Secrets       string `protobuf:"bytes,22,opt,name=secrets,proto3" json:"secrets,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1552,6 +1556,13 @@ func (x *GetStatusResponse) GetSharing() *SharingStatus {
 		return x.Sharing
 	}
 	return nil
+}
+
+func (x *GetStatusResponse) GetSecrets() string {
+	if x != nil {
+		return x.Secrets
+	}
+	return ""
 }
 
 // SharingStatus compares the server processes mcpd runs for the connected
@@ -5852,7 +5863,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x14connected_at_unix_ms\x18\x04 \x01(\x03R\x11connectedAtUnixMs\x12\x1c\n" +
 	"\ttransport\x18\x05 \x01(\tR\ttransport\x12\x18\n" +
 	"\aprofile\x18\x06 \x01(\tR\aprofile\"\x12\n" +
-	"\x10GetStatusRequest\"\x89\x04\n" +
+	"\x10GetStatusRequest\"\xa3\x04\n" +
 	"\x11GetStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x10\n" +
 	"\x03pid\x18\x02 \x01(\x03R\x03pid\x12\x1b\n" +
@@ -5870,7 +5881,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\bprofiles\x18\v \x03(\v2\x14.mcpd.v1.ProfileInfoR\bprofiles\x12\x1d\n" +
 	"\n" +
 	"audit_path\x18\x14 \x01(\tR\tauditPath\x120\n" +
-	"\asharing\x18\x15 \x01(\v2\x16.mcpd.v1.SharingStatusR\asharing\"\xd8\x02\n" +
+	"\asharing\x18\x15 \x01(\v2\x16.mcpd.v1.SharingStatusR\asharing\x12\x18\n" +
+	"\asecrets\x18\x16 \x01(\tR\asecrets\"\xd8\x02\n" +
 	"\rSharingStatus\x12\x12\n" +
 	"\x04apps\x18\x01 \x01(\x05R\x04apps\x12\x14\n" +
 	"\x05hosts\x18\x02 \x01(\x05R\x05hosts\x12\x1c\n" +

@@ -260,7 +260,7 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ["apps", "audit_path", "config_error", "config_path", "http", "pid", "profiles", "servers", "sharing", "socket_path", "subscriptions", "uptime_ms", "version"]
+    __slots__ = ["apps", "audit_path", "config_error", "config_path", "http", "pid", "profiles", "secrets", "servers", "sharing", "socket_path", "subscriptions", "uptime_ms", "version"]
     APPS_FIELD_NUMBER: _ClassVar[int]
     AUDIT_PATH_FIELD_NUMBER: _ClassVar[int]
     CONFIG_ERROR_FIELD_NUMBER: _ClassVar[int]
@@ -268,6 +268,7 @@ class GetStatusResponse(_message.Message):
     HTTP_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
     PROFILES_FIELD_NUMBER: _ClassVar[int]
+    SECRETS_FIELD_NUMBER: _ClassVar[int]
     SERVERS_FIELD_NUMBER: _ClassVar[int]
     SHARING_FIELD_NUMBER: _ClassVar[int]
     SOCKET_PATH_FIELD_NUMBER: _ClassVar[int]
@@ -281,13 +282,14 @@ class GetStatusResponse(_message.Message):
     http: HttpStatus
     pid: int
     profiles: _containers.RepeatedCompositeFieldContainer[ProfileInfo]
+    secrets: str
     servers: _containers.RepeatedCompositeFieldContainer[ServerStatus]
     sharing: SharingStatus
     socket_path: str
     subscriptions: _containers.RepeatedCompositeFieldContainer[SubscriptionStatus]
     uptime_ms: int
     version: str
-    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ..., profiles: _Optional[_Iterable[_Union[ProfileInfo, _Mapping]]] = ..., audit_path: _Optional[str] = ..., sharing: _Optional[_Union[SharingStatus, _Mapping]] = ...) -> None: ...
+    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ..., profiles: _Optional[_Iterable[_Union[ProfileInfo, _Mapping]]] = ..., audit_path: _Optional[str] = ..., sharing: _Optional[_Union[SharingStatus, _Mapping]] = ..., secrets: _Optional[str] = ...) -> None: ...
 
 class GetToolChangesRequest(_message.Message):
     __slots__ = ["options", "server"]
