@@ -233,4 +233,3 @@ func TestShareRootInstancePerRootThroughDoors(t *testing.T) {
 		t.Run(door, func(t *testing.T) { testShareDoor(t, door, "root") })
 	}
 }
-
