@@ -89,9 +89,11 @@ func cleanRoot(root string) string {
 //     session itself, fixed when the session starts. Not the peer's
 //     process: one process may run several hosts (and one HTTP client
 //     pools their connections), and the session's end is the host's;
-//   - any other HTTP-face request (a modern request outside a session):
-//     the app of its connection, fixed on its first call as for a gRPC
-//     app.
+//   - any other HTTP-face request (a modern request, which has no
+//     session): the app of its TCP connection, fixed on its first call as
+//     for a gRPC app. Not yet one identity per modern host: a client may
+//     pool one connection for several hosts, and the endpoint's one
+//     modern bridge serves them all.
 //
 // Once fixed, only a call's metadata name changes it (for that call):
 // a call made before the host said who it is (the bridge lists and
