@@ -214,16 +214,17 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 	}
 	// A bridge that takes over a relayed session (mcpd stopped under it)
 	// does not wait: it goes on as a bridge that was up does.
+	host, in := peekHostName(hostInput(), hostNameWait) // hostname.go
+	ctx = asHost(ctx, host)
 	serveHere := func(in io.Reader, out io.Writer) error { return c.serveBridge(ctx, opts, root, in, out) }
 	starting := opts
 	starting.StartWait = a.wait
-	in := hostInput()
 	if relayOff() {
 		return c.serveBridge(ctx, starting, root, in, c.stdout)
 	}
 	conn, src, err := dialRelay(ctx, path, bridge.RelayHeader{
 		Names: names, All: all, Profile: a.profile, Prefix: a.prefix, Root: root,
-		TimeoutMs: a.timeout.Milliseconds(), MaxLine: maxLine, Client: clientName, Version: version.Version,
+		TimeoutMs: a.timeout.Milliseconds(), MaxLine: maxLine, Client: clientName, Version: version.Version, Host: host,
 	})
 	switch {
 	case errors.Is(err, errNoRelay):

@@ -32,6 +32,15 @@ type appConn struct {
 	profile string              // of the app's last call under a profile
 	used    map[string]struct{} // the servers it has used (sharing.go); nil: none
 	host    bool                // it registered as a host (Host)
+	// identity is the app's identity for shared servers once it is fixed
+	// (identityOf): by its door (LocalApp.Identify), else by its first
+	// call that needed one. "" until then.
+	identity string
+	// fixed: the door fixed identity (Identify); no call changes it.
+	fixed bool
+	// session: the app is one HTTP session, its identity names the
+	// session rather than the process (Identify).
+	session bool
 }
 
 // use records that the app used server: listed, called, read or

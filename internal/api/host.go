@@ -98,7 +98,7 @@ func (s *Server) registerHost(ctx context.Context, reg *mcpdv1.HostRegistration)
 		connID = c.id
 		c.setClient(name, version)
 		c.setHost()
-		sc.app = appIdentity(name, c)
+		sc.app = c.identityOf(first(metadata.ValueFromIncomingContext(ctx, MetadataClientName)), reg.GetClient().GetName())
 	}
 	return s.hosts.registerFor(connID, name, sc, servers, hostCaps{
 		roots: reg.GetRoots(), sampling: reg.GetSampling(), elicitation: reg.GetElicitation(),
@@ -187,7 +187,7 @@ var daemonTrailer = metadata.Pairs("mcpd-daemon", "1")
 // trackUnary records the app's unary call on a server as in flight, so
 // that its children's requests prefer this app as host.
 func (s *Server) trackUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
-	ctx = s.withScope(ctx) // instances.go
+	ctx = s.withScope(ctx, callClientName(req)) // instances.go
 	if n, ok := req.(serverNamer); ok {
 		if c := connFromContext(ctx); c != nil {
 			defer s.hosts.endCall(s.hosts.beginCall(n.GetServer(), c.id))

@@ -4,11 +4,13 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
 
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // MetadataRoot is the request metadata key by which an app names the
@@ -30,33 +32,23 @@ func WithRoot(ctx context.Context, dir string) context.Context {
 type sharer interface{ Shared() bool }
 
 // withScope returns ctx carrying the Scope of the app the call came from,
-// when a configured server runs instances (supervisor instances.go).
-//
-// An app's identity is its client name (from its calls, else its
-// metadata) and its process id: every connection of one process, a
-// reconnect included, reaches the same "client" instance, and two apps get
-// two. An app whose pid is unknown is identified by its connection. The
-// instance belongs to the app's connections and goes once all are closed.
-func (s *Server) withScope(ctx context.Context) context.Context {
+// when a configured server runs instances (supervisor instances.go); info
+// is the client name the call's request gives ("" for none).
+func (s *Server) withScope(ctx context.Context, info string) context.Context {
 	if sh, ok := s.sup.(sharer); !ok || !sh.Shared() {
 		return ctx
 	}
-	return supervisor.WithScope(ctx, s.scopeOf(ctx))
+	return supervisor.WithScope(ctx, s.scopeOf(ctx, info))
 }
 
 // scopeOf is the Scope of the app a call came from (withScope); a
 // subscription carries it whether or not a server is shared now, as a
-// reload may share one later.
-func (s *Server) scopeOf(ctx context.Context) supervisor.Scope {
+// reload may share one later. info is the client name the call's request
+// gives ("" for none).
+func (s *Server) scopeOf(ctx context.Context, info string) supervisor.Scope {
 	sc := supervisor.Scope{Root: first(metadata.ValueFromIncomingContext(ctx, MetadataRoot))}
 	if c := connFromContext(ctx); c != nil {
-		name, _ := clientIdentity(ctx, nil)
-		c.mu.Lock()
-		if name == "" {
-			name = c.name
-		}
-		c.mu.Unlock()
-		sc.App, sc.Owner, sc.Alive = appIdentity(name, c), c.id, c.open
+		sc.App, sc.Owner, sc.Alive = c.identityOf(first(metadata.ValueFromIncomingContext(ctx, MetadataClientName)), info), c.id, c.open
 	}
 	if sc.Root == "" {
 		// A host's declared roots pick its app's root (hostscope.go).
@@ -75,15 +67,93 @@ func cleanRoot(root string) string {
 	return root
 }
 
-// appIdentity is the key of an app's "client" instance.
-func appIdentity(name string, c *appConn) string {
+// An app's identity, the key of its instance of a "client" server, is one
+// for every request it makes, whichever door it comes in by. It is a
+// name, the host's own (its clientInfo name, without the " (mcpdctl
+// bridge)" the gRPC bridge adds), and what tells two runs of that host
+// apart:
+//
+//   - a gRPC app: its process id (so every connection of one process, a
+//     reconnect included, reaches one instance), else its connection; the
+//     name is the one its call's metadata gives (MetadataClientName, as
+//     mcpdctl bridge with MCPD_BRIDGE_RELAY=0 sends its host's name on
+//     every call), else the one fixed on its first call that needed an
+//     identity (its request's client name, else the connection's);
+//   - mcpdctl bridge through mcpd's bridge socket: the host's name, which
+//     mcpdctl reads from the host's first message and sends in its
+//     header, and the mcpdctl process's pid (the socket's SO_PEERCRED),
+//     fixed when the session opens (LocalApp.Identify); the same identity
+//     as the same host through the gRPC bridge. A header without the
+//     host's name leaves it to the first call, as for a gRPC app;
+//   - an HTTP-face session: the host's name from its initialize and the
+//     session itself, fixed when the session starts. Not the peer's
+//     process: one process may run several hosts (and one HTTP client
+//     pools their connections), and the session's end is the host's;
+//   - any other HTTP-face request (a modern request, which has no
+//     session): the app of its TCP connection, fixed on its first call as
+//     for a gRPC app. Not yet one identity per modern host: a client may
+//     pool one connection for several hosts, and the endpoint's one
+//     modern bridge serves them all.
+//
+// Once fixed, only a call's metadata name changes it (for that call):
+// a call made before the host said who it is (the bridge lists and
+// subscribes while it starts) and one made after reach the same instance.
+
+// identityOf is the app identity of a call of c whose metadata names the
+// app meta and whose request names it info ("" for none).
+func (c *appConn) identityOf(meta, info string) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.fixed:
+		return c.identity
+	case meta != "":
+		key := c.identityKeyLocked(meta)
+		if c.identity == "" {
+			c.identity = key
+		}
+		return key
+	case c.identity == "":
+		if info == "" {
+			info = c.name
+		}
+		c.identity = c.identityKeyLocked(info)
+	}
+	return c.identity
+}
+
+// identify fixes c's identity: the host name and, when session, the app
+// as an HTTP session rather than a process.
+func (c *appConn) identify(name string, session bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.session = session
+	c.identity, c.fixed = c.identityKeyLocked(name), true
+}
+
+// identityKeyLocked is the identity of the app c under the client name
+// name; c.mu is held.
+func (c *appConn) identityKeyLocked(name string) string {
+	name = strings.TrimSuffix(name, bridgeClientSuffix)
 	if name == "" {
 		name = "app"
 	}
-	if c.pid > 0 {
+	switch {
+	case c.session:
+		return name + " (HTTP session " + strconv.FormatUint(c.id, 10) + ")"
+	case c.pid > 0:
 		return name + " (pid " + strconv.Itoa(c.pid) + ")"
 	}
 	return name + " (connection " + strconv.FormatUint(c.id, 10) + ")"
+}
+
+// callClientName is the client name a request message gives in its
+// options, "" for none.
+func callClientName(req any) string {
+	if r, ok := req.(interface{ GetOptions() *mcpdv1.CallOptions }); ok {
+		return r.GetOptions().GetClient().GetName()
+	}
+	return ""
 }
 
 // scopedStream is a server stream whose context carries the app's Scope.
@@ -97,7 +167,7 @@ func (s *scopedStream) Context() context.Context { return s.ctx }
 // scopeStream returns ss with the app's Scope in its context, if needed.
 func (s *Server) scopeStream(ss grpc.ServerStream) grpc.ServerStream {
 	ctx := ss.Context()
-	if sctx := s.withScope(ctx); sctx != ctx {
+	if sctx := s.withScope(ctx, ""); sctx != ctx {
 		return &scopedStream{ServerStream: ss, ctx: sctx}
 	}
 	return ss

@@ -55,6 +55,14 @@ func (s *Server) NewLocalApp(transport, name string, uid, pid int) *LocalApp {
 	return a
 }
 
+// Identify fixes the app's identity for shared servers (instances.go)
+// before its first call: host is its host's own name (its clientInfo
+// name; "" when unknown), and session says that the app is one HTTP
+// session, told apart from others of the same host by the session rather
+// than by its process. Every call of the app then reaches the same
+// instance of a "client" server, whatever its request says.
+func (a *LocalApp) Identify(host string, session bool) { a.conn.identify(host, session) }
+
 // Close ends the app: GetStatus no longer lists it.
 func (a *LocalApp) Close() { a.closed.Store(true) }
 

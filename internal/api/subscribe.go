@@ -78,7 +78,7 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 		c.setClient(app.Name, app.Version)
 	}
 	// The instances of shared servers it reaches: its calls' (instances.go).
-	sc := s.scopeOf(ctx)
+	sc := s.scopeOf(ctx, req.GetClient().GetName())
 	if sc.Root == "" && sc.HostRoot != nil && s.watchesRootServer(w) {
 		sc.Root = sc.HostRoot(ctx) // hostscope.go
 	}

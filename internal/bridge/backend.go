@@ -47,9 +47,12 @@ type DirectSender interface {
 // (mcpd's in-process backend): each session is made a caller of its own
 // (WithCaller) from the context of the request that starts it, so that its
 // calls, its Host stream and its children's requests belong to one app,
-// whichever connections its requests come on. end removes that caller.
+// whichever connections its requests come on; host is the name the
+// session's host gives in its initialize clientInfo ("" for none), which
+// with the session is its identity for servers shared per client. end
+// removes that caller.
 type SessionCallers interface {
-	NewCaller(ctx context.Context) (caller any, end func())
+	NewCaller(ctx context.Context, host string) (caller any, end func())
 }
 
 // RecvStream is the receiving side of a server-streaming RPC.

@@ -88,7 +88,7 @@ func (h *HTTPHandler) startSession(w http.ResponseWriter, r *http.Request, ep en
 	s.stop = stop
 	s.endCaller = func() {}
 	if sc, ok := h.be.(SessionCallers); ok {
-		s.caller, s.endCaller = sc.NewCaller(r.Context())
+		s.caller, s.endCaller = sc.NewCaller(r.Context(), initializeClientName(hr))
 		life = WithCaller(life, s.caller)
 	}
 	b, err := startBridge(life, h.be, h.bridgeOptions(ep), s)
@@ -107,6 +107,18 @@ func (h *HTTPHandler) startSession(w http.ResponseWriter, r *http.Request, ep en
 	}
 	w.Header().Set(hdrSessionID, s.id)
 	s.serveRequest(w, r, hr)
+}
+
+// initializeClientName is the clientInfo name of the initialize hr, ""
+// for none.
+func initializeClientName(hr *hostReq) string {
+	var ci struct {
+		Name string `json:"name"`
+	}
+	if raw, ok := hr.params["clientInfo"]; ok && json.Unmarshal(raw, &ci) == nil {
+		return ci.Name
+	}
+	return ""
 }
 
 // addSession registers s, evicting the longest idle session when there are

@@ -1,8 +1,11 @@
 package bridge
 
 import (
+	"encoding/json"
 	"path/filepath"
 	"strings"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
 // mcpd serves "mcpdctl bridge" on a socket of its own, next to the API
@@ -25,6 +28,37 @@ type RelayHeader struct {
 	MaxLine   int      `json:"maxLine,omitempty"`   // --max-line-size; 0: DefaultMaxLine
 	Client    string   `json:"client,omitempty"`    // the relaying program's name…
 	Version   string   `json:"version,omitempty"`   // …and version
+	// Host is the host's own name, from the clientInfo of its first
+	// message (HostName); "" when unknown. With the relaying process's
+	// pid it is the app's identity for servers shared per client.
+	Host string `json:"host,omitempty"`
+}
+
+// HostName is the clientInfo name a host's message line gives: an
+// initialize's params.clientInfo, or a modern request's _meta clientInfo;
+// "" for none.
+func HostName(line []byte) string {
+	var m struct {
+		Params struct {
+			ClientInfo struct {
+				Name string `json:"name"`
+			} `json:"clientInfo"`
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &m) != nil {
+		return ""
+	}
+	if n := m.Params.ClientInfo.Name; n != "" {
+		return n
+	}
+	var ci struct {
+		Name string `json:"name"`
+	}
+	if raw, ok := m.Params.Meta[jsonrpc.MetaClientInfo]; ok && json.Unmarshal(raw, &ci) == nil {
+		return ci.Name
+	}
+	return ""
 }
 
 // RelayAnswer is mcpd's answer to the header: OK, or the error the bridge

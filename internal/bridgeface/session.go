@@ -51,6 +51,11 @@ func openSession(c net.Conn, srv *api.Server, uid, pid int) (*session, error) {
 	}
 	s.h = h
 	s.app = srv.NewLocalApp(api.TransportRelay, defaultAppName, uid, pid)
+	if h.Host != "" {
+		// The host's name and mcpdctl's pid: the identity the same host
+		// has through the gRPC bridge (api instances.go).
+		s.app.Identify(h.Host, false)
+	}
 	return s, nil
 }
 

@@ -93,13 +93,15 @@ func (b *Backend) app(ctx context.Context) *api.LocalApp {
 // the connection whose request (ctx's) started it: its calls, its Host
 // stream and its children's requests then belong to it, not to whichever
 // connection each request came on, and status lists it by the name its
-// host gives.
-func (b *Backend) NewCaller(ctx context.Context) (any, func()) {
+// host gives. Its identity for servers shared per client is the host's
+// name and the session (api.LocalApp.Identify).
+func (b *Backend) NewCaller(ctx context.Context, host string) (any, func()) {
 	uid, pid := -1, 0
 	if p, _ := ctx.Value(peerKey{}).(*connPeer); p != nil {
 		uid, pid = p.uid, p.pid
 	}
 	a := b.srv.NewLocalApp(api.TransportHTTP, DefaultAppName, uid, pid)
+	a.Identify(host, true)
 	return a, a.Close
 }
 
