@@ -394,6 +394,11 @@ func (c *cli) runningHTTP(ctx context.Context) (string, bool) {
 	if err != nil {
 		return "", false
 	}
+	if !c.localDaemon(st.GetPid()) {
+		// mcpd is at the far end of a forward (ssh, a mounted socket):
+		// its loopback URL is another machine's, the bridge reaches it.
+		return "", true
+	}
 	for _, u := range st.GetHttp().GetUrls() {
 		if base, ok := strings.CutSuffix(u, "/mcp"); ok && strings.HasPrefix(u, "http://") && !strings.Contains(strings.TrimPrefix(base, "http://"), "/") {
 			return base, true
