@@ -462,3 +462,55 @@ func TestSSHForwardToNothing(t *testing.T) {
 		t.Errorf("status through a forward to nothing: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// mcpdctl connect through a forward writes bridge entries that name the
+// forwarded socket, not mcpd's loopback URL (the other machine's), and
+// says that the servers belong in the other mcpd's config; on mcpd's own
+// socket it writes the URL.
+func TestSSHConnectWritesBridgeEntries(t *testing.T) {
+	s := startSSHD(t)
+	bridgeBins(t)
+	dir := newDir(t)
+	cfg := filepath.Join(dir, "config.json")
+	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"g":{"command":"`+gosdkBin+`"}}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := strconv.Itoa(freePort(t))
+	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), cfg, "--http-listen", "127.0.0.1:"+port)
+	d.waitServing()
+	c := d.client()
+	poll(t, "the HTTP face serving", func() (bool, error) {
+		return len(d.status(c).GetHttp().GetUrls()) > 0, nil
+	})
+	local := privateDir(t)
+	sock := filepath.Join(local, "mcpd.sock")
+	s.forward(t, sock, "-L", sock+":"+d.socket)
+
+	connect := func(socket string) (string, ctlResult) {
+		home := newDir(t)
+		claude := filepath.Join(home, ".claude.json")
+		entry := `{"mcpServers":{"g":{"type":"stdio","command":"` + gosdkBin + `","args":[]}}}`
+		if err := os.WriteFile(claude, []byte(entry), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := mustCtl(t, []string{"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+			"XDG_STATE_HOME=" + filepath.Join(home, ".state"), "MCPD_SOCKET=" + socket,
+			"MCPD_CONFIG=" + filepath.Join(home, ".config", "mcpd", "config.json")}, "connect", "claude-code")
+		data, err := os.ReadFile(claude)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data), r
+	}
+	direct, _ := connect(d.socket)
+	if !strings.Contains(direct, "http://127.0.0.1:"+port+"/servers/g/mcp") {
+		t.Errorf("connect on mcpd's own socket wrote:\n%s\nwant its URL", direct)
+	}
+	forwarded, r := connect(sock)
+	if strings.Contains(forwarded, "http://") || !strings.Contains(forwarded, `"--socket"`) || !strings.Contains(forwarded, sock) {
+		t.Errorf("connect through the forward wrote:\n%s\nwant mcpdctl --socket %s bridge", forwarded, sock)
+	}
+	if !strings.Contains(r.stderr, "runs at the other end of a forward") {
+		t.Errorf("connect through the forward said:\n%s%s\nwant that mcpd reads its own config there", r.stdout, r.stderr)
+	}
+}
