@@ -165,8 +165,9 @@ func (c *cli) notRunning() error {
 		if err := c.otherUsersSocket(fi); err != nil {
 			return err
 		}
-		// A socket file nobody answers on: mcpd died without removing it.
-		where = "nothing answers on " + c.socket
+		// A socket file nobody answers on: mcpd died without removing
+		// it, or an ssh forward is gone (forward.go).
+		return c.deadSocket()
 	}
 	mcpd := mcpdCommand()
 	if c.socketFlag != "" {

@@ -390,6 +390,12 @@ func (c *cli) reloadAfterConnect(ctx context.Context, path string) {
 		fmt.Fprintln(c.stdout, "mcpd is not running; the hosts reach it once it runs")
 		return
 	}
+	if !c.localDaemon(stat.GetPid()) {
+		// Even a config of the same path is the other machine's file.
+		c.warnf("the mcpd at %s runs at the other end of a forward and reads its own %s there, not this machine's %s: add the servers there (mcpdctl config import, on that machine), then run: mcpdctl reload",
+			c.socket, stat.GetConfigPath(), path)
+		return
+	}
 	if stat.GetConfigPath() != path {
 		c.warnf("the running mcpd reads %s, not %s; restart it with --config %s", stat.GetConfigPath(), path, path)
 		return
@@ -439,6 +445,11 @@ func (c *cli) runningHTTP(ctx context.Context) (string, bool) {
 	st, err := client.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
 	if err != nil {
 		return "", false
+	}
+	if !c.localDaemon(st.GetPid()) {
+		// mcpd is at the far end of a forward (ssh, a mounted socket):
+		// its loopback URL is another machine's, the bridge reaches it.
+		return "", true
 	}
 	for _, u := range st.GetHttp().GetUrls() {
 		if base, ok := strings.CutSuffix(u, "/mcp"); ok && strings.HasPrefix(u, "http://") && !strings.Contains(strings.TrimPrefix(base, "http://"), "/") {

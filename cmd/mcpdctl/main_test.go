@@ -280,7 +280,7 @@ func TestStaleSocket(t *testing.T) {
 	ln.SetUnlinkOnClose(false)
 	ln.Close()
 	r := mcpdctl(t, "--socket", sock, "status")
-	want := "mcpdctl: mcpd is not running (nothing answers on " + sock + "); start it with: mcpd --socket " + sock + "\n"
+	want := "mcpdctl: nothing answers at " + sock + ": if it is an ssh forward, is the ssh session still up? If not, mcpd is not running; start it with: mcpd --socket " + sock + "\n"
 	if r.code != exitFailure || r.stderr != want {
 		t.Errorf("exit %d, stderr %q; want 1, %q", r.code, r.stderr, want)
 	}
