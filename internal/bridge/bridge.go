@@ -428,15 +428,19 @@ func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) (func(), *jso
 		defer func() {
 			b.mu.Lock()
 			delete(b.inflight, key)
-			if isLegacyInit(req) && rerr != nil {
-				b.initTaken = false // failed: the host may try again
-			}
 			b.mu.Unlock()
 			cancel(nil)
 			req.ack()
 		}()
 		var result json.RawMessage
 		result, rerr = b.handle(rctx, req)
+		if isLegacyInit(req) && rerr != nil {
+			// Failed: the host may try again, as soon as it reads the
+			// error, so before the error is written.
+			b.mu.Lock()
+			b.initTaken = false
+			b.mu.Unlock()
+		}
 		if rctx.Err() != nil && !req.answerOnCancel {
 			return // cancelled by the host, or the bridge is exiting
 		}
