@@ -132,6 +132,16 @@ func (b *bridge) extension(ctx context.Context, r *hostReq) (res json.RawMessage
 	return res, err, true
 }
 
+// extCacheHints adds the caching hints a legacy child's skills/list or
+// skills/get result lacks for a modern host: both "extend
+// CacheableResult, so ttlMs and cacheScope are REQUIRED" (withCacheHints).
+func extCacheHints(r *hostReq, res json.RawMessage) json.RawMessage {
+	if !r.modern || res == nil || r.method != "skills/list" && r.method != "skills/get" {
+		return res
+	}
+	return withCacheHints(res)
+}
+
 // ---- one server's whole listing ----
 
 // pages sends method to server page by page, following nextCursor, and

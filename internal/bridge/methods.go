@@ -89,10 +89,11 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		return b.setLevel(ctx, r)
 	}
 	if !b.aggr {
-		return b.forward(ctx, r, b.serverNames()[0], r.method, r.params)
+		res, err := b.forward(ctx, r, b.serverNames()[0], r.method, r.params)
+		return extCacheHints(r, res), err
 	}
 	if res, err, ok := b.extension(ctx, r); ok {
-		return res, err
+		return extCacheHints(r, res), err
 	}
 	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", r.method)
 }
