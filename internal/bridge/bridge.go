@@ -66,6 +66,8 @@ type bridge struct {
 	toolParams  map[string]map[string]string    // tool → Mcp-Param header → argument
 	toolsListed bool                            // toolParams holds a tools/list's
 	uris        map[string]string               // resource URI → server that listed it
+	skillURIs   map[string]string               // skill, skill root and skill file URI → server that listed it (extensions.go)
+	taskIDs     map[string]string               // task id → server that returned it (extensions.go)
 	subs        subState                        // subs.go
 	upst        upState                         // up.go
 	host        hostState                       // host.go
@@ -119,6 +121,8 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		hostWaits:  map[string]chan *jsonrpc.Message{},
 		routes:     map[string]route{},
 		uris:       map[string]string{},
+		skillURIs:  map[string]string{},
+		taskIDs:    map[string]string{},
 		missing:    map[string]string{},
 		pending:    map[string]*pendingList{},
 		lastListed: map[string][]*mcpdv1.ServerList{},

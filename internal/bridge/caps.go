@@ -23,9 +23,9 @@ func (b *bridge) capabilities() map[string]any {
 //   - objects are merged member by member, a flag is true if any server
 //     sets it, and a member the servers disagree on otherwise keeps the
 //     first server's value;
-//   - tasks is declared only when exactly one server declares it: task
-//     requests (tasks/get, …) name no server, so the bridge routes them to
-//     that one (taskServerLocked);
+//   - extensions (skills, tasks) and tasks are merged like the rest: the
+//     bridge routes their requests to the server that listed the skill or
+//     returned the task (extensions.go);
 //   - list changes are declared for every kind of item offered, and
 //     logging: the bridge itself tells of servers going and coming.
 //
@@ -39,15 +39,8 @@ func (b *bridge) capsMapLocked() map[string]any {
 		}
 		return defaultCapabilities()
 	}
-	tasks := 0
 	for _, caps := range served {
-		if _, ok := caps["tasks"]; ok {
-			tasks++
-		}
 		mergeInto(out, caps)
-	}
-	if tasks != 1 {
-		delete(out, "tasks")
 	}
 	if undescribed {
 		mergeInto(out, defaultCapabilities())
@@ -125,25 +118,4 @@ func (b *bridge) servedCapsLocked() (caps []map[string]any, undescribed bool) {
 		caps = append(caps, c)
 	}
 	return caps, undescribed
-}
-
-// taskServerLocked is the one served server that declares tasks, which
-// task requests go to when serving several; "" when none or several do.
-// b.mu must be held.
-func (b *bridge) taskServerLocked() string {
-	var found string
-	for _, n := range b.serverNames() {
-		s := b.info[n]
-		var c map[string]json.RawMessage
-		if s == nil || json.Unmarshal([]byte(s.GetCapabilitiesJson()), &c) != nil {
-			continue
-		}
-		if _, ok := c["tasks"]; ok {
-			if found != "" {
-				return ""
-			}
-			found = n
-		}
-	}
-	return found
 }

@@ -102,6 +102,10 @@ func checkModernHeaders(h http.Header, r *hostReq, b *bridge) *jsonrpc.Error {
 		key = "name"
 	case "resources/read":
 		key = "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		// The tasks extension: "the client MUST set the Mcp-Name header
+		// to the value of params.taskId".
+		key = "taskId"
 	default:
 		return nil
 	}

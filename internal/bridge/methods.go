@@ -88,16 +88,14 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *json
 	case "logging/setLevel":
 		return b.setLevel(ctx, r)
 	}
-	server := b.serverNames()[0]
-	if b.aggr {
-		b.mu.Lock()
-		server = b.taskServerLocked()
-		b.mu.Unlock()
-		if server == "" || !strings.HasPrefix(r.method, "tasks/") {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", r.method)
-		}
+	if !b.aggr {
+		res, err := b.forward(ctx, r, b.serverNames()[0], r.method, r.params)
+		return extCacheHints(r, res), err
 	}
-	return b.forward(ctx, r, server, r.method, r.params)
+	if res, err, ok := b.extension(ctx, r); ok {
+		return extCacheHints(r, res), err
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "method %q not found", r.method)
 }
 
 // ---- lifecycle ----
@@ -275,7 +273,11 @@ func (b *bridge) resolve(ctx context.Context, kind, exposed string) (route, bool
 
 func (b *bridge) routedCall(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrpc.Error) {
 	if oc := b.takeParked(r); oc != nil {
-		return b.resume(ctx, r, oc)
+		res, err := b.resume(ctx, r, oc)
+		if err == nil && r.method == "tools/call" {
+			b.noteTask(oc.server, res)
+		}
+		return res, err
 	}
 	name, ok := jsonrpc.PlainText(r.params["name"])
 	if !ok {
@@ -298,11 +300,18 @@ func (b *bridge) routedCall(ctx context.Context, r *hostReq) (json.RawMessage, *
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown %s %q", strings.TrimSuffix(kind, "s"), name)
 	}
 	if rt.name == name {
-		return b.forward(ctx, r, rt.server, r.method, r.params) // as the host sent them
+		res, err := b.forward(ctx, r, rt.server, r.method, r.params) // as the host sent them
+		if err == nil && kind == "tools" {
+			b.noteTask(rt.server, res)
+		}
+		return res, err
 	}
 	params := cloneParams(r.params)
 	params["name"], _ = json.Marshal(rt.name)
 	res, err := b.forward(ctx, r, rt.server, r.method, params)
+	if err == nil && kind == "tools" {
+		b.noteTask(rt.server, res)
+	}
 	if err != nil && err.Code == jsonrpc.CodeInvalidParams {
 		// The server's own words about the name (`unknown tool "x"`) name
 		// it as the host does.
@@ -348,10 +357,17 @@ func (b *bridge) read(ctx context.Context, r *hostReq) (json.RawMessage, *jsonrp
 	}
 	first, known := b.uriOwner(uri)
 	if !known && b.aggr {
+		first, known = b.skillOwner(uri)
+	}
+	if !known && b.aggr {
 		// Not listed yet: list, so that the read goes to the server that
-		// lists the URI rather than to the first that answers it.
+		// lists the URI rather than to the first that answers it; a skill's
+		// file is listed by skills/list, not always by resources/list.
 		if err := b.listAll(ctx, "resources/list"); err == nil {
 			first, known = b.uriOwner(uri)
+		}
+		if !known {
+			first, known = b.learnSkills(ctx, r, uri)
 		}
 	}
 	servers := b.serverNames() // a URI no server lists (a template's): each in turn

@@ -6,9 +6,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 )
 
 // Names of the servers in mcpd's config. goLegacyServer is the Go
@@ -18,7 +21,19 @@ const (
 	tsServer       = "ts-fixture"
 	goServer       = "go-everything"
 	goLegacyServer = "go-everything-legacy"
+	// skillsModern and skillsLegacy serve skills (SEP-2640): fakemcp with
+	// its skills flag, a modern and a legacy stdio server. They have no
+	// HTTP of their own, so their runs are mcpd's only; the aggregate's
+	// run (/mcp, every server above as one) is judged against them.
+	skillsModern = "skills-modern"
+	skillsLegacy = "skills-legacy"
+	// aggregate names the endpoint /mcp in a suiteRun's server.
+	aggregate = ""
 )
+
+// skillScenarios are the suite's server scenarios of the skills extension,
+// with dns-rebinding-protection, which every run must pass.
+var skillScenarios = []string{"sep-2640-skills-enumeration", "sep-2640-skills-directory", "sep-2640-skills-manifest", "dns-rebinding-protection"}
 
 // goEverythingPkg is the Go SDK's conformance server: stdio by default,
 // Streamable HTTP with -http (stateless unless -stateless=false).
@@ -33,6 +48,9 @@ type suiteRun struct {
 	// endpoints; "" when it has none in the run's era (the run is mcpd's only).
 	self string
 	args []string // extra suite arguments
+	// scenarios, when set, are the only scenarios run (one suite run
+	// each), instead of the whole suite.
+	scenarios []string
 }
 
 var suiteRuns = []suiteRun{
@@ -45,6 +63,19 @@ var suiteRuns = []suiteRun{
 	// fixture has no modern HTTP of its own.
 	{name: "modern-ts", pkg: "conformance", server: tsServer,
 		args: []string{"--requirements", "2026-07-28"}},
+	// 0.2.0's 2025 session scenario, which 0.1.16 does not have and
+	// --requirements 2026-07-28 does not run: a legacy host's session
+	// on a legacy child and on a modern one.
+	{name: "session-ts", pkg: "conformance", server: tsServer, self: "ts",
+		scenarios: []string{"server-session-lifecycle", "dns-rebinding-protection"}},
+	{name: "session-go", pkg: "conformance", server: goServer, self: "go-stateful",
+		scenarios: []string{"server-session-lifecycle", "dns-rebinding-protection"}},
+	// The skills extension on one server (modern and legacy child) and on
+	// the aggregate /mcp, where both skills servers and every other are
+	// one.
+	{name: "skills-modern", pkg: "conformance", server: skillsModern, scenarios: skillScenarios},
+	{name: "skills-legacy", pkg: "conformance", server: skillsLegacy, scenarios: skillScenarios},
+	{name: "skills-aggregate", pkg: "conformance", server: aggregate, scenarios: skillScenarios},
 }
 
 // binaries are the programs the test runs.
@@ -98,7 +129,7 @@ func TestConformance(t *testing.T) {
 			for _, r := range suiteRuns {
 				t.Run(r.name, func(t *testing.T) {
 					if urls[r.name] == "" {
-						t.Skipf("%s has no %s endpoint of its own in this era", r.server, target)
+						t.Skipf("%s: %s has no %s endpoint of its own in this era", r.name, r.server, target)
 					}
 					runSuite(t, target, r, suites[r.pkg], urls[r.name], exps)
 				})
@@ -111,7 +142,7 @@ func TestConformance(t *testing.T) {
 func runSuite(t *testing.T, target string, r suiteRun, s suite, url string, exps []expectation) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	results, out, err := s.run(ctx, url, t.TempDir(), r.args...)
+	results, out, err := r.runOn(ctx, s, url, t.TempDir())
 	if err != nil {
 		t.Fatalf("%s against %s: %v\noutput:\n%s", r.name, url, err, out)
 	}
@@ -120,7 +151,7 @@ func runSuite(t *testing.T, target string, r suiteRun, s suite, url string, exps
 		// the load of the whole test run a first frame can miss that
 		// window. The run is repeated once, and judged on the second.
 		t.Logf("%s: unexpected failures in the first run, running it once more: %s", r.name, strings.Join(first.unexpected, "; "))
-		if results, out, err = s.run(ctx, url, t.TempDir(), r.args...); err != nil {
+		if results, out, err = r.runOn(ctx, s, url, t.TempDir()); err != nil {
 			t.Fatalf("%s against %s (second run): %v\noutput:\n%s", r.name, url, err, out)
 		}
 	}
@@ -143,6 +174,30 @@ func runSuite(t *testing.T, target string, r suiteRun, s suite, url string, exps
 	if t.Failed() {
 		t.Logf("suite output:\n%s", out)
 	}
+}
+
+// runOn runs r's scenarios, or the whole suite, against url.
+func (r suiteRun) runOn(ctx context.Context, s suite, url, outDir string) (map[string][]check, string, error) {
+	if len(r.scenarios) == 0 {
+		return s.run(ctx, url, outDir, r.args...)
+	}
+	all := map[string][]check{}
+	var outs []string
+	for i, sc := range r.scenarios {
+		dir := filepath.Join(outDir, strconv.Itoa(i))
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			return nil, "", err
+		}
+		results, out, err := s.run(ctx, url, dir, append([]string{"--scenario", sc}, r.args...)...)
+		outs = append(outs, out)
+		if err != nil {
+			return nil, strings.Join(outs, "\n"), err
+		}
+		for k, v := range results {
+			all[k] = append(all[k], v...)
+		}
+	}
+	return all, strings.Join(outs, "\n"), nil
 }
 
 // startSelf starts each fixture on its own HTTP server and returns each run's
@@ -180,10 +235,17 @@ func startMcpd(t *testing.T, b binaries) map[string]string {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
+	fake, fakeArgs := fakemcp.Command()
+	skills := func(name, mode string) map[string]any {
+		return map[string]any{"command": fake, "args": fakeArgs, "autostart": true,
+			"env": map[string]string{fakemcp.EnvMode: mode, fakemcp.EnvName: name}}
+	}
 	config := map[string]any{"mcpServers": map[string]any{
 		tsServer:       map[string]any{"command": b.node, "args": []string{b.fixture}, "autostart": true},
 		goServer:       map[string]any{"command": b.goEverything, "autostart": true},
 		goLegacyServer: map[string]any{"command": b.goEverything, "autostart": true, "protocol": "legacy"},
+		skillsModern:   skills(skillsModern, "modern,skills"),
+		skillsLegacy:   skills(skillsLegacy, "legacy,skills"),
 	}}
 	data, err := json.MarshalIndent(config, "", "  ")
 	if err != nil {
@@ -199,6 +261,9 @@ func startMcpd(t *testing.T, b binaries) map[string]string {
 	urls := map[string]string{}
 	for _, r := range suiteRuns {
 		urls[r.name] = "http://" + addr + "/servers/" + r.server + "/mcp"
+		if r.server == aggregate {
+			urls[r.name] = "http://" + addr + "/mcp"
+		}
 	}
 	waitHTTP(t, p, urls[suiteRuns[0].name])
 	return urls

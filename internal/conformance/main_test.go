@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 )
 
 // defaultTarget is what the suite runs against unless -conformance.target
@@ -23,6 +25,9 @@ var clientTargetFlag = flag.String("conformance.client-target", "mcpd",
 	"what runs the conformance client scenarios: mcpd (through a real mcpd), self (the Go SDK's conformance client: the baseline), or both")
 
 func TestMain(m *testing.M) {
+	if fakemcp.Main() { // exits the process when MCPD_FAKE is set: the skills fixtures
+		return
+	}
 	if os.Getenv(envDriver) != "" {
 		os.Exit(clientDriver(os.Args[1:]))
 	}

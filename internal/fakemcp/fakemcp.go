@@ -40,6 +40,9 @@
 //	             other lists, as a careless server might)
 //	readall      lists no resources and answers a read of any URI with the
 //	             text "read anything: URI", as a careless server might
+//	skills       serves skills (SEP-2640) named after EnvName (skills.go)
+//	tasks        declares tasks in both eras; tool start_task answers with
+//	             a task (tasks.go)
 //
 // Every message received is counted (tool "stats") and, unless quiet, logged
 // to stderr as "recv <method> <id>" for a request, "recv <method>" for a
@@ -196,6 +199,7 @@ type server struct {
 	barriers      map[int]*barrier                 // outoforder groups by size
 	added         []string                         // tools added by addtool (addtool.go)
 	held          []chan struct{}                  // held progress calls, closed by release
+	tasks         map[string]*fakeTask             // by id (tasks.go)
 	// stall is set by a stallstdin call, read by the reader after the
 	// line: stop reading stdin for stallFor (zero: for good).
 	stall    bool
@@ -511,6 +515,12 @@ func (s *server) dispatch(r *req) (map[string]any, *jsonrpc.Error) {
 	if result, rerr, ok := s.templates(r, cacheable); ok {
 		return result, rerr
 	}
+	if result, rerr, ok := s.skillsRequest(r, cacheable); ok {
+		return result, rerr
+	}
+	if result, rerr, ok := s.tasksRequest(r); ok {
+		return result, rerr
+	}
 	switch r.method {
 	case "ping":
 		return map[string]any{}, nil
@@ -536,6 +546,10 @@ func (s *server) dispatch(r *req) (map[string]any, *jsonrpc.Error) {
 			})
 		}
 		list = append(list, s.addedTools()...)
+		if s.flags["tasks"] {
+			list = append(list, map[string]any{"name": "start_task", "description": "starts a task (tasks.go)",
+				"inputSchema": map[string]any{"type": "object"}, "execution": map[string]any{"taskSupport": "optional"}})
+		}
 		return cacheable(map[string]any{"tools": list}), nil
 	case "tools/call":
 		return s.callTool(r)

@@ -25,11 +25,17 @@ func (s *server) caps() map[string]any {
 	if s.flags["toolsonly"] {
 		return map[string]any{"tools": capabilities["tools"]}
 	}
-	if !s.flags["templates"] {
-		return capabilities
+	out := capabilities
+	if s.flags["templates"] {
+		out = maps.Clone(capabilities)
+		out["completions"] = map[string]any{}
 	}
-	out := maps.Clone(capabilities)
-	out["completions"] = map[string]any{}
+	if s.flags["skills"] {
+		out = skillCaps(out)
+	}
+	if s.flags["tasks"] {
+		out = taskCaps(out)
+	}
 	return out
 }
 

@@ -1,0 +1,123 @@
+package fakemcp
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+)
+
+// The tasks flag declares tasks in both eras (2025-11-25's tasks
+// capability with list and cancel, and extensions["io.modelcontextprotocol/tasks"])
+// and lists the tool start_task, which always answers with a task: the
+// legacy CreateTaskResult {"task": {...}} to a legacy client, {"resultType":
+// "task", "taskId": ...} to a modern one. The task, id "<server name>-task-N",
+// is completed at once with the text "task N of <server name>". tasks/get,
+// tasks/result, tasks/list (legacy), tasks/cancel and tasks/update (modern)
+// are answered; an unknown task id is -32602.
+
+// fakeTask is one task of the fake.
+type fakeTask struct {
+	id, text, status, created string
+}
+
+func (t *fakeTask) task() map[string]any {
+	return map[string]any{"taskId": t.id, "status": t.status, "createdAt": t.created, "lastUpdatedAt": t.created, "ttl": 60000}
+}
+
+// taskCaps adds the tasks capability and extension to caps.
+func taskCaps(caps map[string]any) map[string]any {
+	out := maps.Clone(caps)
+	out["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{}, "requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
+	exts, _ := out["extensions"].(map[string]any)
+	exts = maps.Clone(exts)
+	if exts == nil {
+		exts = map[string]any{}
+	}
+	exts["io.modelcontextprotocol/tasks"] = map[string]any{}
+	out["extensions"] = exts
+	return out
+}
+
+// tasksRequest serves what the tasks flag adds; handled is false for any
+// other request, and without the flag.
+func (s *server) tasksRequest(r *req) (result map[string]any, rerr *jsonrpc.Error, handled bool) {
+	if !s.flags["tasks"] {
+		return nil, nil, false
+	}
+	if r.method == "tools/call" {
+		var name string
+		_ = json.Unmarshal(r.params["name"], &name)
+		if name != "start_task" {
+			return nil, nil, false
+		}
+		server, _ := s.info["name"].(string)
+		s.mu.Lock()
+		if s.tasks == nil {
+			s.tasks = map[string]*fakeTask{}
+		}
+		n := len(s.tasks) + 1
+		t := &fakeTask{id: fmt.Sprintf("%s-task-%d", server, n), text: fmt.Sprintf("task %d of %s", n, server),
+			status: "completed", created: time.Now().UTC().Format(time.RFC3339)}
+		s.tasks[t.id] = t
+		s.mu.Unlock()
+		if r.modern {
+			res := t.task()
+			delete(res, "ttl")
+			res["ttlMs"] = 60000
+			res["status"] = "working"
+			res["resultType"] = "task"
+			return res, nil, true
+		}
+		w := t.task()
+		w["status"] = "working"
+		return map[string]any{"task": w}, nil, true
+	}
+	var id string
+	_ = json.Unmarshal(r.params["taskId"], &id)
+	s.mu.Lock()
+	t := s.tasks[id]
+	var tasks []any
+	for _, t := range s.tasks {
+		tasks = append(tasks, t.task())
+	}
+	s.mu.Unlock()
+	unknown := jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "Failed to retrieve task: Task not found: %q", id)
+	switch r.method {
+	case "tasks/list":
+		if r.modern {
+			return nil, nil, false
+		}
+		if tasks == nil {
+			tasks = []any{}
+		}
+		return map[string]any{"tasks": tasks}, nil, true
+	case "tasks/get":
+		if t == nil {
+			return nil, unknown, true
+		}
+		res := t.task()
+		if r.modern {
+			delete(res, "ttl")
+			res["ttlMs"] = 60000
+			res["result"] = map[string]any{"content": []any{textContent(t.text)}}
+		}
+		return res, nil, true
+	case "tasks/result":
+		if t == nil {
+			return nil, unknown, true
+		}
+		return map[string]any{"content": []any{textContent(t.text)}}, nil, true
+	case "tasks/cancel", "tasks/update":
+		if t == nil {
+			return nil, unknown, true
+		}
+		if r.method == "tasks/update" || r.modern {
+			return map[string]any{}, nil, true
+		}
+		return t.task(), nil, true
+	}
+	return nil, nil, false
+}
