@@ -138,11 +138,8 @@ func (c *cli) configCheck(ctx context.Context, file string, asJSON bool) error {
 	client, err := c.connect()
 	if err == nil {
 		resp, err = client.CheckConfig(ctx, req)
-		if err != nil {
-			if status.Code(err) != codes.Unavailable {
-				return c.rpcError(ctx, err, "")
-			}
-			err = c.rpcError(ctx, err, "")
+		if err != nil && status.Code(err) != codes.Unavailable {
+			return c.rpcError(ctx, err, "")
 		}
 	}
 	running := resp != nil
