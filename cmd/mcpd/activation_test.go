@@ -174,7 +174,7 @@ func TestHTTPFaceInherited(t *testing.T) {
 	inherited := "http://" + l.Addr().String() + "/mcp"
 	urls := func() []string { return httpState(t, srv).GetUrls() }
 
-	hf, err := startHTTPFace(resolveHTTPListen("", nil), f, srv, log)
+	hf, err := startHTTPFace(resolveHTTPListen("", nil), f, srv, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestHTTPFaceInherited(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer wide.Close()
-	if _, err := startHTTPFace(resolveHTTPListen("", nil), listenerFile(t, wide), srv, log); err == nil || !strings.Contains(err.Error(), "not a loopback address") {
+	if _, err := startHTTPFace(resolveHTTPListen("", nil), listenerFile(t, wide), srv, nil, log); err == nil || !strings.Contains(err.Error(), "not a loopback address") {
 		t.Fatalf("a socket on every interface: %v, want a refusal", err)
 	}
 }

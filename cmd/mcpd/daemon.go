@@ -188,7 +188,7 @@ func (d *daemon) build(daemonLog *transport.Ring) error {
 	d.deferClose(d.ms.close)
 	d.buildAPI(oauthMgr, daemonLog)
 	// MCP hosts over Streamable HTTP (http.go).
-	if d.hf, err = startHTTPFace(resolveHTTPListen(f.httpListen, d.cfg), d.httpFD, d.srv, log.Named("http")); err != nil {
+	if d.hf, err = startHTTPFace(resolveHTTPListen(f.httpListen, d.cfg), d.httpFD, d.srv, d.cfg, log.Named("http")); err != nil {
 		return err
 	}
 	d.deferClose(func() { d.hfClose.Do(d.hf.close) }) // the error paths before the actors own it

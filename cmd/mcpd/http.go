@@ -14,6 +14,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/dashboard"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
 )
 
@@ -34,6 +35,29 @@ type httpHandler interface {
 func newHTTPHandler(be bridge.Backend, log *zap.Logger) httpHandler {
 	return bridge.NewHTTPHandler(be, bridge.HTTPOptions{Warnf: log.Sugar().Warnf, Name: "mcpd"})
 }
+
+// faceHandler serves the dashboard's paths ("/" and /dashboard/, while
+// it is on) and everything else with the MCP handler, so that /mcp,
+// /servers/NAME/mcp and /profiles/NAME/mcp are unchanged.
+type faceHandler struct {
+	mcp  httpHandler
+	dash *dashboard.Dashboard
+}
+
+func (f *faceHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.dash.Owns(r.URL.Path) {
+		f.dash.ServeHTTP(w, r)
+		return
+	}
+	f.mcp.ServeHTTP(w, r)
+}
+
+func (f *faceHandler) Close() {
+	f.mcp.Close()
+	f.dash.Close()
+}
+
+func (f *faceHandler) Reconfigure(ctx context.Context) { f.mcp.Reconfigure(ctx) }
 
 // httpListen is the address setting of the HTTP face: --http-listen,
 // else the config's "httpListen", else the default.
@@ -62,6 +86,7 @@ type httpFace struct {
 	srv     *api.Server
 	be      *httpface.Backend
 	handler httpHandler
+	dash    *dashboard.Dashboard
 	// inherited is the HTTP socket systemd passed (socket activation),
 	// nil if none; the daemon closes it. inheritedAddr is its address as
 	// httpface.ParseAddr renders it.
@@ -78,15 +103,19 @@ type httpFace struct {
 	closed  bool
 }
 
-// startHTTPFace starts the face for setting, or on inherited, the HTTP
+// startHTTPFace starts the face for setting, with the dashboard on unless
+// cfg (nil: none) turns it off, or on inherited, the HTTP
 // socket systemd passed (nil: none), unless setting names another address
 // (withInherited). An explicit address that is invalid or cannot be bound
 // is an error, as is an inherited socket beyond loopback; the default one
 // that cannot be bound (another user's mcpd has it) leaves mcpd without
 // the face, with a warning and the reason in status.
-func startHTTPFace(setting httpListen, inherited *os.File, srv *api.Server, log *zap.Logger) (*httpFace, error) {
+func startHTTPFace(setting httpListen, inherited *os.File, srv *api.Server, cfg *config.Config, log *zap.Logger) (*httpFace, error) {
 	be := httpface.NewBackend(srv)
-	h := &httpFace{log: log, srv: srv, be: be, handler: newHTTPHandler(be, log)}
+	dash := dashboard.New(dashboard.Options{Server: srv, Backend: be, Logger: log.Named("dashboard")})
+	dash.SetConfig(cfg)
+	dash.SetEnabled(cfg.DashboardOn())
+	h := &httpFace{log: log, srv: srv, be: be, dash: dash, handler: &faceHandler{mcp: newHTTPHandler(be, log), dash: dash}}
 	if inherited != nil {
 		ln, addr, err := httpface.Inherited(inherited)
 		if err != nil {
@@ -157,6 +186,9 @@ func (h *httpFace) apply(setting httpListen) error {
 	h.mu.Unlock()
 	h.srv.SetHTTPState(api.HTTPState{Listen: setting.value, BaseURL: face.URL()})
 	h.log.Info("serving MCP hosts over HTTP", zap.String("url", face.URL()+"/mcp"), zap.String("addr", face.Addr().String()))
+	if h.dash.Enabled() {
+		h.log.Info("serving the dashboard", zap.String("url", face.URL()+"/"))
+	}
 	return nil
 }
 
@@ -196,6 +228,7 @@ func (h *httpFace) serve(ln net.Listener) *httpface.Face {
 // and the setting changed; a failure is logged and reported in status,
 // never fatal.
 func (h *httpFace) reload(flagValue string, cfg *config.Config) {
+	h.setDashboard(cfg)
 	setting := h.withInherited(resolveHTTPListen(flagValue, cfg))
 	h.mu.Lock()
 	same := setting == h.setting
@@ -205,6 +238,16 @@ func (h *httpFace) reload(flagValue string, cfg *config.Config) {
 	}
 	if err := h.apply(setting); err != nil {
 		h.log.Error("HTTP face not serving after reload", zap.String("source", setting.source), zap.Error(err))
+	}
+}
+
+// setDashboard applies the config's "dashboard" (on unless false) and
+// gives the dashboard the config, for what status does not say.
+func (h *httpFace) setDashboard(cfg *config.Config) {
+	h.dash.SetConfig(cfg)
+	if on := cfg.DashboardOn(); on != h.dash.Enabled() {
+		h.dash.SetEnabled(on)
+		h.log.Info("dashboard turned "+map[bool]string{true: "on", false: "off"}[on]+" by the config", zap.Bool("dashboard", on))
 	}
 }
 

@@ -30,7 +30,7 @@ func TestHTTPFaceReload(t *testing.T) {
 	log := zaptest.NewLogger(t)
 	srv := api.NewServer(supervisor.New(supervisor.Options{Logger: log}), api.Options{Logger: log})
 	cfg := &config.Config{HTTPListen: "127.0.0.1:0"}
-	hf, err := startHTTPFace(resolveHTTPListen("", cfg), nil, srv, log)
+	hf, err := startHTTPFace(resolveHTTPListen("", cfg), nil, srv, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,10 +59,10 @@ func TestHTTPFaceBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	if _, err := startHTTPFace(resolveHTTPListen(l.Addr().String(), nil), nil, srv, log); err == nil || !strings.Contains(err.Error(), "in use") {
+	if _, err := startHTTPFace(resolveHTTPListen(l.Addr().String(), nil), nil, srv, nil, log); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Fatalf("explicit busy: %v", err)
 	}
-	hf, err := startHTTPFace(httpListen{value: l.Addr().String(), source: "default"}, nil, srv, log)
+	hf, err := startHTTPFace(httpListen{value: l.Addr().String(), source: "default"}, nil, srv, nil, log)
 	if err != nil {
 		t.Fatalf("default busy: %v", err)
 	}
@@ -77,7 +77,7 @@ func TestHTTPFaceBusy(t *testing.T) {
 func TestHTTPFaceReloadsRaceClose(t *testing.T) {
 	log := zaptest.NewLogger(t)
 	srv := api.NewServer(supervisor.New(supervisor.Options{Logger: log}), api.Options{Logger: log})
-	hf, err := startHTTPFace(resolveHTTPListen("127.0.0.1:0", nil), nil, srv, log)
+	hf, err := startHTTPFace(resolveHTTPListen("127.0.0.1:0", nil), nil, srv, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -57,6 +57,7 @@ var commands = []*command{
 	stopCmd,
 	restartCmd,
 	loginCmd,
+	openCmd,
 	logoutCmd,
 	logsCmd,
 	watchCmd,

@@ -95,6 +95,35 @@ type appStatus struct {
 	Host bool
 }
 
+// App is one connected app as mcpd's own pages show it (Server.Apps).
+type App struct {
+	Name, Version string
+	// Pid is the app's process id; 0 when unknown.
+	Pid         int
+	ConnectedAt time.Time
+	// Transport is the door it came in by: TransportGRPC, TransportHTTP,
+	// TransportRelay or TransportDashboard.
+	Transport string
+	// Profile is the profile of its last call under one; "" for none.
+	Profile string
+	// Used are the servers it has used (listed, called, read, subscribed
+	// to), sorted.
+	Used []string
+	// Host reports whether it is an MCP host.
+	Host bool
+}
+
+// Apps returns the connected apps, oldest connection first, with the
+// servers each has used, which GetStatus does not report.
+func (s *Server) Apps() []App {
+	snap := s.apps.snapshot()
+	out := make([]App, len(snap))
+	for i, a := range snap {
+		out[i] = App(a)
+	}
+	return out
+}
+
 // appTracker keeps the set of open connections with the peer pid from the
 // handshake. It learns of a connection in the credentials handshake
 // (trackCredentials) and of its end when gRPC has closed it, without a

@@ -16,6 +16,10 @@ const (
 	// TransportRelay is an "mcpdctl bridge" on mcpd's bridge socket, whose
 	// bridge runs inside mcpd (internal/bridgeface).
 	TransportRelay = "relay"
+	// TransportDashboard is mcpd's own dashboard page (internal/dashboard):
+	// an operator's tool calls, not a host's; the sharing figure leaves it
+	// out.
+	TransportDashboard = "dashboard"
 )
 
 // LocalApp is an app served inside the daemon's process rather than over

@@ -56,8 +56,8 @@ func summarizeSharing(apps []appStatus, servers []supervisor.Status, mem map[int
 	}
 	usedRemote := map[string]bool{}
 	for _, a := range apps {
-		if len(a.Used) == 0 {
-			continue
+		if len(a.Used) == 0 || a.Transport == TransportDashboard {
+			continue // the dashboard would not run servers of its own without mcpd
 		}
 		sh.apps++
 		if a.Host {

@@ -130,7 +130,15 @@ type Config struct {
 	// search, add and outdated use; "" when the file does not set it. mcpd
 	// itself does not read it.
 	Registry string
+	// Dashboard is the top-level key "dashboard": false turns off the live
+	// page mcpd serves at / on its HTTP face (the face itself, /mcp and
+	// /servers/NAME/mcp, stays). Nil when the file does not set it: on.
+	Dashboard *bool
 }
+
+// DashboardOn reports whether the config leaves mcpd's dashboard on (the
+// default); a nil Config does.
+func (c *Config) DashboardOn() bool { return c == nil || c.Dashboard == nil || *c.Dashboard }
 
 // Server is one declared MCP server. Its fields are in the same order and of
 // the same types as supervisor.Spec, so a Server converts to a Spec with a
@@ -262,7 +270,7 @@ func Parse(path string, data []byte) (*Config, error) {
 		}
 		return nil, errors.Join(errs...)
 	}
-	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs, HTTPListen: p.httpListen, Profiles: p.profileSet, Audit: p.auditCfg, Registry: p.registry}, nil
+	return &Config{Path: path, Servers: servers, Data: bytes.Clone(data), Problems: p.errs, HTTPListen: p.httpListen, Profiles: p.profileSet, Audit: p.auditCfg, Registry: p.registry, Dashboard: p.dashboard}, nil
 }
 
 // The two keys a server map may sit under.
@@ -273,7 +281,7 @@ const (
 
 // topKeys are the keys allowed at the top level; the ones other than the
 // server maps are ignored.
-var topKeys = []string{keyMCPServers, keyServers, keyHTTPListen, keyProfiles, keyAudit, keyRegistry, "$schema", "inputs"}
+var topKeys = []string{keyMCPServers, keyServers, keyHTTPListen, keyProfiles, keyAudit, keyRegistry, keyDashboard, "$schema", "inputs"}
 
 // keyRegistry is the top-level key of the MCP Registry "mcpdctl search",
 // "add" and "outdated" read.
@@ -281,6 +289,9 @@ const keyRegistry = "registry"
 
 // keyHTTPListen is the top-level key of mcpd's HTTP face address.
 const keyHTTPListen = "httpListen"
+
+// keyDashboard is the top-level key that turns the dashboard off.
+const keyDashboard = "dashboard"
 
 // serverKeys are the keys allowed in a server object.
 var serverKeys = []string{
@@ -317,6 +328,8 @@ type parser struct {
 	auditCfg *Audit
 	// registry is the top-level "registry".
 	registry string
+	// dashboard is the top-level "dashboard"; nil when not set.
+	dashboard *bool
 }
 
 // fail records a problem; one outside any server is a problem of the file.
@@ -402,6 +415,13 @@ func (p *parser) parse(data []byte) []Server {
 				continue
 			}
 			p.registry = u
+		case keyDashboard:
+			var on bool
+			if err := json.Unmarshal(m.val, &on); err != nil {
+				p.fail("", keyDashboard, "want true or false (false turns off the page mcpd serves at / on its HTTP face)")
+				continue
+			}
+			p.dashboard = &on
 		case "$schema", "inputs":
 			// Ignored: "$schema" points editors at a schema, "inputs" are
 			// VS Code's prompts for ${input:...} values.

@@ -174,6 +174,12 @@ func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (b
 	return openServerStream(b, ctx, in, mcpdv1.Mcpd_Subscribe_FullMethodName, b.srv.Subscribe)
 }
 
+// FollowLogs opens a FollowLogs stream, as a call of ctx's app: mcpd's
+// dashboard tails a server's stderr with it.
+func (b *Backend) FollowLogs(ctx context.Context, in *mcpdv1.FollowLogsRequest) (bridge.RecvStream[mcpdv1.FollowLogsResponse], error) {
+	return openServerStream(b, ctx, in, mcpdv1.Mcpd_FollowLogs_FullMethodName, b.srv.FollowLogs)
+}
+
 // Host opens a Host stream. Its handler is called directly rather than
 // through api.LocalApp.Stream: the budget does not charge client streams
 // and a host registration names no server to track, so the only thing the

@@ -1,0 +1,302 @@
+package dashboard
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/mcpd-dev/mcpd/internal/audit"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// Bounds of what one panel shows.
+const (
+	defaultLogLines = 200
+	maxLogLines     = 2000
+	auditRecords    = 50
+	// auditTail is how much of the end of the audit file is read for a
+	// server's recent records.
+	auditTail = 1 << 20
+	// callTimeout bounds a tool call made from the page.
+	callTimeout = 2 * time.Minute
+)
+
+// serveTools answers the server's tools, with their schemas, as the
+// service lists them (starting the server if it is lazy).
+func (d *Dashboard) serveTools(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	resp, err := unary(d, r.Context(), &mcpdv1.ListToolsRequest{Server: name}, d.srv.ListTools)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := struct {
+		Tools       json.RawMessage `json:"tools"`
+		Error       string          `json:"error,omitempty"`
+		Unavailable string          `json:"unavailable,omitempty"`
+	}{Tools: json.RawMessage("[]")}
+	for _, l := range resp.GetServers() {
+		if l.GetServer() != name {
+			continue
+		}
+		if items := l.GetItemsJson(); items != "" && json.Valid([]byte(items)) {
+			out.Tools = json.RawMessage(items)
+		}
+		out.Error = l.GetError().GetMessage()
+		out.Unavailable = d.mask(name, l.GetUnavailable())
+	}
+	writeJSON(w, out)
+}
+
+// servePins answers the server's pin mode and its changed tool
+// definitions, each pinned and current, for the page's diff.
+func (d *Dashboard) servePins(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	resp, err := unary(d, r.Context(), &mcpdv1.GetToolChangesRequest{Server: name}, d.srv.GetToolChanges)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	type change struct {
+		Tool    string          `json:"tool"`
+		Kind    string          `json:"kind"`
+		Members []string        `json:"members,omitempty"`
+		Pinned  json.RawMessage `json:"pinned,omitempty"`
+		Current json.RawMessage `json:"current,omitempty"`
+	}
+	out := struct {
+		Mode    string   `json:"mode"`
+		Changes []change `json:"changes"`
+	}{Mode: resp.GetPinMode(), Changes: []change{}}
+	raw := func(s string) json.RawMessage {
+		if s == "" || !json.Valid([]byte(s)) {
+			return nil
+		}
+		return json.RawMessage(s)
+	}
+	for _, c := range resp.GetChanges() {
+		out.Changes = append(out.Changes, change{Tool: c.GetTool(), Kind: c.GetKind(), Members: c.GetMembers(),
+			Pinned: raw(c.GetPinnedJson()), Current: raw(c.GetCurrentJson())})
+	}
+	writeJSON(w, out)
+}
+
+// logLine is one stderr line as the page shows it.
+type logLine struct {
+	TimeUnixMs int64  `json:"timeUnixMs"`
+	Text       string `json:"text"`
+	Pid        int64  `json:"pid,omitempty"`
+}
+
+// serveLogs answers the server's last stderr lines (?n=, default 200).
+func (d *Dashboard) serveLogs(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	n := defaultLogLines
+	if v, err := strconv.Atoi(r.URL.Query().Get("n")); err == nil && v > 0 {
+		n = min(v, maxLogLines)
+	}
+	resp, err := unary(d, r.Context(), &mcpdv1.GetLogsRequest{Name: name, Lines: int32(n)}, d.srv.GetLogs)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	lines := []logLine{}
+	for _, l := range resp.GetLines() {
+		lines = append(lines, logLine{TimeUnixMs: l.GetTimeUnixMs(), Text: d.mask(name, l.GetText()), Pid: l.GetPid()})
+	}
+	writeJSON(w, map[string]any{"lines": lines})
+}
+
+// serveFollow streams the server's new stderr lines as server-sent
+// events ("line"), after none of the backlog (serveLogs gives that),
+// until the page goes away.
+func (d *Dashboard) serveFollow(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	ctx, err := d.callerContext(r.Context())
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	stream, err := d.be.FollowLogs(ctx, &mcpdv1.FollowLogsRequest{Name: name, Lines: 0})
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	sse, ok := startSSE(w)
+	if !ok {
+		return
+	}
+	for {
+		ev, err := stream.Recv()
+		if err != nil {
+			if err != io.EOF && ctx.Err() == nil {
+				d.log.Debug("dashboard log follow ended", zap.String("server", name), zap.Error(err))
+				sse.send("end", map[string]string{"error": d.mask(name, err.Error())})
+			}
+			return
+		}
+		if l := ev.GetLine(); l != nil {
+			if sse.send("line", logLine{TimeUnixMs: l.GetTimeUnixMs(), Text: d.mask(name, l.GetText()), Pid: l.GetPid()}) != nil {
+				return
+			}
+		}
+	}
+}
+
+// auditView is one audit record as the page shows it: never the
+// arguments themselves, only their digest.
+type auditView struct {
+	TimeUnixMs int64  `json:"timeUnixMs"`
+	App        string `json:"app"`
+	Front      string `json:"front"`
+	Method     string `json:"method"`
+	Name       string `json:"name,omitempty"`
+	ArgsDigest string `json:"argsDigest,omitempty"`
+	Outcome    string `json:"outcome"`
+	Error      string `json:"error,omitempty"`
+	DurationUs int64  `json:"durationUs"`
+	Cache      string `json:"cache,omitempty"`
+}
+
+// serveAudit answers the server's most recent audit records, newest
+// first, read from the end of the audit log; "on" is false when the log
+// is off.
+func (d *Dashboard) serveAudit(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	st, err := unary(d, r.Context(), &mcpdv1.GetStatusRequest{}, d.srv.GetStatus)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	path := st.GetAuditPath()
+	recs := []auditView{}
+	if path != "" {
+		recs = readAuditTail(path, name, auditRecords)
+		for i := range recs {
+			recs[i].Error = d.mask(name, recs[i].Error)
+		}
+	}
+	writeJSON(w, map[string]any{"on": path != "", "records": recs})
+}
+
+// readAuditTail returns the last n records of server in the audit file at
+// path, newest first, reading at most its last auditTail bytes.
+func readAuditTail(path, server string, n int) []auditView {
+	out := []auditView{}
+	f, err := os.Open(path)
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() > auditTail {
+		f.Seek(fi.Size()-auditTail, io.SeekStart)
+		skipLine(f)
+	}
+	audit.ReadFrom(f, func(rec *audit.Record, _ []byte) error {
+		if rec.Server != server {
+			return nil
+		}
+		out = append(out, auditView{TimeUnixMs: rec.Time.UnixMilli(), App: rec.App, Front: rec.Front, Method: rec.Method, Name: rec.Name,
+			ArgsDigest: rec.ArgsDigest, Outcome: rec.Outcome, Error: rec.Error, DurationUs: rec.DurationUs, Cache: rec.Cache})
+		if len(out) > n {
+			out = out[1:]
+		}
+		return nil
+	})
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
+	}
+	return out
+}
+
+// skipLine reads r past the next newline (a line cut by a seek).
+func skipLine(r io.Reader) {
+	var b [1]byte
+	for {
+		if n, err := r.Read(b[:]); n == 0 || err != nil || b[0] == '\n' {
+			return
+		}
+	}
+}
+
+// serveAction runs a state-changing request: start, stop, restart, call
+// (a tool) or approve (changed tool definitions). It needs the page's
+// token, of the request's own session.
+func (d *Dashboard) serveAction(w http.ResponseWriter, r *http.Request) {
+	name, action := r.PathValue("name"), r.PathValue("action")
+	if !d.tokenValid(r) {
+		d.log.Warn("dashboard request refused: missing or foreign token", zap.String("path", r.URL.Path), zap.String("remote_addr", r.RemoteAddr))
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		json.NewEncoder(w).Encode(map[string]string{"error": "Forbidden: the page's token is missing or not this session's; reload the page"})
+		return
+	}
+	ctx := r.Context()
+	switch action {
+	case "start", "stop", "restart":
+		var err error
+		switch action {
+		case "start":
+			_, err = unary(d, ctx, &mcpdv1.StartServerRequest{Name: name}, d.srv.StartServer)
+		case "stop":
+			_, err = unary(d, ctx, &mcpdv1.StopServerRequest{Name: name}, d.srv.StopServer)
+		default:
+			_, err = unary(d, ctx, &mcpdv1.RestartServerRequest{Name: name}, d.srv.RestartServer)
+		}
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		d.log.Info("dashboard: server "+action, zap.String("server", name))
+		writeJSON(w, map[string]bool{"ok": true})
+	case "call":
+		var in struct {
+			Tool      string          `json:"tool"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := readBody(r, &in); err != nil || in.Tool == "" {
+			http.Error(w, "want {\"tool\": NAME, \"arguments\": {...}}", http.StatusBadRequest)
+			return
+		}
+		args := "{}"
+		if len(in.Arguments) > 0 && string(in.Arguments) != "null" {
+			args = string(in.Arguments)
+		}
+		resp, err := unary(d, ctx, &mcpdv1.CallToolRequest{Server: name, Tool: in.Tool, ArgumentsJson: args,
+			Options: &mcpdv1.CallOptions{TimeoutMs: callTimeout.Milliseconds(), Client: &mcpdv1.ClientInfo{Name: AppName}}}, d.srv.CallToolUnary)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		out := map[string]any{"durationUs": resp.GetDurationUs()}
+		if res := resp.GetResultJson(); res != "" && json.Valid([]byte(res)) {
+			out["result"] = json.RawMessage(res)
+		}
+		if e := resp.GetError(); e != nil {
+			out["error"] = map[string]any{"code": e.GetCode(), "message": e.GetMessage()}
+		}
+		writeJSON(w, out)
+	case "approve":
+		var in struct {
+			Tools []string `json:"tools"`
+		}
+		if err := readBody(r, &in); err != nil {
+			http.Error(w, "want {\"tools\": [NAME...]} (none: every changed tool)", http.StatusBadRequest)
+			return
+		}
+		resp, err := unary(d, ctx, &mcpdv1.ApproveToolsRequest{Server: name, Tools: in.Tools}, d.srv.ApproveTools)
+		if err != nil {
+			writeError(w, err)
+			return
+		}
+		d.log.Info("dashboard: tools approved", zap.String("server", name), zap.Strings("tools", resp.GetApproved()))
+		writeJSON(w, map[string]any{"approved": resp.GetApproved()})
+	default:
+		http.NotFound(w, r)
+	}
+}
