@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
-	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
