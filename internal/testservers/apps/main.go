@@ -4,10 +4,10 @@
 // SDK documents (getUiCapability): a test peer for mcpd's doors.
 //
 // Tool "chart" comes in two variants under one name: the UI variant
-// (description "Chart (UI)", _meta.ui.resourceUri ui://apps/chart.html)
+// (description "Chart (UI)", _meta.ui.resourceUri ui://apps-GATE/chart.html)
 // for a client that declared the extension, the text-only variant
 // (description "Chart (text)", no _meta) for any other. The UI resource
-// ui://apps/chart.html reads as text/html;profile=mcp-app with _meta.ui
+// ui://apps-GATE/chart.html (GATE: init or request) reads as text/html;profile=mcp-app with _meta.ui
 // (csp, permissions).
 //
 // With -gate init (a 2025-11-25 server) the variant is chosen once, at
@@ -30,13 +30,13 @@ import (
 // Names the tests expect.
 const (
 	ExtensionUI = "io.modelcontextprotocol/ui"
-	ResourceURI = "ui://apps/chart.html"
 	MimeTypeApp = "text/html;profile=mcp-app"
 )
 
 func main() {
 	gate := flag.String("gate", "request", "init (legacy: decided at initialize) or request (modern: decided per request)")
 	flag.Parse()
+	resourceURI = "ui://apps-" + *gate + "/chart.html"
 	if err := run(*gate); err != nil {
 		fmt.Fprintf(os.Stderr, "apps: %v\n", err)
 		os.Exit(1)
@@ -62,10 +62,14 @@ func declaresUI(caps *mcp.ClientCapabilities) bool {
 	return false
 }
 
+// resourceURI is the UI resource, named by the gate so that the two
+// kinds of server can be served side by side.
+var resourceURI string
+
 func uiTool() *mcp.Tool {
 	return &mcp.Tool{Name: "chart", Description: "Chart (UI)",
 		InputSchema: map[string]any{"type": "object"},
-		Meta:        mcp.Meta{"ui": map[string]any{"resourceUri": ResourceURI}}}
+		Meta:        mcp.Meta{"ui": map[string]any{"resourceUri": resourceURI}}}
 }
 
 func textTool() *mcp.Tool {
@@ -86,10 +90,10 @@ var uiMeta = mcp.Meta{"ui": map[string]any{
 }}
 
 func addResource(s *mcp.Server) {
-	s.AddResource(&mcp.Resource{URI: ResourceURI, Name: "chart-view", MIMEType: MimeTypeApp, Meta: uiMeta},
+	s.AddResource(&mcp.Resource{URI: resourceURI, Name: "chart-view", MIMEType: MimeTypeApp, Meta: uiMeta},
 		func(context.Context, *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 			return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{
-				URI: ResourceURI, MIMEType: MimeTypeApp, Text: "<!doctype html><title>chart</title>", Meta: uiMeta,
+				URI: resourceURI, MIMEType: MimeTypeApp, Text: "<!doctype html><title>chart</title>", Meta: uiMeta,
 			}}}, nil
 		})
 }
