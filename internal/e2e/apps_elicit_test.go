@@ -88,3 +88,48 @@ func TestURLElicitationReachesHost(t *testing.T) {
 		}
 	})
 }
+
+// A modern host over HTTP: server-everything's url elicitation during the
+// host's call comes back as an input_required result of that call when
+// the call declared elicitation.url, and the host's answer completes it;
+// a call that declared only form gets no such request and fails naming
+// elicitation.url.
+func TestURLElicitationModernHost(t *testing.T) {
+	_, base := startHTTPDaemon(t, map[string]map[string]any{"everything": everythingServer(t)})
+	url := base + "/servers/everything/mcp"
+	const params = `"name":"trigger-url-elicitation","arguments":{"url":"https://example.com/authorize","elicitationId":"el-2"}`
+	res := modernPost(t, url, "tools/call", params, "trigger-url-elicitation", `{"elicitation":{"form":{}}}`)
+	if strings.Contains(res, "input_required") || !strings.Contains(res, "elicitation.url") {
+		t.Errorf("call declaring form only = %s, want a failure naming elicitation.url", res)
+	}
+	caps := `{"elicitation":{"form":{},"url":{}}}`
+	res = modernPost(t, url, "tools/call", params, "trigger-url-elicitation", caps)
+	var ir struct {
+		ResultType    string `json:"resultType"`
+		InputRequests map[string]struct {
+			Method string `json:"method"`
+			Params struct {
+				Mode, URL string
+			} `json:"params"`
+		} `json:"inputRequests"`
+		RequestState json.RawMessage `json:"requestState"`
+	}
+	if err := json.Unmarshal([]byte(res), &ir); err != nil || ir.ResultType != "input_required" || len(ir.InputRequests) != 1 {
+		t.Fatalf("call = %s, want input_required with one input request", res)
+	}
+	var key string
+	for k, in := range ir.InputRequests {
+		key = k
+		if in.Method != "elicitation/create" || in.Params.Mode != "url" || in.Params.URL != "https://example.com/authorize" {
+			t.Errorf("input request %+v", in)
+		}
+	}
+	retry := params + `,"inputResponses":{"` + key + `":{"action":"accept"}}`
+	if ir.RequestState != nil {
+		retry += `,"requestState":` + string(ir.RequestState)
+	}
+	res = modernPost(t, url, "tools/call", retry, "trigger-url-elicitation", caps)
+	if !strings.Contains(res, "User completed the URL elicitation flow") {
+		t.Errorf("retried call = %s, want the accepted flow", res)
+	}
+}
