@@ -5,6 +5,20 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"sync"
+)
+
+// digests remembers the digests of the declarations seen lately: a host
+// sends the same one on every request, and the digest is on the path of
+// every cached answer. Bounded: emptied when full.
+var digests struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+const (
+	maxDigests        = 1024
+	maxRememberedCaps = 4096 // bytes of a declaration worth remembering
 )
 
 // CapsDigest is the digest of a ClientCapabilities object: a hash of
@@ -19,6 +33,27 @@ func CapsDigest(caps json.RawMessage) string {
 	if len(p) == 0 || bytes.Equal(p, []byte("null")) || bytes.Equal(p, []byte("{}")) {
 		return "none"
 	}
+	if len(p) <= maxRememberedCaps {
+		digests.mu.Lock()
+		d, ok := digests.m[string(p)]
+		digests.mu.Unlock()
+		if ok {
+			return d
+		}
+		d = capsDigest(p)
+		digests.mu.Lock()
+		if digests.m == nil || len(digests.m) >= maxDigests {
+			digests.m = make(map[string]string, 64)
+		}
+		digests.m[string(p)] = d
+		digests.mu.Unlock()
+		return d
+	}
+	return capsDigest(p)
+}
+
+// capsDigest is CapsDigest of a declaration that is not empty.
+func capsDigest(p []byte) string {
 	var v any
 	canon := p
 	dec := json.NewDecoder(bytes.NewReader(p))
