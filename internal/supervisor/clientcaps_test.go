@@ -31,3 +31,19 @@ func TestDeclaredCapabilities(t *testing.T) {
 		}
 	}
 }
+
+// The declaration is made once per session: a change of clientCapabilities
+// restarts the server.
+func TestClientCapabilitiesChangeRestarts(t *testing.T) {
+	a := Spec{Name: "s", Command: "/bin/true"}
+	b := a
+	b.ClientCapabilities = &config.ClientCaps{Remove: []string{"sampling"}}
+	if got := CompareSpecs(a, b); got != SpecIdentity {
+		t.Errorf("CompareSpecs = %v, want SpecIdentity", got)
+	}
+	c := b
+	c.ClientCapabilities = &config.ClientCaps{Remove: []string{"sampling"}}
+	if got := CompareSpecs(b, c); got != SpecUnchanged {
+		t.Errorf("an equal declaration: CompareSpecs = %v, want SpecUnchanged", got)
+	}
+}
