@@ -102,6 +102,7 @@ func (s *Server) registerHost(ctx context.Context, reg *mcpdv1.HostRegistration)
 	}
 	return s.hosts.registerFor(connID, name, sc, servers, hostCaps{
 		roots: reg.GetRoots(), sampling: reg.GetSampling(), elicitation: reg.GetElicitation(),
+		elicitationURL: reg.GetElicitationUrl(),
 	}), servers, nil
 }
 

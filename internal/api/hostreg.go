@@ -20,21 +20,58 @@ const (
 	hostGoneErrorMessage = "the app answering this request went away"
 )
 
+// methodElicitURL is the request kind of an elicitation/create in url
+// mode, which only a host that declared elicitation.url answers.
+const methodElicitURL = "elicitation/create (url mode)"
+
 // hostCaps are the request kinds a host answers.
 type hostCaps struct {
-	roots, sampling, elicitation bool
+	roots, sampling, elicitation, elicitationURL bool
 }
 
-func (c hostCaps) answers(method string) bool {
-	switch method {
+func (c hostCaps) answers(kind string) bool {
+	switch kind {
 	case methodRootsList:
 		return c.roots
 	case methodCreateMessage:
 		return c.sampling
 	case methodElicit:
 		return c.elicitation
+	case methodElicitURL:
+		return c.elicitation && c.elicitationURL
 	}
 	return false
+}
+
+// requestKind is the kind of a child's request a host must answer: its
+// method, or methodElicitURL for an elicitation in url mode.
+func requestKind(method string, params json.RawMessage) string {
+	if method != methodElicit {
+		return method
+	}
+	var p struct {
+		Mode string `json:"mode"`
+	}
+	if json.Unmarshal(params, &p) == nil && p.Mode == "url" {
+		return methodElicitURL
+	}
+	return method
+}
+
+// capabilityOf names the client capability that answers a request kind,
+// for errors.
+func capabilityOf(kind string) string {
+	switch kind {
+	case methodRootsList:
+		return "roots"
+	case methodCreateMessage:
+		return "sampling"
+	case methodElicit:
+		return "elicitation"
+	case methodElicitURL:
+		return "elicitation.url"
+	}
+	return kind
 }
 
 // hostCall is one child request on its way to a host.
@@ -234,15 +271,16 @@ func (r *hostRegistry) pickFor(server, method string, ri *supervisor.RequestInst
 // OnRequest hook.
 func (r *hostRegistry) serve(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
 	var h *host
+	kind := requestKind(method, params)
 	if ri, ok := supervisor.RequestInstanceFrom(ctx); ok {
-		if h = r.pickFor(server, method, &ri); h == nil {
+		if h = r.pickFor(server, kind, &ri); h == nil {
 			return nil, &session.RPCError{Code: jsonrpc.CodeMethodNotFound,
-				Message: fmt.Sprintf("no app connected to mcpd for instance %q of server %q answers %s", ri.Key, server, method)}
+				Message: fmt.Sprintf("no app connected to mcpd for instance %q of server %q answers %s (none declared the %s capability)", ri.Key, server, kind, capabilityOf(kind))}
 		}
-	} else if h = r.pick(server, method); h == nil {
+	} else if h = r.pick(server, kind); h == nil {
 		// "If no host can answer, mcpd answers -32601."
 		return nil, &session.RPCError{Code: jsonrpc.CodeMethodNotFound,
-			Message: fmt.Sprintf("no app connected to mcpd answers %s for server %q", method, server)}
+			Message: fmt.Sprintf("no app connected to mcpd answers %s for server %q (none declared the %s capability)", kind, server, capabilityOf(kind))}
 	}
 	return r.send(ctx, h, server, method, params)
 }

@@ -13,7 +13,8 @@ import (
 )
 
 // hostFlags are the kinds of child requests the MCP host answers.
-type hostFlags struct{ roots, sampling, elicitation bool }
+// elicitURL: it also answers an elicitation in url mode (elicitation.url).
+type hostFlags struct{ roots, sampling, elicitation, elicitURL bool }
 
 func (f hostFlags) any() bool { return f.roots || f.sampling || f.elicitation }
 
@@ -23,6 +24,7 @@ func flagsOf(caps json.RawMessage) hostFlags {
 		roots:       hostDeclares(caps, "roots/list"),
 		sampling:    hostDeclares(caps, "sampling/createMessage"),
 		elicitation: hostDeclares(caps, "elicitation/create"),
+		elicitURL:   declaresURLElicitation(caps),
 	}
 }
 
@@ -48,7 +50,7 @@ func (b *bridge) declare(caps json.RawMessage) {
 	}
 	b.mu.Lock()
 	old := b.host.flags
-	merged := hostFlags{old.roots || f.roots, old.sampling || f.sampling, old.elicitation || f.elicitation}
+	merged := hostFlags{old.roots || f.roots, old.sampling || f.sampling, old.elicitation || f.elicitation, old.elicitURL || f.elicitURL}
 	grew := merged != old
 	start := !b.host.started
 	if grew {
@@ -160,11 +162,12 @@ func (b *bridge) hostRun(reg *hostReg, flags hostFlags) {
 	info := b.hostInfo
 	b.mu.Unlock()
 	err = stream.Send(&mcpdv1.HostRequest{Msg: &mcpdv1.HostRequest_Register{Register: &mcpdv1.HostRegistration{
-		Servers:     b.serverNames(),
-		Roots:       flags.roots,
-		Sampling:    flags.sampling,
-		Elicitation: flags.elicitation,
-		Client:      b.clientInfoProto(info),
+		Servers:        b.serverNames(),
+		Roots:          flags.roots,
+		Sampling:       flags.sampling,
+		Elicitation:    flags.elicitation,
+		ElicitationUrl: flags.elicitURL,
+		Client:         b.clientInfoProto(info),
 	}}})
 	if err != nil {
 		return
@@ -235,8 +238,9 @@ func (b *bridge) answerChild(ctx context.Context, server, method string, params 
 	legacy, caps := b.initialized, b.hostCaps
 	b.mu.Unlock()
 	if legacy {
-		if !hostDeclares(caps, method) {
-			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "the MCP client behind this bridge does not answer %s", method)
+		if !hostAnswers(caps, method, params) {
+			return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "the MCP client behind this bridge does not answer %s: it did not declare the %s capability",
+				requestKind(method, params), capabilityName(method, params))
 		}
 		if scope := b.latestAt(server); scope != nil {
 			// "SHOULD relate to the originating client request": on HTTP,

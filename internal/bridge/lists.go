@@ -147,6 +147,9 @@ type listing struct {
 	// params: tool name → Mcp-Param header name → argument (httpheaders.go)
 	params map[string]map[string]string
 	uris   map[string]string // resource URI or template → server
+	// uiURIs: the ui:// resource of a tool (_meta.ui.resourceUri) → the
+	// tool's server, where a read of it goes
+	uiURIs map[string]string
 	// shadowed says of each URI a later server lists again that it is
 	// left out (the host cannot tell two of one URI apart).
 	shadowed []string
@@ -183,7 +186,7 @@ func (l *listing) noteURI(server, uri string) bool {
 // stays prefixed, so that a server being slow renames no other's items.
 func nameItems(method string, got []serverItems, aggr bool, mode profile.Prefix, ghosts []serverItems, lenient bool) (*listing, *jsonrpc.Error) {
 	l := &listing{method: method, aggr: aggr, lenient: lenient, seen: map[string]string{},
-		routes: map[string]route{}, params: map[string]map[string]string{}, uris: map[string]string{}}
+		routes: map[string]route{}, params: map[string]map[string]string{}, uris: map[string]string{}, uiURIs: map[string]string{}}
 	if aggr && mode == profile.PrefixOnCollision && (method == "tools/list" || method == "prompts/list") {
 		l.shared = sharedNames(append(slices.Clip(got), ghosts...))
 	}
@@ -371,6 +374,9 @@ func (l *listing) addItem(server string, it json.RawMessage) *jsonrpc.Error {
 			if hs := paramHeaders(lastMember(ms, "inputSchema")); hs != nil {
 				l.params[exposed] = hs
 			}
+			if uri := uiResourceURI(lastMember(ms, "_meta")); uri != "" {
+				l.uiURIs[uri] = server
+			}
 		}
 	case "resources/list", "resources/templates/list":
 		key := "uri"
@@ -484,6 +490,9 @@ func (l *listing) addDecoded(server, itemsJSON string) *jsonrpc.Error {
 				if hs := paramHeaders(it["inputSchema"]); hs != nil {
 					l.params[exposed] = hs
 				}
+				if uri := uiResourceURI(it["_meta"]); uri != "" {
+					l.uiURIs[uri] = server
+				}
 			}
 		case "resources/list", "resources/templates/list":
 			key := "uri"
@@ -525,13 +534,45 @@ func checkCursor(r *hostReq) *jsonrpc.Error {
 	return jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "invalid cursor %q: this server issued no cursor (it lists everything in one page); list again without one", cursor)
 }
 
+// listOne lists method of server for the host: with its clientInfo and
+// the clientCapabilities the list is made for (listCaps), which a modern
+// server may shape the list by (MCP Apps lists UI tools only to a client
+// that declared the extension).
 func (b *bridge) listOne(ctx context.Context, method, server string) ([]*mcpdv1.ServerList, error) {
 	opts := b.opts.CallOptions()
 	b.mu.Lock()
 	info := b.hostInfo
 	b.mu.Unlock()
 	opts.Client = b.clientInfo(info)
+	if caps := b.listCaps(ctx); len(caps) > 0 && caps[0] == '{' {
+		opts.ClientCapabilitiesJson = string(caps)
+	}
 	return b.listFrom(ctx, method, server, opts)
+}
+
+// listCapsKey marks a context with the clientCapabilities its lists are
+// made for.
+type listCapsKey struct{}
+
+// withListCaps marks ctx's lists as made for a host that declared caps
+// (a modern request's own declaration).
+func withListCaps(ctx context.Context, caps json.RawMessage) context.Context {
+	if caps == nil {
+		caps = json.RawMessage{} // declared nothing, which is not "unknown"
+	}
+	return context.WithValue(ctx, listCapsKey{}, caps)
+}
+
+// listCaps is the declaration ctx's lists are made for: a modern
+// request's (withListCaps), else what the legacy host declared at
+// initialize (nil before it did: none).
+func (b *bridge) listCaps(ctx context.Context) json.RawMessage {
+	if c, ok := ctx.Value(listCapsKey{}).(json.RawMessage); ok {
+		return c
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.hostCaps
 }
 
 // prefixed is server__name, shortened to fit the 128-character limit with a
@@ -588,4 +629,27 @@ func (b *bridge) listFrom(ctx context.Context, method, server string, opts *mcpd
 		return r.GetServers(), err
 	}
 	return nil, fmt.Errorf("no list rpc for %q", method)
+}
+
+// uiResourceURI is the MCP Apps UI resource a tool's _meta names:
+// _meta.ui.resourceUri, or the older flat _meta["ui/resourceUri"]; "" when
+// none. The tool passes unchanged (its name alone is prefixed), and a read
+// of the resource through this door goes to the tool's server.
+func uiResourceURI(meta json.RawMessage) string {
+	if len(meta) == 0 || !bytes.Contains(meta, []byte("resourceUri")) {
+		return "" // the common case: no JSON work
+	}
+	var m struct {
+		UI struct {
+			ResourceURI string `json:"resourceUri"`
+		} `json:"ui"`
+		Flat string `json:"ui/resourceUri"`
+	}
+	if json.Unmarshal(meta, &m) != nil {
+		return ""
+	}
+	if m.UI.ResourceURI != "" {
+		return m.UI.ResourceURI
+	}
+	return m.Flat
 }

@@ -48,6 +48,9 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		// A modern host declares per request what it answers; the bridge
 		// registers with mcpd as host for what it ever declared.
 		b.declare(r.caps)
+		// Every list made for this request (the host's list, a lookup of
+		// a name or URI) goes to the servers with its declaration.
+		ctx = withListCaps(ctx, r.caps)
 	}
 	switch r.method {
 	case "initialize":

@@ -314,14 +314,15 @@ func (b *bridge) askOpen(ctx context.Context, server, method string, params json
 	var oc *openCall
 	b.mu.Lock()
 	for c := range b.open.calls {
-		if c.server == server && hostDeclares(c.caps, method) && (oc == nil || c.seq > oc.seq) {
+		if c.server == server && hostAnswers(c.caps, method, params) && (oc == nil || c.seq > oc.seq) {
 			oc = c
 		}
 	}
 	b.mu.Unlock()
 	if oc == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound,
-			"the MCP client behind this bridge can answer %s only during a call to server %q that declared it", method, server)
+			"the MCP client behind this bridge can answer %s only during a call to server %q that declared the %s capability",
+			requestKind(method, params), server, capabilityName(method, params))
 	}
 	a := &childAsk{ctx: ctx, method: method, params: params, answer: make(chan askAnswer, 1)}
 	select {

@@ -253,8 +253,9 @@ func (b *bridge) fulfil(ctx context.Context, r *hostReq, res json.RawMessage, pa
 	b.mu.Unlock()
 	responses := map[string]json.RawMessage{}
 	for key, in := range ir.InputRequests {
-		if !hostDeclares(caps, in.Method) {
-			return nil, false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the server needs %s, which this client did not declare", in.Method)
+		if !hostAnswers(caps, in.Method, in.Params) {
+			return nil, false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "the server needs %s, and this client did not declare the %s capability",
+				requestKind(in.Method, in.Params), capabilityName(in.Method, in.Params))
 		}
 		ans, rerr := b.hostRequest(ctx, in.Method, in.Params)
 		if rerr != nil {
@@ -271,6 +272,62 @@ func (b *bridge) fulfil(ctx context.Context, r *hostReq, res json.RawMessage, pa
 		params["requestState"] = json.RawMessage(strconv.Quote(*ir.RequestState))
 	}
 	return nil, true, nil
+}
+
+// hostAnswers reports whether the host's capabilities answer a request
+// of method with params: hostDeclares, and for an elicitation in url mode
+// the url mode declared ("elicitation: {form?: {}, url?: {}}"; an empty
+// elicitation object means form only).
+func hostAnswers(caps json.RawMessage, method string, params json.RawMessage) bool {
+	if !hostDeclares(caps, method) {
+		return false
+	}
+	if method == "elicitation/create" && isURLElicitation(params) {
+		return declaresURLElicitation(caps)
+	}
+	return true
+}
+
+// isURLElicitation reports whether elicitation/create params ask for the
+// url mode.
+func isURLElicitation(params json.RawMessage) bool {
+	var p struct {
+		Mode string `json:"mode"`
+	}
+	return json.Unmarshal(params, &p) == nil && p.Mode == "url"
+}
+
+// declaresURLElicitation reports whether caps declare elicitation.url.
+func declaresURLElicitation(caps json.RawMessage) bool {
+	var c struct {
+		Elicitation map[string]json.RawMessage `json:"elicitation"`
+	}
+	if isEmptyObject(caps) || json.Unmarshal(caps, &c) != nil {
+		return false
+	}
+	v, ok := c.Elicitation["url"]
+	return ok && string(v) != "null"
+}
+
+// requestKind names a request a server sends its client, for errors: its
+// method, with the mode of an elicitation in url mode.
+func requestKind(method string, params json.RawMessage) string {
+	if method == "elicitation/create" && isURLElicitation(params) {
+		return "elicitation/create (url mode)"
+	}
+	return method
+}
+
+// capabilityName is the client capability that answers a request, for
+// errors ("elicitation.url" for an elicitation in url mode).
+func capabilityName(method string, params json.RawMessage) string {
+	if method == "elicitation/create" && isURLElicitation(params) {
+		return "elicitation.url"
+	}
+	if k := capabilityKeys[method]; k != "" {
+		return k
+	}
+	return method
 }
 
 // hostDeclares reports whether the host's capabilities answer method.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -80,6 +81,7 @@ func (b *bridge) listServers(ctx context.Context, method string, patient bool) (
 func (b *bridge) listServersOf(ctx context.Context, method string, names []string, patient bool) ([]serverListed, error) {
 	out := make([]serverListed, len(names))
 	calls := make([]*pendingList, len(names))
+	caps := b.listCaps(ctx)
 	first := isFirstList(ctx) // waits for the servers still starting, not for failed ones
 	for i, n := range names {
 		out[i].server = n
@@ -90,7 +92,7 @@ func (b *bridge) listServersOf(ctx context.Context, method string, names []strin
 			out[i].slow = true // not waited for again until its list comes
 			continue
 		}
-		calls[i] = b.listAsync(method, n)
+		calls[i] = b.listAsync(method, n, caps)
 	}
 	now := time.Now()
 	by, started := listsBy(ctx)
@@ -124,7 +126,7 @@ func (b *bridge) listServersOf(ctx context.Context, method string, names []strin
 			out[i].entries, out[i].err, out[i].came = p.entries, p.err, p.came
 		}
 	}
-	b.keepLast(method, out)
+	b.keepLast(method, caps, out)
 	return out, nil
 }
 
@@ -171,7 +173,7 @@ func listsBy(ctx context.Context) (time.Time, bool) {
 func (b *bridge) askTools() {
 	for _, n := range b.serverNames() {
 		if !b.knownSlow(n, "tools/list") && b.mayOffer(n, "tools/list") {
-			b.listAsync("tools/list", n)
+			b.listAsync("tools/list", n, b.listCaps(b.work))
 		}
 	}
 }
@@ -179,11 +181,14 @@ func (b *bridge) askTools() {
 // keepLast remembers each server's list that came, and gives a server too
 // slow for this list the last one it gave: its items stay listed (and
 // routed) until its answer comes, rather than vanish at each change.
-func (b *bridge) keepLast(method string, out []serverListed) {
+//
+// Lists made for different declarations are kept apart: a server may
+// shape its list by the host's clientCapabilities.
+func (b *bridge) keepLast(method string, caps json.RawMessage, out []serverListed) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for i := range out {
-		key := method + "\x00" + out[i].server
+		key := pendingKey(method, out[i].server, caps)
 		switch {
 		case out[i].slow:
 			out[i].entries = b.lastListed[key]
@@ -213,7 +218,7 @@ func (b *bridge) knownSlow(server, method string) bool {
 		return true // until it is ready (missing.go serverState describes it)
 	}
 	for key, p := range b.pending {
-		m, s, _ := strings.Cut(key, "\x00")
+		m, s := splitPendingKey(key)
 		if s == server && p.late && !p.finished() && (m == method || undescribed) {
 			return true
 		}
@@ -265,8 +270,12 @@ func (b *bridge) startServers(ctx context.Context, names []string) {
 // b.work, not on the caller's context (a list cut short would only be
 // started again), and when a list was answered without it, the host is
 // told that list changed once it comes.
-func (b *bridge) listAsync(method, server string) *pendingList {
-	key := method + "\x00" + server
+//
+// Lists are shared only among hosts that declared alike (caps): a server
+// may shape its list by the declaration, and one host's list must not
+// reach another.
+func (b *bridge) listAsync(method, server string, caps json.RawMessage) *pendingList {
+	key := pendingKey(method, server, caps)
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if p := b.pending[key]; p != nil {
@@ -281,7 +290,7 @@ func (b *bridge) listAsync(method, server string) *pendingList {
 	p := &pendingList{done: make(chan struct{}), asked: time.Now()}
 	b.pending[key] = p
 	b.wg.Go(func() {
-		p.entries, p.err = b.listOne(b.work, method, server)
+		p.entries, p.err = b.listOne(withListCaps(b.work, caps), method, server)
 		p.came = time.Now()
 		b.mu.Lock()
 		close(p.done)
@@ -311,7 +320,7 @@ func (b *bridge) listChanged(server, method string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for key, p := range b.pending {
-		m, s, _ := strings.Cut(key, "\x00")
+		m, s := splitPendingKey(key)
 		if s != server || listKind(m) != kind {
 			continue
 		}
@@ -400,5 +409,26 @@ func (b *bridge) setRoutes(l *listing, kept map[string]bool) {
 	if kind == "tools" {
 		b.toolParams = params
 		b.toolsListed = true
+		// A tool's UI resource reads from the tool's server, whether or
+		// not that server lists the resource (a resource listed keeps its
+		// lister).
+		for uri, server := range l.uiURIs {
+			if _, listed := b.uris[uri]; !listed {
+				b.uris[uri] = server
+			}
+		}
 	}
+}
+
+// pendingKey is the key of a list in bridge.pending and bridge.lastListed:
+// the method, the server and the scope of the declaration it is made for.
+func pendingKey(method, server string, caps json.RawMessage) string {
+	return method + "\x00" + server + "\x00" + jsonrpc.CapsDigest(caps)
+}
+
+// splitPendingKey is the method and server of a pendingKey.
+func splitPendingKey(key string) (method, server string) {
+	method, rest, _ := strings.Cut(key, "\x00")
+	server, _, _ = strings.Cut(rest, "\x00")
+	return method, server
 }

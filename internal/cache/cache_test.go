@@ -680,3 +680,22 @@ func heldFetch(body string) (fetch Fetch, fetchCtx chan context.Context, release
 	}
 	return fetch, ctxs, release
 }
+
+// A key scoped to one declaration is another key than the unscoped one
+// and than one scoped to another declaration; "" leaves it as it is.
+func TestKeyScoped(t *testing.T) {
+	k, err := ListKey("tools/list", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k.Scoped("") != k {
+		t.Error(`Scoped("") changed the key`)
+	}
+	a, b := k.Scoped("a"), k.Scoped("b")
+	if a == k || a == b || a != k.Scoped("a") {
+		t.Errorf("scoped keys %q %q %q", k, a, b)
+	}
+	if a.Kind != k.Kind {
+		t.Errorf("scoping changed the kind: %v", a.Kind)
+	}
+}

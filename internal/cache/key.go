@@ -60,7 +60,8 @@ func KindOf(method string) (k Kind, ok bool) {
 // Key identifies one cached result: the method plus the params that affect
 // the result ("Cache key = method + the params that affect the result (e.g.
 // uri, cursor); never serve a cached response for different params").
-// Per-app _meta (clientInfo, clientCapabilities, progressToken) is ignored.
+// Per-app _meta (clientInfo, clientCapabilities, progressToken) is ignored
+// here; Scoped adds the client's declaration where it can shape the result.
 type Key struct {
 	Kind Kind
 	// URI is the resource of a KindRead key.
@@ -218,4 +219,18 @@ func covers(sub, uri string) bool {
 		return true
 	}
 	return false
+}
+
+// Scoped returns k narrowed to the hosts whose declaration has the scope
+// digest: "" leaves k as it is. A modern server may shape a
+// list or a read by the clientCapabilities of the request (MCP Apps lists
+// its UI tools only to a client that declared the extension), so one
+// host's shaped answer is never served to, nor shared in flight with, a
+// host that declared otherwise.
+func (k Key) Scoped(scope string) Key {
+	if scope == "" {
+		return k
+	}
+	k.id += "\x00caps:" + scope
+	return k
 }

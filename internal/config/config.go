@@ -27,8 +27,9 @@
 // "maxLineSize" (bytes), "cache" (see Server.Cache), "roots", "sampling",
 // "elicitation" (forwarding of the child's requests to hosts, default true)
 // "idleTimeout" (see Server.IdleTimeout; 0 or absent: never),
-// "stdinTimeout" (default 10s), "sandbox" (see sandbox.go) and "pin"
-// (off|warn|enforce, default warn; see Server.Pin). Durations are Go duration strings ("1.5s", "500ms")
+// "stdinTimeout" (default 10s), "sandbox" (see sandbox.go), "pin"
+// (off|warn|enforce, default warn; see Server.Pin) and "clientCapabilities"
+// (see ClientCaps). Durations are Go duration strings ("1.5s", "500ms")
 // or integer milliseconds (1500), and must be positive and at most what a
 // Go duration holds (2562047h47m16.854775807s, 9223372036854 ms). VS Code's
 // "type": "stdio" is accepted. Unknown keys, wrong types and duplicate
@@ -230,6 +231,10 @@ type Server struct {
 	// MaxInstances (key "maxInstances") caps the instances of a shared
 	// server; 0: no cap.
 	MaxInstances int
+	// ClientCapabilities (key "clientCapabilities") adds to and removes
+	// from what mcpd declares to a legacy server at initialize; nil when
+	// not set. See clientcaps.go.
+	ClientCapabilities *ClientCaps
 }
 
 // Load reads the config file at path with ReadFile, bounded in size and
@@ -299,7 +304,7 @@ var serverKeys = []string{
 	"requestTimeout", "shutdownGrace", "discoverTimeout", "disabled", "maxLineSize",
 	"cache", "roots", "sampling", "elicitation", "idleTimeout", "stdinTimeout", "sandbox",
 	"url", "headers", "oauth",
-	keyPin, keyShare, keyMaxInstances,
+	keyPin, keyShare, keyMaxInstances, keyClientCaps,
 }
 
 var (
@@ -512,6 +517,8 @@ func (p *parser) members(s *Server, members []member) {
 			p.roots(s, name, m.val)
 		case "sampling", "elicitation":
 			p.forward(s, name, k, m.val)
+		case keyClientCaps:
+			p.clientCaps(s, name, m.val) // clientcaps.go
 		case "idleTimeout":
 			s.IdleTimeout = p.idleTimeout(name, k, m.val)
 		case "sandbox":

@@ -28,6 +28,7 @@ var (
 	bridgeBinsErr  error
 	mcpdctlBin     string
 	gosdkBin       string
+	appsBin        string
 )
 
 func bridgeBins(t *testing.T) {
@@ -52,10 +53,12 @@ func buildBridgeBins() {
 		dir := filepath.Dir(mcpdBin) // removed by TestMain
 		mcpdctlBin = filepath.Join(dir, "mcpdctl")
 		gosdkBin = filepath.Join(dir, "gosdk")
+		appsBin = filepath.Join(dir, "apps")
 		for _, b := range []struct {
 			out, pkg string
 			race     bool
-		}{{mcpdctlBin, "github.com/mcpd-dev/mcpd/cmd/mcpdctl", true}, {gosdkBin, "github.com/mcpd-dev/mcpd/internal/testservers/gosdk", false}} {
+		}{{mcpdctlBin, "github.com/mcpd-dev/mcpd/cmd/mcpdctl", true}, {gosdkBin, "github.com/mcpd-dev/mcpd/internal/testservers/gosdk", false},
+			{appsBin, "github.com/mcpd-dev/mcpd/internal/testservers/apps", false}} {
 			args := []string{"build", "-o", b.out}
 			if b.race {
 				args = append(args, "-race")

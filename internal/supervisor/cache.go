@@ -10,6 +10,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/pin"
 	"github.com/mcpd-dev/mcpd/internal/session"
 )
@@ -90,7 +91,9 @@ func (s *Supervisor) callCachedOn(ctx context.Context, sv *server, req *session.
 	var key cache.Key
 	_, cacheable := cache.KindOf(req.Method)
 	if cacheable {
-		key, err = cache.NewKey(req.Method, req.Params)
+		if key, err = cache.NewKey(req.Method, req.Params); err == nil {
+			key = key.Scoped(sv.capsScope(ctx, req.ClientCapabilities))
+		}
 	}
 	if !cacheable || err != nil {
 		resp, err := s.callServer(ctx, sv, req, opts)
@@ -177,7 +180,14 @@ func (s *Supervisor) cachedList(ctx context.Context, server, method string, base
 	if base != nil {
 		params = base.Params
 	}
+	var caps json.RawMessage
+	if base != nil {
+		caps = base.ClientCapabilities
+	}
 	key, err := cache.ListKey(method, params)
+	if err == nil {
+		key = key.Scoped(sv.capsScope(ctx, caps))
+	}
 	if err != nil {
 		items, err := s.fetchList(ctx, server, method, base, opts, nil)
 		if err == nil && method == methodToolsList {
@@ -199,6 +209,37 @@ func (s *Supervisor) cachedList(ctx context.Context, server, method string, base
 		body, err = s.pinList(sv, body) // pin.go
 	}
 	return body, src, waitError(ctx, server, method, err)
+}
+
+// capsScope is the part of a request's client declaration that keys the
+// cache and the coalescing of its results (cache.Key.Scoped). A legacy
+// child was told mcpd's own capabilities once, at initialize, and answers
+// every app alike: its results are shared by all (""). Any other child
+// (modern, or not known yet) sees each request's clientCapabilities and may
+// shape its answer by them: hosts that declared alike share a result,
+// hosts that declared otherwise never do. A result's cacheScope "private"
+// needs nothing more: mcpd is one user's daemon and apps pass no
+// credentials of their own, so they share one authorization context.
+//
+// The era is the running child's. With none running (a lazy start, a
+// restart) the child is started first, within the server's request
+// timeout, so that the key is the one every later request uses; if it
+// cannot start, the request's own declaration keys it (the request fails
+// the same way a moment later).
+func (sv *server) capsScope(ctx context.Context, caps json.RawMessage) string {
+	if sv.currentSpec().Protocol == session.ProtocolLegacy {
+		return ""
+	}
+	c := sv.ready.Load()
+	if c == nil || c.gone() {
+		wctx, cancel := context.WithTimeout(ctx, sv.requestTimeout())
+		c, _ = sv.readyChild(wctx)
+		cancel()
+	}
+	if c != nil && c.info.Era == session.EraLegacy {
+		return ""
+	}
+	return jsonrpc.CapsDigest(caps)
 }
 
 // listHints gathers the caching hints of the pages of one list: "each page

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
@@ -129,6 +130,7 @@ func TestCacheCoalescesWhileInFlight(t *testing.T) {
 	// supervisor in the cleanup would wait for it for ever.
 	defer releaseFirst()
 	key, _ := cache.ListKey("tools/list", nil)
+	key = key.Scoped(jsonrpc.CapsDigest(nil)) // a modern child: keyed by the declaration (none)
 	first := make(chan cache.Source, 1)
 	go func() {
 		_, src, _ := sv.cache.Do(context.Background(), key, func(ctx context.Context) (cache.Result, error) {

@@ -80,6 +80,7 @@ func CompareSpecs(a, b Spec) SpecChange {
 		// The client capabilities are declared once, at initialize.
 		boolOn(a.Roots) != boolOn(b.Roots) || boolOn(a.Sampling) != boolOn(b.Sampling) ||
 		boolOn(a.Elicitation) != boolOn(b.Elicitation) || a.Invalid != b.Invalid ||
+		!reflect.DeepEqual(a.ClientCapabilities, b.ClientCapabilities) ||
 		// A remote server's URL, type, headers or OAuth client: another connection.
 		!reflect.DeepEqual(a.Remote, b.Remote) || !reflect.DeepEqual(a.Sandbox, b.Sandbox) ||
 		normShare(a.Share) != normShare(b.Share) {
@@ -88,6 +89,7 @@ func CompareSpecs(a, b Spec) SpecChange {
 	a.Args, b.Args, a.Env, b.Env = nil, nil, nil, nil
 	a.Protocol, b.Protocol, a.Remote, b.Remote = "", "", nil, nil
 	a.Roots, b.Roots, a.Sampling, b.Sampling, a.Elicitation, b.Elicitation = nil, nil, nil, nil, nil, nil
+	a.ClientCapabilities, b.ClientCapabilities = nil, nil
 	if !reflect.DeepEqual(a, b) {
 		return SpecSettings
 	}
@@ -315,6 +317,7 @@ func (sv *server) setSpec(sp Spec) {
 	o.RequestTimeout, o.ShutdownGrace, o.DiscoverTimeout = sp.RequestTimeout, sp.ShutdownGrace, sp.DiscoverTimeout
 	o.MaxLineSize, o.Disabled, o.Cache = sp.MaxLineSize, sp.Disabled, sp.Cache
 	o.Roots, o.Sampling, o.Elicitation = sp.Roots, sp.Sampling, sp.Elicitation
+	o.ClientCapabilities = sp.ClientCapabilities // never modified once made
 	o.RootPaths = slices.Clone(sp.RootPaths)
 	o.IdleTimeout, o.StdinTimeout = sp.IdleTimeout, sp.StdinTimeout
 	o.Remote = sp.Remote // never modified once made

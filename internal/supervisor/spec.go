@@ -100,6 +100,10 @@ type Spec struct {
 	Share string
 	// MaxInstances caps the instances of a shared server; 0: no cap.
 	MaxInstances int
+	// ClientCapabilities adds to and removes from what mcpd declares to a
+	// legacy child at initialize (clientcaps.go); nil: nothing. A change
+	// restarts the server.
+	ClientCapabilities *config.ClientCaps
 }
 
 // State is a server's lifecycle state.

@@ -4333,9 +4333,13 @@ type HostRegistration struct {
 	// elicitation: see roots.
 	Elicitation bool `protobuf:"varint,4,opt,name=elicitation,proto3" json:"elicitation,omitempty"`
 	// client names the app; optional (the connection's metadata otherwise).
-	Client        *ClientInfo `protobuf:"bytes,5,opt,name=client,proto3" json:"client,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	Client *ClientInfo `protobuf:"bytes,5,opt,name=client,proto3" json:"client,omitempty"`
+	// elicitation_url says the app also answers elicitation/create in url
+	// mode (it declared elicitation.url); a url elicitation goes only to such
+	// an app, and is answered -32601 when there is none.
+	ElicitationUrl bool `protobuf:"varint,6,opt,name=elicitation_url,json=elicitationUrl,proto3" json:"elicitation_url,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *HostRegistration) Reset() {
@@ -4401,6 +4405,13 @@ func (x *HostRegistration) GetClient() *ClientInfo {
 		return x.Client
 	}
 	return nil
+}
+
+func (x *HostRegistration) GetElicitationUrl() bool {
+	if x != nil {
+		return x.ElicitationUrl
+	}
+	return false
 }
 
 // HostAnswer is the app's answer to one HostCall: exactly one of
@@ -6070,13 +6081,14 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\tcoalesced\x18\v \x01(\x04R\tcoalesced\x12\x18\n" +
 	"\adropped\x18\f \x01(\x04R\adropped\x12\x16\n" +
 	"\x06lagged\x18\r \x01(\bR\x06lagged\x120\n" +
-	"\x14dropped_log_messages\x18\x0e \x01(\x04R\x12droppedLogMessages\"\xad\x01\n" +
+	"\x14dropped_log_messages\x18\x0e \x01(\x04R\x12droppedLogMessages\"\xd6\x01\n" +
 	"\x10HostRegistration\x12\x18\n" +
 	"\aservers\x18\x01 \x03(\tR\aservers\x12\x14\n" +
 	"\x05roots\x18\x02 \x01(\bR\x05roots\x12\x1a\n" +
 	"\bsampling\x18\x03 \x01(\bR\bsampling\x12 \n" +
 	"\velicitation\x18\x04 \x01(\bR\velicitation\x12+\n" +
-	"\x06client\x18\x05 \x01(\v2\x13.mcpd.v1.ClientInfoR\x06client\"o\n" +
+	"\x06client\x18\x05 \x01(\v2\x13.mcpd.v1.ClientInfoR\x06client\x12'\n" +
+	"\x0felicitation_url\x18\x06 \x01(\bR\x0eelicitationUrl\"o\n" +
 	"\n" +
 	"HostAnswer\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12\x1f\n" +

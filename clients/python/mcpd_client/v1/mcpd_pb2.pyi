@@ -348,18 +348,20 @@ class HostRegistered(_message.Message):
     def __init__(self, host_id: _Optional[int] = ...) -> None: ...
 
 class HostRegistration(_message.Message):
-    __slots__ = ["client", "elicitation", "roots", "sampling", "servers"]
+    __slots__ = ["client", "elicitation", "elicitation_url", "roots", "sampling", "servers"]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     ELICITATION_FIELD_NUMBER: _ClassVar[int]
+    ELICITATION_URL_FIELD_NUMBER: _ClassVar[int]
     ROOTS_FIELD_NUMBER: _ClassVar[int]
     SAMPLING_FIELD_NUMBER: _ClassVar[int]
     SERVERS_FIELD_NUMBER: _ClassVar[int]
     client: ClientInfo
     elicitation: bool
+    elicitation_url: bool
     roots: bool
     sampling: bool
     servers: _containers.RepeatedScalarFieldContainer[str]
-    def __init__(self, servers: _Optional[_Iterable[str]] = ..., roots: bool = ..., sampling: bool = ..., elicitation: bool = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ...) -> None: ...
+    def __init__(self, servers: _Optional[_Iterable[str]] = ..., roots: bool = ..., sampling: bool = ..., elicitation: bool = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ..., elicitation_url: bool = ...) -> None: ...
 
 class HostRequest(_message.Message):
     __slots__ = ["answer", "register"]
