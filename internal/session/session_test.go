@@ -153,7 +153,10 @@ func TestHandshake(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, _ := open(t, tt.mode, session.Options{Protocol: tt.protocol, DiscoverTimeout: 300 * time.Millisecond}, tt.env...)
+			// The probe's bound is only waited out by a legacy server that
+			// never answers; a modern one must answer within it even on
+			// a loaded machine, hence not much less than the default.
+			s, _ := open(t, tt.mode, session.Options{Protocol: tt.protocol, DiscoverTimeout: 2 * time.Second}, tt.env...)
 			info := handshake(t, s)
 			if string(info.ServerInfo) != `{"name":"fakemcp","version":"1.0.0"}` {
 				t.Errorf("ServerInfo = %s", info.ServerInfo)
@@ -203,7 +206,10 @@ func TestHandshakeErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, _ := open(t, tt.mode, session.Options{Protocol: tt.protocol, DiscoverTimeout: 300 * time.Millisecond}, tt.env...)
+			// The probe's bound is only waited out by a legacy server that
+			// never answers; a modern one must answer within it even on
+			// a loaded machine, hence not much less than the default.
+			s, _ := open(t, tt.mode, session.Options{Protocol: tt.protocol, DiscoverTimeout: 2 * time.Second}, tt.env...)
 			_, err := s.Handshake(context.Background())
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("Handshake error = %v, want %v", err, tt.want)
