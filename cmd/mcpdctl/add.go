@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -249,32 +248,20 @@ func addToConfig(ctx context.Context, dest, local string, entry importedServer, 
 	if err != nil {
 		return nil, err
 	}
-	std := config.StripJSONComments(existing)
-	if err := json.Unmarshal(std, new(any)); err != nil {
-		return nil, fmt.Errorf("%s: %w", dest, syntaxError(std, err))
-	}
-	top, err := objectMembers(std, "the file")
+	maps, err := configServerMaps(dest, existing)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dest, err)
 	}
 	into := ""
-	for _, key := range []string{"mcpServers", "servers"} {
-		raw, ok := top[key]
-		if !ok {
-			continue
-		}
-		have, err := objectMembers(raw, fmt.Sprintf("%q", key))
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", dest, err)
-		}
+	for _, m := range maps {
 		if into == "" {
-			into = key
+			into = m.key
 		}
-		if _, ok := have[local]; ok {
+		if _, ok := m.servers[local]; ok {
 			if !replace {
 				return nil, fmt.Errorf("%s already has a server %q; choose another name with --as", dest, local)
 			}
-			into = key
+			into = m.key
 		}
 	}
 	return patchServers(dest, existing, into, map[string]importedServer{local: entry})

@@ -128,22 +128,19 @@ func (c *cli) printLeftToFill(resp *mcpdv1.CheckConfigResponse, dest string, wri
 	}
 }
 
-// mergeConfig adds servers (imported from file) to the existing config at
-// dest, keeping its comments and every other key; the file is laid out
-// anew by hujson's formatter. A server name already
-// in dest is an error naming both entries, and nothing is merged.
-func mergeConfig(dest string, existing []byte, file string, servers map[string]importedServer) ([]byte, error) {
-	existing = bytes.TrimPrefix(existing, []byte("\xef\xbb\xbf"))
-	std := config.StripJSONComments(existing)
+// configServerMaps reads the maps of servers of mcpd's config existing
+// (at dest): "mcpServers" and VS Code's "servers", in that order, each with
+// its members.
+func configServerMaps(dest string, existing []byte) ([]configServerMap, error) {
+	std := config.StripJSONComments(bytes.TrimPrefix(existing, []byte("\xef\xbb\xbf")))
 	if err := json.Unmarshal(std, new(any)); err != nil {
-		return nil, fmt.Errorf("merge into %s: %w", dest, syntaxError(std, err))
+		return nil, syntaxError(std, err)
 	}
 	top, err := objectMembers(std, "the file")
 	if err != nil {
-		return nil, fmt.Errorf("merge into %s: %w", dest, err)
+		return nil, err
 	}
-	into := ""
-	var clashes []string
+	var out []configServerMap
 	for _, key := range []string{"mcpServers", "servers"} {
 		raw, ok := top[key]
 		if !ok {
@@ -151,12 +148,36 @@ func mergeConfig(dest string, existing []byte, file string, servers map[string]i
 		}
 		have, err := objectMembers(raw, fmt.Sprintf("%q", key))
 		if err != nil {
-			return nil, fmt.Errorf("merge into %s: %w", dest, err)
+			return nil, err
 		}
+		out = append(out, configServerMap{key: key, servers: have})
+	}
+	return out, nil
+}
+
+// configServerMap is one map of servers of mcpd's config.
+type configServerMap struct {
+	key     string
+	servers map[string]json.RawMessage
+}
+
+// mergeConfig adds servers (imported from file) to the existing config at
+// dest, keeping its comments and every other key; the file is laid out
+// anew by hujson's formatter. A server name already
+// in dest is an error naming both entries, and nothing is merged.
+func mergeConfig(dest string, existing []byte, file string, servers map[string]importedServer) ([]byte, error) {
+	existing = bytes.TrimPrefix(existing, []byte("\xef\xbb\xbf"))
+	maps, err := configServerMaps(dest, existing)
+	if err != nil {
+		return nil, fmt.Errorf("merge into %s: %w", dest, err)
+	}
+	into := ""
+	var clashes []string
+	for _, m := range maps {
 		if into == "" {
-			into = key
+			into = m.key
 		}
-		for name, v := range have {
+		for name, v := range m.servers {
 			s, ok := servers[name]
 			if !ok {
 				continue
@@ -168,7 +189,7 @@ func mergeConfig(dest string, existing []byte, file string, servers map[string]i
 				what = fmt.Sprintf("url %q", remoteRef(s.URL))
 			}
 			clashes = append(clashes, fmt.Sprintf("server %q is both in %s (%q, command %q) and imported from %s (%s)",
-				name, dest, key, fmt.Sprint(old.Command), file, what))
+				name, dest, m.key, fmt.Sprint(old.Command), file, what))
 		}
 	}
 	if len(clashes) > 0 {
