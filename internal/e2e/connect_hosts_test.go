@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,10 @@ func TestConnectRealHosts(t *testing.T) {
 			t.Fatalf("%s: %v", r.Name, err)
 		}
 	}
-	listAll(t, runners, home, work, "direct")
+	direct := listAll(t, runners, home, work, "direct")
+	if len(direct) == 0 {
+		t.Fatal("no host showed the tools it lists (Codex's app-server does)")
+	}
 	// The files as the hosts left them: some add keys of their own on a
 	// run (Claude Code its state, Qwen Code "$version", opencode
 	// "$schema").
@@ -108,7 +112,20 @@ func TestConnectRealHosts(t *testing.T) {
 			t.Errorf("%s still runs a server itself after connect:\n%s", r.Name, data)
 		}
 	}
-	listAll(t, runners, home, work, "through mcpd")
+	// The tool names a host shows keep their names: no prefix, no tool
+	// lost. A legacy server that gates tools on the client's capabilities
+	// (server-everything's roots and sampling tools) shows every host the
+	// variant for what mcpd declares to it, which may hold more.
+	for key, names := range listAll(t, runners, home, work, "through mcpd") {
+		for _, n := range direct[key] {
+			if !slices.Contains(names, n) {
+				t.Errorf("%s: tool %q listed directly is missing through mcpd (%v)", key, n, names)
+			}
+		}
+		if extra := slices.DeleteFunc(slices.Clone(names), func(n string) bool { return slices.Contains(direct[key], n) }); len(extra) > 0 {
+			t.Logf("%s: through mcpd also %v (gated on capabilities mcpd declares)", key, extra)
+		}
+	}
 
 	c := d.client()
 	pids := map[string]int64{}
@@ -132,22 +149,45 @@ func TestConnectRealHosts(t *testing.T) {
 }
 
 // listAll runs each host's own list command and wants every entry
-// connected.
-func listAll(t *testing.T, runners []*hostcli.Runner, home, work, when string) {
+// connected; it returns the tool names each host showed, by host and
+// entry, where its command shows them.
+func listAll(t *testing.T, runners []*hostcli.Runner, home, work, when string) map[string][]string {
 	t.Helper()
+	tools := map[string][]string{}
 	for _, r := range runners {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-		got, out, err := r.List(ctx, home, work)
-		cancel()
+		got, out, err := listConnected(r, home, work)
 		if err != nil {
 			t.Fatalf("%s (%s): %v\n%s", r.Name, when, err, out)
 		}
 		for _, name := range []string{"everything", "memory"} {
-			if s, ok := got[name]; !ok || s.State != hostcli.Connected {
+			s, ok := got[name]
+			if !ok || s.State != hostcli.Connected {
 				t.Errorf("%s (%s): %s is %v, want connected\n%s", r.Name, when, name, s, out)
+			}
+			if len(s.Tools) > 0 {
+				tools[r.ID+"/"+name] = s.Tools
 			}
 		}
 	}
+	return tools
+}
+
+// listConnected runs r's list command, once more when an entry is not
+// connected: a host gives a server a bounded time to start, which a
+// loaded machine can exceed.
+func listConnected(r *hostcli.Runner, home, work string) (map[string]hostcli.Status, string, error) {
+	var got map[string]hostcli.Status
+	var out string
+	var err error
+	for range 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		got, out, err = r.List(ctx, home, work)
+		cancel()
+		if err == nil && got["everything"].State == hostcli.Connected && got["memory"].State == hostcli.Connected {
+			break
+		}
+	}
+	return got, out, err
 }
 
 func fileSum(t *testing.T, path string) [32]byte {

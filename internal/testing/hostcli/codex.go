@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -147,7 +149,8 @@ func listCodex(ctx context.Context, r *Runner, home, workdir string) (map[string
 			case s.ToolsError != nil:
 				out[s.Name] = Status{State: Failed, Text: *s.ToolsError}
 			case len(s.ServerInfo) > 0 && string(s.ServerInfo) != "null":
-				out[s.Name] = Status{State: Connected, Text: fmt.Sprintf("connected (%d tools)", len(s.Tools))}
+				out[s.Name] = Status{State: Connected, Text: fmt.Sprintf("connected (%d tools)", len(s.Tools)),
+					Tools: slices.Sorted(maps.Keys(s.Tools))}
 			case s.RuntimeStatus != nil:
 				out[s.Name] = Status{State: classify(*s.RuntimeStatus), Text: *s.RuntimeStatus}
 			default:

@@ -52,6 +52,9 @@ func (s State) String() string {
 type Status struct {
 	State State
 	Text  string
+	// Tools are the names of the tools the host lists for the server,
+	// where its command shows them (Codex's app-server), sorted.
+	Tools []string
 }
 
 func (s Status) String() string { return s.State.String() + ": " + s.Text }
