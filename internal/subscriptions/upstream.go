@@ -37,6 +37,9 @@ type upstream struct {
 	// unavailable, e.g. one whose crash-loop cool-down ended without an
 	// event): acquiring the child is tried again.
 	nudged atomic.Bool
+	// probed receives the answer of the probe (capacity 1: one is out at
+	// a time).
+	probed chan probeResult
 
 	mu      sync.Mutex // guards the fields below
 	version uint64     // bumped on every change of interest
@@ -70,8 +73,11 @@ type upstream struct {
 	heldTimer      *time.Timer
 	established    bool // something was subscribed upstream on a child: a new child is a restart
 	waitEvent      bool // acquiring failed; wait for a lifecycle event or a change of interest
-	retryAt        time.Time
-	timer          *time.Timer
+	// probe is the request that waits, off the loop, for a stalled legacy
+	// child to answer again (legacy.go); nil when none is out.
+	probe   *probe
+	retryAt time.Time
+	timer   *time.Timer
 }
 
 type waiter struct {
@@ -91,6 +97,7 @@ func newUpstream(m *Manager, t Target) *upstream {
 		log:      log,
 		kick:     make(chan struct{}, 1),
 		heldWake: make(chan struct{}, 1),
+		probed:   make(chan probeResult, 1),
 	}
 }
 
@@ -250,6 +257,7 @@ func (u *upstream) run(ctx context.Context) {
 			u.heldTimer.Stop()
 		}
 		u.cancelListens("mcpd is shutting down")
+		u.endProbe()
 		u.releaseWaiters()
 	}()
 	for {
@@ -291,6 +299,8 @@ func (u *upstream) run(ctx context.Context) {
 			u.arm(relistenDelay)
 		case <-timerC:
 			u.timer = nil
+		case r := <-u.probed:
+			u.answered(r)
 		}
 		if u.nudged.Swap(false) {
 			u.waitEvent = false
@@ -318,6 +328,7 @@ func (u *upstream) arm(d time.Duration) {
 func (u *upstream) lost() {
 	u.log.Debug("child gone", zap.Int("pid", u.child.Pid()))
 	u.notLive()
+	u.endProbe()
 	u.child, u.subscribedURIs = nil, nil
 	u.listen, u.listenKey, u.zombie = nil, "", nil
 	// What the listens of the dead child still held is not delivered: the
@@ -341,7 +352,9 @@ func (u *upstream) reconcile(ctx context.Context) {
 			u.release(ctx)
 		}
 		u.resolve(v, a)
-		if u.inst != "" && !own && u.m.dropIdle(u, v) { // instances.go
+		// (Not while a stalled child holds unsubscribes not sent yet:
+		// its probe's answer sends them.)
+		if u.inst != "" && !own && u.probe == nil && u.m.dropIdle(u, v) { // instances.go
 			u.stop()
 		}
 		return
@@ -441,7 +454,16 @@ func (u *upstream) release(ctx context.Context) {
 		return
 	}
 	u.closeListens(ctx, "no more subscribers")
-	u.newBatch(ctx).unsubscribe(u.subscribedURIs)
+	if u.probe != nil {
+		return // the stalled child's unsubscribes go once it answers (answered)
+	}
+	b := u.newBatch(ctx)
+	if kept := b.unsubscribe(u.subscribedURIs); len(kept) > 0 {
+		// The child is live but slow: it keeps them until it answers.
+		u.subscribedURIs = kept
+		u.startProbe(ctx, "resources/unsubscribe", kept[0])
+		return
+	}
 	u.promise(ServerAck{})
 	// Without demand the child may now stop (idle): forget it.
 	u.child, u.subscribedURIs = nil, nil
