@@ -148,6 +148,12 @@ func (u *upstream) applyLegacy(ctx context.Context, want wants) ServerAck {
 		ResourcesListChanged: caps.Resources != nil && caps.Resources.ListChanged,
 		Logs:                 len(caps.Logging) > 0 && string(caps.Logging) != "null",
 	}
+	// A refused URI is tried again only once something changed: the URIs
+	// wanted from the server, or a resources list change it announced.
+	if u.relisted.Swap(false) || !slices.Equal(want.uris, u.refusedFor) {
+		u.refused = nil
+	}
+	u.refusedFor = want.uris
 	canSubscribe := caps.Resources != nil && caps.Resources.Subscribe
 	if u.probe != nil {
 		// The child stalled and has not answered since: nothing more is
@@ -161,7 +167,7 @@ func (u *upstream) applyLegacy(ctx context.Context, want wants) ServerAck {
 	var add, drop []string
 	walkSorted(want.uris, u.subscribedURIs, func(uri string, wanted, held bool) {
 		switch {
-		case wanted && !held && canSubscribe:
+		case wanted && !held && canSubscribe && !u.refused[uri]:
 			add = append(add, uri)
 		case held && !wanted:
 			drop = append(drop, uri)
@@ -180,14 +186,20 @@ func (u *upstream) applyLegacy(ctx context.Context, want wants) ServerAck {
 			failed = map[string]bool{}
 		}
 		failed[add[i]] = true
-		if unsentAdd == "" && b.stalled() && !refusal(err) {
+		switch {
+		case refusal(err):
+			if u.refused == nil {
+				u.refused = map[string]bool{}
+			}
+			u.refused[add[i]] = true
+		case unsentAdd == "" && b.stalled():
 			unsentAdd = add[i]
 		}
 	}
 	kept := b.unsubscribe(drop)
 	var held []string
 	walkSorted(want.uris, u.subscribedURIs, func(uri string, wanted, wasHeld bool) {
-		if wanted && (wasHeld || canSubscribe && !failed[uri]) {
+		if wanted && (wasHeld || canSubscribe && !u.refused[uri] && !failed[uri]) {
 			held = append(held, uri)
 		}
 	})
@@ -205,7 +217,17 @@ func (u *upstream) applyLegacy(ctx context.Context, want wants) ServerAck {
 	case unsentAdd != "":
 		u.startProbe(ctx, "resources/subscribe", unsentAdd)
 	}
+	u.refusing.Store(len(u.refused) > 0)
 	return a
+}
+
+// resourcesListChanged is told that the child announced a resources list
+// change: URIs it refused may exist now, and are tried again.
+func (u *upstream) resourcesListChanged() {
+	if u.refusing.Load() {
+		u.relisted.Store(true)
+		u.wake()
+	}
 }
 
 // heldWanted is the URIs of wanted (sorted) subscribed on the child.

@@ -110,3 +110,40 @@ func TestStalledLegacyBatchUnsubscribesWhenChildAnswersAgain(t *testing.T) {
 	close(child.unstall)
 	eventually(t, "the unsent unsubscribes", func() bool { return slices.Equal(child.held(), uris[:1]) })
 }
+
+// A resources/subscribe the child refused is not sent again at every later
+// reconcile: only once something changed (the URI set of the server, a
+// restart, a resources list_changed).
+func TestRefusedSubscribeNotRetriedUntilSomethingChanges(t *testing.T) {
+	child := newCountingChild("bad")
+	m := New(Options{Source: oneChildSource{child}})
+	defer m.Close()
+	w := Watch{Servers: []string{"s"}, URIs: []string{"r://bad", "r://good"}}
+	a, acks, err := m.Subscribe(context.Background(), AppInfo{}, w)
+	if err != nil || len(acks) != 1 || !slices.Equal(acks[0].URIs, []string{"r://good"}) {
+		t.Fatalf("subscribe: %v %+v", err, acks)
+	}
+	defer a.Close()
+	// Other apps come and go wanting the same URIs and more kinds: each
+	// costs a reconcile, none a second subscribe of the refused URI.
+	for range 3 {
+		b, _, err := m.Subscribe(context.Background(), AppInfo{}, Watch{Servers: []string{"s"}, ToolsListChanged: true, URIs: w.URIs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+	}
+	if n := child.count("resources/subscribe", "r://bad"); n != 1 {
+		t.Fatalf("the refused URI was sent %d times, want once", n)
+	}
+	// A resources list_changed: the URI may exist now.
+	m.OnNotification("s", "notifications/resources/list_changed", nil)
+	eventually(t, "a retry after list_changed", func() bool { return child.count("resources/subscribe", "r://bad") == 2 })
+	// The server's URI set changes: tried once more.
+	if _, err := m.Update(context.Background(), a.ID(), []string{"r://other"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := child.count("resources/subscribe", "r://bad"); n != 3 {
+		t.Fatalf("after the URI set changed the refused URI was sent %d times in all, want 3", n)
+	}
+}

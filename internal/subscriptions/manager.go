@@ -543,6 +543,9 @@ func (m *Manager) notificationOf(t Target, method string, params json.RawMessage
 		ev.Kind = KindPromptsListChanged
 	case "notifications/resources/list_changed":
 		ev.Kind = KindResourcesListChanged
+		if u := m.existing(t); u != nil {
+			u.resourcesListChanged() // legacy.go
+		}
 	case "notifications/resources/updated":
 		var p struct {
 			URI string `json:"uri"`

@@ -37,6 +37,11 @@ type upstream struct {
 	// unavailable, e.g. one whose crash-loop cool-down ended without an
 	// event): acquiring the child is tried again.
 	nudged atomic.Bool
+	// relisted is set when a legacy child announced a resources list
+	// change while it had refused URIs (legacy.go): they are tried again.
+	relisted atomic.Bool
+	// refusing is set while refused holds a URI.
+	refusing atomic.Bool
 	// probed receives the answer of the probe (capacity 1: one is out at
 	// a time).
 	probed chan probeResult
@@ -73,6 +78,12 @@ type upstream struct {
 	heldTimer      *time.Timer
 	established    bool // something was subscribed upstream on a child: a new child is a restart
 	waitEvent      bool // acquiring failed; wait for a lifecycle event or a change of interest
+	// refused holds the URIs whose resources/subscribe the legacy child
+	// answered with an error; they are not sent again until the URI set
+	// wanted (refusedFor) changes, the child is replaced or it announces
+	// a resources list change (legacy.go).
+	refused    map[string]bool
+	refusedFor []string
 	// probe is the request that waits, off the loop, for a stalled legacy
 	// child to answer again (legacy.go); nil when none is out.
 	probe   *probe
@@ -330,6 +341,8 @@ func (u *upstream) lost() {
 	u.notLive()
 	u.endProbe()
 	u.child, u.subscribedURIs = nil, nil
+	u.refused, u.refusedFor = nil, nil
+	u.refusing.Store(false)
 	u.listen, u.listenKey, u.zombie = nil, "", nil
 	// What the listens of the dead child still held is not delivered: the
 	// restart sends synthetic change events.
@@ -467,6 +480,8 @@ func (u *upstream) release(ctx context.Context) {
 	u.promise(ServerAck{})
 	// Without demand the child may now stop (idle): forget it.
 	u.child, u.subscribedURIs = nil, nil
+	u.refused, u.refusedFor = nil, nil
+	u.refusing.Store(false)
 }
 
 // capabilities is the part of ServerCapabilities subscriptions depend on.
