@@ -62,6 +62,9 @@ func isListChange(k mcpdv1.SubscriptionEventKind) bool {
 type refreshState struct {
 	running bool // a refresh goroutine runs
 	again   bool // another was asked for meanwhile: it runs once more
+	// after are the profile's list changes to tell once the refresh has
+	// applied the profile (refreshProfileThen).
+	after []*mcpdv1.SubscriptionEvent
 }
 
 // refreshTimeout bounds one refresh's question to mcpd.
@@ -87,12 +90,35 @@ func (b *bridge) refreshProfileSoon() {
 			b.mu.Lock()
 			again := b.refresh.again
 			b.refresh.again, b.refresh.running = false, again
+			var after []*mcpdv1.SubscriptionEvent
+			if !again {
+				after, b.refresh.after = b.refresh.after, nil
+			}
 			b.mu.Unlock()
+			for _, ev := range after {
+				b.deliver(ev)
+			}
 			if !again {
 				return
 			}
 		}
 	})
+}
+
+// refreshProfileThen has the profile refreshed, as a list change ev that
+// mcpd made up for the profile says (a reload changed it), and tells ev
+// once the profile is applied: a bridge of the whole profile that gains
+// or loses servers then tells the host of both at once, not of the
+// profile's change and then of its servers'.
+func (b *bridge) refreshProfileThen(ev *mcpdv1.SubscriptionEvent) {
+	if b.opts.Profile == "" || b.opts.byHandler {
+		b.deliver(ev)
+		return
+	}
+	b.mu.Lock()
+	b.refresh.after = append(b.refresh.after, ev)
+	b.mu.Unlock()
+	b.refreshProfileSoon()
 }
 
 // refreshProfile asks mcpd again about the profile a bridge serves, when
@@ -163,16 +189,20 @@ func (b *bridge) followProfile(servers []*mcpdv1.ServerStatus) {
 			delete(b.uris, uri) // read from the servers served (methods.go)
 		}
 	}
-	end := b.subs.end
+	open, id := b.subs.end != nil, b.subs.id
 	if b.host.started {
 		close(b.host.changed)
 		b.host.changed = make(chan struct{})
 	}
 	b.mu.Unlock()
-	if end != nil {
-		end() // reopened at once (subscribeLoop), which tells the host its lists changed
-	} else {
-		b.announceLists(false) // none open: mcpd is away, and tells when back
+	// Told now, with the profile's own events of the moment (one
+	// notification per kind), not again by the stream reopened for the
+	// new servers.
+	b.announceLists(false)
+	if open {
+		// Off the refresh: the list changes it was asked with are told
+		// now, with this one, not once the new stream is open.
+		b.wg.Go(func() { b.reopenFor(id) })
 	}
 }
 

@@ -25,6 +25,7 @@ type subState struct {
 	sent    map[string]bool       // URIs that stream watches
 	open    chan struct{}         // closed while a stream is open
 	end     context.CancelFunc    // ends the open stream (to reopen it for other servers); nil when none
+	next    *openedStream         // opened for new servers, to be taken over by the loop (reopenFor); nil when none
 	// refused are URIs mcpd refused as not found (the profile hides them
 	// on every server): not sent again, and not in a reopen, where they
 	// would have the whole stream refused; forgotten when the profile may
@@ -76,14 +77,41 @@ func (b *bridge) subscribeLoop(ctx context.Context) {
 	})
 }
 
+// openedStream is a Subscribe stream to mcpd that was acknowledged, and
+// what it asked for.
+type openedStream struct {
+	stream RecvStream[mcpdv1.SubscriptionEvent]
+	ack    *mcpdv1.SubscriptionEvent
+	cancel context.CancelFunc // ends it
+	names  []string           // the servers it watches
+	uris   []string           // the resource URIs it watches
+}
+
 // subscribeOnce runs one Subscribe stream; it reports whether it was
-// acknowledged.
+// acknowledged. A stream opened for the profile's new servers while the
+// last one still delivered (reopenFor) is taken over as it is.
 func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
+	b.mu.Lock()
+	next := b.subs.next
+	b.subs.next = nil
+	b.mu.Unlock()
+	if next != nil {
+		return b.runStream(ctx, next, false)
+	}
 	if b.ready(ctx) != nil {
 		return false
 	}
+	o, ok := b.openStream(ctx)
+	if !ok {
+		return false
+	}
+	return b.runStream(ctx, o, !first)
+}
+
+// openStream opens a Subscribe stream for the served servers and the
+// host's resource URIs, and waits for its acknowledgement.
+func (b *bridge) openStream(ctx context.Context) (*openedStream, bool) {
 	sctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	b.mu.Lock()
 	var uris []string
 	if !b.subs.bare {
@@ -112,6 +140,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 		ack, err = stream.Recv()
 	}
 	if err != nil || ack.GetAck() == nil {
+		cancel()
 		if status.Code(err) == codes.NotFound {
 			// A server or profile of the bridge's is gone (a reload, or mcpd
 			// restarted with another config): a bridge of a whole profile
@@ -125,26 +154,34 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 				b.mu.Unlock()
 			}
 		}
-		return false
+		return nil, false
 	}
+	return &openedStream{stream: stream, ack: ack, cancel: cancel, names: names, uris: uris}, true
+}
+
+// runStream reads the acknowledged stream o until it ends; cameBack says
+// mcpd came back (the host is told its lists may have changed). It reports
+// whether o was taken (not one for servers that changed meanwhile).
+func (b *bridge) runStream(ctx context.Context, o *openedStream, cameBack bool) bool {
+	defer o.cancel()
 	b.mu.Lock()
 	// Under the lock: followProfile stores the new servers before it takes
 	// it, so a change this check misses finds subs.end set and ends this
 	// stream.
-	if !slices.Equal(names, b.serverNames()) {
+	if !slices.Equal(o.names, b.serverNames()) {
 		b.mu.Unlock()
 		return true // the servers changed while it opened: reopen at once for the new ones
 	}
-	b.subs.id = ack.GetAck().GetSubscriptionId()
-	b.subs.end = cancel
+	b.subs.id = o.ack.GetAck().GetSubscriptionId()
+	b.subs.end = o.cancel
 	b.subs.bare = false
 	b.subs.sent = map[string]bool{}
-	for _, u := range uris {
+	for _, u := range o.uris {
 		b.subs.sent[u] = true
 	}
 	close(b.subs.open)
 	b.mu.Unlock()
-	b.ackServers(ack.GetAck())
+	b.ackServers(o.ack.GetAck())
 	defer func() {
 		b.mu.Lock()
 		b.subs.id, b.subs.end = 0, nil
@@ -154,7 +191,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 	// URIs the host added while the stream was opening; the events are
 	// read meanwhile.
 	b.askSyncURIs()
-	if !first {
+	if cameBack {
 		// mcpd came back: the lists, and the profile, may have changed
 		// while it was down.
 		b.refreshProfileSoon()
@@ -167,7 +204,7 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 		}
 	}
 	for {
-		ev, err := stream.Recv()
+		ev, err := o.stream.Recv()
 		if err != nil {
 			return true
 		}
@@ -176,10 +213,39 @@ func (b *bridge) subscribeOnce(ctx context.Context, first bool) bool {
 			continue
 		}
 		if ev.GetSynthetic() && isListChange(ev.GetKind()) {
-			b.refreshProfileSoon() // reconfig.go: a reload may have changed it
+			b.refreshProfileThen(ev) // reconfig.go: a reload may have changed it
+			continue
 		}
 		b.deliver(ev)
 	}
+}
+
+// reopenFor replaces the open stream, subscription id, for the served
+// servers that changed (followProfile): the new stream is opened while the
+// open one still delivers, so that nothing mcpd sends meanwhile is lost,
+// and only then is the open one ended; the loop takes the new one over
+// without telling the host of any change (followProfile did).
+func (b *bridge) reopenFor(id uint64) {
+	o, ok := b.openStream(b.ctx)
+	b.mu.Lock()
+	if b.subs.id != id {
+		// The stream ended meanwhile (mcpd went away, or another reopen):
+		// the loop opens the next one itself, for the servers of now.
+		b.mu.Unlock()
+		if ok {
+			o.cancel()
+		}
+		return
+	}
+	end := b.subs.end
+	if ok {
+		if b.subs.next != nil {
+			b.subs.next.cancel()
+		}
+		b.subs.next = o
+	}
+	b.mu.Unlock()
+	end()
 }
 
 // deliver forwards one event to the host: untagged to a legacy host,

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"encoding/json"
 	"flag"
 	"maps"
 	"os"
@@ -68,6 +69,8 @@ func chaosChildren() map[string]chaosChild {
 			{tool: "burst", args: map[string]any{"n": 500, "uris": 5}},
 			{tool: "changed", args: map[string]any{"kind": "tools"}}}},
 	}
+	// "remote" (chaosRemote) is added by TestChaos: a Streamable HTTP
+	// server that goes down and comes back.
 	// Stops reading its stdin for a while, as apps keep sending it
 	// requests larger than a pipe holds.
 	pad := strings.Repeat("p", 48<<10)
@@ -84,8 +87,24 @@ func writeChaosConfig(t *testing.T, dir string, children map[string]chaosChild) 
 	for name, c := range children {
 		servers[name] = entry{mode: c.mode, extra: c.config}
 	}
+	// A remote server's entry is its config alone (no command).
+	var config struct {
+		Servers map[string]map[string]any `json:"mcpServers"`
+	}
+	if err := json.Unmarshal(configJSON(t, servers), &config); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range children {
+		if _, remote := c.config["url"]; remote {
+			config.Servers[name] = c.config
+		}
+	}
+	data, err := json.MarshalIndent(config, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
 	path := filepath.Join(dir, "config.json")
-	if err := os.WriteFile(path, configJSON(t, servers), 0o600); err != nil {
+	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return path

@@ -26,8 +26,11 @@ import (
 const chaosApps, chaosWatchers = 24, 3
 
 // TestChaos runs many apps against a real mcpd whose children misbehave in
-// every way it must survive (chaos_children_test.go) and checks that every
-// call ends by its deadline + 1s with a result or a clear error, that no
+// every way it must survive (chaos_children_test.go), and whose remote
+// server goes down and comes back several times (chaos_remote_test.go),
+// and checks that every call ends by its deadline + 1s with a result or a
+// clear error, that a call succeeds soon after each return of the remote
+// server, that no
 // answer reaches an app other than the one that asked (each call carries a
 // token its answer must echo), and that once the servers are stopped mcpd's
 // goroutines and file descriptors are back where they were before the
@@ -35,6 +38,8 @@ const chaosApps, chaosWatchers = 24, 3
 func TestChaos(t *testing.T) {
 	skipShort(t)
 	children := chaosChildren()
+	remote := startChaosRemote(t)
+	children["remote"] = remote.child()
 	names := sortedNames(children)
 	dir := newDir(t)
 	msock := filepath.Join(dir, "run", "metrics.sock")
@@ -75,7 +80,9 @@ func TestChaos(t *testing.T) {
 		}
 	}
 
-	runChaos(t, d, children, log)
+	remote.start()
+	runChaos(t, d, children, log, func() { remote.tick(ctl, log) })
+	remote.finish(log) // after runChaos: the lag probe has stopped
 	stopAll(t, d, ctl, names)
 
 	log.mu.Lock()
@@ -105,7 +112,8 @@ func TestChaos(t *testing.T) {
 
 // runChaos runs the apps and watchers for chaosDuration and waits for them,
 // their connections closed.
-func runChaos(t *testing.T, d *daemon, children map[string]chaosChild, log *chaosLog) {
+// tick runs on the test's goroutine every sampling interval.
+func runChaos(t *testing.T, d *daemon, children map[string]chaosChild, log *chaosLog, tick func()) {
 	names := sortedNames(children)
 	end := time.Now().Add(*chaosDuration)
 	wctx, stopWatchers := context.WithCancel(context.Background())
@@ -138,7 +146,8 @@ func runChaos(t *testing.T, d *daemon, children map[string]chaosChild, log *chao
 	defer func() { stopWatchers(); probe.Wait() }() // also when the test fails early
 	ctl := d.client()
 	for time.Now().Before(end) {
-		d.status(ctl)                      // records every child's pid for the checks after the stop
+		d.status(ctl) // records every child's pid for the checks after the stop
+		tick()
 		time.Sleep(200 * time.Millisecond) // sampling interval, not a correctness wait
 	}
 	apps.Wait()

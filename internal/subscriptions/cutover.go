@@ -12,8 +12,9 @@ import (
 const dupWindow = 250 * time.Millisecond
 
 // cutover decides which of the notifications arriving on the listens of one
-// child reach the apps while a listen switch overlaps two (or, with the
-// zombie of applyModern, three) listens.
+// child reach the apps while a listen switch overlaps two listens (the
+// current one and the one it replaced, which applyModern leaves open until
+// the next switch).
 //
 // The acknowledgement of a newer listen makes it current. From then on:
 //

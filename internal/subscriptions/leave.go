@@ -3,10 +3,10 @@ package subscriptions
 import "slices"
 
 // This file releases the upstream interest of a stream that ends (closed,
-// or lagged). The union of what the streams want from a server is read
-// from every open stream, so a reconcile costs O(open streams): when an
-// app leaves and another stream still wants all it wanted, which is the
-// common case, the union cannot change and no reconcile is asked for.
+// or lagged). When an app leaves and another stream still wants all it
+// wanted, which is the common case, the union cannot change and no
+// reconcile is asked for. The counts (interest.go) say so at once; while
+// servers run instances, it is found by reading the other open streams.
 
 // left is what a stream wanted upstream when it ended (Stream.end).
 type left struct {
@@ -30,6 +30,30 @@ func (l left) of(server string) wants {
 // whose union its leaving may shrink: those of the instances it reached
 // and wanted something from that no other stream still wants as well.
 func (m *Manager) release(st *Stream, l left) {
+	changed, all := m.recount(st) // interest.go
+	if !m.routed() {
+		// The counts said which unions shrank.
+		var ups []*upstream
+		m.mu.RLock()
+		if all {
+			for t, u := range m.upstreams {
+				if t.Instance == "" {
+					ups = append(ups, u)
+				}
+			}
+		} else {
+			for _, server := range changed {
+				if u := m.upstreams[Target{Server: server}]; u != nil {
+					ups = append(ups, u)
+				}
+			}
+		}
+		m.mu.RUnlock()
+		for _, u := range ups {
+			u.changed()
+		}
+		return
+	}
 	m.mu.RLock()
 	var ups []*upstream
 	for t, u := range m.upstreams {

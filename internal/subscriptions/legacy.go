@@ -148,14 +148,26 @@ func (u *upstream) applyLegacy(ctx context.Context, want wants) ServerAck {
 		ResourcesListChanged: caps.Resources != nil && caps.Resources.ListChanged,
 		Logs:                 len(caps.Logging) > 0 && string(caps.Logging) != "null",
 	}
+	// A refused URI is tried again only once something changed: the URIs
+	// wanted from the server, or a resources list change it announced.
+	if u.relisted.Swap(false) || !slices.Equal(want.uris, u.refusedFor) {
+		u.refused = nil
+	}
+	u.refusedFor = want.uris
+	canSubscribe := caps.Resources != nil && caps.Resources.Subscribe
+	if u.probe != nil {
+		// The child stalled and has not answered since: nothing more is
+		// sent until it does (answered reconciles again).
+		a.URIs = u.heldWanted(want.uris)
+		return a
+	}
 	// Only the difference goes upstream: the URIs wanted and not yet
 	// subscribed, and those subscribed and wanted no more (both lists are
 	// sorted: union leaves want.uris so).
 	var add, drop []string
-	canSubscribe := caps.Resources != nil && caps.Resources.Subscribe
 	walkSorted(want.uris, u.subscribedURIs, func(uri string, wanted, held bool) {
 		switch {
-		case wanted && !held && canSubscribe:
+		case wanted && !held && canSubscribe && !u.refused[uri]:
 			add = append(add, uri)
 		case held && !wanted:
 			drop = append(drop, uri)
@@ -165,32 +177,170 @@ func (u *upstream) applyLegacy(ctx context.Context, want wants) ServerAck {
 	errs := b.call("resources/subscribe", add)
 	b.logFailures("resources/subscribe", add, errs)
 	var failed map[string]bool
+	var unsentAdd string
 	for i, err := range errs {
-		if err != nil {
-			if failed == nil {
-				failed = map[string]bool{}
+		if err == nil {
+			continue
+		}
+		if failed == nil {
+			failed = map[string]bool{}
+		}
+		failed[add[i]] = true
+		switch {
+		case refusal(err):
+			if u.refused == nil {
+				u.refused = map[string]bool{}
 			}
-			failed[add[i]] = true
+			u.refused[add[i]] = true
+		case unsentAdd == "" && b.stalled():
+			unsentAdd = add[i]
 		}
 	}
-	b.unsubscribe(drop)
+	kept := b.unsubscribe(drop)
 	var held []string
 	walkSorted(want.uris, u.subscribedURIs, func(uri string, wanted, wasHeld bool) {
-		if wanted && (wasHeld || canSubscribe && !failed[uri]) {
+		if wanted && (wasHeld || canSubscribe && !u.refused[uri] && !failed[uri]) {
 			held = append(held, uri)
 		}
 	})
 	// Replaced, never changed: the ack shares it (clipped, so that an
 	// append to either copies).
-	u.subscribedURIs = slices.Clip(held)
-	a.URIs = u.subscribedURIs
+	a.URIs = slices.Clip(held)
+	u.subscribedURIs = a.URIs
+	if len(kept) > 0 {
+		// Still subscribed on the child, as far as mcpd knows.
+		u.subscribedURIs = slices.Clip(merge2(held, kept))
+	}
+	switch {
+	case len(kept) > 0:
+		u.startProbe(ctx, "resources/unsubscribe", kept[0])
+	case unsentAdd != "":
+		u.startProbe(ctx, "resources/subscribe", unsentAdd)
+	}
+	u.refusing.Store(len(u.refused) > 0)
 	return a
 }
 
+// resourcesListChanged is told that the child announced a resources list
+// change: URIs it refused may exist now, and are tried again.
+func (u *upstream) resourcesListChanged() {
+	if u.refusing.Load() {
+		u.relisted.Store(true)
+		u.wake()
+	}
+}
+
+// heldWanted is the URIs of wanted (sorted) subscribed on the child.
+func (u *upstream) heldWanted(wanted []string) []string {
+	var out []string
+	walkSorted(wanted, u.subscribedURIs, func(uri string, w, held bool) {
+		if w && held {
+			out = append(out, uri)
+		}
+	})
+	return slices.Clip(out)
+}
+
+// refusal reports whether err is the child's answer to a request (a
+// JSON-RPC error), not a request left unanswered or unsent.
+func refusal(err error) bool {
+	return err != nil && !errors.Is(err, errNotSent) && !errors.Is(err, ErrChildGone) &&
+		!errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled)
+}
+
 // unsubscribe sends a resources/unsubscribe for each of uris; a failure is
-// only logged (the child may have gone). The caller forgets them.
-func (b *batch) unsubscribe(uris []string) {
-	b.logFailures("resources/unsubscribe", uris, b.call("resources/unsubscribe", uris))
+// only logged (the child may have gone). It returns those the child may
+// still hold because it stalled (not answered in time, or not sent after
+// that): the caller keeps them, the rest it forgets.
+func (b *batch) unsubscribe(uris []string) (kept []string) {
+	errs := b.call("resources/unsubscribe", uris)
+	b.logFailures("resources/unsubscribe", uris, errs)
+	if !b.stalled() {
+		return nil
+	}
+	for i, err := range errs {
+		if errors.Is(err, errNotSent) || errors.Is(err, context.DeadlineExceeded) {
+			kept = append(kept, uris[i])
+		}
+	}
+	return kept
+}
+
+// stalled reports whether the batch stopped because the child did not
+// answer in time.
+func (b *batch) stalled() bool { return b.stopped.Load() == errStalled }
+
+// A stalled legacy child is live but slow: what a batch could not send it
+// waits until it answers again. One request (the probe) waits for that off
+// the loop, with no deadline but the child's life; its answer wakes the loop
+// (answered), whose next reconcile sends the rest. A restart makes it moot
+// (the new child holds nothing).
+
+// probe is one request out to a stalled child.
+type probe struct {
+	child       Child
+	method, uri string
+	cancel      context.CancelFunc
+	done        chan struct{} // closed when its goroutine has returned
+}
+
+// probeResult is a probe's answer.
+type probeResult struct {
+	p   *probe
+	err error
+}
+
+// startProbe sends method for uri to the current child off the loop,
+// unless a probe is out already (loop only).
+func (u *upstream) startProbe(ctx context.Context, method, uri string) {
+	if u.probe != nil {
+		return
+	}
+	pctx, cancel := context.WithCancel(ctx)
+	p := &probe{child: u.child, method: method, uri: uri, cancel: cancel, done: make(chan struct{})}
+	u.probe = p
+	u.log.Debug("waiting for the server to answer again", zap.String("method", method), zap.String("uri", uri))
+	go func() { // owned: endProbe or answered waits for it
+		defer close(p.done)
+		err := p.child.Call(pctx, method, uriParams(uri))
+		u.probed <- probeResult{p, err} // capacity 1, one probe at a time
+	}()
+}
+
+// answered takes a probe's answer (loop only): the child answers again, so
+// the next reconcile sends what is left.
+func (u *upstream) answered(r probeResult) {
+	<-r.p.done
+	r.p.cancel()
+	if u.probe != r.p {
+		return
+	}
+	u.probe = nil
+	if u.child != r.p.child || errors.Is(r.err, ErrChildGone) || exited(r.p.child) {
+		return // lost (or about to be) forgets the child's subscriptions
+	}
+	switch {
+	case r.p.method == "resources/unsubscribe" && (r.err == nil || refusal(r.err)):
+		u.subscribedURIs = slices.DeleteFunc(slices.Clone(u.subscribedURIs), func(s string) bool { return s == r.p.uri })
+	case r.p.method == "resources/subscribe" && r.err == nil:
+		if i, found := slices.BinarySearch(u.subscribedURIs, r.p.uri); !found {
+			u.subscribedURIs = slices.Insert(slices.Clone(u.subscribedURIs), i, r.p.uri)
+		}
+	}
+	u.log.Debug("the server answers again", zap.String("method", r.p.method), zap.Error(r.err))
+}
+
+// endProbe cancels the probe out, if any, and waits for it (loop only).
+func (u *upstream) endProbe() {
+	if p := u.probe; p != nil {
+		p.cancel()
+		<-p.done
+		select {
+		case <-u.probed:
+		default:
+		}
+		u.probe = nil
+	}
 }
 
 // walkSorted calls f once for every string in the sorted lists a and b,

@@ -34,6 +34,15 @@ func (u *upstream) applyModern(ctx context.Context, want wants) ServerAck {
 		return a
 	}
 	old := u.listen
+	if old != nil && u.zombie != nil {
+		// The listen replaced at the previous switch goes first, and is
+		// waited for: a server that keeps one registration per session
+		// (the Go SDK v1.8.0) drops it when it closes any listen, so
+		// it must close before the new one registers, not after. On a
+		// server that keeps listens apart the current one delivers
+		// meanwhile.
+		u.retireZombie(ctx)
+	}
 	l, a, err := u.open(ctx, filter)
 	if err != nil {
 		if old != nil {
@@ -43,58 +52,33 @@ func (u *upstream) applyModern(ctx context.Context, want wants) ServerAck {
 		}
 		return a
 	}
+	// The new listen delivers (its acknowledgement made it current:
+	// cutover.go). The one it replaces stays open, ignored but for what
+	// only it delivers, until the next switch retires it first: one listen
+	// per change, and no cancel that could land after the new listen
+	// registered.
 	u.listen, u.listenKey = l, key
-	if old == nil {
-		return a
-	}
-	// The new listen delivers: cancel the old one (and a listen left open
-	// by the previous switch).
-	retire := []Listener{old}
-	if u.zombie != nil {
-		retire = append(retire, u.zombie)
-		u.zombie = nil
-	}
-	for _, r := range retire {
-		r.Cancel("subscription filter changed")
-	}
-	// Wait until the server closed every retired listen, the zombie too:
-	// on a server that keeps one registration per session, a retired
-	// listen closing after the re-open below would drop the fresh one's.
-	closed := true
-	t := time.NewTimer(closeGrace)
-wait:
-	for _, r := range retire {
-		select {
-		case <-r.Closed():
-		case <-t.C:
-			closed = false
-			break wait
-		case <-ctx.Done():
-			closed = false
-			break wait
-		}
-	}
-	t.Stop()
-	for _, r := range retire {
-		r.Forget()
+	if old != nil {
+		u.zombie = old
 	}
 	u.log.Debug("listen switched", zap.String("filter", key))
-	if !closed || ctx.Err() != nil {
-		return a
+	return a
+}
+
+// retireZombie cancels the listen left open by the previous switch and
+// waits, at most closeGrace, until the server closed it.
+func (u *upstream) retireZombie(ctx context.Context) {
+	z := u.zombie
+	u.zombie = nil
+	z.Cancel("subscription filter changed")
+	t := time.NewTimer(closeGrace)
+	defer t.Stop()
+	select {
+	case <-z.Closed():
+	case <-t.C:
+	case <-ctx.Done():
 	}
-	// Some servers (the Go SDK v1.8.0) keep one registration per session:
-	// closing the cancelled listen dropped the new listen's registrations
-	// too. Open the filter once more and leave the listen just replaced
-	// open but ignored, so that its cancel (at the next switch, after a
-	// newer listen delivers) cannot drop the fresh one. On servers that
-	// keep listens apart this costs one idle listen.
-	r, ra, err := u.open(ctx, filter)
-	if err != nil {
-		return a
-	}
-	u.zombie = l
-	u.listen = r
-	return ra
+	z.Forget()
 }
 
 // open opens a listen with filter; its acknowledgement makes it the one

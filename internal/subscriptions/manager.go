@@ -141,6 +141,8 @@ type Manager struct {
 	upstreams map[Target]*upstream
 	closed    bool
 	retired   Totals // counters of the closed streams (totals.go)
+
+	interest interest // the streams' union, counted (interest.go)
 }
 
 // New returns a manager; its upstream goroutines run until Close.
@@ -269,6 +271,7 @@ func (m *Manager) Subscribe(ctx context.Context, app AppInfo, w Watch) (*Stream,
 	}
 	m.streams[st.id] = st
 	m.mu.Unlock()
+	m.recount(st)
 	m.log.Debug("stream opened", zap.Uint64("subscription_id", st.id), zap.String("app", app.Name), zap.Strings("servers", names))
 	return st, m.acks(ctx, st, names, false), nil
 }
@@ -395,6 +398,7 @@ func (m *Manager) Update(ctx context.Context, id uint64, add, remove []string) (
 		st.changedLocked(n)
 	}
 	st.mu.Unlock()
+	m.recount(st)
 	slices.Sort(names)
 	return m.acks(ctx, st, names, true), nil
 }
@@ -425,6 +429,16 @@ func (m *Manager) lagged(st *Stream) {
 // union is what every open stream wants from t, and the scope of one of
 // those streams (an instance is acquired for it).
 func (m *Manager) union(t Target) (wants, any) {
+	if !m.routed() {
+		// Every stream reaches the server's one child: the counts hold
+		// the union (interest.go).
+		var u wants
+		if t.Instance == "" {
+			u = m.countedUnion(t.Server)
+		}
+		m.reportDemand(t, u.any())
+		return u, nil
+	}
 	var u wants
 	var scope any
 	var lists [][]string
@@ -543,6 +557,9 @@ func (m *Manager) notificationOf(t Target, method string, params json.RawMessage
 		ev.Kind = KindPromptsListChanged
 	case "notifications/resources/list_changed":
 		ev.Kind = KindResourcesListChanged
+		if u := m.existing(t); u != nil {
+			u.resourcesListChanged() // legacy.go
+		}
 	case "notifications/resources/updated":
 		var p struct {
 			URI string `json:"uri"`

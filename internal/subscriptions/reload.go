@@ -74,6 +74,9 @@ func (m *Manager) ServerRemoved(server, reason string) {
 		}
 		empty := named && len(st.servers) == 0
 		st.mu.Unlock()
+		if named {
+			m.recount(st) // interest.go
+		}
 		if empty {
 			orphans = append(orphans, st)
 		}

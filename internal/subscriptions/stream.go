@@ -44,6 +44,11 @@ type Stream struct {
 	sorted map[string][]string
 	closed bool // Close: no more events
 	ended  bool // closed or lagged: nothing is wanted upstream any more
+
+	// What the stream adds to the manager's counts (interest.go), by
+	// server and for every server; guarded by Manager.interest.mu.
+	counted    map[string]wants
+	countedAll wants
 }
 
 // ID is the stream's subscription id (for Manager.Update).

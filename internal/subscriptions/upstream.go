@@ -37,6 +37,14 @@ type upstream struct {
 	// unavailable, e.g. one whose crash-loop cool-down ended without an
 	// event): acquiring the child is tried again.
 	nudged atomic.Bool
+	// relisted is set when a legacy child announced a resources list
+	// change while it had refused URIs (legacy.go): they are tried again.
+	relisted atomic.Bool
+	// refusing is set while refused holds a URI.
+	refusing atomic.Bool
+	// probed receives the answer of the probe (capacity 1: one is out at
+	// a time).
+	probed chan probeResult
 
 	mu      sync.Mutex // guards the fields below
 	version uint64     // bumped on every change of interest
@@ -70,8 +78,17 @@ type upstream struct {
 	heldTimer      *time.Timer
 	established    bool // something was subscribed upstream on a child: a new child is a restart
 	waitEvent      bool // acquiring failed; wait for a lifecycle event or a change of interest
-	retryAt        time.Time
-	timer          *time.Timer
+	// refused holds the URIs whose resources/subscribe the legacy child
+	// answered with an error; they are not sent again until the URI set
+	// wanted (refusedFor) changes, the child is replaced or it announces
+	// a resources list change (legacy.go).
+	refused    map[string]bool
+	refusedFor []string
+	// probe is the request that waits, off the loop, for a stalled legacy
+	// child to answer again (legacy.go); nil when none is out.
+	probe   *probe
+	retryAt time.Time
+	timer   *time.Timer
 }
 
 type waiter struct {
@@ -91,6 +108,7 @@ func newUpstream(m *Manager, t Target) *upstream {
 		log:      log,
 		kick:     make(chan struct{}, 1),
 		heldWake: make(chan struct{}, 1),
+		probed:   make(chan probeResult, 1),
 	}
 }
 
@@ -250,6 +268,7 @@ func (u *upstream) run(ctx context.Context) {
 			u.heldTimer.Stop()
 		}
 		u.cancelListens("mcpd is shutting down")
+		u.endProbe()
 		u.releaseWaiters()
 	}()
 	for {
@@ -291,6 +310,8 @@ func (u *upstream) run(ctx context.Context) {
 			u.arm(relistenDelay)
 		case <-timerC:
 			u.timer = nil
+		case r := <-u.probed:
+			u.answered(r)
 		}
 		if u.nudged.Swap(false) {
 			u.waitEvent = false
@@ -318,7 +339,10 @@ func (u *upstream) arm(d time.Duration) {
 func (u *upstream) lost() {
 	u.log.Debug("child gone", zap.Int("pid", u.child.Pid()))
 	u.notLive()
+	u.endProbe()
 	u.child, u.subscribedURIs = nil, nil
+	u.refused, u.refusedFor = nil, nil
+	u.refusing.Store(false)
 	u.listen, u.listenKey, u.zombie = nil, "", nil
 	// What the listens of the dead child still held is not delivered: the
 	// restart sends synthetic change events.
@@ -341,7 +365,9 @@ func (u *upstream) reconcile(ctx context.Context) {
 			u.release(ctx)
 		}
 		u.resolve(v, a)
-		if u.inst != "" && !own && u.m.dropIdle(u, v) { // instances.go
+		// (Not while a stalled child holds unsubscribes not sent yet:
+		// its probe's answer sends them.)
+		if u.inst != "" && !own && u.probe == nil && u.m.dropIdle(u, v) { // instances.go
 			u.stop()
 		}
 		return
@@ -441,10 +467,21 @@ func (u *upstream) release(ctx context.Context) {
 		return
 	}
 	u.closeListens(ctx, "no more subscribers")
-	u.newBatch(ctx).unsubscribe(u.subscribedURIs)
+	if u.probe != nil {
+		return // the stalled child's unsubscribes go once it answers (answered)
+	}
+	b := u.newBatch(ctx)
+	if kept := b.unsubscribe(u.subscribedURIs); len(kept) > 0 {
+		// The child is live but slow: it keeps them until it answers.
+		u.subscribedURIs = kept
+		u.startProbe(ctx, "resources/unsubscribe", kept[0])
+		return
+	}
 	u.promise(ServerAck{})
 	// Without demand the child may now stop (idle): forget it.
 	u.child, u.subscribedURIs = nil, nil
+	u.refused, u.refusedFor = nil, nil
+	u.refusing.Store(false)
 }
 
 // capabilities is the part of ServerCapabilities subscriptions depend on.

@@ -16,7 +16,14 @@ import (
 // It exits when its stdin closes.
 func GoSDK(t testing.TB, bin string, flags ...string) *Process {
 	t.Helper()
-	p := Start(t, exec.Command(bin, append([]string{"-http", "127.0.0.1:0"}, flags...)...))
+	return GoSDKAt(t, bin, "127.0.0.1:0", flags...)
+}
+
+// GoSDKAt is GoSDK listening on addr (HOST:PORT): a server started again
+// where it was before, its p.URL the same.
+func GoSDKAt(t testing.TB, bin, addr string, flags ...string) *Process {
+	t.Helper()
+	p := Start(t, exec.Command(bin, append([]string{"-http", addr}, flags...)...))
 	p.graceful = true
 	p.waitURL(t)
 	return p

@@ -1,0 +1,146 @@
+package bridge
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// profileBackend is memBackend serving a profile "p" whose servers the
+// test changes, with one event channel per Subscribe stream. The second
+// stream's Subscribe is slow: it first lets the test act while it opens.
+type profileBackend struct {
+	memBackend
+	mu      sync.Mutex
+	servers []string
+	streams []chan *mcpdv1.SubscriptionEvent
+	opened  chan int      // the index of each stream Subscribe is opening
+	proceed chan struct{} // lets the second Subscribe answer
+}
+
+func (p *profileBackend) ListServers(context.Context, *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	resp := &mcpdv1.ListServersResponse{Profile: &mcpdv1.ProfileInfo{Name: "p", Servers: append([]string(nil), p.servers...)}}
+	for _, n := range p.servers {
+		resp.Servers = append(resp.Servers, &mcpdv1.ServerStatus{Name: n, State: mcpdv1.ServerState_SERVER_STATE_READY, Era: "legacy",
+			CapabilitiesJson: `{"tools":{"listChanged":true},"resources":{"subscribe":true}}`, ServerInfoJson: fmt.Sprintf(`{"name":%q,"version":"1"}`, n)})
+	}
+	return resp, nil
+}
+
+func (p *profileBackend) Subscribe(ctx context.Context, _ *mcpdv1.SubscribeRequest) (RecvStream[mcpdv1.SubscriptionEvent], error) {
+	p.mu.Lock()
+	ch := make(chan *mcpdv1.SubscriptionEvent, 16)
+	p.streams = append(p.streams, ch)
+	i := len(p.streams) - 1
+	p.mu.Unlock()
+	p.opened <- i
+	if i == 1 {
+		select {
+		case <-p.proceed:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return &subStream{ctx: ctx, events: ch}, nil
+}
+
+func (p *profileBackend) stream(i int) chan *mcpdv1.SubscriptionEvent {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.streams[i]
+}
+
+// A bridge of a whole profile whose servers change reopens its stream: the
+// host hears of each list change once (the profile's event, not the
+// reopen's own as well), and a resources/updated mcpd sends while the new
+// stream opens is not lost.
+func TestProfileReopenTellsOnceAndLosesNoUpdate(t *testing.T) {
+	be := &profileBackend{servers: []string{"s"}, opened: make(chan int, 4), proceed: make(chan struct{})}
+	sink := &recordSink{got: make(chan scopedMsg, 64)}
+	in, host := io.Pipe()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		_ = serveLines(context.Background(), be, Options{
+			All: true, Profile: "p", MaxLine: 1 << 20,
+			Warnf:       func(string, ...any) {},
+			RPCError:    func(_ context.Context, err error, _ string) error { return err },
+			CallOptions: func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} },
+		}, in, sink, nil)
+	})
+	proceed := sync.OnceFunc(func() { close(be.proceed) })
+	defer func() {
+		proceed()
+		host.Close()
+		wg.Wait()
+	}()
+	send := func(line string) {
+		t.Helper()
+		if _, err := fmt.Fprintln(host, line); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`)
+	if m := sink.next(t); m.msg.Result == nil {
+		t.Fatalf("initialize answered %s", m.msg.Error)
+	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"file:///x"}}`)
+	for m := sink.next(t); m.scope != "2"; m = sink.next(t) {
+	}
+	waitFor(t, be.opened, "the first stream")
+	send(`{"jsonrpc":"2.0","id":"first","method":"tools/list"}`)
+	for m := sink.next(t); m.scope != `"first"`; m = sink.next(t) {
+	}
+
+	// A reload: the profile gains server t, and its view of s changed.
+	be.mu.Lock()
+	be.servers = []string{"s", "t"}
+	be.mu.Unlock()
+	be.stream(0) <- &mcpdv1.SubscriptionEvent{Server: "s", Synthetic: true,
+		Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED}
+	waitFor(t, be.opened, "the stream reopened for s and t")
+	// While it opens, s's resource changes (mcpd sends it on the stream
+	// that is open), and the host hears of the profile's change and lists
+	// its tools again.
+	be.stream(0) <- &mcpdv1.SubscriptionEvent{Server: "s", Uri: "file:///x",
+		Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED}
+	counts := map[string]int{}
+	told := false
+	for deadline := time.After(time.Second); !told; {
+		select {
+		case m := <-sink.got:
+			counts[m.msg.Method+" "+string(m.msg.Params)]++
+			told = m.msg.Method == "notifications/tools/list_changed"
+		case <-deadline: // not told while the stream reopens
+			told = true
+		}
+	}
+	if counts["notifications/tools/list_changed {}"] > 0 {
+		send(`{"jsonrpc":"2.0","id":"list","method":"tools/list"}`)
+		for m := sink.next(t); m.scope != `"list"`; m = sink.next(t) {
+			counts[m.msg.Method+" "+string(m.msg.Params)]++
+		}
+	}
+	proceed() // the new stream is open
+
+	// A list change told late would be flushed after listChangedWindow;
+	// the ping's answer comes after anything told by then.
+	time.Sleep(3 * listChangedWindow)
+	send(`{"jsonrpc":"2.0","id":3,"method":"ping"}`)
+	for m := sink.next(t); m.scope != "3"; m = sink.next(t) {
+		counts[m.msg.Method+" "+string(m.msg.Params)]++
+	}
+	if n := counts["notifications/tools/list_changed {}"]; n != 1 {
+		t.Errorf("host heard %d tools/list_changed, want 1: %v", n, counts)
+	}
+	if n := counts[`notifications/resources/updated {"uri":"file:///x"}`]; n != 1 {
+		t.Errorf("host heard %d updates of file:///x sent while the stream reopened, want 1: %v", n, counts)
+	}
+}
