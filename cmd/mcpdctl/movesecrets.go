@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -24,7 +25,8 @@ import (
 //   - contains SECRET, PASSWORD or PASSWD,
 //
 // or is the Authorization or Proxy-Authorization header. A value is
-// literal when it is not empty and holds no ${...} reference.
+// literal when it is not empty, holds no ${...} reference and is not a
+// bare $NAME (which some hosts expand; so is "Bearer $NAME").
 //
 // The secret's name is SERVER_KEY: the mcpd server's name, "_", the key
 // with every character a name may not hold made "_" (github_GITHUB_TOKEN,
@@ -52,9 +54,14 @@ func isSecretKey(key string) bool {
 	return false
 }
 
-// isLiteral reports whether v is a value written in the clear.
-func isLiteral(v string) bool {
-	return strings.TrimSpace(v) != "" && !strings.Contains(v, "${")
+// bareVar is a value that names an environment variable the way some
+// hosts expand it: $NAME.
+var bareVar = regexp.MustCompile(`^\$[A-Za-z_][A-Za-z0-9_]*$`)
+
+// isLiteral reports whether v, the value of key, is written in the clear.
+func isLiteral(key, v string) bool {
+	_, cred := authScheme(key, v)
+	return strings.TrimSpace(v) != "" && !strings.Contains(v, "${") && !bareVar.MatchString(cred)
 }
 
 // authScheme splits an Authorization value "Bearer abc" into its scheme
@@ -132,7 +139,7 @@ func (mv *secretMover) apply(ctx context.Context, ref, server string, s *importe
 	do := func(what string, m map[string]string) error {
 		for _, k := range slices.Sorted(mapKeys(m)) {
 			v := m[k]
-			if !isSecretKey(k) || !isLiteral(v) {
+			if !isSecretKey(k) || !isLiteral(k, v) {
 				continue
 			}
 			mv.seen = append(mv.seen, v)

@@ -230,6 +230,11 @@ func TestIsSecretKey(t *testing.T) {
 	if s, c := authScheme("Authorization", "Bearer abc"); s != "Bearer " || c != "abc" {
 		t.Errorf("authScheme = %q, %q", s, c)
 	}
+	for v, want := range map[string]bool{"abc": true, "Bearer abc": true, "${A}": false, "Bearer ${A}": false, "$DOCS_KEY": false, "Bearer $A": false, "a$b": true, " ": false} {
+		if got := isLiteral("Authorization", v); got != want {
+			t.Errorf("isLiteral(%q) = %v, want %v", v, got, want)
+		}
+	}
 	if s, c := authScheme("Authorization", "abc"); s != "" || c != "abc" {
 		t.Errorf("authScheme without a scheme = %q, %q", s, c)
 	}
