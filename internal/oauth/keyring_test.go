@@ -190,3 +190,45 @@ func TestKeyringLockedAtStartKeepsTokens(t *testing.T) {
 		t.Fatalf("call after the unlock: %d %v", code, err)
 	}
 }
+
+// TestKeyringMigrationWaitsForUnlock: an oauth.json found while the
+// keyring is locked is left as it is, and moved once the keyring is
+// unlocked.
+func TestKeyringMigrationWaitsForUnlock(t *testing.T) {
+	k := keyring.Start(t)
+	f := oauthtest.New(t, nil)
+	dir := t.TempDir()
+	ctx := context.Background()
+	old := newTestManager(t, dir)
+	old.login(t, f, "remote", Config{})
+	path := filepath.Join(dir, FileName)
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	locker := secrets.Open(secrets.Options{BusAddress: k.Addr, File: filepath.Join(t.TempDir(), "unused")})
+	defer locker.Close()
+	if err := locker.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e := newKeyringManager(t, k.Addr, dir)
+	if w := e.m.StoreStatus(); !strings.Contains(w, "not loaded") {
+		t.Errorf("StoreStatus = %q, want not loaded", w)
+	}
+	if after, err := os.ReadFile(path); err != nil || string(after) != string(before) {
+		t.Fatalf("oauth.json changed with the keyring locked: %v", err)
+	}
+	if err := k.Unlock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.advance(loadRetry + time.Second)
+	if st := e.m.Status("remote"); !st.LoggedIn {
+		t.Fatalf("Status after the unlock = %+v", st)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("oauth.json left after the move: %v", err)
+	}
+	if v, err := e.st.GetItem(ctx, ItemKind); err != nil || v != string(before) {
+		t.Errorf("item after the move: %v", err)
+	}
+}
