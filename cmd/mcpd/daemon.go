@@ -157,12 +157,13 @@ func (d *daemon) build(daemonLog *transport.Ring) error {
 	d.deferClose(tr.close)
 
 	clientInfo, _ := json.Marshal(map[string]string{"name": "mcpd", "version": version.Version})
-	oauthMgr := newOAuthManager(stateDir(f.stateDir), log.Named("oauth"))
 	// ${secret:NAME} values, read when a server starts: the Secret
 	// Service, else a 0600 file in the state dir. Never interactive: a
 	// locked keyring fails that server's start, it never blocks mcpd.
 	d.secrets = secrets.Open(secrets.Options{File: filepath.Join(stateDir(f.stateDir), secrets.FileName)})
 	d.deferClose(d.secrets.Close)
+	// OAuth tokens: one item of the same Secret Service, else oauth.json.
+	oauthMgr := newOAuthManager(stateDir(f.stateDir), d.secrets, log.Named("oauth"))
 	d.sup = supervisor.New(supervisor.Options{
 		Specs:                   specs(d.cfg),
 		Secrets:                 d.secrets,
@@ -203,7 +204,7 @@ func (d *daemon) buildAPI(oauthMgr *oauth.Manager, daemonLog *transport.Ring) {
 	log, f, sup := d.log, d.f, d.sup
 	srv := api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: d.socketPath, ConfigPath: d.cfgPath,
 		Observer: d.ms.observer(), RequestMemoryBudget: f.requestBudget, Audit: d.tr.auditOptions(), Tracer: d.tr.apiTracer(),
-		SecretsBackend: d.secrets.Backend})
+		SecretsBackend: d.secrets.Backend, OAuthStore: oauthMgr.StoreStatus})
 	d.srv = srv
 	srv.SetConfig(d.cfgPath, d.cfgErr)
 	if d.cfg != nil {

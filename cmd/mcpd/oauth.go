@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/remote"
+	"github.com/mcpd-dev/mcpd/internal/secrets"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 )
 
@@ -28,9 +30,12 @@ type remoteAuth struct {
 var _ api.RemoteAuth = remoteAuth{}
 
 // newOAuthManager makes the daemon's OAuth manager, keeping its
-// credentials in stateDir.
-func newOAuthManager(stateDir string, log *zap.Logger) *oauth.Manager {
-	return oauth.NewManager(stateDir, log, &http.Client{Timeout: 30 * time.Second})
+// credentials as one item of st's Secret Service when it has one, else in
+// stateDir/oauth.json (an oauth.json found beside a Secret Service is
+// moved into it).
+func newOAuthManager(stateDir string, st *secrets.Store, log *zap.Logger) *oauth.Manager {
+	store := oauth.KeyringStore(st, filepath.Join(stateDir, oauth.FileName), log)
+	return oauth.NewManagerWith(store, log, &http.Client{Timeout: 30 * time.Second})
 }
 
 // oauthConfig is the oauth package's view of a remote server's "oauth".

@@ -23,7 +23,7 @@ import (
 
 var configCmd = &command{
 	name:     "config",
-	synopsis: "check [FILE] [--json] | import FILE [--write [--merge|--force]] [--config PATH]",
+	synopsis: "check [FILE] [--json] | import FILE [--write [--merge|--force]] [--move-secrets] [--config PATH]",
 	short:    "validate a config file, or import another MCP host's config",
 	long: `config check [FILE]
   Validates FILE (default: mcpd's config file) and, when mcpd is running, prints
@@ -51,7 +51,13 @@ config import FILE
   config file (--config, else $MCPD_CONFIG, else
   $XDG_CONFIG_HOME/mcpd/config.json): --merge adds the servers to an existing
   file (keeping its comments; it is reformatted; a name in both is an error
-  and nothing is written), --force replaces it. The result is checked as
+  and nothing is written), --force replaces it. An env or header value
+  written in the clear under a key that names a credential (ending in
+  TOKEN, _KEY, APIKEY or _PAT, holding SECRET, PASSWORD or PASSWD, or the
+  Authorization header) is named in a warning; --move-secrets stores it
+  with "mcpdctl secret" as SERVER_KEY (github_GITHUB_TOKEN) and writes
+  ${secret:SERVER_KEY} instead ("Bearer ${secret:NAME}" for an
+  Authorization header). A value is never printed. The result is checked as
   mcpd would: if it is not ready (a variable unset), import lists what is
   left to fill in and exits 1, having printed or written it all the same.`,
 	minArgs:  1,
@@ -62,9 +68,9 @@ config import FILE
 
 // configArgs are the flags of config.
 type configArgs struct {
-	asJSON, write, force, merge bool
-	cfgFlag                     string
-	timeout                     time.Duration
+	asJSON, write, force, merge, moveSecrets bool
+	cfgFlag                                  string
+	timeout                                  time.Duration
 }
 
 func configSetup(fs *pflag.FlagSet) runFunc {
@@ -73,6 +79,7 @@ func configSetup(fs *pflag.FlagSet) runFunc {
 	fs.BoolVar(&a.write, "write", false, "import: write the config file instead of printing it")
 	fs.BoolVar(&a.force, "force", false, "import: with --write, replace an existing config file")
 	fs.BoolVar(&a.merge, "merge", false, "import: with --write, add the imported servers to an existing config file")
+	fs.BoolVar(&a.moveSecrets, "move-secrets", false, "import: store literal tokens, keys and passwords of env and headers with mcpdctl secret, and write ${secret:NAME} instead")
 	fs.StringVar(&a.cfgFlag, "config", "", "import: the config `PATH` --write writes (default $MCPD_CONFIG, else $XDG_CONFIG_HOME/mcpd/config.json)")
 	fs.DurationVar(&a.timeout, "timeout", 10*time.Second, "give up after this long; 0 means no limit")
 	return func(ctx context.Context, c *cli, cmd *command, args []string) error {
@@ -83,8 +90,8 @@ func configSetup(fs *pflag.FlagSet) runFunc {
 func (c *cli) runConfig(ctx context.Context, cmd *command, pos []string, a configArgs) error {
 	switch pos[0] {
 	case "check":
-		if a.write || a.force || a.merge || a.cfgFlag != "" {
-			return &usageError{cmd: cmd, msg: "--write, --force, --merge and --config are for import"}
+		if a.write || a.force || a.merge || a.moveSecrets || a.cfgFlag != "" {
+			return &usageError{cmd: cmd, msg: "--write, --force, --merge, --move-secrets and --config are for import"}
 		}
 		file := ""
 		if len(pos) == 2 {
@@ -110,7 +117,7 @@ func (c *cli) runConfig(ctx context.Context, cmd *command, pos []string, a confi
 		}
 		ctx, cancel := c.withTimeout(ctx, a.timeout)
 		defer cancel()
-		return c.configImport(ctx, pos[1], importMode{write: a.write, force: a.force, merge: a.merge, dest: paths.ConfigPath(a.cfgFlag)})
+		return c.configImport(ctx, pos[1], importMode{write: a.write, force: a.force, merge: a.merge, moveSecrets: a.moveSecrets, dest: paths.ConfigPath(a.cfgFlag)})
 	}
 	return &usageError{cmd: cmd, msg: fmt.Sprintf("unknown config action %q, want check or import", pos[0])}
 }

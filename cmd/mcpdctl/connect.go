@@ -21,7 +21,7 @@ import (
 
 var connectCmd = &command{
 	name:     "connect",
-	synopsis: "HOST... | --all [--dry-run] [--force] [--aggregate] [--project DIR]",
+	synopsis: "HOST... | --all [--dry-run] [--force] [--aggregate] [--move-secrets] [--project DIR]",
 	short:    "point MCP hosts' servers at mcpd, in their own config files",
 	long: `connect rewrites each MCP server entry of a host's config file to go
 through mcpd, and adds the server to mcpd's config (one mcpd server for the
@@ -54,7 +54,16 @@ into mcpd's config. An entry named "mcpd" that is mcpd's aggregate is kept
 else is refused. A server tied to a project, and an entry the host has
 disabled, keep an entry of their own, pointed at mcpd as without
 --aggregate, with a line saying so. disconnect puts the entries back and
-takes "mcpd" out.`,
+takes "mcpd" out.
+
+An env or header value written in the clear under a key that names a
+credential (ending in TOKEN, _KEY, APIKEY or _PAT, holding SECRET, PASSWORD
+or PASSWD, or the Authorization header) is named in a warning, as it would
+be copied into mcpd's config. --move-secrets stores it with "mcpdctl
+secret" as SERVER_KEY (github_GITHUB_TOKEN; SERVER_KEY_2 when that name
+holds another value) and writes ${secret:SERVER_KEY} in mcpd's config
+("Bearer ${secret:NAME}" for an Authorization header). With --dry-run the
+diff shows the references and nothing is stored. A value is never printed.`,
 	maxArgs:  -1,
 	setup:    connectSetup,
 	complete: completeHosts,
@@ -62,9 +71,9 @@ takes "mcpd" out.`,
 
 // connectArgs are the flags of connect and disconnect.
 type connectArgs struct {
-	all, dryRun, force, removeServers, aggregate bool
-	project, cfgFlag                             string
-	timeout                                      time.Duration
+	all, dryRun, force, removeServers, aggregate, moveSecrets bool
+	project, cfgFlag                                          string
+	timeout                                                   time.Duration
 }
 
 func (a *connectArgs) common(fs *pflag.FlagSet) {
@@ -80,6 +89,7 @@ func connectSetup(fs *pflag.FlagSet) runFunc {
 	a.common(fs)
 	fs.BoolVar(&a.force, "force", false, "connect a host even while it runs")
 	fs.BoolVar(&a.aggregate, "aggregate", false, `replace each file's entries by one entry "mcpd" for all of mcpd's servers (tools named server__tool)`)
+	fs.BoolVar(&a.moveSecrets, "move-secrets", false, "store literal tokens, keys and passwords of env and headers with mcpdctl secret, and write ${secret:NAME} in mcpd's config")
 	return func(ctx context.Context, c *cli, cmd *command, args []string) error {
 		hs, err := pickHosts(cmd, args, a.all)
 		if err != nil {
@@ -133,6 +143,8 @@ type connectState struct {
 	reach hosts.Mcpd
 	store hosts.Store
 	mc    *mcpdConfig
+	// secrets moves (or names) the literal secrets of the servers added.
+	secrets *secretMover
 	// failed counts files that could not be written.
 	failed int
 }
@@ -153,6 +165,7 @@ func (c *cli) connectHosts(ctx context.Context, hs []*hosts.Host, a connectArgs)
 	if err != nil {
 		return err
 	}
+	defer st.secrets.close()
 	var plans []*hostPlan
 	var problems []string
 	found := 0
@@ -168,7 +181,7 @@ func (c *cli) connectHosts(ctx context.Context, hs []*hosts.Host, a connectArgs)
 			continue
 		}
 		found++
-		p, err := c.planHost(st, h, opened, a)
+		p, err := c.planHost(ctx, st, h, opened, a)
 		if err != nil {
 			problems = append(problems, fmt.Sprintf("%s: %v", h.Name, err))
 			continue
@@ -206,7 +219,7 @@ func (c *cli) connectStart(ctx context.Context, a connectArgs) (*connectState, e
 	if err != nil {
 		return nil, err
 	}
-	return &connectState{env: env, reach: reach, mc: mc, store: connectStore()}, nil
+	return &connectState{env: env, reach: reach, mc: mc, store: connectStore(), secrets: newSecretMover(a.moveSecrets, a.dryRun)}, nil
 }
 
 // connectStore is where connect keeps its records and backups.
@@ -224,10 +237,10 @@ func filePaths(h *hosts.Host, env hosts.Env) []string {
 
 // planHost decides what becomes of each entry of h's files: all of them
 // or, on a clash with mcpd's servers, none.
-func (c *cli) planHost(st *connectState, h *hosts.Host, opened []*hosts.Opened, a connectArgs) ([]*hostPlan, error) {
+func (c *cli) planHost(ctx context.Context, st *connectState, h *hosts.Host, opened []*hosts.Opened, a connectArgs) ([]*hostPlan, error) {
 	added := map[string]importedServer{}
 	var plans []*hostPlan
-	var notes []string
+	var notes, moved []string
 	for _, o := range opened {
 		p := &hostPlan{o: o, targets: map[*hosts.Entry]hosts.Target{}, agg: map[*hosts.Entry]string{}}
 		for _, e := range o.Entries {
@@ -244,6 +257,17 @@ func (c *cli) planHost(st *connectState, h *hosts.Host, opened []*hosts.Opened, 
 			if skip != "" {
 				notes = append(notes, fmt.Sprintf("%s: left as it is: %s", ref, skip))
 				continue
+			}
+			// Before place: a server connected before with its secret
+			// moved is the same server once this one's is.
+			lines, err := st.secrets.apply(ctx, ref, mcpdName(e.Name), &s)
+			if err != nil {
+				return nil, err
+			}
+			if a.moveSecrets {
+				moved = append(moved, lines...)
+			} else {
+				notes = append(notes, lines...)
 			}
 			name, isNew, err := st.mc.place(mcpdName(e.Name), s)
 			if err != nil {
@@ -268,6 +292,7 @@ func (c *cli) planHost(st *connectState, h *hosts.Host, opened []*hosts.Opened, 
 	for _, n := range notes {
 		c.warnf("%s", n)
 	}
+	c.secretLines(c.stdout, true, moved)
 	for _, p := range plans {
 		var err error
 		plan := hosts.Plan{Point: p.targets, Aggregate: p.agg,
@@ -308,14 +333,20 @@ func (c *cli) applyConnect(ctx context.Context, st *connectState, plans []*hostP
 	}
 	if dryRun {
 		if cfg != nil {
-			c.printDiff(st.mc.path, st.mc.data, cfg)
+			c.printDiff(st, st.mc.path, st.mc.data, cfg)
 		}
 		for _, p := range plans {
 			if len(p.changes) > 0 {
-				c.printDiff(p.o.File.Path, p.o.Data, p.after)
+				c.printDiff(st, p.o.File.Path, p.o.Data, p.after)
 			}
 		}
 		return nil
+	}
+	// The secrets are stored before the config that names them.
+	if line, err := st.secrets.commit(ctx); err != nil {
+		return fmt.Errorf("nothing changed: %w", err)
+	} else if line != "" {
+		fmt.Fprintln(c.stdout, sanitizeText(line))
 	}
 	if cfg != nil {
 		if err := writeMcpdConfig(st.store, st.mc, cfg); err != nil {
@@ -405,9 +436,10 @@ func (c *cli) reloadAfterConnect(ctx context.Context, path string) {
 	}
 }
 
-// printDiff prints a unified diff of a file's change.
-func (c *cli) printDiff(path string, before, after []byte) {
-	fmt.Fprint(c.stdout, udiff.Unified(path, path+" (connected)", string(before), string(after)))
+// printDiff prints a unified diff of a file's change, with the literal
+// secrets found shown as "<secret>".
+func (c *cli) printDiff(st *connectState, path string, before, after []byte) {
+	fmt.Fprint(c.stdout, st.secrets.redact(udiff.Unified(path, path+" (connected)", string(before), string(after))))
 }
 
 // reach says how hosts reach mcpd: this mcpdctl as the bridge, and the

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -22,6 +23,9 @@ import (
 type importMode struct {
 	write, force, merge bool
 	dest                string // the config file --write writes
+	// moveSecrets stores the literal secrets found in the keyring and
+	// writes ${secret:NAME} in their place (movesecrets.go).
+	moveSecrets bool
 }
 
 // errImportIncomplete is returned when the imported config does not pass
@@ -43,9 +47,27 @@ func (c *cli) configImport(ctx context.Context, file string, mode importMode) er
 	for _, n := range res.notes {
 		c.warnf("%s", n)
 	}
+	mv := newSecretMover(mode.moveSecrets, false)
+	defer mv.close()
+	for _, name := range slices.Sorted(mapKeys(res.servers)) {
+		s := res.servers[name]
+		lines, err := mv.apply(ctx, fmt.Sprintf("server %q", name), name, &s)
+		if err != nil {
+			return fmt.Errorf("import %s: %w; nothing was written", file, err)
+		}
+		res.servers[name] = s
+		c.secretLines(c.stderr, mode.moveSecrets, lines)
+	}
 	out, merged, err := c.importOutput(ctx, file, res, mode)
 	if err != nil {
 		return err
+	}
+	// The secrets are stored before the config that names them is
+	// printed or written.
+	if line, err := mv.commit(ctx); err != nil {
+		return fmt.Errorf("import %s: %w; nothing was written", file, err)
+	} else if line != "" {
+		fmt.Fprintf(c.stderr, "mcpdctl: %s\n", sanitizeText(line))
 	}
 	dest, err := filepath.Abs(mode.dest)
 	if err != nil {

@@ -51,6 +51,10 @@ type statusJSON struct {
 	// Secrets is where mcpd reads ${secret:NAME} values from: the Secret
 	// Service or the fallback file (and why).
 	Secrets string `json:"secrets"`
+	// OAuthTokens is where mcpd keeps the remote servers' OAuth tokens: the
+	// Secret Service or the fallback file (and why), and whether they
+	// could not be read yet.
+	OAuthTokens string `json:"oauth_tokens"`
 }
 
 // httpJSON is the HTTP face in "status --json": the configured address,
@@ -95,9 +99,10 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 			Subscriptions: toSubscriptionsJSON(st.GetSubscriptions()),
 			HTTP: httpJSON{Listen: st.GetHttp().GetListen(), URLs: append([]string{}, st.GetHttp().GetUrls()...),
 				OffReason: st.GetHttp().GetOffReason()},
-			AuditPath: st.GetAuditPath(),
-			Sharing:   toSharingJSON(st.GetSharing()),
-			Secrets:   st.GetSecrets(),
+			AuditPath:   st.GetAuditPath(),
+			Sharing:     toSharingJSON(st.GetSharing()),
+			Secrets:     st.GetSecrets(),
+			OAuthTokens: st.GetOauthTokens(),
 		}
 		addServerOps(out.Servers, st)
 		for _, a := range st.GetApps() {
@@ -140,6 +145,9 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 	}
 	if b := st.GetSecrets(); b != "" {
 		fmt.Fprintf(w, "secrets %s (mcpdctl secret ls)\n", sanitize(b))
+	}
+	if b := st.GetOauthTokens(); b != "" {
+		fmt.Fprintf(w, "oauth tokens %s\n", sanitize(b))
 	}
 	if apps := st.GetApps(); len(apps) > 0 {
 		fmt.Fprintln(w)

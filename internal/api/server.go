@@ -75,6 +75,9 @@ type Options struct {
 	// SecretsBackend, if set, says where ${secret:NAME} values are read
 	// from, for GetStatus (internal/secrets.Store.Backend).
 	SecretsBackend func() string
+	// OAuthStore, if set, says where the OAuth tokens are kept, for
+	// GetStatus (internal/oauth.Manager.StoreStatus).
+	OAuthStore func() string
 }
 
 // Server implements the mcpd.v1.Mcpd service on top of a supervisor. Its
@@ -92,10 +95,11 @@ type Server struct {
 	obs    CallObserver // nil: requests are not timed (metrics.go)
 	budget *memBudget   // memory of the requests in flight (budget.go)
 	// profiles are the config's profiles (profiles.go), swapped whole.
-	profiles atomic.Pointer[profile.Set]
-	audit    atomic.Pointer[AuditOptions] // the audit log (audit.go), swapped whole
-	tracer   Tracer                       // nil: no traces (tracing.go)
-	secrets  func() string                // nil: GetStatus reports no secret store
+	profiles   atomic.Pointer[profile.Set]
+	audit      atomic.Pointer[AuditOptions] // the audit log (audit.go), swapped whole
+	tracer     Tracer                       // nil: no traces (tracing.go)
+	secrets    func() string                // nil: GetStatus reports no secret store
+	oauthStore func() string                // nil: GetStatus reports no OAuth token store
 
 	mu          sync.Mutex // guards following
 	socketPath  string
@@ -135,6 +139,7 @@ func newServer(b backend, opts Options) *Server {
 		budget:     newMemBudget(opts.RequestMemoryBudget),
 		tracer:     opts.Tracer,
 		secrets:    opts.SecretsBackend,
+		oauthStore: opts.OAuthStore,
 		socketPath: opts.SocketPath,
 		configPath: opts.ConfigPath,
 	}
@@ -200,6 +205,9 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 	}
 	if f := s.secrets; f != nil {
 		resp.Secrets = f()
+	}
+	if f := s.oauthStore; f != nil {
+		resp.OauthTokens = f()
 	}
 	return resp, nil
 }

@@ -124,6 +124,9 @@ func TestSecretsKeyringEndToEnd(t *testing.T) {
 	if b := d.status(c).GetSecrets(); !strings.HasPrefix(b, "Secret Service (gnome-keyring") {
 		t.Errorf("status secrets %q", b)
 	}
+	if b := d.status(c).GetOauthTokens(); !strings.HasPrefix(b, "Secret Service (gnome-keyring") || !strings.HasSuffix(b, "item service=mcpd kind=oauth") {
+		t.Errorf("status oauth_tokens %q", b)
+	}
 
 	// A locked keyring: the restart fails with what to do, without a
 	// prompt and without blocking mcpd.
@@ -145,7 +148,7 @@ func TestSecretsKeyringEndToEnd(t *testing.T) {
 		out, _ := s.ctl("", args...)
 		fmt.Fprintf(&seen, "$ mcpdctl %s\n%s", strings.Join(args, " "), out)
 	}
-	if !strings.Contains(seen.String(), "secrets Secret Service (gnome-keyring") {
+	if !strings.Contains(seen.String(), "secrets Secret Service (gnome-keyring") || !strings.Contains(seen.String(), "oauth tokens Secret Service (gnome-keyring") {
 		t.Errorf("mcpdctl status names no secret store:\n%s", seen.String())
 	}
 	for what, text := range map[string]string{"mcpdctl output": seen.String(), "mcpd's debug log": d.stderr.String()} {
@@ -179,6 +182,9 @@ func TestSecretsFileFallbackEndToEnd(t *testing.T) {
 	}
 	if b := d.status(c).GetSecrets(); !strings.HasPrefix(b, "file "+file+" (no session bus") {
 		t.Errorf("status secrets %q", b)
+	}
+	if b := d.status(c).GetOauthTokens(); !strings.HasPrefix(b, "file "+filepath.Join(s.dir, "xdg", "mcpd", "oauth.json")+" (no session bus") {
+		t.Errorf("status oauth_tokens %q", b)
 	}
 	if strings.Contains(d.stderr.String(), value) {
 		t.Errorf("mcpd's debug log holds the secret value")

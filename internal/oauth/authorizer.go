@@ -36,6 +36,17 @@ type serverAuth struct {
 // Token implements Authorizer.
 func (a *serverAuth) Token(ctx context.Context) (string, error) {
 	m := a.m
+	if !m.load(false) {
+		// Not readable yet (a locked keyring): a token got meanwhile is
+		// used; else say why, without asking for a login.
+		m.mu.Lock()
+		_, t := m.boundToken(a.server, a.serverURL, a.cfg.ClientID)
+		err := m.loadErr
+		m.mu.Unlock()
+		if t == nil {
+			return "", fmt.Errorf("server %q: %w", a.server, err)
+		}
+	}
 	for {
 		m.mu.Lock()
 		st := m.state(a.server)

@@ -14,7 +14,11 @@
 // then the Authorizer answers ErrLoginRequired with the hint to run it.
 //
 // Tokens are keyed by authorization server, resource and client, stored with
-// the client registrations in a 0600 file in a 0700 directory, refreshed
+// the client registrations as one document through a Persister: a 0600 file
+// in a 0700 directory (FileStore), or one Secret Service item with the file
+// as the fallback (KeyringStore). Stored credentials that cannot be read
+// yet (a locked keyring) are never overwritten: the Manager saves nothing
+// until it has read them. They are refreshed
 // before they expire and once on a 401, with one refresh in flight per token.
 // Token and secret text never appears in logs, errors or Status.
 //

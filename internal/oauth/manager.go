@@ -2,6 +2,8 @@ package oauth
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -47,13 +49,27 @@ type Status struct {
 // registrations, tokens, logins in progress. Its methods are safe for
 // concurrent use.
 type Manager struct {
-	path string
-	log  *zap.Logger
-	hc   *http.Client
-	now  func() time.Time
+	store Persister
+	log   *zap.Logger
+	hc    *http.Client
+	now   func() time.Time
 
-	mu         sync.Mutex // guards data, servers, refreshing, logins and taken; held for no I/O
-	data       *storeData
+	// loadMu serialises loads of the stored credentials; it is taken
+	// before mu and writeMu, never while holding either.
+	loadMu sync.Mutex
+
+	mu sync.Mutex // guards data, loaded…dirty, servers, refreshing, logins and taken; held for no I/O
+	// data are the credentials in memory: those stored, once loaded.
+	data *storeData
+	// loaded is set once the stored credentials were read (or found
+	// unreadable for good). Until then nothing is saved, so that what is
+	// stored and could not be read (a locked keyring) is not replaced.
+	loaded   bool
+	loadErr  error     // why they are not loaded yet
+	lastLoad time.Time // the last attempt
+	// dirty is set when data changed before the load: a successful load
+	// merges the change over what it read, and saves.
+	dirty      bool
 	servers    map[string]*serverState    // by server name
 	refreshing map[tokenKey]chan struct{} // refreshes in flight; closed when done
 	logins     map[string]*LoginFlow      // logins in progress, by server name
@@ -96,35 +112,135 @@ const recheckAfter401 = time.Minute
 const refreshSkew = time.Minute
 
 // NewManager returns a Manager keeping its credentials in
-// stateDir/oauth.json. hc makes every request to authorization and
-// resource servers (nil: http.DefaultClient). A credentials file that
-// cannot be read is logged and left as it is; a login writes a new one.
+// stateDir/oauth.json (NewManagerWith a FileStore).
 func NewManager(stateDir string, log *zap.Logger, hc *http.Client) *Manager {
+	return NewManagerWith(FileStore(filepath.Join(stateDir, FileName)), log, hc)
+}
+
+// NewManagerWith returns a Manager keeping its credentials in store, which
+// it loads now. hc makes every request to authorization and resource
+// servers (nil: http.DefaultClient). Credentials that cannot be decoded
+// are logged and left as they are; a login writes new ones. Credentials
+// that cannot be read for now (ErrUnavailable: a locked keyring) are read
+// again at the next use after loadRetry, a login or a save; nothing is
+// saved before, and a change made meanwhile is merged over them then.
+func NewManagerWith(store Persister, log *zap.Logger, hc *http.Client) *Manager {
 	if log == nil {
 		log = zap.NewNop()
 	}
 	if hc == nil {
 		hc = http.DefaultClient
 	}
-	path := filepath.Join(stateDir, FileName)
-	data, err := loadStore(path)
-	if err != nil {
-		log.Warn("oauth credentials not loaded", zap.Error(err))
-	}
-	return &Manager{
-		path:       path,
+	m := &Manager{
+		store:      store,
 		log:        log,
 		hc:         hc,
 		now:        time.Now,
-		data:       data,
+		data:       emptyStore(),
 		servers:    map[string]*serverState{},
 		refreshing: map[tokenKey]chan struct{}{},
 		logins:     map[string]*LoginFlow{},
 	}
+	m.load(true)
+	return m
 }
 
-// Path is the credentials file.
-func (m *Manager) Path() string { return m.path }
+// loadRetry is how often the Manager tries again to read credentials it
+// could not (a locked keyring), when they are used.
+const loadRetry = 10 * time.Second
+
+// load reads the stored credentials unless they are loaded, and reports
+// whether they are. Unless force, it tries at most once per loadRetry.
+// m.mu must not be held.
+func (m *Manager) load(force bool) bool {
+	m.mu.Lock()
+	loaded := m.loaded
+	m.mu.Unlock()
+	if loaded {
+		return true
+	}
+	ok, snap := m.loadOnce(force)
+	m.write(snap) // once loadMu is released: write loads too
+	return ok
+}
+
+// loadOnce is load but for saving what changed meanwhile: the snapshot it
+// returns.
+func (m *Manager) loadOnce(force bool) (bool, *snapshot) {
+	m.loadMu.Lock()
+	defer m.loadMu.Unlock()
+	m.mu.Lock()
+	if m.loaded {
+		m.mu.Unlock()
+		return true, nil
+	}
+	if !force && !m.lastLoad.IsZero() && m.now().Sub(m.lastLoad) < loadRetry {
+		m.mu.Unlock()
+		return false, nil
+	}
+	m.lastLoad = m.now()
+	m.mu.Unlock()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	b, err := m.store.Load(ctx)
+	cancel()
+	var d *storeData
+	if err == nil {
+		d, err = decodeStore(b, m.store.Where())
+	}
+	if errors.Is(err, ErrUnavailable) {
+		m.mu.Lock()
+		first := m.loadErr == nil
+		m.loadErr = err
+		m.mu.Unlock()
+		if first {
+			m.log.Warn("oauth credentials not loaded yet; nothing is saved until they are, tried again when used",
+				zap.String("store", m.store.Where()), zap.Error(err))
+		}
+		return false, nil
+	}
+	if err != nil {
+		m.log.Warn("oauth credentials not loaded", zap.Error(err))
+		d = emptyStore()
+	}
+	m.mu.Lock()
+	if m.dirty {
+		d = merge(d, m.data)
+	}
+	retried := m.loadErr != nil
+	m.data, m.loaded, m.loadErr = d, true, nil
+	var snap *snapshot
+	if m.dirty {
+		m.dirty = false
+		snap = m.snapshotLocked()
+	}
+	m.mu.Unlock()
+	if err == nil && retried {
+		m.log.Info("oauth credentials loaded", zap.String("store", m.store.Where()))
+	}
+	return true, snap
+}
+
+// Path is the credentials file, "" when they are not kept in a file.
+func (m *Manager) Path() string {
+	if p, ok := m.store.(interface{ Path() string }); ok {
+		return p.Path()
+	}
+	return ""
+}
+
+// StoreStatus says where the credentials are kept, and if they could not
+// be read yet, why: for mcpdctl status. It tries to read them again (at
+// most once per loadRetry).
+func (m *Manager) StoreStatus() string {
+	if m.load(false) {
+		return m.store.Where()
+	}
+	m.mu.Lock()
+	err := m.loadErr
+	m.mu.Unlock()
+	return fmt.Sprintf("%s (not loaded: %v)", m.store.Where(), err)
+}
 
 // For returns the Authorizer of server, reached at serverURL.
 func (m *Manager) For(server, serverURL string, cfg Config) Authorizer {
@@ -157,6 +273,9 @@ func (m *Manager) boundToken(server, serverURL, clientID string) (*binding, *tok
 // snapshotLocked takes the content of the credentials file for m.write,
 // which the caller runs once m.mu is released. m.mu must be held.
 func (m *Manager) snapshotLocked() *snapshot {
+	if !m.loaded {
+		m.dirty = true
+	}
 	m.taken++
 	b, err := encodeStore(m.data)
 	return &snapshot{seq: m.taken, data: b, err: err}
@@ -171,6 +290,17 @@ func (m *Manager) write(snap *snapshot) {
 	if snap == nil {
 		return
 	}
+	// A save before the stored credentials are read would replace them:
+	// read them first (merging this change and saving), else keep the
+	// change in memory only.
+	if !m.load(true) {
+		m.mu.Lock()
+		err := m.loadErr
+		m.mu.Unlock()
+		m.log.Warn("oauth credentials not saved: the stored ones are not loaded yet; the change is kept in memory and saved once they are",
+			zap.String("store", m.store.Where()), zap.Error(err))
+		return
+	}
 	m.writeMu.Lock()
 	defer m.writeMu.Unlock()
 	if snap.seq <= m.written {
@@ -179,7 +309,9 @@ func (m *Manager) write(snap *snapshot) {
 	m.written = snap.seq
 	err := snap.err
 	if err == nil {
-		err = writeStore(m.path, snap.data)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		err = m.store.Save(ctx, snap.data)
+		cancel()
 	}
 	if err != nil {
 		m.log.Error("oauth credentials not saved", zap.Error(err))
@@ -188,6 +320,7 @@ func (m *Manager) write(snap *snapshot) {
 
 // Status reports server's login.
 func (m *Manager) Status(server string) Status {
+	m.load(false)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := Status{Server: server, LoginInProgress: m.logins[server] != nil}

@@ -1,10 +1,9 @@
 package oauth
 
 import (
+	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -147,36 +146,51 @@ func ensureDir(dir string) error {
 // loadStore reads the credentials file; a missing file is an empty store.
 // A file others may read is tightened to 0600 first.
 func loadStore(path string) (*storeData, error) {
-	d := &storeData{Version: storeVersion, Servers: map[string]*binding{}}
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	b, err := fileStore{path: path}.Load(context.Background())
+	if err != nil {
+		return emptyStore(), err
+	}
+	return decodeStore(b, "file "+path)
+}
+
+func emptyStore() *storeData {
+	return &storeData{Version: storeVersion, Servers: map[string]*binding{}}
+}
+
+// decodeStore decodes the credentials document b (nil: none stored), kept
+// where (for errors).
+func decodeStore(b []byte, where string) (*storeData, error) {
+	d := emptyStore()
+	if b == nil {
 		return d, nil
-	}
-	if err != nil {
-		return d, fmt.Errorf("oauth: credentials file: %w", err)
-	}
-	if fi.Mode().Perm() != 0o600 {
-		if err := os.Chmod(path, 0o600); err != nil {
-			return d, fmt.Errorf("oauth: credentials file: %w", err)
-		}
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return d, fmt.Errorf("oauth: credentials file: %w", err)
 	}
 	if err := json.Unmarshal(b, d); err != nil {
 		// The decoder's message quotes no input, only offsets and types.
-		return &storeData{Version: storeVersion, Servers: map[string]*binding{}},
-			fmt.Errorf("oauth: credentials file %s is not valid: %w", path, err)
+		return emptyStore(), fmt.Errorf("oauth: credentials in %s are not valid: %w", where, err)
 	}
 	if d.Version != storeVersion {
-		return &storeData{Version: storeVersion, Servers: map[string]*binding{}},
-			fmt.Errorf("oauth: credentials file %s has version %d, want %d", path, d.Version, storeVersion)
+		return emptyStore(), fmt.Errorf("oauth: credentials in %s have version %d, want %d", where, d.Version, storeVersion)
 	}
 	if d.Servers == nil {
 		d.Servers = map[string]*binding{}
 	}
 	return d, nil
+}
+
+// merge puts the registrations, tokens and bindings of d (made in memory
+// while the stored ones could not be read) over stored.
+func merge(stored, d *storeData) *storeData {
+	for _, c := range d.Clients {
+		stored.dropClient(c.Issuer, "")
+		stored.Clients = append(stored.Clients, c)
+	}
+	for _, t := range d.Tokens {
+		stored.putToken(t)
+	}
+	for name, b := range d.Servers {
+		stored.Servers[name] = b
+	}
+	return stored
 }
 
 // encodeStore is the content of the credentials file for d.

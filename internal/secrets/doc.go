@@ -9,6 +9,11 @@
 //
 //	secret-tool lookup service mcpd name NAME
 //
+// Beside the named secrets, mcpd keeps items of its own in the Secret
+// Service only (GetItem, SetItem): one per kind, with the attributes
+// service=mcpd and kind=KIND and no name, which List skips (the OAuth
+// tokens, kind=oauth).
+//
 // The package talks to the Secret Service with godbus directly rather than
 // through a keyring wrapper: the wrappers fix the attribute set (service,
 // username), cannot list items, and unlock with a prompt unconditionally,

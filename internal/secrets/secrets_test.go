@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -182,5 +183,52 @@ func TestCheckName(t *testing.T) {
 		if err := secrets.CheckName(n); !errors.Is(err, secrets.ErrInvalidName) {
 			t.Errorf("CheckName(%q) = %v", n, err)
 		}
+	}
+}
+
+// TestKeyringItem: an item of a kind (service=mcpd kind=KIND, no name) is
+// stored, read back, found by secret-tool, left out of List, and is
+// ErrLocked in a locked keyring; without a Secret Service it is
+// ErrNoKeyring, not the file.
+func TestKeyringItem(t *testing.T) {
+	k := keyring.Start(t)
+	ctx := context.Background()
+	s, file := open(t, k.Addr, false)
+	if _, err := s.GetItem(ctx, "oauth"); !errors.Is(err, secrets.ErrNotFound) {
+		t.Fatalf("GetItem before SetItem: %v", err)
+	}
+	const value = `{"tokens": "item-value-3b2a"}`
+	if err := s.SetItem(ctx, "oauth", "mcpd OAuth tokens", value); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetItem(ctx, "oauth", "mcpd OAuth tokens", value+" "); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetItem(ctx, "oauth"); err != nil || got != value+" " {
+		t.Fatalf("GetItem = %q, %v", got, err)
+	}
+	cmd := exec.CommandContext(ctx, "secret-tool", "lookup", "service", "mcpd", "kind", "oauth")
+	cmd.Env = append(os.Environ(), k.Env()...)
+	if out, err := cmd.Output(); err != nil || string(out) != value+" " {
+		t.Errorf("secret-tool lookup service mcpd kind oauth = %q, %v", out, err)
+	}
+	if err := s.Set(ctx, "A", "a"); err != nil {
+		t.Fatal(err)
+	}
+	if names, err := s.List(ctx); err != nil || !cmp.Equal(names, []string{"A"}) {
+		t.Errorf("List = %v, %v; want the named secrets only", names, err)
+	}
+	if err := s.Lock(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := s.GetItem(ctx, "oauth"); !errors.Is(err, secrets.ErrLocked) || got != "" || strings.Contains(err.Error(), "item-value") {
+		t.Errorf("GetItem from a locked keyring = %q, %v", got, err)
+	}
+	nobus, _ := open(t, "unix:path="+filepath.Join(t.TempDir(), "nobus"), false)
+	if err := nobus.SetItem(ctx, "oauth", "x", "v"); !errors.Is(err, secrets.ErrNoKeyring) {
+		t.Errorf("SetItem without a bus: %v", err)
+	}
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the fallback file was written: %v", err)
 	}
 }

@@ -231,7 +231,12 @@ func (s *service) prompt(ctx context.Context, path dbus.ObjectPath) (dismissed b
 }
 
 func (s *service) get(ctx context.Context, name string) (string, error) {
-	unlocked, locked, err := s.search(ctx, attrs(name))
+	return s.getItem(ctx, attrs(name))
+}
+
+// getItem returns the secret of the item with attributes a.
+func (s *service) getItem(ctx context.Context, a map[string]string) (string, error) {
+	unlocked, locked, err := s.search(ctx, a)
 	if err != nil {
 		return "", err
 	}
@@ -281,13 +286,18 @@ func (s *service) defaultCollection(ctx context.Context) (dbus.ObjectPath, error
 }
 
 func (s *service) set(ctx context.Context, name, value string) error {
+	return s.setItem(ctx, "mcpd secret "+name, attrs(name), value)
+}
+
+// setItem stores value as the item with attributes a, replacing one.
+func (s *service) setItem(ctx context.Context, label string, a map[string]string, value string) error {
 	coll, err := s.defaultCollection(ctx)
 	if err != nil {
 		return err
 	}
 	props := map[string]dbus.Variant{
-		ssItem + ".Label":      dbus.MakeVariant("mcpd secret " + name),
-		ssItem + ".Attributes": dbus.MakeVariant(attrs(name)),
+		ssItem + ".Label":      dbus.MakeVariant(label),
+		ssItem + ".Attributes": dbus.MakeVariant(a),
 	}
 	sec := secret{Session: s.session, Value: []byte(value), ContentType: "text/plain; charset=utf8"}
 	var item, prompt dbus.ObjectPath
@@ -310,7 +320,12 @@ func (s *service) set(ctx context.Context, name, value string) error {
 }
 
 func (s *service) del(ctx context.Context, name string) error {
-	unlocked, locked, err := s.search(ctx, attrs(name))
+	return s.delItem(ctx, attrs(name))
+}
+
+// delItem removes the items with attributes a.
+func (s *service) delItem(ctx context.Context, a map[string]string) error {
+	unlocked, locked, err := s.search(ctx, a)
 	if err != nil {
 		return err
 	}

@@ -196,3 +196,34 @@ func (k *Keyring) Store(ctx context.Context, name, value string) error {
 	}
 	return nil
 }
+
+// Unlock unlocks the default keyring with Password, without a prompt,
+// through gnome-keyring's own (unsupported) interface: the Secret Service
+// API can only unlock with a prompt, which needs a display.
+func (k *Keyring) Unlock(ctx context.Context) error {
+	conn, err := dbus.Connect(k.Addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	ss := conn.Object("org.freedesktop.secrets", "/org/freedesktop/secrets")
+	var out dbus.Variant
+	var session, coll dbus.ObjectPath
+	if err := ss.CallWithContext(ctx, "org.freedesktop.Secret.Service.OpenSession", 0, "plain", dbus.MakeVariant("")).Store(&out, &session); err != nil {
+		return fmt.Errorf("open session: %w", err)
+	}
+	if err := ss.CallWithContext(ctx, "org.freedesktop.Secret.Service.ReadAlias", 0, "default").Store(&coll); err != nil {
+		return fmt.Errorf("default collection: %w", err)
+	}
+	master := struct {
+		Session     dbus.ObjectPath
+		Parameters  []byte
+		Value       []byte
+		ContentType string
+	}{session, nil, []byte(Password), "text/plain"}
+	call := ss.CallWithContext(ctx, "org.gnome.keyring.InternalUnsupportedGuiltRiddenInterface.UnlockWithMasterPassword", 0, coll, master)
+	if call.Err != nil {
+		return fmt.Errorf("unlock: %w", call.Err)
+	}
+	return nil
+}

@@ -1432,7 +1432,13 @@ type GetStatusResponse struct {
 	// secrets is where mcpd reads the servers' ${secret:NAME} values from:
 	// "Secret Service (PROGRAM)", or "file PATH (WHY)" when the session bus
 	// has no Secret Service. Never a value.
-	Secrets       string `protobuf:"bytes,22,opt,name=secrets,proto3" json:"secrets,omitempty"`
+	Secrets string `protobuf:"bytes,22,opt,name=secrets,proto3" json:"secrets,omitempty"`
+	// oauth_tokens is where mcpd keeps the remote servers' OAuth tokens:
+	// "Secret Service (PROGRAM) item service=mcpd kind=oauth", or "file PATH
+	// (WHY)" when the session bus has no Secret Service; with "(not loaded:
+	// WHY)" after it while they could not be read (a locked keyring: mcpd
+	// saves no token until it can read them). Never a token.
+	OauthTokens   string `protobuf:"bytes,23,opt,name=oauth_tokens,json=oauthTokens,proto3" json:"oauth_tokens,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -1561,6 +1567,13 @@ func (x *GetStatusResponse) GetSharing() *SharingStatus {
 func (x *GetStatusResponse) GetSecrets() string {
 	if x != nil {
 		return x.Secrets
+	}
+	return ""
+}
+
+func (x *GetStatusResponse) GetOauthTokens() string {
+	if x != nil {
+		return x.OauthTokens
 	}
 	return ""
 }
@@ -5874,7 +5887,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x14connected_at_unix_ms\x18\x04 \x01(\x03R\x11connectedAtUnixMs\x12\x1c\n" +
 	"\ttransport\x18\x05 \x01(\tR\ttransport\x12\x18\n" +
 	"\aprofile\x18\x06 \x01(\tR\aprofile\"\x12\n" +
-	"\x10GetStatusRequest\"\xa3\x04\n" +
+	"\x10GetStatusRequest\"\xc6\x04\n" +
 	"\x11GetStatusResponse\x12\x18\n" +
 	"\aversion\x18\x01 \x01(\tR\aversion\x12\x10\n" +
 	"\x03pid\x18\x02 \x01(\x03R\x03pid\x12\x1b\n" +
@@ -5893,7 +5906,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\n" +
 	"audit_path\x18\x14 \x01(\tR\tauditPath\x120\n" +
 	"\asharing\x18\x15 \x01(\v2\x16.mcpd.v1.SharingStatusR\asharing\x12\x18\n" +
-	"\asecrets\x18\x16 \x01(\tR\asecrets\"\xd8\x02\n" +
+	"\asecrets\x18\x16 \x01(\tR\asecrets\x12!\n" +
+	"\foauth_tokens\x18\x17 \x01(\tR\voauthTokens\"\xd8\x02\n" +
 	"\rSharingStatus\x12\x12\n" +
 	"\x04apps\x18\x01 \x01(\x05R\x04apps\x12\x14\n" +
 	"\x05hosts\x18\x02 \x01(\x05R\x05hosts\x12\x1c\n" +

@@ -260,12 +260,13 @@ class GetStatusRequest(_message.Message):
     def __init__(self) -> None: ...
 
 class GetStatusResponse(_message.Message):
-    __slots__ = ["apps", "audit_path", "config_error", "config_path", "http", "pid", "profiles", "secrets", "servers", "sharing", "socket_path", "subscriptions", "uptime_ms", "version"]
+    __slots__ = ["apps", "audit_path", "config_error", "config_path", "http", "oauth_tokens", "pid", "profiles", "secrets", "servers", "sharing", "socket_path", "subscriptions", "uptime_ms", "version"]
     APPS_FIELD_NUMBER: _ClassVar[int]
     AUDIT_PATH_FIELD_NUMBER: _ClassVar[int]
     CONFIG_ERROR_FIELD_NUMBER: _ClassVar[int]
     CONFIG_PATH_FIELD_NUMBER: _ClassVar[int]
     HTTP_FIELD_NUMBER: _ClassVar[int]
+    OAUTH_TOKENS_FIELD_NUMBER: _ClassVar[int]
     PID_FIELD_NUMBER: _ClassVar[int]
     PROFILES_FIELD_NUMBER: _ClassVar[int]
     SECRETS_FIELD_NUMBER: _ClassVar[int]
@@ -280,6 +281,7 @@ class GetStatusResponse(_message.Message):
     config_error: str
     config_path: str
     http: HttpStatus
+    oauth_tokens: str
     pid: int
     profiles: _containers.RepeatedCompositeFieldContainer[ProfileInfo]
     secrets: str
@@ -289,7 +291,7 @@ class GetStatusResponse(_message.Message):
     subscriptions: _containers.RepeatedCompositeFieldContainer[SubscriptionStatus]
     uptime_ms: int
     version: str
-    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ..., profiles: _Optional[_Iterable[_Union[ProfileInfo, _Mapping]]] = ..., audit_path: _Optional[str] = ..., sharing: _Optional[_Union[SharingStatus, _Mapping]] = ..., secrets: _Optional[str] = ...) -> None: ...
+    def __init__(self, version: _Optional[str] = ..., pid: _Optional[int] = ..., uptime_ms: _Optional[int] = ..., config_path: _Optional[str] = ..., config_error: _Optional[str] = ..., socket_path: _Optional[str] = ..., servers: _Optional[_Iterable[_Union[ServerStatus, _Mapping]]] = ..., apps: _Optional[_Iterable[_Union[AppStatus, _Mapping]]] = ..., subscriptions: _Optional[_Iterable[_Union[SubscriptionStatus, _Mapping]]] = ..., http: _Optional[_Union[HttpStatus, _Mapping]] = ..., profiles: _Optional[_Iterable[_Union[ProfileInfo, _Mapping]]] = ..., audit_path: _Optional[str] = ..., sharing: _Optional[_Union[SharingStatus, _Mapping]] = ..., secrets: _Optional[str] = ..., oauth_tokens: _Optional[str] = ...) -> None: ...
 
 class GetToolChangesRequest(_message.Message):
     __slots__ = ["options", "server"]
