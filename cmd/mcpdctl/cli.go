@@ -150,12 +150,13 @@ func lostConnection(msg string) bool {
 	return strings.Contains(msg, "error reading from server") || strings.Contains(msg, "transport is closing")
 }
 
-// mcpdMade reports whether an UNAVAILABLE's message is mcpd's verdict on a
-// server (`server "x" …`, `subscription to server "x" …`), not gRPC's own:
-// the connection's state alone can lag, under load, behind a stream mcpd
+// mcpdMade reports whether an UNAVAILABLE is mcpd's verdict on a server
+// (it carries mcpd's class of the failure), not gRPC's own: the
+// connection's state alone can lag, under load, behind a stream mcpd
 // ended with its reason.
-func mcpdMade(msg string) bool {
-	return strings.HasPrefix(msg, `server "`) || strings.HasPrefix(msg, `subscription to server "`)
+func mcpdMade(err error) bool {
+	reason, _ := mcpdv1.ReasonOf(err)
+	return reason != mcpdv1.ErrorReason_ERROR_REASON_UNSPECIFIED
 }
 
 // notRunning is the one-line error for a daemon that cannot be reached.
@@ -215,10 +216,6 @@ func (c *cli) otherUsersSocket(fi os.FileInfo) error {
 	return nil
 }
 
-// mcpdShuttingDown is in mcpd's answer to the calls in flight when it
-// stops (supervisor errShuttingDown).
-const mcpdShuttingDown = "mcpd is shutting down"
-
 // rpcError turns the error of an RPC into mcpdctl's message. server is the
 // server the RPC named, empty for none.
 func (c *cli) rpcError(ctx context.Context, err error, server string) error {
@@ -236,14 +233,14 @@ func (c *cli) rpcError(ctx context.Context, err error, server string) error {
 	case codes.Unavailable:
 		// An Unavailable that mcpd sent (a server in a crash loop) arrives
 		// on a ready connection; one the client made up means no daemon.
-		if lostConnection(st.Message()) {
+		if !mcpdMade(err) && lostConnection(st.Message()) {
 			return fmt.Errorf("lost the connection to mcpd during the call (it stopped or restarted): %s", st.Message())
 		}
-		if strings.Contains(st.Message(), mcpdShuttingDown) {
+		if reason, _ := mcpdv1.ReasonOf(err); reason == mcpdv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN {
 			// mcpd's own answer, though its connection may be gone by now.
 			return errors.New(st.Message())
 		}
-		if (c.conn == nil || c.conn.GetState() != connectivity.Ready) && !mcpdMade(st.Message()) {
+		if (c.conn == nil || c.conn.GetState() != connectivity.Ready) && !mcpdMade(err) {
 			return c.notRunning()
 		}
 	case codes.NotFound:

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -88,7 +89,7 @@ func (s *Server) registerHost(ctx context.Context, reg *mcpdv1.HostRegistration)
 	known := s.sup.Names()
 	for _, n := range reg.GetServers() {
 		if !slices.Contains(known, n) {
-			return nil, nil, status.Errorf(codes.NotFound, "unknown server %q", n)
+			return nil, nil, toStatus(&supervisor.UnknownServerError{Name: n})
 		}
 	}
 	name, version := clientIdentity(ctx, reg.GetClient())

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
@@ -53,7 +54,7 @@ func (s *Server) Login(req *mcpdv1.LoginRequest, stream mcpdv1.Mcpd_LoginServer)
 	}
 	ra := s.getRemoteAuth()
 	if ra == nil {
-		return status.Errorf(codes.FailedPrecondition, "server %q: %v", req.GetName(), ErrNotRemote)
+		return toStatus(fmt.Errorf("server %q: %w", req.GetName(), ErrNotRemote))
 	}
 	ctx := stream.Context()
 	flow, err := ra.Login(ctx, req.GetName(), oauth.LoginOptions{Scopes: req.GetScopes()})
@@ -83,7 +84,7 @@ func (s *Server) Logout(ctx context.Context, req *mcpdv1.LogoutRequest) (*mcpdv1
 	}
 	ra := s.getRemoteAuth()
 	if ra == nil {
-		return nil, status.Errorf(codes.FailedPrecondition, "server %q: %v", req.GetName(), ErrNotRemote)
+		return nil, toStatus(fmt.Errorf("server %q: %w", req.GetName(), ErrNotRemote))
 	}
 	before, _ := ra.Status(req.GetName())
 	if err := ra.Logout(req.GetName()); err != nil {

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"go.uber.org/zap"
@@ -186,7 +187,7 @@ func (s *Server) FollowLogs(req *mcpdv1.FollowLogsRequest, stream grpc.ServerStr
 		case l, ok := <-lines:
 			if !ok {
 				if name := req.GetName(); name != "" && !slices.Contains(s.sup.Names(), name) {
-					return status.Errorf(codes.NotFound, "server %q was removed from the config", name)
+					return classStatus(mcpdv1.ErrorReason_ERROR_REASON_UNKNOWN_SERVER, map[string]string{mcpdv1.ErrorServer: name}, fmt.Sprintf("server %q was removed from the config", name))
 				}
 				return nil
 			}

@@ -102,7 +102,7 @@ func (s *Server) profileOf(ctx context.Context) (*profile.Profile, error) {
 		} else {
 			msg += fmt.Sprintf(" (profiles: %s)", quoteNames(set.Names()))
 		}
-		return nil, status.Error(codes.NotFound, msg)
+		return nil, classStatus(mcpdv1.ErrorReason_ERROR_REASON_UNKNOWN_PROFILE, map[string]string{mcpdv1.ErrorProfile: name}, msg)
 	}
 	if c := connFromContext(ctx); c != nil {
 		c.setProfile(name)
@@ -128,7 +128,11 @@ func gateServer(p *profile.Profile, server string) (*profile.Server, error) {
 	if rs := p.Server(server); rs != nil {
 		return rs, nil
 	}
-	return nil, toStatus(fmt.Errorf("%w %q", supervisor.ErrUnknownServer, server))
+	// Said as for a server that is not configured: the profile's app
+	// need not know of the others.
+	return nil, classStatus(mcpdv1.ErrorReason_ERROR_REASON_NOT_IN_PROFILE,
+		map[string]string{mcpdv1.ErrorServer: server, mcpdv1.ErrorProfile: p.Name},
+		(&supervisor.UnknownServerError{Name: server}).Error())
 }
 
 // profileGate is the profile and server rules of one call on a named

@@ -64,7 +64,7 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 	known := s.sup.Names()
 	for _, n := range w.Servers {
 		if !slices.Contains(known, n) {
-			return status.Errorf(codes.NotFound, "unknown server %q", n)
+			return toStatus(&supervisor.UnknownServerError{Name: n})
 		}
 	}
 	prof, err := s.subscribeProfile(stream.Context(), &w)
@@ -91,9 +91,12 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 	st, acks, err := m.Subscribe(ctx, app, w)
 	if err != nil {
 		if errors.Is(err, subscriptions.ErrInvalid) {
-			return status.Error(codes.InvalidArgument, err.Error())
+			return classStatus(mcpdv1.ErrorReason_ERROR_REASON_INVALID_REQUEST, nil, err.Error())
 		}
-		return status.Error(codes.Unavailable, err.Error())
+		if reason, md := classOf(err); reason != mcpdv1.ErrorReason_ERROR_REASON_UNSPECIFIED {
+			return classStatus(reason, md, err.Error())
+		}
+		return classStatus(mcpdv1.ErrorReason_ERROR_REASON_SERVER_UNAVAILABLE, nil, err.Error())
 	}
 	defer st.Close() // also when the app's connection drops without a word
 	noteWatchUse(ctx, w)
@@ -137,7 +140,11 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 			last := evs[len(evs)-1]
 			if last.Kind == subscriptions.KindError {
 				log.Info("subscription failed", zap.String("server", last.Server), zap.String("reason", last.Error))
-				return status.Error(codes.Unavailable, last.Error)
+				var md map[string]string
+				if last.Server != "" {
+					md = map[string]string{mcpdv1.ErrorServer: last.Server}
+				}
+				return classStatus(mcpdv1.ErrorReason_ERROR_REASON_SERVER_UNAVAILABLE, md, last.Error)
 			}
 			stats := st.Stats()
 			log.Warn("subscription lagged", zap.Uint64("coalesced", stats.Coalesced), zap.Uint64("dropped", stats.Dropped),

@@ -3,12 +3,11 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"strings"
 
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // A tool whose definition changed since it was approved is withheld
@@ -21,10 +20,6 @@ import (
 // host may take a JSON-RPC error for a broken connection or a bug of its
 // own. (The tool is not listed meanwhile, so a host that lists again does
 // not offer it.)
-
-// withheldMarker is in the message of mcpd's refusal of a withheld tool
-// (pin.WithheldError).
-const withheldMarker = " is withheld: "
 
 // callFailed is the host's answer to request r whose call of mcpd failed
 // with err: a withheld tool's refusal as an isError result, else the
@@ -40,12 +35,12 @@ func (b *bridge) callFailed(ctx context.Context, r *hostReq, server, method stri
 }
 
 // withheldResult is the tools/call result for err when it refuses a
-// withheld tool.
+// withheld tool (its class is TOOL_WITHHELD).
 func withheldResult(method string, err error) (json.RawMessage, bool) {
-	st, _ := status.FromError(err)
-	if method != "tools/call" || st.Code() != codes.FailedPrecondition || !strings.Contains(st.Message(), withheldMarker) {
+	if reason, _ := mcpdv1.ReasonOf(err); method != "tools/call" || reason != mcpdv1.ErrorReason_ERROR_REASON_TOOL_WITHHELD {
 		return nil, false
 	}
+	st, _ := status.FromError(err)
 	res, merr := json.Marshal(map[string]any{
 		"content": []map[string]string{{"type": "text", "text": "mcpd: " + st.Message()}},
 		"isError": true,

@@ -32,7 +32,7 @@ func (sv *server) roundTrip(ctx context.Context, kind cmdKind) (reply, error) {
 	case <-sv.sup.quit:
 		return reply{}, errShuttingDown
 	case <-sv.rl.gone:
-		return reply{}, unavailable(nil, "server %q was removed from the config", sv.spec.Name)
+		return reply{}, serverUnavailable(sv.spec.Name, " was removed from the config")
 	case <-ctx.Done():
 		return reply{}, fmt.Errorf("%s %q: %w", kind, sv.spec.Name, context.Cause(ctx))
 	}
@@ -123,18 +123,18 @@ func (sv *server) callOn(ctx context.Context, c *child, req *session.Request) (*
 			// Why the connection ended, said once (the session's error
 			// repeats the method and the server around it).
 			msg += ": " + strings.TrimPrefix(why.Error(), fmt.Sprintf("server %q: ", sv.spec.Name))
-			return nil, &unavailableError{msg: msg, cause: err, causeInMsg: true}
+			return nil, &unavailableError{msg: msg, cause: err, causeInMsg: true, server: sv.spec.Name}
 		}
-		return nil, &unavailableError{msg: msg, cause: err}
+		return nil, &unavailableError{msg: msg, cause: err, server: sv.spec.Name}
 	}
 	if errors.Is(err, session.ErrClosed) {
 		// The message says all ErrClosed says ("server exited"), once.
-		return nil, &unavailableError{msg: fmt.Sprintf("server %q exited during %s", sv.spec.Name, req.Method), cause: err, causeInMsg: true}
+		return nil, &unavailableError{msg: fmt.Sprintf("server %q exited during %s", sv.spec.Name, req.Method), cause: err, causeInMsg: true, server: sv.spec.Name}
 	}
 	var herr *remote.HTTPError
 	if errors.As(err, &herr) {
 		// It names the server and the method already.
 		return nil, &rewordedError{msg: herr.Error(), err: err}
 	}
-	return nil, fmt.Errorf("server %q: %s: %w", sv.spec.Name, req.Method, err)
+	return nil, &serverError{server: sv.spec.Name, err: fmt.Errorf("server %q: %s: %w", sv.spec.Name, req.Method, err)}
 }

@@ -30,6 +30,8 @@ var (
 type unavailableError struct {
 	msg   string
 	cause error
+	// server is the server msg names first; "" when it names none.
+	server string
 	// causeInMsg: msg already says what cause says.
 	causeInMsg bool
 }
@@ -46,6 +48,16 @@ func (e *unavailableError) Is(target error) bool { return target == ErrUnavailab
 
 func (e *unavailableError) Unwrap() error { return e.cause }
 
+// serverError is err, whose message begins by naming server (ServerOf).
+type serverError struct {
+	server string
+	err    error
+}
+
+func (e *serverError) Error() string  { return e.err.Error() }
+func (e *serverError) Unwrap() error  { return e.err }
+func (e *serverError) Server() string { return e.server }
+
 // errExited is in the cause of a child's context when the child exited
 // by itself (not stopped by mcpd).
 var errExited = errors.New("the server exited")
@@ -53,6 +65,15 @@ var errExited = errors.New("the server exited")
 func unavailable(cause error, format string, args ...any) error {
 	return &unavailableError{msg: fmt.Sprintf(format, args...), cause: cause}
 }
+
+// serverUnavailable is unavailable's error for server, whose message is
+// `server "NAME"` followed by format's text.
+func serverUnavailable(server, format string, args ...any) error {
+	return &unavailableError{msg: fmt.Sprintf("server %q", server) + fmt.Sprintf(format, args...), server: server}
+}
+
+// Server is the server the error is about (ServerOf).
+func (e *unavailableError) Server() string { return e.server }
 
 // rewordedError is err said as msg, for an operator: err stays in the chain
 // for errors.Is without its text being repeated (a start whose child
@@ -66,23 +87,87 @@ type rewordedError struct {
 func (e *rewordedError) Error() string { return e.msg }
 func (e *rewordedError) Unwrap() error { return e.err }
 
+// Bounds of a call (TimeoutError.Bound).
+const (
+	// BoundRequestTimeout is the server's requestTimeout.
+	BoundRequestTimeout = "requestTimeout"
+	// BoundCallTimeout is the call's own timeout (CallOptions.Timeout).
+	BoundCallTimeout = "timeout"
+)
+
+// TimeoutError is a call of Server that ran out of one of mcpd's own
+// bounds: Bound (BoundRequestTimeout or BoundCallTimeout), of length After.
+// It matches context.DeadlineExceeded with errors.Is.
+type TimeoutError struct {
+	Server string
+	Bound  string
+	After  time.Duration
+	msg    string
+	err    error
+}
+
+func (e *TimeoutError) Error() string {
+	if e.msg == "" {
+		return fmt.Sprintf("server %q: timed out after %s (%s)", e.Server, e.After, e.Bound)
+	}
+	return e.msg
+}
+func (e *TimeoutError) Unwrap() error { return e.err }
+
 // timedOut rewords err when it ends in a bare context.DeadlineExceeded: the
-// deadline was mcpd's timeout for the call, named by which.
-func timedOut(err error, timeout time.Duration, which string) error {
+// deadline was mcpd's timeout for the call of server, bound.
+func timedOut(err error, server string, timeout time.Duration, bound string) error {
 	deadline := context.DeadlineExceeded.Error()
 	msg := err.Error()
 	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasSuffix(msg, deadline) {
 		return err
 	}
-	return &rewordedError{msg: fmt.Sprintf("%stimed out after %s (%s)", strings.TrimSuffix(msg, deadline), timeout, which), err: err}
+	which := "its requestTimeout"
+	if bound == BoundCallTimeout {
+		which = "the call's timeout"
+	}
+	return &TimeoutError{
+		Server: server, Bound: bound, After: timeout, err: err,
+		msg: fmt.Sprintf("%stimed out after %s (%s)", strings.TrimSuffix(msg, deadline), timeout, which),
+	}
 }
+
+// ServerOf is the server err's class says it is about, whose name its
+// message says: that of an unavailable server, a timed-out call or an
+// unknown server. It is "" when err records none.
+func ServerOf(err error) string {
+	var named interface{ Server() string }
+	if errors.As(err, &named) {
+		return named.Server()
+	}
+	var te *TimeoutError
+	if errors.As(err, &te) {
+		return te.Server
+	}
+	var ue *UnknownServerError
+	if errors.As(err, &ue) {
+		return ue.Name
+	}
+	return ""
+}
+
+// UnknownServerError is a call naming a server that is not configured. It
+// matches ErrUnknownServer with errors.Is.
+type UnknownServerError struct{ Name string }
+
+func (e *UnknownServerError) Error() string { return fmt.Sprintf("%s %q", ErrUnknownServer, e.Name) }
+func (e *UnknownServerError) Unwrap() error { return ErrUnknownServer }
 
 // errShuttingDown is returned for calls after (or during) daemon shutdown.
 var errShuttingDown = unavailable(nil, "mcpd is shutting down")
 
+// ErrShuttingDown is the error of calls after (or during) daemon shutdown;
+// it matches ErrUnavailable too.
+var ErrShuttingDown = errShuttingDown
+
 // unknownServer wraps ErrUnknownServer with the name.
 func unknownServer(name string) error {
-	return fmt.Errorf("%w %q", ErrUnknownServer, name)
+	return &UnknownServerError{Name: name}
 }
 
 // stderrTail formats the last n stderr lines of ring for an error message,

@@ -164,7 +164,7 @@ func (sv *server) onIdleTimer() {
 	}
 	sv.log.Info("server idle, stopping", zap.Int("pid", c.pid), zap.Duration("idle_timeout", want))
 	sv.idle.pid = c.pid
-	sv.stopChild(unavailable(nil, "server %q was stopped after being idle for %s", sv.spec.Name, want))
+	sv.stopChild(serverUnavailable(sv.spec.Name, " was stopped after being idle for %s", want))
 	sv.setState(StateStopping)
 }
 

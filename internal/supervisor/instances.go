@@ -166,8 +166,8 @@ func (sv *server) childLog() *zap.Logger {
 // sharedError is the answer of a shared server asked for a child without
 // an instance: a subscription, or a call that did not say whom it is for.
 func (sv *server) sharedError() error {
-	return unavailable(nil, "server %q runs one instance per %s (share %q): it is reached only through calls and subscriptions made for an %s",
-		sv.spec.Name, shareUnit(sv.currentSpec().Share), sv.currentSpec().Share, shareUnit(sv.currentSpec().Share))
+	return serverUnavailable(sv.spec.Name, " runs one instance per %s (share %q): it is reached only through calls and subscriptions made for an %s",
+		shareUnit(sv.currentSpec().Share), sv.currentSpec().Share, shareUnit(sv.currentSpec().Share))
 }
 
 func shareUnit(share string) string {
@@ -199,7 +199,7 @@ func (s *Supervisor) instanceFor(ctx context.Context, base *server) (*server, er
 		return nil, err
 	}
 	if base.sharedStopped.Load() {
-		return nil, unavailable(nil, "server %q is stopped; start it with: mcpdctl start %s", spec.Name, spec.Name)
+		return nil, serverUnavailable(spec.Name, " is stopped; start it with: mcpdctl start %s", spec.Name)
 	}
 	s.mu.RLock()
 	sv := s.instances[spec.Name][key]

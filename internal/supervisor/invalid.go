@@ -56,7 +56,7 @@ func (sv *server) reconfigureInvalid() {
 		sv.startDrain(cmdReconfigure)
 	case sv.startCancel != nil:
 		sv.startAfter = true // onStartResult: the start fails the server
-		sv.startCancel(unavailable(nil, "server %q: its config became invalid", sv.spec.Name))
+		sv.startCancel(serverUnavailable(sv.spec.Name, ": its config became invalid"))
 	case sv.rl.drainedC != nil:
 		// A restart waits for the drain; it fails the server.
 	default:

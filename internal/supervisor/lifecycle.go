@@ -110,7 +110,7 @@ func (sv *server) onStarted(c *child) {
 		// A stop arrived while the handshake was finishing.
 		cause := errShuttingDown
 		if !sv.shutting {
-			cause = unavailable(nil, "server %q was stopped", sv.spec.Name)
+			cause = serverUnavailable(sv.spec.Name, " was stopped")
 		}
 		sv.stopChild(cause)
 		sv.setState(StateStopping)
@@ -120,7 +120,7 @@ func (sv *server) onStarted(c *child) {
 		// A restart (or a config made invalid) arrived while the
 		// handshake was finishing: this child is stopped, and the start
 		// due once it is reaped does what was asked (beginStart).
-		sv.stopChild(unavailable(nil, "server %q is restarting", sv.spec.Name))
+		sv.stopChild(serverUnavailable(sv.spec.Name, " is restarting"))
 		sv.setState(StateStopping)
 		return
 	}

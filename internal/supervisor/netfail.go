@@ -138,7 +138,7 @@ func (sv *server) unreachableText(cause error) string {
 // server that could not be reached: the cause and when mcpd tries next.
 // It matches ErrUnavailable and keeps cause in its chain.
 func (sv *server) unreachableError(cause error, next string) error {
-	return &unavailableError{msg: sv.unreachableText(cause) + "; " + next, cause: cause, causeInMsg: true}
+	return &unavailableError{msg: sv.unreachableText(cause) + "; " + next, cause: cause, causeInMsg: true, server: sv.spec.Name}
 }
 
 // causeText is cause's message without the prefixes naming the server

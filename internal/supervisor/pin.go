@@ -131,7 +131,7 @@ func (s *Supervisor) pinGate(ctx context.Context, sv *server, req *session.Reque
 			return err
 		}
 		if listed {
-			return unavailable(nil, "server %q: its tool definitions could not be checked (it restarted meanwhile); retry", name)
+			return serverUnavailable(name, ": its tool definitions could not be checked (it restarted meanwhile); retry")
 		}
 		base := &session.Request{ClientInfo: req.ClientInfo, ClientCapabilities: req.ClientCapabilities}
 		if _, _, err := s.cachedList(ctx, name, methodToolsList, base, opts); err != nil {

@@ -438,7 +438,7 @@ func (sv *server) reconfigure(spec Spec, restart bool) {
 // disable stops the child of a server the config now disables; unlike an
 // operator's stop, enabling it again in the config brings it back.
 func (sv *server) disable() {
-	errDisabled := unavailable(nil, "server %q is disabled in the config", sv.spec.Name)
+	errDisabled := serverUnavailable(sv.spec.Name, " is disabled in the config")
 	sv.stopTimer()
 	sv.startAfter = false
 	sv.replyAll(&sv.waiters, reply{err: errDisabled})
@@ -516,7 +516,7 @@ func (sv *server) afterEvent() {
 
 // remove stops the server for good; the loop exits once the child is reaped.
 func (sv *server) remove() {
-	errRemoved := unavailable(nil, "server %q was removed from the config", sv.spec.Name)
+	errRemoved := serverUnavailable(sv.spec.Name, " was removed from the config")
 	sv.shutting = true
 	sv.stopTimer()
 	sv.startAfter = false
@@ -535,7 +535,7 @@ func (sv *server) remove() {
 
 // restartForReload replaces the child with one of the new spec (loop only).
 func (sv *server) restartForReload() {
-	cause := unavailable(nil, "server %q is restarting for a config change", sv.spec.Name)
+	cause := serverUnavailable(sv.spec.Name, " is restarting for a config change")
 	sv.forgetExits()
 	switch {
 	case sv.spec.Invalid != "" && sv.cur == nil && sv.startCancel == nil:

@@ -316,7 +316,7 @@ func (sv *server) handle(cmd command) {
 		return
 	}
 	if sv.spec.Disabled && cmd.kind != cmdStop {
-		cmd.reply <- reply{err: unavailable(nil, "server %q is disabled in the config", sv.spec.Name)}
+		cmd.reply <- reply{err: serverUnavailable(sv.spec.Name, " is disabled in the config")}
 		return
 	}
 	switch cmd.kind {
@@ -336,7 +336,7 @@ func (sv *server) acquire(cmd command) {
 	case sv.sharedBase():
 		cmd.reply <- reply{err: sv.sharedError()} // instances.go
 	case sv.explicitStop:
-		cmd.reply <- reply{err: unavailable(nil, "server %q is stopped; start it with: mcpdctl start %s", sv.spec.Name, sv.spec.Name)}
+		cmd.reply <- reply{err: serverUnavailable(sv.spec.Name, " is stopped; start it with: mcpdctl start %s", sv.spec.Name)}
 	case sv.state == StateFailed:
 		cmd.reply <- reply{err: sv.failedError(sv.failErr)}
 	case sv.state == StateCrashLoop:
@@ -383,7 +383,7 @@ func (sv *server) stop(cmd command) {
 	sv.explicitStop = true
 	sv.startAfter = false
 	sv.stopTimer()
-	errStopped := unavailable(nil, "server %q was stopped", sv.spec.Name)
+	errStopped := serverUnavailable(sv.spec.Name, " was stopped")
 	sv.replyAll(&sv.waiters, reply{err: errStopped})
 	sv.replyAll(&sv.startWaiters, reply{err: errStopped})
 	switch {
@@ -424,7 +424,7 @@ func (sv *server) restart(cmd command) {
 	case sv.cur != nil:
 		sv.restartNext = true
 		if !sv.cur.expected {
-			sv.stopChild(unavailable(nil, "server %q is restarting", sv.spec.Name))
+			sv.stopChild(serverUnavailable(sv.spec.Name, " is restarting"))
 		}
 		sv.startAfter = true
 		sv.setState(StateStopping)
@@ -432,7 +432,7 @@ func (sv *server) restart(cmd command) {
 		// Not running yet (perhaps stuck in its handshake): the start
 		// under way is cancelled, and a new one begins once it has ended.
 		sv.startAfter = true
-		sv.startCancel(unavailable(nil, "server %q is restarting", sv.spec.Name))
+		sv.startCancel(serverUnavailable(sv.spec.Name, " is restarting"))
 		sv.setState(StateStarting)
 	default:
 		// Nothing runs: a plain start (a restart only if it follows a crash).

@@ -68,8 +68,8 @@ func (sv *server) crashLoopError() error {
 		// process mcpd stopped: its exit status says nothing.
 		why = fmt.Sprintf("%d starts failed in a row, the last: %s", sv.failedStarts, sv.lastStartErr)
 	}
-	return unavailable(nil, "server %q is crash-looping (%s); held down%s or until: mcpdctl restart %s%s",
-		sv.spec.Name, why, wait, sv.spec.Name, stderrTail(sv.ring, 5))
+	return serverUnavailable(sv.spec.Name, " is crash-looping (%s); held down%s or until: mcpdctl restart %s%s",
+		why, wait, sv.spec.Name, stderrTail(sv.ring, 5))
 }
 
 // status returns the snapshot as a Status; it takes only sv.mu, briefly.

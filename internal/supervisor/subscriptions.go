@@ -108,7 +108,7 @@ func (src subsSource) AcquireInstance(ctx context.Context, name, key string, sco
 		return nil, err
 	}
 	if !base.sharedBase() {
-		return nil, unavailable(nil, "server %q no longer runs instances", name)
+		return nil, serverUnavailable(name, " no longer runs instances")
 	}
 	sc, _ := scope.(Scope)
 	sv, err := src.s.instanceFor(WithScope(ctx, sc), base)
@@ -116,7 +116,7 @@ func (src subsSource) AcquireInstance(ctx context.Context, name, key string, sco
 		return nil, err
 	}
 	if sv.inst.key != key {
-		return nil, unavailable(nil, "server %q: the subscription's instance %q is now %q", name, key, sv.inst.key)
+		return nil, serverUnavailable(name, ": the subscription's instance %q is now %q", key, sv.inst.key)
 	}
 	c, err := sv.readyChild(ctx)
 	if err != nil {

@@ -301,9 +301,9 @@ func (s *Supervisor) callServer(ctx context.Context, sv *server, req *session.Re
 	if err := validateRequest(req); err != nil {
 		return nil, fmt.Errorf("call %q: %w", sv.spec.Name, err)
 	}
-	timeout, which := sv.requestTimeout(), "its requestTimeout"
+	timeout, bound := sv.requestTimeout(), BoundRequestTimeout
 	if opts.Timeout > 0 {
-		timeout, which = min(opts.Timeout, s.opts.MaxRequestTimeout), "the call's timeout"
+		timeout, bound = min(opts.Timeout, s.opts.MaxRequestTimeout), BoundCallTimeout
 	}
 	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, timeout)
@@ -324,7 +324,7 @@ func (s *Supervisor) callServer(ctx context.Context, sv *server, req *session.Re
 		sv.failed.Add(1)
 	}
 	if err != nil && parent.Err() == nil {
-		err = timedOut(err, timeout, which)
+		err = timedOut(err, sv.spec.Name, timeout, bound)
 	}
 	return resp, err
 }

@@ -26,6 +26,116 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+// ErrorReason is the class of one of mcpd's own failures. A failed RPC
+// whose failure has a class carries a google.rpc.ErrorInfo in its status
+// details, with domain "mcpd.dev", reason the name of an ErrorReason
+// ("ERROR_REASON_UNKNOWN_SERVER") and metadata naming what failed:
+// "server" is the server the failure is about; "tool" a tool; "profile" a profile; "bound" which of
+// mcpd's time bounds ran out ("requestTimeout", the server's; "timeout",
+// the call's own options.timeout_ms) and "after" its length ("30s");
+// "change" ("new" or "changed") why a tool is withheld. Match failures by
+// reason, never by message: messages are written for people and change.
+type ErrorReason int32
+
+const (
+	// ERROR_REASON_UNSPECIFIED is never sent.
+	ErrorReason_ERROR_REASON_UNSPECIFIED ErrorReason = 0
+	// UNKNOWN_SERVER (NOT_FOUND): no server of that name is configured.
+	ErrorReason_ERROR_REASON_UNKNOWN_SERVER ErrorReason = 1
+	// NOT_IN_PROFILE (NOT_FOUND): the call's profile does not serve the
+	// server; the message says "unknown server", as for one not configured.
+	ErrorReason_ERROR_REASON_NOT_IN_PROFILE ErrorReason = 2
+	// UNKNOWN_PROFILE (NOT_FOUND): the call names a profile the config lacks.
+	ErrorReason_ERROR_REASON_UNKNOWN_PROFILE ErrorReason = 3
+	// TOOL_WITHHELD (FAILED_PRECONDITION): the tool's definition changed
+	// since it was approved (tool pinning); approve it to call it.
+	ErrorReason_ERROR_REASON_TOOL_WITHHELD ErrorReason = 4
+	// TIMED_OUT (DEADLINE_EXCEEDED): the call ran out of one of mcpd's own
+	// bounds, named by "bound" and "after".
+	ErrorReason_ERROR_REASON_TIMED_OUT ErrorReason = 5
+	// SERVER_UNAVAILABLE (UNAVAILABLE): the server cannot serve now: crash
+	// loop, stopped, disabled, exited during the call, unreachable.
+	ErrorReason_ERROR_REASON_SERVER_UNAVAILABLE ErrorReason = 6
+	// SHUTTING_DOWN (UNAVAILABLE): mcpd is stopping.
+	ErrorReason_ERROR_REASON_SHUTTING_DOWN ErrorReason = 7
+	// LOGIN_REQUIRED (UNAUTHENTICATED): a remote server needs
+	// "mcpdctl login".
+	ErrorReason_ERROR_REASON_LOGIN_REQUIRED ErrorReason = 8
+	// NOT_REMOTE (FAILED_PRECONDITION): login asked of a server that is not
+	// a remote one.
+	ErrorReason_ERROR_REASON_NOT_REMOTE ErrorReason = 9
+	// INVALID_REQUEST (INVALID_ARGUMENT): the request or its params are
+	// malformed.
+	ErrorReason_ERROR_REASON_INVALID_REQUEST ErrorReason = 10
+	// INSTANCE_LIMIT (RESOURCE_EXHAUSTED): a shared server's maxInstances
+	// are all taken.
+	ErrorReason_ERROR_REASON_INSTANCE_LIMIT ErrorReason = 11
+	// RESPONSE_TOO_LARGE (RESOURCE_EXHAUSTED): the server's answer is over
+	// its size limit.
+	ErrorReason_ERROR_REASON_RESPONSE_TOO_LARGE ErrorReason = 12
+)
+
+// Enum value maps for ErrorReason.
+var (
+	ErrorReason_name = map[int32]string{
+		0:  "ERROR_REASON_UNSPECIFIED",
+		1:  "ERROR_REASON_UNKNOWN_SERVER",
+		2:  "ERROR_REASON_NOT_IN_PROFILE",
+		3:  "ERROR_REASON_UNKNOWN_PROFILE",
+		4:  "ERROR_REASON_TOOL_WITHHELD",
+		5:  "ERROR_REASON_TIMED_OUT",
+		6:  "ERROR_REASON_SERVER_UNAVAILABLE",
+		7:  "ERROR_REASON_SHUTTING_DOWN",
+		8:  "ERROR_REASON_LOGIN_REQUIRED",
+		9:  "ERROR_REASON_NOT_REMOTE",
+		10: "ERROR_REASON_INVALID_REQUEST",
+		11: "ERROR_REASON_INSTANCE_LIMIT",
+		12: "ERROR_REASON_RESPONSE_TOO_LARGE",
+	}
+	ErrorReason_value = map[string]int32{
+		"ERROR_REASON_UNSPECIFIED":        0,
+		"ERROR_REASON_UNKNOWN_SERVER":     1,
+		"ERROR_REASON_NOT_IN_PROFILE":     2,
+		"ERROR_REASON_UNKNOWN_PROFILE":    3,
+		"ERROR_REASON_TOOL_WITHHELD":      4,
+		"ERROR_REASON_TIMED_OUT":          5,
+		"ERROR_REASON_SERVER_UNAVAILABLE": 6,
+		"ERROR_REASON_SHUTTING_DOWN":      7,
+		"ERROR_REASON_LOGIN_REQUIRED":     8,
+		"ERROR_REASON_NOT_REMOTE":         9,
+		"ERROR_REASON_INVALID_REQUEST":    10,
+		"ERROR_REASON_INSTANCE_LIMIT":     11,
+		"ERROR_REASON_RESPONSE_TOO_LARGE": 12,
+	}
+)
+
+func (x ErrorReason) Enum() *ErrorReason {
+	p := new(ErrorReason)
+	*p = x
+	return p
+}
+
+func (x ErrorReason) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (ErrorReason) Descriptor() protoreflect.EnumDescriptor {
+	return file_proto_mcpd_v1_mcpd_proto_enumTypes[0].Descriptor()
+}
+
+func (ErrorReason) Type() protoreflect.EnumType {
+	return &file_proto_mcpd_v1_mcpd_proto_enumTypes[0]
+}
+
+func (x ErrorReason) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use ErrorReason.Descriptor instead.
+func (ErrorReason) EnumDescriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{0}
+}
+
 // CacheStatus tells where a response came from.
 type CacheStatus int32
 
@@ -67,11 +177,11 @@ func (x CacheStatus) String() string {
 }
 
 func (CacheStatus) Descriptor() protoreflect.EnumDescriptor {
-	return file_proto_mcpd_v1_mcpd_proto_enumTypes[0].Descriptor()
+	return file_proto_mcpd_v1_mcpd_proto_enumTypes[1].Descriptor()
 }
 
 func (CacheStatus) Type() protoreflect.EnumType {
-	return &file_proto_mcpd_v1_mcpd_proto_enumTypes[0]
+	return &file_proto_mcpd_v1_mcpd_proto_enumTypes[1]
 }
 
 func (x CacheStatus) Number() protoreflect.EnumNumber {
@@ -80,7 +190,7 @@ func (x CacheStatus) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use CacheStatus.Descriptor instead.
 func (CacheStatus) EnumDescriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{0}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{1}
 }
 
 // Server states, as design.md names them.
@@ -149,11 +259,11 @@ func (x ServerState) String() string {
 }
 
 func (ServerState) Descriptor() protoreflect.EnumDescriptor {
-	return file_proto_mcpd_v1_mcpd_proto_enumTypes[1].Descriptor()
+	return file_proto_mcpd_v1_mcpd_proto_enumTypes[2].Descriptor()
 }
 
 func (ServerState) Type() protoreflect.EnumType {
-	return &file_proto_mcpd_v1_mcpd_proto_enumTypes[1]
+	return &file_proto_mcpd_v1_mcpd_proto_enumTypes[2]
 }
 
 func (x ServerState) Number() protoreflect.EnumNumber {
@@ -162,7 +272,7 @@ func (x ServerState) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use ServerState.Descriptor instead.
 func (ServerState) EnumDescriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{1}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{2}
 }
 
 // SubscriptionEventKind says what a SubscriptionEvent reports.
@@ -242,11 +352,11 @@ func (x SubscriptionEventKind) String() string {
 }
 
 func (SubscriptionEventKind) Descriptor() protoreflect.EnumDescriptor {
-	return file_proto_mcpd_v1_mcpd_proto_enumTypes[2].Descriptor()
+	return file_proto_mcpd_v1_mcpd_proto_enumTypes[3].Descriptor()
 }
 
 func (SubscriptionEventKind) Type() protoreflect.EnumType {
-	return &file_proto_mcpd_v1_mcpd_proto_enumTypes[2]
+	return &file_proto_mcpd_v1_mcpd_proto_enumTypes[3]
 }
 
 func (x SubscriptionEventKind) Number() protoreflect.EnumNumber {
@@ -255,7 +365,7 @@ func (x SubscriptionEventKind) Number() protoreflect.EnumNumber {
 
 // Deprecated: Use SubscriptionEventKind.Descriptor instead.
 func (SubscriptionEventKind) EnumDescriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{2}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{3}
 }
 
 // GetToolChangesRequest names the server whose tool changes are wanted.
@@ -6196,7 +6306,22 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x06scopes\x18\b \x03(\tR\x06scopes\x12+\n" +
 	"\x12expires_at_unix_ms\x18\t \x01(\x03R\x0fexpiresAtUnixMs\x12*\n" +
 	"\x11has_refresh_token\x18\n" +
-	" \x01(\bR\x0fhasRefreshToken*w\n" +
+	" \x01(\bR\x0fhasRefreshToken*\xb6\x03\n" +
+	"\vErrorReason\x12\x1c\n" +
+	"\x18ERROR_REASON_UNSPECIFIED\x10\x00\x12\x1f\n" +
+	"\x1bERROR_REASON_UNKNOWN_SERVER\x10\x01\x12\x1f\n" +
+	"\x1bERROR_REASON_NOT_IN_PROFILE\x10\x02\x12 \n" +
+	"\x1cERROR_REASON_UNKNOWN_PROFILE\x10\x03\x12\x1e\n" +
+	"\x1aERROR_REASON_TOOL_WITHHELD\x10\x04\x12\x1a\n" +
+	"\x16ERROR_REASON_TIMED_OUT\x10\x05\x12#\n" +
+	"\x1fERROR_REASON_SERVER_UNAVAILABLE\x10\x06\x12\x1e\n" +
+	"\x1aERROR_REASON_SHUTTING_DOWN\x10\a\x12\x1f\n" +
+	"\x1bERROR_REASON_LOGIN_REQUIRED\x10\b\x12\x1b\n" +
+	"\x17ERROR_REASON_NOT_REMOTE\x10\t\x12 \n" +
+	"\x1cERROR_REASON_INVALID_REQUEST\x10\n" +
+	"\x12\x1f\n" +
+	"\x1bERROR_REASON_INSTANCE_LIMIT\x10\v\x12#\n" +
+	"\x1fERROR_REASON_RESPONSE_TOO_LARGE\x10\f*w\n" +
 	"\vCacheStatus\x12\x1c\n" +
 	"\x18CACHE_STATUS_UNSPECIFIED\x10\x00\x12\x18\n" +
 	"\x14CACHE_STATUS_FETCHED\x10\x01\x12\x14\n" +
@@ -6270,196 +6395,197 @@ func file_proto_mcpd_v1_mcpd_proto_rawDescGZIP() []byte {
 	return file_proto_mcpd_v1_mcpd_proto_rawDescData
 }
 
-var file_proto_mcpd_v1_mcpd_proto_enumTypes = make([]protoimpl.EnumInfo, 3)
+var file_proto_mcpd_v1_mcpd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
 var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
 var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
-	(CacheStatus)(0),                      // 0: mcpd.v1.CacheStatus
-	(ServerState)(0),                      // 1: mcpd.v1.ServerState
-	(SubscriptionEventKind)(0),            // 2: mcpd.v1.SubscriptionEventKind
-	(*GetToolChangesRequest)(nil),         // 3: mcpd.v1.GetToolChangesRequest
-	(*GetToolChangesResponse)(nil),        // 4: mcpd.v1.GetToolChangesResponse
-	(*ToolChange)(nil),                    // 5: mcpd.v1.ToolChange
-	(*ApproveToolsRequest)(nil),           // 6: mcpd.v1.ApproveToolsRequest
-	(*ApproveToolsResponse)(nil),          // 7: mcpd.v1.ApproveToolsResponse
-	(*ClientInfo)(nil),                    // 8: mcpd.v1.ClientInfo
-	(*CallOptions)(nil),                   // 9: mcpd.v1.CallOptions
-	(*McpError)(nil),                      // 10: mcpd.v1.McpError
-	(*McpResponse)(nil),                   // 11: mcpd.v1.McpResponse
-	(*ServerStatus)(nil),                  // 12: mcpd.v1.ServerStatus
-	(*AppStatus)(nil),                     // 13: mcpd.v1.AppStatus
-	(*GetStatusRequest)(nil),              // 14: mcpd.v1.GetStatusRequest
-	(*GetStatusResponse)(nil),             // 15: mcpd.v1.GetStatusResponse
-	(*SharingStatus)(nil),                 // 16: mcpd.v1.SharingStatus
-	(*ProfileInfo)(nil),                   // 17: mcpd.v1.ProfileInfo
-	(*HttpStatus)(nil),                    // 18: mcpd.v1.HttpStatus
-	(*ListServersRequest)(nil),            // 19: mcpd.v1.ListServersRequest
-	(*ListServersResponse)(nil),           // 20: mcpd.v1.ListServersResponse
-	(*StartServerRequest)(nil),            // 21: mcpd.v1.StartServerRequest
-	(*StartServerResponse)(nil),           // 22: mcpd.v1.StartServerResponse
-	(*StopServerRequest)(nil),             // 23: mcpd.v1.StopServerRequest
-	(*StopServerResponse)(nil),            // 24: mcpd.v1.StopServerResponse
-	(*RestartServerRequest)(nil),          // 25: mcpd.v1.RestartServerRequest
-	(*RestartServerResponse)(nil),         // 26: mcpd.v1.RestartServerResponse
-	(*GetLogsRequest)(nil),                // 27: mcpd.v1.GetLogsRequest
-	(*LogLine)(nil),                       // 28: mcpd.v1.LogLine
-	(*GetLogsResponse)(nil),               // 29: mcpd.v1.GetLogsResponse
-	(*ListToolsRequest)(nil),              // 30: mcpd.v1.ListToolsRequest
-	(*ServerList)(nil),                    // 31: mcpd.v1.ServerList
-	(*ListToolsResponse)(nil),             // 32: mcpd.v1.ListToolsResponse
-	(*CallToolRequest)(nil),               // 33: mcpd.v1.CallToolRequest
-	(*CallToolEvent)(nil),                 // 34: mcpd.v1.CallToolEvent
-	(*ListPromptsRequest)(nil),            // 35: mcpd.v1.ListPromptsRequest
-	(*ListPromptsResponse)(nil),           // 36: mcpd.v1.ListPromptsResponse
-	(*GetPromptRequest)(nil),              // 37: mcpd.v1.GetPromptRequest
-	(*ListResourcesRequest)(nil),          // 38: mcpd.v1.ListResourcesRequest
-	(*ListResourcesResponse)(nil),         // 39: mcpd.v1.ListResourcesResponse
-	(*ListResourceTemplatesRequest)(nil),  // 40: mcpd.v1.ListResourceTemplatesRequest
-	(*ListResourceTemplatesResponse)(nil), // 41: mcpd.v1.ListResourceTemplatesResponse
-	(*ReadResourceRequest)(nil),           // 42: mcpd.v1.ReadResourceRequest
-	(*CompleteRequest)(nil),               // 43: mcpd.v1.CompleteRequest
-	(*SendRequestRequest)(nil),            // 44: mcpd.v1.SendRequestRequest
-	(*CacheStats)(nil),                    // 45: mcpd.v1.CacheStats
-	(*ClearCacheRequest)(nil),             // 46: mcpd.v1.ClearCacheRequest
-	(*ClearCacheResponse)(nil),            // 47: mcpd.v1.ClearCacheResponse
-	(*SubscribeRequest)(nil),              // 48: mcpd.v1.SubscribeRequest
-	(*SubscriptionServerAck)(nil),         // 49: mcpd.v1.SubscriptionServerAck
-	(*SubscriptionAck)(nil),               // 50: mcpd.v1.SubscriptionAck
-	(*SubscriptionEvent)(nil),             // 51: mcpd.v1.SubscriptionEvent
-	(*UpdateSubscriptionRequest)(nil),     // 52: mcpd.v1.UpdateSubscriptionRequest
-	(*UpdateSubscriptionResponse)(nil),    // 53: mcpd.v1.UpdateSubscriptionResponse
-	(*SubscriptionStatus)(nil),            // 54: mcpd.v1.SubscriptionStatus
-	(*HostRegistration)(nil),              // 55: mcpd.v1.HostRegistration
-	(*HostAnswer)(nil),                    // 56: mcpd.v1.HostAnswer
-	(*HostRequest)(nil),                   // 57: mcpd.v1.HostRequest
-	(*HostCall)(nil),                      // 58: mcpd.v1.HostCall
-	(*HostCancel)(nil),                    // 59: mcpd.v1.HostCancel
-	(*HostRegistered)(nil),                // 60: mcpd.v1.HostRegistered
-	(*HostResponse)(nil),                  // 61: mcpd.v1.HostResponse
-	(*ConfigProblem)(nil),                 // 62: mcpd.v1.ConfigProblem
-	(*ConfigDiff)(nil),                    // 63: mcpd.v1.ConfigDiff
-	(*ReloadConfigRequest)(nil),           // 64: mcpd.v1.ReloadConfigRequest
-	(*ReloadConfigResponse)(nil),          // 65: mcpd.v1.ReloadConfigResponse
-	(*CheckConfigRequest)(nil),            // 66: mcpd.v1.CheckConfigRequest
-	(*CheckConfigResponse)(nil),           // 67: mcpd.v1.CheckConfigResponse
-	(*FollowLogsRequest)(nil),             // 68: mcpd.v1.FollowLogsRequest
-	(*FollowLogsResponse)(nil),            // 69: mcpd.v1.FollowLogsResponse
-	(*LoginRequest)(nil),                  // 70: mcpd.v1.LoginRequest
-	(*LoginEvent)(nil),                    // 71: mcpd.v1.LoginEvent
-	(*LogoutRequest)(nil),                 // 72: mcpd.v1.LogoutRequest
-	(*LogoutResponse)(nil),                // 73: mcpd.v1.LogoutResponse
-	(*OAuthStatus)(nil),                   // 74: mcpd.v1.OAuthStatus
+	(ErrorReason)(0),                      // 0: mcpd.v1.ErrorReason
+	(CacheStatus)(0),                      // 1: mcpd.v1.CacheStatus
+	(ServerState)(0),                      // 2: mcpd.v1.ServerState
+	(SubscriptionEventKind)(0),            // 3: mcpd.v1.SubscriptionEventKind
+	(*GetToolChangesRequest)(nil),         // 4: mcpd.v1.GetToolChangesRequest
+	(*GetToolChangesResponse)(nil),        // 5: mcpd.v1.GetToolChangesResponse
+	(*ToolChange)(nil),                    // 6: mcpd.v1.ToolChange
+	(*ApproveToolsRequest)(nil),           // 7: mcpd.v1.ApproveToolsRequest
+	(*ApproveToolsResponse)(nil),          // 8: mcpd.v1.ApproveToolsResponse
+	(*ClientInfo)(nil),                    // 9: mcpd.v1.ClientInfo
+	(*CallOptions)(nil),                   // 10: mcpd.v1.CallOptions
+	(*McpError)(nil),                      // 11: mcpd.v1.McpError
+	(*McpResponse)(nil),                   // 12: mcpd.v1.McpResponse
+	(*ServerStatus)(nil),                  // 13: mcpd.v1.ServerStatus
+	(*AppStatus)(nil),                     // 14: mcpd.v1.AppStatus
+	(*GetStatusRequest)(nil),              // 15: mcpd.v1.GetStatusRequest
+	(*GetStatusResponse)(nil),             // 16: mcpd.v1.GetStatusResponse
+	(*SharingStatus)(nil),                 // 17: mcpd.v1.SharingStatus
+	(*ProfileInfo)(nil),                   // 18: mcpd.v1.ProfileInfo
+	(*HttpStatus)(nil),                    // 19: mcpd.v1.HttpStatus
+	(*ListServersRequest)(nil),            // 20: mcpd.v1.ListServersRequest
+	(*ListServersResponse)(nil),           // 21: mcpd.v1.ListServersResponse
+	(*StartServerRequest)(nil),            // 22: mcpd.v1.StartServerRequest
+	(*StartServerResponse)(nil),           // 23: mcpd.v1.StartServerResponse
+	(*StopServerRequest)(nil),             // 24: mcpd.v1.StopServerRequest
+	(*StopServerResponse)(nil),            // 25: mcpd.v1.StopServerResponse
+	(*RestartServerRequest)(nil),          // 26: mcpd.v1.RestartServerRequest
+	(*RestartServerResponse)(nil),         // 27: mcpd.v1.RestartServerResponse
+	(*GetLogsRequest)(nil),                // 28: mcpd.v1.GetLogsRequest
+	(*LogLine)(nil),                       // 29: mcpd.v1.LogLine
+	(*GetLogsResponse)(nil),               // 30: mcpd.v1.GetLogsResponse
+	(*ListToolsRequest)(nil),              // 31: mcpd.v1.ListToolsRequest
+	(*ServerList)(nil),                    // 32: mcpd.v1.ServerList
+	(*ListToolsResponse)(nil),             // 33: mcpd.v1.ListToolsResponse
+	(*CallToolRequest)(nil),               // 34: mcpd.v1.CallToolRequest
+	(*CallToolEvent)(nil),                 // 35: mcpd.v1.CallToolEvent
+	(*ListPromptsRequest)(nil),            // 36: mcpd.v1.ListPromptsRequest
+	(*ListPromptsResponse)(nil),           // 37: mcpd.v1.ListPromptsResponse
+	(*GetPromptRequest)(nil),              // 38: mcpd.v1.GetPromptRequest
+	(*ListResourcesRequest)(nil),          // 39: mcpd.v1.ListResourcesRequest
+	(*ListResourcesResponse)(nil),         // 40: mcpd.v1.ListResourcesResponse
+	(*ListResourceTemplatesRequest)(nil),  // 41: mcpd.v1.ListResourceTemplatesRequest
+	(*ListResourceTemplatesResponse)(nil), // 42: mcpd.v1.ListResourceTemplatesResponse
+	(*ReadResourceRequest)(nil),           // 43: mcpd.v1.ReadResourceRequest
+	(*CompleteRequest)(nil),               // 44: mcpd.v1.CompleteRequest
+	(*SendRequestRequest)(nil),            // 45: mcpd.v1.SendRequestRequest
+	(*CacheStats)(nil),                    // 46: mcpd.v1.CacheStats
+	(*ClearCacheRequest)(nil),             // 47: mcpd.v1.ClearCacheRequest
+	(*ClearCacheResponse)(nil),            // 48: mcpd.v1.ClearCacheResponse
+	(*SubscribeRequest)(nil),              // 49: mcpd.v1.SubscribeRequest
+	(*SubscriptionServerAck)(nil),         // 50: mcpd.v1.SubscriptionServerAck
+	(*SubscriptionAck)(nil),               // 51: mcpd.v1.SubscriptionAck
+	(*SubscriptionEvent)(nil),             // 52: mcpd.v1.SubscriptionEvent
+	(*UpdateSubscriptionRequest)(nil),     // 53: mcpd.v1.UpdateSubscriptionRequest
+	(*UpdateSubscriptionResponse)(nil),    // 54: mcpd.v1.UpdateSubscriptionResponse
+	(*SubscriptionStatus)(nil),            // 55: mcpd.v1.SubscriptionStatus
+	(*HostRegistration)(nil),              // 56: mcpd.v1.HostRegistration
+	(*HostAnswer)(nil),                    // 57: mcpd.v1.HostAnswer
+	(*HostRequest)(nil),                   // 58: mcpd.v1.HostRequest
+	(*HostCall)(nil),                      // 59: mcpd.v1.HostCall
+	(*HostCancel)(nil),                    // 60: mcpd.v1.HostCancel
+	(*HostRegistered)(nil),                // 61: mcpd.v1.HostRegistered
+	(*HostResponse)(nil),                  // 62: mcpd.v1.HostResponse
+	(*ConfigProblem)(nil),                 // 63: mcpd.v1.ConfigProblem
+	(*ConfigDiff)(nil),                    // 64: mcpd.v1.ConfigDiff
+	(*ReloadConfigRequest)(nil),           // 65: mcpd.v1.ReloadConfigRequest
+	(*ReloadConfigResponse)(nil),          // 66: mcpd.v1.ReloadConfigResponse
+	(*CheckConfigRequest)(nil),            // 67: mcpd.v1.CheckConfigRequest
+	(*CheckConfigResponse)(nil),           // 68: mcpd.v1.CheckConfigResponse
+	(*FollowLogsRequest)(nil),             // 69: mcpd.v1.FollowLogsRequest
+	(*FollowLogsResponse)(nil),            // 70: mcpd.v1.FollowLogsResponse
+	(*LoginRequest)(nil),                  // 71: mcpd.v1.LoginRequest
+	(*LoginEvent)(nil),                    // 72: mcpd.v1.LoginEvent
+	(*LogoutRequest)(nil),                 // 73: mcpd.v1.LogoutRequest
+	(*LogoutResponse)(nil),                // 74: mcpd.v1.LogoutResponse
+	(*OAuthStatus)(nil),                   // 75: mcpd.v1.OAuthStatus
 }
 var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
-	9,  // 0: mcpd.v1.GetToolChangesRequest.options:type_name -> mcpd.v1.CallOptions
-	5,  // 1: mcpd.v1.GetToolChangesResponse.changes:type_name -> mcpd.v1.ToolChange
-	9,  // 2: mcpd.v1.ApproveToolsRequest.options:type_name -> mcpd.v1.CallOptions
-	8,  // 3: mcpd.v1.CallOptions.client:type_name -> mcpd.v1.ClientInfo
-	10, // 4: mcpd.v1.McpResponse.error:type_name -> mcpd.v1.McpError
-	0,  // 5: mcpd.v1.McpResponse.cache:type_name -> mcpd.v1.CacheStatus
-	1,  // 6: mcpd.v1.ServerStatus.state:type_name -> mcpd.v1.ServerState
-	45, // 7: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
-	74, // 8: mcpd.v1.ServerStatus.oauth:type_name -> mcpd.v1.OAuthStatus
-	12, // 9: mcpd.v1.ServerStatus.instances:type_name -> mcpd.v1.ServerStatus
-	12, // 10: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
-	13, // 11: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
-	54, // 12: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
-	18, // 13: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
-	17, // 14: mcpd.v1.GetStatusResponse.profiles:type_name -> mcpd.v1.ProfileInfo
-	16, // 15: mcpd.v1.GetStatusResponse.sharing:type_name -> mcpd.v1.SharingStatus
-	12, // 16: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
-	17, // 17: mcpd.v1.ListServersResponse.profile:type_name -> mcpd.v1.ProfileInfo
-	12, // 18: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	12, // 19: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	12, // 20: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
-	28, // 21: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
-	9,  // 22: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
-	10, // 23: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
-	0,  // 24: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
-	31, // 25: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 26: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
-	11, // 27: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
-	9,  // 28: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
-	31, // 29: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 30: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
-	9,  // 31: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
-	31, // 32: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 33: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
-	31, // 34: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
-	9,  // 35: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
-	9,  // 36: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
-	9,  // 37: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
-	8,  // 38: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
-	49, // 39: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	2,  // 40: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
-	50, // 41: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
-	49, // 42: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
-	8,  // 43: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
-	10, // 44: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
-	55, // 45: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
-	56, // 46: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
-	60, // 47: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
-	58, // 48: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
-	59, // 49: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
-	62, // 50: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	63, // 51: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	62, // 52: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	63, // 53: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	28, // 54: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
-	74, // 55: mcpd.v1.LoginEvent.done:type_name -> mcpd.v1.OAuthStatus
-	14, // 56: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
-	19, // 57: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
-	21, // 58: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
-	23, // 59: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
-	25, // 60: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
-	27, // 61: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
-	30, // 62: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
-	33, // 63: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
-	33, // 64: mcpd.v1.Mcpd.CallToolUnary:input_type -> mcpd.v1.CallToolRequest
-	35, // 65: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
-	37, // 66: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
-	38, // 67: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
-	40, // 68: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
-	42, // 69: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
-	43, // 70: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
-	44, // 71: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
-	46, // 72: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
-	48, // 73: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
-	52, // 74: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
-	57, // 75: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
-	64, // 76: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
-	66, // 77: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
-	68, // 78: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
-	3,  // 79: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
-	6,  // 80: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
-	70, // 81: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
-	72, // 82: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
-	15, // 83: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
-	20, // 84: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
-	22, // 85: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
-	24, // 86: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
-	26, // 87: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
-	29, // 88: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
-	32, // 89: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
-	34, // 90: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
-	11, // 91: mcpd.v1.Mcpd.CallToolUnary:output_type -> mcpd.v1.McpResponse
-	36, // 92: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
-	11, // 93: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
-	39, // 94: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
-	41, // 95: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
-	11, // 96: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
-	11, // 97: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
-	34, // 98: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
-	47, // 99: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
-	51, // 100: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
-	53, // 101: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
-	61, // 102: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
-	65, // 103: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
-	67, // 104: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
-	69, // 105: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
-	4,  // 106: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
-	7,  // 107: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
-	71, // 108: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
-	73, // 109: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
+	10, // 0: mcpd.v1.GetToolChangesRequest.options:type_name -> mcpd.v1.CallOptions
+	6,  // 1: mcpd.v1.GetToolChangesResponse.changes:type_name -> mcpd.v1.ToolChange
+	10, // 2: mcpd.v1.ApproveToolsRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 3: mcpd.v1.CallOptions.client:type_name -> mcpd.v1.ClientInfo
+	11, // 4: mcpd.v1.McpResponse.error:type_name -> mcpd.v1.McpError
+	1,  // 5: mcpd.v1.McpResponse.cache:type_name -> mcpd.v1.CacheStatus
+	2,  // 6: mcpd.v1.ServerStatus.state:type_name -> mcpd.v1.ServerState
+	46, // 7: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
+	75, // 8: mcpd.v1.ServerStatus.oauth:type_name -> mcpd.v1.OAuthStatus
+	13, // 9: mcpd.v1.ServerStatus.instances:type_name -> mcpd.v1.ServerStatus
+	13, // 10: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
+	14, // 11: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
+	55, // 12: mcpd.v1.GetStatusResponse.subscriptions:type_name -> mcpd.v1.SubscriptionStatus
+	19, // 13: mcpd.v1.GetStatusResponse.http:type_name -> mcpd.v1.HttpStatus
+	18, // 14: mcpd.v1.GetStatusResponse.profiles:type_name -> mcpd.v1.ProfileInfo
+	17, // 15: mcpd.v1.GetStatusResponse.sharing:type_name -> mcpd.v1.SharingStatus
+	13, // 16: mcpd.v1.ListServersResponse.servers:type_name -> mcpd.v1.ServerStatus
+	18, // 17: mcpd.v1.ListServersResponse.profile:type_name -> mcpd.v1.ProfileInfo
+	13, // 18: mcpd.v1.StartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	13, // 19: mcpd.v1.StopServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	13, // 20: mcpd.v1.RestartServerResponse.server:type_name -> mcpd.v1.ServerStatus
+	29, // 21: mcpd.v1.GetLogsResponse.lines:type_name -> mcpd.v1.LogLine
+	10, // 22: mcpd.v1.ListToolsRequest.options:type_name -> mcpd.v1.CallOptions
+	11, // 23: mcpd.v1.ServerList.error:type_name -> mcpd.v1.McpError
+	1,  // 24: mcpd.v1.ServerList.cache:type_name -> mcpd.v1.CacheStatus
+	32, // 25: mcpd.v1.ListToolsResponse.servers:type_name -> mcpd.v1.ServerList
+	10, // 26: mcpd.v1.CallToolRequest.options:type_name -> mcpd.v1.CallOptions
+	12, // 27: mcpd.v1.CallToolEvent.response:type_name -> mcpd.v1.McpResponse
+	10, // 28: mcpd.v1.ListPromptsRequest.options:type_name -> mcpd.v1.CallOptions
+	32, // 29: mcpd.v1.ListPromptsResponse.servers:type_name -> mcpd.v1.ServerList
+	10, // 30: mcpd.v1.GetPromptRequest.options:type_name -> mcpd.v1.CallOptions
+	10, // 31: mcpd.v1.ListResourcesRequest.options:type_name -> mcpd.v1.CallOptions
+	32, // 32: mcpd.v1.ListResourcesResponse.servers:type_name -> mcpd.v1.ServerList
+	10, // 33: mcpd.v1.ListResourceTemplatesRequest.options:type_name -> mcpd.v1.CallOptions
+	32, // 34: mcpd.v1.ListResourceTemplatesResponse.servers:type_name -> mcpd.v1.ServerList
+	10, // 35: mcpd.v1.ReadResourceRequest.options:type_name -> mcpd.v1.CallOptions
+	10, // 36: mcpd.v1.CompleteRequest.options:type_name -> mcpd.v1.CallOptions
+	10, // 37: mcpd.v1.SendRequestRequest.options:type_name -> mcpd.v1.CallOptions
+	9,  // 38: mcpd.v1.SubscribeRequest.client:type_name -> mcpd.v1.ClientInfo
+	50, // 39: mcpd.v1.SubscriptionAck.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	3,  // 40: mcpd.v1.SubscriptionEvent.kind:type_name -> mcpd.v1.SubscriptionEventKind
+	51, // 41: mcpd.v1.SubscriptionEvent.ack:type_name -> mcpd.v1.SubscriptionAck
+	50, // 42: mcpd.v1.UpdateSubscriptionResponse.servers:type_name -> mcpd.v1.SubscriptionServerAck
+	9,  // 43: mcpd.v1.HostRegistration.client:type_name -> mcpd.v1.ClientInfo
+	11, // 44: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
+	56, // 45: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
+	57, // 46: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
+	61, // 47: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
+	59, // 48: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
+	60, // 49: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
+	63, // 50: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	64, // 51: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	63, // 52: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	64, // 53: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	29, // 54: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
+	75, // 55: mcpd.v1.LoginEvent.done:type_name -> mcpd.v1.OAuthStatus
+	15, // 56: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
+	20, // 57: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
+	22, // 58: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
+	24, // 59: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
+	26, // 60: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
+	28, // 61: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
+	31, // 62: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
+	34, // 63: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
+	34, // 64: mcpd.v1.Mcpd.CallToolUnary:input_type -> mcpd.v1.CallToolRequest
+	36, // 65: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
+	38, // 66: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
+	39, // 67: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
+	41, // 68: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
+	43, // 69: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
+	44, // 70: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
+	45, // 71: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
+	47, // 72: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
+	49, // 73: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
+	53, // 74: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
+	58, // 75: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
+	65, // 76: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
+	67, // 77: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
+	69, // 78: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
+	4,  // 79: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
+	7,  // 80: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
+	71, // 81: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
+	73, // 82: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
+	16, // 83: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
+	21, // 84: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
+	23, // 85: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
+	25, // 86: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
+	27, // 87: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
+	30, // 88: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
+	33, // 89: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
+	35, // 90: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
+	12, // 91: mcpd.v1.Mcpd.CallToolUnary:output_type -> mcpd.v1.McpResponse
+	37, // 92: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
+	12, // 93: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
+	40, // 94: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
+	42, // 95: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
+	12, // 96: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
+	12, // 97: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
+	35, // 98: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
+	48, // 99: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
+	52, // 100: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
+	54, // 101: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
+	62, // 102: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
+	66, // 103: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
+	68, // 104: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
+	70, // 105: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
+	5,  // 106: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
+	8,  // 107: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
+	72, // 108: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
+	74, // 109: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
 	83, // [83:110] is the sub-list for method output_type
 	56, // [56:83] is the sub-list for method input_type
 	56, // [56:56] is the sub-list for extension type_name
@@ -6495,7 +6621,7 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_mcpd_v1_mcpd_proto_rawDesc), len(file_proto_mcpd_v1_mcpd_proto_rawDesc)),
-			NumEnums:      3,
+			NumEnums:      4,
 			NumMessages:   72,
 			NumExtensions: 0,
 			NumServices:   1,

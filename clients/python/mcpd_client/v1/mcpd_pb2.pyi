@@ -9,6 +9,19 @@ CACHE_STATUS_FETCHED: CacheStatus
 CACHE_STATUS_HIT: CacheStatus
 CACHE_STATUS_UNSPECIFIED: CacheStatus
 DESCRIPTOR: _descriptor.FileDescriptor
+ERROR_REASON_INSTANCE_LIMIT: ErrorReason
+ERROR_REASON_INVALID_REQUEST: ErrorReason
+ERROR_REASON_LOGIN_REQUIRED: ErrorReason
+ERROR_REASON_NOT_IN_PROFILE: ErrorReason
+ERROR_REASON_NOT_REMOTE: ErrorReason
+ERROR_REASON_RESPONSE_TOO_LARGE: ErrorReason
+ERROR_REASON_SERVER_UNAVAILABLE: ErrorReason
+ERROR_REASON_SHUTTING_DOWN: ErrorReason
+ERROR_REASON_TIMED_OUT: ErrorReason
+ERROR_REASON_TOOL_WITHHELD: ErrorReason
+ERROR_REASON_UNKNOWN_PROFILE: ErrorReason
+ERROR_REASON_UNKNOWN_SERVER: ErrorReason
+ERROR_REASON_UNSPECIFIED: ErrorReason
 SERVER_STATE_BACKOFF: ServerState
 SERVER_STATE_CRASHLOOP: ServerState
 SERVER_STATE_FAILED: ServerState
@@ -896,6 +909,9 @@ class UpdateSubscriptionResponse(_message.Message):
     SERVERS_FIELD_NUMBER: _ClassVar[int]
     servers: _containers.RepeatedCompositeFieldContainer[SubscriptionServerAck]
     def __init__(self, servers: _Optional[_Iterable[_Union[SubscriptionServerAck, _Mapping]]] = ...) -> None: ...
+
+class ErrorReason(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
+    __slots__ = []
 
 class CacheStatus(int, metaclass=_enum_type_wrapper.EnumTypeWrapper):
     __slots__ = []
