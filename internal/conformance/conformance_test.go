@@ -27,6 +27,12 @@ const (
 	// run (/mcp, every server above as one) is judged against them.
 	skillsModern = "skills-modern"
 	skillsLegacy = "skills-legacy"
+	// tasksServer serves the tasks extension (SEP-2663): fakemcp with its
+	// tasksuite flag, a modern stdio server behind mcpd and stateless
+	// Streamable HTTP of its own (fakemcp.EnvHTTP) for the baseline.
+	tasksServer = "tasks"
+	// tasksMode is its fakemcp mode.
+	tasksMode = "modern,tasksuite"
 	// aggregate names the endpoint /mcp in a suiteRun's server.
 	aggregate = ""
 )
@@ -34,6 +40,16 @@ const (
 // skillScenarios are the suite's server scenarios of the skills extension,
 // with dns-rebinding-protection, which every run must pass.
 var skillScenarios = []string{"sep-2640-skills-enumeration", "sep-2640-skills-directory", "sep-2640-skills-manifest", "dns-rebinding-protection"}
+
+// taskScenarios are the suite's server scenarios of the tasks extension,
+// with dns-rebinding-protection, which every run must pass.
+var taskScenarios = []string{
+	"tasks-lifecycle", "tasks-capability-negotiation", "tasks-wire-fields",
+	"tasks-request-state-removal", "tasks-mrtr-input", "tasks-request-headers",
+	"tasks-dispatch-and-envelope", "tasks-status-notifications",
+	"tasks-required-task-error", "tasks-mrtr-composition",
+	"dns-rebinding-protection",
+}
 
 // goEverythingPkg is the Go SDK's conformance server: stdio by default,
 // Streamable HTTP with -http (stateless unless -stateless=false).
@@ -51,6 +67,8 @@ type suiteRun struct {
 	// scenarios, when set, are the only scenarios run (one suite run
 	// each), instead of the whole suite.
 	scenarios []string
+	// scenarioArgs are extra suite arguments of one of scenarios.
+	scenarioArgs map[string][]string
 }
 
 var suiteRuns = []suiteRun{
@@ -76,6 +94,12 @@ var suiteRuns = []suiteRun{
 	{name: "skills-modern", pkg: "conformance", server: skillsModern, scenarios: skillScenarios},
 	{name: "skills-legacy", pkg: "conformance", server: skillsLegacy, scenarios: skillScenarios},
 	{name: "skills-aggregate", pkg: "conformance", server: aggregate, scenarios: skillScenarios},
+	// The tasks extension on fakemcp's tasksuite server: its own HTTP and
+	// through one server's door. That HTTP is stateless modern only, so
+	// dns-rebinding-protection runs at 2026-07-28 (server/discover, not a
+	// 2025-11-25 initialize).
+	{name: "tasks", pkg: "conformance", server: tasksServer, self: "tasks", scenarios: taskScenarios,
+		scenarioArgs: map[string][]string{"dns-rebinding-protection": {"--spec-version", "2026-07-28"}}},
 }
 
 // binaries are the programs the test runs.
@@ -188,7 +212,8 @@ func (r suiteRun) runOn(ctx context.Context, s suite, url, outDir string) (map[s
 		if err := os.Mkdir(dir, 0o700); err != nil {
 			return nil, "", err
 		}
-		results, out, err := s.run(ctx, url, dir, append([]string{"--scenario", sc}, r.args...)...)
+		args := append(append([]string{"--scenario", sc}, r.args...), r.scenarioArgs[sc]...)
+		results, out, err := s.run(ctx, url, dir, args...)
 		outs = append(outs, out)
 		if err != nil {
 			return nil, strings.Join(outs, "\n"), err
@@ -214,6 +239,12 @@ func startSelf(t *testing.T, b binaries) map[string]string {
 		endpoints[key] = "http://" + addr + "/mcp"
 		waitHTTP(t, p, endpoints[key])
 	}
+	fake, fakeArgs := fakemcp.Command()
+	addr := freeAddr(t)
+	p = startEnv(t, "tasks fixture", fakemcp.Env(tasksMode, fakemcp.EnvName+"="+tasksServer, fakemcp.EnvHTTP+"="+addr),
+		append([]string{fake}, fakeArgs...)...)
+	endpoints["tasks"] = "http://" + addr + "/mcp"
+	waitHTTP(t, p, endpoints["tasks"])
 	urls := map[string]string{}
 	for _, r := range suiteRuns {
 		if r.self != "" {
@@ -236,7 +267,7 @@ func startMcpd(t *testing.T, b binaries) map[string]string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	fake, fakeArgs := fakemcp.Command()
-	skills := func(name, mode string) map[string]any {
+	fakeServer := func(name, mode string) map[string]any {
 		return map[string]any{"command": fake, "args": fakeArgs, "autostart": true,
 			"env": map[string]string{fakemcp.EnvMode: mode, fakemcp.EnvName: name}}
 	}
@@ -244,8 +275,9 @@ func startMcpd(t *testing.T, b binaries) map[string]string {
 		tsServer:       map[string]any{"command": b.node, "args": []string{b.fixture}, "autostart": true},
 		goServer:       map[string]any{"command": b.goEverything, "autostart": true},
 		goLegacyServer: map[string]any{"command": b.goEverything, "autostart": true, "protocol": "legacy"},
-		skillsModern:   skills(skillsModern, "modern,skills"),
-		skillsLegacy:   skills(skillsLegacy, "legacy,skills"),
+		skillsModern:   fakeServer(skillsModern, "modern,skills"),
+		skillsLegacy:   fakeServer(skillsLegacy, "legacy,skills"),
+		tasksServer:    fakeServer(tasksServer, tasksMode),
 	}}
 	data, err := json.MarshalIndent(config, "", "  ")
 	if err != nil {

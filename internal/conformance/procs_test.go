@@ -49,8 +49,15 @@ type proc struct {
 // start starts argv and registers its stop with t.Cleanup.
 func start(t *testing.T, name string, argv ...string) *proc {
 	t.Helper()
+	return startEnv(t, name, nil, argv...)
+}
+
+// startEnv is start with the environment env (nil: this process's).
+func startEnv(t *testing.T, name string, env []string, argv ...string) *proc {
+	t.Helper()
 	p := &proc{name: name, cmd: exec.Command(argv[0], argv[1:]...), stderr: &syncBuffer{}, waited: make(chan struct{})}
 	p.cmd.Stdout, p.cmd.Stderr = p.stderr, p.stderr
+	p.cmd.Env = env
 	if err := p.cmd.Start(); err != nil {
 		t.Fatalf("start %s: %v", name, err)
 	}

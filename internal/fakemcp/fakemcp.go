@@ -43,6 +43,10 @@
 //	skills       serves skills (SEP-2640) named after EnvName (skills.go)
 //	tasks        declares tasks in both eras; tool start_task answers with
 //	             a task (tasks.go)
+//	tasksuite    the tasks extension (SEP-2663) as the conformance suite's
+//	             tasks-* scenarios want it: tools greet, slow_compute,
+//	             failing_job, protocol_error_job, confirm_delete, multi_input,
+//	             test_tool_with_task (tasksuite.go)
 //
 // Every message received is counted (tool "stats") and, unless quiet, logged
 // to stderr as "recv <method> <id>" for a request, "recv <method>" for a
@@ -103,6 +107,10 @@ const (
 	// EnvStderr is a line the fake writes to stderr as it starts, after
 	// its "started" line. Default none.
 	EnvStderr = "MCPD_FAKE_STDERR"
+	// EnvHTTP, when set, makes the fake serve stateless Streamable HTTP
+	// on this address (POST /mcp, modern requests only) instead of stdio
+	// (http.go).
+	EnvHTTP = "MCPD_FAKE_HTTP"
 )
 
 // Default values of the knobs above.
@@ -120,6 +128,9 @@ func Main() bool {
 	mode, ok := os.LookupEnv(EnvMode)
 	if !ok || mode == "" {
 		return false
+	}
+	if addr := os.Getenv(EnvHTTP); addr != "" {
+		os.Exit(serveHTTP(mode, addr, os.Stderr))
 	}
 	os.Exit(run(mode, pollio.Stdin(), os.Stdout, os.Stderr)) // pollio: no 60 s stall at a GC
 	return true
@@ -200,6 +211,8 @@ type server struct {
 	added         []string                         // tools added by addtool (addtool.go)
 	held          []chan struct{}                  // held progress calls, closed by release
 	tasks         map[string]*fakeTask             // by id (tasks.go)
+	suiteTasks    map[string]*suiteTask            // by id (tasksuite.go)
+	suiteSeq      int                              // suite tasks created so far
 	// stall is set by a stallstdin call, read by the reader after the
 	// line: stop reading stdin for stallFor (zero: for good).
 	stall    bool
@@ -207,6 +220,31 @@ type server struct {
 }
 
 func run(mode string, in io.Reader, out, errw io.Writer) int {
+	s, code := newServer(mode, out, errw)
+	if s == nil {
+		return code
+	}
+	r := bufio.NewReader(in)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			s.handleLine(line)
+		}
+		if err != nil {
+			break
+		}
+		s.waitStall()
+	}
+	s.logf("fakemcp: stdin closed")
+	if s.flags["ignorestdin"] {
+		select {} // until a signal
+	}
+	return 0
+}
+
+// newServer sets up the fake of mode writing to out, as it starts: nil and
+// the exit status when it must not run (crashonstart).
+func newServer(mode string, out, errw io.Writer) (*server, int) {
 	s := &server{
 		flags:    map[string]bool{},
 		out:      out,
@@ -242,7 +280,7 @@ func run(mode string, in io.Reader, out, errw io.Writer) int {
 	}
 	if s.flags["crashonstart"] || fileExists(os.Getenv(EnvCrashWhile)) {
 		fmt.Fprintln(errw, "fakemcp: crash on start")
-		return exitCrashOnStart
+		return nil, exitCrashOnStart
 	}
 	if s.flags["ignoreterm"] {
 		signal.Ignore(syscall.SIGTERM)
@@ -260,23 +298,7 @@ func run(mode string, in io.Reader, out, errw io.Writer) int {
 	if line := os.Getenv(EnvStderr); line != "" {
 		s.errLine(line)
 	}
-
-	r := bufio.NewReader(in)
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			s.handleLine(line)
-		}
-		if err != nil {
-			break
-		}
-		s.waitStall()
-	}
-	s.logf("fakemcp: stdin closed")
-	if s.flags["ignorestdin"] {
-		select {} // until a signal
-	}
-	return 0
+	return s, 0
 }
 
 func envOr(key, def string) string {
@@ -518,6 +540,9 @@ func (s *server) dispatch(r *req) (map[string]any, *jsonrpc.Error) {
 	if result, rerr, ok := s.skillsRequest(r, cacheable); ok {
 		return result, rerr
 	}
+	if result, rerr, ok := s.taskSuite(r); ok {
+		return result, rerr
+	}
 	if result, rerr, ok := s.tasksRequest(r); ok {
 		return result, rerr
 	}
@@ -546,6 +571,9 @@ func (s *server) dispatch(r *req) (map[string]any, *jsonrpc.Error) {
 			})
 		}
 		list = append(list, s.addedTools()...)
+		if s.flags["tasksuite"] {
+			list = append(list, suiteToolList()...)
+		}
 		if s.flags["tasks"] {
 			list = append(list, map[string]any{"name": "start_task", "description": "starts a task (tasks.go)",
 				"inputSchema": map[string]any{"type": "object"}, "execution": map[string]any{"taskSupport": "optional"}})

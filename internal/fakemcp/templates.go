@@ -36,6 +36,9 @@ func (s *server) caps() map[string]any {
 	if s.flags["tasks"] {
 		out = taskCaps(out)
 	}
+	if s.flags["tasksuite"] {
+		out = suiteCaps(out)
+	}
 	return out
 }
 
