@@ -6,7 +6,7 @@ GO      ?= go
 BINDIR  ?= $(HOME)/.local/bin
 UNITDIR ?= $(HOME)/.config/systemd/user
 
-.PHONY: all build man run test test-short bench bench-smoke bench-plots proto check-proto install clean help FORCE
+.PHONY: all build man run test test-short lint bench bench-smoke bench-plots proto check-proto install clean help FORCE
 
 all: build ## Build everything (same as build)
 
@@ -34,6 +34,13 @@ node_modules: package-lock.json
 clients/typescript/node_modules: clients/typescript/package-lock.json
 	cd clients/typescript && npm ci --no-audit --no-fund
 	@touch clients/typescript/node_modules
+
+# The product packages: cmd/mcpd, cmd/mcpdctl and internal/, without the
+# test support (fakes, test servers, end-to-end and compatibility suites).
+LINT_PKGS = $(shell $(GO) list ./cmd/mcpd/... ./cmd/mcpdctl/... ./internal/... | grep -Ev '/internal/(testing|fakemcp|testservers|clienttest|compat|conformance|e2e)(/|$$)|/oauthtest$$')
+
+lint: ## Run staticcheck (pinned in go.mod's tool block) on the product packages; fails on any finding
+	$(GO) tool staticcheck $(LINT_PKGS)
 
 test-short: ## Run the unit tests only (no integration tests)
 	$(GO) test -race -short -count=1 ./...

@@ -41,9 +41,9 @@ func (b *bench) cpuRatios(ctx context.Context, d *daemon, bareSrv *bare, t targe
 	}
 	size := int64(len(resp.GetServers()[0].GetItemsJson()))
 	type op struct {
-		name, baseline string
-		pid            int
-		f              func() error
+		name string
+		pid  int
+		f    func() error
 	}
 	ops := []op{
 		{name: "tools/call echo (stream)", pid: d.pid(), f: func() error { return callEcho(ctx, client, t.Name) }},

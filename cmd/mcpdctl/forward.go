@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -68,9 +67,6 @@ func (c *cli) deadSocket() error {
 	}
 	return fmt.Errorf("nothing answers at %s: if it is an ssh forward, is the ssh session still up? If not, mcpd is not running; start it with: %s", c.socket, start)
 }
-
-// errNoPeer is a connection whose peer's pid cannot be read.
-var errNoPeer = errors.New("no peer credentials")
 
 // peerPID is the pid of conn's peer (0: unknown).
 func peerPID(conn net.Conn) int {

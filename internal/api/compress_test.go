@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the per-connection compressors are deliberate (see below)
+
 package api
 
 import (

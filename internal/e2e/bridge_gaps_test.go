@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 the bridge must still carry sampling and logging during their deprecation window
+
 package e2e
 
 import (

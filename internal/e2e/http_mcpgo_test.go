@@ -1,3 +1,5 @@
+//lint:file-ignore SA1019 legacy mcp-go clients (the standalone GET stream, resources/subscribe) are exercised on purpose
+
 package e2e
 
 import (

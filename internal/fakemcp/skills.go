@@ -48,8 +48,6 @@ type fakeSkill struct {
 	files             []skillFile // SKILL.md first
 }
 
-func (k fakeSkill) root() string { return "skill://" + k.name }
-
 // skills are the fake's skills.
 func (s *server) skills() []fakeSkill {
 	server, _ := s.info["name"].(string)

@@ -45,7 +45,7 @@ func ParseAddr(v string) (Addr, error) { return ParseListen("HTTP listen address
 func ParseListen(name, v string) (Addr, error) {
 	if path, ok := strings.CutPrefix(v, "unix:"); ok {
 		if !strings.HasPrefix(path, "/") {
-			return Addr{}, fmt.Errorf("invalid %s %q: want an absolute socket path after unix:", name, v)
+			return Addr{}, fmt.Errorf("invalid %s %q: want an absolute socket path after \"unix:\"", name, v)
 		}
 		return Addr{Network: "unix", Address: path}, nil
 	}

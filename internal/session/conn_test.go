@@ -92,19 +92,3 @@ func (c *child) hasStderr(line string) bool {
 	}
 	return false
 }
-
-// requestID returns the id of the nth (1-based) request with method the
-// child logged ("recv <method> <id>").
-func (c *child) requestID(method string, nth int) string {
-	c.t.Helper()
-	n := 0
-	for _, l := range strings.Split(c.stderrText(), "\n") {
-		if id, ok := strings.CutPrefix(l, "recv "+method+" "); ok {
-			if n++; n == nth {
-				return id
-			}
-		}
-	}
-	c.t.Fatalf("no request %d of %s in stderr:\n%s", nth, method, c.stderrText())
-	return ""
-}

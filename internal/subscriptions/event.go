@@ -144,12 +144,6 @@ type Watch struct {
 	Logs bool
 }
 
-// upstream reports whether w needs anything from the children themselves
-// (as opposed to mcpd's own state events).
-func (w *Watch) upstream() bool {
-	return w.ToolsListChanged || w.PromptsListChanged || w.ResourcesListChanged || len(w.URIs) > 0 || w.Logs
-}
-
 // ServerAck is what one server agreed to deliver to a stream: for a modern
 // child, what its listen acknowledgement honoured; for a legacy child, what
 // its capabilities promise (and which resources/subscribe succeeded).

@@ -77,7 +77,7 @@ func TestRequestSpanAndUpstreamChild(t *testing.T) {
 			}
 			attrs := map[string]string{}
 			for _, kv := range server.Attributes {
-				attrs[string(kv.Key)] = kv.Value.Emit()
+				attrs[string(kv.Key)] = kv.Value.String()
 			}
 			if attrs["mcp.method.name"] != "tools/call" || attrs["gen_ai.tool.name"] != "echo" {
 				t.Fatalf("attributes %v", attrs)
