@@ -19,12 +19,12 @@ type sessionChild struct {
 }
 
 type sessionListen struct {
-	c              *sessionChild
-	filter         listenFilter
-	ack            json.RawMessage
-	onNotify       func(string, json.RawMessage)
-	done, closed   chan struct{}
-	cancel, closeO sync.Once
+	c            *sessionChild
+	filter       listenFilter
+	ack          json.RawMessage
+	onNotify     func(string, json.RawMessage)
+	done, closed chan struct{}
+	cancel       sync.Once
 }
 
 func (*sessionChild) Modern() bool { return true }
