@@ -267,7 +267,8 @@ func (r *relay) relayDown() {
 			d.split(buf[:n], r.out, r.warnf, r.answered)
 		}
 		if err != nil {
-			r.broke(d.midLine())
+			d.cut() // a cut message never reaches the host; its request is failed below
+			r.broke()
 			return
 		}
 	}
@@ -283,7 +284,7 @@ func (r *relay) answered(id []byte, failed bool) {
 // broke handles the end of the connection: unless the session is over
 // (stdin ended, or ctx), the host's requests in flight are answered with
 // an error and the bridge run here takes the session on.
-func (r *relay) broke(midLine bool) {
+func (r *relay) broke() {
 	r.conn.Close()
 	defer close(r.switched)
 	down := r.down().Error() // outside r.mu: it may look at the socket file
@@ -293,11 +294,7 @@ func (r *relay) broke(midLine bool) {
 		r.mu.Unlock()
 		return
 	}
-	var answers []byte
-	if midLine {
-		answers = append(answers, '\n') // end the cut line of a message too long to hold back
-	}
-	answers = r.track.failInFlight(answers, down)
+	answers := r.track.failInFlight(nil, down)
 	stdinDone := r.stdinDone
 	var (
 		in  io.Reader

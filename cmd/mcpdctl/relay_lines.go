@@ -308,17 +308,17 @@ func messageID(head []byte) (id []byte, request, failed bool) {
 // relayDemux splits mcpd's output into the host's messages and the
 // bridge's warnings (bridge.RelayWarning lines), printed on stderr; it sees
 // the id of each answer go by. Whole messages are written on in runs as
-// they come; the start of a message still coming is held back, up to
-// holdMax, so that a connection that breaks within it (mcpd stopped) cuts
-// nothing the host sees: the request it answers is answered by the break.
-// A longer message is written through as it comes.
+// they come; the start of a message still coming is held back, however
+// long, so that a connection that breaks within it (mcpd stopped) cuts
+// nothing the host sees: the cut message is dropped, and the request it
+// answers is answered by the break. (The message is held once either way:
+// the host reads it whole.)
 type relayDemux struct {
-	mid       bool   // within a line
-	warn      bool   // the current line is a warning
-	streaming bool   // the current message is longer than holdMax: part of it is out
-	text      []byte // the warning so far
-	head      []byte // the current message's start, up to headSize bytes
-	hold      []byte // the current message so far, while not streaming
+	mid  bool   // within a line
+	warn bool   // the current line is a warning
+	text []byte // the warning so far
+	head []byte // the current message's start, up to headSize bytes
+	hold []byte // the current message so far
 }
 
 // headSize is how much of a message's start is kept to find its id.
@@ -326,9 +326,6 @@ const headSize = 512
 
 // maxWarning bounds a warning line.
 const maxWarning = 16 << 10
-
-// holdMax bounds the start of a message held back until its end comes.
-const holdMax = 1 << 20
 
 // holdKeep is the largest hold buffer kept for the next message; a longer
 // message's is let go.
@@ -376,7 +373,7 @@ func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), 
 				answered(id, failed)
 			}
 		}
-		d.mid, d.streaming = false, false
+		d.mid = false
 		i = end + 1
 	}
 	d.tail(p[start:], max(msgStart-start, 0), out, warnf)
@@ -384,31 +381,25 @@ func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), 
 
 // tail handles what is left of a chunk after split: rest, whose first
 // whole bytes are complete lines, then (when within a message) that
-// message's bytes so far, which are held back unless too many.
+// message's bytes so far, which are held back.
 func (d *relayDemux) tail(rest []byte, whole int, out io.Writer, warnf func(string, ...any)) {
 	switch {
 	case !d.mid:
 		write(out, rest, warnf)
 	case d.warn: // its text is kept; the lines before it are out
-	case d.streaming:
-		write(out, rest, warnf)
-	case len(d.hold)+len(rest)-whole <= holdMax:
+	default:
 		write(out, rest[:whole], warnf)
 		d.hold = append(d.hold, rest[whole:]...)
-	default: // too long to hold: what is held goes out with the rest
-		if len(d.hold) == 0 {
-			write(out, rest, warnf)
-		} else {
-			d.hold = append(d.hold, rest...)
-			write(out, d.hold, warnf)
-		}
-		d.hold, d.streaming = nil, true
 	}
 }
 
-// midLine reports whether part of a message is out and the rest will not
-// come: the output ended within a message too long to hold back.
-func (d *relayDemux) midLine() bool { return d.mid && !d.warn && d.streaming }
+// cut drops the message still coming when the output ends within it, and
+// reports whether there was one.
+func (d *relayDemux) cut() bool {
+	cut := d.mid && !d.warn
+	d.hold, d.mid = nil, false
+	return cut
+}
 
 // write writes p to the host, if any.
 func write(out io.Writer, p []byte, warnf func(string, ...any)) {
