@@ -54,10 +54,10 @@ type Manager struct {
 
 	mu         sync.Mutex // guards data, servers, refreshing, logins and taken; held for no I/O
 	data       *storeData
-	servers    map[string]*serverState    // by server name
-	refreshing map[tokenKey]chan struct{} // refreshes in flight; closed when done
-	logins     map[string]*LoginFlow      // logins in progress, by server name
-	taken      uint64                     // snapshots taken of data: the newest's seq
+	servers    map[string]*serverState     // by server name
+	refreshing map[tokenKey]*refreshFlight // refreshes in flight, one per token
+	logins     map[string]*LoginFlow       // logins in progress, by server name
+	taken      uint64                      // snapshots taken of data: the newest's seq
 
 	// writeMu serialises writes of path and guards written. It is taken
 	// with mu released (never the other way round), so a slow disk holds
@@ -118,7 +118,7 @@ func NewManager(stateDir string, log *zap.Logger, hc *http.Client) *Manager {
 		now:        time.Now,
 		data:       data,
 		servers:    map[string]*serverState{},
-		refreshing: map[tokenKey]chan struct{}{},
+		refreshing: map[tokenKey]*refreshFlight{},
 		logins:     map[string]*LoginFlow{},
 	}
 }
