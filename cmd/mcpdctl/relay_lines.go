@@ -84,6 +84,20 @@ func (t *relayTracker) keep(p []byte) {
 	t.acc = append(t.acc, p...)
 }
 
+// between reports whether the host is between messages: no line half
+// read, and no request awaiting its answer but open listens.
+func (t *relayTracker) between() bool {
+	if len(t.acc) > 0 || t.over {
+		return false
+	}
+	for key := range t.inflight {
+		if _, ok := t.listens[key]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // partial is the start of the line stdin is in the middle of, a copy, or
 // skip when it is an oversize line whose rest must be dropped.
 func (t *relayTracker) partial() (start []byte, skip bool) {
@@ -275,14 +289,22 @@ type replayFilter struct {
 }
 
 func (f *replayFilter) Write(p []byte) (int, error) {
-	id, _, _ := messageID(p)
-	if !bytes.HasPrefix(id, []byte(`"`+replayPrefix)) {
+	if id, _, _ := messageID(p); !f.gate.drop(id) {
 		return f.w.Write(p)
 	}
-	if bytes.Equal(id, f.gate.initID) {
-		f.gate.once.Do(func() { close(f.gate.initAnswered) })
-	}
 	return len(p), nil
+}
+
+// drop reports whether id is a replayed request's (its answer is not the
+// host's), and opens the gate at the replayed initialize's answer.
+func (g *replayGate) drop(id []byte) bool {
+	if !bytes.HasPrefix(id, []byte(`"`+replayPrefix)) {
+		return false
+	}
+	if bytes.Equal(id, g.initID) {
+		g.once.Do(func() { close(g.initAnswered) })
+	}
+	return true
 }
 
 // messagePrefix is how mcpd's bridge starts every message with an id
@@ -314,6 +336,10 @@ func messageID(head []byte) (id []byte, request, failed bool) {
 // answers is answered by the break. (The message is held once either way:
 // the host reads it whole.)
 type relayDemux struct {
+	// drop, if set, reports whether an answer (by id) is to be dropped:
+	// the answers to a session's replay when it returned to the relay.
+	drop func(id []byte) bool
+
 	mid  bool   // within a line
 	warn bool   // the current line is a warning
 	text []byte // the warning so far
@@ -355,10 +381,23 @@ func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), 
 		if end == len(p) {
 			break
 		}
+		dropped := false
+		if !d.warn {
+			if id, request, failed := messageID(d.head); id != nil && !request {
+				if dropped = d.drop != nil && d.drop(id); !dropped {
+					answered(id, failed)
+				}
+			}
+		}
 		switch {
 		case d.warn:
 			warnf("%s", d.text)
 			d.text = d.text[:0]
+			start = end + 1
+		case dropped && len(d.hold) > 0:
+			d.hold, start = d.hold[:0], end+1
+		case dropped: // it began in p: what precedes it goes out
+			write(out, p[start:msgStart], warnf)
 			start = end + 1
 		case len(d.hold) > 0: // its start came in earlier chunks: start is 0
 			d.hold = append(d.hold, p[start:end+1]...)
@@ -366,11 +405,6 @@ func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), 
 			d.hold, start = d.hold[:0], end+1
 			if cap(d.hold) > holdKeep {
 				d.hold = nil // a long message's buffer is not kept for the session
-			}
-		}
-		if !d.warn {
-			if id, request, failed := messageID(d.head); id != nil && !request {
-				answered(id, failed)
 			}
 		}
 		d.mid = false

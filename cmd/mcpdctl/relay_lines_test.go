@@ -186,3 +186,36 @@ func TestRelayTrackerReusedIDs(t *testing.T) {
 		t.Errorf("in flight %v after every answer, want none", tr.inflight)
 	}
 }
+
+// A session that returns to the relay replays itself to the new bridge:
+// the answers to the replayed requests are dropped, whole, wherever the
+// chunks cut them, the initialize's opens the gate, and the host's own
+// messages around them pass.
+func TestRelayDemuxDropsReplayAnswers(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":"` + replayPrefix + `1","result":{"protocolVersion":"2025-11-25"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"` + replayPrefix + `2","result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"
+	want := `{"jsonrpc":"2.0","id":3,"result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"
+	for _, size := range []int{1, 9, len(in)} {
+		gate := &replayGate{initID: []byte(`"` + replayPrefix + `1"`), initAnswered: make(chan struct{})}
+		d := relayDemux{drop: gate.drop}
+		var out bytes.Buffer
+		var ids []string
+		for p := []byte(in); len(p) > 0; p = p[min(size, len(p)):] {
+			d.split(p[:min(size, len(p))], &out, t.Logf, func(id []byte, _ bool) { ids = append(ids, string(id)) })
+		}
+		if out.String() != want {
+			t.Errorf("chunks of %d: out %q", size, out.String())
+		}
+		if diff := cmp.Diff([]string{"3"}, ids); diff != "" {
+			t.Errorf("chunks of %d: answered (-want +got):\n%s", size, diff)
+		}
+		select {
+		case <-gate.initAnswered:
+		default:
+			t.Errorf("chunks of %d: the gate stayed shut", size)
+		}
+	}
+}
