@@ -73,6 +73,14 @@ func (l loginAuthorizer) OnUnauthorized(ctx context.Context, resp *http.Response
 	return asLoginRequired(l.a.OnUnauthorized(ctx, resp))
 }
 
+// Refused tells the manager of a 401 to a retried request (remote.Refuser),
+// so that its login state and the server's agree.
+func (l loginAuthorizer) Refused(ctx context.Context, resp *http.Response) error {
+	return asLoginRequired(l.a.Refused(ctx, resp))
+}
+
+var _ remote.Refuser = loginAuthorizer{}
+
 func asLoginRequired(err error) error {
 	if errors.Is(err, oauth.ErrLoginRequired) && !errors.Is(err, remote.ErrLoginRequired) {
 		return fmt.Errorf("%w: %w", remote.ErrLoginRequired, err)

@@ -222,18 +222,31 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 	if relayOff() {
 		return c.serveBridge(ctx, starting, root, in, c.stdout)
 	}
-	conn, src, err := dialRelay(ctx, path, bridge.RelayHeader{
+	header := bridge.RelayHeader{
 		Names: names, All: all, Profile: a.profile, Prefix: a.prefix, Root: root,
 		TimeoutMs: a.timeout.Milliseconds(), MaxLine: maxLine, Client: clientName, Version: version.Version, Host: host,
-	})
+	}
+	conn, src, err := dialRelay(ctx, path, header)
 	switch {
 	case errors.Is(err, errNoRelay):
 		return c.serveBridge(ctx, starting, root, in, c.stdout) // mcpd is not running, or serves no bridge socket
 	case err != nil:
 		return err
 	}
+	// A session that fell back to the bridge run here goes back to mcpd's
+	// bridge socket once it is there again (relay.go returnLoop).
+	redial := func(ctx context.Context) (relayConn, io.Reader, error) {
+		if _, err := os.Stat(bridge.RelaySocketPath(path)); err != nil {
+			return nil, nil, err
+		}
+		c, br, err := dialRelay(ctx, path, header)
+		if err != nil {
+			return nil, nil, err
+		}
+		return c, br, nil
+	}
 	r := &relay{conn: conn, src: src, out: c.hostOutput(), warnf: c.warnf, down: c.notRunning, fallback: serveHere,
-		track: relayTracker{max: maxLine}}
+		redial: redial, track: relayTracker{max: maxLine}}
 	return r.run(ctx, in)
 }
 

@@ -100,6 +100,10 @@ type relayConn interface {
 }
 
 // relay is one host session relayed to mcpd's bridge socket.
+//
+// When the connection breaks, the bridge run here (fallback) takes the
+// session on; once mcpd's bridge socket is back, the session returns to
+// it at a point between messages (returnLoop), and may fall back again.
 type relay struct {
 	conn     relayConn
 	src      io.Reader // conn, past the answer
@@ -107,7 +111,18 @@ type relay struct {
 	warnf    func(format string, args ...any)
 	down     func() error                            // the error for requests in flight when mcpd goes
 	fallback func(in io.Reader, out io.Writer) error // the bridge run here
-	wg       sync.WaitGroup                          // relayDown and the fallback
+	// redial opens a new relay connection (dialRelay); nil: a session
+	// that fell back stays with the bridge run here.
+	redial func(ctx context.Context) (relayConn, io.Reader, error)
+	// retryEvery is how often a session that fell back looks for mcpd's
+	// bridge socket. If zero, relayRetryEvery.
+	retryEvery time.Duration
+	wg         sync.WaitGroup // relayDown, the fallbacks and returnLoop
+
+	// fwdMu is held by the stdin loop while it hands a chunk on, and by
+	// returnLoop while it moves the session: so no chunk is half on
+	// either side. Lock order: fwdMu, then mu.
+	fwdMu sync.Mutex
 
 	mu          sync.Mutex // guards the fields below
 	track       relayTracker
@@ -115,25 +130,35 @@ type relay struct {
 	interrupted bool           // ctx ended: no fallback
 	stdinDone   bool           // stdin ended (conn's write side is closed)
 	fb          *io.PipeWriter // the fallback's stdin; nil without one
+	fbOut       *fallbackOut   // the fallback's stdout
 	fbErr       error          // the fallback's result
 	switched    chan struct{}  // closed once broken is handled
 	dead        chan struct{}  // closed when the fallback failed
+	deadOnce    sync.Once
+	ctx         context.Context // run's
 
-	// Used by the stdin loop only.
+	// Used by the stdin loop only (with fwdMu held).
 	flushed  bool // the partial line was given to the fallback
 	skipping bool // dropping the rest of an oversize line
 }
+
+// relayRetryEvery is how often a session that fell back looks for mcpd's
+// bridge socket.
+const relayRetryEvery = 500 * time.Millisecond
 
 // run relays until stdin ends and the session is over.
 func (r *relay) run(ctx context.Context, in io.Reader) error {
 	r.switched = make(chan struct{})
 	r.dead = make(chan struct{})
-	r.wg.Go(r.relayDown)
+	r.ctx = ctx
+	conn, src := r.conn, r.src
+	r.wg.Go(func() { r.relayDown(conn, src) })
 	stop := context.AfterFunc(ctx, func() {
 		r.mu.Lock()
 		r.interrupted = true
+		conn := r.conn
 		r.mu.Unlock()
-		r.conn.Close()
+		conn.Close()
 		if d, ok := in.(interface{ SetReadDeadline(time.Time) error }); ok {
 			_ = d.SetReadDeadline(time.Now()) // ends the stdin loop
 		}
@@ -189,26 +214,29 @@ func (r *relay) relayUp(in io.Reader) error {
 
 // forward sends a chunk of stdin on.
 func (r *relay) forward(p []byte) {
+	r.fwdMu.Lock()
+	defer r.fwdMu.Unlock()
 	r.mu.Lock()
-	broken := r.broken
+	broken, conn, switched := r.broken, r.conn, r.switched
 	if !broken {
 		r.track.feed(p) // before the write: a break answers what was fed
 	}
 	r.mu.Unlock()
 	if !broken {
-		if _, err := r.conn.Write(p); err == nil {
+		if _, err := conn.Write(p); err == nil {
 			return
 		}
-		r.conn.Close() // relayDown sees it and switches
-		<-r.switched
+		conn.Close() // relayDown sees it and switches
+		<-switched
 		return // what was fed is answered; the partial line goes on below
 	}
-	<-r.switched
+	<-switched
 	r.toFallback(p)
 }
 
 // toFallback writes p to the fallback's stdin, after the line the relay
-// was in the middle of when the connection broke.
+// was in the middle of when the connection broke. The tracker follows it
+// too, so that returnLoop knows when the session is between messages.
 func (r *relay) toFallback(p []byte) {
 	r.mu.Lock()
 	fb := r.fb
@@ -217,6 +245,7 @@ func (r *relay) toFallback(p []byte) {
 		r.flushed = true
 		partial, r.skipping = r.track.partial()
 	}
+	r.track.feed(p)
 	r.mu.Unlock()
 	if fb == nil {
 		return // interrupted: the bridge is ending
@@ -239,15 +268,17 @@ func (r *relay) toFallback(p []byte) {
 // endInput is the end of stdin: mcpd is told (its bridge answers what is
 // in flight, then closes), or the fallback's stdin is closed.
 func (r *relay) endInput() {
+	r.fwdMu.Lock()
+	defer r.fwdMu.Unlock()
 	r.mu.Lock()
 	r.stdinDone = true
-	broken := r.broken
+	broken, conn, switched := r.broken, r.conn, r.switched
 	r.mu.Unlock()
 	if !broken {
-		_ = r.conn.CloseWrite()
+		_ = conn.CloseWrite()
 		return
 	}
-	<-r.switched
+	<-switched
 	r.mu.Lock()
 	fb := r.fb
 	r.mu.Unlock()
@@ -256,60 +287,73 @@ func (r *relay) endInput() {
 	}
 }
 
-// relayDown copies mcpd's output to stdout, and its warnings to stderr,
-// until the connection ends; then it handles the break.
-func (r *relay) relayDown() {
+// relayDown copies mcpd's output on conn to stdout, and its warnings to
+// stderr, until the connection ends; then it handles the break. gate,
+// when set, is the replay of a session that returned to the relay: the
+// answers to the replayed requests are dropped.
+func (r *relay) relayDown(conn relayConn, src io.Reader) { r.relayDownGated(conn, src, nil) }
+
+func (r *relay) relayDownGated(conn relayConn, src io.Reader, gate *replayGate) {
 	buf := make([]byte, relayBuffer)
 	var d relayDemux
+	if gate != nil {
+		d.drop = gate.drop
+	}
 	for {
-		n, err := r.src.Read(buf)
+		n, err := src.Read(buf)
 		if n > 0 {
 			d.split(buf[:n], r.out, r.warnf, r.answered)
 		}
 		if err != nil {
-			r.broke(d.midLine())
+			d.cut() // a cut message never reaches the host; its request is failed below
+			r.broke(conn)
 			return
 		}
 	}
 }
 
-// answered forgets a request mcpd answered; failed: with an error.
+// answered forgets a request answered; failed: with an error.
 func (r *relay) answered(id []byte, failed bool) {
 	r.mu.Lock()
 	r.track.answered(id, failed)
 	r.mu.Unlock()
 }
 
-// broke handles the end of the connection: unless the session is over
-// (stdin ended, or ctx), the host's requests in flight are answered with
-// an error and the bridge run here takes the session on.
-func (r *relay) broke(midLine bool) {
-	r.conn.Close()
-	defer close(r.switched)
+// broke handles the end of the connection conn: unless the session is
+// over (stdin ended, or ctx), the host's requests in flight are answered
+// with an error and the bridge run here takes the session on.
+func (r *relay) broke(conn relayConn) {
+	conn.Close()
 	down := r.down().Error() // outside r.mu: it may look at the socket file
 	r.mu.Lock()
+	if r.conn != conn || r.broken {
+		r.mu.Unlock() // an old connection: the session has moved on
+		return
+	}
+	defer close(r.switched)
 	r.broken = true
 	if r.interrupted {
 		r.mu.Unlock()
 		return
 	}
-	var answers []byte
-	if midLine {
-		answers = append(answers, '\n') // end the cut line of a message too long to hold back
-	}
-	answers = r.track.failInFlight(answers, down)
+	answers := r.track.failInFlight(nil, down)
 	stdinDone := r.stdinDone
 	var (
-		in  io.Reader
-		out io.Writer
-		pr  *io.PipeReader
+		in    io.Reader
+		out   *fallbackOut
+		pr    *io.PipeReader
+		fbEnd chan struct{}
 	)
 	if !stdinDone {
 		var pw *io.PipeWriter
 		pr, pw = io.Pipe()
 		r.fb = pw
+		r.flushed = false
 		replay, gate := r.track.replay()
-		in, out = io.MultiReader(replay, pr), &replayFilter{w: r.out, gate: gate}
+		out = &fallbackOut{r: r, w: &replayFilter{w: r.out, gate: gate}}
+		r.fbOut = out
+		in = io.MultiReader(replay, pr)
+		fbEnd = make(chan struct{})
 	}
 	r.mu.Unlock()
 	// Written outside r.mu, which the stdin loop takes for every chunk: a
@@ -324,15 +368,141 @@ func (r *relay) broke(midLine bool) {
 	}
 	r.warnf("bridge: lost mcpd's bridge socket; serving over the API socket")
 	r.wg.Go(func() {
+		defer close(fbEnd)
 		err := r.fallback(in, out)
 		pr.CloseWithError(errors.New("the bridge ended"))
+		if out.retired() {
+			return // the session went back to the relay
+		}
 		r.mu.Lock()
 		r.fbErr = err
 		r.mu.Unlock()
 		if err != nil {
-			close(r.dead) // the session cannot go on: run returns err
+			r.deadOnce.Do(func() { close(r.dead) }) // the session cannot go on: run returns err
 		}
 	})
+	if r.redial != nil {
+		r.wg.Go(func() { r.returnLoop(out, fbEnd) })
+	}
+}
+
+// fallbackOut is a fallback's stdout: it sees the answers go by (the
+// session is between messages once none is awaited), and once the session
+// went back to the relay it drops what the ending fallback still writes.
+type fallbackOut struct {
+	r *relay
+	w io.Writer // the replayFilter over the host's stdout
+
+	mu  sync.Mutex // guards off; held for each write
+	off bool
+}
+
+func (o *fallbackOut) Write(p []byte) (int, error) {
+	// Before o.mu: moveBack holds r.mu while it retires o.
+	if id, request, failed := messageID(p); id != nil && !request {
+		o.r.answered(id, failed)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.off {
+		return len(p), nil
+	}
+	return o.w.Write(p)
+}
+
+// retire drops the fallback's later output; a write in progress ends first.
+func (o *fallbackOut) retire() {
+	o.mu.Lock()
+	o.off = true
+	o.mu.Unlock()
+}
+
+func (o *fallbackOut) retired() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.off
+}
+
+// returnLoop moves the session that fell back to the bridge run here (out
+// is that fallback's stdout) back to mcpd's bridge socket once it is
+// back, at a point between messages: no line of the host half read, no
+// request of the host waiting for its answer (open listens aside, which
+// the new bridge takes on). It ends when the session moved, ended, or the
+// fallback ended.
+func (r *relay) returnLoop(out *fallbackOut, fbEnd <-chan struct{}) {
+	every := r.retryEvery
+	if every <= 0 {
+		every = relayRetryEvery
+	}
+	t := time.NewTimer(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+		case <-fbEnd:
+			return
+		case <-r.ctx.Done():
+			return
+		}
+		t.Reset(every)
+		conn, src, err := r.redial(r.ctx)
+		if err != nil {
+			continue // mcpd is not back (or not serving the socket) yet
+		}
+		if !r.moveBack(out, conn, src, fbEnd) {
+			conn.Close()
+			continue
+		}
+		return
+	}
+}
+
+// moveBack waits (briefly) for the session to be between messages, then
+// moves it onto conn: the fallback is retired, the new bridge is told the
+// session (replay) and the stdin loop goes on to conn. It reports whether
+// it did.
+func (r *relay) moveBack(out *fallbackOut, conn relayConn, src io.Reader, fbEnd <-chan struct{}) bool {
+	const tries, pause = 50, 20 * time.Millisecond
+	for i := 0; ; i++ {
+		r.fwdMu.Lock()
+		r.mu.Lock()
+		if r.stdinDone || r.interrupted || !r.broken {
+			r.mu.Unlock()
+			r.fwdMu.Unlock()
+			return false
+		}
+		if r.track.between() {
+			break // both locks held
+		}
+		r.mu.Unlock()
+		r.fwdMu.Unlock()
+		if i == tries {
+			return false
+		}
+		select {
+		case <-time.After(pause):
+		case <-fbEnd:
+			return false
+		}
+	}
+	defer r.fwdMu.Unlock()
+	out.retire()
+	fb := r.fb
+	r.fb, r.fbOut = nil, nil
+	replay, gate := r.track.replay()
+	r.conn, r.src = conn, src
+	r.broken = false
+	r.switched = make(chan struct{})
+	r.mu.Unlock()
+	fb.Close() // the fallback ends: nothing of the host's is in flight on it
+	r.warnf("bridge: mcpd's bridge socket is back; serving through it again")
+	r.wg.Go(func() { r.relayDownGated(conn, src, gate) })
+	// The new bridge is told the session: the initialize first, the rest
+	// once it answered (the gate). Its answers are dropped (relayDemux).
+	if _, err := io.Copy(conn, replay); err != nil {
+		conn.Close() // relayDown sees it, and the session falls back again
+	}
+	return true
 }
 
 // relayOff reports whether the environment turns the relay off.

@@ -84,6 +84,20 @@ func (t *relayTracker) keep(p []byte) {
 	t.acc = append(t.acc, p...)
 }
 
+// between reports whether the host is between messages: no line half
+// read, and no request awaiting its answer but open listens.
+func (t *relayTracker) between() bool {
+	if len(t.acc) > 0 || t.over {
+		return false
+	}
+	for key := range t.inflight {
+		if _, ok := t.listens[key]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
 // partial is the start of the line stdin is in the middle of, a copy, or
 // skip when it is an oversize line whose rest must be dropped.
 func (t *relayTracker) partial() (start []byte, skip bool) {
@@ -275,14 +289,22 @@ type replayFilter struct {
 }
 
 func (f *replayFilter) Write(p []byte) (int, error) {
-	id, _, _ := messageID(p)
-	if !bytes.HasPrefix(id, []byte(`"`+replayPrefix)) {
+	if id, _, _ := messageID(p); !f.gate.drop(id) {
 		return f.w.Write(p)
 	}
-	if bytes.Equal(id, f.gate.initID) {
-		f.gate.once.Do(func() { close(f.gate.initAnswered) })
-	}
 	return len(p), nil
+}
+
+// drop reports whether id is a replayed request's (its answer is not the
+// host's), and opens the gate at the replayed initialize's answer.
+func (g *replayGate) drop(id []byte) bool {
+	if !bytes.HasPrefix(id, []byte(`"`+replayPrefix)) {
+		return false
+	}
+	if bytes.Equal(id, g.initID) {
+		g.once.Do(func() { close(g.initAnswered) })
+	}
+	return true
 }
 
 // messagePrefix is how mcpd's bridge starts every message with an id
@@ -308,17 +330,21 @@ func messageID(head []byte) (id []byte, request, failed bool) {
 // relayDemux splits mcpd's output into the host's messages and the
 // bridge's warnings (bridge.RelayWarning lines), printed on stderr; it sees
 // the id of each answer go by. Whole messages are written on in runs as
-// they come; the start of a message still coming is held back, up to
-// holdMax, so that a connection that breaks within it (mcpd stopped) cuts
-// nothing the host sees: the request it answers is answered by the break.
-// A longer message is written through as it comes.
+// they come; the start of a message still coming is held back, however
+// long, so that a connection that breaks within it (mcpd stopped) cuts
+// nothing the host sees: the cut message is dropped, and the request it
+// answers is answered by the break. (The message is held once either way:
+// the host reads it whole.)
 type relayDemux struct {
-	mid       bool   // within a line
-	warn      bool   // the current line is a warning
-	streaming bool   // the current message is longer than holdMax: part of it is out
-	text      []byte // the warning so far
-	head      []byte // the current message's start, up to headSize bytes
-	hold      []byte // the current message so far, while not streaming
+	// drop, if set, reports whether an answer (by id) is to be dropped:
+	// the answers to a session's replay when it returned to the relay.
+	drop func(id []byte) bool
+
+	mid  bool   // within a line
+	warn bool   // the current line is a warning
+	text []byte // the warning so far
+	head []byte // the current message's start, up to headSize bytes
+	hold []byte // the current message so far
 }
 
 // headSize is how much of a message's start is kept to find its id.
@@ -326,9 +352,6 @@ const headSize = 512
 
 // maxWarning bounds a warning line.
 const maxWarning = 16 << 10
-
-// holdMax bounds the start of a message held back until its end comes.
-const holdMax = 1 << 20
 
 // holdKeep is the largest hold buffer kept for the next message; a longer
 // message's is let go.
@@ -358,10 +381,23 @@ func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), 
 		if end == len(p) {
 			break
 		}
+		dropped := false
+		if !d.warn {
+			if id, request, failed := messageID(d.head); id != nil && !request {
+				if dropped = d.drop != nil && d.drop(id); !dropped {
+					answered(id, failed)
+				}
+			}
+		}
 		switch {
 		case d.warn:
 			warnf("%s", d.text)
 			d.text = d.text[:0]
+			start = end + 1
+		case dropped && len(d.hold) > 0:
+			d.hold, start = d.hold[:0], end+1
+		case dropped: // it began in p: what precedes it goes out
+			write(out, p[start:msgStart], warnf)
 			start = end + 1
 		case len(d.hold) > 0: // its start came in earlier chunks: start is 0
 			d.hold = append(d.hold, p[start:end+1]...)
@@ -371,12 +407,7 @@ func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), 
 				d.hold = nil // a long message's buffer is not kept for the session
 			}
 		}
-		if !d.warn {
-			if id, request, failed := messageID(d.head); id != nil && !request {
-				answered(id, failed)
-			}
-		}
-		d.mid, d.streaming = false, false
+		d.mid = false
 		i = end + 1
 	}
 	d.tail(p[start:], max(msgStart-start, 0), out, warnf)
@@ -384,31 +415,25 @@ func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), 
 
 // tail handles what is left of a chunk after split: rest, whose first
 // whole bytes are complete lines, then (when within a message) that
-// message's bytes so far, which are held back unless too many.
+// message's bytes so far, which are held back.
 func (d *relayDemux) tail(rest []byte, whole int, out io.Writer, warnf func(string, ...any)) {
 	switch {
 	case !d.mid:
 		write(out, rest, warnf)
 	case d.warn: // its text is kept; the lines before it are out
-	case d.streaming:
-		write(out, rest, warnf)
-	case len(d.hold)+len(rest)-whole <= holdMax:
+	default:
 		write(out, rest[:whole], warnf)
 		d.hold = append(d.hold, rest[whole:]...)
-	default: // too long to hold: what is held goes out with the rest
-		if len(d.hold) == 0 {
-			write(out, rest, warnf)
-		} else {
-			d.hold = append(d.hold, rest...)
-			write(out, d.hold, warnf)
-		}
-		d.hold, d.streaming = nil, true
 	}
 }
 
-// midLine reports whether part of a message is out and the rest will not
-// come: the output ended within a message too long to hold back.
-func (d *relayDemux) midLine() bool { return d.mid && !d.warn && d.streaming }
+// cut drops the message still coming when the output ends within it, and
+// reports whether there was one.
+func (d *relayDemux) cut() bool {
+	cut := d.mid && !d.warn
+	d.hold, d.mid = nil, false
+	return cut
+}
 
 // write writes p to the host, if any.
 func write(out io.Writer, p []byte, warnf func(string, ...any)) {

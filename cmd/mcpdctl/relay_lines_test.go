@@ -103,18 +103,18 @@ func TestRelayDemux(t *testing.T) {
 		if diff := cmp.Diff([]string{"4", `"a b"`}, ids); diff != "" {
 			t.Errorf("chunks of %d: answered (-want +got):\n%s", size, diff)
 		}
-		if d.midLine() {
-			t.Errorf("chunks of %d: mid-line at a cut message that was held back", size)
+		if !d.cut() {
+			t.Errorf("chunks of %d: no cut message at the end of the input", size)
 		}
 	}
 }
 
-// A message longer than holdMax is written through as it comes; then a cut
-// leaves the host mid-line, which midLine says. Shorter messages that span
-// chunks reach the host whole, each in one write.
-func TestRelayDemuxHoldsBackUpToHoldMax(t *testing.T) {
+// A message of any length is held back until its end: a cut leaves
+// nothing of it out. Shorter messages that span chunks reach the host
+// whole, each in one write.
+func TestRelayDemuxHoldsBackEveryMessage(t *testing.T) {
 	small := `{"jsonrpc":"2.0","id":1,"result":{}}` + "\n"
-	big := `{"jsonrpc":"2.0","id":2,"result":{"text":"` + strings.Repeat("x", holdMax) + `"}}` + "\n"
+	big := `{"jsonrpc":"2.0","id":2,"result":{"text":"` + strings.Repeat("x", 2<<20) + `"}}` + "\n"
 	in := small + big + small
 	for _, size := range []int{7, 64 << 10, 256 << 10} {
 		var w writeLog
@@ -125,12 +125,11 @@ func TestRelayDemuxHoldsBackUpToHoldMax(t *testing.T) {
 			d.split(p[:n], &w, t.Logf, func(id []byte, _ bool) { ids = append(ids, string(id)) })
 			p = p[n:]
 		}
-		if got, want := w.String(), in+big[:len(big)-5]; len(got) > len(want) || got != want[:len(got)] {
-			t.Fatalf("chunks of %d: %d bytes out that are not the input's start", size, len(got))
+		if got := w.String(); got != in {
+			t.Errorf("chunks of %d: %d bytes out, want the %d of the whole messages", size, len(got), len(in))
 		}
-		if len(w.String()) <= len(in) || !d.midLine() {
-			t.Errorf("chunks of %d: a message longer than holdMax was held back (%d bytes out, midLine %v)",
-				size, len(w.String()), d.midLine())
+		if !d.cut() {
+			t.Errorf("chunks of %d: the cut message was not held", size)
 		}
 		if w.writes[0] != small && size > len(small) {
 			t.Errorf("chunks of %d: first write %.40q, want the first message whole", size, w.writes[0])
@@ -185,5 +184,38 @@ func TestRelayTrackerReusedIDs(t *testing.T) {
 	tr.answered([]byte("7"), false)
 	if len(tr.inflight) != 0 {
 		t.Errorf("in flight %v after every answer, want none", tr.inflight)
+	}
+}
+
+// A session that returns to the relay replays itself to the new bridge:
+// the answers to the replayed requests are dropped, whole, wherever the
+// chunks cut them, the initialize's opens the gate, and the host's own
+// messages around them pass.
+func TestRelayDemuxDropsReplayAnswers(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":"` + replayPrefix + `1","result":{"protocolVersion":"2025-11-25"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":3,"result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","id":"` + replayPrefix + `2","result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"
+	want := `{"jsonrpc":"2.0","id":3,"result":{}}` + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"
+	for _, size := range []int{1, 9, len(in)} {
+		gate := &replayGate{initID: []byte(`"` + replayPrefix + `1"`), initAnswered: make(chan struct{})}
+		d := relayDemux{drop: gate.drop}
+		var out bytes.Buffer
+		var ids []string
+		for p := []byte(in); len(p) > 0; p = p[min(size, len(p)):] {
+			d.split(p[:min(size, len(p))], &out, t.Logf, func(id []byte, _ bool) { ids = append(ids, string(id)) })
+		}
+		if out.String() != want {
+			t.Errorf("chunks of %d: out %q", size, out.String())
+		}
+		if diff := cmp.Diff([]string{"3"}, ids); diff != "" {
+			t.Errorf("chunks of %d: answered (-want +got):\n%s", size, diff)
+		}
+		select {
+		case <-gate.initAnswered:
+		default:
+			t.Errorf("chunks of %d: the gate stayed shut", size)
+		}
 	}
 }

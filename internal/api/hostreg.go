@@ -270,6 +270,22 @@ func (r *hostRegistry) pickFor(server, method string, ri *supervisor.RequestInst
 // serve answers one request of a child of server. It is the supervisor's
 // OnRequest hook.
 func (r *hostRegistry) serve(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
+	if method == methodRootsList && session.Unsolicited(ctx) {
+		// A roots/list tied to no call is answered from the roots mcpd
+		// knows, never relayed: a modern host can be asked only through
+		// one of its calls (input_required), which this request is not of.
+		// -32601 leaves it to the supervisor, which answers the config's
+		// roots (supervisor roots.go).
+		var ri *supervisor.RequestInstance
+		if x, ok := supervisor.RequestInstanceFrom(ctx); ok {
+			ri = &x
+		}
+		if roots := r.knownRoots(server, ri); len(roots) > 0 {
+			return rootsResult(roots), nil
+		}
+		return nil, &session.RPCError{Code: jsonrpc.CodeMethodNotFound,
+			Message: fmt.Sprintf("no app connected to mcpd declared its roots for server %q", server)}
+	}
 	var h *host
 	kind := requestKind(method, params)
 	if ri, ok := supervisor.RequestInstanceFrom(ctx); ok {

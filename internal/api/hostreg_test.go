@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
 func TestHostPick(t *testing.T) {
@@ -64,4 +65,27 @@ func TestHostServe(t *testing.T) {
 		t.Errorf("host gone: %v, want an error", err)
 	}
 	<-done
+}
+
+// A roots/list tied to no call is never relayed to a host (a modern one
+// could be asked only by parking one of its calls): it is answered from
+// the roots the hosts declared, or -32601 so that the supervisor answers
+// the config's.
+func TestHostServeUnsolicitedRootsList(t *testing.T) {
+	r := newHostRegistry()
+	h := r.register(1, "h", nil, hostCaps{roots: true})
+	ctx := session.WithUnsolicited(context.Background())
+	if _, err := r.serve(ctx, "s", methodRootsList, nil); err == nil || err.Code != jsonrpc.CodeMethodNotFound {
+		t.Errorf("no root declared: %v, want -32601", err)
+	}
+	r.registerFor(2, "named", hostScope{root: "/work/a b"}, nil, hostCaps{roots: true})
+	res, err := r.serve(ctx, "s", methodRootsList, nil)
+	if want := `{"roots":[{"uri":"file:///work/a%20b","name":"a b"}]}`; err != nil || string(res) != want {
+		t.Errorf("answer = %s, %v; want %s", res, err, want)
+	}
+	select {
+	case m := <-h.out:
+		t.Errorf("host was sent %v", m)
+	default:
+	}
 }

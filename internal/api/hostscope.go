@@ -129,3 +129,39 @@ func (r *hostRegistry) declaredRoot(ctx context.Context, conn uint64, app string
 	}
 	return h.rootOf()
 }
+
+// knownRoots are the roots the hosts serving server have declared, without
+// asking any of them: the root each names, else the one it answered when
+// asked (learnRoots); among ri's owners only, when ri is set. Most recent
+// host first, each root once.
+func (r *hostRegistry) knownRoots(server string, ri *supervisor.RequestInstance) []string {
+	r.mu.Lock()
+	hosts := slices.Clone(r.hosts)
+	r.mu.Unlock()
+	var roots []string
+	for _, h := range slices.Backward(hosts) {
+		if !h.serves(server) || (ri != nil && !h.ownedBy(*ri)) {
+			continue
+		}
+		if root := h.rootOf(); root != "" && !slices.Contains(roots, root) {
+			roots = append(roots, root)
+		}
+	}
+	return roots
+}
+
+// rootsResult is the roots/list result naming dirs: "uri must be file://",
+// named by the directory's base name.
+func rootsResult(dirs []string) json.RawMessage {
+	type root struct {
+		URI  string `json:"uri"`
+		Name string `json:"name,omitempty"`
+	}
+	roots := make([]root, 0, len(dirs))
+	for _, d := range dirs {
+		u := url.URL{Scheme: "file", Path: filepath.ToSlash(d)}
+		roots = append(roots, root{URI: u.String(), Name: filepath.Base(d)})
+	}
+	b, _ := json.Marshal(map[string]any{"roots": roots})
+	return b
+}

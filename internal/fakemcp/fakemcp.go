@@ -47,6 +47,9 @@
 //	             tasks-* scenarios want it: tools greet, slow_compute,
 //	             failing_job, protocol_error_job, confirm_delete, multi_input,
 //	             test_tool_with_task (tasksuite.go)
+//	rootsatinit  legacy: on initialize, first sends roots/list to the client
+//	             (a request tied to no call) and answers initialize once
+//	             that is answered (tool initroots returns the answer)
 //
 // Every message received is counted (tool "stats") and, unless quiet, logged
 // to stderr as "recv <method> <id>" for a request, "recv <method>" for a
@@ -217,6 +220,9 @@ type server struct {
 	// line: stop reading stdin for stallFor (zero: for good).
 	stall    bool
 	stallFor time.Duration
+	// initRoots is the answer to the rootsatinit roots/list, as tool
+	// roots reports it.
+	initRoots string
 }
 
 func run(mode string, in io.Reader, out, errw io.Writer) int {
@@ -444,6 +450,23 @@ func (s *server) startRequest(msg *jsonrpc.Message) {
 			s.reply(r, nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found"))
 			return
 		case msg.Method == "initialize" && s.flags["hanginit"]:
+			return
+		case msg.Method == "initialize" && s.flags["rootsatinit"]:
+			// Asked before the handshake ends, so no call can be in flight;
+			// the reader reads on meanwhile (the answer comes through it).
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				m, err := s.request(ctx, "roots/list", nil, nil)
+				got := "error: no answer"
+				if err == nil {
+					got = answerText(m)
+				}
+				s.mu.Lock()
+				s.initRoots = got
+				s.mu.Unlock()
+				s.initialize(r)
+			}()
 			return
 		case msg.Method == "initialize":
 			s.initialize(r)

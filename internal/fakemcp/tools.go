@@ -33,6 +33,7 @@ var tools = []tool{
 	{"invalid", `first sends a JSON object that is neither a request, a response nor a notification, then answers "ok" (or "message")`, toolInvalid},
 	{"ping", `sends a ping request to the client and returns its answer as JSON text`, toolPing},
 	{"roots", `sends roots/list to the client and returns the result JSON or "error <code>: <message>"`, toolRoots},
+	{"initroots", `returns the answer to the roots/list of mode rootsatinit, as tool roots does`, toolInitRoots},
 	{"sample", `sends sampling/createMessage to the client and returns the result JSON or "error <code>: <message>"; with "cancel": true it cancels that request at once and returns "cancelled"`, toolSample},
 	{"stderrflood", `writes "mb" (default 1) MiB of stderr lines and returns "flooded"`, toolStderrFlood},
 	{"stats", `returns {"methods":{method:count},"cancelled":[ids],"cancelReasons":[reasons]} as JSON text`, toolStats},
@@ -223,6 +224,12 @@ func toolRoots(s *server, r *req, args map[string]json.RawMessage) (string, *jso
 		return "", errNoReply
 	}
 	return answerText(m), nil
+}
+
+func toolInitRoots(s *server, _ *req, _ map[string]json.RawMessage) (string, *jsonrpc.Error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.initRoots, nil
 }
 
 func toolSample(s *server, r *req, args map[string]json.RawMessage) (string, *jsonrpc.Error) {

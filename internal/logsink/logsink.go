@@ -9,9 +9,17 @@
 // own. When the stream does not keep up and the queue is full, an entry is
 // dropped and counted, and once the stream takes writes again a note says
 // how many were lost.
+//
+// Close writes the queue (mcpd calls it at a clean stop, SIGTERM or
+// SIGINT). A SIGKILL loses what the sink took and had not written yet,
+// which MaxQueued bounds (the batch being written counts against it too);
+// with a stream that keeps up, that is the entries of the last moment. The
+// queue is written in runs of whole entries of at most PIPE_BUF bytes, so a
+// kill leaves no entry cut on a pipe.
 package logsink
 
 import (
+	"bytes"
 	"errors"
 	"io"
 	"os"
@@ -44,12 +52,14 @@ type Sink struct {
 	wake chan struct{} // capacity 1: the queue has something, or Close
 	done chan struct{} // closed when the writer goroutine returns
 
-	mu       sync.Mutex      // guards queued, dropped, waiters, closed and finished
-	queued   []byte          // whole entries, in order
-	dropped  int             // entries dropped since the last note
-	waiters  []chan struct{} // Sync calls, closed once what precedes them is written
-	closed   bool            // Close was called: the writer ends once the queue is out
-	finished bool            // the writer took its last batch: writes go to the stream
+	mu           sync.Mutex      // guards following
+	queued       []byte          // whole entries, in order
+	writing      int             // bytes of the batch taken from queued not yet on the stream
+	dropped      int             // entries dropped since the last note
+	droppedTotal int             // entries dropped in all (tests)
+	waiters      []chan struct{} // Sync calls, closed once what precedes them is written
+	closed       bool            // Close was called: the writer ends once the queue is out
+	finished     bool            // the writer took its last batch: writes go to the stream
 }
 
 // New starts a Sink writing to out. A Write error of out (a closed stderr)
@@ -78,8 +88,9 @@ func (s *Sink) Write(p []byte) (int, error) {
 		s.mu.Unlock()
 		return s.out.Write(p)
 	}
-	if len(s.queued)+len(p) > s.max {
+	if len(s.queued)+s.writing+len(p) > s.max { // MaxQueued bounds what a SIGKILL loses
 		s.dropped++
+		s.droppedTotal++
 	} else {
 		s.queued = append(s.queued, p...)
 	}
@@ -164,6 +175,7 @@ func (s *Sink) run() {
 		s.mu.Lock()
 		batch, dropped, waiters, closed := s.queued, s.dropped, s.waiters, s.closed
 		s.queued, s.dropped, s.waiters = spare[:0], 0, nil
+		s.writing = len(batch)
 		last := closed && len(batch) == 0 && dropped == 0
 		s.finished = last
 		s.mu.Unlock()
@@ -196,11 +208,37 @@ func (s *Sink) run() {
 	}
 }
 
-// write writes b to the stream and reports whether a deadline ended the
-// write (Close gave up on the stream); any other error is ignored.
+// atomicWrite is the most a write(2) to a pipe writes whole or not at all
+// (PIPE_BUF on Linux): the batch is written in runs of whole entries up to
+// this size, so that a process killed during a write leaves no entry cut
+// on the stream (an entry longer than this is written alone, and may be).
+const atomicWrite = 4096
+
+// write writes b, whole entries, to the stream in runs of up to
+// atomicWrite bytes, and reports whether a deadline ended a write (Close
+// gave up on the stream); any other error is ignored. What is written no
+// longer counts against MaxQueued.
 func (s *Sink) write(b []byte) (stuck bool) {
-	_, err := s.out.Write(b)
-	return errors.Is(err, os.ErrDeadlineExceeded)
+	for len(b) > 0 {
+		n := len(b)
+		if n > atomicWrite {
+			n = bytes.LastIndexByte(b[:atomicWrite], '\n') + 1
+			if n == 0 { // one entry longer than atomicWrite
+				if n = bytes.IndexByte(b, '\n') + 1; n == 0 {
+					n = len(b)
+				}
+			}
+		}
+		_, err := s.out.Write(b[:n])
+		b = b[n:]
+		s.mu.Lock()
+		s.writing = max(0, s.writing-n)
+		s.mu.Unlock()
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return true
+		}
+	}
+	return false
 }
 
 // plainNote is the default note of n dropped entries.

@@ -23,6 +23,22 @@ type Authorizer interface {
 	// ErrLoginRequired with the hint "run: mcpdctl login NAME" when only a
 	// login can help, or another error for a plain 403.
 	OnUnauthorized(ctx context.Context, resp *http.Response) error
+	// Refused is told of a 401 to a request retried with the token Token
+	// gave after OnUnauthorized returned nil: the token cannot be fixed
+	// by a refresh, and the server now needs a login, as Status says. It
+	// returns the error wrapping ErrLoginRequired that ends the request.
+	Refused(ctx context.Context, resp *http.Response) error
+}
+
+// refreshFlight is the one refresh in flight of a token: the callers that
+// meet it wait for it and take its outcome, a failure too, rather than
+// refreshing that token once more each (single-flight on the token's
+// generation: the next refresh is of the token it made, or of the same one
+// by a caller that came after the failure).
+type refreshFlight struct {
+	done    chan struct{} // closed once err is set
+	err     error         // the refresh's outcome for the callers that waited
+	waiters int           // callers waiting for it (tests); guarded by Manager.mu
 }
 
 // serverAuth is the Authorizer of one configured server.
@@ -75,10 +91,14 @@ func (a *serverAuth) Token(ctx context.Context) (string, error) {
 			m.mu.Unlock()
 			return "", loginRequired(a.server, "token expired")
 		}
-		if wait, ok := m.refreshing[t.Key]; ok {
+		if f, ok := m.refreshing[t.Key]; ok {
+			f.waiters++
 			m.mu.Unlock()
 			select {
-			case <-wait:
+			case <-f.done:
+				if f.err != nil {
+					return "", f.err // reused, not repeated
+				}
 				continue
 			case <-ctx.Done():
 				return "", fmt.Errorf("server %q: waiting for the token refresh: %w", a.server, ctx.Err())
@@ -124,11 +144,12 @@ func (a *serverAuth) OnUnauthorized(ctx context.Context, resp *http.Response) er
 		(st.refreshedFor401 == t.AccessToken && m.now().Sub(st.refreshedAt) < recheckAfter401):
 		st.needLogin = "token refused"
 	default:
-		if wait, ok := m.refreshing[t.Key]; ok {
+		if f, ok := m.refreshing[t.Key]; ok {
+			f.waiters++
 			m.mu.Unlock()
 			select {
-			case <-wait:
-				return nil
+			case <-f.done:
+				return f.err // nil: retry with the token it made
 			case <-ctx.Done():
 				return fmt.Errorf("server %q: waiting for the token refresh: %w", a.server, ctx.Err())
 			}
@@ -141,14 +162,36 @@ func (a *serverAuth) OnUnauthorized(ctx context.Context, resp *http.Response) er
 	return loginRequired(a.server, reason)
 }
 
+// Refused implements Authorizer: the server refused the token a refresh
+// (or another caller's) just gave, so only a login can help, and this
+// server's login state says so, as the supervisor's does.
+func (a *serverAuth) Refused(_ context.Context, resp *http.Response) error {
+	m := a.m
+	reason := "token refused after a refresh"
+	m.mu.Lock()
+	st := m.state(a.server)
+	if resp != nil {
+		if ch := parseChallenge(resp.Header.Values("WWW-Authenticate")); ch != nil {
+			st.challenge = ch
+		}
+	}
+	if st.needLogin == "" {
+		st.needLogin = reason
+	}
+	reason = st.needLogin
+	m.mu.Unlock()
+	m.log.Info("oauth login required", zap.String("server", a.server), zap.String("reason", reason))
+	return loginRequired(a.server, reason)
+}
+
 // refreshLocked refreshes t with m.mu held, releasing it for the request
 // and returning with it released; concurrent callers wait for this one.
 // refused401 is the access token a 401 refused ("" for a refresh before
 // expiry).
 func (a *serverAuth) refreshLocked(ctx context.Context, t *tokenRecord, refused401 string) error {
 	m := a.m
-	done := make(chan struct{})
-	m.refreshing[t.Key] = done
+	f := &refreshFlight{done: make(chan struct{})}
+	m.refreshing[t.Key] = f
 	old := *t
 	secret := m.clientSecretLocked(t.Key, a.cfg)
 	m.mu.Unlock()
@@ -160,7 +203,8 @@ func (a *serverAuth) refreshLocked(ctx context.Context, t *tokenRecord, refused4
 	m.mu.Lock()
 	delete(m.refreshing, t.Key)
 	snap, err := a.commitRefreshLocked(t.Key, fresh, err, refused401)
-	close(done)
+	f.err = err
+	close(f.done)
 	m.mu.Unlock()
 	m.write(snap) // the waiters go on meanwhile: they need only the memory
 	return err

@@ -70,10 +70,10 @@ type Manager struct {
 	// dirty is set when data changed before the load: a successful load
 	// merges the change over what it read, and saves.
 	dirty      bool
-	servers    map[string]*serverState    // by server name
-	refreshing map[tokenKey]chan struct{} // refreshes in flight; closed when done
-	logins     map[string]*LoginFlow      // logins in progress, by server name
-	taken      uint64                     // snapshots taken of data: the newest's seq
+	servers    map[string]*serverState     // by server name
+	refreshing map[tokenKey]*refreshFlight // refreshes in flight, one per token
+	logins     map[string]*LoginFlow       // logins in progress, by server name
+	taken      uint64                      // snapshots taken of data: the newest's seq
 
 	// writeMu serialises writes of path and guards written. It is taken
 	// with mu released (never the other way round), so a slow disk holds
@@ -138,7 +138,7 @@ func NewManagerWith(store Persister, log *zap.Logger, hc *http.Client) *Manager 
 		now:        time.Now,
 		data:       emptyStore(),
 		servers:    map[string]*serverState{},
-		refreshing: map[tokenKey]chan struct{}{},
+		refreshing: map[tokenKey]*refreshFlight{},
 		logins:     map[string]*LoginFlow{},
 	}
 	m.load(true)

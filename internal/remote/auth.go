@@ -27,6 +27,15 @@ type Authorizer interface {
 	OnUnauthorized(ctx context.Context, resp *http.Response) error
 }
 
+// Refuser is an Authorizer that keeps a login state: the Conn tells it of
+// a 401 to the request it retried with a fresh Token, so that it records
+// that a login is needed, as the server's state does (one login state per
+// server). Its error, which should wrap ErrLoginRequired, ends the request
+// (still wrapping ErrLoginRequired either way).
+type Refuser interface {
+	Refused(ctx context.Context, resp *http.Response) error
+}
+
 var (
 	// ErrLoginRequired means the server needs credentials the user must
 	// obtain interactively (mcpdctl login NAME).

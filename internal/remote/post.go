@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"mime"
@@ -490,6 +491,13 @@ func (c *Conn) send(ctx context.Context, build func() (*http.Request, error)) (*
 				c.opts.Name, ErrUnauthorized, resp.Status, colon(snippet(b)))}
 		}
 		if attempt > 0 && resp.StatusCode == http.StatusUnauthorized {
+			if r, ok := c.opts.Authorizer.(Refuser); ok {
+				if err := r.Refused(ctx, resp); err != nil && !errors.Is(err, ErrLoginRequired) {
+					return nil, &authError{fmt.Errorf("server %q: HTTP %s after a new token: %w: %w", c.opts.Name, resp.Status, ErrLoginRequired, err)}
+				} else if err != nil {
+					return nil, &authError{fmt.Errorf("server %q: HTTP %s after a new token: %w", c.opts.Name, resp.Status, err)}
+				}
+			}
 			return nil, &authError{fmt.Errorf("server %q: HTTP %s after a new token: %w", c.opts.Name, resp.Status, ErrLoginRequired)}
 		}
 		if err := c.opts.Authorizer.OnUnauthorized(ctx, resp); err != nil {

@@ -212,6 +212,9 @@ func (s *Session) serveRequest(env jsonrpc.Envelope) {
 	ctx, cancel := context.WithCancel(s.lifetime)
 	me := &incoming{cancel: cancel}
 	s.mu.Lock()
+	if !s.callPendingLocked() {
+		ctx = context.WithValue(ctx, unsolicitedKey{}, true)
+	}
 	if prev := s.incoming[key]; prev != nil {
 		prev.cancel() // a reused id replaces the older request
 	}
@@ -266,4 +269,40 @@ func (s *Session) answer(ctx context.Context, id json.RawMessage, result json.Ra
 		b = append(append(b, `,"result":`...), result...)
 	}
 	return s.conn.WriteMessage(ctx, append(b, '}'))
+}
+
+// callMethods are the requests a child's own request may belong to: the
+// ones that do work for a caller ("Allowed only on tools/call, prompts/get,
+// resources/read" for input requests, and completion/complete).
+var callMethods = map[string]bool{"tools/call": true, "prompts/get": true, "resources/read": true, "completion/complete": true}
+
+// callPendingLocked reports whether a call a request of the child may
+// belong to is in flight. s.mu must be held.
+func (s *Session) callPendingLocked() bool {
+	for _, c := range s.pending {
+		if callMethods[c.method] {
+			return true
+		}
+	}
+	return false
+}
+
+type unsolicitedKey struct{}
+
+// Unsolicited reports whether the child request whose handler got ctx
+// (Options.OnRequest) belongs to no call: when it arrived, no call it could
+// belong to (tools/call, prompts/get, resources/read, completion/complete)
+// was in flight on the session, as with a roots/list a server sends as it
+// starts or after notifications/roots/list_changed. On stdio nothing names
+// the call a request belongs to, so a request that arrives while a call is
+// in flight is taken to be that call's.
+func Unsolicited(ctx context.Context) bool {
+	v, _ := ctx.Value(unsolicitedKey{}).(bool)
+	return v
+}
+
+// WithUnsolicited returns ctx marked as Unsolicited reports, for callers
+// of an OnRequest handler other than the session (tests, other doors).
+func WithUnsolicited(ctx context.Context) context.Context {
+	return context.WithValue(ctx, unsolicitedKey{}, true)
 }

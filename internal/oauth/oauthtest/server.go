@@ -37,6 +37,15 @@ type Settings struct {
 	// NeedScope is a scope without which /mcp answers 403
 	// insufficient_scope ("": none).
 	NeedScope string
+	// RefuseTokens makes /mcp answer 401 invalid_token to every token,
+	// fresh ones too.
+	RefuseTokens bool
+	// RefreshUnavailable makes the token endpoint answer refresh grants
+	// 503 (counted in Refreshes): a transient failure, not a refusal.
+	RefreshUnavailable bool
+	// HoldRefresh, when set, holds each refresh grant (counted first)
+	// until it is closed.
+	HoldRefresh chan struct{}
 }
 
 // Server is an authorization server and, at /mcp, a resource server on one
@@ -115,7 +124,7 @@ func (s *Server) mcp(w http.ResponseWriter, r *http.Request) {
 	scope, ok := s.access[tok]
 	set := s.settings
 	s.mu.Unlock()
-	if !ok {
+	if !ok || set.RefuseTokens {
 		ch := fmt.Sprintf(`Bearer resource_metadata="%s/.well-known/oauth-protected-resource/mcp"`, s.URL())
 		if tok != "" {
 			// RFC 6750 §3.1: an expired or revoked token.
@@ -215,6 +224,14 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.mu.Lock()
+	hold := s.settings.HoldRefresh
+	s.mu.Unlock()
+	if hold != nil && r.PostForm.Get("grant_type") == "refresh_token" {
+		s.Refreshes.Add(1)
+		<-hold
+		s.Refreshes.Add(-1) // counted once, below
+	}
+	s.mu.Lock()
 	defer s.mu.Unlock()
 	form := r.PostForm
 	s.tokenForms = append(s.tokenForms, form)
@@ -237,6 +254,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 		scope = s.codeScopes[code]
 	case "refresh_token":
 		s.Refreshes.Add(1)
+		if s.settings.RefreshUnavailable {
+			http.Error(w, "down for maintenance", http.StatusServiceUnavailable)
+			return
+		}
 		rt := form.Get("refresh_token")
 		sc, ok := s.refresh[rt]
 		if !ok {
