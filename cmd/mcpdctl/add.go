@@ -134,6 +134,11 @@ func (c *cli) runAdd(ctx context.Context, ref string, a addArgs, vars map[string
 		if s, ok := os.LookupEnv(v.Key); ok && s != "" {
 			return s, true, nil
 		}
+		if v.Secret != "" { // stored by an earlier add: an update keeps it
+			if s, err := stored(ctx, v.Secret); err == nil {
+				return s, true, nil
+			}
+		}
 		return promptTTY(c.stderr, v)
 	})
 	if err != nil {
@@ -165,7 +170,7 @@ func (c *cli) runAdd(ctx context.Context, ref string, a addArgs, vars map[string
 		}
 		fmt.Fprintf(c.stderr, "%s as %q: %s\n", ver, local, how)
 		if len(built.Secrets) > 0 {
-			fmt.Fprintf(c.stderr, "would store %s in %s\n", strings.Join(keys(built.Secrets), ", "), config.EnvFileHint)
+			fmt.Fprintf(c.stderr, "would store %s as secrets (see mcpdctl secret ls)\n", strings.Join(keys(built.Secrets), ", "))
 		}
 		_, err = c.stdout.Write(out)
 		return err
@@ -181,25 +186,22 @@ func (c *cli) runAdd(ctx context.Context, ref string, a addArgs, vars map[string
 	if err != nil {
 		return err
 	}
-	// Check as mcpd would, with the secrets set as mcpd's env file sets them.
-	restore := setEnvTemporarily(built.Secrets)
+	// Check as mcpd would (secrets are resolved when the server starts).
 	abs, _ := filepath.Abs(dest)
 	resp, _ := checkLocally(ctx, &mcpdv1.CheckConfigRequest{Path: abs, Content: out}, abs)
-	restore()
 	if !resp.GetValid() {
 		c.printLeftToFill(resp, abs, false)
 		return fmt.Errorf("mcpd would reject %s with this entry; nothing was written", abs)
 	}
-	var changed []string
 	if len(built.Secrets) > 0 {
-		envPath, err := registry.EnvFilePath()
-		if err != nil {
-			return err
+		st := openSecrets()
+		defer st.Close()
+		for _, name := range keys(built.Secrets) {
+			if err := st.Set(ctx, name, built.Secrets[name]); err != nil {
+				return fmt.Errorf("store secret %s: %w; nothing was written", name, err)
+			}
 		}
-		if changed, err = registry.SetEnv(envPath, built.Secrets); err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stdout, "stored %s in %s (the config refers to them as ${NAME})\n", strings.Join(keys(built.Secrets), ", "), envPath)
+		fmt.Fprintf(c.stdout, "stored %s in %s (the config refers to them as ${secret:NAME})\n", strings.Join(keys(built.Secrets), ", "), st.Backend())
 	}
 	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
 		return fmt.Errorf("config file: %w", err)
@@ -212,16 +214,12 @@ func (c *cli) runAdd(ctx context.Context, ref string, a addArgs, vars map[string
 		return err
 	}
 	fmt.Fprintf(c.stdout, "added %s as %q to %s (%s)\n", ver, local, abs, how)
-	c.reloadAfterAdd(ctx, timeout, len(changed) > 0)
+	c.reloadAfterAdd(ctx, timeout)
 	return nil
 }
 
-// reloadAfterAdd has a running mcpd reload its config; newVars says the env
-// file changed, which only a restart of mcpd reads.
-func (c *cli) reloadAfterAdd(ctx context.Context, timeout time.Duration, newVars bool) {
-	if newVars {
-		fmt.Fprintf(c.stdout, "mcpd reads %s when it starts: restart it (systemctl --user restart mcpd) for the new variables\n", config.EnvFileHint)
-	}
+// reloadAfterAdd has a running mcpd reload its config.
+func (c *cli) reloadAfterAdd(ctx context.Context, timeout time.Duration) {
 	ctx, client, err := c.dial(ctx, timeout)
 	if err == nil {
 		var resp *mcpdv1.ReloadConfigResponse
@@ -267,30 +265,6 @@ func addToConfig(ctx context.Context, dest, local string, entry importedServer, 
 	return patchServers(dest, existing, into, map[string]importedServer{local: entry})
 }
 
-// setEnvTemporarily sets vars in this process's environment and returns
-// the function that undoes it.
-func setEnvTemporarily(vars map[string]string) func() {
-	type old struct {
-		v  string
-		ok bool
-	}
-	saved := map[string]old{}
-	for k, v := range vars {
-		ov, ok := os.LookupEnv(k)
-		saved[k] = old{ov, ok}
-		os.Setenv(k, v)
-	}
-	return func() {
-		for k, o := range saved {
-			if o.ok {
-				os.Setenv(k, o.v)
-			} else {
-				os.Unsetenv(k)
-			}
-		}
-	}
-}
-
 func keys(m map[string]string) []string {
 	out := make([]string, 0, len(m))
 	for k := range m {
@@ -298,4 +272,11 @@ func keys(m map[string]string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// stored is the value of the secret name in mcpdctl's secret store.
+func stored(ctx context.Context, name string) (string, error) {
+	st := openSecrets()
+	defer st.Close()
+	return st.Get(ctx, name)
 }

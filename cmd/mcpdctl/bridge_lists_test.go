@@ -16,6 +16,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/secrets"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 )
 
@@ -47,7 +48,9 @@ func fakeSpec(name, mode string) supervisor.Spec {
 func startDaemonSpecs(t *testing.T, specs []supervisor.Spec) string {
 	t.Helper()
 	log := zaptest.NewLogger(t)
-	sup := supervisor.New(supervisor.Options{Specs: specs, Logger: log,
+	sec := secrets.Open(secrets.Options{}) // the test's HOME: mcpdctl secret's store
+	t.Cleanup(sec.Close)
+	sup := supervisor.New(supervisor.Options{Specs: specs, Logger: log, Secrets: sec,
 		BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond})
 	ctx, cancel := context.WithCancel(context.Background())
 	ran := make(chan error, 1)

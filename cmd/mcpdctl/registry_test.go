@@ -25,7 +25,20 @@ func registryHome(t *testing.T) string {
 	cfg := filepath.Join(dir, ".config", "mcpd", "config.json")
 	t.Setenv("MCPD_CONFIG", cfg)
 	t.Setenv(envRegistry, "")
+	// No Secret Service: secrets go to the 0600 file in the state directory.
+	t.Setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path="+filepath.Join(dir, "no-bus"))
+	t.Setenv("XDG_RUNTIME_DIR", filepath.Join(dir, "run"))
 	return cfg
+}
+
+// storedSecret is the value mcpdctl secret get --reveal shows for name.
+func storedSecret(t *testing.T, name string) string {
+	t.Helper()
+	r := mcpdctl(t, "secret", "get", name, "--reveal")
+	if r.code != exitOK {
+		t.Errorf("secret get %s: exit %d\n%s", name, r.code, r.stderr)
+	}
+	return strings.TrimSpace(r.stdout)
 }
 
 // fakeNpx puts an npx first in PATH that runs mcp-server-memory of the
@@ -101,24 +114,21 @@ func TestRegistryAdd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(data), `"AIRTABLE_API_KEY": "${AIRTABLE_API_KEY}"`) || !strings.Contains(string(data), "airtable-mcp-server@1.7.2") ||
+	if !strings.Contains(string(data), `"AIRTABLE_API_KEY": "${secret:AIRTABLE_API_KEY}"`) || !strings.Contains(string(data), "airtable-mcp-server@1.7.2") ||
 		strings.Contains(string(data), "pat-secret") {
 		t.Errorf("config:\n%s", data)
 	}
-	env := filepath.Join(os.Getenv("HOME"), ".config", "mcpd", "env")
-	envData, err := os.ReadFile(env)
-	if err != nil || string(envData) != "AIRTABLE_API_KEY=pat-secret\n" {
-		t.Errorf("env file %q, %v", envData, err)
+	if v := storedSecret(t, "AIRTABLE_API_KEY"); v != "pat-secret" {
+		t.Errorf("stored secret %q, want the --var value", v)
 	}
-	if fi, err := os.Stat(env); err != nil || fi.Mode().Perm() != 0o600 {
-		t.Errorf("env file mode: %v %v", fi.Mode(), err)
+	if strings.Contains(r.stdout+r.stderr, "pat-secret") {
+		t.Errorf("add printed the secret:\n%s%s", r.stdout, r.stderr)
 	}
 	if !strings.Contains(r.stdout, "mcpd is not running") {
 		t.Errorf("add output:\n%s", r.stdout)
 	}
 
-	// "config check" accepts it, in the environment mcpd gets from the env file.
-	t.Setenv("AIRTABLE_API_KEY", "pat-secret")
+	// "config check" accepts it: the secret is resolved when the server starts.
 	if chk := mcpdctl(t, "config", "check", cfg); chk.code != exitOK {
 		t.Errorf("config check: exit %d\n%s%s", chk.code, chk.stdout, chk.stderr)
 	}
@@ -172,13 +182,13 @@ func TestRegistryAddDeprecated(t *testing.T) {
 }
 
 // TestRegistryAddRemote adds a remote server (no npx in PATH) whose
-// required secret header lands in the env file, not the config.
+// required secret header lands in the secret store, not the config.
 func TestRegistryAddRemote(t *testing.T) {
 	cfg := registryHome(t)
 	reg := registrytest.Serve(t)
 	t.Setenv("PATH", t.TempDir())
 	dry := mcpdctl(t, "add", "io.modelcontextprotocol.anonymous/hybrid-mcp", "--var", "X-API-Key=k-123", "--dry-run", "--registry", reg.URL)
-	if dry.code != exitOK || !strings.Contains(dry.stdout, `"X-API-Key": "${HYBRID_MCP_X_API_KEY}"`) || strings.Contains(dry.stdout, "k-123") {
+	if dry.code != exitOK || !strings.Contains(dry.stdout, `"X-API-Key": "${secret:HYBRID_MCP_X_API_KEY}"`) || strings.Contains(dry.stdout, "k-123") {
 		t.Fatalf("dry run: exit %d\n%s%s", dry.code, dry.stdout, dry.stderr)
 	}
 	if _, err := os.Stat(cfg); err == nil {
@@ -192,11 +202,9 @@ func TestRegistryAddRemote(t *testing.T) {
 	if !strings.Contains(string(data), `"url": "https://mcp.anonymous.modelcontextprotocol.io/http"`) || strings.Contains(string(data), "k-123") {
 		t.Errorf("config:\n%s", data)
 	}
-	env, _ := os.ReadFile(filepath.Join(os.Getenv("HOME"), ".config", "mcpd", "env"))
-	if string(env) != "HYBRID_MCP_X_API_KEY=k-123\n" {
-		t.Errorf("env file %q", env)
+	if v := storedSecret(t, "HYBRID_MCP_X_API_KEY"); v != "k-123" {
+		t.Errorf("stored secret %q", v)
 	}
-	t.Setenv("HYBRID_MCP_X_API_KEY", "k-123")
 	if chk := mcpdctl(t, "config", "check", cfg); chk.code != exitOK {
 		t.Errorf("config check: exit %d\n%s%s", chk.code, chk.stdout, chk.stderr)
 	}

@@ -95,6 +95,9 @@ type Var struct {
 	// What says what it is, for prompts and errors ("environment variable",
 	// "header", "argument", "variable of header Authorization").
 	What string
+	// Secret is the name a secret value is stored under, "" for a value
+	// that is not secret.
+	Secret string
 	Input
 }
 
@@ -272,6 +275,9 @@ func (b *builder) input(v Var, secret string) (string, bool) {
 	if v.Value != "" {
 		return b.fill(v.Value, v.Variables, v.Key), true
 	}
+	if v.IsSecret {
+		v.Secret = secret
+	}
 	val, ok, err := b.ask(v)
 	if err != nil && b.err == nil {
 		b.err = err
@@ -287,7 +293,7 @@ func (b *builder) input(v Var, secret string) (string, bool) {
 	}
 	if v.IsSecret {
 		b.out.Secrets[secret] = val
-		return "${" + secret + "}", true
+		return "${secret:" + secret + "}", true
 	}
 	return escape(val), true
 }

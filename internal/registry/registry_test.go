@@ -161,7 +161,7 @@ func TestConvert(t *testing.T) {
 	}{{
 		file: "npm-airtable-1.7.3.json", path: []string{"npx", "docker"},
 		vars:    map[string]string{"AIRTABLE_API_KEY": "pat1.x"},
-		want:    registry.Config{Command: "npx", Args: []string{"-y", "airtable-mcp-server@1.7.3"}, Env: map[string]string{"AIRTABLE_API_KEY": "${AIRTABLE_API_KEY}"}},
+		want:    registry.Config{Command: "npx", Args: []string{"-y", "airtable-mcp-server@1.7.3"}, Env: map[string]string{"AIRTABLE_API_KEY": "${secret:AIRTABLE_API_KEY}"}},
 		secrets: map[string]string{"AIRTABLE_API_KEY": "pat1.x"},
 	}, {
 		file: "npm-airtable-1.7.3.json", path: []string{"podman"},
@@ -174,13 +174,13 @@ func TestConvert(t *testing.T) {
 		file: "oci-sting.json", path: []string{"docker"},
 		vars: map[string]string{"STING_TOKEN": "ghp_x"},
 		want: registry.Config{Command: "docker", Args: []string{"run", "-i", "--rm", "-e", "STING_TOKEN", "ghcr.io/skaphos/sting:0.8.0"},
-			Env: map[string]string{"STING_TOKEN": "${STING_TOKEN}"}},
+			Env: map[string]string{"STING_TOKEN": "${secret:STING_TOKEN}"}},
 		secrets: map[string]string{"STING_TOKEN": "ghp_x"},
 	}, {
 		file: "remote-hybrid.json", path: nil,
 		vars: map[string]string{"X-API-Key": "k-1"},
 		want: registry.Config{Type: "http", URL: "https://mcp.anonymous.modelcontextprotocol.io/http",
-			Headers: map[string]string{"X-API-Key": "${HYBRID_X_API_KEY}", "X-Region": "us-east-1"}},
+			Headers: map[string]string{"X-API-Key": "${secret:HYBRID_X_API_KEY}", "X-Region": "us-east-1"}},
 		secrets: map[string]string{"HYBRID_X_API_KEY": "k-1"},
 	}, {
 		file: "remote-hybrid.json", path: []string{"npx"},
@@ -239,39 +239,12 @@ func TestFixedValues(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := registry.Config{Type: "sse", URL: "https://acme.example/sse",
-		Headers: map[string]string{"Authorization": "Bearer ${B_TOKEN}", "X-Lit": "$${HOME}"}}
+		Headers: map[string]string{"Authorization": "Bearer ${secret:B_TOKEN}", "X-Lit": "$${HOME}"}}
 	if diff := cmp.Diff(want, b.Config); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	if b.Secrets["B_TOKEN"] != "t0k" {
 		t.Errorf("secrets %v", b.Secrets)
-	}
-}
-
-func TestSetEnv(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "mcpd", "env")
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte("# mine\nPATH=/usr/bin\nA=old\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	changed, err := registry.SetEnv(path, map[string]string{"A": "new", "B": `q"uote`, "PATH": "/usr/bin"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, _ := os.ReadFile(path)
-	if want := "# mine\nPATH=/usr/bin\nA=new\nB=\"q\\\"uote\"\n"; string(data) != want {
-		t.Errorf("file %q, want %q", data, want)
-	}
-	if diff := cmp.Diff([]string{"A", "B"}, changed); diff != "" {
-		t.Errorf("changed (-want +got):\n%s", diff)
-	}
-	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
-		t.Errorf("mode %v, want 0600", fi.Mode().Perm())
-	}
-	if _, err := registry.SetEnv(path, map[string]string{"A": "two\nlines"}); err == nil {
-		t.Error("a value with a newline was accepted")
 	}
 }
 
