@@ -262,6 +262,10 @@ func (s *Server) prepareToolCall(ctx context.Context, req *mcpdv1.CallToolReques
 	if err != nil {
 		return toolCall{}, status.Errorf(codes.Internal, "encode tools/call params: %v", err)
 	}
+	// The params hold a copy of the arguments: let go of the request's
+	// own, which may be tens of MiB, so that a large call in flight holds
+	// them once (the request message lives as long as the call).
+	req.ArgumentsJson, req.InputResponsesJson = "", ""
 	base.Method = "tools/call"
 	base.Params = params
 	base.Validated = true // built from validated, compact parts
