@@ -131,3 +131,53 @@ func TestSplicedParamsMatchGeneralPath(t *testing.T) {
 		}
 	}
 }
+
+// TestArgumentsMember: Request.Arguments reaches the child as the params'
+// "arguments" member, the same JSON value as params that hold it, on
+// every path (legacy, modern, a progress token to rewrite, params that do
+// not splice), and large arguments are not copied.
+func TestArgumentsMember(t *testing.T) {
+	s := &Session{opts: Options{Server: "s", ClientInfo: DefaultClientInfo}}
+	args := `{"data":"` + strings.Repeat("x", 1<<20) + `"}`
+	for _, params := range []string{``, `{}`, `{"name":"big"}`, `{"_meta":{"progressToken":"p"},"name":"big"}`, `{"\u006eame":"big"}`} {
+		whole := `{"arguments":` + args + `}`
+		if params != "" && params != "{}" {
+			whole = params[:len(params)-1] + `,"arguments":` + args + `}`
+		}
+		for _, version := range []string{"", jsonrpc.ModernVersion} {
+			split := &Request{Method: "tools/call", Params: json.RawMessage(params), Arguments: json.RawMessage(args)}
+			var parts [][]byte
+			n := allocatedBytes(func() {
+				var err error
+				if parts, err = s.encodeCall(7, split, version, &call{}); err != nil {
+					t.Fatal(err)
+				}
+			})
+			want, err := s.encodeCall(7, &Request{Method: "tools/call", Params: json.RawMessage(whole)}, version, &call{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got, wantV map[string]any
+			if err := json.Unmarshal(joinParts(parts), &got); err != nil {
+				t.Fatalf("params %s, version %q: %v", params, version, err)
+			}
+			if err := json.Unmarshal(joinParts(want), &wantV); err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range []map[string]any{got, wantV} { // the daemon's token differs
+				if meta, ok := m["params"].(map[string]any)["_meta"].(map[string]any); ok {
+					delete(meta, "progressToken")
+				}
+			}
+			if diff := cmp.Diff(wantV, got); diff != "" {
+				t.Errorf("params %s, version %q (-whole +split):\n%.2000s", params, version, diff)
+			}
+			if strings.Contains(params, `\u`) {
+				continue // the general path encodes params again
+			}
+			if n > 1<<18 {
+				t.Errorf("params %s, version %q: allocated %d bytes for 1 MiB of arguments, want no copy", params, version, n)
+			}
+		}
+	}
+}

@@ -14,7 +14,10 @@ import (
 // the message is the parts to write in order, the large ones slices of
 // req.Params (see wire), which the Conn writes in place.
 func (s *Session) encodeCall(id uint64, req *Request, version string, c *call) ([][]byte, error) {
-	size := requestHeadSize + len(req.Method)
+	size := requestHeadSize + len(req.Method) + len(`,"arguments":`)
+	if len(req.Arguments) < largePart {
+		size += len(req.Arguments)
+	}
 	if len(req.Params) < largePart {
 		size += len(req.Params)
 	}
@@ -83,23 +86,23 @@ func joinParts(parts [][]byte) []byte {
 // params and of _meta are decoded, never the whole tree, and the app's
 // other members are written as they are, large ones without a copy.
 func (s *Session) appendParams(w *wire, req *Request, version string, c *call) error {
-	raw := req.Params
+	raw, args := req.Params, req.Arguments
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = nil
 	}
 	switch {
 	case version == "" && (raw == nil || !bytes.Contains(raw, []byte(`"progressToken"`))):
 		// legacy fast path: nothing to rewrite
-		if raw == nil {
+		if raw == nil && args == nil {
 			return nil
 		}
 		w.addString(paramsKey)
-		w.addLarge(raw)
+		addWithArguments(w, raw, args)
 		return nil
 	case version != "" && s.canStampFast(raw, req.ClientInfo, req.ClientCapabilities, req.Validated):
 		// modern fast path: no _meta of the app's (stampfast.go)
 		w.addString(paramsKey)
-		s.appendStampFast(w, raw, version, req.ClientInfo, req.ClientCapabilities)
+		s.appendStampFast(w, raw, args, version, req.ClientInfo, req.ClientCapabilities)
 		return nil
 	}
 
@@ -135,10 +138,16 @@ func (s *Session) appendParams(w *wire, req *Request, version string, c *call) e
 		meta["progressToken"] = json.RawMessage(strconv.Quote(c.token))
 	} else if version == "" {
 		w.addString(paramsKey) // nothing to rewrite after all
-		w.addLarge(raw)
+		addWithArguments(w, raw, args)
 		return nil
 	}
 	if !spliced {
+		if args != nil {
+			if top == nil {
+				top = map[string]json.RawMessage{}
+			}
+			top["arguments"] = args
+		}
 		p, err := s.stamp(top, meta, version, req.ClientInfo, req.ClientCapabilities)
 		if err != nil {
 			return err
@@ -161,8 +170,35 @@ func (s *Session) appendParams(w *wire, req *Request, version string, c *call) e
 			w.addLarge(mb.span)
 		}
 	}
+	addArguments(w, args)
 	w.add('}')
 	return nil
+}
+
+// addWithArguments adds the object raw (nil: {}) with args, when not nil,
+// as its last member, "arguments".
+func addWithArguments(w *wire, raw, args json.RawMessage) {
+	if args == nil {
+		w.addLarge(raw)
+		return
+	}
+	w.add('{')
+	if inner := trimSpace(raw[min(1, len(raw)):max(len(raw)-1, 0)]); len(inner) > 0 {
+		w.addLarge(inner)
+		w.add(',')
+	}
+	w.addString(`"arguments":`)
+	w.addLarge(args)
+	w.add('}')
+}
+
+// addArguments adds `,"arguments":args` when args is not nil: the last
+// member of an object that has one before it.
+func addArguments(w *wire, args json.RawMessage) {
+	if args != nil {
+		w.addString(`,"arguments":`)
+		w.addLarge(args)
+	}
 }
 
 // member is one top-level member of a JSON object, as slices of it.
@@ -245,4 +281,20 @@ func (s *Session) stampMeta(meta map[string]json.RawMessage, version string, cli
 		meta[jsonrpc.MetaClientInfo] = clientInfo
 	}
 	return json.Marshal(meta)
+}
+
+// WholeParams returns the params as the child gets them apart from the
+// session's own rewriting: Params, with Arguments as their "arguments"
+// member when set (then a copy).
+func (r *Request) WholeParams() json.RawMessage {
+	if r.Arguments == nil {
+		return r.Params
+	}
+	raw := r.Params
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = nil
+	}
+	w := &wire{}
+	addWithArguments(w, raw, r.Arguments)
+	return w.bytes()
 }

@@ -160,6 +160,12 @@ type Request struct {
 	// token unique on this child, and for a modern child stamps the
 	// io.modelcontextprotocol/ envelope keys into _meta.
 	Params json.RawMessage
+	// Arguments, when not nil, is the params' "arguments" member (a
+	// tools/call's arguments object), which Params then lacks: it is
+	// written after Params' members, in place. An app's arguments, which
+	// may be tens of MiB, reach the child without being copied into
+	// Params first.
+	Arguments json.RawMessage
 	// ClientInfo is the calling app's Implementation (modern _meta); nil means mcpd's.
 	ClientInfo json.RawMessage
 	// ClientCapabilities is what the calling app can answer; nil means {}.

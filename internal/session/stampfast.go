@@ -37,8 +37,8 @@ func (s *Session) canStampFast(raw, clientInfo, caps json.RawMessage, validated 
 }
 
 // appendStampFast appends {"_meta":{…envelope…},<the app's members, byte
-// for byte>} to w, for params canStampFast accepted.
-func (s *Session) appendStampFast(w *wire, raw json.RawMessage, version string, clientInfo, caps json.RawMessage) {
+// for byte>[,"arguments":args]} to w, for params canStampFast accepted.
+func (s *Session) appendStampFast(w *wire, raw, args json.RawMessage, version string, clientInfo, caps json.RawMessage) {
 	if caps == nil {
 		caps = emptyObject
 	}
@@ -58,6 +58,7 @@ func (s *Session) appendStampFast(w *wire, raw json.RawMessage, version string, 
 		w.add(',')
 		w.addLarge(inner)
 	}
+	addArguments(w, args)
 	w.add('}')
 }
 

@@ -49,7 +49,7 @@ func TestStampFastMatchesGeneralPath(t *testing.T) {
 			var fast []byte
 			if ok {
 				w := &wire{}
-				s.appendStampFast(w, raw, jsonrpc.ModernVersion, info, caps)
+				s.appendStampFast(w, raw, nil, jsonrpc.ModernVersion, info, caps)
 				fast = w.bytes()
 			}
 			if ok != tt.wantFast {
