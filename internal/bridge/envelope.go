@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -320,4 +321,35 @@ func bytesString(b []byte) string {
 		return ""
 	}
 	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// alsoHeldKey is the context key of withAlsoHeld.
+type alsoHeldKey struct{}
+
+// withAlsoHeld marks a call whose host message stays held, n bytes of it
+// (its params), besides the params sent for it, because those are a
+// rewritten copy rather than a view of it (forwardParams).
+func withAlsoHeld(ctx context.Context, n int64) context.Context {
+	if n <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, alsoHeldKey{}, n)
+}
+
+// AlsoHeld returns how many bytes of a host's message a call from ctx
+// holds besides the request it sends (withAlsoHeld): mcpd's in-process
+// backend has the request memory budget charge them.
+func AlsoHeld(ctx context.Context) int64 {
+	n, _ := ctx.Value(alsoHeldKey{}).(int64)
+	return n
+}
+
+// alsoHeld is how many bytes of the host's message r holds besides
+// params, the params sent for it: none when params are a view of the
+// message, else the message's params.
+func (r *hostReq) alsoHeld(params json.RawMessage) int64 {
+	if len(r.rawParams) == 0 || len(params) > 0 && unsafe.SliceData(params) == unsafe.SliceData(r.rawParams) {
+		return 0
+	}
+	return int64(len(r.rawParams))
 }

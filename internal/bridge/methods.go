@@ -544,6 +544,7 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 	// writes to them (forwardParams made them, or they are the host's
 	// message, which is never reused).
 	in := &mcpdv1.SendRequestRequest{Server: server, Method: method, ParamsJson: bytesString(params), Options: b.options(r)}
+	ctx = withAlsoHeld(ctx, r.alsoHeld(params))
 	var resp *mcpdv1.McpResponse
 	if ds, ok := b.be.(DirectSender); ok {
 		err := ds.SendRequestDirect(ctx, in, func(ev *mcpdv1.CallToolEvent) error {
