@@ -72,6 +72,9 @@ func (s *Server) auditCall(ctx context.Context, server string, req *session.Requ
 		rec.Profile = profileName(ctx)
 	}
 	name, uri, args := callFields(req.Params)
+	if req.Arguments != nil {
+		args = req.Arguments
+	}
 	rec.Name = name
 	if req.Method == "resources/read" {
 		rec.Name = uri

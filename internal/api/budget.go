@@ -19,13 +19,16 @@ import (
 const DefaultRequestMemoryBudget = 256 << 20
 
 // memBudget bounds the memory held by requests in flight, daemon-wide. A
-// request is charged its size from when gRPC has decoded it until its
-// handler returns. At its peak a request costs about four times its size
-// (the received message, its decoded form, the params built from it, the
-// line written to the child); capping the sum of the sizes refuses a
-// burst of large requests instead of exhausting memory. The charge comes
-// after decoding, which gRPC does before any handler or interceptor runs:
-// a refused request's own copies are garbage at once.
+// request is charged what it holds, from when gRPC has decoded it until
+// its handler returns: its size, since a large request is held about once
+// (its large strings are views of the message gRPC received, codec.go; a
+// tools/call's arguments go to the child in place, session.Request's
+// Arguments; the message written to the child is parts, not a copy), plus
+// what its caller holds besides it in mcpd (WithAlsoHeld: a host's HTTP
+// body or relay line whose params were rewritten for mcpd). Capping the
+// sum refuses a burst of large requests instead of exhausting memory. The
+// charge comes after decoding, which gRPC does before any handler or
+// interceptor runs: a refused request's own copies are garbage at once.
 type memBudget struct {
 	limit int64
 	used  atomic.Int64 // bytes charged to requests in flight
@@ -78,7 +81,7 @@ func messageSize(m any) int64 {
 // budgetUnary charges a unary request against the budget for the time of
 // its handler.
 func (s *Server) budgetUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	n := messageSize(req)
+	n := messageSize(req) + alsoHeld(ctx)
 	if err := s.budget.charge(n); err != nil {
 		return nil, err
 	}
@@ -120,7 +123,7 @@ func (s *budgetedStream) RecvMsg(m any) error {
 	if err := s.ServerStream.RecvMsg(m); err != nil {
 		return err
 	}
-	n := messageSize(m)
+	n := messageSize(m) + alsoHeld(s.Context())
 	if err := s.b.charge(n); err != nil {
 		return err
 	}
@@ -136,4 +139,23 @@ func (s *budgetedStream) releaseHeld() {
 	s.held = 0
 	s.mu.Unlock()
 	s.b.release(n)
+}
+
+// alsoHeldKey is the context key of WithAlsoHeld.
+type alsoHeldKey struct{}
+
+// WithAlsoHeld returns ctx for an in-process call (LocalApp) whose caller
+// holds n bytes in mcpd besides the request it passes, for as long as the
+// call runs: the request memory budget charges them too.
+func WithAlsoHeld(ctx context.Context, n int64) context.Context {
+	if n <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, alsoHeldKey{}, n)
+}
+
+// alsoHeld is ctx's WithAlsoHeld bytes, 0 for none.
+func alsoHeld(ctx context.Context) int64 {
+	n, _ := ctx.Value(alsoHeldKey{}).(int64)
+	return n
 }

@@ -71,7 +71,7 @@ func (d *countingDecompressor) Do(r io.Reader) ([]byte, error) {
 
 // echoParams answers every call with the request's params as its result.
 func echoParams(_ context.Context, _ string, req *session.Request, _ supervisor.CallOptions) (*session.Response, error) {
-	return &session.Response{Result: req.Params}, nil
+	return &session.Response{Result: req.WholeParams()}, nil
 }
 
 func TestCompressedRequestsAreServed(t *testing.T) {
@@ -154,7 +154,7 @@ func TestDeflateRoundTrip(t *testing.T) {
 // that, the call fails with RESOURCE_EXHAUSTED.
 func TestRequestSizeLimit(t *testing.T) {
 	b := &fakeBackend{call: func(_ context.Context, _ string, req *session.Request, _ supervisor.CallOptions) (*session.Response, error) {
-		return &session.Response{Result: json.RawMessage(`{"bytes":` + strconv.Itoa(len(req.Params)) + `}`)}, nil
+		return &session.Response{Result: json.RawMessage(`{"bytes":` + strconv.Itoa(len(req.WholeParams())) + `}`)}, nil
 	}}
 	h := newHarness(t, b)
 	ctx := ctxT(t)

@@ -88,6 +88,9 @@ func NewGRPCServer(srv *Server, log *zap.Logger, opts ...grpc.ServerOption) *grp
 		grpc.InitialWindowSize(serverStreamWindow),
 		grpc.InitialConnWindowSize(serverConnWindow),
 		grpc.MaxRecvMsgSize(MaxRequestSize),
+		// Large MCP payloads are not copied out of the received message
+		// (codec.go).
+		grpc.ForceServerCodecV2(newRequestCodec()),
 		grpc.NumStreamWorkers(streamWorkers),
 		grpc.KeepaliveEnforcementPolicy(keepalive.EnforcementPolicy{
 			MinTime:             keepaliveMinTime,

@@ -258,12 +258,16 @@ func (s *Server) prepareToolCall(ctx context.Context, req *mcpdv1.CallToolReques
 			return toolCall{hidden: hidden}, nil
 		}
 	}
-	params, err := toolCallParams(meta, req.GetTool(), args, inputResponses, req.GetRequestState())
+	// The arguments, which may be tens of MiB, go to the session as they
+	// are (a view of the request's arguments_json), beside the other
+	// params rather than copied into them.
+	params, err := toolCallParams(meta, req.GetTool(), nil, inputResponses, req.GetRequestState())
 	if err != nil {
 		return toolCall{}, status.Errorf(codes.Internal, "encode tools/call params: %v", err)
 	}
 	base.Method = "tools/call"
 	base.Params = params
+	base.Arguments = args
 	base.Validated = true // built from validated, compact parts
 	return toolCall{req: base, copts: copts, rs: rs}, nil
 }

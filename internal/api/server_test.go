@@ -200,7 +200,7 @@ func TestCallToolRequestMapping(t *testing.T) {
 	}
 	got := make(chan seen, 1)
 	b := &fakeBackend{call: func(ctx context.Context, server string, req *session.Request, opts supervisor.CallOptions) (*session.Response, error) {
-		got <- seen{server, req.Method, string(req.Params), string(req.ClientInfo), string(req.ClientCapabilities), opts.Timeout}
+		got <- seen{server, req.Method, string(req.WholeParams()), string(req.ClientInfo), string(req.ClientCapabilities), opts.Timeout}
 		return &session.Response{Result: json.RawMessage(`{"content":[{"type":"text","text":"hi"}],  "x-unknown":{"kept":true}}`)}, nil
 	}}
 	h := newHarness(t, b)
@@ -225,9 +225,10 @@ func TestCallToolRequestMapping(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := seen{
-		server:     "echo",
-		method:     "tools/call",
-		params:     `{"_meta":{"progressToken":"p1"},"name":"say","arguments":{"text":"hi"},"inputResponses":{"k":{"action":"accept"}},"requestState":"opaque"}`,
+		server: "echo",
+		method: "tools/call",
+		// The arguments come last: they are passed beside the rest.
+		params:     `{"_meta":{"progressToken":"p1"},"name":"say","inputResponses":{"k":{"action":"accept"}},"requestState":"opaque","arguments":{"text":"hi"}}`,
 		clientInfo: `{"name":"ide","version":"1.2"}`,
 		caps:       `{"elicitation":{}}`,
 		timeout:    1500 * time.Millisecond,
@@ -263,8 +264,8 @@ func TestCallToolMinimalParams(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := <-got
-	if string(req.Params) != `{"name":"t"}` {
-		t.Errorf("params = %s", req.Params)
+	if string(req.WholeParams()) != `{"name":"t"}` {
+		t.Errorf("params = %s", req.WholeParams())
 	}
 	if req.ClientInfo != nil || req.ClientCapabilities != nil {
 		t.Errorf("client info %s, caps %s: want nil (mcpd's own, {})", req.ClientInfo, req.ClientCapabilities)
@@ -549,7 +550,7 @@ func TestOtherMCPRequests(t *testing.T) {
 	type seen struct{ method, params string }
 	got := make(chan seen, 10)
 	b := &fakeBackend{call: func(ctx context.Context, server string, req *session.Request, opts supervisor.CallOptions) (*session.Response, error) {
-		got <- seen{req.Method, string(req.Params)}
+		got <- seen{req.Method, string(req.WholeParams())}
 		return &session.Response{Result: json.RawMessage(`{"ok":1}`)}, nil
 	}}
 	h := newHarness(t, b)

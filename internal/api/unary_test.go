@@ -27,8 +27,10 @@ func TestCallToolUnaryMapsLikeCallTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	req := <-got
-	if want := `{"_meta":{"k":"v"},"name":"t","arguments":{"a":1},"requestState":"st"}`; string(req.Params) != want {
-		t.Errorf("params = %s, want %s", req.Params, want)
+	// The arguments (compacted) go beside the other params, not copied
+	// into them.
+	if want := `{"_meta":{"k":"v"},"name":"t","requestState":"st"}`; string(req.Params) != want || string(req.Arguments) != `{"a":1}` {
+		t.Errorf("params = %s, arguments %s, want %s and {\"a\":1}", req.Params, req.Arguments, want)
 	}
 	if !req.Validated || string(req.ClientInfo) != `{"name":"ide","version":"1"}` {
 		t.Errorf("validated %v, client info %s", req.Validated, req.ClientInfo)

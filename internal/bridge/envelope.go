@@ -1,10 +1,13 @@
 package bridge
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
@@ -32,6 +35,9 @@ type hostReq struct {
 	// (parseFast): forwardParams then forwards them byte for byte.
 	members     []jsonrpc.Member
 	metaMembers []jsonrpc.Member // params._meta's, likewise
+	// rawParams is params as the host wrote them (a slice of its
+	// message), for forwardMembers while members is set.
+	rawParams json.RawMessage
 	// cancelled is set once the host cancelled it (notifications/cancelled):
 	// it gets no answer, whatever else ends it. Set by prepareRequest.
 	cancelled *atomic.Bool
@@ -56,6 +62,7 @@ func parseRequest(m *jsonrpc.Message) *hostReq {
 	r := &hostReq{id: m.ID, method: m.Method}
 	if len(m.Params) > 0 && string(m.Params) != "null" {
 		r.params, r.members = memberMap(m.Params)
+		r.rawParams = m.Params
 		if r.params == nil {
 			if err := json.Unmarshal(m.Params, &r.params); err != nil || r.params == nil {
 				r.bad = jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params must be an object")
@@ -212,8 +219,13 @@ func (r *hostReq) forwardParams() (json.RawMessage, error) {
 
 // forwardMembers is forwardParams from the host's own bytes: its members
 // in order, _meta without the envelope keys (left out when nothing else
-// is in it).
+// is in it). Params without envelope keys are forwarded as the host wrote
+// them, without a copy: a large tools/call of a legacy host is then held
+// once, as its message.
 func (r *hostReq) forwardMembers() json.RawMessage {
+	if r.meta == nil || len(r.metaMembers) > 0 && !slices.ContainsFunc(r.metaMembers, isEnvelopeMember) {
+		return r.rawParams // nothing to leave out
+	}
 	n := 2
 	for _, m := range r.members {
 		n += len(m.Span) + 1
@@ -250,6 +262,16 @@ func (r *hostReq) appendMeta(out []byte) []byte {
 		return out
 	}
 	return append(out, '}')
+}
+
+// isEnvelopeMember reports whether m is a key of the modern envelope,
+// which mcpd stamps itself.
+func isEnvelopeMember(m jsonrpc.Member) bool {
+	switch m.Key {
+	case jsonrpc.MetaProtocolVersion, jsonrpc.MetaClientCapabilities, jsonrpc.MetaClientInfo:
+		return true
+	}
+	return false
 }
 
 // appendMember appends span after a comma unless it is the object's first.
@@ -289,4 +311,45 @@ func (r *hostReq) forwardMap() (json.RawMessage, error) {
 		}
 	}
 	return json.Marshal(top)
+}
+
+// bytesString is b as a string without a copy. The caller promises that
+// nothing writes to b from then on; a request's params, which may be tens
+// of MiB, reach mcpd's service this way (send).
+func bytesString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// alsoHeldKey is the context key of withAlsoHeld.
+type alsoHeldKey struct{}
+
+// withAlsoHeld marks a call whose host message stays held, n bytes of it
+// (its params), besides the params sent for it, because those are a
+// rewritten copy rather than a view of it (forwardParams).
+func withAlsoHeld(ctx context.Context, n int64) context.Context {
+	if n <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, alsoHeldKey{}, n)
+}
+
+// AlsoHeld returns how many bytes of a host's message a call from ctx
+// holds besides the request it sends (withAlsoHeld): mcpd's in-process
+// backend has the request memory budget charge them.
+func AlsoHeld(ctx context.Context) int64 {
+	n, _ := ctx.Value(alsoHeldKey{}).(int64)
+	return n
+}
+
+// alsoHeld is how many bytes of the host's message r holds besides
+// params, the params sent for it: none when params are a view of the
+// message, else the message's params.
+func (r *hostReq) alsoHeld(params json.RawMessage) int64 {
+	if len(r.rawParams) == 0 || len(params) > 0 && unsafe.SliceData(params) == unsafe.SliceData(r.rawParams) {
+		return 0
+	}
+	return int64(len(r.rawParams))
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -371,12 +372,7 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 		tooLarge()
 		return nil, false
 	}
-	size := 512
-	if r.ContentLength > 0 {
-		size = int(r.ContentLength) + 1
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, size))
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, h.opts.MaxBody))
+	raw, err := readAllSized(http.MaxBytesReader(w, r.Body, h.opts.MaxBody), r.ContentLength)
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooBig):
@@ -386,7 +382,7 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, fmt.Sprintf("read request body: %v", err))
 		return nil, false
 	}
-	body := bytes.TrimSpace(buf.Bytes())
+	body := bytes.TrimSpace(raw)
 	switch {
 	case len(body) > 0 && body[0] == '[':
 		writeErr(w, http.StatusBadRequest, nil, jsonrpc.BatchError())
@@ -514,4 +510,33 @@ func (g *gate) close() {
 	g.closed = true
 	g.mu.Unlock()
 	g.wg.Wait()
+}
+
+// readAllSized reads r to its end. A body of known size (n > 0) is read
+// into a buffer of exactly that size: a bytes.Buffer or io.ReadAll grows by
+// doubling, and one growth near the end would cost a large body its size
+// twice more. The body is the caller's, never reused.
+func readAllSized(r io.Reader, n int64) ([]byte, error) {
+	if n <= 0 {
+		var buf bytes.Buffer
+		_, err := buf.ReadFrom(r)
+		return buf.Bytes(), err
+	}
+	body := make([]byte, n)
+	if _, err := io.ReadFull(r, body); err != nil {
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			err = fmt.Errorf("body shorter than its Content-Length of %d bytes", n)
+		}
+		return nil, err
+	}
+	// The server reads no further than Content-Length, so the next read
+	// is the end (or the MaxBytesError of a limit below it).
+	var extra [1]byte
+	if k, err := r.Read(extra[:]); k > 0 || err != nil && !errors.Is(err, io.EOF) {
+		if err == nil {
+			err = errors.New("body longer than its Content-Length")
+		}
+		return nil, err
+	}
+	return body, nil
 }

@@ -559,7 +559,11 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 	if err := b.ready(ctx); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
-	in := &mcpdv1.SendRequestRequest{Server: server, Method: method, ParamsJson: string(params), Options: b.options(r)}
+	// params are a view, not a copy: they may be tens of MiB, and nothing
+	// writes to them (forwardParams made them, or they are the host's
+	// message, which is never reused).
+	in := &mcpdv1.SendRequestRequest{Server: server, Method: method, ParamsJson: bytesString(params), Options: b.options(r)}
+	ctx = withAlsoHeld(ctx, r.alsoHeld(params))
 	var resp *mcpdv1.McpResponse
 	if ds, ok := b.be.(DirectSender); ok {
 		err := ds.SendRequestDirect(ctx, in, func(ev *mcpdv1.CallToolEvent) error {

@@ -247,6 +247,8 @@ func runDirect[Req, Resp any](b *Backend, ctx context.Context, in *Req, method s
 	b.wg.Add(1) // Close waits for the handler, as for a stream's
 	defer b.wg.Done()
 	a := b.app(ctx)
+	// What the bridge's caller holds besides in: charged by the budget.
+	ctx = api.WithAlsoHeld(ctx, bridge.AlsoHeld(ctx))
 	ds := newDirectStream(b, a.Context(withProfile(ctx)), in, each)
 	ds.finish(a.Stream(ds, method, false, func(s grpc.ServerStream) error {
 		if err := s.RecvMsg(in); err != nil {

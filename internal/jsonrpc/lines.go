@@ -35,18 +35,33 @@ type OversizeLine struct {
 
 // Next returns the next line without its ending, or, for a line longer
 // than max, a nil line and the OversizeLine. err is io.EOF after the last
-// line.
+// line. The line is the caller's: a fresh slice, never written again.
+//
+// A line longer than the read buffer is gathered in blocks of growing size
+// and copied once into a slice of its exact size: growing one slice by
+// append would allocate the line's size several times over (every growth
+// copies it), which for lines of tens of MiB is what a daemon's peak
+// memory is made of.
 func (lr *LineReader) Next() (line []byte, over *OversizeLine, err error) {
-	var acc []byte
+	var (
+		blocks [][]byte // full blocks of a long line, in order
+		acc    []byte   // the block being filled
+	)
 	size := 0
 	for {
 		chunk, err := lr.r.ReadSlice('\n')
 		size += len(chunk)
 		switch {
 		case over != nil:
-		case size-lineEnding(acc, chunk) > lr.max:
-			over = &OversizeLine{Prefix: head(acc, chunk)}
-			acc = nil
+		case size-lineEnding(lastBytes(blocks, acc), chunk) > lr.max:
+			over = &OversizeLine{Prefix: head(firstBytes(blocks, acc), chunk)}
+			blocks, acc = nil, nil
+		case acc == nil && errors.Is(err, bufio.ErrBufferFull):
+			acc = append(make([]byte, 0, 2*len(chunk)), chunk...)
+		case len(acc)+len(chunk) > cap(acc) && acc != nil:
+			n := copy(acc[len(acc):cap(acc)], chunk)
+			blocks = append(blocks, acc[:cap(acc)])
+			acc = append(make([]byte, 0, min(2*cap(acc), maxLineBlock)), chunk[n:]...)
 		default:
 			acc = append(acc, chunk...)
 		}
@@ -57,8 +72,35 @@ func (lr *LineReader) Next() (line []byte, over *OversizeLine, err error) {
 			over.Size = size - lineEnding(nil, chunk)
 			return nil, over, err
 		}
-		return acc, nil, err
+		if blocks == nil {
+			return acc, nil, err
+		}
+		out := make([]byte, 0, size)
+		for _, b := range blocks {
+			out = append(out, b...)
+		}
+		return append(out, acc...), nil, err
 	}
+}
+
+// maxLineBlock bounds the blocks a long line is gathered in.
+const maxLineBlock = 4 << 20
+
+// firstBytes is the start of a long line gathered so far: its first block.
+func firstBytes(blocks [][]byte, acc []byte) []byte {
+	if len(blocks) > 0 {
+		return blocks[0]
+	}
+	return acc
+}
+
+// lastBytes is the end of a long line gathered so far, enough to see a
+// '\r' before the chunk that ends it.
+func lastBytes(blocks [][]byte, acc []byte) []byte {
+	if len(acc) == 0 && len(blocks) > 0 {
+		return blocks[len(blocks)-1]
+	}
+	return acc
 }
 
 // head is a copy of the first OversizePrefix bytes of acc followed by

@@ -3,6 +3,7 @@ package jsonrpc
 import (
 	"errors"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -71,5 +72,35 @@ func TestPrefixMembers(t *testing.T) {
 		if string(id) != tt.id || response != tt.response {
 			t.Errorf("PrefixMembers(%q) = %s, %v; want %s, %v", tt.prefix, id, response, tt.id, tt.response)
 		}
+	}
+}
+
+// TestLineReaderLongLines: lines longer than the read buffer come back
+// whole and exact, whatever their size against the blocks they are
+// gathered in, a "\r\n" split across reads included; and reading one
+// allocates about twice its size (its blocks, then the line), not the
+// several times that growing one slice costs.
+func TestLineReaderLongLines(t *testing.T) {
+	for _, n := range []int{64<<10 - 1, 64 << 10, 64<<10 + 1, 128<<10 - 1, 200 << 10, 3<<20 + 17, 9 << 20} {
+		line := strings.Repeat("a", n-1) + "\r\n"
+		got := readAll(t, line+"x\n", n+1)
+		if len(got) != 2 || got[0] != line || got[1] != "x\n" {
+			t.Fatalf("%d bytes: got %d lines (first %d bytes), want the line and x", n, len(got), len(got[0]))
+		}
+		if over := readAll(t, line, n-2); len(over) != 1 || !strings.HasPrefix(over[0], "OVER ") {
+			t.Fatalf("%d bytes against a bound of %d: %.40q", n-1, n-2, over)
+		}
+	}
+	const n = 16 << 20
+	in := strings.Repeat("a", n) + "\n"
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	line, _, _ := NewLineReader(strings.NewReader(in), n+1).Next()
+	runtime.ReadMemStats(&after)
+	if len(line) != n+1 {
+		t.Fatalf("line of %d bytes, want %d", len(line), n+1)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > n*5/2 {
+		t.Errorf("reading a %d MiB line allocated %.1f times its size, want at most 2.5", n>>20, float64(alloc)/n)
 	}
 }

@@ -9,11 +9,18 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
-// encodeCall encodes req as the request id, with its params prepared, in
-// one buffer sized for it: the params of an app (which may be tens of MiB)
-// are copied once, straight into the message.
-func (s *Session) encodeCall(id uint64, req *Request, version string, c *call) ([]byte, error) {
-	size := requestHeadSize + len(req.Method) + len(req.Params)
+// encodeCall encodes req as the request id, with its params prepared. The
+// params of an app (which may be tens of MiB) are not copied when large:
+// the message is the parts to write in order, the large ones slices of
+// req.Params (see wire), which the Conn writes in place.
+func (s *Session) encodeCall(id uint64, req *Request, version string, c *call) ([][]byte, error) {
+	size := requestHeadSize + len(req.Method) + len(`,"arguments":`)
+	if len(req.Arguments) < largePart {
+		size += len(req.Arguments)
+	}
+	if len(req.Params) < largePart {
+		size += len(req.Params)
+	}
 	if version != "" {
 		size += envelopeSize + len(version) + len(req.ClientCapabilities) + max(len(req.ClientInfo), len(s.opts.ClientInfo))
 	}
@@ -21,34 +28,82 @@ func (s *Session) encodeCall(id uint64, req *Request, version string, c *call) (
 	if err != nil {
 		return nil, err
 	}
-	if b, err = s.appendParams(b, req, version, c); err != nil {
+	w := &wire{cur: b}
+	if err = s.appendParams(w, req, version, c); err != nil {
 		return nil, err
 	}
-	return append(b, '}'), nil
+	w.add('}')
+	return w.parts(), nil
 }
 
-// appendParams appends `,"params":` and the params to send for req to b
+// largePart is the size from which a slice of an app's params is a part
+// of its own in an encoded message rather than copied into it.
+const largePart = 64 << 10
+
+// wire is a message being encoded, as the parts to write in order: small
+// pieces are appended to the current part; a large slice of the app's
+// params (addLarge) becomes a part of its own, without a copy. The parts
+// alias the request's params, which nothing modifies (Request.Params is
+// read only, and a Conn writes the parts before it returns, or completes
+// them on its own while the caller holds on to nothing but never writes
+// them either).
+type wire struct {
+	done [][]byte
+	cur  []byte
+}
+
+func (w *wire) add(c byte)         { w.cur = append(w.cur, c) }
+func (w *wire) addString(s string) { w.cur = append(w.cur, s...) }
+func (w *wire) addBytes(b []byte)  { w.cur = append(w.cur, b...) }
+func (w *wire) addLarge(p []byte) {
+	if len(p) < largePart {
+		w.cur = append(w.cur, p...)
+		return
+	}
+	w.done = append(w.done, w.cur, p)
+	w.cur = make([]byte, 0, 64) // never appended to a part already done
+}
+
+// parts returns the message's parts.
+func (w *wire) parts() [][]byte { return append(w.done, w.cur) }
+
+// bytes returns the message as one slice (a copy when it has several parts).
+func (w *wire) bytes() []byte { return joinParts(w.parts()) }
+
+// joinParts is parts as one slice, without a copy when there is one part.
+func joinParts(parts [][]byte) []byte {
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return bytes.Join(parts, nil)
+}
+
+// appendParams appends `,"params":` and the params to send for req to w
 // (nothing when req has none). An app progress token is replaced by a
 // token unique in the daemon ("apps' tokens must be rewritten to
 // daemon-unique tokens per child ... and mapped back"), recorded in c. For
 // a modern child the _meta envelope is stamped. Only the top-level keys of
 // params and of _meta are decoded, never the whole tree, and the app's
-// other members are copied as they are.
-func (s *Session) appendParams(b []byte, req *Request, version string, c *call) ([]byte, error) {
-	raw := req.Params
+// other members are written as they are, large ones without a copy.
+func (s *Session) appendParams(w *wire, req *Request, version string, c *call) error {
+	raw, args := req.Params, req.Arguments
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = nil
 	}
 	switch {
 	case version == "" && (raw == nil || !bytes.Contains(raw, []byte(`"progressToken"`))):
 		// legacy fast path: nothing to rewrite
-		if raw == nil {
-			return b, nil
+		if raw == nil && args == nil {
+			return nil
 		}
-		return append(append(b, paramsKey...), raw...), nil
+		w.addString(paramsKey)
+		addWithArguments(w, raw, args)
+		return nil
 	case version != "" && s.canStampFast(raw, req.ClientInfo, req.ClientCapabilities, req.Validated):
 		// modern fast path: no _meta of the app's (stampfast.go)
-		return s.appendStampFast(append(b, paramsKey...), raw, version, req.ClientInfo, req.ClientCapabilities), nil
+		w.addString(paramsKey)
+		s.appendStampFast(w, raw, args, version, req.ClientInfo, req.ClientCapabilities)
+		return nil
 	}
 
 	members, spliced := splitMembers(raw)
@@ -64,45 +119,86 @@ func (s *Session) appendParams(b []byte, req *Request, version string, c *call) 
 	var top map[string]json.RawMessage
 	if !spliced && raw != nil {
 		if err := json.Unmarshal(raw, &top); err != nil || top == nil {
-			return nil, fmt.Errorf("%w: params must be a JSON object", ErrInvalidRequest)
+			return fmt.Errorf("%w: params must be a JSON object", ErrInvalidRequest)
 		}
 		metaRaw = top["_meta"]
 	}
 	var meta map[string]json.RawMessage
 	if len(metaRaw) > 0 && string(metaRaw) != "null" {
 		if err := json.Unmarshal(metaRaw, &meta); err != nil || meta == nil {
-			return nil, fmt.Errorf("%w: params._meta must be a JSON object", ErrInvalidRequest)
+			return fmt.Errorf("%w: params._meta must be a JSON object", ErrInvalidRequest)
 		}
 	}
 	if t := meta["progressToken"]; len(t) > 0 && string(t) != "null" {
 		if !jsonrpc.ValidProgressToken(t) {
-			return nil, fmt.Errorf("%w: params._meta.progressToken must be a string or an integer, got %.100s", ErrInvalidRequest, t)
+			return fmt.Errorf("%w: params._meta.progressToken must be a string or an integer, got %.100s", ErrInvalidRequest, t)
 		}
 		c.appToken = t
 		c.token = "mcpd-" + strconv.FormatUint(tokenSeq.Add(1), 10)
 		meta["progressToken"] = json.RawMessage(strconv.Quote(c.token))
 	} else if version == "" {
-		return append(append(b, paramsKey...), raw...), nil // nothing to rewrite after all
+		w.addString(paramsKey) // nothing to rewrite after all
+		addWithArguments(w, raw, args)
+		return nil
 	}
 	if !spliced {
+		if args != nil {
+			if top == nil {
+				top = map[string]json.RawMessage{}
+			}
+			top["arguments"] = args
+		}
 		p, err := s.stamp(top, meta, version, req.ClientInfo, req.ClientCapabilities)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		return append(append(b, paramsKey...), p...), nil
+		w.addString(paramsKey)
+		w.addLarge(p) // encoded just now, for this message only
+		return nil
 	}
 	m, err := s.stampMeta(meta, version, req.ClientInfo, req.ClientCapabilities)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	// {"_meta":…,<the app's other members, byte for byte>}, as the fast path writes.
-	b = append(append(append(b, paramsKey...), `{"_meta":`...), m...)
+	w.addString(paramsKey)
+	w.addString(`{"_meta":`)
+	w.addBytes(m)
 	for _, mb := range members {
 		if string(mb.key) != "_meta" {
-			b = append(append(b, ','), mb.span...)
+			w.add(',')
+			w.addLarge(mb.span)
 		}
 	}
-	return append(b, '}'), nil
+	addArguments(w, args)
+	w.add('}')
+	return nil
+}
+
+// addWithArguments adds the object raw (nil: {}) with args, when not nil,
+// as its last member, "arguments".
+func addWithArguments(w *wire, raw, args json.RawMessage) {
+	if args == nil {
+		w.addLarge(raw)
+		return
+	}
+	w.add('{')
+	if inner := trimSpace(raw[min(1, len(raw)):max(len(raw)-1, 0)]); len(inner) > 0 {
+		w.addLarge(inner)
+		w.add(',')
+	}
+	w.addString(`"arguments":`)
+	w.addLarge(args)
+	w.add('}')
+}
+
+// addArguments adds `,"arguments":args` when args is not nil: the last
+// member of an object that has one before it.
+func addArguments(w *wire, args json.RawMessage) {
+	if args != nil {
+		w.addString(`,"arguments":`)
+		w.addLarge(args)
+	}
 }
 
 // member is one top-level member of a JSON object, as slices of it.
@@ -185,4 +281,20 @@ func (s *Session) stampMeta(meta map[string]json.RawMessage, version string, cli
 		meta[jsonrpc.MetaClientInfo] = clientInfo
 	}
 	return json.Marshal(meta)
+}
+
+// WholeParams returns the params as the child gets them apart from the
+// session's own rewriting: Params, with Arguments as their "arguments"
+// member when set (then a copy).
+func (r *Request) WholeParams() json.RawMessage {
+	if r.Arguments == nil {
+		return r.Params
+	}
+	raw := r.Params
+	if len(raw) == 0 || string(raw) == "null" {
+		raw = nil
+	}
+	w := &wire{}
+	addWithArguments(w, raw, r.Arguments)
+	return w.bytes()
 }

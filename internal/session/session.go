@@ -76,6 +76,25 @@ type Conn interface {
 	WriteMessage(ctx context.Context, msg []byte) error
 }
 
+// PartsWriter is implemented by a Conn that writes a message given as
+// parts to concatenate (*transport.Process does), with WriteMessage's
+// contract: a request whose params are large is then written without
+// copying them into one buffer first.
+type PartsWriter interface {
+	WriteMessageParts(ctx context.Context, parts [][]byte) error
+}
+
+// writeParts writes the message that is the concatenation of parts.
+func (s *Session) writeParts(ctx context.Context, parts [][]byte) error {
+	if len(parts) == 1 {
+		return s.conn.WriteMessage(ctx, parts[0])
+	}
+	if pw, ok := s.conn.(PartsWriter); ok {
+		return pw.WriteMessageParts(ctx, parts)
+	}
+	return s.conn.WriteMessage(ctx, joinParts(parts))
+}
+
 // Notification is a child notification not tied to a request of an app:
 // list changes, resource updates, untagged log messages, listen
 // acknowledgements.
@@ -141,6 +160,12 @@ type Request struct {
 	// token unique on this child, and for a modern child stamps the
 	// io.modelcontextprotocol/ envelope keys into _meta.
 	Params json.RawMessage
+	// Arguments, when not nil, is the params' "arguments" member (a
+	// tools/call's arguments object), which Params then lacks: it is
+	// written after Params' members, in place. An app's arguments, which
+	// may be tens of MiB, reach the child without being copied into
+	// Params first.
+	Arguments json.RawMessage
 	// ClientInfo is the calling app's Implementation (modern _meta); nil means mcpd's.
 	ClientInfo json.RawMessage
 	// ClientCapabilities is what the calling app can answer; nil means {}.
@@ -334,11 +359,12 @@ func (s *Session) roundTrip(ctx context.Context, method string, params json.RawM
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: encode: %w", method, s.opts.Server, err)
 	}
-	return s.send(ctx, method, msg, c, cancel)
+	return s.send(ctx, method, [][]byte{msg}, c, cancel)
 }
 
-// send is roundTrip for msg, the request already encoded under c.id.
-func (s *Session) send(ctx context.Context, method string, msg []byte, c *call, cancel bool) (*Response, error) {
+// send is roundTrip for msg, the request already encoded under c.id, as
+// the parts to write in order (encodeCall).
+func (s *Session) send(ctx context.Context, method string, msg [][]byte, c *call, cancel bool) (*Response, error) {
 	c.method = method
 	c.ch = make(chan outcome, 1)
 	if err := ctx.Err(); err != nil {
@@ -357,7 +383,7 @@ func (s *Session) send(ctx context.Context, method string, msg []byte, c *call, 
 	s.mu.Unlock()
 	defer s.forgetProgress(c)
 
-	if err := s.conn.WriteMessage(ctx, msg); err != nil {
+	if err := s.writeParts(ctx, msg); err != nil {
 		if s.take(c.id) {
 			// Not written whole (a half-written request is completed by
 			// the Conn, but nobody waits for its answer): nothing to cancel.

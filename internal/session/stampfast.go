@@ -37,8 +37,8 @@ func (s *Session) canStampFast(raw, clientInfo, caps json.RawMessage, validated 
 }
 
 // appendStampFast appends {"_meta":{…envelope…},<the app's members, byte
-// for byte>} to b, for params canStampFast accepted.
-func (s *Session) appendStampFast(b []byte, raw json.RawMessage, version string, clientInfo, caps json.RawMessage) []byte {
+// for byte>[,"arguments":args]} to w, for params canStampFast accepted.
+func (s *Session) appendStampFast(w *wire, raw, args json.RawMessage, version string, clientInfo, caps json.RawMessage) {
 	if caps == nil {
 		caps = emptyObject
 	}
@@ -47,18 +47,19 @@ func (s *Session) appendStampFast(b []byte, raw json.RawMessage, version string,
 	}
 	// Keys in the order json.Marshal of the map gives them (sorted), so
 	// both paths produce the same envelope.
-	b = append(b, `{"_meta":{"`+jsonrpc.MetaClientCapabilities+`":`...)
-	b = append(b, caps...)
-	b = append(b, `,"`+jsonrpc.MetaClientInfo+`":`...)
-	b = append(b, clientInfo...)
-	b = append(b, `,"`+jsonrpc.MetaProtocolVersion+`":`...)
-	b = strconv.AppendQuote(b, version)
-	b = append(b, '}')
+	w.addString(`{"_meta":{"` + jsonrpc.MetaClientCapabilities + `":`)
+	w.addBytes(caps)
+	w.addString(`,"` + jsonrpc.MetaClientInfo + `":`)
+	w.addBytes(clientInfo)
+	w.addString(`,"` + jsonrpc.MetaProtocolVersion + `":`)
+	w.cur = strconv.AppendQuote(w.cur, version)
+	w.add('}')
 	if inner := trimSpace(raw[min(1, len(raw)):max(len(raw)-1, 0)]); len(inner) > 0 {
-		b = append(b, ',')
-		b = append(b, inner...)
+		w.add(',')
+		w.addLarge(inner)
 	}
-	return append(b, '}')
+	addArguments(w, args)
+	w.add('}')
 }
 
 // trimSpace trims JSON whitespace from both ends of b.

@@ -48,7 +48,9 @@ func TestStampFastMatchesGeneralPath(t *testing.T) {
 			ok := s.canStampFast(raw, info, caps, false)
 			var fast []byte
 			if ok {
-				fast = s.appendStampFast(nil, raw, jsonrpc.ModernVersion, info, caps)
+				w := &wire{}
+				s.appendStampFast(w, raw, nil, jsonrpc.ModernVersion, info, caps)
+				fast = w.bytes()
 			}
 			if ok != tt.wantFast {
 				t.Fatalf("fast path taken = %v, want %v (%s)", ok, tt.wantFast, fast)

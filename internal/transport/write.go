@@ -59,9 +59,9 @@ var aLongTimeAgo = time.Unix(1, 0)
 type writer struct {
 	lock chan struct{} // capacity 1
 
-	buf  []byte // the message being written, kept for reuse
-	rest []byte // the part of buf (or of a large message) not written yet
-	tail []byte // written after rest: a large message's newline, or nil
+	buf  []byte   // the message being written, kept for reuse
+	rest []byte   // the part of buf (or of a large message) not written yet
+	more [][]byte // written after rest, in order: a large message's other parts and newline
 	// wait makes tryWrite ask the poller to wait for room on EAGAIN;
 	// progress is set by tryWrite when it wrote anything; err is the
 	// write error it met.
@@ -121,6 +121,27 @@ func (p *Process) initWriter(timeout time.Duration) error {
 // being written after WriteMessage returned (completed for a writer that
 // gave up): the caller must not modify msg after the call.
 func (p *Process) WriteMessage(ctx context.Context, msg []byte) error {
+	return p.writeMessage(ctx, msg, nil)
+}
+
+// WriteMessageParts is WriteMessage for the message that is the
+// concatenation of parts. Large parts are written in place, each with its
+// own write(2), so that a caller can send a large app payload as a slice of
+// the app's own request between small encoded parts, without copying it
+// into one buffer; the same rule applies: the caller must not modify any
+// part after the call.
+func (p *Process) WriteMessageParts(ctx context.Context, parts [][]byte) error {
+	if len(parts) == 0 {
+		return p.writeMessage(ctx, nil, nil)
+	}
+	return p.writeMessage(ctx, parts[0], parts[1:])
+}
+
+// newlineOnly is the rest of a large message of one part.
+var newlineOnly = [][]byte{newline}
+
+// writeMessage writes the message first followed by others.
+func (p *Process) writeMessage(ctx context.Context, first []byte, others [][]byte) error {
 	if err := p.lockWrite(ctx); err != nil {
 		return err
 	}
@@ -128,47 +149,75 @@ func (p *Process) WriteMessage(ctx context.Context, msg []byte) error {
 		p.unlockWrite()
 		return err
 	}
+	size, hasNewline := len(first), bytes.IndexByte(first, '\n') >= 0
+	for _, part := range others {
+		size += len(part)
+		hasNewline = hasNewline || bytes.IndexByte(part, '\n') >= 0
+	}
 	buf := p.w.buf[:0]
 	switch {
-	case bytes.IndexByte(msg, '\n') >= 0:
+	case hasNewline:
+		msg := first
+		if len(others) > 0 {
+			msg = bytes.Join(append([][]byte{first}, others...), nil)
+		}
 		w := bytes.NewBuffer(buf)
 		if err := json.Compact(w, msg); err != nil {
 			p.unlockWrite()
 			return fmt.Errorf("write to %q: message with a newline is not valid json: %w", p.name, err)
 		}
 		buf = append(w.Bytes(), '\n')
-	case len(msg) >= maxKeptWriteBuf:
+	case size >= maxKeptWriteBuf:
 		// A large message is written as it is, then its newline: copying
 		// it to append one would cost its size again.
-		buf, p.w.tail = msg, newline
+		buf, p.w.more = first, newlineOnly
+		if len(others) > 0 {
+			p.w.more = append(others[:len(others):len(others)], newline)
+		}
 	default:
-		buf = append(append(buf, msg...), '\n')
+		buf = append(buf, first...)
+		for _, part := range others {
+			buf = append(buf, part...)
+		}
+		buf = append(buf, '\n')
 	}
 	switch {
-	case len(p.w.tail) > 0: // buf is the caller's msg: keep p.w.buf
+	case len(p.w.more) > 0: // buf is the caller's: keep p.w.buf
 	case cap(buf) <= maxKeptWriteBuf:
 		p.w.buf = buf[:0]
 	default:
 		p.w.buf = nil
 	}
 	p.w.rest = buf
-	size := len(buf) + len(p.w.tail)
+	for len(p.w.rest) == 0 && len(p.w.more) > 0 { // an empty first part
+		p.w.rest, p.w.more = p.w.more[0], p.w.more[1:]
+	}
+	size = p.w.unwritten()
 
 	// Fast path: one non-blocking attempt.
 	p.w.wait, p.w.err = false, nil
 	err := p.w.raw.Write(p.w.tryWrite)
 	switch {
-	case err == nil && p.w.err == nil && len(p.w.rest) == 0:
+	case err == nil && p.w.err == nil && p.w.unwritten() == 0:
 		p.w.stallSince = time.Time{}
-		p.w.rest = nil
+		p.w.rest, p.w.more = nil, nil
 		p.unlockWrite()
 		return nil
 	case err == nil && p.w.err == nil:
 		return p.writeStalled(ctx, size) // unlocks
 	}
-	p.w.rest, p.w.tail = nil, nil
+	p.w.rest, p.w.more = nil, nil
 	p.unlockWrite()
 	return p.writeError(cmpErr(err, p.w.err))
+}
+
+// unwritten is how many bytes of the message being written are left.
+func (w *writer) unwritten() int {
+	n := len(w.rest)
+	for _, part := range w.more {
+		n += len(part)
+	}
+	return n
 }
 
 // lockWrite takes the write lock, or gives up when ctx ends.
@@ -224,14 +273,14 @@ func (p *Process) writeStalled(ctx context.Context, size int) error {
 	err := p.waitStall(g)
 	g.release()
 	if !errors.Is(err, errGaveUp) {
-		p.w.rest, p.w.tail = nil, nil
+		p.w.rest, p.w.more = nil, nil
 		p.unlockWrite()
 		return err
 	}
 	// ctx ended first. A message the pipe took none of is dropped; the
 	// rest of one it took a part of must be written before any other.
-	if len(p.w.rest)+len(p.w.tail) == size {
-		p.w.rest, p.w.tail = nil, nil
+	if p.w.unwritten() == size {
+		p.w.rest, p.w.more = nil, nil
 	}
 	p.handOff()
 	return fmt.Errorf("write to %q: its stdin is full: %w", p.name, ctx.Err())
@@ -240,8 +289,8 @@ func (p *Process) writeStalled(ctx context.Context, size int) error {
 // errGaveUp is waitStall's error when its guard's ctx ended.
 var errGaveUp = errors.New("gave up")
 
-// waitStall writes p.w.rest, or when it is empty waits for room in the
-// pipe, while the pipe accepts something at least every StdinTimeout. It
+// waitStall writes p.w.rest and p.w.more, or when they are empty waits
+// for room in the pipe, while the pipe accepts something at least every StdinTimeout. It
 // returns nil when done, errGaveUp when g's ctx ended, the hung error when
 // the child stopped reading, or a write error. Write lock held.
 func (p *Process) waitStall(g *writeGuard) error {
@@ -251,7 +300,7 @@ func (p *Process) waitStall(g *writeGuard) error {
 			return errGaveUp
 		}
 		var err error
-		if len(p.w.rest) > 0 {
+		if p.w.unwritten() > 0 {
 			p.w.wait, p.w.progress, p.w.err = true, false, nil
 			err = cmpErr(p.w.raw.Write(p.w.tryWrite), p.w.err)
 			if p.w.progress {
@@ -261,7 +310,7 @@ func (p *Process) waitStall(g *writeGuard) error {
 			err = p.w.raw.Write(p.w.writable)
 		}
 		switch {
-		case err == nil && len(p.w.rest) == 0:
+		case err == nil && p.w.unwritten() == 0:
 			p.w.stallSince = time.Time{}
 			return nil
 		case err == nil:
@@ -284,7 +333,7 @@ func (p *Process) handOff() {
 	defer p.w.finMu.Unlock()
 	if p.w.finClosed {
 		// The child exited and stdin is being closed: nothing to finish.
-		p.w.rest, p.w.tail = nil, nil
+		p.w.rest, p.w.more = nil, nil
 		p.unlockWrite()
 		return
 	}
@@ -297,7 +346,7 @@ func (p *Process) handOff() {
 		if err != nil {
 			p.log.Debug("finishing a write to stdin", zap.Error(err))
 		}
-		p.w.rest, p.w.tail = nil, nil
+		p.w.rest, p.w.more = nil, nil
 		p.unlockWrite()
 	}()
 }
@@ -323,7 +372,8 @@ func (p *Process) hang() error {
 	return p.w.hungErr
 }
 
-// writeSome writes as much of p.w.rest as the pipe takes. On EAGAIN it
+// writeSome writes as much of p.w.rest, then of p.w.more, as the pipe
+// takes. On EAGAIN it
 // asks the poller to wait for room (returns false) only in the slow path
 // (p.w.wait) and when nothing was written yet, so that the caller can note
 // the progress.
@@ -334,8 +384,8 @@ func (p *Process) writeSome(fd uintptr) bool {
 			p.w.rest = p.w.rest[n:]
 			p.w.progress = true
 		}
-		if len(p.w.rest) == 0 && len(p.w.tail) > 0 {
-			p.w.rest, p.w.tail = p.w.tail, nil
+		for len(p.w.rest) == 0 && len(p.w.more) > 0 {
+			p.w.rest, p.w.more = p.w.more[0], p.w.more[1:]
 		}
 		switch {
 		case err == nil, errors.Is(err, syscall.EINTR):
