@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/registry/registrytest"
+	"github.com/mcpd-dev/mcpd/internal/testing/keyring"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 )
 
@@ -207,5 +208,28 @@ func TestRegistryAddRemote(t *testing.T) {
 	}
 	if chk := mcpdctl(t, "config", "check", cfg); chk.code != exitOK {
 		t.Errorf("config check: exit %d\n%s%s", chk.code, chk.stdout, chk.stderr)
+	}
+}
+
+// TestRegistryAddSecretInKeyring: a required secret given to add lands in
+// the desktop keyring, where secret-tool (an outside reader) finds it, and
+// the config refers to it.
+func TestRegistryAddSecretInKeyring(t *testing.T) {
+	cfg := registryHome(t)
+	k := keyring.Start(t)
+	useSecrets(t, k.Addr, "")
+	reg := registrytest.Serve(t)
+	path := os.Getenv("PATH")
+	t.Setenv("PATH", t.TempDir()) // no npx: the remote entry
+	r := mcpdctl(t, "add", "io.modelcontextprotocol.anonymous/hybrid-mcp", "--var", "X-API-Key=k-keyring", "--registry", reg.URL)
+	t.Setenv("PATH", path) // secret-tool
+	if r.code != exitOK || !strings.Contains(r.stdout, "Secret Service") || strings.Contains(r.stdout+r.stderr, "k-keyring") {
+		t.Fatalf("add: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if got, err := k.Lookup(context.Background(), "HYBRID_MCP_X_API_KEY"); err != nil || got != "k-keyring" {
+		t.Fatalf("secret-tool lookup service mcpd name HYBRID_MCP_X_API_KEY = %q, %v", got, err)
+	}
+	if data, _ := os.ReadFile(cfg); !strings.Contains(string(data), "${secret:HYBRID_MCP_X_API_KEY}") || strings.Contains(string(data), "k-keyring") {
+		t.Errorf("config:\n%s", data)
 	}
 }
