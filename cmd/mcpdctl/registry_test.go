@@ -10,8 +10,8 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/registry/registrytest"
-	"github.com/mcpd-dev/mcpd/internal/testing/keyring"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/testing/keyring"
 )
 
 // registryHome is a fresh HOME, state and config for the registry verbs,
