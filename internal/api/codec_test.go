@@ -36,8 +36,7 @@ func TestRequestCodecAliasesLargeStrings(t *testing.T) {
 			b = b[n:]
 		}
 		got := &mcpdv1.CallToolRequest{}
-		var allocs float64
-		allocs = float64(allocatedBytes(func() {
+		allocs := float64(allocatedBytes(func() {
 			got = &mcpdv1.CallToolRequest{}
 			if err := c.Unmarshal(data, got); err != nil {
 				t.Fatal(err)
