@@ -25,7 +25,7 @@ run: build ## Run mcpd in the foreground on examples/config.json
 	./bin/mcpd --config examples/config.json --log-format console
 
 test: node_modules clients/typescript/node_modules ## Run all tests with the race detector (installs the npm packages first)
-	$(GO) test -race -count=1 -timeout 30m ./...
+	$(GO) test -race -count=1 -timeout 60m ./...
 
 node_modules: package-lock.json
 	npm ci --no-audit --no-fund
