@@ -60,6 +60,10 @@ func (c *cli) deadSocket() error {
 	} else {
 		start += " (or: systemctl --user start mcpd)"
 	}
+	if accepted && comm == "mcpd" {
+		// mcpd itself takes the connection and drops it: it is stopping.
+		return fmt.Errorf("mcpd is not running: mcpd (pid %d) is stopping and closes every connection to %s; start it again with: %s", pid, c.socket, start)
+	}
 	if accepted {
 		// Something takes the connection and drops it: a forward whose
 		// other end is gone, seen from another pid namespace.
