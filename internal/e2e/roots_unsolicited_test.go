@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -44,6 +45,11 @@ func TestUnsolicitedRootsListParksNoHostCall(t *testing.T) {
 	}
 	if got := toolText(t, res); got != "done" {
 		t.Errorf("progress result = %q, want done", got)
+	}
+	// The client runs its notification handlers beside the call's
+	// result: wait for the second, bounded.
+	for deadline := time.Now().Add(5 * time.Second); progress.Load() < 2 && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
 	}
 	if n := progress.Load(); n != 2 {
 		t.Errorf("progress notifications = %d, want 2 (none dropped)", n)
