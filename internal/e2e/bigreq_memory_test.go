@@ -149,7 +149,7 @@ func startPlainDaemon(t *testing.T, bin string) (*daemon, string) {
 	dir := newDir(t)
 	// A loaded machine can take a while to move 31 MiB lines: this test
 	// is of memory, not of the stall detection.
-	cfg := writeConfig(t, dir, map[string]server{"s": {Mode: "legacy", StdinTimeout: "3m"}})
+	cfg := writeConfig(t, dir, map[string]server{"s": {Mode: "legacy", StdinTimeout: "3m", RequestTimeout: "5m"}})
 	socket := filepath.Join(dir, "run", "mcpd.sock")
 	// The request memory budget is raised out of the way: a modern host's
 	// HTTP request is charged twice its size (its body, and the params

@@ -37,6 +37,8 @@ type server struct {
 	ShutdownGrace string
 	Restart       string
 	StdinTimeout  string
+	// RequestTimeout is the server's requestTimeout, "" for mcpd's default.
+	RequestTimeout string
 }
 
 // daemon is one running mcpd process.
@@ -113,6 +115,9 @@ func writeConfig(t *testing.T, dir string, servers map[string]server) string {
 		}
 		if s.StdinTimeout != "" {
 			e["stdinTimeout"] = s.StdinTimeout
+		}
+		if s.RequestTimeout != "" {
+			e["requestTimeout"] = s.RequestTimeout
 		}
 		m[name] = e
 	}
