@@ -90,6 +90,12 @@ func connectSetup(fs *pflag.FlagSet) runFunc {
 	fs.BoolVar(&a.force, "force", false, "connect a host even while it runs")
 	fs.BoolVar(&a.aggregate, "aggregate", false, `replace each file's entries by one entry "mcpd" for all of mcpd's servers (tools named server__tool)`)
 	fs.BoolVar(&a.moveSecrets, "move-secrets", false, "store literal tokens, keys and passwords of env and headers with mcpdctl secret, and write ${secret:NAME} in mcpd's config")
+	return a.run((*cli).connectHosts)
+}
+
+// run is the verb that resolves the HOSTs (or --all) and does do to them
+// within --timeout.
+func (a *connectArgs) run(do func(*cli, context.Context, []*hosts.Host, connectArgs) error) runFunc {
 	return func(ctx context.Context, c *cli, cmd *command, args []string) error {
 		hs, err := pickHosts(cmd, args, a.all)
 		if err != nil {
@@ -97,7 +103,7 @@ func connectSetup(fs *pflag.FlagSet) runFunc {
 		}
 		ctx, cancel := c.withTimeout(ctx, a.timeout)
 		defer cancel()
-		return c.connectHosts(ctx, hs, a)
+		return do(c, ctx, hs, *a)
 	}
 }
 

@@ -39,15 +39,7 @@ func disconnectSetup(fs *pflag.FlagSet) runFunc {
 	var a connectArgs
 	a.common(fs)
 	fs.BoolVar(&a.removeServers, "remove-servers", false, "also remove from mcpd's config the servers connect added that no connected host uses")
-	return func(ctx context.Context, c *cli, cmd *command, args []string) error {
-		hs, err := pickHosts(cmd, args, a.all)
-		if err != nil {
-			return err
-		}
-		ctx, cancel := c.withTimeout(ctx, a.timeout)
-		defer cancel()
-		return c.disconnectHosts(ctx, hs, a)
-	}
+	return a.run((*cli).disconnectHosts)
 }
 
 func (c *cli) disconnectHosts(ctx context.Context, hs []*hosts.Host, a connectArgs) error {

@@ -225,24 +225,6 @@ func (b *bridge) merged(ctx context.Context, r *hostReq, servers []string, metho
 	return items, nil
 }
 
-// extListResult is a merged list's result: one page, with the modern
-// members for a modern host (mcpd's cache is the host's).
-func extListResult(r *hostReq, key string, items []json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
-	out := append([]byte(`{"`), key...)
-	out = append(out, `":[`...)
-	for i, it := range items {
-		if i > 0 {
-			out = append(out, ',')
-		}
-		out = append(out, it...)
-	}
-	out = append(out, ']')
-	if r.modern {
-		out = append(out, `,"resultType":"complete","ttlMs":0,"cacheScope":"private"`...)
-	}
-	return append(out, '}'), nil
-}
-
 // ---- skills ----
 
 // noteSkill records that server serves the skill entry it: its SKILL.md
@@ -318,7 +300,7 @@ func (b *bridge) skillsList(ctx context.Context, r *hostReq) (json.RawMessage, *
 	if err != nil {
 		return nil, err
 	}
-	return extListResult(r, "skills", items)
+	return itemsResult(r, "skills", items)
 }
 
 // forgetSkills drops the skill routes learnt from earlier listings: a new
@@ -568,5 +550,5 @@ func (b *bridge) tasksList(ctx context.Context, r *hostReq) (json.RawMessage, *j
 	if err != nil {
 		return nil, err
 	}
-	return extListResult(r, "tasks", items)
+	return itemsResult(r, "tasks", items)
 }

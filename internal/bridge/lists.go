@@ -591,12 +591,18 @@ func prefixed(server, name string) string {
 // listResult is the result of a list method with items (list's
 // fragments), written as bytes: the items are not encoded again.
 func listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+	return itemsResult(r, jsonrpc.ListKeys[method], items)
+}
+
+// itemsResult is a one-page list result holding items under key (skills,
+// tasks, tools…), written as bytes.
+func itemsResult(r *hostReq, key string, items []json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	n := 128 // the key and the modern members
 	for _, it := range items {
 		n += len(it) + 1
 	}
 	out := make([]byte, 0, n)
-	out = append(append(append(out, `{"`...), jsonrpc.ListKeys[method]...), `":[`...)
+	out = append(append(append(out, `{"`...), key...), `":[`...)
 	for i, it := range items {
 		if i > 0 {
 			out = append(out, ',')
