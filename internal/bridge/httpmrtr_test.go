@@ -21,7 +21,7 @@ import (
 // progress again once answered, and returns the answer.
 type askMCPD struct {
 	*fakeMCPD
-	pipes chan *hostPipe // each Host stream the bridge opens
+	pipes chan *hostPipe // each Host stream the bridge registered on
 }
 
 func newAskMCPD() *askMCPD {
@@ -31,6 +31,7 @@ func newAskMCPD() *askMCPD {
 // hostPipe is the mcpd end of one Host stream.
 type hostPipe struct {
 	ctx      context.Context
+	f        *askMCPD
 	toBridge chan *mcpdv1.HostResponse
 	answers  chan *mcpdv1.HostAnswer
 }
@@ -39,6 +40,8 @@ func (p *hostPipe) Send(m *mcpdv1.HostRequest) error {
 	switch msg := m.GetMsg().(type) {
 	case *mcpdv1.HostRequest_Register:
 		p.toBridge <- &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Registered{Registered: &mcpdv1.HostRegistered{}}}
+		// Like mcpd, route calls to the stream only once it is registered.
+		p.f.pipes <- p
 	case *mcpdv1.HostRequest_Answer:
 		select {
 		case p.answers <- msg.Answer:
@@ -59,9 +62,7 @@ func (p *hostPipe) Recv() (*mcpdv1.HostResponse, error) {
 }
 
 func (f *askMCPD) Host(ctx context.Context) (HostStream, error) {
-	p := &hostPipe{ctx: ctx, toBridge: make(chan *mcpdv1.HostResponse, 4), answers: make(chan *mcpdv1.HostAnswer, 1)}
-	f.pipes <- p
-	return p, nil
+	return &hostPipe{ctx: ctx, f: f, toBridge: make(chan *mcpdv1.HostResponse, 4), answers: make(chan *mcpdv1.HostAnswer, 1)}, nil
 }
 
 func (f *askMCPD) SendRequest(ctx context.Context, r *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error) {
