@@ -8,7 +8,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/mcpd-dev/mcpd/internal/clienttest"
+	"github.com/mcpd-dev/mcpd/internal/testing/clienttest"
 )
 
 // systemPython is Debian's interpreter, the one python3-grpcio installs into.

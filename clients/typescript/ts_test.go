@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpd-dev/mcpd/internal/clienttest"
+	"github.com/mcpd-dev/mcpd/internal/testing/clienttest"
 )
 
 func TestTypeScriptClient(t *testing.T) {

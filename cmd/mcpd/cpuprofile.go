@@ -3,7 +3,8 @@ package main
 import "github.com/mcpd-dev/mcpd/internal/cpuprofile"
 
 // cpuProfileEnv names a file to write mcpd's CPU profile to when it exits,
-// for the benchmark (mcpd-bench -mcpd-profile).
+// for a user finding where its CPU goes (docs/operations.md) and the
+// benchmark (bench -mcpd-profile).
 const cpuProfileEnv = "MCPD_CPUPROFILE"
 
 // startCPUProfile starts a CPU profile when cpuProfileEnv is set; stop

@@ -5,9 +5,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 )
 
 // firstListBound is the bridge's firstListWait.

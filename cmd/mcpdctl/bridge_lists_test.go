@@ -14,10 +14,10 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/secrets"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 )
 
 // The test binary doubles as the fake MCP server the daemon below spawns

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 )
 
 // server/discover is a modern request: its _meta must carry the protocol

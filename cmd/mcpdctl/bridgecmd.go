@@ -265,7 +265,8 @@ func (c *cli) serveBridge(ctx context.Context, opts bridge.Options, root string,
 }
 
 // cpuProfileEnv names a file to write the bridge's CPU profile to, for
-// the benchmark (mcpd-bench -bridge-profile).
+// a user finding where its CPU goes (docs/operations.md) and the benchmark
+// (bench -bridge-profile).
 const cpuProfileEnv = "MCPDCTL_CPUPROFILE"
 
 // startCPUProfile starts a CPU profile when cpuProfileEnv is set; stop

@@ -446,7 +446,7 @@ var forbiddenDeps = []string{
 	"github.com/mcpd-dev/mcpd/internal/session",
 	"github.com/mcpd-dev/mcpd/internal/transport",
 	"github.com/mcpd-dev/mcpd/internal/api",
-	"github.com/mcpd-dev/mcpd/internal/fakemcp",
+	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp",
 }
 
 // allowedOwnDeps are the only packages of this module mcpdctl may import.
@@ -515,11 +515,11 @@ func TestCheckDeps(t *testing.T) {
 	got := checkDeps([]string{
 		"fmt", "google.golang.org/grpc", "github.com/mcpd-dev/mcpd/internal/paths",
 		"github.com/mcpd-dev/mcpd/internal/supervisor", "github.com/mcpd-dev/mcpd/internal/cache",
-		"github.com/mcpd-dev/mcpd/internal/fakemcp/x",
+		"github.com/mcpd-dev/mcpd/internal/testing/fakemcp/x",
 	})
 	want := []string{
 		"github.com/mcpd-dev/mcpd/internal/supervisor", "github.com/mcpd-dev/mcpd/internal/cache",
-		"github.com/mcpd-dev/mcpd/internal/fakemcp/x",
+		"github.com/mcpd-dev/mcpd/internal/testing/fakemcp/x",
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("checkDeps (-want +got):\n%s", diff)

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/config"
-	"github.com/mcpd-dev/mcpd/internal/registry/registrytest"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/keyring"
+	"github.com/mcpd-dev/mcpd/internal/testing/registrytest"
 )
 
 // registryHome is a fresh HOME, state and config for the registry verbs,

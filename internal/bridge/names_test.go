@@ -28,7 +28,7 @@ func TestPrefixedNames(t *testing.T) {
 	}
 	// The same server__name spelled by two servers is the same exposed
 	// name, shortened or not: the bridge refuses it at start-up
-	// (TestBridgeAggregationClashAtStartup in internal/e2e).
+	// (TestBridgeAggregationClashAtStartup in internal/testing/e2e).
 	if prefixed("x_", "_"+long) != prefixed("x", "__"+long) || prefixed("x_", "_t") != prefixed("x", "__t") {
 		t.Error("names spelling the same server__name differ")
 	}

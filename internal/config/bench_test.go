@@ -9,7 +9,7 @@ import (
 )
 
 // manyServers is a config file of n servers shaped as the scale benchmark's
-// (cmd/mcpd-bench): one executable command, a "--name" argument each.
+// (bench): one executable command, a "--name" argument each.
 func manyServers(b *testing.B, n int) (path string, data []byte) {
 	b.Helper()
 	dir := b.TempDir()

@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 )
 
 func TestMain(m *testing.M) {

@@ -17,10 +17,10 @@ import (
 	dto "github.com/prometheus/client_model/go"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 )
 
 // waitTimeout bounds every poll; a safety net against hangs, never an

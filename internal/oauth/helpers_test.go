@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/mcpd-dev/mcpd/internal/oauth/oauthtest"
+	"github.com/mcpd-dev/mcpd/internal/testing/oauthtest"
 )
 
 // logBuffer collects a Manager's log, at debug level, as text.

@@ -13,9 +13,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/mcpd-dev/mcpd/internal/oauth/oauthtest"
 	"github.com/mcpd-dev/mcpd/internal/secrets"
 	"github.com/mcpd-dev/mcpd/internal/testing/keyring"
+	"github.com/mcpd-dev/mcpd/internal/testing/oauthtest"
 )
 
 // keyringEnv is a Manager on a KeyringStore over the bus addr, with its

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpd-dev/mcpd/internal/oauth/oauthtest"
+	"github.com/mcpd-dev/mcpd/internal/testing/oauthtest"
 )
 
 func TestLoginThenCalls(t *testing.T) {

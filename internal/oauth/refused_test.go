@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpd-dev/mcpd/internal/oauth/oauthtest"
 	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/testing/oauthtest"
 )
 
 // handshake connects to f's MCP endpoint over the remote transport, with

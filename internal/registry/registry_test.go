@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/mcpd-dev/mcpd/internal/registry"
-	"github.com/mcpd-dev/mcpd/internal/registry/registrytest"
+	"github.com/mcpd-dev/mcpd/internal/testing/registrytest"
 )
 
 func newClient(t *testing.T, url string) *registry.Client {

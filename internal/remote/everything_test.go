@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
-	"github.com/mcpd-dev/mcpd/internal/testservers/upstream"
+	"github.com/mcpd-dev/mcpd/internal/testing/servers/upstream"
 )
 
 // everythingExercise lists, calls with progress, and reads.

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
-	"github.com/mcpd-dev/mcpd/internal/testservers/upstream"
+	"github.com/mcpd-dev/mcpd/internal/testing/servers/upstream"
 )
 
 // An HTTP+SSE server configured as Streamable HTTP is reached over

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
-	"github.com/mcpd-dev/mcpd/internal/testservers/upstream"
+	"github.com/mcpd-dev/mcpd/internal/testing/servers/upstream"
 )
 
 // exercise lists, calls with progress, reads, cancels and subscribes on c.

@@ -14,7 +14,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/remote"
 	"github.com/mcpd-dev/mcpd/internal/session"
-	"github.com/mcpd-dev/mcpd/internal/testservers/upstream"
+	"github.com/mcpd-dev/mcpd/internal/testing/servers/upstream"
 )
 
 var gosdkBin string
@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	gosdkBin = filepath.Join(dir, "gosdk")
-	out, err := exec.Command("go", "build", "-o", gosdkBin, "github.com/mcpd-dev/mcpd/internal/testservers/gosdk").CombinedOutput()
+	out, err := exec.Command("go", "build", "-o", gosdkBin, "github.com/mcpd-dev/mcpd/internal/testing/servers/gosdk").CombinedOutput()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "build gosdk: %v\n%s", err, out)
 		os.Exit(1)

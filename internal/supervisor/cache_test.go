@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 )
 
 // upstream returns how many requests of method the fake server has received

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 )
 
 // owner is an app connection as a Scope sees it: open until closed.

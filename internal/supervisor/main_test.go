@@ -16,10 +16,10 @@ import (
 	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/sandbox"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
+	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 )
 
 // envPager selects the test binary's own paging fake (see runPager).

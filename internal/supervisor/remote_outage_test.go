@@ -16,7 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpd-dev/mcpd/internal/config"
-	"github.com/mcpd-dev/mcpd/internal/testservers/upstream"
+	"github.com/mcpd-dev/mcpd/internal/testing/servers/upstream"
 )
 
 // outageServer is a Go SDK server with an echo tool on a fixed loopback

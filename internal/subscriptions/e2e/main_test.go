@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -50,7 +50,7 @@ func TestMain(m *testing.M) {
 	if err == nil {
 		repoRoot = filepath.Dir(strings.TrimSpace(string(out)))
 		gosdkBin = filepath.Join(dir, "gosdk")
-		build := exec.Command("go", "build", "-o", gosdkBin, "./internal/testservers/gosdk")
+		build := exec.Command("go", "build", "-o", gosdkBin, "./internal/testing/servers/gosdk")
 		build.Dir = repoRoot
 		if b, err := build.CombinedOutput(); err != nil {
 			fmt.Fprintf(os.Stderr, "build gosdk: %v\n%s", err, b)

@@ -1,4 +1,0 @@
-// Package e2e holds mcpd's end-to-end tests: the real mcpd binary, built
-// once per run, serving real fake MCP servers (this test binary re-executed
-// through internal/fakemcp) to gRPC clients over the real Unix socket.
-package e2e
