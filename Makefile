@@ -46,7 +46,7 @@ test-short: ## Run the unit tests only (no integration tests)
 	$(GO) test -race -short -count=1 ./...
 
 bench: bin/mcpd bin/mcpdctl bin/demo-server node_modules ## Run the full benchmark (mcpd vs direct stdio vs bare gRPC; see BENCHMARKS.md)
-	$(GO) run ./bench $(BENCHFLAGS)
+	$(GO) run ./bench -headline BENCHMARKS.md $(BENCHFLAGS)
 
 bench-smoke: bin/mcpd bin/mcpdctl bin/demo-server node_modules ## Run a CI-sized benchmark (fails only when something does not work)
 	$(GO) run ./bench -smoke $(BENCHFLAGS)

@@ -69,6 +69,7 @@ type options struct {
 	everything string
 	smoke      bool
 	json       bool
+	headline   string // the file whose headline a full run rewrites; "" for none
 	rounds     int
 	iters      int
 	tputDur    time.Duration
@@ -123,6 +124,7 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	fs.BoolVar(&o.noNode, "no-node", false, "skip the node server (when node or node_modules is missing)")
 	fs.BoolVar(&o.smoke, "smoke", false, "CI-sized run: few iterations, small N; fails only on errors")
 	fs.BoolVar(&o.json, "json", false, "print the report as JSON instead of a table")
+	fs.StringVar(&o.headline, "headline", "", "after a full run (no -smoke, no -sections), rewrite the headline between the markers in `file` (make bench: BENCHMARKS.md)")
 	fs.IntVar(&o.rounds, "rounds", 0, "interleaved `rounds` per comparison (default 5, smoke 2)")
 	fs.IntVar(&o.iters, "iters", 0, "sequential calls per variant per round (default 2000, smoke 200)")
 	fs.DurationVar(&o.tputDur, "throughput-duration", 0, "length of one throughput measurement (default 1s, smoke 150ms)")
@@ -146,6 +148,9 @@ func parseOptions(args []string, stderr io.Writer) (*options, error) {
 	}
 	if err := parseScale(); err != nil {
 		return nil, err
+	}
+	if o.headline != "" && (o.smoke || *sections != "") {
+		return nil, errors.New("-headline needs a full run: without -smoke and -sections")
 	}
 	if *sections != "" {
 		o.sections = map[string]bool{}
@@ -202,6 +207,11 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := o.resolve(); err != nil {
 		return err
 	}
+	if o.headline != "" {
+		if err := checkHeadlineFile(o.headline); err != nil {
+			return err
+		}
+	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -222,6 +232,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 		} else {
 			printReport(stdout, &b.rep)
 		}
+	}
+	if o.headline != "" && runErr == nil && goneErr == nil && b.rep.complete {
+		if err := writeHeadline(o.headline, renderHeadline(&b.rep, currentRun())); err != nil {
+			return fmt.Errorf("-headline: %w", err)
+		}
+		fmt.Fprintf(stderr, "mcpd-bench: wrote the headline of %s\n", o.headline)
 	}
 	return errors.Join(runErr, goneErr)
 }
