@@ -48,17 +48,24 @@ func printSharing(w io.Writer, s *mcpdv1.SharingStatus) {
 	if mem == 0 {
 		mem, without = s.GetRssBytes(), s.GetRssBytesWithoutMcpd()
 	}
-	line := "sharing: " + count(s.GetApps(), "app", "apps")
-	if h := s.GetHosts(); h > 0 {
-		line += " (" + count(h, "host", "hosts") + ")"
-	}
-	verb := " use "
-	if s.GetApps() == 1 {
-		verb = " uses "
-	}
-	line += verb + count(s.GetProcesses(), "server process", "server processes")
+	procs := count(s.GetProcesses(), "server process", "server processes")
 	if mem > 0 {
-		line += " (" + mebibytes(mem) + ")"
+		procs += " (" + mebibytes(mem) + ")"
+	}
+	var line string
+	if s.GetApps() == 0 {
+		// Autostart servers run before any app comes.
+		line = "sharing: no app yet; " + procs + " running"
+	} else {
+		line = "sharing: " + count(s.GetApps(), "app", "apps")
+		if h := s.GetHosts(); h > 0 {
+			line += " (" + count(h, "host", "hosts") + ")"
+		}
+		verb := " use "
+		if s.GetApps() == 1 {
+			verb = " uses "
+		}
+		line += verb + procs
 	}
 	if r := s.GetRemoteServers(); r > 0 {
 		line += " and " + count(r, "remote server", "remote servers")

@@ -108,7 +108,7 @@ func TestPrintSharing(t *testing.T) {
 			RssBytes: 5 * mib / 2, ProcessesWithoutMcpd: 1, RssBytesWithoutMcpd: 5 * mib / 2},
 			"sharing: 1 app (1 host) uses 1 server process (2.5 MiB) and 1 remote server; without mcpd: 1 process (~2.5 MiB)\n"},
 		{"an autostarted server, no app", &mcpdv1.SharingStatus{Processes: 1},
-			"sharing: 0 apps use 1 server process; without mcpd: 0 processes\n"},
+			"sharing: no app yet; 1 server process running; without mcpd: 0 processes\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
