@@ -167,7 +167,7 @@ func (d *daemon) build(daemonLog *transport.Ring) error {
 	d.sup = supervisor.New(supervisor.Options{
 		Specs:                   specs(d.cfg),
 		Secrets:                 d.secrets,
-		NewAuthorizer:           newAuthorizer(oauthMgr),
+		NewAuthorizer:           api.OAuthAuthorizers(oauthMgr),
 		Logger:                  log,
 		Keeper:                  keeper,
 		ClientInfo:              clientInfo,
@@ -210,7 +210,7 @@ func (d *daemon) buildAPI(oauthMgr *oauth.Manager, daemonLog *transport.Ring) {
 	if d.cfg != nil {
 		srv.SetProfiles(d.cfg.Profiles)
 	}
-	srv.SetRemoteAuth(remoteAuth{m: oauthMgr, sup: sup})
+	srv.SetRemoteAuth(api.NewRemoteAuth(oauthMgr, sup))
 	api.RouteGRPCLog(log.Named("grpc"))
 	d.gs = api.NewGRPCServer(srv, log.Named("api"))
 	// "mcpdctl reload" goes through the reload actor, like SIGHUP.

@@ -17,8 +17,8 @@ import (
 // reached over HTTP (a url server): OAuth applies to remote servers only.
 var ErrNotRemote = errors.New("not a remote (url) server: OAuth login applies only to servers reached over HTTP")
 
-// RemoteAuth runs the OAuth logins of remote servers; cmd/mcpd implements
-// it over an oauth.Manager and the config. Its errors for a server that is
+// RemoteAuth runs the OAuth logins of remote servers; NewRemoteAuth
+// implements it over an oauth.Manager and the supervisor's specs. Its errors for a server that is
 // not configured wrap supervisor.ErrUnknownServer, for one that is not a
 // url server ErrNotRemote.
 type RemoteAuth interface {
@@ -49,32 +49,64 @@ func (s *Server) getRemoteAuth() RemoteAuth {
 // Login streams the authorization URL, then waits for the redirect and
 // sends the outcome. Cancelling the stream abandons the login.
 func (s *Server) Login(req *mcpdv1.LoginRequest, stream mcpdv1.Mcpd_LoginServer) error {
-	if req.GetName() == "" {
-		return status.Error(codes.InvalidArgument, "server name required")
+	ctx := stream.Context()
+	flow, err := s.BeginLogin(ctx, req.GetName(), req.GetScopes())
+	if err != nil {
+		return err
+	}
+	if err := stream.Send(&mcpdv1.LoginEvent{Event: &mcpdv1.LoginEvent_AuthorizationUrl{AuthorizationUrl: flow.URL}}); err != nil {
+		flow.Close()
+		return err
+	}
+	st, err := s.FinishLogin(ctx, req.GetName(), flow)
+	if err != nil {
+		return err
+	}
+	return stream.Send(&mcpdv1.LoginEvent{Event: &mcpdv1.LoginEvent_Done{Done: st}})
+}
+
+// BeginLogin starts the OAuth login of the remote server name, for the
+// Login RPC and for callers that hold no stream (the dashboard): the
+// flow's URL is for the user's browser, and FinishLogin (or the flow's
+// Close) must follow. A login already in progress for name is cancelled.
+// Its errors are statuses.
+func (s *Server) BeginLogin(ctx context.Context, name string, scopes []string) (*oauth.LoginFlow, error) {
+	if name == "" {
+		return nil, status.Error(codes.InvalidArgument, "server name required")
 	}
 	ra := s.getRemoteAuth()
 	if ra == nil {
-		return toStatus(fmt.Errorf("server %q: %w", req.GetName(), ErrNotRemote))
+		return nil, toStatus(fmt.Errorf("server %q: %w", name, ErrNotRemote))
 	}
-	ctx := stream.Context()
-	flow, err := ra.Login(ctx, req.GetName(), oauth.LoginOptions{Scopes: req.GetScopes()})
+	flow, err := ra.Login(ctx, name, oauth.LoginOptions{Scopes: scopes})
 	if err != nil {
-		return toStatus(err)
+		return nil, toStatus(err)
 	}
+	return flow, nil
+}
+
+// FinishLogin waits for flow's redirect and code exchange, until ctx is
+// done, then restarts the server, which leaves "login required", and
+// returns its login. It closes the flow. A login abandoned for another
+// (or a logout) is Aborted, a failed one Unauthenticated; no error carries
+// a token, code or secret.
+func (s *Server) FinishLogin(ctx context.Context, name string, flow *oauth.LoginFlow) (*mcpdv1.OAuthStatus, error) {
 	defer flow.Close()
-	if err := stream.Send(&mcpdv1.LoginEvent{Event: &mcpdv1.LoginEvent_AuthorizationUrl{AuthorizationUrl: flow.URL}}); err != nil {
-		return err
-	}
 	st, err := flow.Wait(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return toStatus(ctx.Err())
+			return nil, toStatus(ctx.Err())
 		}
-		s.log.Info("login failed", zap.String("server", req.GetName()), zap.Error(err))
-		return status.Error(codes.Unauthenticated, err.Error())
+		if errors.Is(err, oauth.ErrLoginCancelled) {
+			return nil, status.Error(codes.Aborted, err.Error())
+		}
+		s.log.Info("login failed", zap.String("server", name), zap.Error(err))
+		return nil, status.Error(codes.Unauthenticated, err.Error())
 	}
-	ra.LoggedIn(ctx, req.GetName())
-	return stream.Send(&mcpdv1.LoginEvent{Event: &mcpdv1.LoginEvent_Done{Done: oauthStatusToProto(st)}})
+	if ra := s.getRemoteAuth(); ra != nil {
+		ra.LoggedIn(ctx, name)
+	}
+	return oauthStatusToProto(st), nil
 }
 
 // Logout forgets a remote server's token.

@@ -24,6 +24,8 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
+	"github.com/mcpd-dev/mcpd/internal/oauth"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // AppName is how the dashboard is listed among the connected apps.
@@ -71,9 +73,19 @@ type Dashboard struct {
 	on      atomic.Bool
 	cfg     atomic.Pointer[config.Config] // for what status does not say (pin modes, secret values to mask)
 
-	mu     sync.Mutex // guards app and closed; held for no call into api.Server
+	// stop is cancelled by Close: it ends the logins begun from the page
+	// (login.go), whose goroutines logins counts.
+	stop   context.Context
+	cancel context.CancelFunc
+	logins sync.WaitGroup
+
+	mu     sync.Mutex // guards app, closed, flows and loginErr; held for no call into api.Server
 	app    *api.LocalApp
 	closed bool
+	// flows is the login begun from the page of each server, while it is
+	// awaited; loginErr why the last one of a server failed.
+	flows    map[string]*oauth.LoginFlow
+	loginErr map[string]string
 }
 
 // New returns a dashboard, on.
@@ -82,7 +94,9 @@ func New(opts Options) *Dashboard {
 	if log == nil {
 		log = zap.NewNop()
 	}
-	d := &Dashboard{srv: opts.Server, be: opts.Backend, log: log, refresh: opts.Refresh, key: make([]byte, 32)}
+	d := &Dashboard{srv: opts.Server, be: opts.Backend, log: log, refresh: opts.Refresh, key: make([]byte, 32),
+		flows: map[string]*oauth.LoginFlow{}, loginErr: map[string]string{}}
+	d.stop, d.cancel = context.WithCancel(context.Background())
 	if d.refresh <= 0 {
 		d.refresh = defaultRefresh
 	}
@@ -121,14 +135,17 @@ func (d *Dashboard) Owns(path string) bool {
 	return d.on.Load() && (path == "/" || strings.HasPrefix(path, Prefix))
 }
 
-// Close removes the dashboard's app from status; its streams end with
-// the face's requests, whose contexts the face cancels.
+// Close abandons the logins begun from the page and waits for them, and
+// removes the dashboard's app from status; its streams end with the
+// face's requests, whose contexts the face cancels.
 func (d *Dashboard) Close() {
 	d.mu.Lock()
 	d.closed = true
 	a := d.app
 	d.app = nil
 	d.mu.Unlock()
+	d.cancel()
+	d.logins.Wait()
 	if a != nil {
 		a.Close()
 	}
@@ -230,13 +247,18 @@ func writeJSON(w http.ResponseWriter, v any) {
 }
 
 // writeError answers err, a service error, with its gRPC code's HTTP
-// status and its message.
+// status, its message and, when mcpd classed it, its class ("reason",
+// as ErrorReason without its prefix: "NOT_REMOTE").
 func writeError(w http.ResponseWriter, err error) {
 	st := status.Convert(err)
 	code := httpStatus(st.Code().String())
+	out := map[string]string{"error": st.Message(), "code": st.Code().String()}
+	if reason, _ := mcpdv1.ReasonOf(err); reason != mcpdv1.ErrorReason_ERROR_REASON_UNSPECIFIED {
+		out["reason"] = strings.TrimPrefix(reason.String(), "ERROR_REASON_")
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	json.NewEncoder(w).Encode(map[string]string{"error": st.Message(), "code": st.Code().String()})
+	json.NewEncoder(w).Encode(out)
 }
 
 // httpStatus maps a gRPC code's name to an HTTP status.

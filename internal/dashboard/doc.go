@@ -1,7 +1,8 @@
 // Package dashboard serves mcpd's live page on the HTTP face: the servers
 // and their states, the connected apps, each server's tools, logs, audit
-// records and pins, with start, stop, restart, tool calls and approvals,
-// all through the daemon's in-process service (api.Server), never gRPC.
+// records and pins, with start, stop, restart, tool calls, approvals and
+// remote servers' OAuth logins, all through the daemon's in-process
+// service (api.Server), never gRPC.
 //
 // It runs behind the face's guards (httpface.Face: same-uid peer, Host
 // and Origin), and adds its own: every state-changing request is a POST

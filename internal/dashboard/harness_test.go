@@ -14,12 +14,16 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/audit"
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
+	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/pin"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
@@ -41,16 +45,20 @@ type harness struct {
 	dash  *Dashboard
 	base  string // http://127.0.0.1:PORT
 	descs string // the pinned server's descriptions file
+	logs  *observer.ObservedLogs
 }
 
 // newHarness starts servers "alpha" (autostart) and "beta" (lazy), legacy
 // fakes, and "pinned" (autostart, pin enforce, descriptions from a file),
-// each with a secret in its env.
-func newHarness(t *testing.T) *harness {
+// each with a secret in its env, and any more servers given (remote ones:
+// mcpd's OAuth, with its credentials in the test's directory, authorizes
+// them and runs their logins, as in the daemon).
+func newHarness(t *testing.T, more ...config.Server) *harness {
 	t.Helper()
-	log := zaptest.NewLogger(t)
+	core, logs := observer.New(zapcore.DebugLevel)
+	log := zaptest.NewLogger(t, zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, core) })))
 	dir := t.TempDir()
-	h := &harness{t: t, descs: filepath.Join(dir, "descs.json")}
+	h := &harness{t: t, descs: filepath.Join(dir, "descs.json"), logs: logs}
 	h.describe(map[string]string{})
 	cmd, args := fakemcp.Command()
 	env := func(extra ...string) map[string]string {
@@ -60,19 +68,21 @@ func newHarness(t *testing.T) *harness {
 		}
 		return m
 	}
-	servers := []config.Server{
+	servers := append([]config.Server{
 		{Name: "alpha", Command: cmd, Args: args, Autostart: true, Env: env(), RequestTimeout: 30 * time.Second},
 		{Name: "beta", Command: cmd, Args: args, Env: env(), RequestTimeout: 30 * time.Second},
 		{Name: "pinned", Command: cmd, Args: args, Autostart: true, Env: env(fakemcp.EnvDescriptions, h.descs), Pin: "enforce", RequestTimeout: 30 * time.Second},
-	}
+	}, more...)
 	specs := make([]supervisor.Spec, len(servers))
 	for i, s := range servers {
 		specs[i] = supervisor.Spec(s)
 	}
+	auth := oauth.NewManager(dir, log.Named("oauth"), nil)
 	var srv *api.Server
 	h.sup = supervisor.New(supervisor.Options{
 		Specs: specs, Logger: log, ClientInfo: json.RawMessage(`{"name":"mcpd-test","version":"0"}`),
-		Pins: pin.NewBook(pin.NewStore(filepath.Join(dir, "pins"))),
+		Pins:          pin.NewBook(pin.NewStore(filepath.Join(dir, "pins"))),
+		NewAuthorizer: api.OAuthAuthorizers(auth),
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
 			return srv.ServeChildRequest(ctx, server, method, params)
 		},
@@ -83,12 +93,23 @@ func newHarness(t *testing.T) *harness {
 	}
 	t.Cleanup(func() { alog.Close() })
 	srv = api.NewServer(h.sup, api.Options{Logger: log, Audit: api.AuditOptions{Log: alog}})
+	srv.SetRemoteAuth(api.NewRemoteAuth(auth, h.sup))
 	h.srv = srv
+	h.serve(log, servers)
+	h.waitState("alpha", "ready")
+	h.waitState("pinned", "ready")
+	return h
+}
+
+// serve runs the supervisor, and the dashboard behind the HTTP face's
+// guards on a loopback port, until the test ends.
+func (h *harness) serve(log *zap.Logger, servers []config.Server) {
+	t := h.t
 	ctx, cancel := context.WithCancel(context.Background())
 	runErr := make(chan error, 1)
 	go func() { runErr <- h.sup.Run(ctx) }()
-	be := httpface.NewBackend(srv)
-	h.dash = New(Options{Server: srv, Backend: be, Logger: log, Refresh: 500 * time.Millisecond})
+	be := httpface.NewBackend(h.srv)
+	h.dash = New(Options{Server: h.srv, Backend: be, Logger: log, Refresh: 500 * time.Millisecond})
 	h.dash.SetConfig(&config.Config{Servers: servers})
 	ln, err := httpface.Listen(must(httpface.ParseAddr("127.0.0.1:0")))
 	if err != nil {
@@ -101,7 +122,7 @@ func newHarness(t *testing.T) *harness {
 		}
 		http.NotFound(w, r)
 	})
-	h.face = httpface.Serve(ln, mux, httpface.Options{Logger: log, Server: srv, WantUID: -1})
+	h.face = httpface.Serve(ln, mux, httpface.Options{Logger: log, Server: h.srv, WantUID: -1})
 	h.base = h.face.URL()
 	t.Cleanup(func() {
 		h.face.Close()
@@ -112,9 +133,6 @@ func newHarness(t *testing.T) *harness {
 			t.Errorf("supervisor: %v", err)
 		}
 	})
-	h.waitState("alpha", "ready")
-	h.waitState("pinned", "ready")
-	return h
 }
 
 func must[T any](v T, err error) T {

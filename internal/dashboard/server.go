@@ -225,7 +225,8 @@ func skipLine(r io.Reader) {
 }
 
 // serveAction runs a state-changing request: start, stop, restart, call
-// (a tool) or approve (changed tool definitions). It needs the page's
+// (a tool), approve (changed tool definitions) or login (a remote
+// server's OAuth login, login.go). It needs the page's
 // token, of the request's own session.
 func (d *Dashboard) serveAction(w http.ResponseWriter, r *http.Request) {
 	name, action := r.PathValue("name"), r.PathValue("action")
@@ -296,6 +297,8 @@ func (d *Dashboard) serveAction(w http.ResponseWriter, r *http.Request) {
 		}
 		d.log.Info("dashboard: tools approved", zap.String("server", name), zap.Strings("tools", resp.GetApproved()))
 		writeJSON(w, map[string]any{"approved": resp.GetApproved()})
+	case "login":
+		d.serveLogin(w, r, name)
 	default:
 		http.NotFound(w, r)
 	}

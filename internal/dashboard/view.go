@@ -106,6 +106,15 @@ type serverView struct {
 	LastExit           string           `json:"lastExit,omitempty"`
 	Sandbox            string           `json:"sandbox,omitempty"`
 	ServerInfo         *json.RawMessage `json:"serverInfo,omitempty"`
+
+	// CanLogin is set for a remote server whose authorization is mcpd's
+	// OAuth login: it needs one, logged in before, or has an "oauth"
+	// block. LoginInProgress while a login awaits its redirect;
+	// LoginError is why the last login begun from the page failed.
+	CanLogin        bool   `json:"canLogin,omitempty"`
+	LoginInProgress bool   `json:"loginInProgress,omitempty"`
+	LoginError      string `json:"loginError,omitempty"`
+	OAuthIssuer     string `json:"oauthIssuer,omitempty"`
 }
 
 type instanceView struct {
@@ -298,7 +307,10 @@ func (d *Dashboard) serverView(s *mcpdv1.ServerStatus, memOf func(int64) *memVie
 	}
 	if o := s.GetOauth(); o != nil {
 		v.Transport = "remote"
-		v.LoginRequired, v.LoggedIn = o.GetLoginRequired(), o.GetLoggedIn()
+		v.LoginRequired, v.LoggedIn, v.LoginInProgress = o.GetLoginRequired(), o.GetLoggedIn(), o.GetLoginInProgress()
+		v.OAuthIssuer = o.GetIssuer()
+		v.CanLogin = v.LoginRequired || v.OAuthIssuer != "" || (cfg != nil && cfg.Remote != nil && cfg.Remote.OAuth != nil)
+		v.LoginError = d.loginError(s.GetName())
 	}
 	for _, in := range s.GetInstances() {
 		v.Instances = append(v.Instances, instanceView{Key: in.GetInstance(), State: stateName(in.GetState()), Pid: in.GetPid(),
@@ -327,7 +339,7 @@ func reason(s *mcpdv1.ServerStatus, v serverView) string {
 		if r == "" {
 			r = "the server needs a login"
 		}
-		return r + "; run: mcpdctl login " + s.GetName()
+		return r + "; log in from the server's panel, or run: mcpdctl login " + s.GetName()
 	case "failed":
 		if c := s.GetConfigError(); c != "" {
 			return "config: " + v.LastError

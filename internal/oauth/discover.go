@@ -149,6 +149,11 @@ func (m *Manager) discover(ctx context.Context, resource string, ch *challenge) 
 	if !slices.Contains(asm.CodeChallengeMethodsSupported, "S256") {
 		return nil, fmt.Errorf("authorization server %s does not support PKCE S256 (code_challenge_methods_supported: %v)", issuer, asm.CodeChallengeMethodsSupported)
 	}
+	// The user's browser opens it (mcpdctl login, the dashboard): an
+	// http(s) URL only, never a javascript: or file: one.
+	if u, err := url.Parse(asm.AuthorizationEndpoint); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+		return nil, fmt.Errorf("authorization server %s: authorization_endpoint %q is not an http(s) URL", issuer, remoteText(asm.AuthorizationEndpoint))
+	}
 	d.asm = asm
 	return d, nil
 }

@@ -13,6 +13,11 @@ import (
 // "run: mcpdctl login NAME".
 var ErrLoginRequired = errors.New("login required")
 
+// ErrLoginCancelled is the cause of a login's Wait ending because the
+// login was abandoned: another login of the server began, it was logged
+// out, or the flow was closed.
+var ErrLoginCancelled = errors.New("cancelled")
+
 // LoginRequiredError says which server needs a login and why.
 type LoginRequiredError struct {
 	Server string

@@ -203,7 +203,7 @@ func (f *LoginFlow) Wait(ctx context.Context) (Status, error) {
 		}
 		return f.m.Status(f.server), nil
 	case <-f.closed:
-		return Status{}, fmt.Errorf("login %q: cancelled", f.server)
+		return Status{}, fmt.Errorf("login %q: %w", f.server, ErrLoginCancelled)
 	case <-ctx.Done():
 		return Status{}, fmt.Errorf("login %q: %w", f.server, ctx.Err())
 	}
@@ -252,7 +252,7 @@ func (f *LoginFlow) callback(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	if err != nil {
 		w.WriteHeader(http.StatusBadRequest)
-		fmt.Fprintf(w, "mcpd: login to %s failed; mcpdctl says why. You can close this tab.\n", f.server)
+		fmt.Fprintf(w, "mcpd: login to %s failed; mcpdctl login or the dashboard says why. You can close this tab.\n", f.server)
 	} else {
 		fmt.Fprintf(w, "mcpd: logged in to %s. You can close this tab.\n", f.server)
 	}

@@ -113,7 +113,9 @@ function renderServers() {
       h("td", {}, mem),
       h("td", {}, String(s.callsTotal), h("div", {class: "sub"}, s.callsFailed + " failed · " + s.callsInFlight + " in flight")),
       h("td", {}, String(s.cacheHits), h("div", {class: "sub"}, s.cachePolicy || "")),
-      h("td", {}, h("button", {onclick: e => { e.stopPropagation(); select(s.name); }}, "Open")),
+      h("td", {}, h("div", {class: "buttons"},
+        s.loginRequired ? h("button", {class: "primary login", onclick: e => { e.stopPropagation(); login(s.name); }}, "Log in") : null,
+        h("button", {onclick: e => { e.stopPropagation(); select(s.name); }}, "Open"))),
     );
   });
   document.querySelector("#servers tbody").replaceChildren(...rows);
@@ -132,9 +134,9 @@ function renderApps() {
   document.querySelector("#apps tbody").replaceChildren(...rows);
 }
 
-function activity(text, cls) {
+function activity(text, cls, ...more) {
   const ol = document.getElementById("activity");
-  ol.prepend(h("li", {class: cls}, new Date().toLocaleTimeString() + "  " + text));
+  ol.prepend(h("li", {class: cls}, new Date().toLocaleTimeString() + "  " + text, ...more));
   while (ol.children.length > 200) ol.lastChild.remove();
 }
 
@@ -170,12 +172,39 @@ async function act(action, name) {
   }
 }
 
+// login begins a remote server's OAuth login in mcpd and opens its
+// authorization URL in a new window. The window is opened blank at the
+// click (popup blockers allow a window only then), cut from this page
+// (no opener), and sent to the URL once mcpd answers. The authorization
+// server redirects to mcpd itself, which keeps the token: the server
+// turns ready here through the live updates.
+async function login(name) {
+  const win = window.open("", "_blank");
+  if (win) win.opener = null;
+  try {
+    const out = await post("/servers/" + enc(name) + "/login");
+    const u = new URL(out.authorizationUrl);
+    if (u.protocol !== "https:" && u.protocol !== "http:") throw new Error("not an http(s) authorization URL");
+    if (win) {
+      win.location.href = u.href;
+      activity("login " + name + ": continue in the new window");
+    } else {
+      activity("login " + name + ": the browser blocked the new window; ", "",
+        h("a", {href: u.href, target: "_blank", rel: "noopener noreferrer"}, "open the authorization page"));
+    }
+  } catch (e) {
+    if (win) win.close();
+    activity("login " + name + ": " + e.message, "error");
+  }
+}
+
 let headKey = "";
 function renderDetailHead() {
   const s = selected && server(selected);
   const panel = document.getElementById("detail");
   if (!s) { panel.hidden = true; return; }
-  const key = JSON.stringify([s.name, s.state, s.toolChangesPending, s.loginRequired, tab]);
+  const key = JSON.stringify([s.name, s.state, s.toolChangesPending, s.loginRequired, s.canLogin, s.loggedIn,
+    s.loginInProgress, s.loginError, s.oauthIssuer, tab]);
   let head = panel.querySelector(".head");
   if (head && key === headKey) return;
   headKey = key;
@@ -188,7 +217,7 @@ function renderDetailHead() {
       h("button", {class: "start", onclick: () => act("start", s.name)}, "Start"),
       h("button", {class: "stop", onclick: () => act("stop", s.name)}, "Stop"),
       h("button", {class: "restart", onclick: () => act("restart", s.name)}, "Restart")),
-    s.loginRequired ? h("span", {class: "login"}, "Log in with: ", h("code", {}, "mcpdctl login " + s.name)) : null,
+    s.canLogin ? loginBox(s) : null,
   );
   const tabBar = h("div", {class: "tabs"}, tabs.map(t => h("button", {class: t === tab ? "active" : "", dataset: {tab: t},
     onclick: () => { tab = t; headKey = ""; renderDetailHead(); loadTab(); }},
@@ -199,6 +228,19 @@ function renderDetailHead() {
     head.replaceWith(newHead);
     panel.querySelector(".tabs").replaceWith(tabBar);
   }
+}
+
+// loginBox is a remote server's OAuth login: the button (log in, or again),
+// where it stands, and the command that does the same.
+function loginBox(s) {
+  let state = null;
+  if (s.loginInProgress) state = h("span", {class: "muted"}, "waiting for the authorization server…");
+  else if (s.loginError) state = h("span", {class: "error"}, "last login failed: " + s.loginError);
+  else if (s.loggedIn) state = h("span", {class: "muted"}, "logged in" + (s.oauthIssuer ? " at " + s.oauthIssuer : ""));
+  return h("div", {class: "oauth"},
+    h("button", {class: "login" + (s.loginRequired ? " primary" : ""), onclick: () => login(s.name)}, s.loginRequired ? "Log in" : "Log in again"),
+    state,
+    h("span", {class: "sub"}, "or: ", h("code", {}, "mcpdctl login " + s.name)));
 }
 
 function body() { return document.querySelector("#detail .body"); }
