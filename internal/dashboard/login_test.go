@@ -15,7 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpd-dev/mcpd/internal/config"
-	"github.com/mcpd-dev/mcpd/internal/oauth/oauthtest"
+	"github.com/mcpd-dev/mcpd/internal/testing/oauthtest"
 )
 
 // corp is "corp", an autostarted remote server behind a fake OAuth

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpd-dev/mcpd/internal/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
