@@ -478,6 +478,9 @@ var allowedOwnDeps = map[string]bool{
 	// internal/cpuprofile writes a CPU profile for the benchmarks: standard
 	// library only.
 	"github.com/mcpd-dev/mcpd/internal/cpuprofile": true,
+	// internal/docgen keeps the generated sections of docs/ (the verb
+	// table): standard library only.
+	"github.com/mcpd-dev/mcpd/internal/docgen": true,
 	// internal/bridge is the MCP server behind "mcpdctl bridge"; its own
 	// TestDeps holds it to the packages above.
 	"github.com/mcpd-dev/mcpd/internal/bridge": true,
