@@ -440,7 +440,8 @@ func TestFormatDuration(t *testing.T) {
 }
 
 // forbiddenDeps are the packages mcpdctl must never link: it talks to mcpd
-// only over gRPC (design.md, house style A.4).
+// over gRPC and the bridge socket, never with the daemon's runtime
+// (design.md, house style A.4).
 var forbiddenDeps = []string{
 	"github.com/mcpd-dev/mcpd/internal/supervisor",
 	"github.com/mcpd-dev/mcpd/internal/session",
@@ -486,6 +487,9 @@ var allowedOwnDeps = map[string]bool{
 	"github.com/mcpd-dev/mcpd/internal/bridge": true,
 	// internal/profile is the profiles' types and globs, no runtime.
 	"github.com/mcpd-dev/mcpd/internal/profile": true,
+	// internal/relay relays a host's bytes to mcpd's bridge socket, with
+	// the bridge and the wire vocabulary only.
+	"github.com/mcpd-dev/mcpd/internal/relay": true,
 	// internal/pollio opens the bridge's stdin for the poller; x/sys only.
 	"github.com/mcpd-dev/mcpd/internal/pollio": true,
 	// internal/registry is the MCP Registry client and the server.json
