@@ -466,6 +466,10 @@ var allowedOwnDeps = map[string]bool{
 	// internal/hosts knows the MCP hosts' config files (connect,
 	// disconnect, hosts): format-preserving editors, nothing of the daemon.
 	"github.com/mcpd-dev/mcpd/internal/hosts": true,
+	// internal/importer turns other hosts' servers into mcpd's (config
+	// import, connect's plan): the config, hosts and secrets packages and
+	// hujson, nothing of the daemon.
+	"github.com/mcpd-dev/mcpd/internal/importer": true,
 	// internal/sandbox/policy is the config's sandbox vocabulary, standard
 	// library only (not the helper of internal/sandbox).
 	"github.com/mcpd-dev/mcpd/internal/sandbox/policy": true,
