@@ -6,7 +6,7 @@ GO      ?= go
 BINDIR  ?= $(HOME)/.local/bin
 UNITDIR ?= $(HOME)/.config/systemd/user
 
-.PHONY: all build man run test test-short lint bench bench-smoke bench-plots proto check-proto install clean help FORCE
+.PHONY: all build man docs run test test-short lint bench bench-smoke bench-plots proto check-proto install clean help FORCE
 
 all: build ## Build everything (same as build)
 
@@ -20,6 +20,9 @@ bin/demo-server: FORCE
 
 man: bin/mcpdctl ## Write the man pages of mcpdctl into man/ (from the same source as its help)
 	./bin/mcpdctl gen-man man
+
+docs: ## Regenerate the generated tables of docs/ (config keys, mcpdctl verbs, metrics); their tests fail until they are current
+	$(GO) test -count=1 -run 'TestConfigKeyTableCurrent|TestMetricsTableCurrent|TestVerbTableCurrent' ./docs/ ./cmd/mcpdctl/ -args -update
 
 run: build ## Run mcpd in the foreground on examples/config.json
 	./bin/mcpd --config examples/config.json --log-format console

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/importer"
 	"github.com/mcpd-dev/mcpd/internal/paths"
 	"github.com/mcpd-dev/mcpd/internal/registry"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -155,16 +156,16 @@ func (c *cli) runAdd(ctx context.Context, ref string, a addArgs, vars map[string
 		}
 		return fmt.Errorf("%s needs values; give them with --var (or set them in the environment):%s", ver, b.String())
 	}
-	entry := importedServer{Command: built.Config.Command, Args: built.Config.Args, Env: built.Config.Env,
+	entry := importer.Server{Command: built.Config.Command, Args: built.Config.Args, Env: built.Config.Env,
 		URL: built.Config.URL, Type: built.Config.Type, Headers: built.Config.Headers}
 	how := choice.Kind()
 	if choice.Package != nil {
 		how += " package " + choice.Package.Identifier + " with " + choice.Runtime
 	} else {
-		how += " remote " + remoteRef(choice.Remote.URL)
+		how += " remote " + importer.RemoteRef(choice.Remote.URL)
 	}
 	if a.dryRun {
-		out, err := marshalNoEscapeIndent(map[string]any{"mcpServers": map[string]importedServer{local: entry}})
+		out, err := importer.MarshalIndent(map[string]any{"mcpServers": map[string]importer.Server{local: entry}})
 		if err != nil {
 			return err
 		}
@@ -238,31 +239,31 @@ func (c *cli) reloadAfterAdd(ctx context.Context, timeout time.Duration) {
 // addToConfig is the config at dest with the server local set to entry:
 // added, or replaced when replace (a server add wrote before); a server of
 // that name that add did not write is an error.
-func addToConfig(ctx context.Context, dest, local string, entry importedServer, replace bool) ([]byte, error) {
+func addToConfig(ctx context.Context, dest, local string, entry importer.Server, replace bool) ([]byte, error) {
 	existing, err := config.ReadFile(ctx, dest)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(strings.TrimSpace(string(existing))) == 0) {
-		return marshalNoEscapeIndent(map[string]any{"mcpServers": map[string]importedServer{local: entry}})
+		return importer.MarshalIndent(map[string]any{"mcpServers": map[string]importer.Server{local: entry}})
 	}
 	if err != nil {
 		return nil, err
 	}
-	maps, err := configServerMaps(dest, existing)
+	maps, err := importer.ServerMaps(dest, existing)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", dest, err)
 	}
 	into := ""
 	for _, m := range maps {
 		if into == "" {
-			into = m.key
+			into = m.Key
 		}
-		if _, ok := m.servers[local]; ok {
+		if _, ok := m.Servers[local]; ok {
 			if !replace {
 				return nil, fmt.Errorf("%s already has a server %q; choose another name with --as", dest, local)
 			}
-			into = m.key
+			into = m.Key
 		}
 	}
-	return patchServers(dest, existing, into, map[string]importedServer{local: entry})
+	return importer.PatchServers(dest, existing, into, map[string]importer.Server{local: entry})
 }
 
 func keys(m map[string]string) []string {

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/pollio"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/rawio"
+	"github.com/mcpd-dev/mcpd/internal/relay"
 	"github.com/mcpd-dev/mcpd/internal/version"
 )
 
@@ -226,29 +227,35 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 		Names: names, All: all, Profile: a.profile, Prefix: a.prefix, Root: root,
 		TimeoutMs: a.timeout.Milliseconds(), MaxLine: maxLine, Client: clientName, Version: version.Version, Host: host,
 	}
-	conn, src, err := dialRelay(ctx, path, header)
+	conn, src, err := relay.Dial(ctx, path, header)
 	switch {
-	case errors.Is(err, errNoRelay):
+	case errors.Is(err, relay.ErrNoSocket):
 		return c.serveBridge(ctx, starting, root, in, c.stdout) // mcpd is not running, or serves no bridge socket
 	case err != nil:
 		return err
 	}
 	// A session that fell back to the bridge run here goes back to mcpd's
-	// bridge socket once it is there again (relay.go returnLoop).
-	redial := func(ctx context.Context) (relayConn, io.Reader, error) {
+	// bridge socket once it is there again.
+	redial := func(ctx context.Context) (relay.Conn, io.Reader, error) {
 		if _, err := os.Stat(bridge.RelaySocketPath(path)); err != nil {
 			return nil, nil, err
 		}
-		c, br, err := dialRelay(ctx, path, header)
+		c, br, err := relay.Dial(ctx, path, header)
 		if err != nil {
 			return nil, nil, err
 		}
 		return c, br, nil
 	}
-	r := &relay{conn: conn, src: src, out: c.hostOutput(), warnf: c.warnf, down: c.notRunning, fallback: serveHere,
-		redial: redial, track: relayTracker{max: maxLine}}
-	return r.run(ctx, in)
+	return relay.Run(ctx, conn, src, in, relay.Options{Out: c.hostOutput(), Warnf: c.warnf, Down: c.notRunning,
+		Fallback: serveHere, Redial: redial, MaxLine: maxLine})
 }
+
+// relayEnv set to "0" makes mcpdctl bridge run its bridge itself, never
+// through mcpd's bridge socket.
+const relayEnv = "MCPD_BRIDGE_RELAY"
+
+// relayOff reports whether the environment turns the relay off.
+func relayOff() bool { return os.Getenv(relayEnv) == "0" }
 
 // serveBridge runs the bridge in this process, over gRPC.
 func (c *cli) serveBridge(ctx context.Context, opts bridge.Options, root string, in io.Reader, out io.Writer) error {

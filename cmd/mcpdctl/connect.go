@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpd-dev/mcpd/internal/hosts"
+	"github.com/mcpd-dev/mcpd/internal/importer"
 	"github.com/mcpd-dev/mcpd/internal/paths"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -148,22 +149,11 @@ type connectState struct {
 	env   hosts.Env
 	reach hosts.Mcpd
 	store hosts.Store
-	mc    *mcpdConfig
+	mc    *importer.McpdConfig
 	// secrets moves (or names) the literal secrets of the servers added.
-	secrets *secretMover
+	secrets *importer.SecretMover
 	// failed counts files that could not be written.
 	failed int
-}
-
-// hostPlan is what connect does to one host's file.
-type hostPlan struct {
-	o       *hosts.Opened
-	targets map[*hosts.Entry]hosts.Target
-	// agg are the entries connect --aggregate removes, each with its mcpd
-	// server.
-	agg     map[*hosts.Entry]string
-	after   []byte
-	changes []hosts.Change
 }
 
 func (c *cli) connectHosts(ctx context.Context, hs []*hosts.Host, a connectArgs) error {
@@ -171,8 +161,8 @@ func (c *cli) connectHosts(ctx context.Context, hs []*hosts.Host, a connectArgs)
 	if err != nil {
 		return err
 	}
-	defer st.secrets.close()
-	var plans []*hostPlan
+	defer st.secrets.Close()
+	var plans []*importer.HostPlan
 	var problems []string
 	found := 0
 	for _, h := range hs {
@@ -217,7 +207,7 @@ func (c *cli) connectStart(ctx context.Context, a connectArgs) (*connectState, e
 	if err != nil {
 		return nil, err
 	}
-	mc, err := readMcpdConfig(ctx, cfgPath)
+	mc, err := importer.ReadMcpdConfig(ctx, cfgPath)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +215,7 @@ func (c *cli) connectStart(ctx context.Context, a connectArgs) (*connectState, e
 	if err != nil {
 		return nil, err
 	}
-	return &connectState{env: env, reach: reach, mc: mc, store: connectStore(), secrets: newSecretMover(a.moveSecrets, a.dryRun)}, nil
+	return &connectState{env: env, reach: reach, mc: mc, store: connectStore(), secrets: importer.NewSecretMover(a.moveSecrets, a.dryRun, openSecrets)}, nil
 }
 
 // connectStore is where connect keeps its records and backups.
@@ -241,115 +231,39 @@ func filePaths(h *hosts.Host, env hosts.Env) []string {
 	return out
 }
 
-// planHost decides what becomes of each entry of h's files: all of them
-// or, on a clash with mcpd's servers, none.
-func (c *cli) planHost(ctx context.Context, st *connectState, h *hosts.Host, opened []*hosts.Opened, a connectArgs) ([]*hostPlan, error) {
-	added := map[string]importedServer{}
-	var plans []*hostPlan
-	var notes, moved []string
-	for _, o := range opened {
-		p := &hostPlan{o: o, targets: map[*hosts.Entry]hosts.Target{}, agg: map[*hosts.Entry]string{}}
-		for _, e := range o.Entries {
-			ref := fmt.Sprintf("%s: %q in %s", o.File.Path, e.Name, e.Where)
-			switch e.State {
-			case hosts.Unsupported:
-				notes = append(notes, fmt.Sprintf("%s: left as it is: %s", ref, e.Why))
-				continue
-			case hosts.Connected:
-				continue
-			}
-			s, why, skip := toImported(o, e, st.env.Home)
-			notes = append(notes, prefixed(ref, why)...)
-			if skip != "" {
-				notes = append(notes, fmt.Sprintf("%s: left as it is: %s", ref, skip))
-				continue
-			}
-			// Before place: a server connected before with its secret
-			// moved is the same server once this one's is.
-			lines, err := st.secrets.apply(ctx, ref, mcpdName(e.Name), &s)
-			if err != nil {
-				return nil, err
-			}
-			if a.moveSecrets {
-				moved = append(moved, lines...)
-			} else {
-				notes = append(notes, lines...)
-			}
-			name, isNew, err := st.mc.place(mcpdName(e.Name), s)
-			if err != nil {
-				return nil, fmt.Errorf("%s: %w", ref, err)
-			}
-			if isNew {
-				st.mc.add(name, s)
-				added[name] = s
-			}
-			if a.aggregate {
-				if why := e.Unaggregated(); why != "" {
-					notes = append(notes, fmt.Sprintf("%s: kept as an entry of its own: %s", ref, why))
-				} else {
-					p.agg[e] = name
-					continue
-				}
-			}
-			p.targets[e] = st.reach.Target(h, name, e.Root())
-		}
-		plans = append(plans, p)
-	}
+// planHost plans h's files, printing the plan's notes and the secrets it
+// moved.
+func (c *cli) planHost(ctx context.Context, st *connectState, h *hosts.Host, opened []*hosts.Opened, a connectArgs) ([]*importer.HostPlan, error) {
+	ic := &importer.Connect{Env: st.env, Reach: st.reach, Config: st.mc, Secrets: st.secrets}
+	plans, notes, moved, err := ic.PlanHost(ctx, h, opened, importer.ConnectOptions{
+		Aggregate: a.aggregate, MoveSecrets: a.moveSecrets, Force: a.force, DryRun: a.dryRun})
 	for _, n := range notes {
 		c.warnf("%s", n)
 	}
 	c.secretLines(c.stdout, true, moved)
-	for _, p := range plans {
-		var err error
-		plan := hosts.Plan{Point: p.targets, Aggregate: p.agg,
-			Target: func(names []string) hosts.Target { return st.reach.AggregateTarget(h, names) }}
-		if p.after, p.changes, err = p.o.Apply(plan); err == nil && len(p.changes) > 0 {
-			err = hosts.Writable(p.o.File.Path)
-		}
-		if err == nil && len(p.changes) > 0 && !a.force && !a.dryRun {
-			if pid := h.Running(); pid != 0 {
-				err = fmt.Errorf("it is running (pid %d) and rewrites its config when it exits; quit it first, or use --force", pid)
-			}
-		}
-		if err != nil {
-			for name := range added {
-				delete(st.mc.have, name)
-				delete(st.mc.added, name)
-			}
-			return nil, err
-		}
-	}
-	return plans, nil
-}
-
-func prefixed(ref string, lines []string) []string {
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = ref + ": " + l
-	}
-	return out
+	return plans, err
 }
 
 // applyConnect writes mcpd's config, then each host file, or with dryRun
 // prints their diffs.
-func (c *cli) applyConnect(ctx context.Context, st *connectState, plans []*hostPlan, dryRun bool) error {
-	cfg, err := st.mc.updated()
+func (c *cli) applyConnect(ctx context.Context, st *connectState, plans []*importer.HostPlan, dryRun bool) error {
+	cfg, err := st.mc.Updated()
 	if err != nil {
 		return err
 	}
 	if dryRun {
 		if cfg != nil {
-			c.printDiff(st, st.mc.path, st.mc.data, cfg)
+			c.printDiff(st, st.mc.Path, st.mc.Data, cfg)
 		}
 		for _, p := range plans {
-			if len(p.changes) > 0 {
-				c.printDiff(st, p.o.File.Path, p.o.Data, p.after)
+			if len(p.Changes) > 0 {
+				c.printDiff(st, p.Opened.File.Path, p.Opened.Data, p.After)
 			}
 		}
 		return nil
 	}
 	// The secrets are stored before the config that names them.
-	if line, err := st.secrets.commit(ctx); err != nil {
+	if line, err := st.secrets.Commit(ctx); err != nil {
 		return fmt.Errorf("nothing changed: %w", err)
 	} else if line != "" {
 		fmt.Fprintln(c.stdout, sanitizeText(line))
@@ -358,8 +272,8 @@ func (c *cli) applyConnect(ctx context.Context, st *connectState, plans []*hostP
 		if err := writeMcpdConfig(st.store, st.mc, cfg); err != nil {
 			return fmt.Errorf("write mcpd's config: %w", err)
 		}
-		fmt.Fprintf(c.stdout, "%s: added %s\n", st.mc.path, strings.Join(slices.Sorted(mapKeys(st.mc.added)), ", "))
-		c.reloadAfterConnect(ctx, st.mc.path)
+		fmt.Fprintf(c.stdout, "%s: added %s\n", st.mc.Path, strings.Join(st.mc.Added(), ", "))
+		c.reloadAfterConnect(ctx, st.mc.Path)
 	}
 	for _, p := range plans {
 		c.reportPlan(st, p)
@@ -371,26 +285,26 @@ func (c *cli) applyConnect(ctx context.Context, st *connectState, plans []*hostP
 }
 
 // reportPlan commits one file's plan and says what it did.
-func (c *cli) reportPlan(st *connectState, p *hostPlan) {
-	o := p.o
+func (c *cli) reportPlan(st *connectState, p *importer.HostPlan) {
+	o := p.Opened
 	already := 0
 	for _, e := range o.Entries {
 		if e.State == hosts.Connected {
 			already++
 		}
 	}
-	if len(p.changes) == 0 {
+	if len(p.Changes) == 0 {
 		fmt.Fprintf(c.stdout, "%s (%s): nothing to change; %d of %d entries go through mcpd\n", o.Host.Name, o.File.Path, already, len(o.Entries))
 		return
 	}
-	if _, err := st.store.Commit(o, p.after, p.changes, time.Now()); err != nil {
+	if _, err := st.store.Commit(o, p.After, p.Changes, time.Now()); err != nil {
 		c.warnf("%s: %v; left as it is", o.File.Path, err)
 		st.failed++
 		return
 	}
 	var names, removed []string
 	added := false
-	for _, ch := range p.changes {
+	for _, ch := range p.Changes {
 		switch {
 		case ch.Written == "":
 			removed = append(removed, ch.Name)
@@ -445,12 +359,12 @@ func (c *cli) reloadAfterConnect(ctx context.Context, path string) {
 // printDiff prints a unified diff of a file's change, with the literal
 // secrets found shown as "<secret>".
 func (c *cli) printDiff(st *connectState, path string, before, after []byte) {
-	fmt.Fprint(c.stdout, st.secrets.redact(udiff.Unified(path, path+" (connected)", string(before), string(after))))
+	fmt.Fprint(c.stdout, st.secrets.Redact(udiff.Unified(path, path+" (connected)", string(before), string(after))))
 }
 
 // reach says how hosts reach mcpd: this mcpdctl as the bridge, and the
 // HTTP face's address from the running mcpd, else from its config.
-func (c *cli) reach(ctx context.Context, mc *mcpdConfig) (hosts.Mcpd, error) {
+func (c *cli) reach(ctx context.Context, mc *importer.McpdConfig) (hosts.Mcpd, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return hosts.Mcpd{}, fmt.Errorf("find mcpdctl's own path: %w", err)
@@ -470,7 +384,7 @@ func (c *cli) reach(ctx context.Context, mc *mcpdConfig) (hosts.Mcpd, error) {
 		m.HTTP = base
 		return m, nil
 	}
-	m.HTTP = configHTTP(mc.data)
+	m.HTTP = configHTTP(mc.Data)
 	return m, nil
 }
 
@@ -504,7 +418,7 @@ func configHTTP(data []byte) string {
 	if data == nil {
 		return def
 	}
-	v, err := hujsonStandard(data)
+	v, err := importer.StandardJSON(data)
 	if err != nil {
 		return def
 	}
@@ -520,4 +434,15 @@ func configHTTP(data []byte) string {
 	default:
 		return "http://" + l
 	}
+}
+
+// writeMcpdConfig writes mcpd's config with the added servers, after a
+// backup of the file as it was.
+func writeMcpdConfig(store hosts.Store, mc *importer.McpdConfig, out []byte) error {
+	if mc.Data != nil {
+		if _, err := store.Backup("mcpd", mc.Path, mc.Data); err != nil {
+			return err
+		}
+	}
+	return writeFileAtomic(mc.Path, out)
 }

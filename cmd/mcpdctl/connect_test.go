@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpd-dev/mcpd/internal/importer"
 )
 
 // connectHome is a throwaway home with the files of two hosts that share
@@ -88,13 +90,13 @@ func (h *connectHome) sums(t *testing.T) [3]string {
 }
 
 // mcpdServers are the servers of mcpd's config.
-func (h *connectHome) mcpdServers(t *testing.T) map[string]importedServer {
+func (h *connectHome) mcpdServers(t *testing.T) map[string]importer.Server {
 	t.Helper()
 	data, err := os.ReadFile(h.config)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cfg struct{ McpServers map[string]importedServer }
+	var cfg struct{ McpServers map[string]importer.Server }
 	if err := json.Unmarshal(data, &cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpd-dev/mcpd/internal/hosts"
+	"github.com/mcpd-dev/mcpd/internal/importer"
 )
 
 var disconnectCmd = &command{
@@ -140,7 +141,7 @@ func (c *cli) removeServers(ctx context.Context, st *connectState, names []strin
 	}
 	var drop []string
 	for _, n := range names {
-		if _, ok := st.mc.have[n]; ok && !still[n] && !slices.Contains(drop, n) {
+		if st.mc.Has(n) && !still[n] && !slices.Contains(drop, n) {
 			drop = append(drop, n)
 		}
 	}
@@ -148,14 +149,14 @@ func (c *cli) removeServers(ctx context.Context, st *connectState, names []strin
 		return nil
 	}
 	slices.Sort(drop)
-	out, err := removeConfigServers(st.mc, drop)
+	out, err := importer.RemoveServers(st.mc, drop)
 	if err != nil {
 		return err
 	}
 	if err := writeMcpdConfig(st.store, st.mc, out); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.stdout, "%s: removed %s\n", st.mc.path, strings.Join(drop, ", "))
-	c.reloadAfterConnect(ctx, st.mc.path)
+	fmt.Fprintf(c.stdout, "%s: removed %s\n", st.mc.Path, strings.Join(drop, ", "))
+	c.reloadAfterConnect(ctx, st.mc.Path)
 	return nil
 }

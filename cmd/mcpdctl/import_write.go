@@ -3,19 +3,18 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 
-	"github.com/tailscale/hujson"
-
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/importer"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -40,22 +39,22 @@ func (c *cli) configImport(ctx context.Context, file string, mode importMode) er
 	if err != nil {
 		return err
 	}
-	res, err := importConfig(file, data)
+	res, err := importer.Convert(file, data)
 	if err != nil {
 		return fmt.Errorf("import %s: %w", file, err)
 	}
-	for _, n := range res.notes {
+	for _, n := range res.Notes {
 		c.warnf("%s", n)
 	}
-	mv := newSecretMover(mode.moveSecrets, false)
-	defer mv.close()
-	for _, name := range slices.Sorted(mapKeys(res.servers)) {
-		s := res.servers[name]
-		lines, err := mv.apply(ctx, fmt.Sprintf("server %q", name), name, &s)
+	mv := importer.NewSecretMover(mode.moveSecrets, false, openSecrets)
+	defer mv.Close()
+	for _, name := range slices.Sorted(maps.Keys(res.Servers)) {
+		s := res.Servers[name]
+		lines, err := mv.Apply(ctx, fmt.Sprintf("server %q", name), name, &s)
 		if err != nil {
 			return fmt.Errorf("import %s: %w; nothing was written", file, err)
 		}
-		res.servers[name] = s
+		res.Servers[name] = s
 		c.secretLines(c.stderr, mode.moveSecrets, lines)
 	}
 	out, merged, err := c.importOutput(ctx, file, res, mode)
@@ -64,7 +63,7 @@ func (c *cli) configImport(ctx context.Context, file string, mode importMode) er
 	}
 	// The secrets are stored before the config that names them is
 	// printed or written.
-	if line, err := mv.commit(ctx); err != nil {
+	if line, err := mv.Commit(ctx); err != nil {
 		return fmt.Errorf("import %s: %w; nothing was written", file, err)
 	} else if line != "" {
 		fmt.Fprintf(c.stderr, "mcpdctl: %s\n", sanitizeText(line))
@@ -84,7 +83,7 @@ func (c *cli) configImport(ctx context.Context, file string, mode importMode) er
 		}
 		how := "wrote"
 		if merged {
-			how = fmt.Sprintf("added %d server(s) to", len(res.servers))
+			how = fmt.Sprintf("added %d server(s) to", len(res.Servers))
 		}
 		if resp.GetValid() {
 			fmt.Fprintf(c.stdout, "%s %s; %s\n", how, dest, c.applyHint(dest))
@@ -102,7 +101,7 @@ func (c *cli) configImport(ctx context.Context, file string, mode importMode) er
 // importOutput is the config to print or write: the imported servers alone,
 // or with --merge added to the existing file at mode.dest. merged reports
 // the latter.
-func (c *cli) importOutput(ctx context.Context, file string, res *importResult, mode importMode) (out []byte, merged bool, err error) {
+func (c *cli) importOutput(ctx context.Context, file string, res *importer.Result, mode importMode) (out []byte, merged bool, err error) {
 	if mode.write {
 		_, err := os.Stat(mode.dest)
 		switch {
@@ -114,14 +113,14 @@ func (c *cli) importOutput(ctx context.Context, file string, res *importResult, 
 				return nil, false, err
 			}
 			if len(bytes.TrimSpace(existing)) > 0 {
-				out, err := mergeConfig(mode.dest, existing, file, res.servers)
+				out, err := importer.MergeConfig(mode.dest, existing, file, res.Servers)
 				return out, true, err
 			}
 		case err == nil && !mode.force:
 			return nil, false, fmt.Errorf("%s already exists; use --merge to add the imported servers to it, or --force to replace it", mode.dest)
 		}
 	}
-	out, err = marshalNoEscapeIndent(map[string]any{"mcpServers": res.servers})
+	out, err = importer.MarshalIndent(map[string]any{"mcpServers": res.Servers})
 	return out, false, err
 }
 
@@ -150,114 +149,14 @@ func (c *cli) printLeftToFill(resp *mcpdv1.CheckConfigResponse, dest string, wri
 	}
 }
 
-// configServerMaps reads the maps of servers of mcpd's config existing
-// (at dest): "mcpServers" and VS Code's "servers", in that order, each with
-// its members.
-func configServerMaps(dest string, existing []byte) ([]configServerMap, error) {
-	std := config.StripJSONComments(bytes.TrimPrefix(existing, []byte("\xef\xbb\xbf")))
-	if err := json.Unmarshal(std, new(any)); err != nil {
-		return nil, syntaxError(std, err)
-	}
-	top, err := objectMembers(std, "the file")
-	if err != nil {
-		return nil, err
-	}
-	var out []configServerMap
-	for _, key := range []string{"mcpServers", "servers"} {
-		raw, ok := top[key]
-		if !ok {
-			continue
-		}
-		have, err := objectMembers(raw, fmt.Sprintf("%q", key))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, configServerMap{key: key, servers: have})
-	}
-	return out, nil
-}
-
-// configServerMap is one map of servers of mcpd's config.
-type configServerMap struct {
-	key     string
-	servers map[string]json.RawMessage
-}
-
-// mergeConfig adds servers (imported from file) to the existing config at
-// dest, keeping its comments and every other key; the file is laid out
-// anew by hujson's formatter. A server name already
-// in dest is an error naming both entries, and nothing is merged.
-func mergeConfig(dest string, existing []byte, file string, servers map[string]importedServer) ([]byte, error) {
-	existing = bytes.TrimPrefix(existing, []byte("\xef\xbb\xbf"))
-	maps, err := configServerMaps(dest, existing)
-	if err != nil {
-		return nil, fmt.Errorf("merge into %s: %w", dest, err)
-	}
-	into := ""
-	var clashes []string
-	for _, m := range maps {
-		if into == "" {
-			into = m.key
-		}
-		for name, v := range m.servers {
-			s, ok := servers[name]
-			if !ok {
-				continue
-			}
-			var old struct{ Command any }
-			_ = json.Unmarshal(v, &old)
-			what := fmt.Sprintf("command %q", s.Command)
-			if s.URL != "" {
-				what = fmt.Sprintf("url %q", remoteRef(s.URL))
-			}
-			clashes = append(clashes, fmt.Sprintf("server %q is both in %s (%q, command %q) and imported from %s (%s)",
-				name, dest, m.key, fmt.Sprint(old.Command), file, what))
+// secretLines prints apply's lines: suggestions (without --move-secrets)
+// as warnings, moves to w.
+func (c *cli) secretLines(w io.Writer, moved bool, lines []string) {
+	for _, l := range lines {
+		if moved {
+			fmt.Fprintf(w, "mcpdctl: %s\n", sanitizeText(l))
+		} else {
+			c.warnf("%s", l)
 		}
 	}
-	if len(clashes) > 0 {
-		sort.Strings(clashes)
-		return nil, fmt.Errorf("%s; rename one of the two (in either file) and import again; nothing was written", strings.Join(clashes, "; "))
-	}
-	return patchServers(dest, existing, into, servers)
-}
-
-// patchServers adds servers under the key into ("" : a new "mcpServers")
-// of the HuJSON document existing, then formats it.
-func patchServers(dest string, existing []byte, into string, servers map[string]importedServer) ([]byte, error) {
-	v, err := hujson.Parse(existing)
-	if err != nil {
-		return nil, fmt.Errorf("merge into %s: %w", dest, err)
-	}
-	type op struct {
-		Op    string `json:"op"`
-		Path  string `json:"path"`
-		Value any    `json:"value"`
-	}
-	var ops []op
-	if into == "" {
-		into = "mcpServers"
-		ops = append(ops, op{"add", "/mcpServers", map[string]any{}})
-	}
-	names := make([]string, 0, len(servers))
-	for name := range servers {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	ptr := strings.NewReplacer("~", "~0", "/", "~1")
-	for _, name := range names {
-		ops = append(ops, op{"add", "/" + into + "/" + ptr.Replace(name), servers[name]})
-	}
-	patch, err := marshalNoEscapeIndent(ops)
-	if err != nil {
-		return nil, err
-	}
-	if err := v.Patch(patch); err != nil {
-		return nil, fmt.Errorf("merge into %s: %w", dest, err)
-	}
-	v.Format()
-	out := v.Pack()
-	if !bytes.HasSuffix(out, []byte("\n")) {
-		out = append(out, '\n')
-	}
-	return out, nil
 }

@@ -1,7 +1,9 @@
 // Command mcpdctl is the operator's CLI for mcpd: it shows the daemon's and
 // the servers' status, starts and stops servers, and lists and calls the
 // tools, prompts and resources of the supervised MCP servers, talking to mcpd
-// only over its gRPC socket.
+// over its gRPC socket (and, for "bridge", relaying a host's bytes to its
+// bridge socket through internal/relay). This package holds the verbs,
+// their flags and their output.
 package main
 
 import (

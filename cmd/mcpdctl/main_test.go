@@ -440,7 +440,8 @@ func TestFormatDuration(t *testing.T) {
 }
 
 // forbiddenDeps are the packages mcpdctl must never link: it talks to mcpd
-// only over gRPC (design.md, house style A.4).
+// over gRPC and the bridge socket, never with the daemon's runtime
+// (design.md, house style A.4).
 var forbiddenDeps = []string{
 	"github.com/mcpd-dev/mcpd/internal/supervisor",
 	"github.com/mcpd-dev/mcpd/internal/session",
@@ -465,6 +466,10 @@ var allowedOwnDeps = map[string]bool{
 	// internal/hosts knows the MCP hosts' config files (connect,
 	// disconnect, hosts): format-preserving editors, nothing of the daemon.
 	"github.com/mcpd-dev/mcpd/internal/hosts": true,
+	// internal/importer turns other hosts' servers into mcpd's (config
+	// import, connect's plan): the config, hosts and secrets packages and
+	// hujson, nothing of the daemon.
+	"github.com/mcpd-dev/mcpd/internal/importer": true,
 	// internal/sandbox/policy is the config's sandbox vocabulary, standard
 	// library only (not the helper of internal/sandbox).
 	"github.com/mcpd-dev/mcpd/internal/sandbox/policy": true,
@@ -478,11 +483,17 @@ var allowedOwnDeps = map[string]bool{
 	// internal/cpuprofile writes a CPU profile for the benchmarks: standard
 	// library only.
 	"github.com/mcpd-dev/mcpd/internal/cpuprofile": true,
+	// internal/docgen keeps the generated sections of docs/ (the verb
+	// table): standard library only.
+	"github.com/mcpd-dev/mcpd/internal/docgen": true,
 	// internal/bridge is the MCP server behind "mcpdctl bridge"; its own
 	// TestDeps holds it to the packages above.
 	"github.com/mcpd-dev/mcpd/internal/bridge": true,
 	// internal/profile is the profiles' types and globs, no runtime.
 	"github.com/mcpd-dev/mcpd/internal/profile": true,
+	// internal/relay relays a host's bytes to mcpd's bridge socket, with
+	// the bridge and the wire vocabulary only.
+	"github.com/mcpd-dev/mcpd/internal/relay": true,
 	// internal/pollio opens the bridge's stdin for the poller; x/sys only.
 	"github.com/mcpd-dev/mcpd/internal/pollio": true,
 	// internal/registry is the MCP Registry client and the server.json

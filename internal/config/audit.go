@@ -36,7 +36,7 @@ func DefaultAudit() Audit {
 	return Audit{Enabled: true, MaxSize: DefaultAuditMaxSize, Keep: DefaultAuditKeep}
 }
 
-var auditKeys = []string{"enabled", "arguments", "maxSize", "keep"}
+var auditKeys = keysIn(InAudit)
 
 // audit reads the top-level "audit" object.
 func (p *parser) audit(raw json.RawMessage) Audit {
@@ -47,7 +47,7 @@ func (p *parser) audit(raw json.RawMessage) Audit {
 	}
 	for _, m := range members {
 		key := keyAudit + "." + m.key
-		switch m.key {
+		switch known(m.key, auditKeys) {
 		case "enabled":
 			a.Enabled = p.boolean("", key, m.val)
 		case "arguments":

@@ -284,9 +284,8 @@ const (
 	keyServers    = "servers"
 )
 
-// topKeys are the keys allowed at the top level; the ones other than the
-// server maps are ignored.
-var topKeys = []string{keyMCPServers, keyServers, keyHTTPListen, keyProfiles, keyAudit, keyRegistry, keyDashboard, "$schema", "inputs"}
+// topKeys are the keys allowed at the top level (keys.go).
+var topKeys = keysIn(InTop)
 
 // keyRegistry is the top-level key of the MCP Registry "mcpdctl search",
 // "add" and "outdated" read.
@@ -298,14 +297,8 @@ const keyHTTPListen = "httpListen"
 // keyDashboard is the top-level key that turns the dashboard off.
 const keyDashboard = "dashboard"
 
-// serverKeys are the keys allowed in a server object.
-var serverKeys = []string{
-	"command", "args", "env", "cwd", "type", "protocol", "autostart", "restart",
-	"requestTimeout", "shutdownGrace", "discoverTimeout", "disabled", "maxLineSize",
-	"cache", "roots", "sampling", "elicitation", "idleTimeout", "stdinTimeout", "sandbox",
-	"url", "headers", "oauth",
-	keyPin, keyShare, keyMaxInstances, keyClientCaps,
-}
+// serverKeys are the keys allowed in a server object (keys.go).
+var serverKeys = keysIn(InServer)
 
 var (
 	protocols = []string{"auto", "modern", "legacy"}
@@ -385,6 +378,10 @@ func (p *parser) parse(data []byte) []Server {
 	var profilesRaw json.RawMessage
 	from := map[string]string{} // server name → the key it was declared under
 	for _, m := range top {
+		if !slices.Contains(topKeys, m.key) {
+			p.fail("", "", "unknown key %q%s", m.key, suggest(m.key, topKeys))
+			continue
+		}
 		switch m.key {
 		case keyMCPServers, keyServers:
 			members, ok := p.object(m.val, "", m.key, "")
@@ -477,6 +474,10 @@ func (p *parser) members(s *Server, members []member) {
 	present := map[string]bool{}
 	for _, m := range members {
 		present[m.key] = true
+		if !slices.Contains(serverKeys, m.key) {
+			p.fail(name, "", "unknown key %q%s", m.key, suggest(m.key, serverKeys))
+			continue
+		}
 		if p.remoteKey(s, m.key, m.val) || p.shareKey(s, m.key, m.val) { // remote.go, share.go
 			continue
 		}

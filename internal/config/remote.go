@@ -151,7 +151,7 @@ func validHeaderName(s string) bool {
 	return true
 }
 
-var oauthKeys = []string{"clientId", "clientSecret", "scopes", "redirectPort"}
+var oauthKeys = keysIn(InOAuth)
 
 func (p *parser) oauth(server string, raw json.RawMessage) *OAuth {
 	members, ok := p.object(raw, server, "oauth", "")
@@ -161,7 +161,7 @@ func (p *parser) oauth(server string, raw json.RawMessage) *OAuth {
 	o := &OAuth{}
 	for _, m := range members {
 		key := "oauth." + m.key
-		switch m.key {
+		switch known(m.key, oauthKeys) {
 		case "clientId":
 			if v, ok := p.str(server, key, m.val); ok {
 				o.ClientID, _ = p.expand(server, key, v)

@@ -27,10 +27,10 @@ import (
 // their XDG defaults under ${HOME} when unset.
 
 // sandboxKeys are the keys of a "sandbox" object.
-var sandboxKeys = []string{"preset", "read", "write", "network", "limits", "bestEffort"}
+var sandboxKeys = keysIn(InSandbox)
 
 // limitKeys are the keys of a sandbox's "limits".
-var limitKeys = []string{"memory", "pids", "cpu", "openFiles"}
+var limitKeys = keysIn(InLimits)
 
 // minMemoryLimit is the smallest memory limit accepted: below it not even
 // a runtime starts, and a typo ("256" for "256MiB") is likelier.
@@ -66,7 +66,7 @@ func (p *parser) sandbox(server string, raw json.RawMessage) *sandbox.Policy {
 	pol := &sandbox.Policy{}
 	for _, m := range members {
 		k := key + "." + m.key
-		switch m.key {
+		switch known(m.key, sandboxKeys) {
 		case "preset":
 			if v, ok := p.str(server, k, m.val); ok && v != sandbox.PresetStrict {
 				p.fail(server, k, "unknown preset %q, want %q", v, sandbox.PresetStrict)
@@ -164,7 +164,7 @@ func (p *parser) sandboxLimits(server, key string, raw json.RawMessage) sandbox.
 	var l sandbox.Limits
 	for _, m := range members {
 		k := key + "." + m.key
-		switch m.key {
+		switch known(m.key, limitKeys) {
 		case "memory":
 			l.Memory = p.memorySize(server, k, m.val)
 		case "pids":

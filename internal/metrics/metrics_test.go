@@ -438,3 +438,22 @@ func TestCollectorNamesInstances(t *testing.T) {
 		t.Errorf("lint: %v %v", probs, err)
 	}
 }
+
+// Reference names every family the collector describes, and build_info.
+func TestReferenceComplete(t *testing.T) {
+	fams, err := Reference()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan *prometheus.Desc, 100)
+	(&statusCollector{m: New(&fakeSource{}, nil)}).Describe(ch)
+	close(ch)
+	if want := len(ch) + 1; len(fams) != want {
+		t.Errorf("Reference has %d families, want %d (every description and build_info)", len(fams), want)
+	}
+	for _, f := range fams {
+		if f.Help == "" || f.Type == "" {
+			t.Errorf("%s lacks its help or type", f.Name)
+		}
+	}
+}

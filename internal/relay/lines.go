@@ -1,4 +1,4 @@
-package main
+package relay
 
 import (
 	"bytes"
@@ -25,14 +25,14 @@ const replayInitWait = 10 * time.Second
 // maxAccumulated is the largest line buffer kept for the next line.
 const maxAccumulated = 1 << 20
 
-// relayTracker follows the host's lines on their way to mcpd, by their
+// tracker follows the host's lines on their way to mcpd, by their
 // envelope only: the requests in flight (to answer them if the connection
 // breaks) and what a new bridge must be told to go on with the session: a
 // legacy host's initialize and notifications/initialized, its
 // logging/setLevel and the resources it subscribed to, and a modern host's
 // subscriptions/listen requests, which the new bridge takes on (the host
 // keeps its subscription ids).
-type relayTracker struct {
+type tracker struct {
 	max  int    // --max-line-size: a longer line is not kept
 	acc  []byte // the current line's start, when it spans chunks
 	over bool   // the current line is longer than max
@@ -47,7 +47,7 @@ type relayTracker struct {
 }
 
 // feed follows a chunk of the host's bytes.
-func (t *relayTracker) feed(p []byte) {
+func (t *tracker) feed(p []byte) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
@@ -73,7 +73,7 @@ func (t *relayTracker) feed(p []byte) {
 }
 
 // keep adds p to the current line unless it grows past max.
-func (t *relayTracker) keep(p []byte) {
+func (t *tracker) keep(p []byte) {
 	if t.over {
 		return
 	}
@@ -86,7 +86,7 @@ func (t *relayTracker) keep(p []byte) {
 
 // between reports whether the host is between messages: no line half
 // read, and no request awaiting its answer but open listens.
-func (t *relayTracker) between() bool {
+func (t *tracker) between() bool {
 	if len(t.acc) > 0 || t.over {
 		return false
 	}
@@ -100,12 +100,12 @@ func (t *relayTracker) between() bool {
 
 // partial is the start of the line stdin is in the middle of, a copy, or
 // skip when it is an oversize line whose rest must be dropped.
-func (t *relayTracker) partial() (start []byte, skip bool) {
+func (t *tracker) partial() (start []byte, skip bool) {
 	return bytes.Clone(t.acc), t.over
 }
 
 // line follows one whole line.
-func (t *relayTracker) line(l []byte) {
+func (t *tracker) line(l []byte) {
 	env, err := jsonrpc.DecodeEnvelope(l)
 	if err != nil || env.Method == "" {
 		return // mcpd answers what it cannot read; a response is the host's
@@ -151,7 +151,7 @@ func (t *relayTracker) line(l []byte) {
 }
 
 // notification follows one of the host's notifications.
-func (t *relayTracker) notification(env jsonrpc.Envelope) {
+func (t *tracker) notification(env jsonrpc.Envelope) {
 	switch env.Method {
 	case "notifications/initialized":
 		t.initialized = true
@@ -165,7 +165,7 @@ func (t *relayTracker) notification(env jsonrpc.Envelope) {
 	}
 }
 
-func (t *relayTracker) subscribe(uri string, on bool) {
+func (t *tracker) subscribe(uri string, on bool) {
 	for i, u := range t.subscribed {
 		if u == uri {
 			if !on {
@@ -190,7 +190,7 @@ type sentID struct {
 // answered forgets the request mcpd answered (or the host cancelled), once
 // every request with its id was; failed says the answer is an error, which
 // leaves the session without the initialize it answers.
-func (t *relayTracker) answered(id []byte, failed bool) {
+func (t *tracker) answered(id []byte, failed bool) {
 	key := string(id)
 	if s := t.inflight[key]; s != nil && s.n > 1 {
 		s.n--
@@ -205,7 +205,7 @@ func (t *relayTracker) answered(id []byte, failed bool) {
 
 // failInFlight appends an error answer with msg to every request in
 // flight but the open listens (replayed) and forgets them.
-func (t *relayTracker) failInFlight(out []byte, msg string) []byte {
+func (t *tracker) failInFlight(out []byte, msg string) []byte {
 	for key, s := range t.inflight {
 		if _, ok := t.listens[key]; ok {
 			continue
@@ -224,7 +224,7 @@ func (t *relayTracker) failInFlight(out []byte, msg string) []byte {
 // notifications/initialized, logging/setLevel and resources/subscribe,
 // and the open subscriptions/listen requests as the host wrote them (the
 // new bridge acknowledges each again, under the host's id).
-func (t *relayTracker) replay() (io.Reader, *replayGate) {
+func (t *tracker) replay() (io.Reader, *replayGate) {
 	gate := &replayGate{initAnswered: make(chan struct{})}
 	var first, rest []byte
 	n := 0
@@ -327,7 +327,7 @@ func messageID(head []byte) (id []byte, request, failed bool) {
 	return rest[:end], bytes.HasPrefix(after, []byte(`,"method"`)), bytes.HasPrefix(after, []byte(`,"error"`))
 }
 
-// relayDemux splits mcpd's output into the host's messages and the
+// demux splits mcpd's output into the host's messages and the
 // bridge's warnings (bridge.RelayWarning lines), printed on stderr; it sees
 // the id of each answer go by. Whole messages are written on in runs as
 // they come; the start of a message still coming is held back, however
@@ -335,7 +335,7 @@ func messageID(head []byte) (id []byte, request, failed bool) {
 // nothing the host sees: the cut message is dropped, and the request it
 // answers is answered by the break. (The message is held once either way:
 // the host reads it whole.)
-type relayDemux struct {
+type demux struct {
 	// drop, if set, reports whether an answer (by id) is to be dropped:
 	// the answers to a session's replay when it returned to the relay.
 	drop func(id []byte) bool
@@ -358,7 +358,7 @@ const maxWarning = 16 << 10
 const holdKeep = 64 << 10
 
 // split handles one chunk of mcpd's output.
-func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), answered func(id []byte, failed bool)) {
+func (d *demux) split(p []byte, out io.Writer, warnf func(string, ...any), answered func(id []byte, failed bool)) {
 	start := 0     // of the bytes not written out or held yet
 	msgStart := -1 // where the current message began in p; -1: in an earlier chunk
 	for i := 0; i < len(p); {
@@ -416,7 +416,7 @@ func (d *relayDemux) split(p []byte, out io.Writer, warnf func(string, ...any), 
 // tail handles what is left of a chunk after split: rest, whose first
 // whole bytes are complete lines, then (when within a message) that
 // message's bytes so far, which are held back.
-func (d *relayDemux) tail(rest []byte, whole int, out io.Writer, warnf func(string, ...any)) {
+func (d *demux) tail(rest []byte, whole int, out io.Writer, warnf func(string, ...any)) {
 	switch {
 	case !d.mid:
 		write(out, rest, warnf)
@@ -429,7 +429,7 @@ func (d *relayDemux) tail(rest []byte, whole int, out io.Writer, warnf func(stri
 
 // cut drops the message still coming when the output ends within it, and
 // reports whether there was one.
-func (d *relayDemux) cut() bool {
+func (d *demux) cut() bool {
 	cut := d.mid && !d.warn
 	d.hold, d.mid = nil, false
 	return cut

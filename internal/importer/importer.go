@@ -1,4 +1,11 @@
-package main
+// Package importer turns the MCP servers other hosts declare into mcpd
+// servers: the conversion of a host's config file ("mcpdctl config
+// import"), the literal secrets found on the way (SecretMover), the merge
+// into mcpd's config keeping its comments, and connect's plan for a host's
+// files (PlanHost): which entries become which mcpd servers and how the
+// host then reaches them. It reads and returns bytes and lines of text;
+// writing the files and printing is its caller's.
+package importer
 
 import (
 	"bytes"
@@ -16,8 +23,8 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/config"
 )
 
-// importedServer is one server of an mcpd config written by config import.
-type importedServer struct {
+// Server is one server of an mcpd config written by config import.
+type Server struct {
 	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
@@ -61,11 +68,12 @@ type serverMap struct {
 	raw       json.RawMessage
 }
 
-// importResult is a converted config.
-type importResult struct {
-	servers map[string]importedServer
-	// notes say what was left out or changed, in order.
-	notes []string
+// Result is a converted config.
+type Result struct {
+	// Servers are the mcpd servers, by name.
+	Servers map[string]Server
+	// Notes say what was left out or changed, in order.
+	Notes []string
 }
 
 // importer converts one host file.
@@ -73,14 +81,14 @@ type importer struct {
 	file   string            // the file imported, absolute
 	home   string            // the user's home directory, "" if unknown
 	inputs map[string]string // VS Code input id → its description
-	res    importResult
+	res    Result
 	from   map[string]string // imported name → where it came from
 }
 
-// importConfig converts the MCP servers of a Claude Desktop, Claude Code,
+// Convert converts the MCP servers of a Claude Desktop, Claude Code,
 // Cursor, VS Code, Windsurf or Zed config file (data, read from file) to
 // mcpd servers, and says what it had to leave out or change.
-func importConfig(file string, data []byte) (*importResult, error) {
+func Convert(file string, data []byte) (*Result, error) {
 	std := config.StripJSONComments(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	if err := json.Unmarshal(std, new(any)); err != nil {
 		return nil, syntaxError(std, err)
@@ -95,7 +103,7 @@ func importConfig(file string, data []byte) (*importResult, error) {
 		abs = file
 	}
 	im := &importer{file: abs, home: home, from: map[string]string{},
-		res: importResult{servers: map[string]importedServer{}}}
+		res: Result{Servers: map[string]Server{}}}
 	if err := im.readInputs(top["inputs"]); err != nil {
 		return nil, err
 	}
@@ -262,10 +270,10 @@ func (im *importer) importable(m serverMap, name string, hs hostServer) bool {
 
 // add records s under name, renamed when mcpd does not allow the name or
 // another map of the file already used it.
-func (im *importer) add(m serverMap, name string, s importedServer) {
-	out := mcpdName(name)
+func (im *importer) add(m serverMap, name string, s Server) {
+	out := ServerName(name)
 	if prev, dup := im.from[out]; dup {
-		if sameServer(im.res.servers[out], s) {
+		if sameServer(im.res.Servers[out], s) {
 			return
 		}
 		base := out
@@ -280,17 +288,17 @@ func (im *importer) add(m serverMap, name string, s importedServer) {
 		im.notef("%s: imported as %q: mcpd names use only letters, digits, \"_\", \".\" and \"-\", without \"__\"", serverRef(m, name), out)
 	}
 	im.from[out] = fmt.Sprintf("%q in %s", name, m.where)
-	im.res.servers[out] = s
+	im.res.Servers[out] = s
 }
 
-func sameServer(a, b importedServer) bool {
+func sameServer(a, b Server) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return bytes.Equal(x, y)
 }
 
-// mcpdName turns a host's server name into one mcpd accepts.
-func mcpdName(name string) string {
+// ServerName turns a host's server name into one mcpd accepts.
+func ServerName(name string) string {
 	b := []byte(name)
 	for i, c := range b {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '.' || c == '-') {
@@ -316,7 +324,7 @@ func serverRef(m serverMap, name string) string {
 }
 
 func (im *importer) notef(format string, args ...any) {
-	im.res.notes = append(im.res.notes, fmt.Sprintf(format, args...))
+	im.res.Notes = append(im.res.Notes, fmt.Sprintf(format, args...))
 }
 
 // isBridge reports whether s runs mcpdctl's bridge, i.e. is a host's entry
@@ -351,9 +359,9 @@ func isBridge(s hostServer) bool {
 	return strings.TrimSuffix(filepath.Base(s.Command), ".exe") == "mcpdctl" && slices.Contains(s.Args, "bridge")
 }
 
-// marshalNoEscapeIndent is indented JSON without HTML escaping, with a
+// MarshalIndent is indented JSON without HTML escaping, with a
 // final newline.
-func marshalNoEscapeIndent(v any) ([]byte, error) {
+func MarshalIndent(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

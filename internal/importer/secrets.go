@@ -1,10 +1,9 @@
-package main
+package importer
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"regexp"
 	"slices"
 	"strings"
@@ -99,8 +98,8 @@ func secretBaseName(server, key string) string {
 	return string(b)
 }
 
-// secretMover moves the literal secrets of the servers one run imports.
-type secretMover struct {
+// SecretMover moves the literal secrets of the servers one run imports.
+type SecretMover struct {
 	// move is --move-secrets; dryRun plans the names and stores nothing.
 	move, dryRun bool
 	st           *secrets.Store // opened at the first secret; nil before
@@ -109,32 +108,36 @@ type secretMover struct {
 	taken map[string]string
 	// pending are the names to store, in order.
 	pending []string
-	// seen are the literal values found, for redact.
+	// seen are the literal values found, for Redact.
 	seen []string
+	open func() *secrets.Store
 }
 
-func newSecretMover(move, dryRun bool) *secretMover {
-	return &secretMover{move: move, dryRun: dryRun, taken: map[string]string{}}
+// NewSecretMover returns the mover of one run: move is --move-secrets,
+// dryRun plans the names and stores nothing, open opens the secret store
+// at the first secret.
+func NewSecretMover(move, dryRun bool, open func() *secrets.Store) *SecretMover {
+	return &SecretMover{move: move, dryRun: dryRun, taken: map[string]string{}, open: open}
 }
 
-func (mv *secretMover) store() *secrets.Store {
+func (mv *SecretMover) store() *secrets.Store {
 	if mv.st == nil {
-		mv.st = openSecrets()
+		mv.st = mv.open()
 	}
 	return mv.st
 }
 
-// close releases the store, if opened.
-func (mv *secretMover) close() {
+// Close releases the store, if opened.
+func (mv *SecretMover) Close() {
 	if mv.st != nil {
 		mv.st.Close()
 	}
 }
 
-// apply finds the literal secrets of s, the mcpd server named server, and
+// Apply finds the literal secrets of s, the mcpd server named server, and
 // with move replaces each by its ${secret:NAME}. It returns one line per
 // secret for the user (ref names the server), none holding a value.
-func (mv *secretMover) apply(ctx context.Context, ref, server string, s *importedServer) ([]string, error) {
+func (mv *SecretMover) Apply(ctx context.Context, ref, server string, s *Server) ([]string, error) {
 	var lines []string
 	do := func(what string, m map[string]string) error {
 		for _, k := range slices.Sorted(mapKeys(m)) {
@@ -173,7 +176,7 @@ func (mv *secretMover) apply(ctx context.Context, ref, server string, s *importe
 
 // nameFor picks the name to store value under: base, else base_2, … the
 // first one free or already holding value.
-func (mv *secretMover) nameFor(ctx context.Context, base, value string) (string, error) {
+func (mv *SecretMover) nameFor(ctx context.Context, base, value string) (string, error) {
 	for i := 1; ; i++ {
 		name := base
 		if i > 1 {
@@ -201,9 +204,9 @@ func (mv *secretMover) nameFor(ctx context.Context, base, value string) (string,
 	}
 }
 
-// redact replaces in text (a diff of a host file, which holds them) each
-// literal secret apply found by "<secret>".
-func (mv *secretMover) redact(text string) string {
+// Redact replaces in text (a diff of a host file, which holds them) each
+// literal secret Apply found by "<secret>".
+func (mv *SecretMover) Redact(text string) string {
 	seen := slices.Clone(mv.seen)
 	// The longer first: a value may hold another.
 	slices.SortFunc(seen, func(a, b string) int { return len(b) - len(a) })
@@ -216,9 +219,9 @@ func (mv *secretMover) redact(text string) string {
 	return text
 }
 
-// commit stores the secrets apply moved (none in a dry run) and returns a
+// Commit stores the secrets Apply moved (none in a dry run) and returns a
 // line saying where, "" when there were none.
-func (mv *secretMover) commit(ctx context.Context) (string, error) {
+func (mv *SecretMover) Commit(ctx context.Context) (string, error) {
 	if mv.dryRun || len(mv.pending) == 0 {
 		return "", nil
 	}
@@ -230,16 +233,4 @@ func (mv *secretMover) commit(ctx context.Context) (string, error) {
 	line := fmt.Sprintf("stored %s in %s", strings.Join(mv.pending, ", "), mv.store().Backend())
 	mv.pending = nil
 	return line, nil
-}
-
-// secretLines prints apply's lines: suggestions (without --move-secrets)
-// as warnings, moves to w.
-func (c *cli) secretLines(w io.Writer, moved bool, lines []string) {
-	for _, l := range lines {
-		if moved {
-			fmt.Fprintf(w, "mcpdctl: %s\n", sanitizeText(l))
-		} else {
-			c.warnf("%s", l)
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package main
+package importer
 
 import (
 	"bytes"
@@ -16,18 +16,37 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/hosts"
 )
 
-// mcpdConfig is mcpd's config file as connect sees it: the servers it has
+// McpdConfig is mcpd's config file as connect sees it: the servers it has
 // and those connect adds.
-type mcpdConfig struct {
-	path string
-	data []byte // as read; nil when the file does not exist
+type McpdConfig struct {
+	// Path is the file; Data its content as read, nil when it does not
+	// exist.
+	Path string
+	Data []byte
 	// have are the servers of the file, added those connect adds.
-	have, added map[string]importedServer
+	have, added map[string]Server
 }
 
-// readMcpdConfig reads mcpd's config file at path (absent: no servers).
-func readMcpdConfig(ctx context.Context, path string) (*mcpdConfig, error) {
-	mc := &mcpdConfig{path: path, have: map[string]importedServer{}, added: map[string]importedServer{}}
+// Has reports whether the config has a server name (one added included).
+func (mc *McpdConfig) Has(name string) bool {
+	_, ok := mc.have[name]
+	return ok
+}
+
+// Added returns the names of the servers added, sorted.
+func (mc *McpdConfig) Added() []string { return slices.Sorted(mapKeys(mc.added)) }
+
+// forget takes back the servers names added.
+func (mc *McpdConfig) forget(names []string) {
+	for _, name := range names {
+		delete(mc.have, name)
+		delete(mc.added, name)
+	}
+}
+
+// ReadMcpdConfig reads mcpd's config file at path (absent: no servers).
+func ReadMcpdConfig(ctx context.Context, path string) (*McpdConfig, error) {
+	mc := &McpdConfig{Path: path, have: map[string]Server{}, added: map[string]Server{}}
 	data, err := config.ReadFile(ctx, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return mc, nil
@@ -35,19 +54,19 @@ func readMcpdConfig(ctx context.Context, path string) (*mcpdConfig, error) {
 	if err != nil {
 		return nil, err
 	}
-	mc.data = data
-	std, err := hujsonStandard(data)
+	mc.Data = data
+	std, err := StandardJSON(data)
 	if err != nil {
 		return nil, fmt.Errorf("mcpd's config %s: %w", path, err)
 	}
 	var top struct {
-		McpServers map[string]importedServer `json:"mcpServers"`
-		Servers    map[string]importedServer `json:"servers"`
+		McpServers map[string]Server `json:"mcpServers"`
+		Servers    map[string]Server `json:"servers"`
 	}
 	if err := json.Unmarshal(std, &top); err != nil {
 		return nil, fmt.Errorf("mcpd's config %s: %w", path, err)
 	}
-	for _, m := range []map[string]importedServer{top.Servers, top.McpServers} {
+	for _, m := range []map[string]Server{top.Servers, top.McpServers} {
 		for name, s := range m {
 			mc.have[name] = s
 		}
@@ -57,7 +76,7 @@ func readMcpdConfig(ctx context.Context, path string) (*mcpdConfig, error) {
 
 // sameRun reports whether a and b are one server to share: the same
 // command, arguments, environment and directory, or the same URL.
-func sameRun(a, b importedServer) bool {
+func sameRun(a, b Server) bool {
 	if a.URL != "" || b.URL != "" {
 		return a.URL == b.URL
 	}
@@ -66,10 +85,10 @@ func sameRun(a, b importedServer) bool {
 	return sameServer(a, b)
 }
 
-// place finds the mcpd server for s, wanted under name: one already the
+// Place finds the mcpd server for s, wanted under name: one already the
 // same, else name when it is free. A name held by another server is a
 // clash, described naming both.
-func (mc *mcpdConfig) place(name string, s importedServer) (string, bool, error) {
+func (mc *McpdConfig) Place(name string, s Server) (string, bool, error) {
 	for _, n := range slices.Sorted(mapKeys(mc.have)) {
 		if sameRun(mc.have[n], s) {
 			return n, false, nil
@@ -82,14 +101,15 @@ func (mc *mcpdConfig) place(name string, s importedServer) (string, bool, error)
 	return name, true, nil
 }
 
-func (mc *mcpdConfig) add(name string, s importedServer) {
+// Add adds s to the config under name.
+func (mc *McpdConfig) Add(name string, s Server) {
 	mc.have[name] = s
 	mc.added[name] = s
 }
 
-func describe(s importedServer) string {
+func describe(s Server) string {
 	if s.URL != "" {
-		return "url " + remoteRef(s.URL)
+		return "url " + RemoteRef(s.URL)
 	}
 	return fmt.Sprintf("command %q", strings.TrimSpace(s.Command+" "+strings.Join(s.Args, " ")))
 }
@@ -104,16 +124,16 @@ func mapKeys[M ~map[string]V, V any](m M) func(func(string) bool) {
 	}
 }
 
-// updated is mcpd's config with the added servers, nil when none were.
-func (mc *mcpdConfig) updated() ([]byte, error) {
+// Updated is mcpd's config with the added servers, nil when none were.
+func (mc *McpdConfig) Updated() ([]byte, error) {
 	if len(mc.added) == 0 {
 		return nil, nil
 	}
-	if len(bytes.TrimSpace(mc.data)) == 0 {
-		return marshalNoEscapeIndent(map[string]any{"mcpServers": mc.added})
+	if len(bytes.TrimSpace(mc.Data)) == 0 {
+		return MarshalIndent(map[string]any{"mcpServers": mc.added})
 	}
 	into := ""
-	if v, err := hujson.Parse(mc.data); err == nil {
+	if v, err := hujson.Parse(mc.Data); err == nil {
 		for _, key := range []string{"mcpServers", "servers"} {
 			if v.Find("/"+key) != nil {
 				into = key
@@ -121,12 +141,12 @@ func (mc *mcpdConfig) updated() ([]byte, error) {
 			}
 		}
 	}
-	return patchServers(mc.path, mc.data, into, mc.added)
+	return PatchServers(mc.Path, mc.Data, into, mc.added)
 }
 
-// toImported converts a host's entry to the mcpd server it becomes, with
+// FromEntry converts a host's entry to the mcpd server it becomes, with
 // the host's variables made mcpd's, and says what it had to change.
-func toImported(o *hosts.Opened, e *hosts.Entry, home string) (importedServer, []string, string) {
+func FromEntry(o *hosts.Opened, e *hosts.Entry, home string) (Server, []string, string) {
 	s := e.Untied()
 	hs := hostServer{Command: s.Command, Args: s.Args, Env: s.Env, Cwd: s.Cwd, EnvFile: s.EnvFile, URL: s.URL, Headers: s.Headers}
 	m := serverMap{where: e.Where}
@@ -135,7 +155,7 @@ func toImported(o *hosts.Opened, e *hosts.Entry, home string) (importedServer, [
 		m.workspace = e.Workspace
 	}
 	im := &importer{file: o.File.Path, home: home, from: map[string]string{}}
-	var out importedServer
+	var out Server
 	if s.URL != "" {
 		hs.Remote, hs.Type = "url", s.Transport
 		if s.Transport == "http" {
@@ -151,22 +171,11 @@ func toImported(o *hosts.Opened, e *hosts.Entry, home string) (importedServer, [
 	if root != "" {
 		out.Share = "root"
 	}
-	return out, im.res.notes, ""
+	return out, im.res.Notes, ""
 }
 
-// writeMcpdConfig writes mcpd's config with the added servers, after a
-// backup of the file as it was.
-func writeMcpdConfig(store hosts.Store, mc *mcpdConfig, out []byte) error {
-	if mc.data != nil {
-		if _, err := store.Backup("mcpd", mc.path, mc.data); err != nil {
-			return err
-		}
-	}
-	return writeFileAtomic(mc.path, out)
-}
-
-// hujsonStandard is data, JSON with comments, as standard JSON.
-func hujsonStandard(data []byte) ([]byte, error) {
+// StandardJSON is data, JSON with comments, as standard JSON.
+func StandardJSON(data []byte) ([]byte, error) {
 	v, err := hujson.Parse(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")))
 	if err != nil {
 		return nil, err
@@ -175,12 +184,12 @@ func hujsonStandard(data []byte) ([]byte, error) {
 	return v.Pack(), nil
 }
 
-// removeConfigServers is mcpd's config without the servers names, its
+// RemoveServers is mcpd's config without the servers names, its
 // comments and layout kept.
-func removeConfigServers(mc *mcpdConfig, names []string) ([]byte, error) {
-	v, err := hujson.Parse(mc.data)
+func RemoveServers(mc *McpdConfig, names []string) ([]byte, error) {
+	v, err := hujson.Parse(mc.Data)
 	if err != nil {
-		return nil, fmt.Errorf("mcpd's config %s: %w", mc.path, err)
+		return nil, fmt.Errorf("mcpd's config %s: %w", mc.Path, err)
 	}
 	ptr := strings.NewReplacer("~", "~0", "/", "~1")
 	var ops []map[string]string
@@ -197,7 +206,7 @@ func removeConfigServers(mc *mcpdConfig, names []string) ([]byte, error) {
 		return nil, err
 	}
 	if err := v.Patch(patch); err != nil {
-		return nil, fmt.Errorf("mcpd's config %s: %w", mc.path, err)
+		return nil, fmt.Errorf("mcpd's config %s: %w", mc.Path, err)
 	}
 	for _, name := range names {
 		delete(mc.have, name)

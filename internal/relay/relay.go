@@ -1,4 +1,14 @@
-package main
+// Package relay is the host side of "mcpdctl bridge" when mcpd serves the
+// bridge itself on its bridge socket (bridge.RelaySocketPath): it relays
+// the host's bytes to that socket and mcpd's back, with no gRPC client and
+// no decoding beyond each line's envelope. It owns what that needs to know
+// of MCP: the host's requests in flight (answered with an error when the
+// connection breaks), the session a new bridge must be told of (the
+// initialize, the log level, resource subscriptions and open listens,
+// replayed), mcpd's warning lines (taken out for stderr), and the move of
+// a session to the bridge run in mcpdctl over gRPC (the fallback) when
+// mcpd goes, and back to the socket when it returns.
+package relay
 
 import (
 	"bufio"
@@ -9,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -18,42 +27,32 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/rawio"
 )
 
-// The bridge's fast path: mcpd runs the bridge itself and serves it on its
-// bridge socket (bridge.RelaySocketPath); mcpdctl only relays the host's
-// bytes, with no gRPC client and no decoding beyond each line's envelope.
-// When that socket is not there (mcpd not running, or an mcpd without it)
-// the bridge runs here over gRPC as before. When the connection breaks
-// (mcpd stopped or restarted), the host's requests in flight are answered
-// with an error and the session goes on with the bridge run here, fed
-// first with what it needs to know of the session (relayTracker).
-
-// relayEnv set to "0" makes mcpdctl bridge run its bridge itself, never
-// through mcpd's bridge socket.
-const relayEnv = "MCPD_BRIDGE_RELAY"
-
 // Bounds of the relay.
 const (
-	relayDialTimeout = 2 * time.Second
-	// relayAnswerTimeout bounds mcpd's answer to the header: it is sent
+	dialTimeout = 2 * time.Second
+	// answerTimeout bounds mcpd's answer to the header: it is sent
 	// once the bridge is set up, which may start the servers.
-	relayAnswerTimeout = 2 * time.Minute
-	relayBuffer        = 256 << 10
+	answerTimeout = 2 * time.Minute
+	bufferSize    = 256 << 10
 )
 
-// errNoRelay is a relay that could not be opened: the bridge runs here.
-var errNoRelay = errors.New("no bridge socket")
+// ErrNoSocket is the class of a relay that could not be opened: mcpd is
+// not running, serves no bridge socket, or is of another version; the
+// caller runs the bridge itself.
+var ErrNoSocket = errors.New("no bridge socket")
 
-// dialRelay connects to mcpd's bridge socket for the API socket at
-// socket, sends h and reads the answer. An error wrapping errNoRelay
-// means the bridge is to run here; any other is the bridge's own failure
-// (an unknown server, a bad profile), as mcpd words it.
-func dialRelay(ctx context.Context, socket string, h bridge.RelayHeader) (relayConn, *bufio.Reader, error) {
-	d := net.Dialer{Timeout: relayDialTimeout}
+// Dial connects to mcpd's bridge socket for the API socket at socket,
+// sends h and reads the answer; the reader returned holds what follows it.
+// An error wrapping ErrNoSocket means the bridge is to run in the caller;
+// any other is the bridge's own failure (an unknown server, a bad
+// profile), as mcpd words it.
+func Dial(ctx context.Context, socket string, h bridge.RelayHeader) (Conn, *bufio.Reader, error) {
+	d := net.Dialer{Timeout: dialTimeout}
 	c, err := d.DialContext(ctx, "unix", bridge.RelaySocketPath(socket))
 	if err != nil {
-		return nil, nil, fmt.Errorf("%w: %w", errNoRelay, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrNoSocket, err)
 	}
-	conn := rawio.NewConn(c).(relayConn) // a *rawio.Conn, or the *net.UnixConn itself
+	conn := rawio.NewConn(c).(Conn) // a *rawio.Conn, or the *net.UnixConn itself
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
 	data, err := json.Marshal(h)
@@ -61,8 +60,8 @@ func dialRelay(ctx context.Context, socket string, h bridge.RelayHeader) (relayC
 		conn.Close()
 		return nil, nil, fmt.Errorf("bridge header: %w", err)
 	}
-	_ = conn.SetDeadline(time.Now().Add(relayAnswerTimeout))
-	br := bufio.NewReaderSize(conn, relayBuffer)
+	_ = conn.SetDeadline(time.Now().Add(answerTimeout))
+	br := bufio.NewReaderSize(conn, bufferSize)
 	var a bridge.RelayAnswer
 	if _, err = conn.Write(append(data, '\n')); err == nil {
 		var line []byte
@@ -77,13 +76,13 @@ func dialRelay(ctx context.Context, socket string, h bridge.RelayHeader) (relayC
 		return nil, nil, ctx.Err()
 	case err != nil: // mcpd went away meanwhile, or is not one that answers
 		conn.Close()
-		return nil, nil, fmt.Errorf("%w: %w", errNoRelay, err)
+		return nil, nil, fmt.Errorf("%w: %w", ErrNoSocket, err)
 	case !a.OK && strings.HasPrefix(a.Error, "bad header:"):
 		// An mcpd of another version, which does not know a field of
-		// ours: the bridge run here over the API socket serves (and says
+		// ours: the caller's own bridge over the API socket serves (and says
 		// what is wrong, if anything still is).
 		conn.Close()
-		return nil, nil, fmt.Errorf("%w: %s", errNoRelay, a.Error)
+		return nil, nil, fmt.Errorf("%w: %s", ErrNoSocket, a.Error)
 	case !a.OK:
 		conn.Close()
 		return nil, nil, errors.New(a.Error)
@@ -91,33 +90,65 @@ func dialRelay(ctx context.Context, socket string, h bridge.RelayHeader) (relayC
 	return conn, br, nil
 }
 
-// relayConn is the bridge socket: a *rawio.Conn, read and written with
-// raw system calls (the relay's CPU per message is mostly its system
-// calls), or the *net.UnixConn itself.
-type relayConn interface {
+// Conn is a connection to the bridge socket: a *rawio.Conn, read and
+// written with raw system calls (the relay's CPU per message is mostly
+// its system calls), or the *net.UnixConn itself.
+type Conn interface {
 	net.Conn
 	CloseWrite() error
 }
 
-// relay is one host session relayed to mcpd's bridge socket.
+// Options are a relayed session's collaborators.
+type Options struct {
+	// Out is the host's stdout; Warnf prints a warning on stderr.
+	Out   io.Writer
+	Warnf func(format string, args ...any)
+	// Down returns the error the host's requests in flight are answered
+	// with when the connection breaks (mcpd went).
+	Down func() error
+	// Fallback runs the bridge in this process over the API socket, on
+	// the session from in to out, when the connection breaks.
+	Fallback func(in io.Reader, out io.Writer) error
+	// Redial opens a new relay connection (Dial); nil: a session that
+	// fell back stays with the fallback.
+	Redial func(ctx context.Context) (Conn, io.Reader, error)
+	// RetryEvery is how often a session that fell back looks for mcpd's
+	// bridge socket; zero: every 500 ms.
+	RetryEvery time.Duration
+	// MaxLine is the bridge's --max-line-size: a longer line of the host
+	// is not followed (mcpd answers it as too large).
+	MaxLine int
+}
+
+// Run relays one host session from in over conn (src reads conn past
+// the answer, as Dial returns it) until in ends and the session is over,
+// or ctx ends.
+func Run(ctx context.Context, conn Conn, src, in io.Reader, o Options) error {
+	r := &session{conn: conn, src: src, out: o.Out, warnf: o.Warnf, down: o.Down, fallback: o.Fallback,
+		redial: o.Redial, retryEvery: o.RetryEvery, track: tracker{max: o.MaxLine}}
+	return r.run(ctx, in)
+}
+
+// session is one host session relayed to mcpd's bridge socket.
 //
-// When the connection breaks, the bridge run here (fallback) takes the
-// session on; once mcpd's bridge socket is back, the session returns to
-// it at a point between messages (returnLoop), and may fall back again.
-type relay struct {
-	conn     relayConn
+// When the connection breaks, the fallback (the bridge run by the
+// caller) takes the session on; once mcpd's bridge socket is back, the
+// session returns to it at a point between messages (returnLoop), and may
+// fall back again.
+type session struct {
+	conn     Conn
 	src      io.Reader // conn, past the answer
 	out      io.Writer // the host's stdout
 	warnf    func(format string, args ...any)
 	down     func() error                            // the error for requests in flight when mcpd goes
-	fallback func(in io.Reader, out io.Writer) error // the bridge run here
-	// redial opens a new relay connection (dialRelay); nil: a session
-	// that fell back stays with the bridge run here.
-	redial func(ctx context.Context) (relayConn, io.Reader, error)
+	fallback func(in io.Reader, out io.Writer) error // the bridge run by the caller
+	// redial opens a new relay connection (Dial); nil: a session
+	// that fell back stays with the fallback.
+	redial func(ctx context.Context) (Conn, io.Reader, error)
 	// retryEvery is how often a session that fell back looks for mcpd's
-	// bridge socket. If zero, relayRetryEvery.
+	// bridge socket. If zero, defaultRetryEvery.
 	retryEvery time.Duration
-	wg         sync.WaitGroup // relayDown, the fallbacks and returnLoop
+	wg         sync.WaitGroup // copyDown, the fallbacks and returnLoop
 
 	// fwdMu is held by the stdin loop while it hands a chunk on, and by
 	// returnLoop while it moves the session: so no chunk is half on
@@ -125,7 +156,7 @@ type relay struct {
 	fwdMu sync.Mutex
 
 	mu          sync.Mutex // guards the fields below
-	track       relayTracker
+	track       tracker
 	broken      bool           // the connection ended: stdin goes to fb
 	interrupted bool           // ctx ended: no fallback
 	stdinDone   bool           // stdin ended (conn's write side is closed)
@@ -142,17 +173,17 @@ type relay struct {
 	skipping bool // dropping the rest of an oversize line
 }
 
-// relayRetryEvery is how often a session that fell back looks for mcpd's
+// defaultRetryEvery is how often a session that fell back looks for mcpd's
 // bridge socket.
-const relayRetryEvery = 500 * time.Millisecond
+const defaultRetryEvery = 500 * time.Millisecond
 
 // run relays until stdin ends and the session is over.
-func (r *relay) run(ctx context.Context, in io.Reader) error {
+func (r *session) run(ctx context.Context, in io.Reader) error {
 	r.switched = make(chan struct{})
 	r.dead = make(chan struct{})
 	r.ctx = ctx
 	conn, src := r.conn, r.src
-	r.wg.Go(func() { r.relayDown(conn, src) })
+	r.wg.Go(func() { r.copyDown(conn, src) })
 	stop := context.AfterFunc(ctx, func() {
 		r.mu.Lock()
 		r.interrupted = true
@@ -169,7 +200,7 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 	// does, instead of the host's lines going nowhere until it closes
 	// stdin; the loop is then left blocked on stdin, and the process exits.
 	up := make(chan error, 1)
-	go func() { up <- r.relayUp(in) }()
+	go func() { up <- r.copyUp(in) }()
 	var err error
 	select {
 	case err = <-up:
@@ -193,10 +224,10 @@ func (r *relay) run(ctx context.Context, in io.Reader) error {
 	return r.fbErr
 }
 
-// relayUp copies stdin to mcpd, or to the fallback once the connection
+// copyUp copies stdin to mcpd, or to the fallback once the connection
 // broke, until stdin ends.
-func (r *relay) relayUp(in io.Reader) error {
-	buf := make([]byte, relayBuffer)
+func (r *session) copyUp(in io.Reader) error {
+	buf := make([]byte, bufferSize)
 	for {
 		n, err := in.Read(buf)
 		if n > 0 {
@@ -213,7 +244,7 @@ func (r *relay) relayUp(in io.Reader) error {
 }
 
 // forward sends a chunk of stdin on.
-func (r *relay) forward(p []byte) {
+func (r *session) forward(p []byte) {
 	r.fwdMu.Lock()
 	defer r.fwdMu.Unlock()
 	r.mu.Lock()
@@ -226,7 +257,7 @@ func (r *relay) forward(p []byte) {
 		if _, err := conn.Write(p); err == nil {
 			return
 		}
-		conn.Close() // relayDown sees it and switches
+		conn.Close() // copyDown sees it and switches
 		<-switched
 		return // what was fed is answered; the partial line goes on below
 	}
@@ -237,7 +268,7 @@ func (r *relay) forward(p []byte) {
 // toFallback writes p to the fallback's stdin, after the line the relay
 // was in the middle of when the connection broke. The tracker follows it
 // too, so that returnLoop knows when the session is between messages.
-func (r *relay) toFallback(p []byte) {
+func (r *session) toFallback(p []byte) {
 	r.mu.Lock()
 	fb := r.fb
 	var partial []byte
@@ -267,7 +298,7 @@ func (r *relay) toFallback(p []byte) {
 
 // endInput is the end of stdin: mcpd is told (its bridge answers what is
 // in flight, then closes), or the fallback's stdin is closed.
-func (r *relay) endInput() {
+func (r *session) endInput() {
 	r.fwdMu.Lock()
 	defer r.fwdMu.Unlock()
 	r.mu.Lock()
@@ -287,15 +318,15 @@ func (r *relay) endInput() {
 	}
 }
 
-// relayDown copies mcpd's output on conn to stdout, and its warnings to
+// copyDown copies mcpd's output on conn to stdout, and its warnings to
 // stderr, until the connection ends; then it handles the break. gate,
 // when set, is the replay of a session that returned to the relay: the
 // answers to the replayed requests are dropped.
-func (r *relay) relayDown(conn relayConn, src io.Reader) { r.relayDownGated(conn, src, nil) }
+func (r *session) copyDown(conn Conn, src io.Reader) { r.copyDownGated(conn, src, nil) }
 
-func (r *relay) relayDownGated(conn relayConn, src io.Reader, gate *replayGate) {
-	buf := make([]byte, relayBuffer)
-	var d relayDemux
+func (r *session) copyDownGated(conn Conn, src io.Reader, gate *replayGate) {
+	buf := make([]byte, bufferSize)
+	var d demux
 	if gate != nil {
 		d.drop = gate.drop
 	}
@@ -313,7 +344,7 @@ func (r *relay) relayDownGated(conn relayConn, src io.Reader, gate *replayGate) 
 }
 
 // answered forgets a request answered; failed: with an error.
-func (r *relay) answered(id []byte, failed bool) {
+func (r *session) answered(id []byte, failed bool) {
 	r.mu.Lock()
 	r.track.answered(id, failed)
 	r.mu.Unlock()
@@ -321,8 +352,8 @@ func (r *relay) answered(id []byte, failed bool) {
 
 // broke handles the end of the connection conn: unless the session is
 // over (stdin ended, or ctx), the host's requests in flight are answered
-// with an error and the bridge run here takes the session on.
-func (r *relay) broke(conn relayConn) {
+// with an error and the fallback takes the session on.
+func (r *session) broke(conn Conn) {
 	conn.Close()
 	down := r.down().Error() // outside r.mu: it may look at the socket file
 	r.mu.Lock()
@@ -390,7 +421,7 @@ func (r *relay) broke(conn relayConn) {
 // session is between messages once none is awaited), and once the session
 // went back to the relay it drops what the ending fallback still writes.
 type fallbackOut struct {
-	r *relay
+	r *session
 	w io.Writer // the replayFilter over the host's stdout
 
 	mu  sync.Mutex // guards off; held for each write
@@ -423,16 +454,16 @@ func (o *fallbackOut) retired() bool {
 	return o.off
 }
 
-// returnLoop moves the session that fell back to the bridge run here (out
-// is that fallback's stdout) back to mcpd's bridge socket once it is
+// returnLoop moves the session that fell back (out is the fallback's
+// stdout) back to mcpd's bridge socket once it is
 // back, at a point between messages: no line of the host half read, no
 // request of the host waiting for its answer (open listens aside, which
 // the new bridge takes on). It ends when the session moved, ended, or the
 // fallback ended.
-func (r *relay) returnLoop(out *fallbackOut, fbEnd <-chan struct{}) {
+func (r *session) returnLoop(out *fallbackOut, fbEnd <-chan struct{}) {
 	every := r.retryEvery
 	if every <= 0 {
-		every = relayRetryEvery
+		every = defaultRetryEvery
 	}
 	t := time.NewTimer(every)
 	defer t.Stop()
@@ -461,7 +492,7 @@ func (r *relay) returnLoop(out *fallbackOut, fbEnd <-chan struct{}) {
 // moves it onto conn: the fallback is retired, the new bridge is told the
 // session (replay) and the stdin loop goes on to conn. It reports whether
 // it did.
-func (r *relay) moveBack(out *fallbackOut, conn relayConn, src io.Reader, fbEnd <-chan struct{}) bool {
+func (r *session) moveBack(out *fallbackOut, conn Conn, src io.Reader, fbEnd <-chan struct{}) bool {
 	const tries, pause = 50, 20 * time.Millisecond
 	for i := 0; ; i++ {
 		r.fwdMu.Lock()
@@ -496,14 +527,11 @@ func (r *relay) moveBack(out *fallbackOut, conn relayConn, src io.Reader, fbEnd 
 	r.mu.Unlock()
 	fb.Close() // the fallback ends: nothing of the host's is in flight on it
 	r.warnf("bridge: mcpd's bridge socket is back; serving through it again")
-	r.wg.Go(func() { r.relayDownGated(conn, src, gate) })
+	r.wg.Go(func() { r.copyDownGated(conn, src, gate) })
 	// The new bridge is told the session: the initialize first, the rest
-	// once it answered (the gate). Its answers are dropped (relayDemux).
+	// once it answered (the gate). Its answers are dropped (demux).
 	if _, err := io.Copy(conn, replay); err != nil {
-		conn.Close() // relayDown sees it, and the session falls back again
+		conn.Close() // copyDown sees it, and the session falls back again
 	}
 	return true
 }
-
-// relayOff reports whether the environment turns the relay off.
-func relayOff() bool { return os.Getenv(relayEnv) == "0" }

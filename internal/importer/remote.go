@@ -1,4 +1,4 @@
-package main
+package importer
 
 import (
 	"fmt"
@@ -44,9 +44,9 @@ func contains(list []string, s string) bool {
 // (Windsurf's serverUrl too), type and headers, with host variables
 // converted. A server without a type whose URL ends in /sse is taken for
 // the 2024-11-05 transport, as the hosts that guess do.
-func (im *importer) convertRemote(m serverMap, name string, hs hostServer) importedServer {
+func (im *importer) convertRemote(m serverMap, name string, hs hostServer) Server {
 	conv := func(key, v string) string { return im.convVars(m, name, key, v) }
-	s := importedServer{URL: conv("url", hs.URL), Disabled: hs.Disabled}
+	s := Server{URL: conv("url", hs.URL), Disabled: hs.Disabled}
 	switch {
 	case hs.Type == "sse":
 		s.Type = "sse"
@@ -68,8 +68,8 @@ func (im *importer) convertRemote(m serverMap, name string, hs hostServer) impor
 	return s
 }
 
-// remoteRef is a URL for messages, without what may be a credential.
-func remoteRef(raw string) string {
+// RemoteRef is a URL for messages, without what may be a credential.
+func RemoteRef(raw string) string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return "?"

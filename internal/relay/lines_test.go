@@ -1,4 +1,4 @@
-package main
+package relay
 
 import (
 	"bytes"
@@ -32,7 +32,7 @@ func TestRelayTracker(t *testing.T) {
 		`{"jsonrpc":"2.0","id":8,"method":"pi`,
 	}, "\n")
 	for _, size := range []int{1, 7, 64, len(in)} {
-		tr := relayTracker{max: 200}
+		tr := tracker{max: 200}
 		for p := []byte(in); len(p) > 0; {
 			n := min(size, len(p))
 			tr.feed(p[:n])
@@ -83,7 +83,7 @@ func TestRelayDemux(t *testing.T) {
 	for _, size := range []int{1, 5, len(in)} {
 		var out bytes.Buffer
 		var warnings, ids []string
-		var d relayDemux
+		var d demux
 		warnf := func(f string, a ...any) {
 			warnings = append(warnings, strings.TrimPrefix(f, "%s")+string(a[0].([]byte)))
 		}
@@ -118,7 +118,7 @@ func TestRelayDemuxHoldsBackEveryMessage(t *testing.T) {
 	in := small + big + small
 	for _, size := range []int{7, 64 << 10, 256 << 10} {
 		var w writeLog
-		var d relayDemux
+		var d demux
 		var ids []string
 		for p := []byte(in + big[:len(big)-5]); len(p) > 0; {
 			n := min(size, len(p))
@@ -140,7 +140,7 @@ func TestRelayDemuxHoldsBackEveryMessage(t *testing.T) {
 	}
 	// Chunks of 7 bytes: each small message is one write, whole.
 	var w writeLog
-	var d relayDemux
+	var d demux
 	for p := []byte(small + small); len(p) > 0; p = p[min(7, len(p)):] {
 		d.split(p[:min(7, len(p))], &w, t.Logf, func([]byte, bool) {})
 	}
@@ -164,7 +164,7 @@ func (w *writeLog) String() string { return strings.Join(w.writes, "") }
 // (refused) leaves the session's first; an initialize that failed is
 // forgotten, so the host's next one is the session's.
 func TestRelayTrackerReusedIDs(t *testing.T) {
-	var tr relayTracker
+	var tr tracker
 	tr.max = 1 << 10
 	tr.feed([]byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"x"}}` + "\n"))
 	tr.answered([]byte("1"), true)
@@ -200,7 +200,7 @@ func TestRelayDemuxDropsReplayAnswers(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/message","params":{}}` + "\n"
 	for _, size := range []int{1, 9, len(in)} {
 		gate := &replayGate{initID: []byte(`"` + replayPrefix + `1"`), initAnswered: make(chan struct{})}
-		d := relayDemux{drop: gate.drop}
+		d := demux{drop: gate.drop}
 		var out bytes.Buffer
 		var ids []string
 		for p := []byte(in); len(p) > 0; p = p[min(size, len(p)):] {

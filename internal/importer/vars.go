@@ -1,4 +1,4 @@
-package main
+package importer
 
 import (
 	"fmt"
@@ -17,9 +17,9 @@ var envVarName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 // convert turns a host's server into an mcpd server: host variables become
 // what mcpd expands, and a server of a project runs in the project's
 // directory, as the host ran it.
-func (im *importer) convert(m serverMap, name string, hs hostServer) importedServer {
+func (im *importer) convert(m serverMap, name string, hs hostServer) Server {
 	conv := func(key, v string) string { return im.convVars(m, name, key, v) }
-	s := importedServer{Command: conv("command", hs.Command), Cwd: conv("cwd", hs.Cwd), Disabled: hs.Disabled}
+	s := Server{Command: conv("command", hs.Command), Cwd: conv("cwd", hs.Cwd), Disabled: hs.Disabled}
 	for i, a := range hs.Args {
 		s.Args = append(s.Args, conv(fmt.Sprintf("args[%d]", i), a))
 	}

@@ -1,4 +1,4 @@
-package main
+package relay
 
 import (
 	"bufio"
@@ -35,7 +35,7 @@ func (s *syncBuf) String() string {
 
 // relaySocket is mcpd's end of a relay on a real Unix socket: the
 // connection mcpd's bridge socket accepted, and the relay's end.
-func relaySocket(t *testing.T) (mcpd net.Conn, relayEnd relayConn) {
+func relaySocket(t *testing.T) (mcpd net.Conn, relayEnd Conn) {
 	t.Helper()
 	ln, err := net.Listen("unix", filepath.Join(t.TempDir(), "b.sock"))
 	if err != nil {
@@ -61,10 +61,10 @@ func relaySocket(t *testing.T) (mcpd net.Conn, relayEnd relayConn) {
 func TestRelayCutLineNeverReachesHost(t *testing.T) {
 	mcpd, end := relaySocket(t)
 	out := &syncBuf{}
-	r := &relay{conn: end, src: bufio.NewReader(end), out: out, warnf: t.Logf,
+	r := &session{conn: end, src: bufio.NewReader(end), out: out, warnf: t.Logf,
 		down:     func() error { return errors.New("mcpd is not running") },
 		fallback: func(in io.Reader, _ io.Writer) error { _, err := io.Copy(io.Discard, in); return err },
-		track:    relayTracker{max: 64 << 20}}
+		track:    tracker{max: 64 << 20}}
 	in, host := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- r.run(context.Background(), in) }()
