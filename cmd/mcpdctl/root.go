@@ -113,8 +113,9 @@ func (c *cli) newRoot() *cobra.Command {
 		Short: "control mcpd, the daemon that supervises local MCP servers",
 		Long: `mcpdctl controls mcpd, the daemon that supervises local MCP servers: it shows
 the daemon's and the servers' status, starts and stops servers, and lists and
-calls the tools, prompts and resources of the supervised MCP servers, talking
-to mcpd only over its gRPC socket.`,
+calls the tools, prompts and resources of the supervised MCP servers, and
+connects MCP hosts to them. It talks to mcpd over its gRPC socket; "bridge"
+relays a host's MCP messages over mcpd's bridge socket.`,
 		Args:              cobra.ArbitraryArgs,
 		SilenceErrors:     true,
 		SilenceUsage:      true,
