@@ -10,7 +10,7 @@ import (
 
 // forbiddenDeps are the packages mcpdctl must never link: it talks to mcpd
 // over gRPC and the bridge socket, never with the daemon's runtime
-// (design.md, house style A.4).
+// (docs/architecture.md).
 var forbiddenDeps = []string{
 	"github.com/mcpd-dev/mcpd/internal/supervisor",
 	"github.com/mcpd-dev/mcpd/internal/session",

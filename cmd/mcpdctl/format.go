@@ -14,8 +14,8 @@ import (
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// stateName is the stable lower-case word for a server state, as design.md
-// names the states.
+// stateName is the stable lower-case word for a server state, as
+// docs/operations.md names the states.
 func stateName(s mcpdv1.ServerState) string {
 	switch s {
 	case mcpdv1.ServerState_SERVER_STATE_STOPPED:

@@ -7,7 +7,8 @@
 // # Validity
 //
 // A result is stored only if something says it stays valid, and it is served
-// while at least one of these holds (design.md "Cache", mcp-protocol.md §5):
+// while at least one of these holds (docs/subscriptions.md; the MCP
+// specification's caching of list and read results):
 //
 //   - the server's modern ttlMs > 0 has not expired ("works like HTTP
 //     max-age: fresh while now < t_received + ttlMs");

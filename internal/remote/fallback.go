@@ -6,7 +6,8 @@ import (
 )
 
 // The fallback from Streamable HTTP to the 2024-11-05 HTTP+SSE transport
-// (mcp-protocol.md §10.8, §11.8): an old server at a Streamable HTTP URL
+// (the MCP specification's backwards compatibility of the Streamable HTTP
+// transport): an old server at a Streamable HTTP URL
 // answers the POSTs of both eras with 400, 404 or 405 and no JSON-RPC
 // message, and serves its event stream on a GET of the same URL.
 

@@ -13,7 +13,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 )
 
-// Handshake negotiates the era as design.md describes and returns what it
+// Handshake negotiates the era (server/discover, else initialize) and returns what it
 // learned. On a child that exits right after the probe it returns an error
 // wrapping ErrExitedAfterProbe.
 func (s *Session) Handshake(ctx context.Context) (Info, error) {

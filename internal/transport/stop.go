@@ -21,7 +21,8 @@ func (p *Process) Stop() error {
 	return p.stopErr
 }
 
-// stopSequence implements the MCP stdio shutdown (mcp-protocol.md §1.4).
+// stopSequence implements the MCP stdio shutdown (the specification's
+// lifecycle, "Shutdown": close stdin, then SIGTERM, then SIGKILL).
 func (p *Process) stopSequence() error {
 	p.stopping.Store(true)
 	p.log.Debug("stopping child", zap.Duration("shutdown_grace", p.grace))

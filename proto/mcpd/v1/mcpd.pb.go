@@ -193,7 +193,7 @@ func (CacheStatus) EnumDescriptor() ([]byte, []int) {
 	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{1}
 }
 
-// Server states, as design.md names them.
+// Server states (docs/operations.md, "Server lifecycle").
 type ServerState int32
 
 const (
