@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -161,9 +162,8 @@ func testShareDoor(t *testing.T, door, share string) {
 		case door == "http":
 			want[i] = h.name + " (HTTP session "
 		default:
-			// A loopback TCP peer's process is unknown: the host's app
-			// stands for it.
-			want[i] = h.name + " (connection "
+			// The process holding the loopback TCP peer socket: this one.
+			want[i] = h.name + " (pid " + itoa(os.Getpid()) + ")"
 		}
 	}
 	keys := func() []string {

@@ -33,10 +33,13 @@ func peerOf(ctx context.Context) *connPeer {
 }
 
 // HostPeer is what tells two modern hosts of one name apart: the process
-// of the peer of ctx's connection, "" when unknown.
+// of the peer of ctx's connection (a Unix socket's SO_PEERCRED, a loopback
+// TCP peer socket's holder), "" when unknown.
 func (b *Backend) HostPeer(ctx context.Context) string {
-	if p := peerOf(ctx); p != nil && p.pid > 0 {
-		return "pid " + strconv.Itoa(p.pid)
+	if p := peerOf(ctx); p != nil {
+		if pid := p.processID(); pid > 0 {
+			return "pid " + strconv.Itoa(pid)
+		}
 	}
 	return ""
 }
@@ -50,7 +53,7 @@ func (b *Backend) NewHostCaller(ctx context.Context, host string) (any, <-chan s
 	uid, pid := -1, 0
 	p := peerOf(ctx)
 	if p != nil {
-		uid, pid = p.uid, p.pid
+		uid, pid = p.uid, p.processID()
 	}
 	a := b.srv.NewLocalApp(api.TransportHTTP, DefaultAppName, uid, pid)
 	a.Identify(host, false)
