@@ -91,7 +91,7 @@ func cleanRoot(root string) string {
 //     pools their connections), and the session's end is the host's;
 //   - a modern (2026-07-28) HTTP-face host, which has no session: the
 //     name its requests' clientInfo gives and its peer's process (the
-//     socket's SO_PEERCRED, a loopback TCP peer socket's owner), fixed
+//     socket's SO_PEERCRED, the holder of a loopback TCP peer socket), fixed
 //     when its first request makes it an app; it leaves when every
 //     connection its requests came on has closed. Without the peer's
 //     process, the app itself stands for it;
