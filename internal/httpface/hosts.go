@@ -1,6 +1,7 @@
 package httpface
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"sync"
@@ -45,8 +46,8 @@ func (b *Backend) HostPeer(ctx context.Context) string {
 }
 
 // NewHostCaller makes a modern host an app of its own, of the peer of
-// ctx's connection: its identity for servers shared per client is the
-// host's name and that peer's process (api.LocalApp.Identify), as a
+// ctx's connection, listed in status by the host's name: its identity for
+// servers shared per client is the host's name and that peer's process (api.LocalApp.Identify), as a
 // bridge's is. gone is closed once every connection its requests came on
 // has closed; nil when ctx came on none.
 func (b *Backend) NewHostCaller(ctx context.Context, host string) (any, <-chan struct{}, func()) {
@@ -55,7 +56,7 @@ func (b *Backend) NewHostCaller(ctx context.Context, host string) (any, <-chan s
 	if p != nil {
 		uid, pid = p.uid, p.processID()
 	}
-	a := b.srv.NewLocalApp(api.TransportHTTP, DefaultAppName, uid, pid)
+	a := b.srv.NewLocalApp(api.TransportHTTP, cmp.Or(host, DefaultAppName), uid, pid)
 	a.Identify(host, false)
 	h := &hostApp{app: a, gone: make(chan struct{}), conns: map[*connApp]struct{}{}}
 	if p == nil || p.app == nil {
