@@ -194,7 +194,8 @@ func implementationName(raw json.RawMessage) string {
 	return impl.Name
 }
 
-// serveModern serves one modern request on the endpoint's shared bridge.
+// serveModern serves one modern request on the shared bridge of its
+// endpoint, or of its host there (HostCallers).
 func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep endpoint, hr *hostReq) {
 	if !hr.modern {
 		// The version header says modern, the body has no envelope.
