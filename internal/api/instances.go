@@ -89,11 +89,14 @@ func cleanRoot(root string) string {
 //     session itself, fixed when the session starts. Not the peer's
 //     process: one process may run several hosts (and one HTTP client
 //     pools their connections), and the session's end is the host's;
-//   - any other HTTP-face request (a modern request, which has no
-//     session): the app of its TCP connection, fixed on its first call as
-//     for a gRPC app. Not yet one identity per modern host: a client may
-//     pool one connection for several hosts, and the endpoint's one
-//     modern bridge serves them all.
+//   - a modern (2026-07-28) HTTP-face host, which has no session: the
+//     name its requests' clientInfo gives and its peer's process (the
+//     socket's SO_PEERCRED, the holder of a loopback TCP peer socket), fixed
+//     when its first request makes it an app; it leaves when every
+//     connection its requests came on has closed. Without the peer's
+//     process, the app itself stands for it;
+//   - any other HTTP-face request: the app of its TCP connection, fixed
+//     on its first call as for a gRPC app.
 //
 // Once fixed, only a call's metadata name changes it (for that call):
 // a call made before the host said who it is (the bridge lists and

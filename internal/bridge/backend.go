@@ -55,6 +55,20 @@ type SessionCallers interface {
 	NewCaller(ctx context.Context, host string) (caller any, end func())
 }
 
+// HostCallers is a Backend that tells modern HTTP hosts apart (mcpd's
+// in-process backend). A modern host has no session: it is its clientInfo
+// name and its peer, which HostPeer gives for the request of ctx ("" when
+// unknown; mcpd's face gives the peer's process). NewHostCaller makes the
+// caller of the host named host whose request ctx is; gone is closed once
+// the host is gone (every connection that carried one of its requests has
+// closed), and end removes the caller. Attach counts the connection of a
+// further request of the host, reporting false once it was gone.
+type HostCallers interface {
+	HostPeer(ctx context.Context) string
+	NewHostCaller(ctx context.Context, host string) (caller any, gone <-chan struct{}, end func())
+	Attach(ctx context.Context, caller any) bool
+}
+
 // RecvStream is the receiving side of a server-streaming RPC.
 type RecvStream[T any] interface {
 	Recv() (*T, error)

@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -90,8 +91,118 @@ func parseRequest(m *jsonrpc.Message) *hostReq {
 		r.caps = r.meta[jsonrpc.MetaClientCapabilities]
 		r.info = r.meta[jsonrpc.MetaClientInfo]
 		r.bad = r.checkEnvelope()
+		if r.bad == nil {
+			r.dropEnvelope()
+		}
 	}
 	return r
+}
+
+// dropEnvelope takes the modern envelope out of the host's message in
+// place, once its members were scanned: the params are written again
+// over themselves, compact between members, without the envelope's
+// members (and without _meta when nothing else is in it), and r's maps
+// follow. The params forwarded are then a view of the message, not a
+// rewritten copy, and one that mcpd need not compact again: a large
+// modern request is held once, as a legacy one is. The capabilities and
+// identity, which outlive the message's use, are copied first. Only the
+// request's parse calls it, before anything else reads the message,
+// which is the request's own and never reused.
+func (r *hostReq) dropEnvelope() {
+	if r.members == nil || r.metaMembers == nil || len(r.rawParams) == 0 || r.rawParams[0] != '{' {
+		return
+	}
+	metaAt := slices.IndexFunc(r.members, func(m jsonrpc.Member) bool { return m.Key == "_meta" })
+	if metaAt < 0 || !slices.ContainsFunc(r.metaMembers, isEnvelopeMember) ||
+		slices.ContainsFunc(r.members, func(m jsonrpc.Member) bool { return !within(r.rawParams, m.Span) }) ||
+		slices.ContainsFunc(r.metaMembers, func(m jsonrpc.Member) bool { return !within(r.rawParams, m.Span) }) {
+		return // not views of the message: forwarded through a copy
+	}
+	r.caps, r.info = bytes.Clone(r.caps), bytes.Clone(r.info)
+	keptMeta := slices.DeleteFunc(slices.Clone(r.metaMembers), isEnvelopeMember)
+	// Every byte is written at or before where it was read: the rewrite
+	// only leaves bytes out.
+	w := &rewriter{buf: r.rawParams}
+	members := make([]jsonrpc.Member, 0, len(r.members))
+	w.byte('{')
+	for i, m := range r.members {
+		if i == metaAt && len(keptMeta) == 0 {
+			continue
+		}
+		if len(members) > 0 {
+			w.byte(',')
+		}
+		if i != metaAt {
+			members = append(members, w.member(m))
+			continue
+		}
+		start := w.n
+		w.put(m.Span[:len(m.Span)-len(m.Value)]) // "_meta":
+		value := w.n
+		w.byte('{')
+		for j, mm := range keptMeta {
+			if j > 0 {
+				w.byte(',')
+			}
+			keptMeta[j] = w.member(mm)
+		}
+		w.byte('}')
+		members = append(members, jsonrpc.Member{Key: m.Key, Value: w.buf[value:w.n], Span: w.buf[start:w.n]})
+	}
+	w.byte('}')
+	r.rawParams = w.buf[:w.n]
+	r.members = members
+	r.params = make(map[string]json.RawMessage, len(members))
+	for _, m := range members {
+		r.params[m.Key] = m.Value
+	}
+	r.meta, r.metaMembers = nil, nil
+	if len(keptMeta) > 0 {
+		r.metaMembers = keptMeta
+		r.meta = make(map[string]json.RawMessage, len(keptMeta))
+		for _, m := range keptMeta {
+			r.meta[m.Key] = m.Value
+		}
+	}
+}
+
+// rewriter writes an object over itself (dropEnvelope): n bytes of buf
+// are written.
+type rewriter struct {
+	buf []byte
+	n   int
+}
+
+func (w *rewriter) byte(c byte) {
+	w.buf[w.n] = c
+	w.n++
+}
+
+// put writes b, a slice of buf at or after n.
+func (w *rewriter) put(b []byte) {
+	if offset(w.buf, b) != w.n {
+		copy(w.buf[w.n:], b)
+	}
+	w.n += len(b)
+}
+
+// member writes m's span and returns m where it now is.
+func (w *rewriter) member(m jsonrpc.Member) jsonrpc.Member {
+	start := w.n
+	w.put(m.Span)
+	span := w.buf[start:w.n]
+	return jsonrpc.Member{Key: m.Key, Value: span[len(span)-len(m.Value):], Span: span}
+}
+
+// within reports whether span is a slice of obj's bytes.
+func within(obj, span []byte) bool {
+	off := offset(obj, span)
+	return len(span) > 0 && off >= 0 && off+len(span) <= len(obj)
+}
+
+// offset is where span starts in obj, of which it is a slice.
+func offset(obj, span []byte) int {
+	return int(uintptr(unsafe.Pointer(unsafe.SliceData(span))) - uintptr(unsafe.Pointer(unsafe.SliceData(obj))))
 }
 
 // checkEnvelope checks the modern per-request _meta of r: "Missing a
@@ -219,9 +330,10 @@ func (r *hostReq) forwardParams() (json.RawMessage, error) {
 
 // forwardMembers is forwardParams from the host's own bytes: its members
 // in order, _meta without the envelope keys (left out when nothing else
-// is in it). Params without envelope keys are forwarded as the host wrote
-// them, without a copy: a large tools/call of a legacy host is then held
-// once, as its message.
+// is in it). Params without envelope keys, which are all of them once
+// dropEnvelope took a modern request's out, are forwarded as the host
+// wrote them, without a copy: a large tools/call is then held once, as
+// its message.
 func (r *hostReq) forwardMembers() json.RawMessage {
 	if r.meta == nil || len(r.metaMembers) > 0 && !slices.ContainsFunc(r.metaMembers, isEnvelopeMember) {
 		return r.rawParams // nothing to leave out

@@ -59,7 +59,7 @@ const (
 // /servers/NAME/mcp one server, /profiles/NAME/mcp the servers of a
 // profile as one, under it. A legacy host's initialize starts a
 // session, a bridge of its own; modern requests are stateless and share
-// one bridge per endpoint.
+// one bridge per endpoint, or per host of it (HostCallers).
 type HTTPHandler struct {
 	be          Backend
 	opts        HTTPOptions
@@ -73,8 +73,8 @@ type HTTPHandler struct {
 	mu       sync.Mutex // guards the fields below
 	closed   bool
 	sessions map[string]*session
-	shared   map[endpoint]*sharedBridge // by endpoint
-	known    map[endpoint]bool          // endpoints whose profile and server mcpd listed
+	shared   map[modernKey]*sharedBridge
+	known    map[endpoint]bool // endpoints whose profile and server mcpd listed
 }
 
 // NewHTTPHandler makes the handler; Close ends it.
@@ -98,7 +98,7 @@ func NewHTTPHandler(be Backend, opts HTTPOptions) *HTTPHandler {
 	h := &HTTPHandler{
 		be: be, opts: opts, life: life, stop: stop,
 		idle: opts.SessionIdle, maxSessions: defaultMaxSessions,
-		sessions: map[string]*session{}, shared: map[endpoint]*sharedBridge{}, known: map[endpoint]bool{},
+		sessions: map[string]*session{}, shared: map[modernKey]*sharedBridge{}, known: map[endpoint]bool{},
 	}
 	h.wg.Go(h.janitor)
 	return h
@@ -113,7 +113,7 @@ func (h *HTTPHandler) Close() {
 	h.serving.close()
 	h.mu.Lock()
 	sessions, shared := h.sessions, h.shared
-	h.sessions, h.shared = map[string]*session{}, map[endpoint]*sharedBridge{}
+	h.sessions, h.shared = map[string]*session{}, map[modernKey]*sharedBridge{}
 	h.mu.Unlock()
 	for _, s := range sessions {
 		s.end()

@@ -15,10 +15,22 @@ import (
 // errClosed is the error of a request that comes while the handler closes.
 var errClosed = errors.New("the MCP endpoint is shutting down")
 
-// sharedBridge is the one bridge of an endpoint that serves every modern
-// request (they are stateless). Many hosts share it, so each request gets
-// an id of the bridge's own while it is served, and the host's id back on
-// what is sent for it.
+// errTooManyHosts refuses a modern host beyond the handler's bound.
+var errTooManyHosts = errors.New("too many modern hosts are being served; try again later")
+
+// modernKey is what one shared bridge serves: an endpoint and, when the
+// backend tells hosts apart (HostCallers), one host of it: its clientInfo
+// name and its peer.
+type modernKey struct {
+	ep         endpoint
+	host, peer string
+}
+
+// sharedBridge is the bridge that serves the modern requests of one
+// endpoint (they are stateless), or of one host of it. Several requests,
+// and without HostCallers several hosts, share it, so each request gets
+// an id of the bridge's own while it is served, and the host's id back
+// on what is sent for it.
 type sharedBridge struct {
 	b      *bridge
 	stop   func()        // ends the bridge's life
@@ -26,6 +38,11 @@ type sharedBridge struct {
 	err    error         // the setup failure, set before ready closes
 	serve  gate          // requests in progress
 	nextID atomic.Uint64
+	// caller is the host's (HostCallers), nil without; gone is closed
+	// when the host is gone, and endCaller removes the caller.
+	caller    any
+	gone      <-chan struct{}
+	endCaller func()
 
 	mu      sync.Mutex             // guards streams
 	streams map[string]*httpStream // by the bridge's request id
@@ -54,22 +71,36 @@ func (sb *sharedBridge) end() {
 	if sb.b != nil {
 		sb.b.wg.Wait()
 	}
+	sb.endCaller()
 }
 
-// sharedFor is the set-up shared bridge of endpoint ep, made on first
-// use; a failed setup is tried again by the next request.
-func (h *HTTPHandler) sharedFor(ep endpoint) (*sharedBridge, error) {
+// retire ends the bridge once the requests in progress are done, which
+// may go on using it meanwhile.
+func (sb *sharedBridge) retire() {
+	sb.serve.close()
+	sb.stop()
+	sb.b.wg.Wait()
+	sb.endCaller()
+}
+
+// sharedFor is the set-up shared bridge of k, made on first use for the
+// request of ctx; a failed setup is tried again by the next request.
+func (h *HTTPHandler) sharedFor(ctx context.Context, k modernKey) (*sharedBridge, error) {
 	h.mu.Lock()
 	if h.closed {
 		h.mu.Unlock()
 		return nil, errClosed
 	}
-	sb := h.shared[ep]
+	sb := h.shared[k]
 	if sb == nil {
-		sb = &sharedBridge{ready: make(chan struct{}), streams: map[string]*httpStream{}}
-		h.shared[ep] = sb
+		if len(h.shared) >= h.maxSessions {
+			h.mu.Unlock()
+			return nil, errTooManyHosts
+		}
+		sb = &sharedBridge{ready: make(chan struct{}), streams: map[string]*httpStream{}, endCaller: func() {}}
+		h.shared[k] = sb
 		h.mu.Unlock()
-		h.setUpShared(ep, sb)
+		h.setUpShared(ctx, k, sb)
 	} else {
 		h.mu.Unlock()
 	}
@@ -77,41 +108,108 @@ func (h *HTTPHandler) sharedFor(ep endpoint) (*sharedBridge, error) {
 	return sb, sb.err
 }
 
-func (h *HTTPHandler) setUpShared(ep endpoint, sb *sharedBridge) {
+func (h *HTTPHandler) setUpShared(ctx context.Context, k modernKey, sb *sharedBridge) {
 	defer close(sb.ready)
 	life, stop := context.WithCancel(h.life)
 	sb.stop = stop
-	b, err := startBridge(life, h.be, h.bridgeOptions(ep), sb)
+	if hc, ok := h.be.(HostCallers); ok {
+		sb.caller, sb.gone, sb.endCaller = hc.NewHostCaller(ctx, k.host)
+		life = WithCaller(life, sb.caller)
+	}
+	b, err := startBridge(life, h.be, h.bridgeOptions(k.ep), sb)
 	sb.b = b
 	if err == nil {
+		if sb.gone != nil {
+			h.wg.Go(func() { h.endWhenGone(k, sb, life) }) // Close waits: it ends life
+		}
 		return
 	}
 	stop()
 	b.wg.Wait()
-	sb.b, sb.err = nil, err
+	sb.endCaller()
+	sb.b, sb.err, sb.endCaller = nil, err, func() {}
+	h.forgetShared(k, sb)
+}
+
+// endWhenGone ends sb, the bridge of one modern host, once its host is
+// gone, unless it ended first.
+func (h *HTTPHandler) endWhenGone(k modernKey, sb *sharedBridge, life context.Context) {
+	select {
+	case <-life.Done():
+		return
+	case <-sb.gone:
+	}
+	h.forgetShared(k, sb)
+	sb.end()
+}
+
+// forgetShared removes sb, the bridge of k, from the handler.
+func (h *HTTPHandler) forgetShared(k modernKey, sb *sharedBridge) {
 	h.mu.Lock()
-	if h.shared[ep] == sb {
-		delete(h.shared, ep)
+	if h.shared[k] == sb {
+		delete(h.shared, k)
 	}
 	h.mu.Unlock()
 }
 
-// serveModern serves one modern request on the endpoint's shared bridge.
+// enterModern finds the bridge that serves the modern request hr of r
+// and enters it, answering the host itself when none can; the caller
+// leaves it.
+func (h *HTTPHandler) enterModern(w http.ResponseWriter, r *http.Request, ep endpoint, hr *hostReq) *sharedBridge {
+	k := modernKey{ep: ep}
+	hc, perHost := h.be.(HostCallers)
+	if perHost {
+		k.host, k.peer = implementationName(hr.info), hc.HostPeer(r.Context())
+	}
+	for range 2 { // again when the bridge found ended meanwhile (its host left)
+		sb, err := h.sharedFor(r.Context(), k)
+		switch {
+		case errors.Is(err, errTooManyHosts) || errors.Is(err, errClosed):
+			writeError(w, http.StatusServiceUnavailable, hr.id, jsonrpc.CodeInternalError, err.Error())
+			return nil
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, hr.id, jsonrpc.CodeInternalError, err.Error())
+			return nil
+		case perHost && !hc.Attach(r.Context(), sb.caller):
+			h.forgetShared(k, sb) // endWhenGone ends it
+		case !sb.serve.enter():
+			h.forgetShared(k, sb)
+		default:
+			return sb
+		}
+	}
+	writeError(w, http.StatusServiceUnavailable, hr.id, jsonrpc.CodeInternalError, "the MCP endpoint is shutting down")
+	return nil
+}
+
+// implementationName is the name of an Implementation object (a
+// clientInfo), "" for none.
+func implementationName(raw json.RawMessage) string {
+	var impl struct {
+		Name string `json:"name"`
+	}
+	if len(raw) == 0 || json.Unmarshal(raw, &impl) != nil {
+		return ""
+	}
+	return impl.Name
+}
+
+// serveModern serves one modern request on the shared bridge of its
+// endpoint, or of its host there (HostCallers).
 func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep endpoint, hr *hostReq) {
 	if !hr.modern {
 		// The version header says modern, the body has no envelope.
 		hr.bad = hr.checkEnvelope()
 	}
-	sb, err := h.sharedFor(ep)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, hr.id, jsonrpc.CodeInternalError, err.Error())
-		return
-	}
-	if !sb.serve.enter() {
-		writeError(w, http.StatusServiceUnavailable, hr.id, jsonrpc.CodeInternalError, "the MCP endpoint is shutting down")
+	sb := h.enterModern(w, r, ep, hr)
+	if sb == nil {
 		return
 	}
 	defer sb.serve.leave() // entered first: learning the tools may start the bridge's goroutines
+	if sb.caller != nil {
+		// The host's, not its connection's.
+		r = r.WithContext(WithCaller(r.Context(), sb.caller))
+	}
 	if hr.method == "tools/call" && hr.bad == nil {
 		sb.b.learnToolParams(r.Context())
 	}

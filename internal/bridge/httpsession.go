@@ -112,13 +112,7 @@ func (h *HTTPHandler) startSession(w http.ResponseWriter, r *http.Request, ep en
 // initializeClientName is the clientInfo name of the initialize hr, ""
 // for none.
 func initializeClientName(hr *hostReq) string {
-	var ci struct {
-		Name string `json:"name"`
-	}
-	if raw, ok := hr.params["clientInfo"]; ok && json.Unmarshal(raw, &ci) == nil {
-		return ci.Name
-	}
-	return ""
+	return implementationName(hr.params["clientInfo"])
 }
 
 // addSession registers s, evicting the longest idle session when there are

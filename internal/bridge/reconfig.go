@@ -294,10 +294,10 @@ func (h *HTTPHandler) Reconfigure(ctx context.Context) {
 			sessions = append(sessions, s)
 		}
 	}
-	shared := map[endpoint]*sharedBridge{}
-	for ep, sb := range h.shared {
-		if ep.profile != "" {
-			shared[ep] = sb
+	shared := map[modernKey]*sharedBridge{}
+	for k, sb := range h.shared {
+		if k.ep.profile != "" {
+			shared[k] = sb
 		}
 	}
 	h.mu.Unlock()
@@ -320,13 +320,13 @@ func (h *HTTPHandler) Reconfigure(ctx context.Context) {
 			s.b.reprofile(l.info)
 		}
 	}
-	for ep, sb := range shared {
-		h.reconfigureShared(ep, sb, lookup(ep.profile))
+	for k, sb := range shared {
+		h.reconfigureShared(k, sb, lookup(k.ep.profile))
 	}
 }
 
-// reconfigureShared applies l to the shared bridge sb of endpoint ep.
-func (h *HTTPHandler) reconfigureShared(ep endpoint, sb *sharedBridge, l profileLookup) {
+// reconfigureShared applies l to the shared bridge sb of k.
+func (h *HTTPHandler) reconfigureShared(k modernKey, sb *sharedBridge, l profileLookup) {
 	select {
 	case <-sb.ready:
 	default:
@@ -339,9 +339,9 @@ func (h *HTTPHandler) reconfigureShared(ep endpoint, sb *sharedBridge, l profile
 		return
 	}
 	h.mu.Lock()
-	mine := h.shared[ep] == sb
+	mine := h.shared[k] == sb
 	if mine {
-		delete(h.shared, ep)
+		delete(h.shared, k)
 	}
 	h.mu.Unlock()
 	if !mine {
@@ -351,11 +351,7 @@ func (h *HTTPHandler) reconfigureShared(ep endpoint, sb *sharedBridge, l profile
 		sb.end()
 		return
 	}
-	h.wg.Go(func() { // retire: the requests in progress finish first
-		sb.serve.close()
-		sb.stop()
-		sb.b.wg.Wait()
-	})
+	h.wg.Go(sb.retire) // the requests in progress finish first
 }
 
 // forgetSession removes s from the handler, reporting whether it was there.

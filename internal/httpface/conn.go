@@ -15,9 +15,12 @@ import (
 type connApp struct {
 	make func() *api.LocalApp
 
-	mu     sync.Mutex // guards app and closed
+	mu     sync.Mutex // guards app, closed and hosts
 	app    *api.LocalApp
 	closed bool // the connection ended: an app made now is closed at once
+	// hosts are the modern hosts whose requests it carried, told when it
+	// closes.
+	hosts map[*hostApp]struct{}
 }
 
 // get is the connection's app, made on the first call.
@@ -33,14 +36,41 @@ func (c *connApp) get() *api.LocalApp {
 	return c.app
 }
 
-// close removes the connection's app from status, and any made later.
+// close removes the connection's app from status, and any made later,
+// and tells its hosts.
 func (c *connApp) close() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.closed = true
 	if c.app != nil {
 		c.app.Close()
 	}
+	hosts := c.hosts
+	c.hosts = nil
+	c.mu.Unlock()
+	for h := range hosts { // outside c.mu: a hostApp's lock comes first
+		h.detach(c)
+	}
+}
+
+// addHost counts h among the connection's hosts; false once it closed.
+func (c *connApp) addHost(h *hostApp) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return false
+	}
+	if c.hosts == nil {
+		c.hosts = map[*hostApp]struct{}{}
+	}
+	c.hosts[h] = struct{}{}
+	return true
+}
+
+// removeHost forgets h, which ended.
+func (c *connApp) removeHost(h *hostApp) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.hosts, h)
 }
 
 // withApp returns ctx carrying the app of an HTTP connection, as the
@@ -51,13 +81,16 @@ func withApp(ctx context.Context, a *connApp) context.Context {
 }
 
 // appFromContext returns the app of ctx's caller: a legacy session's
-// (Backend.NewCaller), else its connection's; nil when it has none.
+// (Backend.NewCaller) or a modern host's (Backend.NewHostCaller), else
+// its connection's; nil when it has none.
 func appFromContext(ctx context.Context) *api.LocalApp {
 	switch c := bridge.CallerFrom(ctx).(type) {
 	case *api.LocalApp:
 		return c
 	case *connApp:
 		return c.get()
+	case *hostApp:
+		return c.app
 	}
 	return nil
 }

@@ -66,6 +66,23 @@ type connPeer struct {
 	pid  int
 	err  error    // the uid could not be found
 	app  *connApp // nil until the peer is allowed
+
+	// process is the peer's process (processID), found once.
+	processOnce sync.Once
+	process     int
+}
+
+// processID is the peer's process: its SO_PEERCRED pid, else a loopback
+// TCP peer's, the holder of its socket (a walk of /proc, made once per
+// connection and only when asked); 0 when unknown. The peer was allowed.
+func (p *connPeer) processID() int {
+	p.processOnce.Do(func() {
+		p.process = p.pid
+		if p.process == 0 {
+			p.process = peercred.TCPPeerPID(p.conn, p.uid)
+		}
+	})
+	return p.process
 }
 
 type peerKey struct{}

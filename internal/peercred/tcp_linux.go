@@ -22,6 +22,7 @@ const (
 	inetDiagReqV2Len = 56 // struct inet_diag_req_v2
 	inetDiagMsgLen   = 72 // struct inet_diag_msg
 	inetDiagUIDOff   = 64 // inet_diag_msg.idiag_uid
+	inetDiagInodeOff = 68 // inet_diag_msg.idiag_inode
 	nlmsgHdrLen      = 16 // struct nlmsghdr
 	tcpAllStates     = 0xffffffff
 )
@@ -51,16 +52,23 @@ func tcpPeerUID(c net.Conn) (int, error) {
 // sockDiagUID asks for the TCP socket src→dst with an exact inet_diag
 // lookup (no dump) and returns its owner's uid.
 func sockDiagUID(src, dst *net.TCPAddr) (int, error) {
+	uid, _, err := sockDiag(src, dst)
+	return uid, err
+}
+
+// sockDiag looks up the TCP socket src→dst (sockDiagUID) and returns its
+// owner's uid and its inode.
+func sockDiag(src, dst *net.TCPAddr) (uid int, inode uint32, err error) {
 	family, srcIP, dstIP := diagFamily(src.IP, dst.IP)
 	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
 	if err != nil {
-		return -1, fmt.Errorf("sock_diag socket: %w", err)
+		return -1, 0, fmt.Errorf("sock_diag socket: %w", err)
 	}
 	defer unix.Close(fd)
 	// A reply that never comes must not hold the connection's handler.
 	tv := unix.Timeval{Sec: 1}
 	if err := unix.SetsockoptTimeval(fd, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &tv); err != nil {
-		return -1, fmt.Errorf("sock_diag timeout: %w", err)
+		return -1, 0, fmt.Errorf("sock_diag timeout: %w", err)
 	}
 	req := make([]byte, nlmsgHdrLen+inetDiagReqV2Len)
 	ne := binary.NativeEndian
@@ -78,14 +86,17 @@ func sockDiagUID(src, dst *net.TCPAddr) (int, error) {
 	ne.PutUint32(r[48:], 0xffffffff) // INET_DIAG_NOCOOKIE
 	ne.PutUint32(r[52:], 0xffffffff)
 	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
-		return -1, fmt.Errorf("sock_diag request: %w", err)
+		return -1, 0, fmt.Errorf("sock_diag request: %w", err)
 	}
 	buf := make([]byte, 8192)
 	n, _, err := unix.Recvfrom(fd, buf, 0)
 	if err != nil {
-		return -1, fmt.Errorf("sock_diag reply: %w", err)
+		return -1, 0, fmt.Errorf("sock_diag reply: %w", err)
 	}
-	return parseDiagReply(buf[:n])
+	if uid, err = parseDiagReply(buf[:n]); err != nil {
+		return -1, 0, err
+	}
+	return uid, ne.Uint32(buf[nlmsgHdrLen+inetDiagInodeOff:]), nil
 }
 
 // parseDiagReply reads the uid from the reply to one exact lookup.
@@ -161,4 +172,54 @@ func procAddr(a *net.TCPAddr) string {
 	}
 	fmt.Fprintf(&sb, ":%04X", a.Port)
 	return sb.String()
+}
+
+// TCPPeerPID returns the process holding the socket at the other end of
+// c, a loopback TCP connection this process accepted whose peer runs as
+// uid: the socket's inode (sock_diag) among the open files of uid's
+// processes. It is 0 when none is found (the socket is gone, or held by
+// a process whose files this one cannot read); it costs a walk of /proc,
+// so callers ask once per connection.
+func TCPPeerPID(c net.Conn, uid int) int {
+	local, ok1 := c.LocalAddr().(*net.TCPAddr)
+	remote, ok2 := c.RemoteAddr().(*net.TCPAddr)
+	if !ok1 || !ok2 {
+		return 0
+	}
+	_, inode, err := sockDiag(remote, local)
+	if err != nil || inode == 0 {
+		return 0
+	}
+	return socketHolder(inode, uid)
+}
+
+// socketHolder is the first process of uid with an open file that is the
+// socket inode, 0 for none.
+func socketHolder(inode uint32, uid int) int {
+	procs, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	want := "socket:[" + strconv.FormatUint(uint64(inode), 10) + "]"
+	self := os.Getpid()
+	for _, p := range procs {
+		pid, err := strconv.Atoi(p.Name())
+		if err != nil || pid == self {
+			continue
+		}
+		dir := "/proc/" + p.Name()
+		if st, err := os.Stat(dir); err != nil || int(st.Sys().(*syscall.Stat_t).Uid) != uid {
+			continue
+		}
+		fds, err := os.ReadDir(dir + "/fd")
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if link, err := os.Readlink(dir + "/fd/" + fd.Name()); err == nil && link == want {
+				return pid
+			}
+		}
+	}
+	return 0
 }

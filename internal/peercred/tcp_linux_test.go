@@ -5,6 +5,8 @@ package peercred
 import (
 	"net"
 	"os"
+	"os/exec"
+	"strconv"
 	"testing"
 )
 
@@ -32,5 +34,33 @@ func TestProcNetFallback(t *testing.T) {
 		if err != nil || uid != os.Geteuid() {
 			t.Errorf("%s: uid %d, %v; want %d", name, uid, err, os.Geteuid())
 		}
+	}
+}
+
+// TestTCPPeerPID finds the process at the other end of a loopback TCP
+// connection: a shell that connected and reads until it is closed.
+func TestTCPPeerPID(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	cmd := exec.Command("bash", "-c", `exec 3<>/dev/tcp/127.0.0.1/`+port+` && read -r _ <&3`)
+	if err := cmd.Start(); err != nil {
+		t.Skipf("bash: %v", err)
+	}
+	defer cmd.Wait()
+	defer cmd.Process.Kill()
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if got := TCPPeerPID(s, os.Geteuid()); got != cmd.Process.Pid {
+		t.Errorf("peer pid %d, want the shell's %d", got, cmd.Process.Pid)
+	}
+	if got := TCPPeerPID(s, os.Geteuid()+1); got != 0 {
+		t.Errorf("peer pid as another user's %d, want 0", got)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"sync"
 	"sync/atomic"
@@ -112,6 +113,8 @@ type Conn struct {
 
 	onCallError func(id json.RawMessage, err error) // set before use (OnCallError)
 	settled     chan struct{}                       // a request got its HTTP answer (expire.go)
+	trace       *httptrace.ClientTrace              // every request's: sets reached
+	reached     atomic.Bool                         // a connection to the server was made
 	oversize    atomic.Int64
 	skipped     atomic.Int64
 
@@ -181,10 +184,14 @@ func Dial(ctx context.Context, opts Options) (*Conn, error) {
 	if c.pool == nil {
 		c.pool, c.ownPool = NewPool(), true
 	}
+	c.trace = &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { c.reached.Store(true) }}
 	c.life, c.stop = context.WithCancelCause(context.Background())
 	c.event("connecting to %s (%s)", c.where, opts.Type)
 	if opts.Type == TypeSSE {
 		if err := c.openSSE(ctx); err != nil {
+			if cte := c.ConnectTimedOut(); cte != nil && ctx.Err() != nil {
+				err = cte // a connect that hung until ctx's deadline
+			}
 			c.end(err)
 			<-c.done
 			return nil, err

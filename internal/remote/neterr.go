@@ -55,8 +55,12 @@ func netError(err error) error {
 // handshake that failed, a dial or I/O timeout), as opposed to a server
 // that answered badly or dropped a connection it had accepted. It decides
 // by the types in err's chain, never by its text. The deadline of mcpd's
-// own context (a call's or a start's) is not a network failure.
+// own context (a call's or a start's) is not a network failure, unless
+// it ran out with no connection made (ConnectTimeoutError).
 func Unreachable(err error) bool {
+	if errors.As(err, new(*ConnectTimeoutError)) {
+		return true
+	}
 	if err == nil || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return false
 	}
@@ -91,4 +95,30 @@ func tlsHandshakeFailed(err error) bool {
 	)
 	return errors.As(err, &cve) || errors.As(err, &uae) || errors.As(err, &hne) ||
 		errors.As(err, &cie) || errors.As(err, &rhe) || errors.As(err, &ale)
+}
+
+// ConnectTimeoutError is a start that ran out of time before any
+// connection to the server was made: a dial that hung (a host that does
+// not answer, a full listen queue, a dropped route). It is a network
+// failure (Unreachable); a server that accepted a connection and then
+// did not answer in time is not.
+type ConnectTimeoutError struct {
+	where string
+}
+
+func (e *ConnectTimeoutError) Error() string {
+	return fmt.Sprintf("connecting to %s timed out: no connection was made (the host does not answer)", e.where)
+}
+
+// Timeout is true: it is a timeout.
+func (e *ConnectTimeoutError) Timeout() bool { return true }
+
+// ConnectTimedOut is, for a start that ran out of time, a
+// ConnectTimeoutError when the Conn never made a connection to its
+// server; otherwise nil.
+func (c *Conn) ConnectTimedOut() error {
+	if c.reached.Load() {
+		return nil
+	}
+	return &ConnectTimeoutError{where: c.where}
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime"
 	"net/http"
+	"net/http/httptrace"
 	"strings"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -518,6 +519,9 @@ func colon(s string) string {
 
 // do sends req on the pool, with transport errors said plainly.
 func (c *Conn) do(req *http.Request) (*http.Response, error) {
+	if !c.reached.Load() {
+		req = req.WithContext(httptrace.WithClientTrace(req.Context(), c.trace))
+	}
 	resp, err := c.pool.client.Do(req)
 	if err != nil {
 		if ctx := req.Context(); ctx.Err() != nil {

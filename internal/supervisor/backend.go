@@ -147,11 +147,18 @@ func (e *loginRequiredError) Unwrap() error        { return e.cause }
 
 // remoteStartError ends a connection whose handshake failed and says why:
 // what ended the connection (connection refused, TLS, an HTTP status)
-// rather than the session's "server exited".
-func (sv *server) remoteStartError(spec *Spec, conn *remote.Conn, sess *session.Session, err error) error {
+// rather than the session's "server exited". A start that ran out of
+// time (ctx's) before any connection was made is a network failure
+// (remote.ConnectTimeoutError).
+func (sv *server) remoteStartError(ctx context.Context, spec *Spec, conn *remote.Conn, sess *session.Session, err error) error {
 	conn.Kill()
 	<-conn.Done()
 	sess.Wait()
+	if ctx.Err() != nil {
+		if cte := conn.ConnectTimedOut(); cte != nil {
+			return fmt.Errorf("start %q: %w", spec.Name, cte)
+		}
+	}
 	cause := conn.ExitError()
 	if cause == nil {
 		if he := (*session.HandshakeError)(nil); errors.As(err, &he) {

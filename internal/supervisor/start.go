@@ -69,6 +69,9 @@ func (sv *server) attempt(ctx context.Context, protocol string) startResult {
 		case errors.Is(err, transport.ErrCannotStart), errors.Is(err, session.ErrHandshake),
 			errors.Is(err, remote.ErrUnauthorized), errors.As(err, new(*secretError)):
 			return startResult{err: err, exit: exit, verdict: verdict, permanent: true}
+		case remote.Unreachable(err):
+			// A dial that hung until the start timeout: the network's.
+			return startResult{err: err, exit: exit, verdict: verdict}
 		case hctx.Err() != nil:
 			return startResult{err: fmt.Errorf("start %q: handshake timed out after %s", sv.spec.Name, limit), exit: exit, verdict: verdict, timedOut: true}
 		default:
@@ -203,7 +206,7 @@ func (sv *server) sessionFor(ctx context.Context, spec *Spec, proto string, proc
 	}
 
 	if conn, ok := proc.(*remote.Conn); ok {
-		return nil, "", sv.remoteStartError(spec, conn, sess, err) // backend.go
+		return nil, "", sv.remoteStartError(ctx, spec, conn, sess, err) // backend.go
 	}
 	// "Kill the child on any start failure."
 	exited := errors.Is(err, session.ErrClosed) || errors.Is(err, session.ErrExitedAfterProbe)

@@ -23,7 +23,8 @@ import (
 
 // TestLargeRequestsMemory: what a large request costs mcpd. N concurrent
 // 31 MiB tools/calls (N = 1, 8) through each door (gRPC, the bridge relay
-// socket "mcpdctl bridge" relays to, the HTTP face) to fakemcp's echo, and
+// socket "mcpdctl bridge" relays to, by a 2025-11-25 and a 2026-07-28
+// host, the HTTP face) to fakemcp's echo, and
 // mcpd's peak RSS above its RSS before them (VmHWM, reset by writing 5 to
 // /proc/PID/clear_refs). The bound is generous: eight calls at once raise
 // the peak by at most 2.2 times their total size. The figures are logged
@@ -79,6 +80,7 @@ func TestLargeRequestsMemory(t *testing.T) {
 	}{
 		{"grpc", grpcDoor},
 		{"relay", relayDoor},
+		{"relay-modern", relayModernDoor},
 		{"http", httpDoor},
 	}
 	for _, door := range doors {
@@ -151,10 +153,9 @@ func startPlainDaemon(t *testing.T, bin string) (*daemon, string) {
 	// is of memory, not of the stall detection.
 	cfg := writeConfig(t, dir, map[string]server{"s": {Mode: "legacy", StdinTimeout: "3m", RequestTimeout: "5m"}})
 	socket := filepath.Join(dir, "run", "mcpd.sock")
-	// The request memory budget is raised out of the way: a modern host's
-	// HTTP request is charged twice its size (its body, and the params
-	// rewritten from it), so eight of them exceed the default 256 MiB, and
-	// this test is of the memory the calls take, not of the budget.
+	// The request memory budget is raised out of the way: eight 31 MiB
+	// calls come close to the default 256 MiB, and this test is of the
+	// memory the calls take, not of the budget.
 	cmd := exec.Command(bin, "--socket", socket, "--config", cfg, "--http-listen", "127.0.0.1:0",
 		"--state-dir", filepath.Join(dir, "state"), "--request-memory-budget", strconv.Itoa(1<<30))
 	cmd.Env = daemonEnv()
@@ -260,6 +261,47 @@ func relayDoor(t *testing.T, d *daemon, _ string, n int) func(ctx context.Contex
 	}
 }
 
+// relayModernDoor: the bridge socket, one connection per host, each a
+// 2026-07-28 host: no initialize, the envelope in each request's _meta.
+func relayModernDoor(t *testing.T, d *daemon, _ string, n int) func(ctx context.Context, i int) error {
+	type conn struct {
+		c  net.Conn
+		r  *bufio.Reader
+		id int
+	}
+	conns := make([]*conn, n)
+	for i := range conns {
+		c, err := net.Dial("unix", bridge.RelaySocketPath(d.socket))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		r := bufio.NewReader(c)
+		if _, err := fmt.Fprintf(c, "%s\n", `{"names":["s"]}`); err != nil {
+			t.Fatal(err)
+		}
+		if line, err := r.ReadString('\n'); err != nil || !strings.Contains(line, `"ok":true`) {
+			t.Fatalf("relay header answer %q: %v", line, err)
+		}
+		conns[i] = &conn{c: c, r: r}
+	}
+	return func(ctx context.Context, i int) error {
+		cn := conns[i]
+		cn.id++
+		var b bytes.Buffer
+		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,"name":"echo","arguments":%s}}`+"\n", cn.id, modernEnvelope, argsOf(ctx))
+		if _, err := cn.c.Write(b.Bytes()); err != nil {
+			return err
+		}
+		_, err := readRelayAnswer(cn.r, cn.id)
+		return err
+	}
+}
+
+// modernEnvelope is the _meta member of a 2026-07-28 host's request.
+const modernEnvelope = `"_meta":{"` + jsonrpc.MetaProtocolVersion + `":"` + jsonrpc.ModernVersion + `","` +
+	jsonrpc.MetaClientCapabilities + `":{},"` + jsonrpc.MetaClientInfo + `":{"name":"bigreq","version":"1"}}`
+
 // readRelayAnswer reads lines until the response to id, which it returns;
 // an error response is an error.
 func readRelayAnswer(r *bufio.Reader, id int) (string, error) {
@@ -284,8 +326,7 @@ func httpDoor(t *testing.T, _ *daemon, base string, n int) func(ctx context.Cont
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n}}
 	t.Cleanup(hc.CloseIdleConnections)
 	url := base + "/servers/s/mcp"
-	meta := `"_meta":{"` + jsonrpc.MetaProtocolVersion + `":"` + jsonrpc.ModernVersion + `","` +
-		jsonrpc.MetaClientCapabilities + `":{},"` + jsonrpc.MetaClientInfo + `":{"name":"bigreq","version":"1"}}`
+	meta := modernEnvelope
 	return func(ctx context.Context, i int) error {
 		var b bytes.Buffer
 		fmt.Fprintf(&b, `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,"name":"echo","arguments":%s}}`, i+1, meta, argsOf(ctx))

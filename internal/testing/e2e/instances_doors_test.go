@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"context"
+	"net/http"
 	"net/url"
+	"os"
 	"os/exec"
 	"slices"
 	"strings"
@@ -23,14 +25,16 @@ const shareIdle = 2 * time.Second
 type doorHost struct {
 	name    string
 	cs      *mcp.ClientSession
-	cmd     *exec.Cmd     // the mcpdctl bridge it runs; nil over HTTP
-	changed chan struct{} // a tools/list_changed reached it
+	cmd     *exec.Cmd       // the mcpdctl bridge it runs; nil over HTTP
+	http    *http.Transport // its own connections over HTTP; nil through a bridge
+	changed chan struct{}   // a tools/list_changed reached it
 }
 
 // connectDoorHost connects host name through door: "relay" (mcpdctl bridge
 // through mcpd's bridge socket), "grpc" (mcpdctl bridge with
-// MCPD_BRIDGE_RELAY=0) or "http" (an HTTP-face session); root, if set,
-// is the workspace root it names.
+// MCPD_BRIDGE_RELAY=0), "http" (an HTTP-face session) or "http-modern"
+// (a 2026-07-28 host of the HTTP face: no session, its clientInfo on each
+// request); root, if set, is the workspace root it names.
 func connectDoorHost(t *testing.T, d *daemon, base, door, name, root string) *doorHost {
 	t.Helper()
 	h := &doorHost{name: name, changed: make(chan struct{}, 16)}
@@ -47,14 +51,18 @@ func connectDoorHost(t *testing.T, d *daemon, base, door, name, root string) *do
 		sopts     *mcp.ClientSessionOptions
 	)
 	switch door {
-	case "http":
+	case "http", "http-modern":
 		endpoint := base + "/servers/per/mcp"
 		if root != "" {
 			endpoint += "?root=" + url.QueryEscape(root)
 		}
-		transport = &mcp.StreamableClientTransport{Endpoint: endpoint}
-		// A legacy session: a modern host has no session (see below).
+		// Connections of its own, which it closes when it leaves.
+		h.http = &http.Transport{}
+		transport = &mcp.StreamableClientTransport{Endpoint: endpoint, HTTPClient: &http.Client{Transport: h.http}, MaxRetries: -1}
 		sopts = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+		if door == "http-modern" {
+			sopts.ProtocolVersion = "2026-07-28"
+		}
 	default:
 		args := []string{"per"}
 		if root != "" {
@@ -122,7 +130,7 @@ func testShareDoor(t *testing.T, door, share string) {
 		d    *daemon
 		base string
 	)
-	if door == "http" {
+	if strings.HasPrefix(door, "http") {
 		d, base = startHTTPDaemon(t, map[string]map[string]any{"per": srv})
 	} else {
 		d = startBridgeDaemon(t, map[string]map[string]any{"per": srv})
@@ -151,8 +159,11 @@ func testShareDoor(t *testing.T, door, share string) {
 			want[i] = roots[i]
 		case h.cmd != nil:
 			want[i] = h.name + " (pid " + itoa(h.cmd.Process.Pid) + ")"
-		default:
+		case door == "http":
 			want[i] = h.name + " (HTTP session "
+		default:
+			// The process holding the loopback TCP peer socket: this one.
+			want[i] = h.name + " (pid " + itoa(os.Getpid()) + ")"
 		}
 	}
 	keys := func() []string {
@@ -206,6 +217,9 @@ func testShareDoor(t *testing.T, door, share string) {
 	if hosts[1].cmd != nil {
 		_ = hosts[1].cmd.Wait()
 	}
+	if hosts[1].http != nil {
+		hosts[1].http.CloseIdleConnections()
+	}
 	left := time.Now()
 	poll(t, "host b's instance to go", func() (bool, error) {
 		got := keys()
@@ -222,14 +236,14 @@ func testShareDoor(t *testing.T, door, share string) {
 
 func TestShareClientInstancePerHostThroughDoors(t *testing.T) {
 	skipShort(t)
-	for _, door := range []string{"relay", "grpc", "http"} {
+	for _, door := range []string{"relay", "grpc", "http", "http-modern"} {
 		t.Run(door, func(t *testing.T) { testShareDoor(t, door, "client") })
 	}
 }
 
 func TestShareRootInstancePerRootThroughDoors(t *testing.T) {
 	skipShort(t)
-	for _, door := range []string{"relay", "grpc", "http"} {
+	for _, door := range []string{"relay", "grpc", "http", "http-modern"} {
 		t.Run(door, func(t *testing.T) { testShareDoor(t, door, "root") })
 	}
 }
