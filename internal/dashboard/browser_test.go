@@ -108,8 +108,7 @@ func row(name string) string {
 	return fmt.Sprintf(`document.querySelector('#servers tr[data-server=%q]')`, name)
 }
 
-// click clicks the first element matching sel once it exists (the rows
-// are redrawn every second, so a node is looked up when clicked).
+// click clicks the first element matching sel once it exists.
 func (b *browser) click(sel string) {
 	b.t.Helper()
 	q := fmt.Sprintf("document.querySelector(%q)", sel)

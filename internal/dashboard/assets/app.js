@@ -97,28 +97,102 @@ function renderSummary() {
     (snap.configError ? " · config error: " + snap.configError : "");
 }
 
+// Rows are kept, not rebuilt: each server's row (and its buttons) lives
+// as long as the server is listed, and an update changes only the text
+// and attributes that differ, so a click or the keyboard focus on a row
+// survives the updates streaming in.
+const rows = new Map();   // server name -> its row's nodes (serverRow)
+
+// setText changes a node's text only when it differs.
+function setText(node, text) {
+  text = String(text);
+  if (node.textContent !== text) node.textContent = text;
+}
+
+function setAttr(el, k, v) { if (el.getAttribute(k) !== v) el.setAttribute(k, v); }
+
+function setData(el, k, v) { if (el.dataset[k] !== v) el.dataset[k] = v; }
+
+// place puts el in parent (before ref) when on, and takes it out when not.
+function place(parent, el, on, ref) {
+  if (on && el.parentNode !== parent) parent.insertBefore(el, ref || null);
+  else if (!on && el.parentNode) el.remove();
+}
+
+// serverRow builds the row of server name, and keeps the nodes that
+// updateRow changes.
+function serverRow(name) {
+  const text = () => document.createTextNode("");
+  const sub = cls => h("div", {class: "sub" + (cls ? " " + cls : "")});
+  const r = {
+    tr: h("tr", {dataset: {server: name}, onclick: () => select(name)}),
+    command: sub(), pill: h("span", {class: "pill"}), reason: sub("reason"),
+    era: text(), protocol: sub(), pid: text(), inst: sub(), up: text(), restarts: sub(),
+    mem: text(), calls: text(), callsSub: sub(), hits: text(), cacheSub: sub(),
+    login: h("button", {class: "primary login", onclick: e => { e.stopPropagation(); login(name); }}, "Log in"),
+    open: h("button", {onclick: e => { e.stopPropagation(); select(name); }}, "Open"),
+  };
+  r.stateTd = h("td", {}, r.pill);
+  r.eraTd = h("td", {}, r.era);
+  r.pidTd = h("td", {class: "pid"}, r.pid);
+  r.buttons = h("div", {class: "buttons"}, r.open);
+  r.tr.append(
+    h("td", {}, h("div", {class: "name"}, name), r.command),
+    r.stateTd, r.eraTd, r.pidTd,
+    h("td", {}, r.up, r.restarts),
+    h("td", {}, r.mem),
+    h("td", {}, r.calls, r.callsSub),
+    h("td", {}, r.hits, r.cacheSub),
+    h("td", {}, r.buttons));
+  return r;
+}
+
+// updateRow brings row r up to server s.
+function updateRow(r, s) {
+  const st = stateOf(s);
+  const inst = s.instances && s.instances.length ? s.instances.length + " instances (" + s.share + ")" : (s.share && s.share !== "global" ? s.share : "");
+  const mem = s.memory ? bytes(s.memory.pssBytes || s.memory.rssBytes) + (s.memory.procs > 1 ? " · " + s.memory.procs + " procs" : "") : "–";
+  r.tr.classList.toggle("selected", s.name === selected);
+  setData(r.tr, "state", st.state);
+  setData(r.tr, "pid", String(s.pid || 0));
+  setText(r.command, s.command ?? "");
+  setAttr(r.pill, "class", "pill " + st.state.replace(" ", "-"));
+  setText(r.pill, st.text);
+  setText(r.reason, s.reason || "");
+  place(r.stateTd, r.reason, !!s.reason);
+  setText(r.era, (s.era || "–") + " · " + s.transport);
+  setText(r.protocol, s.protocolVersion || "");
+  place(r.eraTd, r.protocol, !!s.protocolVersion);
+  setText(r.pid, s.pid || "–");
+  setText(r.inst, inst);
+  place(r.pidTd, r.inst, !!inst);
+  setText(r.up, s.pid && s.uptimeMs ? dur(s.uptimeMs + since()) : "–");
+  setText(r.restarts, s.restarts + " restarts");
+  setText(r.mem, mem);
+  setText(r.calls, String(s.callsTotal));
+  setText(r.callsSub, s.callsFailed + " failed · " + s.callsInFlight + " in flight");
+  setText(r.hits, String(s.cacheHits));
+  setText(r.cacheSub, s.cachePolicy || "");
+  place(r.buttons, r.login, !!s.loginRequired, r.open);
+}
+
+// renderServers updates the rows in place, in the snapshot's order,
+// adding the rows of new servers and dropping those of removed ones.
 function renderServers() {
-  const rows = snap.servers.map(s => {
-    const st = stateOf(s);
-    const inst = s.instances && s.instances.length ? s.instances.length + " instances (" + s.share + ")" : (s.share && s.share !== "global" ? s.share : "");
-    const mem = s.memory ? bytes(s.memory.pssBytes || s.memory.rssBytes) + (s.memory.procs > 1 ? " · " + s.memory.procs + " procs" : "") : "–";
-    const up = s.pid && s.uptimeMs ? dur(s.uptimeMs + since()) : "–";
-    return h("tr", {class: s.name === selected ? "selected" : "", dataset: {server: s.name, state: st.state, pid: String(s.pid || 0)},
-        onclick: () => select(s.name)},
-      h("td", {}, h("div", {class: "name"}, s.name), h("div", {class: "sub"}, s.command)),
-      h("td", {}, h("span", {class: "pill " + st.state.replace(" ", "-")}, st.text), s.reason ? h("div", {class: "sub reason"}, s.reason) : null),
-      h("td", {}, (s.era || "–") + " · " + s.transport, s.protocolVersion ? h("div", {class: "sub"}, s.protocolVersion) : null),
-      h("td", {class: "pid"}, s.pid || "–", inst ? h("div", {class: "sub"}, inst) : null),
-      h("td", {}, up, h("div", {class: "sub"}, s.restarts + " restarts")),
-      h("td", {}, mem),
-      h("td", {}, String(s.callsTotal), h("div", {class: "sub"}, s.callsFailed + " failed · " + s.callsInFlight + " in flight")),
-      h("td", {}, String(s.cacheHits), h("div", {class: "sub"}, s.cachePolicy || "")),
-      h("td", {}, h("div", {class: "buttons"},
-        s.loginRequired ? h("button", {class: "primary login", onclick: e => { e.stopPropagation(); login(s.name); }}, "Log in") : null,
-        h("button", {onclick: e => { e.stopPropagation(); select(s.name); }}, "Open"))),
-    );
-  });
-  document.querySelector("#servers tbody").replaceChildren(...rows);
+  const tbody = document.querySelector("#servers tbody");
+  const listed = new Set();
+  let at = tbody.firstChild;
+  for (const s of snap.servers) {
+    let r = rows.get(s.name);
+    if (!r) rows.set(s.name, r = serverRow(s.name));
+    listed.add(s.name);
+    updateRow(r, s);
+    if (r.tr === at) at = at.nextSibling;
+    else tbody.insertBefore(r.tr, at);
+  }
+  for (const [name, r] of rows) {
+    if (!listed.has(name)) { r.tr.remove(); rows.delete(name); }
+  }
 }
 
 function renderApps() {
@@ -198,49 +272,68 @@ async function login(name) {
   }
 }
 
-let headKey = "";
+// The panel's head and tabs are built once for the selected server and
+// updated in place, as the rows are: its buttons outlive the updates.
+let head = null;          // the head's nodes (detailHead), for head.name
+const tabs = ["tools", "logs", "audit", "pins", "config"];
+
 function renderDetailHead() {
   const s = selected && server(selected);
   const panel = document.getElementById("detail");
   if (!s) { panel.hidden = true; return; }
-  const key = JSON.stringify([s.name, s.state, s.toolChangesPending, s.loginRequired, s.canLogin, s.loggedIn,
-    s.loginInProgress, s.loginError, s.oauthIssuer, tab]);
-  let head = panel.querySelector(".head");
-  if (head && key === headKey) return;
-  headKey = key;
-  const st = stateOf(s);
-  const tabs = ["tools", "logs", "audit", "pins", "config"];
-  const newHead = h("div", {class: "head"},
-    h("h2", {}, s.name),
-    h("span", {class: "pill " + st.state.replace(" ", "-")}, st.state),
-    h("div", {class: "buttons"},
-      h("button", {class: "start", onclick: () => act("start", s.name)}, "Start"),
-      h("button", {class: "stop", onclick: () => act("stop", s.name)}, "Stop"),
-      h("button", {class: "restart", onclick: () => act("restart", s.name)}, "Restart")),
-    s.canLogin ? loginBox(s) : null,
-  );
-  const tabBar = h("div", {class: "tabs"}, tabs.map(t => h("button", {class: t === tab ? "active" : "", dataset: {tab: t},
-    onclick: () => { tab = t; headKey = ""; renderDetailHead(); loadTab(); }},
-    t === "pins" && s.toolChangesPending ? "pins (" + s.toolChangesPending + ")" : t)));
-  if (!head) {
-    panel.replaceChildren(newHead, tabBar, h("div", {class: "body"}));
-  } else {
-    head.replaceWith(newHead);
-    panel.querySelector(".tabs").replaceWith(tabBar);
+  if (!head || head.name !== s.name) {
+    const next = detailHead(s.name);
+    if (!head) panel.replaceChildren(next.head, next.tabBar, h("div", {class: "body"}));
+    else { head.head.replaceWith(next.head); head.tabBar.replaceWith(next.tabBar); }
+    head = next;
   }
+  const st = stateOf(s);
+  setAttr(head.pill, "class", "pill " + st.state.replace(" ", "-"));
+  setText(head.pill, st.state);
+  place(head.head, head.login.box, !!s.canLogin);
+  if (s.canLogin) updateLoginBox(head.login, s);
+  for (const b of head.tabBar.children) {
+    const t = b.dataset.tab;
+    setAttr(b, "class", t === tab ? "active" : "");
+    setText(b, t === "pins" && s.toolChangesPending ? "pins (" + s.toolChangesPending + ")" : t);
+  }
+}
+
+// detailHead builds the panel's head and tab bar for server name.
+function detailHead(name) {
+  const d = {name, pill: h("span", {class: "pill"}), login: loginBox(name)};
+  d.head = h("div", {class: "head"},
+    h("h2", {}, name), d.pill,
+    h("div", {class: "buttons"},
+      h("button", {class: "start", onclick: () => act("start", name)}, "Start"),
+      h("button", {class: "stop", onclick: () => act("stop", name)}, "Stop"),
+      h("button", {class: "restart", onclick: () => act("restart", name)}, "Restart")));
+  d.tabBar = h("div", {class: "tabs"}, tabs.map(t => h("button", {dataset: {tab: t},
+    onclick: () => { tab = t; renderDetailHead(); loadTab(); }}, t)));
+  return d;
 }
 
 // loginBox is a remote server's OAuth login: the button (log in, or again),
 // where it stands, and the command that does the same.
-function loginBox(s) {
-  let state = null;
-  if (s.loginInProgress) state = h("span", {class: "muted"}, "waiting for the authorization server…");
-  else if (s.loginError) state = h("span", {class: "error"}, "last login failed: " + s.loginError);
-  else if (s.loggedIn) state = h("span", {class: "muted"}, "logged in" + (s.oauthIssuer ? " at " + s.oauthIssuer : ""));
-  return h("div", {class: "oauth"},
-    h("button", {class: "login" + (s.loginRequired ? " primary" : ""), onclick: () => login(s.name)}, s.loginRequired ? "Log in" : "Log in again"),
-    state,
-    h("span", {class: "sub"}, "or: ", h("code", {}, "mcpdctl login " + s.name)));
+function loginBox(name) {
+  const l = {
+    button: h("button", {class: "login", onclick: () => login(name)}),
+    state: h("span", {}),
+  };
+  l.box = h("div", {class: "oauth"}, l.button, l.state, h("span", {class: "sub"}, "or: ", h("code", {}, "mcpdctl login " + name)));
+  return l;
+}
+
+function updateLoginBox(l, s) {
+  setAttr(l.button, "class", "login" + (s.loginRequired ? " primary" : ""));
+  setText(l.button, s.loginRequired ? "Log in" : "Log in again");
+  let cls = "muted", text = "";
+  if (s.loginInProgress) text = "waiting for the authorization server…";
+  else if (s.loginError) { cls = "error"; text = "last login failed: " + s.loginError; }
+  else if (s.loggedIn) text = "logged in" + (s.oauthIssuer ? " at " + s.oauthIssuer : "");
+  setAttr(l.state, "class", cls);
+  setText(l.state, text);
+  place(l.box, l.state, !!text, l.box.lastChild);
 }
 
 function body() { return document.querySelector("#detail .body"); }
