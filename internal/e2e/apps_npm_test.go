@@ -132,7 +132,8 @@ func modernField(k string, v json.RawMessage) bool {
 // door: a host declaring the UI extension sees get-time with its
 // _meta.ui.resourceUri, and reads the ui:// resource, each byte-equal to
 // what the server shows it directly; in an aggregate the prefixed tool
-// keeps its resourceUri, which reads through the same door.
+// keeps its resourceUri, which reads through the same door. A host
+// declaring nothing sees the same tool.
 func TestAppsNonGatingNPMServer(t *testing.T) {
 	tool, read := vanillaDirect(t)
 	d, base := startHTTPDaemon(t, map[string]map[string]any{"va": vanillaServer(t), "f": fakeServer("legacy")})
@@ -145,6 +146,8 @@ func TestAppsNonGatingNPMServer(t *testing.T) {
 	t.Run("HTTP modern", func(t *testing.T) {
 		for _, ep := range doors {
 			sameTool(t, ep.path, listItems(t, modernPost(t, base+ep.path, "tools/list", "", "", uiCaps), "tools"), ep.tool, tool)
+			// It gates on nothing: a host declaring nothing sees the same tool.
+			sameTool(t, ep.path+" declaring nothing", listItems(t, modernPost(t, base+ep.path, "tools/list", "", "", ""), "tools"), ep.tool, tool)
 			sameRead(t, ep.path, modernPost(t, base+ep.path, "resources/read", `"uri":"`+vanillaUIURI+`"`, vanillaUIURI, uiCaps), read, true)
 		}
 	})
