@@ -33,7 +33,7 @@ type httpHandler interface {
 // server's own timeout in the supervisor, bodies by the bridge's default
 // line limit.
 func newHTTPHandler(be bridge.Backend, log *zap.Logger) httpHandler {
-	return bridge.NewHTTPHandler(be, bridge.HTTPOptions{Warnf: log.Sugar().Warnf, Name: "mcpd"})
+	return bridge.NewHTTPHandler(be, bridge.HTTPOptions{Warnf: log.Sugar().Warnf, Name: "mcpd", LocalClock: true})
 }
 
 // faceHandler serves the dashboard's paths ("/" and /dashboard/, while

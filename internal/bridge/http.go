@@ -38,6 +38,8 @@ type HTTPOptions struct {
 	// and the session ends with its subscriptions. If zero,
 	// DefaultSessionIdle is used.
 	SessionIdle time.Duration
+	// LocalClock: mcpd runs in this process (Options.LocalClock).
+	LocalClock bool
 }
 
 // DefaultSessionIdle is HTTPOptions.SessionIdle's default. A live host
@@ -130,6 +132,7 @@ func (h *HTTPHandler) bridgeOptions(ep endpoint) Options {
 		All: ep.server == "", Timeout: h.opts.Timeout, MaxLine: int(min(h.opts.MaxBody, 1<<31-1)),
 		Warnf: h.opts.Warnf, RPCError: h.opts.RPCError, CallOptions: h.opts.CallOptions,
 		Profile: ep.profile, Root: ep.root, Name: h.opts.Name, plainClient: true, byHandler: true,
+		LocalClock: h.opts.LocalClock,
 	}
 	if ep.server != "" {
 		o.Names = []string{ep.server}

@@ -3,6 +3,8 @@ package bridge
 import (
 	"context"
 	"time"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // Timing of an aggregate's lists for its host. The host's first list of
@@ -178,4 +180,20 @@ func (b *bridge) knewLocked(kind string, c listChange) bool {
 	}
 	came, ok := m[c.server]
 	return ok && !came.Before(c.at)
+}
+
+// eventTime is when mcpd heard of ev, on the bridge's clock: the event's
+// own time, rounded up to the millisecond, when mcpd runs in this process
+// (a list that came after it holds the change, however long the event took
+// to arrive: a subscription opening while servers start delivers its
+// events late), else the time it arrived.
+func (b *bridge) eventTime(ev *mcpdv1.SubscriptionEvent) time.Time {
+	now := time.Now()
+	if !b.opts.LocalClock || ev.GetTimeUnixMs() <= 0 {
+		return now
+	}
+	if at := time.UnixMilli(ev.GetTimeUnixMs() + 1); at.Before(now) {
+		return at
+	}
+	return now
 }

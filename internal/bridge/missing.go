@@ -185,7 +185,7 @@ func (b *bridge) serverState(ctx context.Context, ev *mcpdv1.SubscriptionEvent) 
 			return
 		}
 		b.serverUp(n)
-		b.changed(false, "", n, time.Now()) // a host list given after its items came holds them
+		b.changed(false, "", n, b.eventTime(ev)) // a host list given after it was ready holds its items
 	}
 }
 

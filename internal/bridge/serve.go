@@ -54,6 +54,10 @@ type Options struct {
 	// socket going away under mcpdctl's relay, which re-sends the host's
 	// open listens there): those listens then get no closing answer.
 	HandedOver func() bool
+	// LocalClock says mcpd runs in this process: the time of a
+	// subscription event is on the bridge's clock, and a list change is
+	// dated by it (when mcpd heard of it) rather than by when it came.
+	LocalClock bool
 
 	// plainClient names the host to mcpd by its own clientInfo name, with
 	// no " (mcpdctl bridge)": mcpd's HTTP face is no bridge process.

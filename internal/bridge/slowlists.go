@@ -306,7 +306,11 @@ func (b *bridge) listAsync(method, server string, caps json.RawMessage) *pending
 		b.mu.Unlock()
 		if announce && b.work.Err() == nil {
 			b.opts.Warnf("bridge: server %q answered %s late; telling the host the list changed", server, method)
-			b.changed(false, listKind(method), server, p.came) // not news to a list given it
+			// Not news to a host given a result of server's that came
+			// after this list was asked: another list of the same server
+			// (one made for another declaration, as the start's is)
+			// answered meanwhile holds what this one does.
+			b.changed(false, listKind(method), server, p.asked)
 		}
 	})
 	return p

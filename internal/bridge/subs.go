@@ -258,7 +258,7 @@ func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
 	if method := changedList(ev.GetKind()); method != "" {
 		b.listChanged(ev.GetServer(), method)
 		if b.aggr { // told with the other servers' changes of the moment
-			b.changed(false, listKind(method), ev.GetServer(), time.Now())
+			b.changed(false, listKind(method), ev.GetServer(), b.eventTime(ev))
 			return
 		}
 	}

@@ -127,6 +127,7 @@ func (s *session) run(life context.Context, be bridge.Backend) error {
 		// mcpd stopping: mcpdctl's relay re-sends the host's listens to
 		// the bridge it runs itself.
 		HandedOver: func() bool { return life.Err() != nil },
+		LocalClock: true, // this bridge runs in mcpd
 	}
 	return bridge.ServeStarted(ctx, be, opts, in, s.out, s.answer)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"os/exec"
 	"strings"
 	"sync"
 	"testing"
@@ -182,11 +183,18 @@ func legacyHTTPHost(t *testing.T, url, caps string) func(method, params string) 
 // and returns a function sending one request to it.
 func stdioHost(t *testing.T, d *daemon, caps string, names ...string) func(method, params string) string {
 	t.Helper()
-	in, out := pipeBridge(t, bridgeCommand(d, names...))
+	return stdioPeer(t, bridgeCommand(d, names...), fmt.Sprint("bridge ", names), caps)
+}
+
+// stdioPeer runs cmd, a bridge or a server itself, as a legacy host
+// declaring caps; what names it in failures.
+func stdioPeer(t *testing.T, cmd *exec.Cmd, what, caps string) func(method, params string) string {
+	t.Helper()
+	in, out := pipeBridge(t, cmd)
 	h := &rawHost{in: in, out: bufio.NewReaderSize(out, 1<<20)}
 	h.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`)
 	if m := h.reply(t, "1"); m.Error != nil {
-		t.Fatalf("initialize: %v", m.Error)
+		t.Fatalf("%s initialize: %v", what, m.Error)
 	}
 	h.send(t, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	id := 1
@@ -199,7 +207,7 @@ func stdioHost(t *testing.T, d *daemon, caps string, names ...string) func(metho
 		h.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, id, method, params))
 		m := h.reply(t, fmt.Sprint(id))
 		if m.Error != nil {
-			t.Fatalf("bridge %v %s: %v", names, method, m.Error)
+			t.Fatalf("%s %s: %v", what, method, m.Error)
 		}
 		return string(m.Result)
 	}

@@ -65,3 +65,22 @@ func startHTTPDaemon(t *testing.T, servers map[string]map[string]any) (*daemon, 
 	}
 	return d, base
 }
+
+// npmJS is the absolute path of rel, a file of an npm package relative to
+// the repository, with node to run it; the test is skipped when either is
+// missing, except in CI, where npm ci installs them.
+func npmJS(t *testing.T, rel string) (node, js string) {
+	t.Helper()
+	node = requireNode(t)
+	js, err := filepath.Abs(filepath.Join("..", "..", rel))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(js); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s missing in CI (npm ci)", rel)
+		}
+		t.Skipf("%s missing: run npm ci", rel)
+	}
+	return node, js
+}
