@@ -356,6 +356,16 @@ class HostCancel(_message.Message):
     reason: str
     def __init__(self, call_id: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
+class HostNotification(_message.Message):
+    __slots__ = ["method", "params_json", "server"]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_JSON_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    method: str
+    params_json: str
+    server: str
+    def __init__(self, server: _Optional[str] = ..., method: _Optional[str] = ..., params_json: _Optional[str] = ...) -> None: ...
+
 class HostRegistered(_message.Message):
     __slots__ = ["host_id"]
     HOST_ID_FIELD_NUMBER: _ClassVar[int]
@@ -387,14 +397,16 @@ class HostRequest(_message.Message):
     def __init__(self, register: _Optional[_Union[HostRegistration, _Mapping]] = ..., answer: _Optional[_Union[HostAnswer, _Mapping]] = ...) -> None: ...
 
 class HostResponse(_message.Message):
-    __slots__ = ["call", "cancel", "registered"]
+    __slots__ = ["call", "cancel", "notification", "registered"]
     CALL_FIELD_NUMBER: _ClassVar[int]
     CANCEL_FIELD_NUMBER: _ClassVar[int]
+    NOTIFICATION_FIELD_NUMBER: _ClassVar[int]
     REGISTERED_FIELD_NUMBER: _ClassVar[int]
     call: HostCall
     cancel: HostCancel
+    notification: HostNotification
     registered: HostRegistered
-    def __init__(self, registered: _Optional[_Union[HostRegistered, _Mapping]] = ..., call: _Optional[_Union[HostCall, _Mapping]] = ..., cancel: _Optional[_Union[HostCancel, _Mapping]] = ...) -> None: ...
+    def __init__(self, registered: _Optional[_Union[HostRegistered, _Mapping]] = ..., call: _Optional[_Union[HostCall, _Mapping]] = ..., cancel: _Optional[_Union[HostCancel, _Mapping]] = ..., notification: _Optional[_Union[HostNotification, _Mapping]] = ...) -> None: ...
 
 class HttpStatus(_message.Message):
     __slots__ = ["listen", "off_reason", "urls"]
