@@ -307,6 +307,9 @@ const (
 	// dropped_log_messages log messages of server were dropped, oldest first,
 	// where this event stands. Log messages are never merged into one another.
 	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED SubscriptionEventKind = 11
+	// TASK_STATUS: a notifications/tasks/status of the server (params_json,
+	// the task as the child sent it).
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TASK_STATUS SubscriptionEventKind = 12
 )
 
 // Enum value maps for SubscriptionEventKind.
@@ -324,6 +327,7 @@ var (
 		9:  "SUBSCRIPTION_EVENT_KIND_LAGGED",
 		10: "SUBSCRIPTION_EVENT_KIND_ERROR",
 		11: "SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED",
+		12: "SUBSCRIPTION_EVENT_KIND_TASK_STATUS",
 	}
 	SubscriptionEventKind_value = map[string]int32{
 		"SUBSCRIPTION_EVENT_KIND_UNSPECIFIED":            0,
@@ -338,6 +342,7 @@ var (
 		"SUBSCRIPTION_EVENT_KIND_LAGGED":                 9,
 		"SUBSCRIPTION_EVENT_KIND_ERROR":                  10,
 		"SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED":            11,
+		"SUBSCRIPTION_EVENT_KIND_TASK_STATUS":            12,
 	}
 )
 
@@ -3734,7 +3739,11 @@ type SubscribeRequest struct {
 	LogMessages bool `protobuf:"varint,7,opt,name=log_messages,json=logMessages,proto3" json:"log_messages,omitempty"`
 	// client names the app in status; optional (the connection's metadata
 	// is used otherwise).
-	Client        *ClientInfo `protobuf:"bytes,8,opt,name=client,proto3" json:"client,omitempty"`
+	Client *ClientInfo `protobuf:"bytes,8,opt,name=client,proto3" json:"client,omitempty"`
+	// task_status asks for notifications/tasks/status (2025-11-25 tasks),
+	// of every task of the watched servers: a bridge passes on to its host
+	// those of the tasks its host was given.
+	TaskStatus    bool `protobuf:"varint,9,opt,name=task_status,json=taskStatus,proto3" json:"task_status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3823,6 +3832,13 @@ func (x *SubscribeRequest) GetClient() *ClientInfo {
 		return x.Client
 	}
 	return nil
+}
+
+func (x *SubscribeRequest) GetTaskStatus() bool {
+	if x != nil {
+		return x.TaskStatus
+	}
+	return false
 }
 
 // SubscriptionServerAck is what one server agreed to deliver to a stream.
@@ -6229,7 +6245,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x11ClearCacheRequest\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\".\n" +
 	"\x12ClearCacheResponse\x12\x18\n" +
-	"\acleared\x18\x01 \x01(\x03R\acleared\"\xda\x02\n" +
+	"\acleared\x18\x01 \x01(\x03R\acleared\"\xfb\x02\n" +
 	"\x10SubscribeRequest\x12\x18\n" +
 	"\aservers\x18\x01 \x03(\tR\aservers\x12,\n" +
 	"\x12tools_list_changed\x18\x02 \x01(\bR\x10toolsListChanged\x120\n" +
@@ -6238,7 +6254,9 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\rresource_uris\x18\x05 \x03(\tR\fresourceUris\x12!\n" +
 	"\fserver_state\x18\x06 \x01(\bR\vserverState\x12!\n" +
 	"\flog_messages\x18\a \x01(\bR\vlogMessages\x12+\n" +
-	"\x06client\x18\b \x01(\v2\x13.mcpd.v1.ClientInfoR\x06client\"\xd8\x02\n" +
+	"\x06client\x18\b \x01(\v2\x13.mcpd.v1.ClientInfoR\x06client\x12\x1f\n" +
+	"\vtask_status\x18\t \x01(\bR\n" +
+	"taskStatus\"\xd8\x02\n" +
 	"\x15SubscriptionServerAck\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x10\n" +
 	"\x03era\x18\x02 \x01(\tR\x03era\x12,\n" +
@@ -6428,7 +6446,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x16SERVER_STATE_CRASHLOOP\x10\x05\x12\x19\n" +
 	"\x15SERVER_STATE_STOPPING\x10\x06\x12\x17\n" +
 	"\x13SERVER_STATE_FAILED\x10\a\x12\x1f\n" +
-	"\x1bSERVER_STATE_LOGIN_REQUIRED\x10\b*\x8f\x04\n" +
+	"\x1bSERVER_STATE_LOGIN_REQUIRED\x10\b*\xb8\x04\n" +
 	"\x15SubscriptionEventKind\x12'\n" +
 	"#SUBSCRIPTION_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bSUBSCRIPTION_EVENT_KIND_ACK\x10\x01\x12.\n" +
@@ -6442,7 +6460,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x1eSUBSCRIPTION_EVENT_KIND_LAGGED\x10\t\x12!\n" +
 	"\x1dSUBSCRIPTION_EVENT_KIND_ERROR\x10\n" +
 	"\x12'\n" +
-	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\x95\x0f\n" +
+	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v\x12'\n" +
+	"#SUBSCRIPTION_EVENT_KIND_TASK_STATUS\x10\f2\x95\x0f\n" +
 	"\x04Mcpd\x12B\n" +
 	"\tGetStatus\x12\x19.mcpd.v1.GetStatusRequest\x1a\x1a.mcpd.v1.GetStatusResponse\x12H\n" +
 	"\vListServers\x12\x1b.mcpd.v1.ListServersRequest\x1a\x1c.mcpd.v1.ListServersResponse\x12H\n" +

@@ -41,6 +41,7 @@ SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED: SubscriptionEventKind
 SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED: SubscriptionEventKind
 SUBSCRIPTION_EVENT_KIND_RESTARTED: SubscriptionEventKind
 SUBSCRIPTION_EVENT_KIND_SERVER_STATE: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_TASK_STATUS: SubscriptionEventKind
 SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED: SubscriptionEventKind
 SUBSCRIPTION_EVENT_KIND_UNSPECIFIED: SubscriptionEventKind
 
@@ -777,7 +778,7 @@ class StopServerResponse(_message.Message):
     def __init__(self, server: _Optional[_Union[ServerStatus, _Mapping]] = ...) -> None: ...
 
 class SubscribeRequest(_message.Message):
-    __slots__ = ["client", "log_messages", "prompts_list_changed", "resource_uris", "resources_list_changed", "server_state", "servers", "tools_list_changed"]
+    __slots__ = ["client", "log_messages", "prompts_list_changed", "resource_uris", "resources_list_changed", "server_state", "servers", "task_status", "tools_list_changed"]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     LOG_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     PROMPTS_LIST_CHANGED_FIELD_NUMBER: _ClassVar[int]
@@ -785,6 +786,7 @@ class SubscribeRequest(_message.Message):
     RESOURCE_URIS_FIELD_NUMBER: _ClassVar[int]
     SERVERS_FIELD_NUMBER: _ClassVar[int]
     SERVER_STATE_FIELD_NUMBER: _ClassVar[int]
+    TASK_STATUS_FIELD_NUMBER: _ClassVar[int]
     TOOLS_LIST_CHANGED_FIELD_NUMBER: _ClassVar[int]
     client: ClientInfo
     log_messages: bool
@@ -793,8 +795,9 @@ class SubscribeRequest(_message.Message):
     resources_list_changed: bool
     server_state: bool
     servers: _containers.RepeatedScalarFieldContainer[str]
+    task_status: bool
     tools_list_changed: bool
-    def __init__(self, servers: _Optional[_Iterable[str]] = ..., tools_list_changed: bool = ..., prompts_list_changed: bool = ..., resources_list_changed: bool = ..., resource_uris: _Optional[_Iterable[str]] = ..., server_state: bool = ..., log_messages: bool = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ...) -> None: ...
+    def __init__(self, servers: _Optional[_Iterable[str]] = ..., tools_list_changed: bool = ..., prompts_list_changed: bool = ..., resources_list_changed: bool = ..., resource_uris: _Optional[_Iterable[str]] = ..., server_state: bool = ..., log_messages: bool = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ..., task_status: bool = ...) -> None: ...
 
 class SubscriptionAck(_message.Message):
     __slots__ = ["servers", "subscription_id"]
