@@ -524,8 +524,17 @@ type ToolChange struct {
 	PinnedDigest string `protobuf:"bytes,6,opt,name=pinned_digest,json=pinnedDigest,proto3" json:"pinned_digest,omitempty"`
 	// current_digest is "sha256:" and the hex digest of current_json.
 	CurrentDigest string `protobuf:"bytes,7,opt,name=current_digest,json=currentDigest,proto3" json:"current_digest,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// variant names the declaration variant the change is of, for a server
+	// that shapes its tools by the client's declared capabilities (a
+	// 2026-07-28 server): the digest of the declaration; empty for a server
+	// that lists its tools alike to every client. Each variant is pinned and
+	// compared on its own.
+	Variant string `protobuf:"bytes,8,opt,name=variant,proto3" json:"variant,omitempty"`
+	// capabilities_json is the variant's declaration (clientCapabilities), as
+	// a client first declared it; empty with variant.
+	CapabilitiesJson string `protobuf:"bytes,9,opt,name=capabilities_json,json=capabilitiesJson,proto3" json:"capabilities_json,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ToolChange) Reset() {
@@ -603,6 +612,20 @@ func (x *ToolChange) GetPinnedDigest() string {
 func (x *ToolChange) GetCurrentDigest() string {
 	if x != nil {
 		return x.CurrentDigest
+	}
+	return ""
+}
+
+func (x *ToolChange) GetVariant() string {
+	if x != nil {
+		return x.Variant
+	}
+	return ""
+}
+
+func (x *ToolChange) GetCapabilitiesJson() string {
+	if x != nil {
+		return x.CapabilitiesJson
 	}
 	return ""
 }
@@ -6013,7 +6036,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x19\n" +
 	"\bpin_mode\x18\x02 \x01(\tR\apinMode\x12-\n" +
 	"\achanges\x18\x03 \x03(\v2\x13.mcpd.v1.ToolChangeR\achanges\x12\x19\n" +
-	"\bpins_dir\x18\x04 \x01(\tR\apinsDir\"\xde\x01\n" +
+	"\bpins_dir\x18\x04 \x01(\tR\apinsDir\"\xa5\x02\n" +
 	"\n" +
 	"ToolChange\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x12\n" +
@@ -6023,7 +6046,9 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"pinnedJson\x12!\n" +
 	"\fcurrent_json\x18\x05 \x01(\tR\vcurrentJson\x12#\n" +
 	"\rpinned_digest\x18\x06 \x01(\tR\fpinnedDigest\x12%\n" +
-	"\x0ecurrent_digest\x18\a \x01(\tR\rcurrentDigest\"s\n" +
+	"\x0ecurrent_digest\x18\a \x01(\tR\rcurrentDigest\x12\x18\n" +
+	"\avariant\x18\b \x01(\tR\avariant\x12+\n" +
+	"\x11capabilities_json\x18\t \x01(\tR\x10capabilitiesJson\"s\n" +
 	"\x13ApproveToolsRequest\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x14\n" +
 	"\x05tools\x18\x02 \x03(\tR\x05tools\x12.\n" +

@@ -892,7 +892,8 @@ class SubscriptionStatus(_message.Message):
     def __init__(self, subscription_id: _Optional[int] = ..., app_name: _Optional[str] = ..., app_version: _Optional[str] = ..., app_pid: _Optional[int] = ..., servers: _Optional[_Iterable[str]] = ..., resource_uris: _Optional[int] = ..., created_unix_ms: _Optional[int] = ..., queued: _Optional[int] = ..., queued_bytes: _Optional[int] = ..., delivered: _Optional[int] = ..., coalesced: _Optional[int] = ..., dropped: _Optional[int] = ..., lagged: bool = ..., dropped_log_messages: _Optional[int] = ...) -> None: ...
 
 class ToolChange(_message.Message):
-    __slots__ = ["current_digest", "current_json", "kind", "members", "pinned_digest", "pinned_json", "tool"]
+    __slots__ = ["capabilities_json", "current_digest", "current_json", "kind", "members", "pinned_digest", "pinned_json", "tool", "variant"]
+    CAPABILITIES_JSON_FIELD_NUMBER: _ClassVar[int]
     CURRENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
     CURRENT_JSON_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -900,6 +901,8 @@ class ToolChange(_message.Message):
     PINNED_DIGEST_FIELD_NUMBER: _ClassVar[int]
     PINNED_JSON_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
+    VARIANT_FIELD_NUMBER: _ClassVar[int]
+    capabilities_json: str
     current_digest: str
     current_json: str
     kind: str
@@ -907,7 +910,8 @@ class ToolChange(_message.Message):
     pinned_digest: str
     pinned_json: str
     tool: str
-    def __init__(self, tool: _Optional[str] = ..., kind: _Optional[str] = ..., members: _Optional[_Iterable[str]] = ..., pinned_json: _Optional[str] = ..., current_json: _Optional[str] = ..., pinned_digest: _Optional[str] = ..., current_digest: _Optional[str] = ...) -> None: ...
+    variant: str
+    def __init__(self, tool: _Optional[str] = ..., kind: _Optional[str] = ..., members: _Optional[_Iterable[str]] = ..., pinned_json: _Optional[str] = ..., current_json: _Optional[str] = ..., pinned_digest: _Optional[str] = ..., current_digest: _Optional[str] = ..., variant: _Optional[str] = ..., capabilities_json: _Optional[str] = ...) -> None: ...
 
 class UpdateSubscriptionRequest(_message.Message):
     __slots__ = ["add_resource_uris", "remove_resource_uris", "subscription_id"]
