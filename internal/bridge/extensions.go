@@ -470,7 +470,7 @@ func (b *bridge) noteTask(server string, res json.RawMessage) {
 		id = v.Task.TaskID
 	}
 	if id != "" {
-		b.rememberTask(id, server)
+		b.newTask(server, id) // taskstatus.go
 	}
 }
 

@@ -41,6 +41,26 @@ func TestTaskStatusReachesItsHost(t *testing.T) {
 					answered = true
 				}
 			}
+			// A status the server sends before its CreateTaskResult
+			// reaches the host too, whichever arrives first.
+			h.id++
+			want = fmt.Sprint(h.id)
+			h.h.send(t, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"%sstart_task","arguments":{"notify":true},"task":{"ttl":60000}}}`, h.id, tc.prefix))
+			var early json.RawMessage
+			id = ""
+			for id == "" || early == nil {
+				m := h.h.next(t)
+				switch {
+				case m.Method == taskStatus:
+					early = m.Params
+				case string(m.ID) == want:
+					id = startedTask(t, string(m.Result))
+				}
+			}
+			var p struct{ TaskID, Status string }
+			if json.Unmarshal(early, &p) != nil || p.TaskID != id || p.Status != "working" {
+				t.Errorf("early status %s, want task %s working", early, id)
+			}
 		})
 	}
 	for _, path := range []string{"/mcp", "/servers/beta/mcp"} {

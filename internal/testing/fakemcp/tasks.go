@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -13,7 +14,8 @@ import (
 // capability with list and cancel, and extensions["io.modelcontextprotocol/tasks"])
 // and lists the tool start_task, which always answers with a task: the
 // legacy CreateTaskResult {"task": {...}} to a legacy client, {"resultType":
-// "task", "taskId": ...} to a modern one. The task, id "<server name>-task-N",
+// "task", "taskId": ...} to a modern one (with "notify": true, a legacy
+// client is first sent notifications/tasks/status of it, "working"). The task, id "<server name>-task-N",
 // is completed at once with the text "task N of <server name>". tasks/get,
 // tasks/result, tasks/list (legacy), tasks/cancel and tasks/update (modern)
 // are answered; an unknown task id is -32602.
@@ -104,6 +106,10 @@ func (s *server) tasksRequest(r *req) (result map[string]any, rerr *jsonrpc.Erro
 		}
 		w := t.task()
 		w["status"] = "working"
+		if strings.Contains(string(r.params["arguments"]), `"notify":true`) {
+			// Its status first, as a server may send it before its answer.
+			s.notify("notifications/tasks/status", w)
+		}
 		return map[string]any{"task": w}, nil, true
 	}
 	var id string
