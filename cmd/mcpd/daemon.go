@@ -182,6 +182,10 @@ func (d *daemon) build(daemonLog *transport.Ring) error {
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
 			return d.srv.ServeChildRequest(ctx, server, method, params)
 		},
+		// A url elicitation's completion goes to the app it was sent to.
+		OnHostNotification: func(ctx context.Context, server, method string, params json.RawMessage) {
+			d.srv.ServeChildNotification(ctx, server, method, params)
+		},
 	})
 	if d.ms, err = listenMetrics(f.metricsListen, d.sup, log); err != nil { // nil when off (metrics.go)
 		return err

@@ -60,6 +60,14 @@ func (c *cli) printToolChange(ch *mcpdv1.ToolChange) {
 	if len(ch.GetMembers()) > 0 {
 		head += " (" + strings.Join(ch.GetMembers(), ", ") + ")"
 	}
+	if v := ch.GetVariant(); v != "" {
+		// A server that shapes its tools by what the client declares.
+		caps := ch.GetCapabilitiesJson()
+		if caps == "" || v == "none" {
+			caps = "nothing"
+		}
+		head += fmt.Sprintf(", variant %s for clients declaring %s", sanitize(v), sanitizeText(caps))
+	}
 	fmt.Fprintf(c.stdout, "%s\n--- pinned %s\n+++ current %s\n", head, ch.GetPinnedDigest(), ch.GetCurrentDigest())
 	for _, l := range lineDiff(prettyLines(ch.GetPinnedJson()), prettyLines(ch.GetCurrentJson())) {
 		fmt.Fprintln(c.stdout, sanitizeText(l))

@@ -107,7 +107,7 @@ func (s *Server) registerHost(ctx context.Context, reg *mcpdv1.HostRegistration)
 	}), servers, nil
 }
 
-// sendHostMessages writes h's calls and cancels to stream until stop is
+// sendHostMessages writes h's calls, cancels and notifications to stream until stop is
 // closed, ctx ends or a send fails.
 func sendHostMessages(ctx context.Context, stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1.HostResponse],
 	h *host, stop <-chan struct{}, log *zap.Logger) {
@@ -127,6 +127,10 @@ func sendHostMessages(ctx context.Context, stream grpc.BidiStreamingServer[mcpdv
 			case hostCancel:
 				msg = &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Cancel{Cancel: &mcpdv1.HostCancel{
 					CallId: m.id, Reason: m.reason,
+				}}}
+			case hostNotice:
+				msg = &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Notification{Notification: &mcpdv1.HostNotification{
+					Server: m.server, Method: m.method, ParamsJson: string(m.params),
 				}}}
 			}
 		}

@@ -100,9 +100,9 @@ type host struct {
 	// roots/list that a call needing its root asked (hostscope.go).
 	rootsKnown chan struct{}
 
-	// out carries calls and cancels to the stream's sender; done is closed
+	// out carries calls, cancels and notifications to the stream's sender; done is closed
 	// when the stream ended.
-	out  chan any // hostCall or hostCancel
+	out  chan any // hostCall, hostCancel or hostNotice
 	done chan struct{}
 
 	mu           sync.Mutex // guards pending, rootsAsked, declaredRoot
@@ -154,10 +154,15 @@ type hostRegistry struct {
 	seq     uint64     // last host id, call id and flight sequence number
 	hosts   []*host    // registration order
 	flights map[flightKey]flight
+	// elicits are the url elicitations awaiting their completion, by
+	// the host they were sent to; elicitOrder, oldest first
+	// (hostnotice.go).
+	elicits     map[elicitKey]*host
+	elicitOrder []elicitKey
 }
 
 func newHostRegistry() *hostRegistry {
-	return &hostRegistry{flights: map[flightKey]flight{}}
+	return &hostRegistry{flights: map[flightKey]flight{}, elicits: map[elicitKey]*host{}}
 }
 
 // register adds a host and returns it.
@@ -201,6 +206,7 @@ func (r *hostRegistry) unregister(h *host) {
 			break
 		}
 	}
+	r.dropElicitationsLocked(h)
 	r.mu.Unlock()
 	close(h.done)
 }
@@ -297,6 +303,9 @@ func (r *hostRegistry) serve(ctx context.Context, server, method string, params 
 		// "If no host can answer, mcpd answers -32601."
 		return nil, &session.RPCError{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("no app connected to mcpd answers %s for server %q (none declared the %s capability)", kind, server, capabilityOf(kind))}
+	}
+	if kind == methodElicitURL {
+		return r.elicitURL(ctx, h, server, params) // hostnotice.go
 	}
 	return r.send(ctx, h, server, method, params)
 }

@@ -58,13 +58,15 @@ func (s *Server) GetToolChanges(ctx context.Context, req *mcpdv1.GetToolChangesR
 	out := &mcpdv1.GetToolChangesResponse{Server: req.GetServer(), PinMode: string(tc.Mode), PinsDir: pb.PinsDir()}
 	for _, c := range tc.Changes {
 		out.Changes = append(out.Changes, &mcpdv1.ToolChange{
-			Tool:          c.Tool,
-			Kind:          string(c.Kind),
-			Members:       c.Members,
-			PinnedJson:    string(c.Pinned.Text),
-			CurrentJson:   string(c.Current.Text),
-			PinnedDigest:  c.Pinned.Digest,
-			CurrentDigest: c.Current.Digest,
+			Tool:             c.Tool,
+			Kind:             string(c.Kind),
+			Members:          c.Members,
+			PinnedJson:       string(c.Pinned.Text),
+			CurrentJson:      string(c.Current.Text),
+			PinnedDigest:     c.Pinned.Digest,
+			CurrentDigest:    c.Current.Digest,
+			Variant:          c.Variant.Key,
+			CapabilitiesJson: string(c.Variant.Capabilities),
 		})
 	}
 	return out, nil

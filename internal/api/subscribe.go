@@ -54,8 +54,9 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 		URIs:                 req.GetResourceUris(),
 		State:                req.GetServerState(),
 		Logs:                 req.GetLogMessages(),
+		TaskStatus:           req.GetTaskStatus(),
 	}
-	if !w.ToolsListChanged && !w.PromptsListChanged && !w.ResourcesListChanged && len(w.URIs) == 0 && !w.State && !w.Logs {
+	if !w.ToolsListChanged && !w.PromptsListChanged && !w.ResourcesListChanged && len(w.URIs) == 0 && !w.State && !w.Logs && !w.TaskStatus {
 		return status.Error(codes.InvalidArgument, "nothing to watch: ask for at least one kind of event or a resource URI")
 	}
 	if len(w.URIs) > 0 && len(w.Servers) == 0 {
@@ -288,6 +289,7 @@ var eventKinds = map[subscriptions.Kind]mcpdv1.SubscriptionEventKind{
 	subscriptions.KindLagged:               mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED,
 	subscriptions.KindError:                mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR,
 	subscriptions.KindLogsLagged:           mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED,
+	subscriptions.KindTaskStatus:           mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TASK_STATUS,
 }
 
 func eventToProto(ev *subscriptions.Event) *mcpdv1.SubscriptionEvent {

@@ -49,6 +49,10 @@ type bridge struct {
 	work     context.Context // Options.work: ends no sooner than ctx
 	wg       sync.WaitGroup  // the bridge's own goroutines
 	reqs     sync.WaitGroup  // request handlers
+	// statusMu serialises passing on task statuses with learning a task
+	// of a call (taskstatus.go), so that they reach the host in order;
+	// taken before mu.
+	statusMu sync.Mutex
 
 	mu          sync.Mutex          // guards following; held for no Backend call
 	prefix      profile.Prefix      // how names are prefixed when aggr (reconfig.go)
@@ -68,6 +72,7 @@ type bridge struct {
 	uris        map[string]string               // resource URI → server that listed it
 	skillURIs   map[string]string               // skill, skill root and skill file URI → server that listed it (extensions.go)
 	taskIDs     map[string]string               // task id → server that returned it (extensions.go)
+	strayStatus []strayStatus                   // task statuses of ids not known yet (taskstatus.go)
 	subs        subState                        // subs.go
 	upst        upState                         // up.go
 	host        hostState                       // host.go

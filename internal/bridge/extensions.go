@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -445,9 +446,10 @@ func noExtension(method, ext string) *jsonrpc.Error {
 
 // noteTask records the task a result of server carries: a legacy
 // CreateTaskResult ({"task": {"taskId": …}}) or the extension's
-// ({"resultType": "task", "taskId": …}).
+// ({"resultType": "task", "taskId": …}); for routing in the aggregate,
+// and for the task's status notifications (taskstatus.go).
 func (b *bridge) noteTask(server string, res json.RawMessage) {
-	if !b.aggr || len(res) == 0 {
+	if len(res) == 0 || !bytes.Contains(res, []byte(`"taskId"`)) {
 		return
 	}
 	var v struct {
@@ -468,7 +470,7 @@ func (b *bridge) noteTask(server string, res json.RawMessage) {
 		id = v.Task.TaskID
 	}
 	if id != "" {
-		b.rememberTask(id, server)
+		b.newTask(server, id) // taskstatus.go
 	}
 }
 
@@ -478,7 +480,7 @@ func (b *bridge) rememberTask(id, server string) {
 	first, known := b.taskIDs[id]
 	b.taskIDs[id] = server
 	b.mu.Unlock()
-	if known && first != server {
+	if known && first != server && b.aggr {
 		b.warnOnce(fmt.Sprintf("task id %q of server %q is one server %q issued too; requests for it now go to %q", id, server, first, server))
 	}
 }

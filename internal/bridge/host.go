@@ -225,6 +225,9 @@ func (b *bridge) hostRun(reg *hostReg, flags hostFlags) {
 				c()
 			}
 			reg.mu.Unlock()
+		case *mcpdv1.HostResponse_Notification:
+			n := msg.Notification
+			b.childNotification(n.GetMethod(), json.RawMessage(n.GetParamsJson()))
 		}
 	}
 }
@@ -250,6 +253,21 @@ func (b *bridge) answerChild(ctx context.Context, server, method string, params 
 		return b.hostRequest(ctx, method, params)
 	}
 	return b.askOpen(ctx, server, method, params)
+}
+
+// childNotification passes on a child's notification that mcpd routed to
+// this bridge, notifications/elicitation/complete of a url elicitation the
+// host was sent, to a legacy host that declared elicitation.url, as
+// unsolicited output (on HTTP, the GET stream). A modern host has no such
+// notification (it retries its call instead) and is sent none.
+func (b *bridge) childNotification(method string, params json.RawMessage) {
+	b.mu.Lock()
+	legacy, caps := b.initialized, b.hostCaps
+	b.mu.Unlock()
+	if !legacy || method != "notifications/elicitation/complete" || !declaresURLElicitation(caps) || !json.Valid(params) {
+		return
+	}
+	b.write(&jsonrpc.Message{Method: method, Params: params})
 }
 
 // calling records that a legacy host's request, ctx's scope, is in flight

@@ -93,6 +93,9 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *json
 	}
 	if !b.aggr {
 		res, err := b.forward(ctx, r, b.serverNames()[0], r.method, r.params)
+		if err == nil && r.method == "tasks/list" {
+			b.noteTaskList(b.serverNames()[0], res) // taskstatus.go
+		}
 		return extCacheHints(r, res), err
 	}
 	if res, err, ok := b.extension(ctx, r); ok {

@@ -133,6 +133,7 @@ func (b *bridge) openStream(ctx context.Context) (*openedStream, bool) {
 		ResourceUris:         uris,
 		LogMessages:          true, // forwarded once a legacy host set a level
 		ServerState:          true, // servers going down and coming back (missing.go)
+		TaskStatus:           true, // of the host's tasks (taskstatus.go)
 		Client:               info,
 	})
 	var ack *mcpdv1.SubscriptionEvent
@@ -251,8 +252,12 @@ func (b *bridge) reopenFor(id uint64) {
 // deliver forwards one event to the host: untagged to a legacy host,
 // tagged with the subscription id to each modern listen that asked.
 func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
-	if ev.GetKind() == mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE {
+	switch ev.GetKind() {
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE:
 		b.deliverLog(ev)
+		return
+	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TASK_STATUS:
+		b.deliverTaskStatus(ev) // taskstatus.go
 		return
 	}
 	if method := changedList(ev.GetKind()); method != "" {

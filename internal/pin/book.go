@@ -34,6 +34,9 @@ type Change struct {
 	Current Definition
 	// Members are the pinned members that differ (KindChanged).
 	Members []string
+	// Variant is the declaration variant the change is of (Key "": the
+	// shared one).
+	Variant Variant
 }
 
 // Compare returns the tools of current that differ from pinned, sorted by
@@ -86,8 +89,9 @@ type Book struct {
 	servers map[string]*serverPins
 }
 
-// serverPins is one server's state.
+// serverPins is the state of one server's variant.
 type serverPins struct {
+	variant Variant // set at creation
 	// io serialises the server's pins file (reading it once, saving it) and
 	// every change of loaded and pinned, which are written with io and mu
 	// both held: either one is enough to read them. Order: io, then mu.
@@ -126,13 +130,17 @@ func NewBook(store *Store) *Book {
 // Store returns the book's store.
 func (b *Book) Store() *Store { return b.store }
 
-func (b *Book) server(name string) *serverPins {
+func (b *Book) server(name string) *serverPins { return b.serverOf(name, Variant{}) }
+
+// serverOf is the state of server's variant v, made on first use.
+func (b *Book) serverOf(name string, v Variant) *serverPins {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	sp := b.servers[name]
+	k := variantKey(name, v.Key)
+	sp := b.servers[k]
 	if sp == nil {
-		sp = &serverPins{}
-		b.servers[name] = sp
+		sp = &serverPins{variant: v}
+		b.servers[k] = sp
 	}
 	return sp
 }
@@ -150,7 +158,7 @@ func (b *Book) load(name string, sp *serverPins) error {
 	if sp.loaded { // loaded meanwhile
 		return nil
 	}
-	tools, ok, err := b.store.Load(name)
+	tools, ok, err := b.store.LoadVariant(name, sp.variant)
 	if err != nil {
 		return err
 	}
@@ -186,7 +194,7 @@ func (b *Book) pinFirst(name string, sp *serverPins, cur Tools) (bool, error) {
 // savePins saves tools as the server's pins, then makes them the pinned
 // ones and runs then (if not nil) under sp.mu. sp.io must be held.
 func (b *Book) savePins(name string, sp *serverPins, tools Tools, then func()) error {
-	if err := b.store.Save(name, tools); err != nil {
+	if err := b.store.SaveVariant(name, sp.variant, tools); err != nil {
 		return err
 	}
 	sp.mu.Lock()
@@ -216,10 +224,16 @@ type Observation struct {
 // pins yet) the list is pinned. A list that cannot be read is served as it
 // is under ModeWarn and refused under ModeEnforce.
 func (b *Book) Observe(name string, mode Mode, pid int, items json.RawMessage) (Observation, error) {
+	return b.ObserveVariant(name, Variant{}, mode, pid, items)
+}
+
+// ObserveVariant is Observe of a list of server's variant v: a variant
+// seen for the first time is pinned, as a server is (variant.go).
+func (b *Book) ObserveVariant(name string, v Variant, mode Mode, pid int, items json.RawMessage) (Observation, error) {
 	if mode == ModeOff {
 		return Observation{Items: items}, nil
 	}
-	sp := b.server(name)
+	sp := b.serverOf(name, v)
 	sp.mu.Lock()
 	if sameBytes(sp.lastIn, items) && sp.memoGen == sp.gen && sp.verified {
 		defer sp.mu.Unlock()
@@ -275,6 +289,9 @@ func (b *Book) served(sp *serverPins, mode Mode, items json.RawMessage) json.Raw
 // recompute derives changes and withheld from pinned and current.
 func (b *Book) recompute(sp *serverPins) {
 	sp.changes = Compare(sp.pinned, sp.current)
+	for i := range sp.changes {
+		sp.changes[i].Variant = sp.variant
+	}
 	w := make(map[string]Change)
 	for _, c := range sp.changes {
 		if c.Kind != KindRemoved {
@@ -286,24 +303,35 @@ func (b *Book) recompute(sp *serverPins) {
 	sp.lastOut = nil
 }
 
-// Invalidate marks server's last list as stale (a list_changed arrived):
-// under ModeEnforce the next call lists the tools again before it runs.
+// Invalidate marks server's last list, of every variant, as stale (a
+// list_changed arrived): under ModeEnforce the next call lists the tools
+// again before it runs.
 func (b *Book) Invalidate(name string) {
-	sp := b.server(name)
-	sp.mu.Lock()
-	sp.verified = false
-	sp.invalidations++
-	sp.mu.Unlock()
+	sps := b.variantsOf(name)
+	if len(sps) == 0 {
+		sps = append(sps, b.server(name))
+	}
+	for _, sp := range sps {
+		sp.mu.Lock()
+		sp.verified = false
+		sp.invalidations++
+		sp.mu.Unlock()
+	}
 }
 
 // Check decides a call of tool on server, whose process is pid, under
 // mode: needList reports that the server's tools must be listed (and
 // Observed) first; err is a *WithheldError for a withheld tool.
 func (b *Book) Check(name string, mode Mode, pid int, tool string) (needList bool, err error) {
+	return b.CheckVariant(name, Variant{}, mode, pid, tool)
+}
+
+// CheckVariant is Check of a call by a client of server's variant v.
+func (b *Book) CheckVariant(name string, v Variant, mode Mode, pid int, tool string) (needList bool, err error) {
 	if mode != ModeEnforce {
 		return false, nil
 	}
-	sp := b.server(name)
+	sp := b.serverOf(name, v)
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	if !sp.verified || sp.pid != pid || pid == 0 {
@@ -315,31 +343,30 @@ func (b *Book) Check(name string, mode Mode, pid int, tool string) (needList boo
 	return false, nil
 }
 
-// Pending returns server's changes since its last list (nil when none or
-// none seen) and whether a list was seen.
+// Pending returns server's changes since its last list of each variant
+// (nil when none or none seen), by variant then tool, and whether a list
+// was seen.
 func (b *Book) Pending(name string) ([]Change, bool) {
-	b.mu.Lock()
-	sp := b.servers[name]
-	b.mu.Unlock()
-	if sp == nil {
-		return nil, false
+	var out []Change
+	listed := false
+	for _, sp := range b.variantsOf(name) {
+		sp.mu.Lock()
+		out = append(out, sp.changes...)
+		listed = listed || sp.current != nil
+		sp.mu.Unlock()
 	}
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	return slices.Clone(sp.changes), sp.current != nil
+	return out, listed
 }
 
 // PendingCount is len(Pending(name)) without the copy.
 func (b *Book) PendingCount(name string) int {
-	b.mu.Lock()
-	sp := b.servers[name]
-	b.mu.Unlock()
-	if sp == nil {
-		return 0
+	n := 0
+	for _, sp := range b.variantsOf(name) {
+		sp.mu.Lock()
+		n += len(sp.changes)
+		sp.mu.Unlock()
 	}
-	sp.mu.Lock()
-	defer sp.mu.Unlock()
-	return len(sp.changes)
+	return n
 }
 
 // Approve accepts the current definitions of the named tools of server
@@ -348,10 +375,46 @@ func (b *Book) PendingCount(name string) int {
 // returns the tools approved; naming a tool with no pending change is an
 // error. Approve needs a list seen since mcpd started (ok false: none).
 func (b *Book) Approve(name string, tools []string) ([]string, error) {
-	sp := b.server(name)
+	pending, listed := b.Pending(name)
+	if !listed {
+		return nil, fmt.Errorf("approve tools of %q: no tools list seen yet", name)
+	}
+	for _, t := range tools {
+		if !slices.ContainsFunc(pending, func(c Change) bool { return c.Tool == t }) {
+			return nil, fmt.Errorf("approve tools of %q: tool %q has no pending change", name, t)
+		}
+	}
+	var approved []string
+	for _, sp := range b.variantsOf(name) {
+		got, err := b.approveVariant(name, sp, tools)
+		approved = append(approved, got...)
+		if err != nil {
+			return approved, err
+		}
+	}
+	slices.Sort(approved)
+	return slices.Compact(approved), nil
+}
+
+// approveVariant is Approve of one variant: the named tools that have a
+// pending change there (every pending change when none is named).
+func (b *Book) approveVariant(name string, sp *serverPins, tools []string) ([]string, error) {
 	sp.io.Lock() // pinned stays as read until the new pins are saved
 	defer sp.io.Unlock()
 	sp.mu.Lock()
+	if sp.current == nil {
+		sp.mu.Unlock()
+		return nil, nil
+	}
+	if len(tools) > 0 {
+		tools = slices.DeleteFunc(slices.Clone(tools), func(t string) bool {
+			return !slices.ContainsFunc(sp.changes, func(c Change) bool { return c.Tool == t })
+		})
+		if len(tools) == 0 {
+			sp.mu.Unlock()
+			return nil, nil
+		}
+	}
 	next, approved, err := b.approvalLocked(name, sp, tools)
 	sp.mu.Unlock()
 	if err != nil || len(approved) == 0 {
@@ -406,10 +469,15 @@ func (b *Book) approvalLocked(name string, sp *serverPins, tools []string) (next
 // server with nothing pinned yet is served as it is: its first full list
 // pins it.
 func (b *Book) FilterPage(name string, mode Mode, result json.RawMessage) (json.RawMessage, error) {
+	return b.FilterPageVariant(name, Variant{}, mode, result)
+}
+
+// FilterPageVariant is FilterPage of a page listed for server's variant v.
+func (b *Book) FilterPageVariant(name string, v Variant, mode Mode, result json.RawMessage) (json.RawMessage, error) {
 	if mode != ModeEnforce {
 		return result, nil
 	}
-	sp := b.server(name)
+	sp := b.serverOf(name, v)
 	if err := b.load(name, sp); err != nil {
 		return nil, err
 	}

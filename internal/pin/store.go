@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 )
 
@@ -15,9 +16,32 @@ const storeVersion = 1
 
 // Store keeps one pins file per server under a directory (mcpd's state
 // directory's "pins"): <dir>/<server>.json, written whole and atomically
-// (a temporary file renamed over the old one), mode 0600.
+// (a temporary file renamed over the old one), mode 0600. A file holds the
+// tools of the shared variant ("tools": a legacy server's, seen alike by
+// every client) and those of each declaration variant of a server that
+// shapes its list by the client's declared capabilities ("variants", by
+// the declaration's digest).
 type Store struct {
 	dir string
+
+	mu    sync.Mutex             // guards files
+	files map[string]*sync.Mutex // per server: serialises its file's reads and read-modify-writes
+}
+
+// lock takes server's file lock and returns its unlock.
+func (s *Store) lock(server string) func() {
+	s.mu.Lock()
+	if s.files == nil {
+		s.files = map[string]*sync.Mutex{}
+	}
+	l := s.files[server]
+	if l == nil {
+		l = new(sync.Mutex)
+		s.files[server] = l
+	}
+	s.mu.Unlock()
+	l.Lock()
+	return l.Unlock
 }
 
 // NewStore returns the store in dir, which is created on first save.
@@ -32,40 +56,121 @@ type file struct {
 	Server  string    `json:"server"`
 	Updated time.Time `json:"updated"`
 	Tools   Tools     `json:"tools"`
+	// Variants are the declaration variants' pins, by Variant.Key.
+	Variants map[string]variantFile `json:"variants,omitempty"`
 }
 
-// Load returns the pinned tools of server; ok is false when nothing was
-// pinned yet (no file).
+// variantFile is one declaration variant's pins.
+type variantFile struct {
+	// Capabilities is the declaration the variant was first seen with.
+	Capabilities json.RawMessage `json:"capabilities,omitempty"`
+	Tools        Tools           `json:"tools"`
+}
+
+// Load returns the pinned tools of server's shared variant; ok is false
+// when nothing was pinned yet (no file).
 func (s *Store) Load(server string) (tools Tools, ok bool, err error) {
-	data, err := os.ReadFile(s.path(server))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("read pins of %q: %w", server, err)
-	}
-	var f file
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, false, fmt.Errorf("read pins of %q: %s: %w", server, s.path(server), err)
-	}
-	if f.Version != storeVersion {
-		return nil, false, fmt.Errorf("read pins of %q: %s: unknown version %d", server, s.path(server), f.Version)
-	}
-	if f.Tools == nil {
-		f.Tools = Tools{}
+	defer s.lock(server)()
+	f, ok, err := s.read(server)
+	if !ok || err != nil {
+		return nil, false, err
 	}
 	return f.Tools, true, nil
 }
 
-// Save replaces the pinned tools of server.
-func (s *Store) Save(server string, tools Tools) error {
-	if err := os.MkdirAll(s.dir, 0o700); err != nil {
-		return fmt.Errorf("save pins of %q: %w", server, err)
+// LoadVariant returns the pinned tools of one variant of server (v.Key ""
+// is the shared variant, as Load); ok is false when that variant has none.
+// A file written before variants (only the shared tools) gives them to the
+// first declaration variant asked for, which keeps them from then on: a
+// server whose list did not change keeps its approval, the variants seen
+// later are pinned on their first use.
+func (s *Store) LoadVariant(server string, v Variant) (tools Tools, ok bool, err error) {
+	if v.Key == "" {
+		return s.Load(server)
 	}
+	defer s.lock(server)()
+	f, ok, err := s.read(server)
+	if !ok || err != nil {
+		return nil, false, err
+	}
+	if vf, ok := f.Variants[v.Key]; ok {
+		if vf.Tools == nil {
+			vf.Tools = Tools{}
+		}
+		return vf.Tools, true, nil
+	}
+	if len(f.Variants) > 0 || len(f.Tools) == 0 {
+		return nil, false, nil
+	}
+	f.Variants = map[string]variantFile{v.Key: {Capabilities: v.Capabilities, Tools: f.Tools}}
+	if err := s.write(server, f); err != nil {
+		return nil, false, err
+	}
+	return f.Tools, true, nil
+}
+
+// read reads server's file; ok is false when there is none. server's lock is held.
+func (s *Store) read(server string) (f file, ok bool, err error) {
+	data, err := os.ReadFile(s.path(server))
+	if errors.Is(err, fs.ErrNotExist) {
+		return file{}, false, nil
+	}
+	if err != nil {
+		return file{}, false, fmt.Errorf("read pins of %q: %w", server, err)
+	}
+	if err := json.Unmarshal(data, &f); err != nil {
+		return file{}, false, fmt.Errorf("read pins of %q: %s: %w", server, s.path(server), err)
+	}
+	if f.Version != storeVersion {
+		return file{}, false, fmt.Errorf("read pins of %q: %s: unknown version %d", server, s.path(server), f.Version)
+	}
+	if f.Tools == nil {
+		f.Tools = Tools{}
+	}
+	return f, true, nil
+}
+
+// Save replaces the pinned tools of server's shared variant.
+func (s *Store) Save(server string, tools Tools) error {
+	return s.SaveVariant(server, Variant{}, tools)
+}
+
+// SaveVariant replaces the pinned tools of one variant of server, keeping
+// the others.
+func (s *Store) SaveVariant(server string, v Variant, tools Tools) error {
 	if tools == nil {
 		tools = Tools{}
 	}
-	data, err := json.MarshalIndent(file{Version: storeVersion, Server: server, Updated: time.Now().UTC(), Tools: tools}, "", "  ")
+	defer s.lock(server)()
+	f, _, err := s.read(server)
+	if err != nil {
+		return fmt.Errorf("save pins of %q: %w", server, err)
+	}
+	if v.Key == "" {
+		f.Tools = tools
+	} else {
+		if f.Variants == nil {
+			f.Variants = map[string]variantFile{}
+		}
+		caps := f.Variants[v.Key].Capabilities
+		if caps == nil {
+			caps = v.Capabilities
+		}
+		f.Variants[v.Key] = variantFile{Capabilities: caps, Tools: tools}
+	}
+	return s.write(server, f)
+}
+
+// write writes f as server's file. server's lock is held.
+func (s *Store) write(server string, f file) error {
+	if err := os.MkdirAll(s.dir, 0o700); err != nil {
+		return fmt.Errorf("save pins of %q: %w", server, err)
+	}
+	if f.Tools == nil {
+		f.Tools = Tools{}
+	}
+	f.Version, f.Server, f.Updated = storeVersion, server, time.Now().UTC()
+	data, err := json.MarshalIndent(f, "", "  ")
 	if err != nil {
 		return fmt.Errorf("save pins of %q: %w", server, err)
 	}

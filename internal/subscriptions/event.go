@@ -50,6 +50,9 @@ const (
 	// here, oldest first, because the app read too slowly; the stream goes
 	// on.
 	KindLogsLagged Kind = "logs_lagged"
+	// KindTaskStatus: a notifications/tasks/status (2025-11-25 tasks);
+	// Params is the task.
+	KindTaskStatus Kind = "task_status"
 	// KindRestarted: the server's child was replaced by a new process and
 	// every subscription was sent to it again.
 	KindRestarted Kind = "restarted"
@@ -142,6 +145,8 @@ type Watch struct {
 	State bool
 	// Logs asks for log messages not tied to a request.
 	Logs bool
+	// TaskStatus asks for every task status notification of the servers.
+	TaskStatus bool
 }
 
 // ServerAck is what one server agreed to deliver to a stream: for a modern

@@ -78,6 +78,8 @@ func (m *Manager) notificationOf(t Target, method string, params json.RawMessage
 		ev.Kind, ev.URI = KindResourceUpdated, p.URI
 	case "notifications/message":
 		ev.Kind = KindLog
+	case "notifications/tasks/status":
+		ev.Kind = KindTaskStatus
 	default:
 		return
 	}

@@ -29,7 +29,7 @@ func (ev *Event) identity() identity { return identity{ev.Server, ev.Kind, ev.UR
 // identity. Log messages are distinct even when their text is the same, so
 // they never are: a full queue drops the oldest of them instead.
 func (ev *Event) coalesces() bool {
-	return ev.Kind != KindLog && ev.Kind != KindLogsLagged && !ev.terminal()
+	return ev.Kind != KindLog && ev.Kind != KindLogsLagged && ev.Kind != KindTaskStatus && !ev.terminal()
 }
 
 // QueueStats are the counters of one queue.

@@ -133,6 +133,8 @@ func (st *Stream) wants(ev *Event) bool {
 		return w.State || ev.State == StateAdded || ev.State == StateRemoved
 	case KindLog:
 		return w.Logs
+	case KindTaskStatus:
+		return w.TaskStatus
 	case KindRestarted:
 		return w.ToolsListChanged || w.PromptsListChanged || w.ResourcesListChanged || w.Logs || len(st.uris[ev.Server]) > 0
 	}

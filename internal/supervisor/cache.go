@@ -185,13 +185,17 @@ func (s *Supervisor) cachedList(ctx context.Context, server, method string, base
 		caps = base.ClientCapabilities
 	}
 	key, err := cache.ListKey(method, params)
+	var scope string
+	if err == nil || method == methodToolsList {
+		scope = sv.capsScope(ctx, caps)
+	}
 	if err == nil {
-		key = key.Scoped(sv.capsScope(ctx, caps))
+		key = key.Scoped(scope)
 	}
 	if err != nil {
 		items, err := s.fetchList(ctx, server, method, base, opts, nil)
 		if err == nil && method == methodToolsList {
-			items, err = s.pinList(sv, items) // pin.go
+			items, err = s.pinList(sv, pinVariant(scope, caps), items) // pin.go
 		}
 		return items, cache.SourceFetched, err
 	}
@@ -206,7 +210,7 @@ func (s *Supervisor) cachedList(ctx context.Context, server, method string, base
 		return cache.Result{Body: items, TTL: h.ttl, NoStore: !h.storable}, nil
 	})
 	if err == nil && method == methodToolsList {
-		body, err = s.pinList(sv, body) // pin.go
+		body, err = s.pinList(sv, pinVariant(scope, caps), body) // pin.go
 	}
 	return body, src, waitError(ctx, server, method, err)
 }

@@ -23,6 +23,9 @@ import (
 //     started or since its last list_changed, they are listed first.
 //   - A raw tools/list page (SendRequest) is filtered too (pinPage).
 //   - observeNotification marks the list stale on tools list_changed.
+//
+// Lists and calls are pinned per declaration variant (pinVariant): the
+// variant is the scope that keys the cache's shaped answers (capsScope).
 
 // Tool methods pinning looks at.
 const (
@@ -56,12 +59,12 @@ func (sv *server) currentPid() int {
 // (The pid is read after the list arrived: a list of a process that was
 // replaced meanwhile counts for the new one, a window as short as a
 // restart, closed again by the new process's list_changed or list.)
-func (s *Supervisor) pinList(sv *server, items json.RawMessage) (json.RawMessage, error) {
+func (s *Supervisor) pinList(sv *server, v pin.Variant, items json.RawMessage) (json.RawMessage, error) {
 	mode := sv.pinMode()
 	if mode == pin.ModeOff {
 		return items, nil
 	}
-	obs, err := s.opts.Pins.Observe(sv.spec.Name, mode, sv.currentPid(), items)
+	obs, err := s.opts.Pins.ObserveVariant(sv.spec.Name, v, mode, sv.currentPid(), items)
 	if err != nil {
 		if mode == pin.ModeEnforce {
 			return nil, fmt.Errorf("server %q: tools/list: %w: cannot check tool definitions: %v", sv.spec.Name, ErrUnavailable, err)
@@ -81,6 +84,16 @@ func (s *Supervisor) pinList(sv *server, items json.RawMessage) (json.RawMessage
 			zap.String("review", "mcpdctl tools diff "+sv.spec.Name))
 	}
 	return obs.Items, nil
+}
+
+// pinVariant is the pin variant of a list or call whose declaration caps
+// keys the cache with scope (capsScope): "" for a server that answers
+// every client alike.
+func pinVariant(scope string, caps json.RawMessage) pin.Variant {
+	if scope == "" {
+		return pin.Variant{}
+	}
+	return pin.Variant{Key: scope, Capabilities: caps}
 }
 
 // changeSummary is "tool (kind)" per change, for the log.
@@ -105,7 +118,8 @@ func (s *Supervisor) callPinned(ctx context.Context, sv *server, req *session.Re
 	if err != nil || resp == nil || resp.Error != nil || mode != pin.ModeEnforce {
 		return resp, src, err
 	}
-	page, err := s.opts.Pins.FilterPage(sv.spec.Name, mode, resp.Result)
+	v := pinVariant(sv.capsScope(ctx, req.ClientCapabilities), req.ClientCapabilities)
+	page, err := s.opts.Pins.FilterPageVariant(sv.spec.Name, v, mode, resp.Result)
 	if err != nil {
 		return nil, src, fmt.Errorf("server %q: tools/list: %w: cannot check tool definitions: %v", sv.spec.Name, ErrUnavailable, err)
 	}
@@ -125,8 +139,9 @@ func (s *Supervisor) pinGate(ctx context.Context, sv *server, req *session.Reque
 		return fmt.Errorf("call %q: %w: params of tools/call: %v", sv.spec.Name, ErrInvalid, err)
 	}
 	name := sv.spec.Name
+	v := pinVariant(sv.capsScope(ctx, req.ClientCapabilities), req.ClientCapabilities)
 	for listed := false; ; listed = true {
-		need, err := s.opts.Pins.Check(name, mode, sv.currentPid(), p.Name)
+		need, err := s.opts.Pins.CheckVariant(name, v, mode, sv.currentPid(), p.Name)
 		if err != nil || !need {
 			return err
 		}

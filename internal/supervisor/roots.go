@@ -49,6 +49,25 @@ func (sv *server) requestHandler() session.RequestHandler {
 	}
 }
 
+// methodElicitComplete is the notification that ends a url elicitation; it
+// goes to the app that was sent the elicitation, never to subscribers.
+const methodElicitComplete = "notifications/elicitation/complete"
+
+// hostNotification hands a child's notification for the app that answered
+// one of its requests to Options.OnHostNotification, with the instance in
+// its ctx as requestHandler puts it.
+func (sv *server) hostNotification(n session.Notification) {
+	on := sv.sup.opts.OnHostNotification
+	if on == nil {
+		return
+	}
+	ctx := context.Background()
+	if sv.inst != nil {
+		ctx = context.WithValue(ctx, requestInstanceKey{}, sv.requestInstance())
+	}
+	on(ctx, sv.spec.Name, n.Method, n.Params)
+}
+
 // rootsResult is the roots/list result naming dirs: "uri must be file://",
 // and the name is the directory's base name.
 func rootsResult(dirs []string) json.RawMessage {

@@ -165,6 +165,10 @@ func (sv *server) sessionFor(ctx context.Context, spec *Spec, proto string, proc
 	{
 		name, on := spec.Name, sv.sup.opts.OnNotification
 		sopts.OnNotification = func(n session.Notification) {
+			if n.Method == methodElicitComplete {
+				sv.hostNotification(n) // roots.go
+				return
+			}
 			// Invalidate before anyone hears of the change (cache.go).
 			sv.observeNotification(n)
 			key := ""

@@ -63,6 +63,12 @@ type Options struct {
 	// OnRequest, if set, answers requests a child sends to mcpd (roots/list,
 	// sampling/createMessage, elicitation/create); nil answers -32601.
 	OnRequest func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError)
+	// OnHostNotification, if set, receives a child's notification that
+	// belongs to the app that answered one of its requests
+	// (notifications/elicitation/complete), with a ctx that names the
+	// instance as OnRequest's does. It is called on the session's reader
+	// goroutine and must not block; nil drops them.
+	OnHostNotification func(ctx context.Context, server, method string, params json.RawMessage)
 	// SubscriptionQueueEvents and SubscriptionQueueBytes bound each app
 	// subscription stream's queue (defaults 1024 events, 8 MiB).
 	SubscriptionQueueEvents int

@@ -119,7 +119,7 @@ export interface SubscribeOptions {
 }
 
 export type SubscriptionEventKind = 'ack' | 'tools_list_changed' | 'prompts_list_changed' | 'resources_list_changed'
-  | 'resource_updated' | 'server_state' | 'log_message' | 'restarted' | 'lagged' | 'error' | 'logs_lagged'
+  | 'resource_updated' | 'server_state' | 'log_message' | 'restarted' | 'lagged' | 'error' | 'logs_lagged' | 'task_status'
   /** The client lost mcpd (subscribe with reconnect); error says why. */
   | 'disconnected';
 

@@ -17,7 +17,13 @@ type urlElicitHost struct {
 
 func newURLElicitHost(t *testing.T, d *daemon, caps string) *urlElicitHost {
 	t.Helper()
-	in, out := pipeBridge(t, bridgeCommand(d, "everything"))
+	return newLegacyBridgeHost(t, d, caps, "everything")
+}
+
+// newLegacyBridgeHost is newURLElicitHost on `mcpdctl bridge ARGS...`.
+func newLegacyBridgeHost(t *testing.T, d *daemon, caps string, args ...string) *urlElicitHost {
+	t.Helper()
+	in, out := pipeBridge(t, bridgeCommand(d, args...))
 	u := &urlElicitHost{h: &rawHost{in: in, out: bufio.NewReaderSize(out, 1<<20)}, id: 1}
 	u.h.send(t, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"raw","version":"1"}}}`)
 	if m := u.h.reply(t, "1"); m.Error != nil {

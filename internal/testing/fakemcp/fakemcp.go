@@ -42,6 +42,7 @@
 //	             text "read anything: URI", as a careless server might
 //	skills       serves skills (SEP-2640) named after EnvName (skills.go)
 //	tasks        declares tasks in both eras; tool start_task answers with
+//	             a task, tool task_status changes one and announces it
 //	             a task (tasks.go)
 //	tasksuite    the tasks extension (SEP-2663) as the conformance suite's
 //	             tasks-* scenarios want it: tools greet, slow_compute,
@@ -599,7 +600,8 @@ func (s *server) dispatch(r *req) (map[string]any, *jsonrpc.Error) {
 		}
 		if s.flags["tasks"] {
 			list = append(list, map[string]any{"name": "start_task", "description": "starts a task (tasks.go)",
-				"inputSchema": map[string]any{"type": "object"}, "execution": map[string]any{"taskSupport": "optional"}})
+				"inputSchema": map[string]any{"type": "object"}, "execution": map[string]any{"taskSupport": "optional"}},
+				map[string]any{"name": "task_status", "description": taskStatusDescription, "inputSchema": map[string]any{"type": "object"}})
 		}
 		return cacheable(map[string]any{"tools": list}), nil
 	case "tools/call":

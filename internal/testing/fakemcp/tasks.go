@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -13,7 +14,8 @@ import (
 // capability with list and cancel, and extensions["io.modelcontextprotocol/tasks"])
 // and lists the tool start_task, which always answers with a task: the
 // legacy CreateTaskResult {"task": {...}} to a legacy client, {"resultType":
-// "task", "taskId": ...} to a modern one. The task, id "<server name>-task-N",
+// "task", "taskId": ...} to a modern one (with "notify": true, a legacy
+// client is first sent notifications/tasks/status of it, "working"). The task, id "<server name>-task-N",
 // is completed at once with the text "task N of <server name>". tasks/get,
 // tasks/result, tasks/list (legacy), tasks/cancel and tasks/update (modern)
 // are answered; an unknown task id is -32602.
@@ -41,6 +43,34 @@ func taskCaps(caps map[string]any) map[string]any {
 	return out
 }
 
+// taskStatusDescription describes the tool task_status.
+const taskStatusDescription = `sets the status of task "taskId" to "status" (default cancelled) and emits notifications/tasks/status with the task, before its own answer "set"; an unknown task answers "unknown task"`
+
+// setTaskStatus is the tool task_status.
+func (s *server) setTaskStatus(r *req) map[string]any {
+	var args struct {
+		TaskID string `json:"taskId"`
+		Status string `json:"status"`
+	}
+	_ = json.Unmarshal(r.params["arguments"], &args)
+	if args.Status == "" {
+		args.Status = "cancelled"
+	}
+	s.mu.Lock()
+	t := s.tasks[args.TaskID]
+	var task map[string]any
+	if t != nil {
+		t.status = args.Status
+		task = t.task()
+	}
+	s.mu.Unlock()
+	if t == nil {
+		return map[string]any{"content": []any{textContent("unknown task")}}
+	}
+	s.notify("notifications/tasks/status", task)
+	return map[string]any{"content": []any{textContent("set")}}
+}
+
 // tasksRequest serves what the tasks flag adds; handled is false for any
 // other request, and without the flag.
 func (s *server) tasksRequest(r *req) (result map[string]any, rerr *jsonrpc.Error, handled bool) {
@@ -50,6 +80,9 @@ func (s *server) tasksRequest(r *req) (result map[string]any, rerr *jsonrpc.Erro
 	if r.method == "tools/call" {
 		var name string
 		_ = json.Unmarshal(r.params["name"], &name)
+		if name == "task_status" {
+			return s.setTaskStatus(r), nil, true
+		}
 		if name != "start_task" {
 			return nil, nil, false
 		}
@@ -73,6 +106,10 @@ func (s *server) tasksRequest(r *req) (result map[string]any, rerr *jsonrpc.Erro
 		}
 		w := t.task()
 		w["status"] = "working"
+		if strings.Contains(string(r.params["arguments"]), `"notify":true`) {
+			// Its status first, as a server may send it before its answer.
+			s.notify("notifications/tasks/status", w)
+		}
 		return map[string]any{"task": w}, nil, true
 	}
 	var id string

@@ -307,6 +307,9 @@ const (
 	// dropped_log_messages log messages of server were dropped, oldest first,
 	// where this event stands. Log messages are never merged into one another.
 	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED SubscriptionEventKind = 11
+	// TASK_STATUS: a notifications/tasks/status of the server (params_json,
+	// the task as the child sent it).
+	SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TASK_STATUS SubscriptionEventKind = 12
 )
 
 // Enum value maps for SubscriptionEventKind.
@@ -324,6 +327,7 @@ var (
 		9:  "SUBSCRIPTION_EVENT_KIND_LAGGED",
 		10: "SUBSCRIPTION_EVENT_KIND_ERROR",
 		11: "SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED",
+		12: "SUBSCRIPTION_EVENT_KIND_TASK_STATUS",
 	}
 	SubscriptionEventKind_value = map[string]int32{
 		"SUBSCRIPTION_EVENT_KIND_UNSPECIFIED":            0,
@@ -338,6 +342,7 @@ var (
 		"SUBSCRIPTION_EVENT_KIND_LAGGED":                 9,
 		"SUBSCRIPTION_EVENT_KIND_ERROR":                  10,
 		"SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED":            11,
+		"SUBSCRIPTION_EVENT_KIND_TASK_STATUS":            12,
 	}
 )
 
@@ -519,8 +524,17 @@ type ToolChange struct {
 	PinnedDigest string `protobuf:"bytes,6,opt,name=pinned_digest,json=pinnedDigest,proto3" json:"pinned_digest,omitempty"`
 	// current_digest is "sha256:" and the hex digest of current_json.
 	CurrentDigest string `protobuf:"bytes,7,opt,name=current_digest,json=currentDigest,proto3" json:"current_digest,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// variant names the declaration variant the change is of, for a server
+	// that shapes its tools by the client's declared capabilities (a
+	// 2026-07-28 server): the digest of the declaration; empty for a server
+	// that lists its tools alike to every client. Each variant is pinned and
+	// compared on its own.
+	Variant string `protobuf:"bytes,8,opt,name=variant,proto3" json:"variant,omitempty"`
+	// capabilities_json is the variant's declaration (clientCapabilities), as
+	// a client first declared it; empty with variant.
+	CapabilitiesJson string `protobuf:"bytes,9,opt,name=capabilities_json,json=capabilitiesJson,proto3" json:"capabilities_json,omitempty"`
+	unknownFields    protoimpl.UnknownFields
+	sizeCache        protoimpl.SizeCache
 }
 
 func (x *ToolChange) Reset() {
@@ -598,6 +612,20 @@ func (x *ToolChange) GetPinnedDigest() string {
 func (x *ToolChange) GetCurrentDigest() string {
 	if x != nil {
 		return x.CurrentDigest
+	}
+	return ""
+}
+
+func (x *ToolChange) GetVariant() string {
+	if x != nil {
+		return x.Variant
+	}
+	return ""
+}
+
+func (x *ToolChange) GetCapabilitiesJson() string {
+	if x != nil {
+		return x.CapabilitiesJson
 	}
 	return ""
 }
@@ -3734,7 +3762,11 @@ type SubscribeRequest struct {
 	LogMessages bool `protobuf:"varint,7,opt,name=log_messages,json=logMessages,proto3" json:"log_messages,omitempty"`
 	// client names the app in status; optional (the connection's metadata
 	// is used otherwise).
-	Client        *ClientInfo `protobuf:"bytes,8,opt,name=client,proto3" json:"client,omitempty"`
+	Client *ClientInfo `protobuf:"bytes,8,opt,name=client,proto3" json:"client,omitempty"`
+	// task_status asks for notifications/tasks/status (2025-11-25 tasks),
+	// of every task of the watched servers: a bridge passes on to its host
+	// those of the tasks its host was given.
+	TaskStatus    bool `protobuf:"varint,9,opt,name=task_status,json=taskStatus,proto3" json:"task_status,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -3823,6 +3855,13 @@ func (x *SubscribeRequest) GetClient() *ClientInfo {
 		return x.Client
 	}
 	return nil
+}
+
+func (x *SubscribeRequest) GetTaskStatus() bool {
+	if x != nil {
+		return x.TaskStatus
+	}
+	return false
 }
 
 // SubscriptionServerAck is what one server agreed to deliver to a stream.
@@ -4817,6 +4856,74 @@ func (x *HostCancel) GetReason() string {
 	return ""
 }
 
+// HostNotification is a child's notification for the app that answered
+// one of its requests: notifications/elicitation/complete goes to the app
+// that was sent the url elicitation of that elicitationId, and to no
+// other. No answer is expected.
+type HostNotification struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// server is the server whose child sent it.
+	Server string `protobuf:"bytes,1,opt,name=server,proto3" json:"server,omitempty"`
+	// method is the notification's method
+	// (notifications/elicitation/complete).
+	Method string `protobuf:"bytes,2,opt,name=method,proto3" json:"method,omitempty"`
+	// params_json is the notification's params as the child sent them.
+	ParamsJson    string `protobuf:"bytes,3,opt,name=params_json,json=paramsJson,proto3" json:"params_json,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HostNotification) Reset() {
+	*x = HostNotification{}
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HostNotification) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HostNotification) ProtoMessage() {}
+
+func (x *HostNotification) ProtoReflect() protoreflect.Message {
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HostNotification.ProtoReflect.Descriptor instead.
+func (*HostNotification) Descriptor() ([]byte, []int) {
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{57}
+}
+
+func (x *HostNotification) GetServer() string {
+	if x != nil {
+		return x.Server
+	}
+	return ""
+}
+
+func (x *HostNotification) GetMethod() string {
+	if x != nil {
+		return x.Method
+	}
+	return ""
+}
+
+func (x *HostNotification) GetParamsJson() string {
+	if x != nil {
+		return x.ParamsJson
+	}
+	return ""
+}
+
 // HostRegistered acknowledges the registration.
 type HostRegistered struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -4828,7 +4935,7 @@ type HostRegistered struct {
 
 func (x *HostRegistered) Reset() {
 	*x = HostRegistered{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4840,7 +4947,7 @@ func (x *HostRegistered) String() string {
 func (*HostRegistered) ProtoMessage() {}
 
 func (x *HostRegistered) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[57]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4853,7 +4960,7 @@ func (x *HostRegistered) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostRegistered.ProtoReflect.Descriptor instead.
 func (*HostRegistered) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{57}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{58}
 }
 
 func (x *HostRegistered) GetHostId() uint64 {
@@ -4871,6 +4978,7 @@ type HostResponse struct {
 	//	*HostResponse_Registered
 	//	*HostResponse_Call
 	//	*HostResponse_Cancel
+	//	*HostResponse_Notification
 	Msg           isHostResponse_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -4878,7 +4986,7 @@ type HostResponse struct {
 
 func (x *HostResponse) Reset() {
 	*x = HostResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4890,7 +4998,7 @@ func (x *HostResponse) String() string {
 func (*HostResponse) ProtoMessage() {}
 
 func (x *HostResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[58]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -4903,7 +5011,7 @@ func (x *HostResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostResponse.ProtoReflect.Descriptor instead.
 func (*HostResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{58}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{59}
 }
 
 func (x *HostResponse) GetMsg() isHostResponse_Msg {
@@ -4940,6 +5048,15 @@ func (x *HostResponse) GetCancel() *HostCancel {
 	return nil
 }
 
+func (x *HostResponse) GetNotification() *HostNotification {
+	if x != nil {
+		if x, ok := x.Msg.(*HostResponse_Notification); ok {
+			return x.Notification
+		}
+	}
+	return nil
+}
+
 type isHostResponse_Msg interface {
 	isHostResponse_Msg()
 }
@@ -4959,11 +5076,19 @@ type HostResponse_Cancel struct {
 	Cancel *HostCancel `protobuf:"bytes,3,opt,name=cancel,proto3,oneof"`
 }
 
+type HostResponse_Notification struct {
+	// notification is a child's notification for this app
+	// (HostNotification).
+	Notification *HostNotification `protobuf:"bytes,4,opt,name=notification,proto3,oneof"`
+}
+
 func (*HostResponse_Registered) isHostResponse_Msg() {}
 
 func (*HostResponse_Call) isHostResponse_Msg() {}
 
 func (*HostResponse_Cancel) isHostResponse_Msg() {}
+
+func (*HostResponse_Notification) isHostResponse_Msg() {}
 
 // ConfigProblem is one problem found in a config file.
 type ConfigProblem struct {
@@ -4986,7 +5111,7 @@ type ConfigProblem struct {
 
 func (x *ConfigProblem) Reset() {
 	*x = ConfigProblem{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -4998,7 +5123,7 @@ func (x *ConfigProblem) String() string {
 func (*ConfigProblem) ProtoMessage() {}
 
 func (x *ConfigProblem) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[59]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5011,7 +5136,7 @@ func (x *ConfigProblem) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigProblem.ProtoReflect.Descriptor instead.
 func (*ConfigProblem) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{59}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{60}
 }
 
 func (x *ConfigProblem) GetPath() string {
@@ -5084,7 +5209,7 @@ type ConfigDiff struct {
 
 func (x *ConfigDiff) Reset() {
 	*x = ConfigDiff{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[61]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5096,7 +5221,7 @@ func (x *ConfigDiff) String() string {
 func (*ConfigDiff) ProtoMessage() {}
 
 func (x *ConfigDiff) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[60]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[61]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5109,7 +5234,7 @@ func (x *ConfigDiff) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ConfigDiff.ProtoReflect.Descriptor instead.
 func (*ConfigDiff) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{60}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{61}
 }
 
 func (x *ConfigDiff) GetAdded() []string {
@@ -5177,7 +5302,7 @@ type ReloadConfigRequest struct {
 
 func (x *ReloadConfigRequest) Reset() {
 	*x = ReloadConfigRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[61]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[62]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5189,7 +5314,7 @@ func (x *ReloadConfigRequest) String() string {
 func (*ReloadConfigRequest) ProtoMessage() {}
 
 func (x *ReloadConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[61]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[62]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5202,7 +5327,7 @@ func (x *ReloadConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadConfigRequest.ProtoReflect.Descriptor instead.
 func (*ReloadConfigRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{61}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{62}
 }
 
 // ReloadConfigResponse is the outcome of a reload.
@@ -5225,7 +5350,7 @@ type ReloadConfigResponse struct {
 
 func (x *ReloadConfigResponse) Reset() {
 	*x = ReloadConfigResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[62]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[63]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5237,7 +5362,7 @@ func (x *ReloadConfigResponse) String() string {
 func (*ReloadConfigResponse) ProtoMessage() {}
 
 func (x *ReloadConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[62]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[63]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5250,7 +5375,7 @@ func (x *ReloadConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReloadConfigResponse.ProtoReflect.Descriptor instead.
 func (*ReloadConfigResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{62}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{63}
 }
 
 func (x *ReloadConfigResponse) GetConfigPath() string {
@@ -5302,7 +5427,7 @@ type CheckConfigRequest struct {
 
 func (x *CheckConfigRequest) Reset() {
 	*x = CheckConfigRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[63]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[64]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5314,7 +5439,7 @@ func (x *CheckConfigRequest) String() string {
 func (*CheckConfigRequest) ProtoMessage() {}
 
 func (x *CheckConfigRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[63]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[64]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5327,7 +5452,7 @@ func (x *CheckConfigRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckConfigRequest.ProtoReflect.Descriptor instead.
 func (*CheckConfigRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{63}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{64}
 }
 
 func (x *CheckConfigRequest) GetPath() string {
@@ -5363,7 +5488,7 @@ type CheckConfigResponse struct {
 
 func (x *CheckConfigResponse) Reset() {
 	*x = CheckConfigResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[64]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[65]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5375,7 +5500,7 @@ func (x *CheckConfigResponse) String() string {
 func (*CheckConfigResponse) ProtoMessage() {}
 
 func (x *CheckConfigResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[64]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[65]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5388,7 +5513,7 @@ func (x *CheckConfigResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CheckConfigResponse.ProtoReflect.Descriptor instead.
 func (*CheckConfigResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{64}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{65}
 }
 
 func (x *CheckConfigResponse) GetConfigPath() string {
@@ -5439,7 +5564,7 @@ type FollowLogsRequest struct {
 
 func (x *FollowLogsRequest) Reset() {
 	*x = FollowLogsRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[65]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[66]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5451,7 +5576,7 @@ func (x *FollowLogsRequest) String() string {
 func (*FollowLogsRequest) ProtoMessage() {}
 
 func (x *FollowLogsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[65]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[66]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5464,7 +5589,7 @@ func (x *FollowLogsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowLogsRequest.ProtoReflect.Descriptor instead.
 func (*FollowLogsRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{65}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{66}
 }
 
 func (x *FollowLogsRequest) GetName() string {
@@ -5494,7 +5619,7 @@ type FollowLogsResponse struct {
 
 func (x *FollowLogsResponse) Reset() {
 	*x = FollowLogsResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[66]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[67]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5506,7 +5631,7 @@ func (x *FollowLogsResponse) String() string {
 func (*FollowLogsResponse) ProtoMessage() {}
 
 func (x *FollowLogsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[66]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[67]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5519,7 +5644,7 @@ func (x *FollowLogsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use FollowLogsResponse.ProtoReflect.Descriptor instead.
 func (*FollowLogsResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{66}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{67}
 }
 
 func (x *FollowLogsResponse) GetLine() *LogLine {
@@ -5549,7 +5674,7 @@ type LoginRequest struct {
 
 func (x *LoginRequest) Reset() {
 	*x = LoginRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[67]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[68]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5561,7 +5686,7 @@ func (x *LoginRequest) String() string {
 func (*LoginRequest) ProtoMessage() {}
 
 func (x *LoginRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[67]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[68]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5574,7 +5699,7 @@ func (x *LoginRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginRequest.ProtoReflect.Descriptor instead.
 func (*LoginRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{67}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{68}
 }
 
 func (x *LoginRequest) GetName() string {
@@ -5605,7 +5730,7 @@ type LoginEvent struct {
 
 func (x *LoginEvent) Reset() {
 	*x = LoginEvent{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[68]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[69]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5617,7 +5742,7 @@ func (x *LoginEvent) String() string {
 func (*LoginEvent) ProtoMessage() {}
 
 func (x *LoginEvent) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[68]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[69]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5630,7 +5755,7 @@ func (x *LoginEvent) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LoginEvent.ProtoReflect.Descriptor instead.
 func (*LoginEvent) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{68}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{69}
 }
 
 func (x *LoginEvent) GetEvent() isLoginEvent_Event {
@@ -5687,7 +5812,7 @@ type LogoutRequest struct {
 
 func (x *LogoutRequest) Reset() {
 	*x = LogoutRequest{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[69]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[70]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5699,7 +5824,7 @@ func (x *LogoutRequest) String() string {
 func (*LogoutRequest) ProtoMessage() {}
 
 func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[69]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[70]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5712,7 +5837,7 @@ func (x *LogoutRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutRequest.ProtoReflect.Descriptor instead.
 func (*LogoutRequest) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{69}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{70}
 }
 
 func (x *LogoutRequest) GetName() string {
@@ -5733,7 +5858,7 @@ type LogoutResponse struct {
 
 func (x *LogoutResponse) Reset() {
 	*x = LogoutResponse{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[70]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[71]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5745,7 +5870,7 @@ func (x *LogoutResponse) String() string {
 func (*LogoutResponse) ProtoMessage() {}
 
 func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[70]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[71]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5758,7 +5883,7 @@ func (x *LogoutResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogoutResponse.ProtoReflect.Descriptor instead.
 func (*LogoutResponse) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{70}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{71}
 }
 
 func (x *LogoutResponse) GetWasLoggedIn() bool {
@@ -5801,7 +5926,7 @@ type OAuthStatus struct {
 
 func (x *OAuthStatus) Reset() {
 	*x = OAuthStatus{}
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[71]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[72]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -5813,7 +5938,7 @@ func (x *OAuthStatus) String() string {
 func (*OAuthStatus) ProtoMessage() {}
 
 func (x *OAuthStatus) ProtoReflect() protoreflect.Message {
-	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[71]
+	mi := &file_proto_mcpd_v1_mcpd_proto_msgTypes[72]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -5826,7 +5951,7 @@ func (x *OAuthStatus) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use OAuthStatus.ProtoReflect.Descriptor instead.
 func (*OAuthStatus) Descriptor() ([]byte, []int) {
-	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{71}
+	return file_proto_mcpd_v1_mcpd_proto_rawDescGZIP(), []int{72}
 }
 
 func (x *OAuthStatus) GetLoggedIn() bool {
@@ -5911,7 +6036,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x19\n" +
 	"\bpin_mode\x18\x02 \x01(\tR\apinMode\x12-\n" +
 	"\achanges\x18\x03 \x03(\v2\x13.mcpd.v1.ToolChangeR\achanges\x12\x19\n" +
-	"\bpins_dir\x18\x04 \x01(\tR\apinsDir\"\xde\x01\n" +
+	"\bpins_dir\x18\x04 \x01(\tR\apinsDir\"\xa5\x02\n" +
 	"\n" +
 	"ToolChange\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x12\n" +
@@ -5921,7 +6046,9 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"pinnedJson\x12!\n" +
 	"\fcurrent_json\x18\x05 \x01(\tR\vcurrentJson\x12#\n" +
 	"\rpinned_digest\x18\x06 \x01(\tR\fpinnedDigest\x12%\n" +
-	"\x0ecurrent_digest\x18\a \x01(\tR\rcurrentDigest\"s\n" +
+	"\x0ecurrent_digest\x18\a \x01(\tR\rcurrentDigest\x12\x18\n" +
+	"\avariant\x18\b \x01(\tR\avariant\x12+\n" +
+	"\x11capabilities_json\x18\t \x01(\tR\x10capabilitiesJson\"s\n" +
 	"\x13ApproveToolsRequest\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x14\n" +
 	"\x05tools\x18\x02 \x03(\tR\x05tools\x12.\n" +
@@ -6143,7 +6270,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x11ClearCacheRequest\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\".\n" +
 	"\x12ClearCacheResponse\x12\x18\n" +
-	"\acleared\x18\x01 \x01(\x03R\acleared\"\xda\x02\n" +
+	"\acleared\x18\x01 \x01(\x03R\acleared\"\xfb\x02\n" +
 	"\x10SubscribeRequest\x12\x18\n" +
 	"\aservers\x18\x01 \x03(\tR\aservers\x12,\n" +
 	"\x12tools_list_changed\x18\x02 \x01(\bR\x10toolsListChanged\x120\n" +
@@ -6152,7 +6279,9 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\rresource_uris\x18\x05 \x03(\tR\fresourceUris\x12!\n" +
 	"\fserver_state\x18\x06 \x01(\bR\vserverState\x12!\n" +
 	"\flog_messages\x18\a \x01(\bR\vlogMessages\x12+\n" +
-	"\x06client\x18\b \x01(\v2\x13.mcpd.v1.ClientInfoR\x06client\"\xd8\x02\n" +
+	"\x06client\x18\b \x01(\v2\x13.mcpd.v1.ClientInfoR\x06client\x12\x1f\n" +
+	"\vtask_status\x18\t \x01(\bR\n" +
+	"taskStatus\"\xd8\x02\n" +
 	"\x15SubscriptionServerAck\x12\x16\n" +
 	"\x06server\x18\x01 \x01(\tR\x06server\x12\x10\n" +
 	"\x03era\x18\x02 \x01(\tR\x03era\x12,\n" +
@@ -6232,15 +6361,21 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\n" +
 	"HostCancel\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12\x16\n" +
-	"\x06reason\x18\x02 \x01(\tR\x06reason\")\n" +
+	"\x06reason\x18\x02 \x01(\tR\x06reason\"c\n" +
+	"\x10HostNotification\x12\x16\n" +
+	"\x06server\x18\x01 \x01(\tR\x06server\x12\x16\n" +
+	"\x06method\x18\x02 \x01(\tR\x06method\x12\x1f\n" +
+	"\vparams_json\x18\x03 \x01(\tR\n" +
+	"paramsJson\")\n" +
 	"\x0eHostRegistered\x12\x17\n" +
-	"\ahost_id\x18\x01 \x01(\x04R\x06hostId\"\xa8\x01\n" +
+	"\ahost_id\x18\x01 \x01(\x04R\x06hostId\"\xe9\x01\n" +
 	"\fHostResponse\x129\n" +
 	"\n" +
 	"registered\x18\x01 \x01(\v2\x17.mcpd.v1.HostRegisteredH\x00R\n" +
 	"registered\x12'\n" +
 	"\x04call\x18\x02 \x01(\v2\x11.mcpd.v1.HostCallH\x00R\x04call\x12-\n" +
-	"\x06cancel\x18\x03 \x01(\v2\x13.mcpd.v1.HostCancelH\x00R\x06cancelB\x05\n" +
+	"\x06cancel\x18\x03 \x01(\v2\x13.mcpd.v1.HostCancelH\x00R\x06cancel\x12?\n" +
+	"\fnotification\x18\x04 \x01(\v2\x19.mcpd.v1.HostNotificationH\x00R\fnotificationB\x05\n" +
 	"\x03msg\"\x93\x01\n" +
 	"\rConfigProblem\x12\x12\n" +
 	"\x04path\x18\x01 \x01(\tR\x04path\x12\x12\n" +
@@ -6336,7 +6471,7 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x16SERVER_STATE_CRASHLOOP\x10\x05\x12\x19\n" +
 	"\x15SERVER_STATE_STOPPING\x10\x06\x12\x17\n" +
 	"\x13SERVER_STATE_FAILED\x10\a\x12\x1f\n" +
-	"\x1bSERVER_STATE_LOGIN_REQUIRED\x10\b*\x8f\x04\n" +
+	"\x1bSERVER_STATE_LOGIN_REQUIRED\x10\b*\xb8\x04\n" +
 	"\x15SubscriptionEventKind\x12'\n" +
 	"#SUBSCRIPTION_EVENT_KIND_UNSPECIFIED\x10\x00\x12\x1f\n" +
 	"\x1bSUBSCRIPTION_EVENT_KIND_ACK\x10\x01\x12.\n" +
@@ -6350,7 +6485,8 @@ const file_proto_mcpd_v1_mcpd_proto_rawDesc = "" +
 	"\x1eSUBSCRIPTION_EVENT_KIND_LAGGED\x10\t\x12!\n" +
 	"\x1dSUBSCRIPTION_EVENT_KIND_ERROR\x10\n" +
 	"\x12'\n" +
-	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v2\x95\x0f\n" +
+	"#SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED\x10\v\x12'\n" +
+	"#SUBSCRIPTION_EVENT_KIND_TASK_STATUS\x10\f2\x95\x0f\n" +
 	"\x04Mcpd\x12B\n" +
 	"\tGetStatus\x12\x19.mcpd.v1.GetStatusRequest\x1a\x1a.mcpd.v1.GetStatusResponse\x12H\n" +
 	"\vListServers\x12\x1b.mcpd.v1.ListServersRequest\x1a\x1c.mcpd.v1.ListServersResponse\x12H\n" +
@@ -6396,7 +6532,7 @@ func file_proto_mcpd_v1_mcpd_proto_rawDescGZIP() []byte {
 }
 
 var file_proto_mcpd_v1_mcpd_proto_enumTypes = make([]protoimpl.EnumInfo, 4)
-var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 72)
+var file_proto_mcpd_v1_mcpd_proto_msgTypes = make([]protoimpl.MessageInfo, 73)
 var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(ErrorReason)(0),                      // 0: mcpd.v1.ErrorReason
 	(CacheStatus)(0),                      // 1: mcpd.v1.CacheStatus
@@ -6459,21 +6595,22 @@ var file_proto_mcpd_v1_mcpd_proto_goTypes = []any{
 	(*HostRequest)(nil),                   // 58: mcpd.v1.HostRequest
 	(*HostCall)(nil),                      // 59: mcpd.v1.HostCall
 	(*HostCancel)(nil),                    // 60: mcpd.v1.HostCancel
-	(*HostRegistered)(nil),                // 61: mcpd.v1.HostRegistered
-	(*HostResponse)(nil),                  // 62: mcpd.v1.HostResponse
-	(*ConfigProblem)(nil),                 // 63: mcpd.v1.ConfigProblem
-	(*ConfigDiff)(nil),                    // 64: mcpd.v1.ConfigDiff
-	(*ReloadConfigRequest)(nil),           // 65: mcpd.v1.ReloadConfigRequest
-	(*ReloadConfigResponse)(nil),          // 66: mcpd.v1.ReloadConfigResponse
-	(*CheckConfigRequest)(nil),            // 67: mcpd.v1.CheckConfigRequest
-	(*CheckConfigResponse)(nil),           // 68: mcpd.v1.CheckConfigResponse
-	(*FollowLogsRequest)(nil),             // 69: mcpd.v1.FollowLogsRequest
-	(*FollowLogsResponse)(nil),            // 70: mcpd.v1.FollowLogsResponse
-	(*LoginRequest)(nil),                  // 71: mcpd.v1.LoginRequest
-	(*LoginEvent)(nil),                    // 72: mcpd.v1.LoginEvent
-	(*LogoutRequest)(nil),                 // 73: mcpd.v1.LogoutRequest
-	(*LogoutResponse)(nil),                // 74: mcpd.v1.LogoutResponse
-	(*OAuthStatus)(nil),                   // 75: mcpd.v1.OAuthStatus
+	(*HostNotification)(nil),              // 61: mcpd.v1.HostNotification
+	(*HostRegistered)(nil),                // 62: mcpd.v1.HostRegistered
+	(*HostResponse)(nil),                  // 63: mcpd.v1.HostResponse
+	(*ConfigProblem)(nil),                 // 64: mcpd.v1.ConfigProblem
+	(*ConfigDiff)(nil),                    // 65: mcpd.v1.ConfigDiff
+	(*ReloadConfigRequest)(nil),           // 66: mcpd.v1.ReloadConfigRequest
+	(*ReloadConfigResponse)(nil),          // 67: mcpd.v1.ReloadConfigResponse
+	(*CheckConfigRequest)(nil),            // 68: mcpd.v1.CheckConfigRequest
+	(*CheckConfigResponse)(nil),           // 69: mcpd.v1.CheckConfigResponse
+	(*FollowLogsRequest)(nil),             // 70: mcpd.v1.FollowLogsRequest
+	(*FollowLogsResponse)(nil),            // 71: mcpd.v1.FollowLogsResponse
+	(*LoginRequest)(nil),                  // 72: mcpd.v1.LoginRequest
+	(*LoginEvent)(nil),                    // 73: mcpd.v1.LoginEvent
+	(*LogoutRequest)(nil),                 // 74: mcpd.v1.LogoutRequest
+	(*LogoutResponse)(nil),                // 75: mcpd.v1.LogoutResponse
+	(*OAuthStatus)(nil),                   // 76: mcpd.v1.OAuthStatus
 }
 var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	10, // 0: mcpd.v1.GetToolChangesRequest.options:type_name -> mcpd.v1.CallOptions
@@ -6484,7 +6621,7 @@ var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	1,  // 5: mcpd.v1.McpResponse.cache:type_name -> mcpd.v1.CacheStatus
 	2,  // 6: mcpd.v1.ServerStatus.state:type_name -> mcpd.v1.ServerState
 	46, // 7: mcpd.v1.ServerStatus.cache:type_name -> mcpd.v1.CacheStats
-	75, // 8: mcpd.v1.ServerStatus.oauth:type_name -> mcpd.v1.OAuthStatus
+	76, // 8: mcpd.v1.ServerStatus.oauth:type_name -> mcpd.v1.OAuthStatus
 	13, // 9: mcpd.v1.ServerStatus.instances:type_name -> mcpd.v1.ServerStatus
 	13, // 10: mcpd.v1.GetStatusResponse.servers:type_name -> mcpd.v1.ServerStatus
 	14, // 11: mcpd.v1.GetStatusResponse.apps:type_name -> mcpd.v1.AppStatus
@@ -6523,74 +6660,75 @@ var file_proto_mcpd_v1_mcpd_proto_depIdxs = []int32{
 	11, // 44: mcpd.v1.HostAnswer.error:type_name -> mcpd.v1.McpError
 	56, // 45: mcpd.v1.HostRequest.register:type_name -> mcpd.v1.HostRegistration
 	57, // 46: mcpd.v1.HostRequest.answer:type_name -> mcpd.v1.HostAnswer
-	61, // 47: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
+	62, // 47: mcpd.v1.HostResponse.registered:type_name -> mcpd.v1.HostRegistered
 	59, // 48: mcpd.v1.HostResponse.call:type_name -> mcpd.v1.HostCall
 	60, // 49: mcpd.v1.HostResponse.cancel:type_name -> mcpd.v1.HostCancel
-	63, // 50: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	64, // 51: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	63, // 52: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
-	64, // 53: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
-	29, // 54: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
-	75, // 55: mcpd.v1.LoginEvent.done:type_name -> mcpd.v1.OAuthStatus
-	15, // 56: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
-	20, // 57: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
-	22, // 58: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
-	24, // 59: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
-	26, // 60: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
-	28, // 61: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
-	31, // 62: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
-	34, // 63: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
-	34, // 64: mcpd.v1.Mcpd.CallToolUnary:input_type -> mcpd.v1.CallToolRequest
-	36, // 65: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
-	38, // 66: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
-	39, // 67: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
-	41, // 68: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
-	43, // 69: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
-	44, // 70: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
-	45, // 71: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
-	47, // 72: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
-	49, // 73: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
-	53, // 74: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
-	58, // 75: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
-	65, // 76: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
-	67, // 77: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
-	69, // 78: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
-	4,  // 79: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
-	7,  // 80: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
-	71, // 81: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
-	73, // 82: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
-	16, // 83: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
-	21, // 84: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
-	23, // 85: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
-	25, // 86: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
-	27, // 87: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
-	30, // 88: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
-	33, // 89: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
-	35, // 90: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
-	12, // 91: mcpd.v1.Mcpd.CallToolUnary:output_type -> mcpd.v1.McpResponse
-	37, // 92: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
-	12, // 93: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
-	40, // 94: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
-	42, // 95: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
-	12, // 96: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
-	12, // 97: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
-	35, // 98: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
-	48, // 99: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
-	52, // 100: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
-	54, // 101: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
-	62, // 102: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
-	66, // 103: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
-	68, // 104: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
-	70, // 105: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
-	5,  // 106: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
-	8,  // 107: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
-	72, // 108: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
-	74, // 109: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
-	83, // [83:110] is the sub-list for method output_type
-	56, // [56:83] is the sub-list for method input_type
-	56, // [56:56] is the sub-list for extension type_name
-	56, // [56:56] is the sub-list for extension extendee
-	0,  // [0:56] is the sub-list for field type_name
+	61, // 50: mcpd.v1.HostResponse.notification:type_name -> mcpd.v1.HostNotification
+	64, // 51: mcpd.v1.ReloadConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	65, // 52: mcpd.v1.ReloadConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	64, // 53: mcpd.v1.CheckConfigResponse.problems:type_name -> mcpd.v1.ConfigProblem
+	65, // 54: mcpd.v1.CheckConfigResponse.diff:type_name -> mcpd.v1.ConfigDiff
+	29, // 55: mcpd.v1.FollowLogsResponse.line:type_name -> mcpd.v1.LogLine
+	76, // 56: mcpd.v1.LoginEvent.done:type_name -> mcpd.v1.OAuthStatus
+	15, // 57: mcpd.v1.Mcpd.GetStatus:input_type -> mcpd.v1.GetStatusRequest
+	20, // 58: mcpd.v1.Mcpd.ListServers:input_type -> mcpd.v1.ListServersRequest
+	22, // 59: mcpd.v1.Mcpd.StartServer:input_type -> mcpd.v1.StartServerRequest
+	24, // 60: mcpd.v1.Mcpd.StopServer:input_type -> mcpd.v1.StopServerRequest
+	26, // 61: mcpd.v1.Mcpd.RestartServer:input_type -> mcpd.v1.RestartServerRequest
+	28, // 62: mcpd.v1.Mcpd.GetLogs:input_type -> mcpd.v1.GetLogsRequest
+	31, // 63: mcpd.v1.Mcpd.ListTools:input_type -> mcpd.v1.ListToolsRequest
+	34, // 64: mcpd.v1.Mcpd.CallTool:input_type -> mcpd.v1.CallToolRequest
+	34, // 65: mcpd.v1.Mcpd.CallToolUnary:input_type -> mcpd.v1.CallToolRequest
+	36, // 66: mcpd.v1.Mcpd.ListPrompts:input_type -> mcpd.v1.ListPromptsRequest
+	38, // 67: mcpd.v1.Mcpd.GetPrompt:input_type -> mcpd.v1.GetPromptRequest
+	39, // 68: mcpd.v1.Mcpd.ListResources:input_type -> mcpd.v1.ListResourcesRequest
+	41, // 69: mcpd.v1.Mcpd.ListResourceTemplates:input_type -> mcpd.v1.ListResourceTemplatesRequest
+	43, // 70: mcpd.v1.Mcpd.ReadResource:input_type -> mcpd.v1.ReadResourceRequest
+	44, // 71: mcpd.v1.Mcpd.Complete:input_type -> mcpd.v1.CompleteRequest
+	45, // 72: mcpd.v1.Mcpd.SendRequest:input_type -> mcpd.v1.SendRequestRequest
+	47, // 73: mcpd.v1.Mcpd.ClearCache:input_type -> mcpd.v1.ClearCacheRequest
+	49, // 74: mcpd.v1.Mcpd.Subscribe:input_type -> mcpd.v1.SubscribeRequest
+	53, // 75: mcpd.v1.Mcpd.UpdateSubscription:input_type -> mcpd.v1.UpdateSubscriptionRequest
+	58, // 76: mcpd.v1.Mcpd.Host:input_type -> mcpd.v1.HostRequest
+	66, // 77: mcpd.v1.Mcpd.ReloadConfig:input_type -> mcpd.v1.ReloadConfigRequest
+	68, // 78: mcpd.v1.Mcpd.CheckConfig:input_type -> mcpd.v1.CheckConfigRequest
+	70, // 79: mcpd.v1.Mcpd.FollowLogs:input_type -> mcpd.v1.FollowLogsRequest
+	4,  // 80: mcpd.v1.Mcpd.GetToolChanges:input_type -> mcpd.v1.GetToolChangesRequest
+	7,  // 81: mcpd.v1.Mcpd.ApproveTools:input_type -> mcpd.v1.ApproveToolsRequest
+	72, // 82: mcpd.v1.Mcpd.Login:input_type -> mcpd.v1.LoginRequest
+	74, // 83: mcpd.v1.Mcpd.Logout:input_type -> mcpd.v1.LogoutRequest
+	16, // 84: mcpd.v1.Mcpd.GetStatus:output_type -> mcpd.v1.GetStatusResponse
+	21, // 85: mcpd.v1.Mcpd.ListServers:output_type -> mcpd.v1.ListServersResponse
+	23, // 86: mcpd.v1.Mcpd.StartServer:output_type -> mcpd.v1.StartServerResponse
+	25, // 87: mcpd.v1.Mcpd.StopServer:output_type -> mcpd.v1.StopServerResponse
+	27, // 88: mcpd.v1.Mcpd.RestartServer:output_type -> mcpd.v1.RestartServerResponse
+	30, // 89: mcpd.v1.Mcpd.GetLogs:output_type -> mcpd.v1.GetLogsResponse
+	33, // 90: mcpd.v1.Mcpd.ListTools:output_type -> mcpd.v1.ListToolsResponse
+	35, // 91: mcpd.v1.Mcpd.CallTool:output_type -> mcpd.v1.CallToolEvent
+	12, // 92: mcpd.v1.Mcpd.CallToolUnary:output_type -> mcpd.v1.McpResponse
+	37, // 93: mcpd.v1.Mcpd.ListPrompts:output_type -> mcpd.v1.ListPromptsResponse
+	12, // 94: mcpd.v1.Mcpd.GetPrompt:output_type -> mcpd.v1.McpResponse
+	40, // 95: mcpd.v1.Mcpd.ListResources:output_type -> mcpd.v1.ListResourcesResponse
+	42, // 96: mcpd.v1.Mcpd.ListResourceTemplates:output_type -> mcpd.v1.ListResourceTemplatesResponse
+	12, // 97: mcpd.v1.Mcpd.ReadResource:output_type -> mcpd.v1.McpResponse
+	12, // 98: mcpd.v1.Mcpd.Complete:output_type -> mcpd.v1.McpResponse
+	35, // 99: mcpd.v1.Mcpd.SendRequest:output_type -> mcpd.v1.CallToolEvent
+	48, // 100: mcpd.v1.Mcpd.ClearCache:output_type -> mcpd.v1.ClearCacheResponse
+	52, // 101: mcpd.v1.Mcpd.Subscribe:output_type -> mcpd.v1.SubscriptionEvent
+	54, // 102: mcpd.v1.Mcpd.UpdateSubscription:output_type -> mcpd.v1.UpdateSubscriptionResponse
+	63, // 103: mcpd.v1.Mcpd.Host:output_type -> mcpd.v1.HostResponse
+	67, // 104: mcpd.v1.Mcpd.ReloadConfig:output_type -> mcpd.v1.ReloadConfigResponse
+	69, // 105: mcpd.v1.Mcpd.CheckConfig:output_type -> mcpd.v1.CheckConfigResponse
+	71, // 106: mcpd.v1.Mcpd.FollowLogs:output_type -> mcpd.v1.FollowLogsResponse
+	5,  // 107: mcpd.v1.Mcpd.GetToolChanges:output_type -> mcpd.v1.GetToolChangesResponse
+	8,  // 108: mcpd.v1.Mcpd.ApproveTools:output_type -> mcpd.v1.ApproveToolsResponse
+	73, // 109: mcpd.v1.Mcpd.Login:output_type -> mcpd.v1.LoginEvent
+	75, // 110: mcpd.v1.Mcpd.Logout:output_type -> mcpd.v1.LogoutResponse
+	84, // [84:111] is the sub-list for method output_type
+	57, // [57:84] is the sub-list for method input_type
+	57, // [57:57] is the sub-list for extension type_name
+	57, // [57:57] is the sub-list for extension extendee
+	0,  // [0:57] is the sub-list for field type_name
 }
 
 func init() { file_proto_mcpd_v1_mcpd_proto_init() }
@@ -6607,12 +6745,13 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 		(*HostRequest_Register)(nil),
 		(*HostRequest_Answer)(nil),
 	}
-	file_proto_mcpd_v1_mcpd_proto_msgTypes[58].OneofWrappers = []any{
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[59].OneofWrappers = []any{
 		(*HostResponse_Registered)(nil),
 		(*HostResponse_Call)(nil),
 		(*HostResponse_Cancel)(nil),
+		(*HostResponse_Notification)(nil),
 	}
-	file_proto_mcpd_v1_mcpd_proto_msgTypes[68].OneofWrappers = []any{
+	file_proto_mcpd_v1_mcpd_proto_msgTypes[69].OneofWrappers = []any{
 		(*LoginEvent_AuthorizationUrl)(nil),
 		(*LoginEvent_Done)(nil),
 	}
@@ -6622,7 +6761,7 @@ func file_proto_mcpd_v1_mcpd_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_proto_mcpd_v1_mcpd_proto_rawDesc), len(file_proto_mcpd_v1_mcpd_proto_rawDesc)),
 			NumEnums:      4,
-			NumMessages:   72,
+			NumMessages:   73,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

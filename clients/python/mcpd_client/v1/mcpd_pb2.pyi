@@ -41,6 +41,7 @@ SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED: SubscriptionEventKind
 SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED: SubscriptionEventKind
 SUBSCRIPTION_EVENT_KIND_RESTARTED: SubscriptionEventKind
 SUBSCRIPTION_EVENT_KIND_SERVER_STATE: SubscriptionEventKind
+SUBSCRIPTION_EVENT_KIND_TASK_STATUS: SubscriptionEventKind
 SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED: SubscriptionEventKind
 SUBSCRIPTION_EVENT_KIND_UNSPECIFIED: SubscriptionEventKind
 
@@ -356,6 +357,16 @@ class HostCancel(_message.Message):
     reason: str
     def __init__(self, call_id: _Optional[int] = ..., reason: _Optional[str] = ...) -> None: ...
 
+class HostNotification(_message.Message):
+    __slots__ = ["method", "params_json", "server"]
+    METHOD_FIELD_NUMBER: _ClassVar[int]
+    PARAMS_JSON_FIELD_NUMBER: _ClassVar[int]
+    SERVER_FIELD_NUMBER: _ClassVar[int]
+    method: str
+    params_json: str
+    server: str
+    def __init__(self, server: _Optional[str] = ..., method: _Optional[str] = ..., params_json: _Optional[str] = ...) -> None: ...
+
 class HostRegistered(_message.Message):
     __slots__ = ["host_id"]
     HOST_ID_FIELD_NUMBER: _ClassVar[int]
@@ -387,14 +398,16 @@ class HostRequest(_message.Message):
     def __init__(self, register: _Optional[_Union[HostRegistration, _Mapping]] = ..., answer: _Optional[_Union[HostAnswer, _Mapping]] = ...) -> None: ...
 
 class HostResponse(_message.Message):
-    __slots__ = ["call", "cancel", "registered"]
+    __slots__ = ["call", "cancel", "notification", "registered"]
     CALL_FIELD_NUMBER: _ClassVar[int]
     CANCEL_FIELD_NUMBER: _ClassVar[int]
+    NOTIFICATION_FIELD_NUMBER: _ClassVar[int]
     REGISTERED_FIELD_NUMBER: _ClassVar[int]
     call: HostCall
     cancel: HostCancel
+    notification: HostNotification
     registered: HostRegistered
-    def __init__(self, registered: _Optional[_Union[HostRegistered, _Mapping]] = ..., call: _Optional[_Union[HostCall, _Mapping]] = ..., cancel: _Optional[_Union[HostCancel, _Mapping]] = ...) -> None: ...
+    def __init__(self, registered: _Optional[_Union[HostRegistered, _Mapping]] = ..., call: _Optional[_Union[HostCall, _Mapping]] = ..., cancel: _Optional[_Union[HostCancel, _Mapping]] = ..., notification: _Optional[_Union[HostNotification, _Mapping]] = ...) -> None: ...
 
 class HttpStatus(_message.Message):
     __slots__ = ["listen", "off_reason", "urls"]
@@ -765,7 +778,7 @@ class StopServerResponse(_message.Message):
     def __init__(self, server: _Optional[_Union[ServerStatus, _Mapping]] = ...) -> None: ...
 
 class SubscribeRequest(_message.Message):
-    __slots__ = ["client", "log_messages", "prompts_list_changed", "resource_uris", "resources_list_changed", "server_state", "servers", "tools_list_changed"]
+    __slots__ = ["client", "log_messages", "prompts_list_changed", "resource_uris", "resources_list_changed", "server_state", "servers", "task_status", "tools_list_changed"]
     CLIENT_FIELD_NUMBER: _ClassVar[int]
     LOG_MESSAGES_FIELD_NUMBER: _ClassVar[int]
     PROMPTS_LIST_CHANGED_FIELD_NUMBER: _ClassVar[int]
@@ -773,6 +786,7 @@ class SubscribeRequest(_message.Message):
     RESOURCE_URIS_FIELD_NUMBER: _ClassVar[int]
     SERVERS_FIELD_NUMBER: _ClassVar[int]
     SERVER_STATE_FIELD_NUMBER: _ClassVar[int]
+    TASK_STATUS_FIELD_NUMBER: _ClassVar[int]
     TOOLS_LIST_CHANGED_FIELD_NUMBER: _ClassVar[int]
     client: ClientInfo
     log_messages: bool
@@ -781,8 +795,9 @@ class SubscribeRequest(_message.Message):
     resources_list_changed: bool
     server_state: bool
     servers: _containers.RepeatedScalarFieldContainer[str]
+    task_status: bool
     tools_list_changed: bool
-    def __init__(self, servers: _Optional[_Iterable[str]] = ..., tools_list_changed: bool = ..., prompts_list_changed: bool = ..., resources_list_changed: bool = ..., resource_uris: _Optional[_Iterable[str]] = ..., server_state: bool = ..., log_messages: bool = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ...) -> None: ...
+    def __init__(self, servers: _Optional[_Iterable[str]] = ..., tools_list_changed: bool = ..., prompts_list_changed: bool = ..., resources_list_changed: bool = ..., resource_uris: _Optional[_Iterable[str]] = ..., server_state: bool = ..., log_messages: bool = ..., client: _Optional[_Union[ClientInfo, _Mapping]] = ..., task_status: bool = ...) -> None: ...
 
 class SubscriptionAck(_message.Message):
     __slots__ = ["servers", "subscription_id"]
@@ -877,7 +892,8 @@ class SubscriptionStatus(_message.Message):
     def __init__(self, subscription_id: _Optional[int] = ..., app_name: _Optional[str] = ..., app_version: _Optional[str] = ..., app_pid: _Optional[int] = ..., servers: _Optional[_Iterable[str]] = ..., resource_uris: _Optional[int] = ..., created_unix_ms: _Optional[int] = ..., queued: _Optional[int] = ..., queued_bytes: _Optional[int] = ..., delivered: _Optional[int] = ..., coalesced: _Optional[int] = ..., dropped: _Optional[int] = ..., lagged: bool = ..., dropped_log_messages: _Optional[int] = ...) -> None: ...
 
 class ToolChange(_message.Message):
-    __slots__ = ["current_digest", "current_json", "kind", "members", "pinned_digest", "pinned_json", "tool"]
+    __slots__ = ["capabilities_json", "current_digest", "current_json", "kind", "members", "pinned_digest", "pinned_json", "tool", "variant"]
+    CAPABILITIES_JSON_FIELD_NUMBER: _ClassVar[int]
     CURRENT_DIGEST_FIELD_NUMBER: _ClassVar[int]
     CURRENT_JSON_FIELD_NUMBER: _ClassVar[int]
     KIND_FIELD_NUMBER: _ClassVar[int]
@@ -885,6 +901,8 @@ class ToolChange(_message.Message):
     PINNED_DIGEST_FIELD_NUMBER: _ClassVar[int]
     PINNED_JSON_FIELD_NUMBER: _ClassVar[int]
     TOOL_FIELD_NUMBER: _ClassVar[int]
+    VARIANT_FIELD_NUMBER: _ClassVar[int]
+    capabilities_json: str
     current_digest: str
     current_json: str
     kind: str
@@ -892,7 +910,8 @@ class ToolChange(_message.Message):
     pinned_digest: str
     pinned_json: str
     tool: str
-    def __init__(self, tool: _Optional[str] = ..., kind: _Optional[str] = ..., members: _Optional[_Iterable[str]] = ..., pinned_json: _Optional[str] = ..., current_json: _Optional[str] = ..., pinned_digest: _Optional[str] = ..., current_digest: _Optional[str] = ...) -> None: ...
+    variant: str
+    def __init__(self, tool: _Optional[str] = ..., kind: _Optional[str] = ..., members: _Optional[_Iterable[str]] = ..., pinned_json: _Optional[str] = ..., current_json: _Optional[str] = ..., pinned_digest: _Optional[str] = ..., current_digest: _Optional[str] = ..., variant: _Optional[str] = ..., capabilities_json: _Optional[str] = ...) -> None: ...
 
 class UpdateSubscriptionRequest(_message.Message):
     __slots__ = ["add_resource_uris", "remove_resource_uris", "subscription_id"]

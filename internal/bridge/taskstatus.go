@@ -1,0 +1,96 @@
+package bridge
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+)
+
+// A legacy (2025-11-25) server's notifications/tasks/status reach mcpd as
+// its Subscribe stream's task-status events, every task of the server's.
+// The bridge passes on those of the tasks its host was given (a call's
+// CreateTaskResult, a tasks/list), in the aggregate as well as for one
+// server: task ids stay the server's (extensions.go), so the notification
+// goes as the server sent it, and no host is told of another's task. A
+// status may come before the CreateTaskResult of its task (the two travel
+// apart through mcpd): the latest statuses of ids the bridge does not know
+// are kept, a few, and passed on when a call of the host returns their
+// task. A modern host is sent none (its tasks extension has no such
+// notification here).
+
+// maxStrayStatus bounds the statuses kept for ids not known yet.
+const maxStrayStatus = 32
+
+// strayStatus is a task status of an id not known (yet).
+type strayStatus struct {
+	server, id string
+	params     json.RawMessage
+}
+
+// deliverTaskStatus passes on one task-status event (see above).
+func (b *bridge) deliverTaskStatus(ev *mcpdv1.SubscriptionEvent) {
+	params := json.RawMessage(ev.GetParamsJson())
+	var p struct {
+		TaskID string `json:"taskId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.TaskID == "" {
+		return
+	}
+	b.statusMu.Lock()
+	defer b.statusMu.Unlock()
+	b.mu.Lock()
+	legacy := b.initialized
+	owner, known := b.taskIDs[p.TaskID]
+	if legacy && !known {
+		if len(b.strayStatus) >= maxStrayStatus {
+			b.strayStatus = slices.Delete(b.strayStatus, 0, 1)
+		}
+		b.strayStatus = append(b.strayStatus, strayStatus{server: ev.GetServer(), id: p.TaskID, params: params})
+	}
+	b.mu.Unlock()
+	if !legacy || !known || owner != ev.GetServer() {
+		return
+	}
+	b.write(&jsonrpc.Message{Method: "notifications/tasks/status", Params: params})
+}
+
+// newTask records the task a call of the host just returned, and passes on
+// the statuses kept of it (see above), in the order they came.
+func (b *bridge) newTask(server, id string) {
+	b.statusMu.Lock()
+	defer b.statusMu.Unlock()
+	b.rememberTask(id, server)
+	var out []json.RawMessage
+	b.mu.Lock()
+	b.strayStatus = slices.DeleteFunc(b.strayStatus, func(s strayStatus) bool {
+		if s.server == server && s.id == id {
+			out = append(out, s.params)
+			return true
+		}
+		return false
+	})
+	b.mu.Unlock()
+	for _, p := range out {
+		b.write(&jsonrpc.Message{Method: "notifications/tasks/status", Params: p})
+	}
+}
+
+// noteTaskList records the tasks a server's tasks/list result names as
+// known to the host.
+func (b *bridge) noteTaskList(server string, res json.RawMessage) {
+	var l struct {
+		Tasks []struct {
+			TaskID string `json:"taskId"`
+		} `json:"tasks"`
+	}
+	if json.Unmarshal(res, &l) != nil {
+		return
+	}
+	for _, t := range l.Tasks {
+		if t.TaskID != "" {
+			b.rememberTask(t.TaskID, server)
+		}
+	}
+}
