@@ -72,7 +72,7 @@ func startHTTPDaemon(t *testing.T, servers map[string]map[string]any) (*daemon, 
 func npmJS(t *testing.T, rel string) (node, js string) {
 	t.Helper()
 	node = requireNode(t)
-	js, err := filepath.Abs(filepath.Join("..", "..", rel))
+	js, err := filepath.Abs(filepath.Join("..", "..", "..", rel))
 	if err != nil {
 		t.Fatal(err)
 	}
