@@ -5,8 +5,11 @@ import (
 	"sync/atomic"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/peer"
+
+	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/service"
+	"github.com/mcpd-dev/mcpd/internal/session"
 )
 
 // Transports an app reaches mcpd by, as GetStatus reports them.
@@ -24,7 +27,7 @@ const (
 
 // LocalApp is an app served inside the daemon's process rather than over
 // the API socket: one connection of an MCP host to mcpd's HTTP face, or
-// of an "mcpdctl bridge" to mcpd's bridge socket. Its
+// of an "mcpdctl bridge" to mcpd's bridge socket, or the dashboard. Its
 // calls get what the gRPC server's interceptors give a socket connection
 // (the request memory budget, the calls in flight that route children's
 // requests to hosts), and it is listed by GetStatus until Close. Its
@@ -32,9 +35,11 @@ const (
 type LocalApp struct {
 	s      *Server
 	conn   *appConn
-	peer   *peer.Peer
 	closed atomic.Bool
 }
+
+// appKey is the context key of the app an in-process call comes from.
+type appKey struct{}
 
 // NewLocalApp registers an app of the given transport whose process is pid
 // (0 when unknown) and whose peer runs as uid; name is shown until its
@@ -43,18 +48,13 @@ func (s *Server) NewLocalApp(transport, name string, uid, pid int) *LocalApp {
 	a := &LocalApp{s: s}
 	a.conn = &appConn{
 		id:          s.apps.nextID.Add(1),
+		uid:         uid,
 		pid:         pid,
 		connectedAt: s.apps.now(),
 		transport:   transport,
 		open:        func() bool { return !a.closed.Load() },
 		name:        name,
 	}
-	a.peer = &peer.Peer{AuthInfo: AuthInfo{
-		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
-		UID:            uid,
-		PID:            pid,
-		app:            a.conn,
-	}}
 	s.apps.add(a.conn)
 	return a
 }
@@ -73,7 +73,77 @@ func (a *LocalApp) Close() { a.closed.Store(true) }
 // Context returns ctx carrying the app's identity, as a gRPC handler's
 // context carries its connection's.
 func (a *LocalApp) Context(ctx context.Context) context.Context {
-	return peer.NewContext(ctx, a.peer)
+	return context.WithValue(ctx, appKey{}, a.conn)
+}
+
+// SendRequest sends r to its server as a call of the app, as the gRPC
+// SendRequest does: charged to the request memory budget (with ctx's
+// WithAlsoHeld), tracked as the app's call in flight on r.Server, then
+// validated and checked against the call's profile (WithProfile) by the
+// same code. The call's progress notifications and log messages are passed
+// to onEvent (nil: dropped) in order, never concurrently, before it
+// returns; the response is returned, a server's JSON-RPC error in it. The
+// error is the call's, with its gRPC status code.
+func (a *LocalApp) SendRequest(ctx context.Context, r service.Request, onEvent func(service.Event)) (*service.Response, error) {
+	ctx = a.Context(ctx)
+	release, err := a.s.charge(requestSize(r) + alsoHeld(ctx))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx = a.s.withScope(ctx, "") // as for a gRPC stream (scopeStream)
+	defer a.s.hosts.endCall(a.s.hosts.beginCall(r.Server, a.conn.id))
+	ans, err := a.s.sendRequest(ctx, r, func(p relayItem) error {
+		if onEvent != nil {
+			kind := service.Progress
+			if p.message {
+				kind = service.Message
+			}
+			onEvent(service.Event{Kind: kind, Params: p.params})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ans.toService(r.Server), nil
+}
+
+// requestSize is what r holds, as the budget charges it: about the size
+// of the gRPC message that would carry it.
+func requestSize(r service.Request) int64 {
+	return int64(len(r.Server) + len(r.Method) + len(r.Params) + len(r.Options.ClientCapabilities) +
+		len(r.Options.Client.Name) + len(r.Options.Client.Version))
+}
+
+// toService is a's response to a call of server.
+func (a answer) toService(server string) *service.Response {
+	if a.hidden != nil {
+		return &service.Response{Server: server, Error: rpcErrorOf(a.hidden)}
+	}
+	out := &service.Response{Server: server, Cache: serviceSource(a.src), Duration: a.d}
+	if a.resp.Error != nil {
+		out.Error = rpcErrorOf(a.resp.Error)
+		return out
+	}
+	out.Result = a.resp.Result
+	return out
+}
+
+// rpcErrorOf is a server's JSON-RPC error.
+func rpcErrorOf(e *session.RPCError) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: e.Code, Message: e.Message, Data: e.Data}
+}
+
+// serviceSource is src as the service names it.
+func serviceSource(src cache.Source) service.Source {
+	switch src {
+	case cache.SourceHit:
+		return service.Hit
+	case cache.SourceCoalesced:
+		return service.Coalesced
+	}
+	return service.Fetched
 }
 
 // Unary runs call, a unary handler of the Server, for req as the gRPC

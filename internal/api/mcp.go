@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -287,43 +288,60 @@ var reservedMethods = map[string]string{
 const subscribeInstead = "subscriptions are shared between apps and managed by mcpd; use the Subscribe and UpdateSubscription RPCs"
 
 // SendRequest sends any other MCP request to a server, streaming its
-// progress notifications and then the response.
+// progress notifications and then the response: the gRPC face of
+// sendRequest.
 func (s *Server) SendRequest(req *mcpdv1.SendRequestRequest, stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]) error {
-	ctx := stream.Context()
-	if req.GetServer() == "" {
-		return status.Error(codes.InvalidArgument, "server name required")
-	}
-	method := req.GetMethod()
-	if method == "" {
-		return status.Error(codes.InvalidArgument, "method required")
-	}
-	if strings.HasPrefix(method, "notifications/") {
-		return status.Errorf(codes.InvalidArgument, "method %q is a notification, not a request", method)
-	}
-	if why, ok := reservedMethods[method]; ok {
-		return status.Errorf(codes.InvalidArgument, "method %q cannot be sent: %s", method, why)
-	}
-	params, err := jsonObject("params_json", req.GetParamsJson())
+	o, err := optionsOf(req.GetOptions())
 	if err != nil {
 		return err
+	}
+	r := service.Request{Server: req.GetServer(), Method: req.GetMethod(), Params: stringBytes(req.GetParamsJson()), Options: o}
+	a, err := s.sendRequest(stream.Context(), r, streamEmitter(stream))
+	if err != nil {
+		return err
+	}
+	return sendAnswer(stream, req.GetServer(), a)
+}
+
+// sendRequest validates r and sends it to its server under the call's
+// profile, passing its progress and log messages to emit (never
+// concurrently) before it returns the answer. Every door's requests other
+// than tools/call and the named RPCs take this path.
+func (s *Server) sendRequest(ctx context.Context, r service.Request, emit func(relayItem) error) (answer, error) {
+	if r.Server == "" {
+		return answer{}, status.Error(codes.InvalidArgument, "server name required")
+	}
+	method := r.Method
+	if method == "" {
+		return answer{}, status.Error(codes.InvalidArgument, "method required")
+	}
+	if strings.HasPrefix(method, "notifications/") {
+		return answer{}, status.Errorf(codes.InvalidArgument, "method %q is a notification, not a request", method)
+	}
+	if why, ok := reservedMethods[method]; ok {
+		return answer{}, status.Errorf(codes.InvalidArgument, "method %q cannot be sent: %s", method, why)
+	}
+	params, err := jsonObjectBytes("params_json", r.Params)
+	if err != nil {
+		return answer{}, err
 	}
 	if params == nil {
 		params = json.RawMessage("{}") // "empty means {}"
 	}
-	base, copts, err := s.callSettings(ctx, req.GetOptions())
+	base, copts, err := s.settings(ctx, r.Options)
 	if err != nil {
-		return err
+		return answer{}, err
 	}
-	rs, err := s.profileGate(ctx, req.GetServer())
+	rs, err := s.profileGate(ctx, r.Server)
 	if err != nil {
-		return err
+		return answer{}, err
 	}
 	if hidden := hiddenItem(rs, method, params); hidden != nil {
-		return sendHidden(stream, req.GetServer(), hidden)
+		return answer{hidden: hidden}, nil
 	}
 	base.Method = method
 	base.Params = params
-	return s.streamCall(stream, req.GetServer(), base, copts, rs)
+	return s.callRelayed(ctx, r.Server, base, copts, rs, emit)
 }
 
 // GetPrompt gets one prompt.
@@ -427,23 +445,61 @@ func (s *Server) unaryCall(ctx context.Context, server, method string, params js
 	return toMcpResponse(server, resp, src, time.Since(start)), nil
 }
 
+// answer is the outcome of a call that reached its server, or hidden,
+// the answer for an item the call's profile hides.
+type answer struct {
+	resp   *session.Response
+	src    cache.Source
+	d      time.Duration
+	hidden *session.RPCError
+}
+
 // streamCall forwards one request and streams its progress notifications,
-// then its response, to the app. The session delivers progress on the
-// child's reader goroutine, which must never block: notifications go
-// through a bounded queue that drops the oldest when the app reads too
-// slowly.
-//
-// The call runs on the handler goroutine itself. Most calls carry no
-// progress, so the queue and the goroutine that sends progress to the
-// stream are made only by the first notification (progressRelay); once the
-// call returned, the handler stops that goroutine, sends what is still
-// queued, then the response. At any time only one goroutine sends on the
-// stream. (A goroutine per call for sup.Call, and a channel hop back to the
-// handler, cost two scheduler wake-ups per call on the hot path; see
-// BENCHMARKS.md.)
+// then its response, to a gRPC app.
 func (s *Server) streamCall(stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent], server string, req *session.Request, copts supervisor.CallOptions, rs *profile.Server) error {
-	ctx := stream.Context()
-	r := &progressRelay{log: s.log, stream: stream, server: server}
+	a, err := s.callRelayed(stream.Context(), server, req, copts, rs, streamEmitter(stream))
+	if err != nil {
+		return err
+	}
+	return sendAnswer(stream, server, a)
+}
+
+// streamEmitter sends a call's progress and log messages on a gRPC stream.
+func streamEmitter(stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]) func(relayItem) error {
+	return func(p relayItem) error {
+		ev := &mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_ProgressJson{ProgressJson: string(p.params)}}
+		if p.message {
+			ev.Event = &mcpdv1.CallToolEvent_MessageJson{MessageJson: string(p.params)}
+		}
+		return stream.Send(ev)
+	}
+}
+
+// sendAnswer sends a call's answer, its last event, on a gRPC stream.
+func sendAnswer(stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent], server string, a answer) error {
+	if a.hidden != nil {
+		return sendHidden(stream, server, a.hidden)
+	}
+	return stream.Send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{
+		Response: toMcpResponse(server, a.resp, a.src, a.d),
+	}})
+}
+
+// callRelayed forwards one request, passing its progress notifications and
+// log messages to emit, and returns its answer. The session delivers
+// progress on the child's reader goroutine, which must never block:
+// notifications go through a bounded queue that drops the oldest when the
+// app reads too slowly.
+//
+// The call runs on the caller's goroutine itself. Most calls carry no
+// progress, so the queue and the goroutine that passes progress to emit
+// are made only by the first notification (progressRelay); once the call
+// returned, the caller stops that goroutine and passes what is still
+// queued. At any time only one goroutine calls emit. (A goroutine per
+// call for sup.Call, and a channel hop back to the handler, cost two
+// scheduler wake-ups per call on the hot path; see BENCHMARKS.md.)
+func (s *Server) callRelayed(ctx context.Context, server string, req *session.Request, copts supervisor.CallOptions, rs *profile.Server, emit func(relayItem) error) (answer, error) {
+	r := &progressRelay{log: s.log, emit: emit, server: server}
 	req.OnProgress = r.push
 	req.OnMessage = r.pushMessage
 
@@ -452,17 +508,15 @@ func (s *Server) streamCall(stream grpc.ServerStreamingServer[mcpdv1.CallToolEve
 	r.finish()
 	if err != nil {
 		s.logCallError(ctx, server, req.Method, err)
-		return toStatus(err)
+		return answer{}, toStatus(err)
 	}
 	if resp == nil {
-		return status.Errorf(codes.Internal, "%s on %q: no response", req.Method, server)
+		return answer{}, status.Errorf(codes.Internal, "%s on %q: no response", req.Method, server)
 	}
 	if resp, err = filterListResult(rs, req.Method, resp); err != nil {
-		return err
+		return answer{}, err
 	}
-	return stream.Send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{
-		Response: toMcpResponse(server, resp, src, time.Since(start)),
-	}})
+	return answer{resp: resp, src: src, d: time.Since(start)}, nil
 }
 
 // sendHidden answers a request for an item the call's profile hides.

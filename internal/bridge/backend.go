@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -34,13 +35,15 @@ type Backend interface {
 	Reason(err error) string
 }
 
-// DirectSender is a Backend that can serve SendRequest on the caller's
-// goroutine (mcpd's in-process backend): each of the call's events is
-// passed to each as it comes, in order, the response last; no stream, no
-// goroutine and no channel per call. The error is the call's (nil once
-// the response was passed), as the stream's Recv would have given it.
+// DirectSender is a Backend that serves SendRequest in process, on the
+// caller's goroutine (mcpd's own backend): the request and its answer are
+// plain Go values, with no stream, no goroutine, no channel and no gRPC
+// message per call. The call's progress notifications and log messages
+// are passed to onEvent as they come, in order, never concurrently, before
+// it returns the response (a server's JSON-RPC error in it); the error is
+// the call's, as a stream's Recv would have given it.
 type DirectSender interface {
-	SendRequestDirect(ctx context.Context, in *mcpdv1.SendRequestRequest, each func(*mcpdv1.CallToolEvent) error) error
+	Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error)
 }
 
 // SessionCallers is a Backend that tells the hosts of HTTP sessions apart

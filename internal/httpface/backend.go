@@ -3,7 +3,6 @@ package httpface
 import (
 	"context"
 	"errors"
-	"io"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -12,6 +11,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -164,10 +164,28 @@ func (b *Backend) SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest
 	return openServerStream(b, ctx, in, mcpdv1.Mcpd_SendRequest_FullMethodName, b.srv.SendRequest)
 }
 
-// SendRequestDirect runs the SendRequest handler on the caller's
-// goroutine, passing each event it sends to each.
-func (b *Backend) SendRequestDirect(ctx context.Context, in *mcpdv1.SendRequestRequest, each func(*mcpdv1.CallToolEvent) error) error {
-	return runDirect(b, ctx, in, mcpdv1.Mcpd_SendRequest_FullMethodName, b.srv.SendRequest, each)
+// Send sends req as a call of ctx's app through the service's in-process
+// API (api.LocalApp.SendRequest), on the caller's goroutine: no stream and
+// no gRPC message. Close cancels it.
+func (b *Backend) Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error) {
+	if b.life.Err() != nil {
+		return nil, b.NotRunning()
+	}
+	b.wg.Add(1) // Close waits for the call, as for a stream's handler
+	defer b.wg.Done()
+	a := b.app(ctx)
+	// What the bridge's caller holds besides req: charged by the budget.
+	hctx, cancel := context.WithCancel(api.WithAlsoHeld(withProfile(ctx), bridge.AlsoHeld(ctx)))
+	defer cancel()
+	defer context.AfterFunc(b.life, cancel)()
+	resp, err := a.SendRequest(hctx, req, onEvent)
+	switch {
+	case err == nil:
+		return resp, nil
+	case ctx.Err() != nil: // what a gRPC client sees for its own cancellation
+		return nil, status.FromContextError(ctx.Err()).Err()
+	}
+	return nil, err
 }
 
 func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (bridge.RecvStream[mcpdv1.SubscriptionEvent], error) {
@@ -235,29 +253,4 @@ func openServerStream[Req, Resp any](b *Backend, ctx context.Context, in *Req, m
 		}))
 	})
 	return ss, nil
-}
-
-// runDirect runs handler h for in on the caller's goroutine, as app a
-// call of ctx, passing what it sends to each; its error is what the
-// caller's Recv would have ended with (nil for io.EOF).
-func runDirect[Req, Resp any](b *Backend, ctx context.Context, in *Req, method string, h serverStreamHandler[Req, Resp], each func(*Resp) error) error {
-	if b.life.Err() != nil {
-		return b.NotRunning()
-	}
-	b.wg.Add(1) // Close waits for the handler, as for a stream's
-	defer b.wg.Done()
-	a := b.app(ctx)
-	// What the bridge's caller holds besides in: charged by the budget.
-	ctx = api.WithAlsoHeld(ctx, bridge.AlsoHeld(ctx))
-	ds := newDirectStream(b, a.Context(withProfile(ctx)), in, each)
-	ds.finish(a.Stream(ds, method, false, func(s grpc.ServerStream) error {
-		if err := s.RecvMsg(in); err != nil {
-			return err
-		}
-		return h(in, &grpc.GenericServerStream[Req, Resp]{ServerStream: s})
-	}))
-	if err := ds.end(); !errors.Is(err, io.EOF) {
-		return err
-	}
-	return nil
 }

@@ -130,30 +130,6 @@ func (s *serverStream[T]) RecvMsg(m any) error {
 	return nil
 }
 
-// directStream is a server-streaming call served on the caller's
-// goroutine: the handler's sends go straight to the caller's function.
-type directStream[T any] struct {
-	serverStream[T]
-	each func(*T) error
-}
-
-func newDirectStream[T any](b *Backend, ctx context.Context, first any, each func(*T) error) *directStream[T] {
-	return &directStream[T]{serverStream: serverStream[T]{streamCore: newStreamCore(b, ctx), first: first}, each: each}
-}
-
-// SendMsg is the handler's send: it passes m to the caller, or fails once
-// the handler's context ended.
-func (s *directStream[T]) SendMsg(m any) error {
-	t, ok := m.(*T)
-	if !ok {
-		return status.Errorf(codes.Internal, "in-process stream: cannot send %T", m)
-	}
-	if err := s.ctx.Err(); err != nil {
-		return status.FromContextError(err).Err()
-	}
-	return s.each(t)
-}
-
 // hostStream is the caller's end of a Host call (bridge.HostStream).
 type hostStream struct {
 	streamCore
