@@ -32,7 +32,19 @@ func (s *Server) ServeChildRequest(ctx context.Context, server, method string, p
 // it answers; then mcpd sends it its children's requests and it answers
 // them on the same stream, until it closes the stream.
 func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1.HostResponse]) error {
-	ctx := stream.Context()
+	return s.host(stream.Context(), stream)
+}
+
+// HostConn is a host's registration as the service serves it: what it
+// receives from the host and sends to it. Recv returns io.EOF when the
+// host ended it. A gRPC Host stream is one.
+type HostConn interface {
+	Recv() (*mcpdv1.HostRequest, error)
+	Send(*mcpdv1.HostResponse) error
+}
+
+// host serves a Host registration on stream until the host or ctx ends it.
+func (s *Server) host(ctx context.Context, stream HostConn) error {
 	msg0, err := stream.Recv()
 	if err != nil {
 		return nil // the app left before registering
@@ -109,7 +121,7 @@ func (s *Server) registerHost(ctx context.Context, reg *mcpdv1.HostRegistration)
 
 // sendHostMessages writes h's calls and cancels to stream until stop is
 // closed, ctx ends or a send fails.
-func sendHostMessages(ctx context.Context, stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1.HostResponse],
+func sendHostMessages(ctx context.Context, stream HostConn,
 	h *host, stop <-chan struct{}, log *zap.Logger) {
 	for {
 		var msg *mcpdv1.HostResponse
@@ -139,7 +151,7 @@ func sendHostMessages(ctx context.Context, stream grpc.BidiStreamingServer[mcpdv
 
 // receiveHostAnswers delivers the answers read from stream to h's calls
 // until the app ends the stream.
-func receiveHostAnswers(ctx context.Context, stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1.HostResponse],
+func receiveHostAnswers(ctx context.Context, stream HostConn,
 	h *host, log *zap.Logger) error {
 	for {
 		in, err := stream.Recv()
@@ -191,15 +203,25 @@ var daemonTrailer = metadata.Pairs("mcpd-daemon", "1")
 func (s *Server) trackUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	ctx = s.withScope(ctx, callClientName(req)) // instances.go
 	if n, ok := req.(serverNamer); ok {
-		if c := connFromContext(ctx); c != nil {
-			defer s.hosts.endCall(s.hosts.beginCall(n.GetServer(), c.id))
-		}
+		defer s.inFlight(ctx, n.GetServer())()
 	}
 	resp, err = handler(ctx, req)
 	if err != nil {
 		_ = grpc.SetTrailer(ctx, daemonTrailer)
 	}
 	return resp, err
+}
+
+// inFlight records a call of ctx's app on server as in flight, so that
+// the server's requests prefer the app as host, until the returned func
+// is called. Every door's calls are tracked through it.
+func (s *Server) inFlight(ctx context.Context, server string) (end func()) {
+	c := connFromContext(ctx)
+	if c == nil {
+		return func() {}
+	}
+	f := s.hosts.beginCall(server, c.id)
+	return func() { s.hosts.endCall(f) }
 }
 
 // trackStream does what trackUnary does for streaming calls, once their

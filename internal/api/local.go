@@ -4,12 +4,12 @@ import (
 	"context"
 	"sync/atomic"
 
-	"google.golang.org/grpc"
-
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/subscriptions"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // Transports an app reaches mcpd by, as GetStatus reports them.
@@ -92,7 +92,7 @@ func (a *LocalApp) SendRequest(ctx context.Context, r service.Request, onEvent f
 	}
 	defer release()
 	ctx = a.s.withScope(ctx, "") // as for a gRPC stream (scopeStream)
-	defer a.s.hosts.endCall(a.s.hosts.beginCall(r.Server, a.conn.id))
+	defer a.s.inFlight(ctx, r.Server)()
 	ans, err := a.s.sendRequest(ctx, r, func(p relayItem) error {
 		if onEvent != nil {
 			kind := service.Progress
@@ -146,25 +146,41 @@ func serviceSource(src cache.Source) service.Source {
 	return service.Fetched
 }
 
-// Unary runs call, a unary handler of the Server, for req as the gRPC
-// server would: within the request memory budget and tracked as a call of
-// this app on the server req names.
+// Unary runs call, a unary handler of the Server, for req as a call of
+// the app, as the gRPC server runs it: charged to the request memory
+// budget and tracked as the app's call in flight on the server req names,
+// through the functions its interceptors use.
 func (a *LocalApp) Unary(ctx context.Context, req any, call func(ctx context.Context, req any) (any, error)) (any, error) {
 	ctx = a.Context(ctx)
-	return a.s.budgetUnary(ctx, req, nil, func(ctx context.Context, req any) (any, error) {
-		return a.s.trackUnary(ctx, req, nil, call)
-	})
+	release, err := a.s.charge(messageSize(req) + alsoHeld(ctx))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx = a.s.withScope(ctx, callClientName(req)) // instances.go
+	if n, ok := req.(serverNamer); ok {
+		defer a.s.inFlight(ctx, n.GetServer())()
+	}
+	return call(ctx, req)
 }
 
-// Stream runs call, a streaming handler of the Server, on ss as the gRPC
-// server would; ss's context must come from Context. method is the RPC's
-// full name (mcpdv1.Mcpd_*_FullMethodName) and clientStream whether the
-// app streams its messages (Host): both decide what the budget charges.
-// The handler receives its first message through ss.RecvMsg, which is
-// where the budget and call tracking see it.
-func (a *LocalApp) Stream(ss grpc.ServerStream, method string, clientStream bool, call func(ss grpc.ServerStream) error) error {
-	info := &grpc.StreamServerInfo{FullMethod: method, IsClientStream: clientStream, IsServerStream: true}
-	return a.s.budgetStream(a.s, ss, info, func(srv any, ss grpc.ServerStream) error {
-		return a.s.trackStream(srv, ss, info, func(_ any, ss grpc.ServerStream) error { return call(ss) })
-	})
+// Subscribe serves req as a subscription of the app, as the gRPC
+// Subscribe does (a long-lived call: not charged to the budget), passing
+// the acknowledgement, then each event, to send until ctx ends, send
+// fails or the subscription ends.
+func (a *LocalApp) Subscribe(ctx context.Context, req *mcpdv1.SubscribeRequest, send func(*mcpdv1.SubscriptionEvent) error) error {
+	ctx = a.s.withScope(a.Context(ctx), "")
+	return a.s.subscribe(ctx, req, send, func(ev *subscriptions.Event) error { return send(eventToProto(ev)) })
+}
+
+// FollowLogs serves req for the app, as the gRPC FollowLogs does, passing
+// each line to send until ctx ends or send fails.
+func (a *LocalApp) FollowLogs(ctx context.Context, req *mcpdv1.FollowLogsRequest, send func(*mcpdv1.FollowLogsResponse) error) error {
+	return a.s.followLogs(a.s.withScope(a.Context(ctx), ""), req, send)
+}
+
+// Host registers the app as a host on conn, as the gRPC Host does, and
+// serves the registration until the host or ctx ends it.
+func (a *LocalApp) Host(ctx context.Context, conn HostConn) error {
+	return a.s.host(a.Context(ctx), conn)
 }

@@ -291,16 +291,25 @@ const subscribeInstead = "subscriptions are shared between apps and managed by m
 // progress notifications and then the response: the gRPC face of
 // sendRequest.
 func (s *Server) SendRequest(req *mcpdv1.SendRequestRequest, stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]) error {
-	o, err := optionsOf(req.GetOptions())
+	r, err := RequestOf(req)
 	if err != nil {
 		return err
 	}
-	r := service.Request{Server: req.GetServer(), Method: req.GetMethod(), Params: stringBytes(req.GetParamsJson()), Options: o}
 	a, err := s.sendRequest(stream.Context(), r, streamEmitter(stream))
 	if err != nil {
 		return err
 	}
 	return sendAnswer(stream, req.GetServer(), a)
+}
+
+// RequestOf is req as the service takes it: its params a view of req's,
+// not a copy; options.timeout_ms is checked here.
+func RequestOf(req *mcpdv1.SendRequestRequest) (service.Request, error) {
+	o, err := optionsOf(req.GetOptions())
+	if err != nil {
+		return service.Request{}, err
+	}
+	return service.Request{Server: req.GetServer(), Method: req.GetMethod(), Params: stringBytes(req.GetParamsJson()), Options: o}, nil
 }
 
 // sendRequest validates r and sends it to its server under the call's

@@ -94,7 +94,7 @@ type route struct {
 
 func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge {
 	if opts.Profile != "" || opts.Root != "" {
-		be = &profiledBackend{Backend: be, profile: opts.Profile, root: opts.Root}
+		be = profiled(be, opts.Profile, opts.Root)
 	}
 	if opts.Name == "" {
 		opts.Name = DefaultName

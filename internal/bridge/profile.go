@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -48,6 +49,26 @@ func outgoing(ctx context.Context) context.Context {
 type profiledBackend struct {
 	Backend
 	profile, root string
+}
+
+// profiledDirect is a profiledBackend over a DirectSender, which it
+// stays.
+type profiledDirect struct {
+	*profiledBackend
+	ds DirectSender
+}
+
+func (p profiledDirect) Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error) {
+	return p.ds.Send(p.ctx(ctx), req, onEvent)
+}
+
+// profiled is be making every call under profile and in root.
+func profiled(be Backend, profile, root string) Backend {
+	p := &profiledBackend{Backend: be, profile: profile, root: root}
+	if ds, ok := be.(DirectSender); ok {
+		return profiledDirect{profiledBackend: p, ds: ds}
+	}
+	return p
 }
 
 func (p *profiledBackend) ctx(ctx context.Context) context.Context {

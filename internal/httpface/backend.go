@@ -5,7 +5,6 @@ import (
 	"errors"
 	"sync"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
@@ -160,8 +159,22 @@ func (b *Backend) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubsc
 	return unary(b, ctx, in, b.srv.UpdateSubscription)
 }
 
+// SendRequest is Send as a stream of mcpd.v1 events, the response last,
+// for a caller that is no DirectSender's (the bridge calls Send).
 func (b *Backend) SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest) (bridge.RecvStream[mcpdv1.CallToolEvent], error) {
-	return openServerStream(b, ctx, in, mcpdv1.Mcpd_SendRequest_FullMethodName, b.srv.SendRequest)
+	req, err := api.RequestOf(in)
+	if err != nil {
+		return nil, err
+	}
+	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.CallToolEvent) error) error {
+		resp, err := a.SendRequest(ctx, req, func(ev service.Event) {
+			_ = send(eventMessage(ev)) // a failed send: the caller went away, and the call ends with ctx
+		})
+		if err != nil {
+			return err
+		}
+		return send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{Response: responseMessage(resp)}})
+	})
 }
 
 // Send sends req as a call of ctx's app through the service's in-process
@@ -189,25 +202,28 @@ func (b *Backend) Send(ctx context.Context, req service.Request, onEvent func(se
 }
 
 func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (bridge.RecvStream[mcpdv1.SubscriptionEvent], error) {
-	return openServerStream(b, ctx, in, mcpdv1.Mcpd_Subscribe_FullMethodName, b.srv.Subscribe)
+	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.SubscriptionEvent) error) error {
+		return a.Subscribe(ctx, in, send)
+	})
 }
 
 // FollowLogs opens a FollowLogs stream, as a call of ctx's app: mcpd's
 // dashboard tails a server's stderr with it.
 func (b *Backend) FollowLogs(ctx context.Context, in *mcpdv1.FollowLogsRequest) (bridge.RecvStream[mcpdv1.FollowLogsResponse], error) {
-	return openServerStream(b, ctx, in, mcpdv1.Mcpd_FollowLogs_FullMethodName, b.srv.FollowLogs)
+	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.FollowLogsResponse) error) error {
+		return a.FollowLogs(ctx, in, send)
+	})
 }
 
-// Host opens a Host stream. Its handler is called directly rather than
-// through api.LocalApp.Stream: the budget does not charge client streams
-// and a host registration names no server to track, so the only thing the
-// gRPC path adds, the app's identity, comes with the context.
+// Host registers ctx's app as a host (api.LocalApp.Host), served on a
+// goroutine of the backend until the bridge or Close ends it.
 func (b *Backend) Host(ctx context.Context) (bridge.HostStream, error) {
 	if b.life.Err() != nil {
 		return nil, b.NotRunning()
 	}
-	hs := newHostStream(b, b.app(ctx).Context(withProfile(ctx)))
-	b.wg.Go(func() { hs.run(b.srv.Host) })
+	a := b.app(ctx)
+	hs := newHostStream(b, withProfile(ctx))
+	b.wg.Go(func() { hs.finish(a.Host(hs.ctx, hostSide{hs})) })
 	return hs, nil
 }
 
@@ -233,24 +249,14 @@ func (b *Backend) Error(ctx context.Context, err error, server string) *jsonrpc.
 // Reason is the message of a failed call, without its code.
 func (b *Backend) Reason(err error) string { return status.Convert(err).Message() }
 
-// serverStreamHandler is a server-streaming handler of api.Server.
-type serverStreamHandler[Req, Resp any] func(*Req, grpc.ServerStreamingServer[Resp]) error
-
-// openServerStream starts handler h for in on a goroutine of b and returns
-// the caller's end of its stream.
-func openServerStream[Req, Resp any](b *Backend, ctx context.Context, in *Req, method string, h serverStreamHandler[Req, Resp]) (bridge.RecvStream[Resp], error) {
+// openStream runs serve, a long-lived call of ctx's app, on a goroutine
+// of b, and returns the caller's end of what it sends.
+func openStream[T any](b *Backend, ctx context.Context, serve func(context.Context, *api.LocalApp, func(*T) error) error) (bridge.RecvStream[T], error) {
 	if b.life.Err() != nil {
 		return nil, b.NotRunning()
 	}
 	a := b.app(ctx)
-	ss := newServerStream[Resp](b, a.Context(withProfile(ctx)), in)
-	b.wg.Go(func() {
-		ss.finish(a.Stream(ss, method, false, func(s grpc.ServerStream) error {
-			if err := s.RecvMsg(in); err != nil {
-				return err
-			}
-			return h(in, &grpc.GenericServerStream[Req, Resp]{ServerStream: s})
-		}))
-	})
-	return ss, nil
+	rs := newRecvStream[T](b, withProfile(ctx))
+	b.wg.Go(func() { rs.finish(serve(rs.ctx, a, rs.send)) })
+	return rs, nil
 }
