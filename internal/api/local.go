@@ -2,6 +2,9 @@ package api
 
 import (
 	"context"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"sync/atomic"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
@@ -85,14 +88,12 @@ func (a *LocalApp) Context(ctx context.Context) context.Context {
 // returns; the response is returned, a server's JSON-RPC error in it. The
 // error is the call's, with its gRPC status code.
 func (a *LocalApp) SendRequest(ctx context.Context, r service.Request, onEvent func(service.Event)) (*service.Response, error) {
-	ctx = a.Context(ctx)
-	release, err := a.s.charge(requestSize(r) + alsoHeld(ctx))
+	// The scope takes no client name, as for a gRPC stream (scopeStream).
+	ctx, end, err := a.enter(ctx, requestSize(r), r.Server, "")
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	ctx = a.s.withScope(ctx, "") // as for a gRPC stream (scopeStream)
-	defer a.s.inFlight(ctx, r.Server)()
+	defer end()
 	ans, err := a.s.sendRequest(ctx, r, func(p relayItem) error {
 		if onEvent != nil {
 			kind := service.Progress
@@ -109,11 +110,70 @@ func (a *LocalApp) SendRequest(ctx context.Context, r service.Request, onEvent f
 	return ans.toService(r.Server), nil
 }
 
+// enter is what a call of the app goes through before the service runs
+// it, as a gRPC call does in the interceptors, through the same
+// functions: it is charged n bytes (and ctx's WithAlsoHeld) to the
+// request memory budget and tracked as the app's call in flight on
+// server, in the instance scope of the app (and of clientName, the name
+// its request gives, "" for none). end ends both.
+func (a *LocalApp) enter(ctx context.Context, n int64, server, clientName string) (_ context.Context, end func(), _ error) {
+	ctx = a.Context(ctx)
+	release, err := a.s.charge(n + alsoHeld(ctx))
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx = a.s.withScope(ctx, clientName) // instances.go
+	done := a.s.inFlight(ctx, server)
+	return ctx, func() { done(); release() }, nil
+}
+
+// List lists method (tools/list, prompts/list, resources/list or
+// resources/templates/list) of server, or of every enabled server when
+// server is "", as a call of the app, as the gRPC List RPCs do: a server's
+// JSON-RPC error is in its entry, and so, in a list of every server, is
+// why a server could not be asked.
+func (a *LocalApp) List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error) {
+	if !listMethods[method] {
+		return nil, status.Errorf(codes.InvalidArgument, "method %q is no list", method)
+	}
+	ctx, end, err := a.enter(ctx, int64(len(server)+len(method))+optionsSize(o), server, o.Client.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	return a.s.list(ctx, server, method, o)
+}
+
+// listMethods are the methods List serves.
+var listMethods = map[string]bool{
+	methodToolsList: true, methodPromptsList: true, methodResourcesList: true, methodResourceTemplatesList: true,
+}
+
+// Read reads a resource as a call of the app, as the gRPC ReadResource
+// does.
+func (a *LocalApp) Read(ctx context.Context, r service.Read) (*service.Response, error) {
+	n := int64(len(r.Server)+len(r.URI)+len(r.InputResponses)+len(r.RequestState)) + optionsSize(r.Options)
+	ctx, end, err := a.enter(ctx, n, r.Server, r.Options.Client.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	ans, err := a.s.read(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return ans.toService(r.Server), nil
+}
+
 // requestSize is what r holds, as the budget charges it: about the size
 // of the gRPC message that would carry it.
 func requestSize(r service.Request) int64 {
-	return int64(len(r.Server) + len(r.Method) + len(r.Params) + len(r.Options.ClientCapabilities) +
-		len(r.Options.Client.Name) + len(r.Options.Client.Version))
+	return int64(len(r.Server)+len(r.Method)+len(r.Params)) + optionsSize(r.Options)
+}
+
+// optionsSize is what o holds.
+func optionsSize(o service.Options) int64 {
+	return int64(len(o.ClientCapabilities) + len(o.Client.Name) + len(o.Client.Version))
 }
 
 // toService is a's response to a call of server.

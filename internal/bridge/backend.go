@@ -35,15 +35,22 @@ type Backend interface {
 	Reason(err error) string
 }
 
-// DirectSender is a Backend that serves SendRequest in process, on the
-// caller's goroutine (mcpd's own backend): the request and its answer are
-// plain Go values, with no stream, no goroutine, no channel and no gRPC
-// message per call. The call's progress notifications and log messages
-// are passed to onEvent as they come, in order, never concurrently, before
-// it returns the response (a server's JSON-RPC error in it); the error is
-// the call's, as a stream's Recv would have given it.
+// DirectSender is a Backend that serves requests, lists and reads in
+// process, on the caller's goroutine (mcpd's own backend): requests and
+// answers are plain Go values, with no stream, no goroutine, no channel
+// and no gRPC message per call. Errors are the calls', as the RPCs would
+// have given them.
 type DirectSender interface {
+	// Send is SendRequest: the call's progress notifications and log
+	// messages are passed to onEvent as they come, in order, never
+	// concurrently, before it returns the response (a server's JSON-RPC
+	// error in it).
 	Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error)
+	// List is the List RPC of method (tools/list, …) for server, "" for
+	// every server.
+	List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error)
+	// Read is ReadResource.
+	Read(ctx context.Context, r service.Read) (*service.Response, error)
 }
 
 // SessionCallers is a Backend that tells the hosts of HTTP sessions apart

@@ -78,7 +78,7 @@ type bridge struct {
 	missing     map[string]string               // served servers down now → why (missing.go)
 	warned      map[string]bool                 // warnings told once (missing.go)
 	pending     map[string]*pendingList         // lists in flight, by method and server (slowlists.go)
-	lastListed  map[string][]*mcpdv1.ServerList // each server's last list, by method and server (slowlists.go)
+	lastListed  map[string][]service.ServerList // each server's last list, by method and server (slowlists.go)
 	stuck       map[string]bool                 // servers that never ran and failed a list that was given up on (slowlists.go)
 	lastInfo    json.RawMessage                 // clientInfo's last info…
 	lastClient  *service.Client                 // …and what it made of it (nil: none)
@@ -126,7 +126,7 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		taskIDs:    map[string]string{},
 		missing:    map[string]string{},
 		pending:    map[string]*pendingList{},
-		lastListed: map[string][]*mcpdv1.ServerList{},
+		lastListed: map[string][]service.ServerList{},
 		stuck:      map[string]bool{},
 		subs:       newSubState(),
 		upst:       newUpState(),
@@ -542,16 +542,6 @@ func (b *bridge) hostRequest(ctx context.Context, method string, params json.Raw
 // rpcToMCP turns a failed RPC into the JSON-RPC error the host sees.
 func (b *bridge) rpcToMCP(ctx context.Context, err error, server string) *jsonrpc.Error {
 	return b.be.Error(ctx, err, server)
-}
-
-// clientInfo is the host's identity for mcpd as a gRPC message, nil for
-// none.
-func (b *bridge) clientInfo(info json.RawMessage) *mcpdv1.ClientInfo {
-	c := b.client(info)
-	if c == nil {
-		return nil
-	}
-	return &mcpdv1.ClientInfo{Name: c.Name, Version: c.Version}
 }
 
 // client is clientOf(info), decoded once for the info the host keeps

@@ -62,6 +62,14 @@ func (p profiledDirect) Send(ctx context.Context, req service.Request, onEvent f
 	return p.ds.Send(p.ctx(ctx), req, onEvent)
 }
 
+func (p profiledDirect) List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error) {
+	return p.ds.List(p.ctx(ctx), server, method, o)
+}
+
+func (p profiledDirect) Read(ctx context.Context, r service.Read) (*service.Response, error) {
+	return p.ds.Read(p.ctx(ctx), r)
+}
+
 // profiled is be making every call under profile and in root.
 func profiled(be Backend, profile, root string) Backend {
 	p := &profiledBackend{Backend: be, profile: profile, root: root}

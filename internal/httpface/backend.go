@@ -177,28 +177,55 @@ func (b *Backend) SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest
 	})
 }
 
+// List lists method of server ("" for every server) as a call of ctx's
+// app through the service's in-process API (api.LocalApp.List).
+func (b *Backend) List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error) {
+	return direct(b, ctx, func(ctx context.Context, a *api.LocalApp) ([]service.ServerList, error) {
+		return a.List(ctx, server, method, o)
+	})
+}
+
+// Read reads a resource as a call of ctx's app through the service's
+// in-process API (api.LocalApp.Read).
+func (b *Backend) Read(ctx context.Context, r service.Read) (*service.Response, error) {
+	return direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (*service.Response, error) {
+		return a.Read(ctx, r)
+	})
+}
+
 // Send sends req as a call of ctx's app through the service's in-process
 // API (api.LocalApp.SendRequest), on the caller's goroutine: no stream and
 // no gRPC message. Close cancels it.
 func (b *Backend) Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error) {
+	return direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (*service.Response, error) {
+		return a.SendRequest(ctx, req, onEvent)
+	})
+}
+
+// direct runs call, a call of ctx's app through the service's in-process
+// API, on the caller's goroutine, under the bridge's profile and root and
+// charging what its caller holds besides the request (bridge.AlsoHeld);
+// Close cancels it and waits for it. Its error is what the RPC would have
+// given: a cancellation by the caller is CANCELED or DEADLINE_EXCEEDED.
+func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *api.LocalApp) (T, error)) (T, error) {
+	var zero T
 	if b.life.Err() != nil {
-		return nil, b.NotRunning()
+		return zero, b.NotRunning()
 	}
-	b.wg.Add(1) // Close waits for the call, as for a stream's handler
+	b.wg.Add(1) // Close waits for the call, as for a stream's
 	defer b.wg.Done()
 	a := b.app(ctx)
-	// What the bridge's caller holds besides req: charged by the budget.
 	hctx, cancel := context.WithCancel(api.WithAlsoHeld(withProfile(ctx), bridge.AlsoHeld(ctx)))
 	defer cancel()
 	defer context.AfterFunc(b.life, cancel)()
-	resp, err := a.SendRequest(hctx, req, onEvent)
+	out, err := call(hctx, a)
 	switch {
 	case err == nil:
-		return resp, nil
+		return out, nil
 	case ctx.Err() != nil: // what a gRPC client sees for its own cancellation
-		return nil, status.FromContextError(ctx.Err()).Err()
+		return zero, status.FromContextError(ctx.Err()).Err()
 	}
-	return nil, err
+	return zero, err
 }
 
 func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (bridge.RecvStream[mcpdv1.SubscriptionEvent], error) {

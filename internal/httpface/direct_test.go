@@ -76,6 +76,47 @@ func TestDirectServerError(t *testing.T) {
 	}
 }
 
+// A direct list gives each server's items, and a second one comes from
+// the cache; a list of every server names each.
+func TestDirectList(t *testing.T) {
+	_, be := newDaemon(t)
+	ctx := ctxT(t)
+	lists, err := be.List(ctx, "fake", "tools/list", service.Options{})
+	if err != nil || len(lists) != 1 || lists[0].Server != "fake" || lists[0].Error != nil {
+		t.Fatalf("tools/list of fake = %+v, %v", lists, err)
+	}
+	var tools []struct{ Name string }
+	if err := json.Unmarshal(lists[0].Items, &tools); err != nil || len(tools) == 0 {
+		t.Fatalf("items %s: %v", lists[0].Items, err)
+	}
+	again, err := be.List(ctx, "fake", "tools/list", service.Options{})
+	if err != nil || len(again) != 1 || again[0].Cache != service.Hit {
+		t.Fatalf("second tools/list = %+v, %v: want a cache hit", again, err)
+	}
+	all, err := be.List(ctx, "", "resources/list", service.Options{})
+	if err != nil || len(all) != 1 || all[0].Server != "fake" || !strings.Contains(string(all[0].Items), "fake://hello") {
+		t.Fatalf("resources/list of every server = %+v, %v", all, err)
+	}
+	if _, err := be.List(ctx, "fake", "tools/call", service.Options{}); err == nil {
+		t.Fatal("a list of tools/call succeeded")
+	}
+}
+
+// A direct read gives the resource, or the server's error for one it does
+// not have.
+func TestDirectRead(t *testing.T) {
+	_, be := newDaemon(t)
+	ctx := ctxT(t)
+	resp, err := be.Read(ctx, service.Read{Server: "fake", URI: "fake://hello"})
+	if err != nil || resp.Error != nil || !strings.Contains(string(resp.Result), `"text":"hello"`) {
+		t.Fatalf("read fake://hello = %+v, %v", resp, err)
+	}
+	resp, err = be.Read(ctx, service.Read{Server: "fake", URI: "fake://nothing"})
+	if err != nil || resp.Error == nil || resp.Error.Code != -32602 {
+		t.Fatalf("read fake://nothing = %+v, %v: want the server's invalid-params error", resp, err)
+	}
+}
+
 // After Close a direct call fails as not running.
 func TestDirectAfterClose(t *testing.T) {
 	_, be := newDaemon(t)

@@ -83,3 +83,26 @@ type Response struct {
 	Cache    Source
 	Duration time.Duration
 }
+
+// ServerList is one server's part of a list (tools/list, prompts/list,
+// resources/list, resources/templates/list): its items, the JSON array as
+// the server listed them, or its JSON-RPC error, or, in a list of every
+// server, why it could not be asked (Unavailable).
+type ServerList struct {
+	Server      string
+	Items       json.RawMessage
+	Error       *jsonrpc.Error
+	Unavailable string
+	Cache       Source
+}
+
+// Read is one resources/read.
+type Read struct {
+	Server string
+	URI    string
+	// InputResponses and RequestState answer a server's input_required
+	// result (a JSON object and the state it gave); empty for none.
+	InputResponses json.RawMessage
+	RequestState   string
+	Options        Options
+}
