@@ -51,6 +51,10 @@ type DirectSender interface {
 	List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error)
 	// Read is ReadResource.
 	Read(ctx context.Context, r service.Read) (*service.Response, error)
+	// ServeHost is Host: it registers the bridge as a host and, until ctx
+	// ends, answers the servers' requests routed to it with answer.
+	// registered is called once the registration is in place.
+	ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer) error
 }
 
 // SessionCallers is a Backend that tells the hosts of HTTP sessions apart

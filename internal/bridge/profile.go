@@ -70,6 +70,10 @@ func (p profiledDirect) Read(ctx context.Context, r service.Read) (*service.Resp
 	return p.ds.Read(p.ctx(ctx), r)
 }
 
+func (p profiledDirect) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer) error {
+	return p.ds.ServeHost(p.ctx(ctx), reg, registered, answer)
+}
+
 // profiled is be making every call under profile and in root.
 func profiled(be Backend, profile, root string) Backend {
 	p := &profiledBackend{Backend: be, profile: profile, root: root}

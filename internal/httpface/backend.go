@@ -193,6 +193,16 @@ func (b *Backend) Read(ctx context.Context, r service.Read) (*service.Response, 
 	})
 }
 
+// ServeHost registers ctx's app as a host through the service's in-process
+// API (api.LocalApp.ServeHost), on the caller's goroutine, until ctx ends
+// or Close.
+func (b *Backend) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer) error {
+	_, err := direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (struct{}, error) {
+		return struct{}{}, a.ServeHost(ctx, reg, registered, answer)
+	})
+	return err
+}
+
 // Send sends req as a call of ctx's app through the service's in-process
 // API (api.LocalApp.SendRequest), on the caller's goroutine: no stream and
 // no gRPC message. Close cancels it.

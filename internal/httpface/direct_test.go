@@ -14,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
@@ -114,6 +115,36 @@ func TestDirectRead(t *testing.T) {
 	resp, err = be.Read(ctx, service.Read{Server: "fake", URI: "fake://nothing"})
 	if err != nil || resp.Error == nil || resp.Error.Code != -32602 {
 		t.Fatalf("read fake://nothing = %+v, %v: want the server's invalid-params error", resp, err)
+	}
+}
+
+// A host registered in process answers a child's request during a call,
+// called directly by mcpd; its registration ends with its context.
+func TestDirectServeHostAnswersSampling(t *testing.T) {
+	_, be := newDaemon(t)
+	ctx := ctxT(t)
+	hctx, cancel := context.WithCancel(ctx)
+	registered := make(chan struct{})
+	asked := make(chan string, 1)
+	served := make(chan error, 1)
+	go func() { // owned: its end is waited for below
+		served <- be.ServeHost(hctx, service.HostRegistration{Sampling: true}, func() { close(registered) },
+			func(_ context.Context, server, method string, _ json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+				asked <- server + " " + method
+				return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"from the host"},"model":"m"}`), nil
+			})
+	}()
+	<-registered
+	_, resp, err := callDirect(ctx, be, "sample", `{}`)
+	if err != nil || !strings.Contains(directText(t, resp), "from the host") {
+		t.Fatalf("sample = %+v, %v", resp, err)
+	}
+	if got := <-asked; got != "fake sampling/createMessage" {
+		t.Fatalf("the host was asked %q", got)
+	}
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("ServeHost ended with %v", err)
 	}
 }
 

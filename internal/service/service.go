@@ -7,6 +7,7 @@
 package service
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -106,3 +107,22 @@ type Read struct {
 	RequestState   string
 	Options        Options
 }
+
+// HostRegistration is an app's registration as an MCP host: which of the
+// servers' requests to their client it answers, and for which servers
+// (nil: every server).
+type HostRegistration struct {
+	Servers        []string
+	Roots          bool
+	Sampling       bool
+	Elicitation    bool
+	ElicitationURL bool
+	// Client names the host; empty: the app's connection's name.
+	Client Client
+}
+
+// HostAnswerer answers one request a server sent its client (roots/list,
+// sampling/createMessage, elicitation/create), routed to a host: a result
+// (a JSON object) or a JSON-RPC error. ctx ends when the server cancels
+// the request or the registration ends.
+type HostAnswerer func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *jsonrpc.Error)
