@@ -21,6 +21,7 @@ import (
 // appConn is one connected app: one gRPC connection on the socket.
 type appConn struct {
 	id          uint64
+	uid         int // the peer's, -1 when unknown
 	pid         int
 	connectedAt time.Time
 	open        func() bool // false once gRPC closed the connection
@@ -177,7 +178,7 @@ func (c *trackingCreds) ServerHandshake(raw net.Conn) (net.Conn, credentials.Aut
 	if !ok {
 		return conn, ai, nil
 	}
-	app := &appConn{id: c.t.nextID.Add(1), pid: a.PID, connectedAt: c.t.now(), transport: TransportGRPC}
+	app := &appConn{id: c.t.nextID.Add(1), uid: a.UID, pid: a.PID, connectedAt: c.t.now(), transport: TransportGRPC}
 	if app.open = fdOpen(conn); app.open == nil {
 		wrapped := &closeNotifyConn{Conn: conn}
 		app.open = func() bool { return !wrapped.closed.Load() }
@@ -277,8 +278,14 @@ func identifyFromMetadata(ctx context.Context) {
 // MetadataClientVersion). ValueFromIncomingContext reads the two keys
 // without copying the whole metadata map, as FromIncomingContext does.
 func clientIdentity(ctx context.Context, info *mcpdv1.ClientInfo) (name, version string) {
-	if name = info.GetName(); name != "" {
-		return name, info.GetVersion()
+	return clientIdentityOf(ctx, info.GetName(), info.GetVersion())
+}
+
+// clientIdentityOf is clientIdentity for a call that names itself name
+// and version ("" for none).
+func clientIdentityOf(ctx context.Context, name, version string) (string, string) {
+	if name != "" {
+		return name, version
 	}
 	if name = first(metadata.ValueFromIncomingContext(ctx, MetadataClientName)); name == "" {
 		return "", ""
@@ -286,8 +293,13 @@ func clientIdentity(ctx context.Context, info *mcpdv1.ClientInfo) (name, version
 	return name, first(metadata.ValueFromIncomingContext(ctx, MetadataClientVersion))
 }
 
-// connFromContext returns the connection an RPC arrived on, or nil.
+// connFromContext returns the app a call comes from: an in-process app's
+// (LocalApp.Context), else the connection a gRPC call arrived on; nil for
+// neither.
 func connFromContext(ctx context.Context) *appConn {
+	if c, ok := ctx.Value(appKey{}).(*appConn); ok {
+		return c
+	}
 	p, ok := peer.FromContext(ctx)
 	if !ok {
 		return nil

@@ -12,7 +12,6 @@ import (
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/audit"
@@ -126,10 +125,8 @@ func callFields(params json.RawMessage) (name, uri string, args json.RawMessage)
 // ClientInfo, which callSettings built from CallOptions.client or the
 // metadata), else its connection's, and the connection's credentials.
 func (s *Server) auditApp(ctx context.Context, rec *audit.Record, clientInfo json.RawMessage) {
-	if p, ok := peer.FromContext(ctx); ok {
-		if ai, ok := p.AuthInfo.(AuthInfo); ok {
-			rec.UID, rec.Pid = ai.UID, ai.PID
-		}
+	if c := connFromContext(ctx); c != nil {
+		rec.UID, rec.Pid = c.uid, c.pid
 	}
 	if len(clientInfo) > 0 {
 		if f, ok := plainFields(clientInfo, "name", "version"); ok {

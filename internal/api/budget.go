@@ -62,6 +62,16 @@ func (b *memBudget) charge(n int64) error {
 
 func (b *memBudget) release(n int64) { b.used.Add(-n) }
 
+// charge charges n bytes of a call in flight to the budget, returning what
+// gives them back when the call ends; every door's calls are charged
+// through it.
+func (s *Server) charge(n int64) (release func(), err error) {
+	if err := s.budget.charge(n); err != nil {
+		return nil, err
+	}
+	return func() { s.budget.release(n) }, nil
+}
+
 // mib renders a byte count for an error message.
 func mib(n int64) string {
 	if n < 1<<20 {
@@ -81,11 +91,11 @@ func messageSize(m any) int64 {
 // budgetUnary charges a unary request against the budget for the time of
 // its handler.
 func (s *Server) budgetUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
-	n := messageSize(req) + alsoHeld(ctx)
-	if err := s.budget.charge(n); err != nil {
+	release, err := s.charge(messageSize(req) + alsoHeld(ctx))
+	if err != nil {
 		return nil, err
 	}
-	defer s.budget.release(n)
+	defer release()
 	return handler(ctx, req)
 }
 

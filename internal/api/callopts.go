@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"strings"
 	"time"
 
 	"google.golang.org/grpc/codes"
@@ -12,31 +11,55 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// callSettings turns the per-call options into the request fields the
-// session needs and the supervisor's call options. It also records the
-// app's identity on its connection for GetStatus.
+// callSettings is settings for the per-call options of a gRPC request.
 func (s *Server) callSettings(ctx context.Context, opts *mcpdv1.CallOptions) (*session.Request, supervisor.CallOptions, error) {
-	var copts supervisor.CallOptions
-	if ms := opts.GetTimeoutMs(); ms < 0 {
-		return nil, copts, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is negative", ms)
-	} else if ms > MaxTimeoutMs {
-		return nil, copts, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is more than the maximum %d", ms, MaxTimeoutMs)
-	} else if ms > 0 {
-		copts.Timeout = time.Duration(ms) * time.Millisecond
+	o, err := optionsOf(opts)
+	if err != nil {
+		return nil, supervisor.CallOptions{}, err
 	}
+	return s.settings(ctx, o)
+}
+
+// optionsOf is opts as the service takes them; timeout_ms is checked
+// here, where it is still a count of milliseconds. The capabilities are a
+// view of opts' text, not a copy.
+func optionsOf(opts *mcpdv1.CallOptions) (service.Options, error) {
+	var o service.Options
+	if ms := opts.GetTimeoutMs(); ms < 0 {
+		return o, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is negative", ms)
+	} else if ms > MaxTimeoutMs {
+		return o, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is more than the maximum %d", ms, MaxTimeoutMs)
+	} else if ms > 0 {
+		o.Timeout = time.Duration(ms) * time.Millisecond
+	}
+	o.ClientCapabilities = stringBytes(opts.GetClientCapabilitiesJson())
+	o.Client = service.Client{Name: opts.GetClient().GetName(), Version: opts.GetClient().GetVersion()}
+	return o, nil
+}
+
+// settings turns the per-call options into the request fields the session
+// needs and the supervisor's call options. It also records the app's
+// identity on its connection for GetStatus.
+func (s *Server) settings(ctx context.Context, o service.Options) (*session.Request, supervisor.CallOptions, error) {
+	var copts supervisor.CallOptions
+	if o.Timeout < 0 {
+		return nil, copts, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is negative", o.Timeout.Milliseconds())
+	}
+	copts.Timeout = o.Timeout
 	req := &session.Request{}
-	caps, err := jsonObject("options.client_capabilities_json", opts.GetClientCapabilitiesJson())
+	caps, err := jsonObjectBytes("options.client_capabilities_json", o.ClientCapabilities)
 	if err != nil {
 		return nil, copts, err
 	}
 	req.ClientCapabilities = caps
 
-	name, ver := clientIdentity(ctx, opts.GetClient())
+	name, ver := clientIdentityOf(ctx, o.Client.Name, o.Client.Version)
 	if name != "" {
 		// Implementation: "name" and "version" are both required members.
 		info, err := json.Marshal(struct {
@@ -67,10 +90,15 @@ func first(vs []string) string {
 // that is already compact, as apps' JSON encoders write it, is returned as
 // a read-only view of text, not a copy: a field can be tens of MiB.
 func jsonObject(field, text string) (json.RawMessage, error) {
-	if strings.TrimSpace(text) == "" {
+	return jsonObjectBytes(field, stringBytes(text))
+}
+
+// jsonObjectBytes is jsonObject for text in bytes, which it never writes
+// to: what it returns may be a view of src.
+func jsonObjectBytes(field string, src []byte) (json.RawMessage, error) {
+	if len(bytes.TrimSpace(src)) == 0 {
 		return nil, nil
 	}
-	src := stringBytes(text) // read only: json.Valid and json.Compact do not write to it
 	if !json.Valid(src) {
 		var buf bytes.Buffer
 		err := json.Compact(&buf, src) // for its error, which names the offset
@@ -78,7 +106,7 @@ func jsonObject(field, text string) (json.RawMessage, error) {
 	}
 	out := src
 	if !isCompact(src) {
-		buf := bytes.NewBuffer(make([]byte, 0, len(text))) // one allocation: compact JSON is never longer
+		buf := bytes.NewBuffer(make([]byte, 0, len(src))) // one allocation: compact JSON is never longer
 		if err := json.Compact(buf, src); err != nil {
 			return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
 		}

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -32,12 +33,32 @@ func (s *Server) ServeChildRequest(ctx context.Context, server, method string, p
 // it answers; then mcpd sends it its children's requests and it answers
 // them on the same stream, until it closes the stream.
 func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1.HostResponse]) error {
-	ctx := stream.Context()
+	return s.host(stream.Context(), stream)
+}
+
+// HostConn is a host's registration as the service serves it: what it
+// receives from the host and sends to it. Recv returns io.EOF when the
+// host ended it. A gRPC Host stream is one.
+type HostConn interface {
+	Recv() (*mcpdv1.HostRequest, error)
+	Send(*mcpdv1.HostResponse) error
+}
+
+// host serves a Host registration on stream until the host or ctx ends it.
+func (s *Server) host(ctx context.Context, stream HostConn) error {
 	msg0, err := stream.Recv()
 	if err != nil {
 		return nil // the app left before registering
 	}
-	h, servers, err := s.registerHost(ctx, msg0.GetRegister())
+	reg := msg0.GetRegister()
+	if reg == nil {
+		return status.Error(codes.InvalidArgument, "the first message of a Host stream must be a registration")
+	}
+	h, servers, err := s.registerHost(ctx, service.HostRegistration{
+		Servers: reg.GetServers(), Roots: reg.GetRoots(), Sampling: reg.GetSampling(),
+		Elicitation: reg.GetElicitation(), ElicitationURL: reg.GetElicitationUrl(),
+		Client: service.Client{Name: reg.GetClient().GetName(), Version: reg.GetClient().GetVersion()},
+	})
 	if err != nil {
 		return err
 	}
@@ -64,20 +85,17 @@ func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1
 	return receiveHostAnswers(ctx, stream, h, log)
 }
 
-// registerHost checks a Host stream's registration and registers the host
-// for servers (nil: every server).
-func (s *Server) registerHost(ctx context.Context, reg *mcpdv1.HostRegistration) (*host, []string, error) {
-	if reg == nil {
-		return nil, nil, status.Error(codes.InvalidArgument, "the first message of a Host stream must be a registration")
-	}
-	if !reg.GetRoots() && !reg.GetSampling() && !reg.GetElicitation() {
+// registerHost checks a host's registration and registers the host for
+// servers (nil: every server).
+func (s *Server) registerHost(ctx context.Context, reg service.HostRegistration) (*host, []string, error) {
+	if !reg.Roots && !reg.Sampling && !reg.Elicitation {
 		return nil, nil, status.Error(codes.InvalidArgument, "a host must answer at least one of roots, sampling, elicitation")
 	}
 	p, err := s.profileOf(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	servers := reg.GetServers()
+	servers := reg.Servers
 	if p != nil && len(servers) == 0 {
 		servers = p.ServerNames() // a host under a profile answers only for its servers
 	}
@@ -87,29 +105,29 @@ func (s *Server) registerHost(ctx context.Context, reg *mcpdv1.HostRegistration)
 		}
 	}
 	known := s.sup.Names()
-	for _, n := range reg.GetServers() {
+	for _, n := range reg.Servers {
 		if !slices.Contains(known, n) {
 			return nil, nil, toStatus(&supervisor.UnknownServerError{Name: n})
 		}
 	}
-	name, version := clientIdentity(ctx, reg.GetClient())
+	name, version := clientIdentityOf(ctx, reg.Client.Name, reg.Client.Version)
 	var connID uint64
 	sc := hostScope{root: cleanRoot(first(metadata.ValueFromIncomingContext(ctx, MetadataRoot)))}
 	if c := connFromContext(ctx); c != nil {
 		connID = c.id
 		c.setClient(name, version)
 		c.setHost()
-		sc.app = c.identityOf(first(metadata.ValueFromIncomingContext(ctx, MetadataClientName)), reg.GetClient().GetName())
+		sc.app = c.identityOf(first(metadata.ValueFromIncomingContext(ctx, MetadataClientName)), reg.Client.Name)
 	}
 	return s.hosts.registerFor(connID, name, sc, servers, hostCaps{
-		roots: reg.GetRoots(), sampling: reg.GetSampling(), elicitation: reg.GetElicitation(),
-		elicitationURL: reg.GetElicitationUrl(),
+		roots: reg.Roots, sampling: reg.Sampling, elicitation: reg.Elicitation,
+		elicitationURL: reg.ElicitationURL,
 	}), servers, nil
 }
 
 // sendHostMessages writes h's calls, cancels and notifications to stream until stop is
 // closed, ctx ends or a send fails.
-func sendHostMessages(ctx context.Context, stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1.HostResponse],
+func sendHostMessages(ctx context.Context, stream HostConn,
 	h *host, stop <-chan struct{}, log *zap.Logger) {
 	for {
 		var msg *mcpdv1.HostResponse
@@ -143,7 +161,7 @@ func sendHostMessages(ctx context.Context, stream grpc.BidiStreamingServer[mcpdv
 
 // receiveHostAnswers delivers the answers read from stream to h's calls
 // until the app ends the stream.
-func receiveHostAnswers(ctx context.Context, stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1.HostResponse],
+func receiveHostAnswers(ctx context.Context, stream HostConn,
 	h *host, log *zap.Logger) error {
 	for {
 		in, err := stream.Recv()
@@ -166,13 +184,22 @@ func receiveHostAnswers(ctx context.Context, stream grpc.BidiStreamingServer[mcp
 // hostAnswerOf is the answer a host sent, as the waiting call takes it.
 func hostAnswerOf(a *mcpdv1.HostAnswer) hostAnswer {
 	if e := a.GetError(); e != nil {
-		ans := hostAnswer{err: &session.RPCError{Code: e.GetCode(), Message: e.GetMessage()}}
+		rerr := &jsonrpc.Error{Code: e.GetCode(), Message: e.GetMessage()}
 		if e.GetDataJson() != "" && json.Valid([]byte(e.GetDataJson())) {
-			ans.err.Data = json.RawMessage(e.GetDataJson())
+			rerr.Data = json.RawMessage(e.GetDataJson())
 		}
-		return ans
+		return hostAnswerFrom(nil, rerr)
 	}
-	res, err := jsonObject("result_json", a.GetResultJson())
+	return hostAnswerFrom(stringBytes(a.GetResultJson()), nil)
+}
+
+// hostAnswerFrom is a host's result or error, as the waiting call takes
+// it: a result that is no JSON object is the host's internal error.
+func hostAnswerFrom(result json.RawMessage, rerr *jsonrpc.Error) hostAnswer {
+	if rerr != nil {
+		return hostAnswer{err: &session.RPCError{Code: rerr.Code, Message: rerr.Message, Data: rerr.Data}}
+	}
+	res, err := jsonObjectBytes("result_json", result)
 	if err != nil {
 		return hostAnswer{err: &session.RPCError{Code: jsonrpc.CodeInternalError, Message: "the host's answer is not a JSON object"}}
 	}
@@ -195,15 +222,25 @@ var daemonTrailer = metadata.Pairs("mcpd-daemon", "1")
 func (s *Server) trackUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
 	ctx = s.withScope(ctx, callClientName(req)) // instances.go
 	if n, ok := req.(serverNamer); ok {
-		if c := connFromContext(ctx); c != nil {
-			defer s.hosts.endCall(s.hosts.beginCall(n.GetServer(), c.id))
-		}
+		defer s.inFlight(ctx, n.GetServer())()
 	}
 	resp, err = handler(ctx, req)
 	if err != nil {
 		_ = grpc.SetTrailer(ctx, daemonTrailer)
 	}
 	return resp, err
+}
+
+// inFlight records a call of ctx's app on server as in flight, so that
+// the server's requests prefer the app as host, until the returned func
+// is called. Every door's calls are tracked through it.
+func (s *Server) inFlight(ctx context.Context, server string) (end func()) {
+	c := connFromContext(ctx)
+	if c == nil {
+		return func() {}
+	}
+	f := s.hosts.beginCall(server, c.id)
+	return func() { s.hosts.endCall(f) }
 }
 
 // trackStream does what trackUnary does for streaming calls, once their

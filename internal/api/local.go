@@ -4,9 +4,15 @@ import (
 	"context"
 	"sync/atomic"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials"
-	"google.golang.org/grpc/peer"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/service"
+	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/subscriptions"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // Transports an app reaches mcpd by, as GetStatus reports them.
@@ -24,7 +30,7 @@ const (
 
 // LocalApp is an app served inside the daemon's process rather than over
 // the API socket: one connection of an MCP host to mcpd's HTTP face, or
-// of an "mcpdctl bridge" to mcpd's bridge socket. Its
+// of an "mcpdctl bridge" to mcpd's bridge socket, or the dashboard. Its
 // calls get what the gRPC server's interceptors give a socket connection
 // (the request memory budget, the calls in flight that route children's
 // requests to hosts), and it is listed by GetStatus until Close. Its
@@ -32,9 +38,11 @@ const (
 type LocalApp struct {
 	s      *Server
 	conn   *appConn
-	peer   *peer.Peer
 	closed atomic.Bool
 }
+
+// appKey is the context key of the app an in-process call comes from.
+type appKey struct{}
 
 // NewLocalApp registers an app of the given transport whose process is pid
 // (0 when unknown) and whose peer runs as uid; name is shown until its
@@ -43,18 +51,13 @@ func (s *Server) NewLocalApp(transport, name string, uid, pid int) *LocalApp {
 	a := &LocalApp{s: s}
 	a.conn = &appConn{
 		id:          s.apps.nextID.Add(1),
+		uid:         uid,
 		pid:         pid,
 		connectedAt: s.apps.now(),
 		transport:   transport,
 		open:        func() bool { return !a.closed.Load() },
 		name:        name,
 	}
-	a.peer = &peer.Peer{AuthInfo: AuthInfo{
-		CommonAuthInfo: credentials.CommonAuthInfo{SecurityLevel: credentials.PrivacyAndIntegrity},
-		UID:            uid,
-		PID:            pid,
-		app:            a.conn,
-	}}
 	s.apps.add(a.conn)
 	return a
 }
@@ -73,28 +76,171 @@ func (a *LocalApp) Close() { a.closed.Store(true) }
 // Context returns ctx carrying the app's identity, as a gRPC handler's
 // context carries its connection's.
 func (a *LocalApp) Context(ctx context.Context) context.Context {
-	return peer.NewContext(ctx, a.peer)
+	return context.WithValue(ctx, appKey{}, a.conn)
 }
 
-// Unary runs call, a unary handler of the Server, for req as the gRPC
-// server would: within the request memory budget and tracked as a call of
-// this app on the server req names.
+// SendRequest sends r to its server as a call of the app, as the gRPC
+// SendRequest does: charged to the request memory budget (with ctx's
+// WithAlsoHeld), tracked as the app's call in flight on r.Server, then
+// validated and checked against the call's profile (WithProfile) by the
+// same code. The call's progress notifications and log messages are passed
+// to onEvent (nil: dropped) in order, never concurrently, before it
+// returns; the response is returned, a server's JSON-RPC error in it. The
+// error is the call's, with its gRPC status code.
+func (a *LocalApp) SendRequest(ctx context.Context, r service.Request, onEvent func(service.Event)) (*service.Response, error) {
+	// The scope takes no client name, as for a gRPC stream (scopeStream).
+	ctx, end, err := a.enter(ctx, requestSize(r), r.Server, "")
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	ans, err := a.s.sendRequest(ctx, r, func(p relayItem) error {
+		if onEvent != nil {
+			kind := service.Progress
+			if p.message {
+				kind = service.Message
+			}
+			onEvent(service.Event{Kind: kind, Params: p.params})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ans.toService(r.Server), nil
+}
+
+// enter is what a call of the app goes through before the service runs
+// it, as a gRPC call does in the interceptors, through the same
+// functions: it is charged n bytes (and ctx's WithAlsoHeld) to the
+// request memory budget and tracked as the app's call in flight on
+// server, in the instance scope of the app (and of clientName, the name
+// its request gives, "" for none). end ends both.
+func (a *LocalApp) enter(ctx context.Context, n int64, server, clientName string) (_ context.Context, end func(), _ error) {
+	ctx = a.Context(ctx)
+	release, err := a.s.charge(n + alsoHeld(ctx))
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx = a.s.withScope(ctx, clientName) // instances.go
+	done := a.s.inFlight(ctx, server)
+	return ctx, func() { done(); release() }, nil
+}
+
+// List lists method (tools/list, prompts/list, resources/list or
+// resources/templates/list) of server, or of every enabled server when
+// server is "", as a call of the app, as the gRPC List RPCs do: a server's
+// JSON-RPC error is in its entry, and so, in a list of every server, is
+// why a server could not be asked.
+func (a *LocalApp) List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error) {
+	if !listMethods[method] {
+		return nil, status.Errorf(codes.InvalidArgument, "method %q is no list", method)
+	}
+	ctx, end, err := a.enter(ctx, int64(len(server)+len(method))+optionsSize(o), server, o.Client.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	return a.s.list(ctx, server, method, o)
+}
+
+// listMethods are the methods List serves.
+var listMethods = map[string]bool{
+	methodToolsList: true, methodPromptsList: true, methodResourcesList: true, methodResourceTemplatesList: true,
+}
+
+// Read reads a resource as a call of the app, as the gRPC ReadResource
+// does.
+func (a *LocalApp) Read(ctx context.Context, r service.Read) (*service.Response, error) {
+	n := int64(len(r.Server)+len(r.URI)+len(r.InputResponses)+len(r.RequestState)) + optionsSize(r.Options)
+	ctx, end, err := a.enter(ctx, n, r.Server, r.Options.Client.Name)
+	if err != nil {
+		return nil, err
+	}
+	defer end()
+	ans, err := a.s.read(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	return ans.toService(r.Server), nil
+}
+
+// requestSize is what r holds, as the budget charges it: about the size
+// of the gRPC message that would carry it.
+func requestSize(r service.Request) int64 {
+	return int64(len(r.Server)+len(r.Method)+len(r.Params)) + optionsSize(r.Options)
+}
+
+// optionsSize is what o holds.
+func optionsSize(o service.Options) int64 {
+	return int64(len(o.ClientCapabilities) + len(o.Client.Name) + len(o.Client.Version))
+}
+
+// toService is a's response to a call of server.
+func (a answer) toService(server string) *service.Response {
+	if a.hidden != nil {
+		return &service.Response{Server: server, Error: rpcErrorOf(a.hidden)}
+	}
+	out := &service.Response{Server: server, Cache: serviceSource(a.src), Duration: a.d}
+	if a.resp.Error != nil {
+		out.Error = rpcErrorOf(a.resp.Error)
+		return out
+	}
+	out.Result = a.resp.Result
+	return out
+}
+
+// rpcErrorOf is a server's JSON-RPC error.
+func rpcErrorOf(e *session.RPCError) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: e.Code, Message: e.Message, Data: e.Data}
+}
+
+// serviceSource is src as the service names it.
+func serviceSource(src cache.Source) service.Source {
+	switch src {
+	case cache.SourceHit:
+		return service.Hit
+	case cache.SourceCoalesced:
+		return service.Coalesced
+	}
+	return service.Fetched
+}
+
+// Unary runs call, a unary handler of the Server, for req as a call of
+// the app, as the gRPC server runs it: charged to the request memory
+// budget and tracked as the app's call in flight on the server req names,
+// through the functions its interceptors use.
 func (a *LocalApp) Unary(ctx context.Context, req any, call func(ctx context.Context, req any) (any, error)) (any, error) {
 	ctx = a.Context(ctx)
-	return a.s.budgetUnary(ctx, req, nil, func(ctx context.Context, req any) (any, error) {
-		return a.s.trackUnary(ctx, req, nil, call)
-	})
+	release, err := a.s.charge(messageSize(req) + alsoHeld(ctx))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx = a.s.withScope(ctx, callClientName(req)) // instances.go
+	if n, ok := req.(serverNamer); ok {
+		defer a.s.inFlight(ctx, n.GetServer())()
+	}
+	return call(ctx, req)
 }
 
-// Stream runs call, a streaming handler of the Server, on ss as the gRPC
-// server would; ss's context must come from Context. method is the RPC's
-// full name (mcpdv1.Mcpd_*_FullMethodName) and clientStream whether the
-// app streams its messages (Host): both decide what the budget charges.
-// The handler receives its first message through ss.RecvMsg, which is
-// where the budget and call tracking see it.
-func (a *LocalApp) Stream(ss grpc.ServerStream, method string, clientStream bool, call func(ss grpc.ServerStream) error) error {
-	info := &grpc.StreamServerInfo{FullMethod: method, IsClientStream: clientStream, IsServerStream: true}
-	return a.s.budgetStream(a.s, ss, info, func(srv any, ss grpc.ServerStream) error {
-		return a.s.trackStream(srv, ss, info, func(_ any, ss grpc.ServerStream) error { return call(ss) })
-	})
+// Subscribe serves req as a subscription of the app, as the gRPC
+// Subscribe does (a long-lived call: not charged to the budget), passing
+// the acknowledgement, then each event, to send until ctx ends, send
+// fails or the subscription ends.
+func (a *LocalApp) Subscribe(ctx context.Context, req *mcpdv1.SubscribeRequest, send func(*mcpdv1.SubscriptionEvent) error) error {
+	ctx = a.s.withScope(a.Context(ctx), "")
+	return a.s.subscribe(ctx, req, send, func(ev *subscriptions.Event) error { return send(eventToProto(ev)) })
+}
+
+// FollowLogs serves req for the app, as the gRPC FollowLogs does, passing
+// each line to send until ctx ends or send fails.
+func (a *LocalApp) FollowLogs(ctx context.Context, req *mcpdv1.FollowLogsRequest, send func(*mcpdv1.FollowLogsResponse) error) error {
+	return a.s.followLogs(a.s.withScope(a.Context(ctx), ""), req, send)
+}
+
+// Host registers the app as a host on conn, as the gRPC Host does, and
+// serves the registration until the host or ctx ends it.
+func (a *LocalApp) Host(ctx context.Context, conn HostConn) error {
+	return a.s.host(a.Context(ctx), conn)
 }

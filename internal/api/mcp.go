@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,6 +17,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -49,128 +49,6 @@ const (
 	methodResourcesList         = "resources/list"
 	methodResourceTemplatesList = "resources/templates/list"
 )
-
-// ListTools lists the tools of one server, or of every enabled server.
-func (s *Server) ListTools(ctx context.Context, req *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
-	lists, err := s.list(ctx, req.GetServer(), methodToolsList, req.GetOptions())
-	if err != nil {
-		return nil, err
-	}
-	return &mcpdv1.ListToolsResponse{Servers: lists}, nil
-}
-
-// ListPrompts lists the prompts of one server, or of every enabled server.
-func (s *Server) ListPrompts(ctx context.Context, req *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error) {
-	lists, err := s.list(ctx, req.GetServer(), methodPromptsList, req.GetOptions())
-	if err != nil {
-		return nil, err
-	}
-	return &mcpdv1.ListPromptsResponse{Servers: lists}, nil
-}
-
-// ListResources lists the resources of one server, or of every enabled server.
-func (s *Server) ListResources(ctx context.Context, req *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error) {
-	lists, err := s.list(ctx, req.GetServer(), methodResourcesList, req.GetOptions())
-	if err != nil {
-		return nil, err
-	}
-	return &mcpdv1.ListResourcesResponse{Servers: lists}, nil
-}
-
-// ListResourceTemplates lists the resource templates of one server, or of
-// every enabled server.
-func (s *Server) ListResourceTemplates(ctx context.Context, req *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error) {
-	lists, err := s.list(ctx, req.GetServer(), methodResourceTemplatesList, req.GetOptions())
-	if err != nil {
-		return nil, err
-	}
-	return &mcpdv1.ListResourceTemplatesResponse{Servers: lists}, nil
-}
-
-// list runs one list method on the named server or, when server is empty,
-// on every enabled server in parallel. In the aggregate form a server's
-// failure is reported in its ServerList entry and never fails the call; a
-// named server's JSON-RPC error is reported the same way, its other errors
-// become the call's status.
-func (s *Server) list(ctx context.Context, server, method string, opts *mcpdv1.CallOptions) ([]*mcpdv1.ServerList, error) {
-	base, copts, err := s.callSettings(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	base.Method = method
-	prof, err := s.profileOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	if server != "" {
-		rs, err := gateServer(prof, server)
-		if err != nil {
-			return nil, err
-		}
-		items, src, err := s.listCached(ctx, server, method, base, copts)
-		items, err = filterItems(rs, method, items, err)
-		entry := &mcpdv1.ServerList{Server: server}
-		if err := fillList(entry, items, src, err); err != nil {
-			return nil, toStatus(err)
-		}
-		return []*mcpdv1.ServerList{entry}, nil
-	}
-
-	var names []string
-	for _, st := range s.sup.Status() {
-		if !st.Disabled {
-			names = append(names, st.Name)
-		}
-	}
-	names = profileServers(prof, names)
-	entries := make([]*mcpdv1.ServerList, len(names))
-	var wg sync.WaitGroup
-	for i, name := range names {
-		wg.Go(func() {
-			r := *base // each call gets its own copy of the request
-			items, src, err := s.listCached(ctx, name, method, &r, copts)
-			if prof != nil {
-				items, err = filterItems(prof.Server(name), method, items, err)
-			}
-			entry := &mcpdv1.ServerList{Server: name}
-			if err := fillList(entry, items, src, err); err != nil {
-				if errors.Is(err, supervisor.ErrUnknownServer) {
-					return // removed by a reload meanwhile
-				}
-				entry.Unavailable = err.Error()
-			}
-			entries[i] = entry
-		})
-	}
-	wg.Wait()
-	if err := ctx.Err(); err != nil {
-		return nil, toStatus(err)
-	}
-	out := make([]*mcpdv1.ServerList, 0, len(entries))
-	for _, e := range entries {
-		if e != nil {
-			out = append(out, e)
-		}
-	}
-	return out, nil
-}
-
-// fillList puts a List outcome into entry. It returns err back unless err
-// is a JSON-RPC error of the child, which belongs in entry.Error.
-func fillList(entry *mcpdv1.ServerList, items json.RawMessage, src cache.Source, err error) error {
-	if err != nil {
-		var rpcErr *session.RPCError
-		if errors.As(err, &rpcErr) {
-			entry.Error = mcpErrorToProto(rpcErr)
-			entry.Cache = cacheSourceToProto(src) // errors are never cached: fetched or coalesced
-			return nil
-		}
-		return err
-	}
-	entry.ItemsJson = resultString(items)
-	entry.Cache = cacheSourceToProto(src)
-	return nil
-}
 
 // CallTool calls a tool, streaming its progress notifications and then the
 // response.
@@ -287,43 +165,69 @@ var reservedMethods = map[string]string{
 const subscribeInstead = "subscriptions are shared between apps and managed by mcpd; use the Subscribe and UpdateSubscription RPCs"
 
 // SendRequest sends any other MCP request to a server, streaming its
-// progress notifications and then the response.
+// progress notifications and then the response: the gRPC face of
+// sendRequest.
 func (s *Server) SendRequest(req *mcpdv1.SendRequestRequest, stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]) error {
-	ctx := stream.Context()
-	if req.GetServer() == "" {
-		return status.Error(codes.InvalidArgument, "server name required")
-	}
-	method := req.GetMethod()
-	if method == "" {
-		return status.Error(codes.InvalidArgument, "method required")
-	}
-	if strings.HasPrefix(method, "notifications/") {
-		return status.Errorf(codes.InvalidArgument, "method %q is a notification, not a request", method)
-	}
-	if why, ok := reservedMethods[method]; ok {
-		return status.Errorf(codes.InvalidArgument, "method %q cannot be sent: %s", method, why)
-	}
-	params, err := jsonObject("params_json", req.GetParamsJson())
+	r, err := RequestOf(req)
 	if err != nil {
 		return err
+	}
+	a, err := s.sendRequest(stream.Context(), r, streamEmitter(stream))
+	if err != nil {
+		return err
+	}
+	return sendAnswer(stream, req.GetServer(), a)
+}
+
+// RequestOf is req as the service takes it: its params a view of req's,
+// not a copy; options.timeout_ms is checked here.
+func RequestOf(req *mcpdv1.SendRequestRequest) (service.Request, error) {
+	o, err := optionsOf(req.GetOptions())
+	if err != nil {
+		return service.Request{}, err
+	}
+	return service.Request{Server: req.GetServer(), Method: req.GetMethod(), Params: stringBytes(req.GetParamsJson()), Options: o}, nil
+}
+
+// sendRequest validates r and sends it to its server under the call's
+// profile, passing its progress and log messages to emit (never
+// concurrently) before it returns the answer. Every door's requests other
+// than tools/call and the named RPCs take this path.
+func (s *Server) sendRequest(ctx context.Context, r service.Request, emit func(relayItem) error) (answer, error) {
+	if r.Server == "" {
+		return answer{}, status.Error(codes.InvalidArgument, "server name required")
+	}
+	method := r.Method
+	if method == "" {
+		return answer{}, status.Error(codes.InvalidArgument, "method required")
+	}
+	if strings.HasPrefix(method, "notifications/") {
+		return answer{}, status.Errorf(codes.InvalidArgument, "method %q is a notification, not a request", method)
+	}
+	if why, ok := reservedMethods[method]; ok {
+		return answer{}, status.Errorf(codes.InvalidArgument, "method %q cannot be sent: %s", method, why)
+	}
+	params, err := jsonObjectBytes("params_json", r.Params)
+	if err != nil {
+		return answer{}, err
 	}
 	if params == nil {
 		params = json.RawMessage("{}") // "empty means {}"
 	}
-	base, copts, err := s.callSettings(ctx, req.GetOptions())
+	base, copts, err := s.settings(ctx, r.Options)
 	if err != nil {
-		return err
+		return answer{}, err
 	}
-	rs, err := s.profileGate(ctx, req.GetServer())
+	rs, err := s.profileGate(ctx, r.Server)
 	if err != nil {
-		return err
+		return answer{}, err
 	}
 	if hidden := hiddenItem(rs, method, params); hidden != nil {
-		return sendHidden(stream, req.GetServer(), hidden)
+		return answer{hidden: hidden}, nil
 	}
 	base.Method = method
 	base.Params = params
-	return s.streamCall(stream, req.GetServer(), base, copts, rs)
+	return s.callRelayed(ctx, r.Server, base, copts, rs, emit)
 }
 
 // GetPrompt gets one prompt.
@@ -363,25 +267,39 @@ func (s *Server) GetPrompt(ctx context.Context, req *mcpdv1.GetPromptRequest) (*
 
 // ReadResource reads one resource.
 func (s *Server) ReadResource(ctx context.Context, req *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error) {
-	if req.GetServer() == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
-	}
-	if req.GetUri() == "" {
-		return nil, status.Error(codes.InvalidArgument, "resource uri required")
-	}
-	inputResponses, err := jsonObject("input_responses_json", req.GetInputResponsesJson())
+	o, err := optionsOf(req.GetOptions())
 	if err != nil {
 		return nil, err
+	}
+	a, err := s.read(ctx, service.Read{Server: req.GetServer(), URI: req.GetUri(),
+		InputResponses: stringBytes(req.GetInputResponsesJson()), RequestState: req.GetRequestState(), Options: o})
+	if err != nil {
+		return nil, err
+	}
+	return a.toProto(req.GetServer()), nil
+}
+
+// read validates a resources/read and makes it.
+func (s *Server) read(ctx context.Context, r service.Read) (answer, error) {
+	if r.Server == "" {
+		return answer{}, status.Error(codes.InvalidArgument, "server name required")
+	}
+	if r.URI == "" {
+		return answer{}, status.Error(codes.InvalidArgument, "resource uri required")
+	}
+	inputResponses, err := jsonObjectBytes("input_responses_json", r.InputResponses)
+	if err != nil {
+		return answer{}, err
 	}
 	params, err := json.Marshal(struct {
 		URI            string          `json:"uri"`
 		InputResponses json.RawMessage `json:"inputResponses,omitempty"`
 		RequestState   string          `json:"requestState,omitempty"`
-	}{req.GetUri(), inputResponses, req.GetRequestState()})
+	}{r.URI, inputResponses, r.RequestState})
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "encode resources/read params: %v", err)
+		return answer{}, status.Errorf(codes.Internal, "encode resources/read params: %v", err)
 	}
-	return s.unaryCall(ctx, req.GetServer(), "resources/read", params, req.GetOptions())
+	return s.call(ctx, r.Server, "resources/read", params, r.Options)
 }
 
 // Complete asks a server for argument completions.
@@ -400,18 +318,33 @@ func (s *Server) Complete(ctx context.Context, req *mcpdv1.CompleteRequest) (*mc
 	return s.unaryCall(ctx, req.GetServer(), "completion/complete", params, req.GetOptions())
 }
 
-// unaryCall forwards one request and waits for its response.
+// unaryCall forwards one request of a gRPC app and waits for its
+// response.
 func (s *Server) unaryCall(ctx context.Context, server, method string, params json.RawMessage, opts *mcpdv1.CallOptions) (*mcpdv1.McpResponse, error) {
-	req, copts, err := s.callSettings(ctx, opts)
+	o, err := optionsOf(opts)
 	if err != nil {
 		return nil, err
+	}
+	a, err := s.call(ctx, server, method, params, o)
+	if err != nil {
+		return nil, err
+	}
+	return a.toProto(server), nil
+}
+
+// call forwards one request under the call's profile and waits for its
+// answer.
+func (s *Server) call(ctx context.Context, server, method string, params json.RawMessage, o service.Options) (answer, error) {
+	req, copts, err := s.settings(ctx, o)
+	if err != nil {
+		return answer{}, err
 	}
 	rs, err := s.profileGate(ctx, server)
 	if err != nil {
-		return nil, err
+		return answer{}, err
 	}
 	if hidden := hiddenItem(rs, method, params); hidden != nil {
-		return &mcpdv1.McpResponse{Server: server, Error: mcpErrorToProto(hidden)}, nil
+		return answer{hidden: hidden}, nil
 	}
 	req.Method = method
 	req.Params = params
@@ -419,31 +352,72 @@ func (s *Server) unaryCall(ctx context.Context, server, method string, params js
 	resp, src, err := s.callCached(ctx, server, req, copts)
 	if err != nil {
 		s.logCallError(ctx, server, method, err)
-		return nil, toStatus(err)
+		return answer{}, toStatus(err)
 	}
 	if resp == nil {
-		return nil, status.Errorf(codes.Internal, "%s on %q: no response", method, server)
+		return answer{}, status.Errorf(codes.Internal, "%s on %q: no response", method, server)
 	}
-	return toMcpResponse(server, resp, src, time.Since(start)), nil
+	return answer{resp: resp, src: src, d: time.Since(start)}, nil
+}
+
+// answer is the outcome of a call that reached its server, or hidden,
+// the answer for an item the call's profile hides.
+type answer struct {
+	resp   *session.Response
+	src    cache.Source
+	d      time.Duration
+	hidden *session.RPCError
 }
 
 // streamCall forwards one request and streams its progress notifications,
-// then its response, to the app. The session delivers progress on the
-// child's reader goroutine, which must never block: notifications go
-// through a bounded queue that drops the oldest when the app reads too
-// slowly.
-//
-// The call runs on the handler goroutine itself. Most calls carry no
-// progress, so the queue and the goroutine that sends progress to the
-// stream are made only by the first notification (progressRelay); once the
-// call returned, the handler stops that goroutine, sends what is still
-// queued, then the response. At any time only one goroutine sends on the
-// stream. (A goroutine per call for sup.Call, and a channel hop back to the
-// handler, cost two scheduler wake-ups per call on the hot path; see
-// BENCHMARKS.md.)
+// then its response, to a gRPC app.
 func (s *Server) streamCall(stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent], server string, req *session.Request, copts supervisor.CallOptions, rs *profile.Server) error {
-	ctx := stream.Context()
-	r := &progressRelay{log: s.log, stream: stream, server: server}
+	a, err := s.callRelayed(stream.Context(), server, req, copts, rs, streamEmitter(stream))
+	if err != nil {
+		return err
+	}
+	return sendAnswer(stream, server, a)
+}
+
+// streamEmitter sends a call's progress and log messages on a gRPC stream.
+func streamEmitter(stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]) func(relayItem) error {
+	return func(p relayItem) error {
+		ev := &mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_ProgressJson{ProgressJson: string(p.params)}}
+		if p.message {
+			ev.Event = &mcpdv1.CallToolEvent_MessageJson{MessageJson: string(p.params)}
+		}
+		return stream.Send(ev)
+	}
+}
+
+// sendAnswer sends a call's answer, its last event, on a gRPC stream.
+func sendAnswer(stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent], server string, a answer) error {
+	return stream.Send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{Response: a.toProto(server)}})
+}
+
+// toProto is a's response to a call of server, as mcpd.v1 sends it.
+func (a answer) toProto(server string) *mcpdv1.McpResponse {
+	if a.hidden != nil {
+		return &mcpdv1.McpResponse{Server: server, Error: mcpErrorToProto(a.hidden)}
+	}
+	return toMcpResponse(server, a.resp, a.src, a.d)
+}
+
+// callRelayed forwards one request, passing its progress notifications and
+// log messages to emit, and returns its answer. The session delivers
+// progress on the child's reader goroutine, which must never block:
+// notifications go through a bounded queue that drops the oldest when the
+// app reads too slowly.
+//
+// The call runs on the caller's goroutine itself. Most calls carry no
+// progress, so the queue and the goroutine that passes progress to emit
+// are made only by the first notification (progressRelay); once the call
+// returned, the caller stops that goroutine and passes what is still
+// queued. At any time only one goroutine calls emit. (A goroutine per
+// call for sup.Call, and a channel hop back to the handler, cost two
+// scheduler wake-ups per call on the hot path; see BENCHMARKS.md.)
+func (s *Server) callRelayed(ctx context.Context, server string, req *session.Request, copts supervisor.CallOptions, rs *profile.Server, emit func(relayItem) error) (answer, error) {
+	r := &progressRelay{log: s.log, emit: emit, server: server}
 	req.OnProgress = r.push
 	req.OnMessage = r.pushMessage
 
@@ -452,17 +426,15 @@ func (s *Server) streamCall(stream grpc.ServerStreamingServer[mcpdv1.CallToolEve
 	r.finish()
 	if err != nil {
 		s.logCallError(ctx, server, req.Method, err)
-		return toStatus(err)
+		return answer{}, toStatus(err)
 	}
 	if resp == nil {
-		return status.Errorf(codes.Internal, "%s on %q: no response", req.Method, server)
+		return answer{}, status.Errorf(codes.Internal, "%s on %q: no response", req.Method, server)
 	}
 	if resp, err = filterListResult(rs, req.Method, resp); err != nil {
-		return err
+		return answer{}, err
 	}
-	return stream.Send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{
-		Response: toMcpResponse(server, resp, src, time.Since(start)),
-	}})
+	return answer{resp: resp, src: src, d: time.Since(start)}, nil
 }
 
 // sendHidden answers a request for an item the call's profile hides.

@@ -141,6 +141,11 @@ var _ logFollower = (*supervisor.Supervisor)(nil)
 
 // FollowLogs streams recent lines, then new ones until the app cancels.
 func (s *Server) FollowLogs(req *mcpdv1.FollowLogsRequest, stream grpc.ServerStreamingServer[mcpdv1.FollowLogsResponse]) error {
+	return s.followLogs(stream.Context(), req, stream.Send)
+}
+
+// followLogs serves a FollowLogs request, sending each line with send.
+func (s *Server) followLogs(ctx context.Context, req *mcpdv1.FollowLogsRequest, send func(*mcpdv1.FollowLogsResponse) error) error {
 	n := int(req.GetLines())
 	switch {
 	case n < 0:
@@ -174,11 +179,10 @@ func (s *Server) FollowLogs(req *mcpdv1.FollowLogsRequest, stream grpc.ServerStr
 	}
 	defer cancel()
 	for _, l := range backlog {
-		if err := stream.Send(&mcpdv1.FollowLogsResponse{Line: lineToProto(l)}); err != nil {
+		if err := send(&mcpdv1.FollowLogsResponse{Line: lineToProto(l)}); err != nil {
 			return nil // the app went away
 		}
 	}
-	ctx := stream.Context()
 	for {
 		select {
 		case <-ctx.Done():
@@ -191,7 +195,7 @@ func (s *Server) FollowLogs(req *mcpdv1.FollowLogsRequest, stream grpc.ServerStr
 				}
 				return nil
 			}
-			if err := stream.Send(&mcpdv1.FollowLogsResponse{Line: lineToProto(l)}); err != nil {
+			if err := send(&mcpdv1.FollowLogsResponse{Line: lineToProto(l)}); err != nil {
 				return nil
 			}
 		}

@@ -5,19 +5,17 @@ import (
 	"sync"
 
 	"go.uber.org/zap"
-	"google.golang.org/grpc"
-
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // progressRelay carries one call's progress notifications from the
-// session's reader goroutine to the app's CallTool stream. Nothing but the
+// session's reader goroutine to the app (its CallTool stream, or an
+// in-process caller's function). Nothing but the
 // relay itself is allocated until the first notification: the queue and the
 // sender goroutine are made by it, so a call without progress (almost all
 // of them) costs no channel and no goroutine.
 type progressRelay struct {
 	log    *zap.Logger
-	stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]
+	emit   func(relayItem) error // passes one notification on to the app
 	server string
 
 	// sendOK is used by the sender goroutine while it runs, then by the
@@ -107,11 +105,7 @@ func (r *progressRelay) send(p relayItem) {
 	if !r.sendOK {
 		return
 	}
-	ev := &mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_ProgressJson{ProgressJson: string(p.params)}}
-	if p.message {
-		ev.Event = &mcpdv1.CallToolEvent_MessageJson{MessageJson: string(p.params)}
-	}
-	if err := r.stream.Send(ev); err != nil {
+	if err := r.emit(p); err != nil {
 		r.sendOK = false
 		r.log.Debug("progress send failed", zap.String("server", r.server), zap.Error(err))
 	}

@@ -41,7 +41,16 @@ func (s *Server) subscriptions() (*subscriptions.Manager, error) {
 // the stream lags (lagged event, then nil) or fails (error event, then
 // UNAVAILABLE).
 func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStreamingServer[mcpdv1.SubscriptionEvent]) error {
-	ctx := stream.Context()
+	plain := uncompressed(stream.Context())
+	return s.subscribe(stream.Context(), req, stream.Send, func(ev *subscriptions.Event) error {
+		return sendEvent(stream, ev, plain)
+	})
+}
+
+// subscribe serves a Subscribe request: it sends the acknowledgement with
+// sendAck, then each event with send, as Subscribe says.
+func (s *Server) subscribe(ctx context.Context, req *mcpdv1.SubscribeRequest,
+	sendAck func(*mcpdv1.SubscriptionEvent) error, send func(*subscriptions.Event) error) error {
 	m, err := s.subscriptions()
 	if err != nil {
 		return err
@@ -68,7 +77,7 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 			return toStatus(&supervisor.UnknownServerError{Name: n})
 		}
 	}
-	prof, err := s.subscribeProfile(stream.Context(), &w)
+	prof, err := s.subscribeProfile(ctx, &w)
 	if err != nil {
 		return err
 	}
@@ -109,11 +118,10 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 		TimeUnixMs: opened.UnixMilli(),
 		Ack:        &mcpdv1.SubscriptionAck{SubscriptionId: st.ID(), Servers: acksToProto(acks)},
 	}
-	if err := stream.Send(first); err != nil {
+	if err := sendAck(first); err != nil {
 		log.Debug("subscription ended by the app", zap.Error(err))
 		return nil
 	}
-	plain := uncompressed(ctx)
 	var evs []*subscriptions.Event // reused: the steady state allocates nothing here
 	for {
 		select {
@@ -125,7 +133,7 @@ func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStrea
 		var end bool
 		evs, end = st.Take(evs[:0])
 		for _, ev := range evs {
-			if err := sendEvent(stream, ev, plain); err != nil {
+			if err := send(ev); err != nil {
 				log.Debug("subscription ended by the app", zap.Error(err))
 				return nil
 			}

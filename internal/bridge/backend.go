@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -34,13 +35,26 @@ type Backend interface {
 	Reason(err error) string
 }
 
-// DirectSender is a Backend that can serve SendRequest on the caller's
-// goroutine (mcpd's in-process backend): each of the call's events is
-// passed to each as it comes, in order, the response last; no stream, no
-// goroutine and no channel per call. The error is the call's (nil once
-// the response was passed), as the stream's Recv would have given it.
+// DirectSender is a Backend that serves requests, lists and reads in
+// process, on the caller's goroutine (mcpd's own backend): requests and
+// answers are plain Go values, with no stream, no goroutine, no channel
+// and no gRPC message per call. Errors are the calls', as the RPCs would
+// have given them.
 type DirectSender interface {
-	SendRequestDirect(ctx context.Context, in *mcpdv1.SendRequestRequest, each func(*mcpdv1.CallToolEvent) error) error
+	// Send is SendRequest: the call's progress notifications and log
+	// messages are passed to onEvent as they come, in order, never
+	// concurrently, before it returns the response (a server's JSON-RPC
+	// error in it).
+	Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error)
+	// List is the List RPC of method (tools/list, …) for server, "" for
+	// every server.
+	List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error)
+	// Read is ReadResource.
+	Read(ctx context.Context, r service.Read) (*service.Response, error)
+	// ServeHost is Host: it registers the bridge as a host and, until ctx
+	// ends, answers the servers' requests routed to it with answer.
+	// registered is called once the registration is in place.
+	ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer) error
 }
 
 // SessionCallers is a Backend that tells the hosts of HTTP sessions apart

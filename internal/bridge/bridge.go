@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -82,10 +83,10 @@ type bridge struct {
 	missing     map[string]string               // served servers down now → why (missing.go)
 	warned      map[string]bool                 // warnings told once (missing.go)
 	pending     map[string]*pendingList         // lists in flight, by method and server (slowlists.go)
-	lastListed  map[string][]*mcpdv1.ServerList // each server's last list, by method and server (slowlists.go)
+	lastListed  map[string][]service.ServerList // each server's last list, by method and server (slowlists.go)
 	stuck       map[string]bool                 // servers that never ran and failed a list that was given up on (slowlists.go)
 	lastInfo    json.RawMessage                 // clientInfo's last info…
-	lastClient  *mcpdv1.ClientInfo              // …and what it made of it
+	lastClient  *service.Client                 // …and what it made of it (nil: none)
 	refresh     refreshState                    // reconfig.go
 	notices     [numNotices]string              // the profile's last notice of each kind (reconfig.go)
 	changes     changeState                     // list changes not told yet (listchanged.go)
@@ -98,7 +99,7 @@ type route struct {
 
 func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge {
 	if opts.Profile != "" || opts.Root != "" {
-		be = &profiledBackend{Backend: be, profile: opts.Profile, root: opts.Root}
+		be = profiled(be, opts.Profile, opts.Root)
 	}
 	if opts.Name == "" {
 		opts.Name = DefaultName
@@ -130,7 +131,7 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		taskIDs:    map[string]string{},
 		missing:    map[string]string{},
 		pending:    map[string]*pendingList{},
-		lastListed: map[string][]*mcpdv1.ServerList{},
+		lastListed: map[string][]service.ServerList{},
 		stuck:      map[string]bool{},
 		subs:       newSubState(),
 		upst:       newUpState(),
@@ -548,38 +549,48 @@ func (b *bridge) rpcToMCP(ctx context.Context, err error, server string) *jsonrp
 	return b.be.Error(ctx, err, server)
 }
 
-// clientInfo is clientInfoProto(info), decoded once for the info the
-// host keeps sending (its requests name it the same way each time). The
-// message is shared: it is only read (sent) from then on.
-func (b *bridge) clientInfo(info json.RawMessage) *mcpdv1.ClientInfo {
+// client is clientOf(info), decoded once for the info the host keeps
+// sending (its requests name it the same way each time). What it returns
+// is shared: it is only read from then on.
+func (b *bridge) client(info json.RawMessage) *service.Client {
 	b.mu.Lock()
-	last, ci := b.lastInfo, b.lastClient
+	last, c, known := b.lastInfo, b.lastClient, b.lastInfo != nil
 	b.mu.Unlock()
-	if ci != nil && bytes.Equal(last, info) {
-		return ci
+	if known && bytes.Equal(last, info) {
+		return c
 	}
-	ci = b.clientInfoProto(info)
+	c = b.clientOf(info)
 	b.mu.Lock()
-	b.lastInfo, b.lastClient = bytes.Clone(info), ci
+	b.lastInfo, b.lastClient = append(json.RawMessage{}, info...), c
 	b.mu.Unlock()
-	return ci
+	return c
 }
 
-// clientInfoProto is the host's identity for mcpd.
+// clientInfoProto is the host's identity for mcpd, nil for none.
 func (b *bridge) clientInfoProto(info json.RawMessage) *mcpdv1.ClientInfo {
+	c := b.clientOf(info)
+	if c == nil {
+		return nil
+	}
+	return &mcpdv1.ClientInfo{Name: c.Name, Version: c.Version}
+}
+
+// clientOf is the host's identity for mcpd, nil for none: the app keeps
+// the name mcpd gave it.
+func (b *bridge) clientOf(info json.RawMessage) *service.Client {
 	var ci struct {
 		Name    string `json:"name"`
 		Version string `json:"version"`
 	}
 	switch {
 	case (json.Unmarshal(info, &ci) != nil || ci.Name == "") && b.opts.plainClient:
-		return nil // the app keeps the name mcpd gave it
+		return nil
 	case ci.Name == "":
-		return &mcpdv1.ClientInfo{Name: "mcpdctl-bridge", Version: version.Version}
+		return &service.Client{Name: "mcpdctl-bridge", Version: version.Version}
 	case b.opts.plainClient:
-		return &mcpdv1.ClientInfo{Name: ci.Name, Version: ci.Version}
+		return &service.Client{Name: ci.Name, Version: ci.Version}
 	}
-	return &mcpdv1.ClientInfo{Name: ci.Name + " (mcpdctl bridge)", Version: ci.Version}
+	return &service.Client{Name: ci.Name + " (mcpdctl bridge)", Version: ci.Version}
 }
 
 // hostCancelled is the cause of a request the host cancelled: what the

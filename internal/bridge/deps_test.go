@@ -19,6 +19,8 @@ func TestMain(m *testing.M) {
 var ownDeps = map[string]bool{
 	"github.com/mcpd-dev/mcpd/internal/bridge":  true,
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc": true,
+	// The in-process service's vocabulary: standard library and jsonrpc.
+	"github.com/mcpd-dev/mcpd/internal/service": true,
 	"github.com/mcpd-dev/mcpd/proto/mcpd/v1":    true,
 	"github.com/mcpd-dev/mcpd/internal/paths":   true,
 	"github.com/mcpd-dev/mcpd/internal/version": true,

@@ -428,6 +428,14 @@ func (r *hostReq) forwardMap() (json.RawMessage, error) {
 // bytesString is b as a string without a copy. The caller promises that
 // nothing writes to b from then on; a request's params, which may be tens
 // of MiB, reach mcpd's service this way (send).
+// stringView is s as bytes, without a copy: never written to.
+func stringView(s string) []byte {
+	if s == "" {
+		return nil
+	}
+	return unsafe.Slice(unsafe.StringData(s), len(s))
+}
+
 func bytesString(b []byte) string {
 	if len(b) == 0 {
 		return ""

@@ -6,9 +6,11 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -154,6 +156,10 @@ func (b *bridge) hostRun(reg *hostReg, flags hostFlags) {
 	if b.ready(reg.ctx) != nil {
 		return
 	}
+	if ds, ok := b.be.(DirectSender); ok {
+		b.hostServe(reg, flags, ds)
+		return
+	}
 	stream, err := b.be.Host(reg.ctx)
 	if err != nil {
 		return
@@ -230,6 +236,39 @@ func (b *bridge) hostRun(reg *hostReg, flags hostFlags) {
 			b.childNotification(n.GetMethod(), json.RawMessage(n.GetParamsJson()))
 		}
 	}
+}
+
+// hostServe is hostRun through an in-process backend: mcpd calls the
+// bridge's answers directly, with no stream.
+func (b *bridge) hostServe(reg *hostReg, flags hostFlags, ds DirectSender) {
+	b.mu.Lock()
+	info := b.hostInfo
+	b.mu.Unlock()
+	hr := service.HostRegistration{Servers: b.serverNames(), Roots: flags.roots, Sampling: flags.sampling,
+		Elicitation: flags.elicitation, ElicitationURL: flags.elicitURL}
+	if c := b.clientOf(info); c != nil {
+		hr.Client = *c
+	}
+	var next atomic.Uint64 // the calls' keys in reg.calls
+	_ = ds.ServeHost(reg.ctx, hr, func() { close(reg.registered) },
+		func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+			id := next.Add(1)
+			cctx, ccancel := context.WithCancel(ctx)
+			reg.mu.Lock()
+			reg.calls[id] = ccancel
+			reg.mu.Unlock()
+			defer func() {
+				reg.mu.Lock()
+				delete(reg.calls, id)
+				idle := reg.retiring && len(reg.calls) == 0
+				reg.mu.Unlock()
+				ccancel()
+				if idle {
+					reg.cancel()
+				}
+			}()
+			return b.answerChild(cctx, server, method, params)
+		})
 }
 
 // answerChild answers a legacy child's request that mcpd routed to the

@@ -9,12 +9,14 @@ import (
 	"hash/fnv"
 	"slices"
 	"strings"
+	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -110,22 +112,22 @@ func (b *bridge) listNoted(ctx context.Context, method string, patient bool) ([]
 // entriesOf are the items of server's list entries; back says the server
 // was missing until now. Served alone, an error or an unavailable server
 // fails the list; serving several, such a server is left out.
-func (b *bridge) entriesOf(n string, entries []*mcpdv1.ServerList) (got []serverItems, back bool, err *jsonrpc.Error) {
+func (b *bridge) entriesOf(n string, entries []service.ServerList) (got []serverItems, back bool, err *jsonrpc.Error) {
 	for _, e := range entries {
 		switch {
-		case e.GetError() != nil && !b.aggr:
-			return nil, false, mcpErr(e.GetError())
-		case e.GetUnavailable() != "" && !b.aggr:
-			return nil, false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", n, e.GetUnavailable())
-		case e.GetUnavailable() != "":
-			b.serverDown(n, e.GetUnavailable())
+		case e.Error != nil && !b.aggr:
+			return nil, false, e.Error
+		case e.Unavailable != "" && !b.aggr:
+			return nil, false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", n, e.Unavailable)
+		case e.Unavailable != "":
+			b.serverDown(n, e.Unavailable)
 			continue
 		}
 		back = b.serverUp(n) || back
-		if e.GetError() != nil {
+		if e.Error != nil {
 			continue // aggregated: a server without this kind of item
 		}
-		got = append(got, serverItems{server: n, itemsJSON: e.GetItemsJson()})
+		got = append(got, serverItems{server: n, itemsJSON: bytesString(e.Items)})
 	}
 	return got, back, nil
 }
@@ -538,16 +540,45 @@ func checkCursor(r *hostReq) *jsonrpc.Error {
 // the clientCapabilities the list is made for (listCaps), which a modern
 // server may shape the list by (MCP Apps lists UI tools only to a client
 // that declared the extension).
-func (b *bridge) listOne(ctx context.Context, method, server string) ([]*mcpdv1.ServerList, error) {
-	opts := b.opts.CallOptions()
+func (b *bridge) listOne(ctx context.Context, method, server string) ([]service.ServerList, error) {
+	var opts *mcpdv1.CallOptions
+	if b.opts.CallOptions != nil {
+		opts = b.opts.CallOptions()
+	}
+	o := optionsOf(opts)
 	b.mu.Lock()
 	info := b.hostInfo
 	b.mu.Unlock()
-	opts.Client = b.clientInfo(info)
-	if caps := b.listCaps(ctx); len(caps) > 0 && caps[0] == '{' {
-		opts.ClientCapabilitiesJson = string(caps)
+	o.Client = service.Client{} // the host's, or none: not the options'
+	if c := b.client(info); c != nil {
+		o.Client = *c
 	}
-	return b.listFrom(ctx, method, server, opts)
+	if caps := b.listCaps(ctx); len(caps) > 0 && caps[0] == '{' {
+		o.ClientCapabilities = caps
+	}
+	if ds, ok := b.be.(DirectSender); ok {
+		return ds.List(ctx, server, method, o)
+	}
+	return b.listFrom(ctx, method, server, callOptions(o))
+}
+
+// optionsOf is opts (nil: none) as the in-process service takes them.
+func optionsOf(opts *mcpdv1.CallOptions) service.Options {
+	o := service.Options{Timeout: time.Duration(opts.GetTimeoutMs()) * time.Millisecond,
+		ClientCapabilities: json.RawMessage(opts.GetClientCapabilitiesJson())}
+	if c := opts.GetClient(); c != nil {
+		o.Client = service.Client{Name: c.GetName(), Version: c.GetVersion()}
+	}
+	return o
+}
+
+// callOptions is o as a gRPC request carries it.
+func callOptions(o service.Options) *mcpdv1.CallOptions {
+	opts := &mcpdv1.CallOptions{TimeoutMs: o.Timeout.Milliseconds(), ClientCapabilitiesJson: string(o.ClientCapabilities)}
+	if o.Client != (service.Client{}) {
+		opts.Client = &mcpdv1.ClientInfo{Name: o.Client.Name, Version: o.Client.Version}
+	}
+	return opts
 }
 
 // listCapsKey marks a context with the clientCapabilities its lists are
@@ -619,22 +650,46 @@ func itemsResult(r *hostReq, key string, items []json.RawMessage) (json.RawMessa
 }
 
 // listFrom sends the list RPC of the MCP method ("tools/list", …).
-func (b *bridge) listFrom(ctx context.Context, method, server string, opts *mcpdv1.CallOptions) ([]*mcpdv1.ServerList, error) {
+func (b *bridge) listFrom(ctx context.Context, method, server string, opts *mcpdv1.CallOptions) ([]service.ServerList, error) {
+	var lists []*mcpdv1.ServerList
+	var err error
 	switch method {
 	case "tools/list":
-		r, err := b.be.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: server, Options: opts})
-		return r.GetServers(), err
+		var r *mcpdv1.ListToolsResponse
+		r, err = b.be.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: server, Options: opts})
+		lists = r.GetServers()
 	case "prompts/list":
-		r, err := b.be.ListPrompts(ctx, &mcpdv1.ListPromptsRequest{Server: server, Options: opts})
-		return r.GetServers(), err
+		var r *mcpdv1.ListPromptsResponse
+		r, err = b.be.ListPrompts(ctx, &mcpdv1.ListPromptsRequest{Server: server, Options: opts})
+		lists = r.GetServers()
 	case "resources/list":
-		r, err := b.be.ListResources(ctx, &mcpdv1.ListResourcesRequest{Server: server, Options: opts})
-		return r.GetServers(), err
+		var r *mcpdv1.ListResourcesResponse
+		r, err = b.be.ListResources(ctx, &mcpdv1.ListResourcesRequest{Server: server, Options: opts})
+		lists = r.GetServers()
 	case "resources/templates/list":
-		r, err := b.be.ListResourceTemplates(ctx, &mcpdv1.ListResourceTemplatesRequest{Server: server, Options: opts})
-		return r.GetServers(), err
+		var r *mcpdv1.ListResourceTemplatesResponse
+		r, err = b.be.ListResourceTemplates(ctx, &mcpdv1.ListResourceTemplatesRequest{Server: server, Options: opts})
+		lists = r.GetServers()
+	default:
+		return nil, fmt.Errorf("no list rpc for %q", method)
 	}
-	return nil, fmt.Errorf("no list rpc for %q", method)
+	return serverLists(lists), err
+}
+
+// serverLists are lists as the in-process service gives them; nil for
+// none.
+func serverLists(lists []*mcpdv1.ServerList) []service.ServerList {
+	if lists == nil {
+		return nil
+	}
+	out := make([]service.ServerList, len(lists))
+	for i, e := range lists {
+		out[i] = service.ServerList{Server: e.GetServer(), Items: stringView(e.GetItemsJson()), Unavailable: e.GetUnavailable()}
+		if e.GetError() != nil {
+			out[i].Error = mcpErr(e.GetError())
+		}
+	}
+	return out
 }
 
 // uiResourceURI is the MCP Apps UI resource a tool's _meta names:

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -430,17 +431,30 @@ func (b *bridge) readOnce(ctx context.Context, r *hostReq, server, uri string, p
 	if err := b.ready(ctx); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
-	resp, err := b.be.ReadResource(ctx, &mcpdv1.ReadResourceRequest{
-		Server: server, Uri: uri, Options: b.options(r),
-		InputResponsesJson: string(params["inputResponses"]), RequestState: state,
-	})
-	if err != nil {
-		return nil, b.rpcToMCP(ctx, err, server)
+	var res json.RawMessage
+	if ds, ok := b.be.(DirectSender); ok {
+		resp, err := ds.Read(ctx, service.Read{Server: server, URI: uri, Options: b.serviceOptions(r),
+			InputResponses: params["inputResponses"], RequestState: state})
+		switch {
+		case err != nil:
+			return nil, b.rpcToMCP(ctx, err, server)
+		case resp.Error != nil:
+			return nil, resp.Error
+		}
+		res = resp.Result
+	} else {
+		resp, err := b.be.ReadResource(ctx, &mcpdv1.ReadResourceRequest{
+			Server: server, Uri: uri, Options: b.options(r),
+			InputResponsesJson: string(params["inputResponses"]), RequestState: state,
+		})
+		if err != nil {
+			return nil, b.rpcToMCP(ctx, err, server)
+		}
+		if resp.GetError() != nil {
+			return nil, mcpErr(resp.GetError())
+		}
+		res = json.RawMessage(resp.GetResultJson())
 	}
-	if resp.GetError() != nil {
-		return nil, mcpErr(resp.GetError())
-	}
-	res := json.RawMessage(resp.GetResultJson())
 	if r.modern {
 		res = withCacheHints(withResultType(res))
 	}
@@ -500,18 +514,30 @@ func (b *bridge) resourceOwner(ctx context.Context, uri string) (string, *jsonrp
 
 // options are the per-call settings: the host's identity and capabilities.
 func (b *bridge) options(r *hostReq) *mcpdv1.CallOptions {
-	opts := &mcpdv1.CallOptions{TimeoutMs: b.timeout.Milliseconds()}
+	o := b.serviceOptions(r)
+	opts := &mcpdv1.CallOptions{TimeoutMs: o.Timeout.Milliseconds(), ClientCapabilitiesJson: string(o.ClientCapabilities)}
+	if o.Client != (service.Client{}) {
+		opts.Client = &mcpdv1.ClientInfo{Name: o.Client.Name, Version: o.Client.Version}
+	}
+	return opts
+}
+
+// serviceOptions are options as the in-process service takes them.
+func (b *bridge) serviceOptions(r *hostReq) service.Options {
+	o := service.Options{Timeout: b.timeout}
 	b.mu.Lock()
 	info, caps := b.hostInfo, b.hostCaps
 	b.mu.Unlock()
 	if r.modern {
 		info, caps = r.info, r.caps
 	}
-	opts.Client = b.clientInfo(info)
-	if len(caps) > 0 && caps[0] == '{' {
-		opts.ClientCapabilitiesJson = string(caps)
+	if c := b.client(info); c != nil {
+		o.Client = *c
 	}
-	return opts
+	if len(caps) > 0 && caps[0] == '{' {
+		o.ClientCapabilities = caps
+	}
+	return o
 }
 
 // forward sends one request to server through mcpd's SendRequest, relaying
@@ -562,37 +588,28 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 	if err := b.ready(ctx); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
+	ctx = withAlsoHeld(ctx, r.alsoHeld(params))
+	if ds, ok := b.be.(DirectSender); ok {
+		return b.sendDirect(ctx, ds, r, server, method, params)
+	}
 	// params are a view, not a copy: they may be tens of MiB, and nothing
 	// writes to them (forwardParams made them, or they are the host's
 	// message, which is never reused).
 	in := &mcpdv1.SendRequestRequest{Server: server, Method: method, ParamsJson: bytesString(params), Options: b.options(r)}
-	ctx = withAlsoHeld(ctx, r.alsoHeld(params))
 	var resp *mcpdv1.McpResponse
-	if ds, ok := b.be.(DirectSender); ok {
-		err := ds.SendRequestDirect(ctx, in, func(ev *mcpdv1.CallToolEvent) error {
-			if resp == nil {
-				resp = b.callEvent(ctx, ev)
-			}
-			return nil
-		})
-		if err != nil && resp == nil {
-			return b.callFailed(ctx, r, server, method, err)
+	stream, err := b.be.SendRequest(ctx, in)
+	if err != nil {
+		return b.callFailed(ctx, r, server, method, err)
+	}
+	for resp == nil {
+		ev, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
 		}
-	} else {
-		stream, err := b.be.SendRequest(ctx, in)
 		if err != nil {
 			return b.callFailed(ctx, r, server, method, err)
 		}
-		for resp == nil {
-			ev, err := stream.Recv()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return b.callFailed(ctx, r, server, method, err)
-			}
-			resp = b.callEvent(ctx, ev)
-		}
+		resp = b.callEvent(ctx, ev)
 	}
 	switch {
 	case resp == nil:
@@ -600,11 +617,36 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 	case resp.GetError() != nil:
 		return nil, mcpErr(resp.GetError())
 	}
-	res := json.RawMessage(resp.GetResultJson())
+	return b.result(r, json.RawMessage(resp.GetResultJson())), nil
+}
+
+// sendDirect is send through an in-process backend.
+func (b *bridge) sendDirect(ctx context.Context, ds DirectSender, r *hostReq, server, method string, params json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+	req := service.Request{Server: server, Method: method, Params: params, Options: b.serviceOptions(r)}
+	resp, err := ds.Send(ctx, req, func(ev service.Event) {
+		m := "notifications/progress"
+		if ev.Kind == service.Message {
+			m = "notifications/message"
+		}
+		b.writeCallOutput(ctx, &jsonrpc.Message{Method: m, Params: ev.Params})
+	})
+	switch {
+	case err != nil:
+		return b.callFailed(ctx, r, server, method, err)
+	case resp == nil:
+		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpd ended the call without a response")
+	case resp.Error != nil:
+		return nil, resp.Error
+	}
+	return b.result(r, resp.Result), nil
+}
+
+// result is a server's result as the host sees it.
+func (b *bridge) result(r *hostReq, res json.RawMessage) json.RawMessage {
 	if r.modern {
 		res = withResultType(res)
 	}
-	return res, nil
+	return res
 }
 
 // capabilityKeys are the client capabilities that answer each request a

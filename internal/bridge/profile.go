@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -48,6 +49,38 @@ func outgoing(ctx context.Context) context.Context {
 type profiledBackend struct {
 	Backend
 	profile, root string
+}
+
+// profiledDirect is a profiledBackend over a DirectSender, which it
+// stays.
+type profiledDirect struct {
+	*profiledBackend
+	ds DirectSender
+}
+
+func (p profiledDirect) Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error) {
+	return p.ds.Send(p.ctx(ctx), req, onEvent)
+}
+
+func (p profiledDirect) List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error) {
+	return p.ds.List(p.ctx(ctx), server, method, o)
+}
+
+func (p profiledDirect) Read(ctx context.Context, r service.Read) (*service.Response, error) {
+	return p.ds.Read(p.ctx(ctx), r)
+}
+
+func (p profiledDirect) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer) error {
+	return p.ds.ServeHost(p.ctx(ctx), reg, registered, answer)
+}
+
+// profiled is be making every call under profile and in root.
+func profiled(be Backend, profile, root string) Backend {
+	p := &profiledBackend{Backend: be, profile: profile, root: root}
+	if ds, ok := be.(DirectSender); ok {
+		return profiledDirect{profiledBackend: p, ds: ds}
+	}
+	return p
 }
 
 func (p *profiledBackend) ctx(ctx context.Context) context.Context {

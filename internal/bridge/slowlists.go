@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // aggrListWait bounds how long a list of several servers waits for each
@@ -34,7 +34,7 @@ const lateKept = 30 * time.Second
 type pendingList struct {
 	done    chan struct{} // closed once entries, err and came are set
 	asked   time.Time
-	entries []*mcpdv1.ServerList
+	entries []service.ServerList
 	err     error
 	came    time.Time
 	late    bool // guarded by bridge.mu: a list was answered without it
@@ -54,7 +54,7 @@ func (p *pendingList) finished() bool {
 // error, or neither when it was too slow (first: found so by this list).
 type serverListed struct {
 	server      string
-	entries     []*mcpdv1.ServerList
+	entries     []service.ServerList
 	err         error
 	slow, first bool
 	// waited is how long its list was in flight when this list went on

@@ -3,15 +3,14 @@ package httpface
 import (
 	"context"
 	"errors"
-	"io"
 	"sync"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -160,36 +159,108 @@ func (b *Backend) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubsc
 	return unary(b, ctx, in, b.srv.UpdateSubscription)
 }
 
+// SendRequest is Send as a stream of mcpd.v1 events, the response last,
+// for a caller that is no DirectSender's (the bridge calls Send).
 func (b *Backend) SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest) (bridge.RecvStream[mcpdv1.CallToolEvent], error) {
-	return openServerStream(b, ctx, in, mcpdv1.Mcpd_SendRequest_FullMethodName, b.srv.SendRequest)
+	req, err := api.RequestOf(in)
+	if err != nil {
+		return nil, err
+	}
+	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.CallToolEvent) error) error {
+		resp, err := a.SendRequest(ctx, req, func(ev service.Event) {
+			_ = send(eventMessage(ev)) // a failed send: the caller went away, and the call ends with ctx
+		})
+		if err != nil {
+			return err
+		}
+		return send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{Response: responseMessage(resp)}})
+	})
 }
 
-// SendRequestDirect runs the SendRequest handler on the caller's
-// goroutine, passing each event it sends to each.
-func (b *Backend) SendRequestDirect(ctx context.Context, in *mcpdv1.SendRequestRequest, each func(*mcpdv1.CallToolEvent) error) error {
-	return runDirect(b, ctx, in, mcpdv1.Mcpd_SendRequest_FullMethodName, b.srv.SendRequest, each)
+// List lists method of server ("" for every server) as a call of ctx's
+// app through the service's in-process API (api.LocalApp.List).
+func (b *Backend) List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error) {
+	return direct(b, ctx, func(ctx context.Context, a *api.LocalApp) ([]service.ServerList, error) {
+		return a.List(ctx, server, method, o)
+	})
+}
+
+// Read reads a resource as a call of ctx's app through the service's
+// in-process API (api.LocalApp.Read).
+func (b *Backend) Read(ctx context.Context, r service.Read) (*service.Response, error) {
+	return direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (*service.Response, error) {
+		return a.Read(ctx, r)
+	})
+}
+
+// ServeHost registers ctx's app as a host through the service's in-process
+// API (api.LocalApp.ServeHost), on the caller's goroutine, until ctx ends
+// or Close.
+func (b *Backend) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer) error {
+	_, err := direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (struct{}, error) {
+		return struct{}{}, a.ServeHost(ctx, reg, registered, answer)
+	})
+	return err
+}
+
+// Send sends req as a call of ctx's app through the service's in-process
+// API (api.LocalApp.SendRequest), on the caller's goroutine: no stream and
+// no gRPC message. Close cancels it.
+func (b *Backend) Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error) {
+	return direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (*service.Response, error) {
+		return a.SendRequest(ctx, req, onEvent)
+	})
+}
+
+// direct runs call, a call of ctx's app through the service's in-process
+// API, on the caller's goroutine, under the bridge's profile and root and
+// charging what its caller holds besides the request (bridge.AlsoHeld);
+// Close cancels it and waits for it. Its error is what the RPC would have
+// given: a cancellation by the caller is CANCELED or DEADLINE_EXCEEDED.
+func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *api.LocalApp) (T, error)) (T, error) {
+	var zero T
+	if b.life.Err() != nil {
+		return zero, b.NotRunning()
+	}
+	b.wg.Add(1) // Close waits for the call, as for a stream's
+	defer b.wg.Done()
+	a := b.app(ctx)
+	hctx, cancel := context.WithCancel(api.WithAlsoHeld(withProfile(ctx), bridge.AlsoHeld(ctx)))
+	defer cancel()
+	defer context.AfterFunc(b.life, cancel)()
+	out, err := call(hctx, a)
+	switch {
+	case err == nil:
+		return out, nil
+	case ctx.Err() != nil: // what a gRPC client sees for its own cancellation
+		return zero, status.FromContextError(ctx.Err()).Err()
+	}
+	return zero, err
 }
 
 func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (bridge.RecvStream[mcpdv1.SubscriptionEvent], error) {
-	return openServerStream(b, ctx, in, mcpdv1.Mcpd_Subscribe_FullMethodName, b.srv.Subscribe)
+	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.SubscriptionEvent) error) error {
+		return a.Subscribe(ctx, in, send)
+	})
 }
 
 // FollowLogs opens a FollowLogs stream, as a call of ctx's app: mcpd's
 // dashboard tails a server's stderr with it.
 func (b *Backend) FollowLogs(ctx context.Context, in *mcpdv1.FollowLogsRequest) (bridge.RecvStream[mcpdv1.FollowLogsResponse], error) {
-	return openServerStream(b, ctx, in, mcpdv1.Mcpd_FollowLogs_FullMethodName, b.srv.FollowLogs)
+	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.FollowLogsResponse) error) error {
+		return a.FollowLogs(ctx, in, send)
+	})
 }
 
-// Host opens a Host stream. Its handler is called directly rather than
-// through api.LocalApp.Stream: the budget does not charge client streams
-// and a host registration names no server to track, so the only thing the
-// gRPC path adds, the app's identity, comes with the context.
+// Host registers ctx's app as a host (api.LocalApp.Host), served on a
+// goroutine of the backend until the bridge or Close ends it.
 func (b *Backend) Host(ctx context.Context) (bridge.HostStream, error) {
 	if b.life.Err() != nil {
 		return nil, b.NotRunning()
 	}
-	hs := newHostStream(b, b.app(ctx).Context(withProfile(ctx)))
-	b.wg.Go(func() { hs.run(b.srv.Host) })
+	a := b.app(ctx)
+	hs := newHostStream(b, withProfile(ctx))
+	b.wg.Go(func() { hs.finish(a.Host(hs.ctx, hostSide{hs})) })
 	return hs, nil
 }
 
@@ -215,49 +286,14 @@ func (b *Backend) Error(ctx context.Context, err error, server string) *jsonrpc.
 // Reason is the message of a failed call, without its code.
 func (b *Backend) Reason(err error) string { return status.Convert(err).Message() }
 
-// serverStreamHandler is a server-streaming handler of api.Server.
-type serverStreamHandler[Req, Resp any] func(*Req, grpc.ServerStreamingServer[Resp]) error
-
-// openServerStream starts handler h for in on a goroutine of b and returns
-// the caller's end of its stream.
-func openServerStream[Req, Resp any](b *Backend, ctx context.Context, in *Req, method string, h serverStreamHandler[Req, Resp]) (bridge.RecvStream[Resp], error) {
+// openStream runs serve, a long-lived call of ctx's app, on a goroutine
+// of b, and returns the caller's end of what it sends.
+func openStream[T any](b *Backend, ctx context.Context, serve func(context.Context, *api.LocalApp, func(*T) error) error) (bridge.RecvStream[T], error) {
 	if b.life.Err() != nil {
 		return nil, b.NotRunning()
 	}
 	a := b.app(ctx)
-	ss := newServerStream[Resp](b, a.Context(withProfile(ctx)), in)
-	b.wg.Go(func() {
-		ss.finish(a.Stream(ss, method, false, func(s grpc.ServerStream) error {
-			if err := s.RecvMsg(in); err != nil {
-				return err
-			}
-			return h(in, &grpc.GenericServerStream[Req, Resp]{ServerStream: s})
-		}))
-	})
-	return ss, nil
-}
-
-// runDirect runs handler h for in on the caller's goroutine, as app a
-// call of ctx, passing what it sends to each; its error is what the
-// caller's Recv would have ended with (nil for io.EOF).
-func runDirect[Req, Resp any](b *Backend, ctx context.Context, in *Req, method string, h serverStreamHandler[Req, Resp], each func(*Resp) error) error {
-	if b.life.Err() != nil {
-		return b.NotRunning()
-	}
-	b.wg.Add(1) // Close waits for the handler, as for a stream's
-	defer b.wg.Done()
-	a := b.app(ctx)
-	// What the bridge's caller holds besides in: charged by the budget.
-	ctx = api.WithAlsoHeld(ctx, bridge.AlsoHeld(ctx))
-	ds := newDirectStream(b, a.Context(withProfile(ctx)), in, each)
-	ds.finish(a.Stream(ds, method, false, func(s grpc.ServerStream) error {
-		if err := s.RecvMsg(in); err != nil {
-			return err
-		}
-		return h(in, &grpc.GenericServerStream[Req, Resp]{ServerStream: s})
-	}))
-	if err := ds.end(); !errors.Is(err, io.EOF) {
-		return err
-	}
-	return nil
+	rs := newRecvStream[T](b, withProfile(ctx))
+	b.wg.Go(func() { rs.finish(serve(rs.ctx, a, rs.send)) })
+	return rs, nil
 }

@@ -4,12 +4,10 @@ import (
 	"context"
 	"io"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -62,13 +60,6 @@ func (c *streamCore) end() error {
 	return io.EOF
 }
 
-// The handler side's grpc.ServerStream methods that have nothing to do in
-// process.
-func (c *streamCore) Context() context.Context     { return c.ctx }
-func (c *streamCore) SetHeader(metadata.MD) error  { return nil }
-func (c *streamCore) SendHeader(metadata.MD) error { return nil }
-func (c *streamCore) SetTrailer(metadata.MD)       {}
-
 // send hands m to the other side, or fails once the handler's context ended.
 func send[T any](c *streamCore, ch chan<- *T, m *T) error {
 	select {
@@ -79,21 +70,19 @@ func send[T any](c *streamCore, ch chan<- *T, m *T) error {
 	}
 }
 
-// serverStream is a server-streaming call: the handler's grpc.ServerStream
-// and the caller's bridge.RecvStream.
-type serverStream[T any] struct {
+// recvStream is a server-streaming call served in process: what the
+// service sends reaches the caller's Recv (bridge.RecvStream).
+type recvStream[T any] struct {
 	streamCore
-	first any  // the request; the handler's first RecvMsg takes it
-	taken bool // used only by the handler's goroutine
-	out   chan *T
+	out chan *T
 }
 
-func newServerStream[T any](b *Backend, ctx context.Context, first any) *serverStream[T] {
-	return &serverStream[T]{streamCore: newStreamCore(b, ctx), first: first, out: make(chan *T)}
+func newRecvStream[T any](b *Backend, ctx context.Context) *recvStream[T] {
+	return &recvStream[T]{streamCore: newStreamCore(b, ctx), out: make(chan *T)}
 }
 
-// Recv returns the handler's next message, or the stream's end.
-func (s *serverStream[T]) Recv() (*T, error) {
+// Recv returns the service's next message, or the stream's end.
+func (s *recvStream[T]) Recv() (*T, error) {
 	select {
 	case m := <-s.out:
 		return m, nil
@@ -102,75 +91,22 @@ func (s *serverStream[T]) Recv() (*T, error) {
 	}
 }
 
-// SendMsg is the handler's send.
-func (s *serverStream[T]) SendMsg(m any) error {
-	t, ok := m.(*T)
-	if !ok {
-		return status.Errorf(codes.Internal, "in-process stream: cannot send %T", m)
-	}
-	return send(&s.streamCore, s.out, t)
-}
+// send is the service's send.
+func (s *recvStream[T]) send(m *T) error { return send(&s.streamCore, s.out, m) }
 
-// RecvMsg gives the handler the request: m itself when it is the request
-// (no copy), else a copy of it; a server-streaming call has no more.
-func (s *serverStream[T]) RecvMsg(m any) error {
-	if s.taken {
-		return io.EOF
-	}
-	s.taken = true
-	if m == s.first {
-		return nil
-	}
-	dst, ok1 := m.(proto.Message)
-	src, ok2 := s.first.(proto.Message)
-	if !ok1 || !ok2 {
-		return status.Errorf(codes.Internal, "in-process stream: cannot receive into %T", m)
-	}
-	proto.Merge(dst, src)
-	return nil
-}
-
-// directStream is a server-streaming call served on the caller's
-// goroutine: the handler's sends go straight to the caller's function.
-type directStream[T any] struct {
-	serverStream[T]
-	each func(*T) error
-}
-
-func newDirectStream[T any](b *Backend, ctx context.Context, first any, each func(*T) error) *directStream[T] {
-	return &directStream[T]{serverStream: serverStream[T]{streamCore: newStreamCore(b, ctx), first: first}, each: each}
-}
-
-// SendMsg is the handler's send: it passes m to the caller, or fails once
-// the handler's context ended.
-func (s *directStream[T]) SendMsg(m any) error {
-	t, ok := m.(*T)
-	if !ok {
-		return status.Errorf(codes.Internal, "in-process stream: cannot send %T", m)
-	}
-	if err := s.ctx.Err(); err != nil {
-		return status.FromContextError(err).Err()
-	}
-	return s.each(t)
-}
-
-// hostStream is the caller's end of a Host call (bridge.HostStream).
+// hostStream is a host registration served in process: the caller's end
+// is a bridge.HostStream, the service's an api.HostConn (hostSide).
 type hostStream struct {
 	streamCore
-	in  chan *mcpdv1.HostRequest  // caller → handler
-	out chan *mcpdv1.HostResponse // handler → caller
+	in  chan *mcpdv1.HostRequest  // caller → service
+	out chan *mcpdv1.HostResponse // service → caller
 }
 
 func newHostStream(b *Backend, ctx context.Context) *hostStream {
 	return &hostStream{streamCore: newStreamCore(b, ctx), in: make(chan *mcpdv1.HostRequest), out: make(chan *mcpdv1.HostResponse)}
 }
 
-// run runs the Host handler h on the stream and records its end.
-func (h *hostStream) run(handler func(grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1.HostResponse]) error) {
-	h.finish(handler(hostHandlerSide{h}))
-}
-
-// Send gives the handler m; io.EOF once the stream ended, as on gRPC,
+// Send gives the service m; io.EOF once the stream ended, as on gRPC,
 // where Recv then says why.
 func (h *hostStream) Send(m *mcpdv1.HostRequest) error {
 	select {
@@ -183,7 +119,7 @@ func (h *hostStream) Send(m *mcpdv1.HostRequest) error {
 	}
 }
 
-// Recv returns the handler's next message, or the stream's end.
+// Recv returns the service's next message, or the stream's end.
 func (h *hostStream) Recv() (*mcpdv1.HostResponse, error) {
 	select {
 	case m := <-h.out:
@@ -193,12 +129,12 @@ func (h *hostStream) Recv() (*mcpdv1.HostResponse, error) {
 	}
 }
 
-// hostHandlerSide is the Host handler's end of a hostStream.
-type hostHandlerSide struct{ *hostStream }
+// hostSide is the service's end of a hostStream (api.HostConn).
+type hostSide struct{ *hostStream }
 
-func (s hostHandlerSide) Send(m *mcpdv1.HostResponse) error { return send(&s.streamCore, s.out, m) }
+func (s hostSide) Send(m *mcpdv1.HostResponse) error { return send(&s.streamCore, s.out, m) }
 
-func (s hostHandlerSide) Recv() (*mcpdv1.HostRequest, error) {
+func (s hostSide) Recv() (*mcpdv1.HostRequest, error) {
 	select {
 	case m := <-s.in:
 		return m, nil
@@ -207,23 +143,27 @@ func (s hostHandlerSide) Recv() (*mcpdv1.HostRequest, error) {
 	}
 }
 
-func (s hostHandlerSide) SendMsg(m any) error {
-	t, ok := m.(*mcpdv1.HostResponse)
-	if !ok {
-		return status.Errorf(codes.Internal, "in-process stream: cannot send %T", m)
+// eventMessage is a call's event as mcpd.v1 sends it.
+func eventMessage(ev service.Event) *mcpdv1.CallToolEvent {
+	if ev.Kind == service.Message {
+		return &mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_MessageJson{MessageJson: string(ev.Params)}}
 	}
-	return s.Send(t)
+	return &mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_ProgressJson{ProgressJson: string(ev.Params)}}
 }
 
-func (s hostHandlerSide) RecvMsg(m any) error {
-	got, err := s.Recv()
-	if err != nil {
-		return err
+// responseMessage is a call's response as mcpd.v1 sends it.
+func responseMessage(r *service.Response) *mcpdv1.McpResponse {
+	out := &mcpdv1.McpResponse{Server: r.Server, ResultJson: string(r.Result), DurationUs: r.Duration.Microseconds()}
+	switch r.Cache {
+	case service.Hit:
+		out.Cache = mcpdv1.CacheStatus_CACHE_STATUS_HIT
+	case service.Coalesced:
+		out.Cache = mcpdv1.CacheStatus_CACHE_STATUS_COALESCED
+	default:
+		out.Cache = mcpdv1.CacheStatus_CACHE_STATUS_FETCHED
 	}
-	dst, ok := m.(*mcpdv1.HostRequest)
-	if !ok {
-		return status.Errorf(codes.Internal, "in-process stream: cannot receive into %T", m)
+	if e := r.Error; e != nil {
+		out.Error = &mcpdv1.McpError{Code: e.Code, Message: e.Message, DataJson: string(e.Data)}
 	}
-	proto.Merge(dst, got)
-	return nil
+	return out
 }

@@ -1,0 +1,59 @@
+package service
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/mcpd-dev/mcpd/"
+
+// grpcAllowed are the packages that may depend on gRPC or mcpd's own
+// protocol buffers (proto/mcpd/v1), and why; every other package of the
+// module, the domain below the service in particular, depends on neither.
+var grpcAllowed = map[string]string{
+	"cmd/mcpd":            "serves the gRPC socket",
+	"cmd/mcpdctl":         "a gRPC client of mcpd",
+	"bench":               "measures the gRPC door",
+	"proto/mcpd/v1":       "the generated contract",
+	"internal/api":        "the adapter: the gRPC service on the in-process one",
+	"internal/bridge":     "its Backend's lists, subscriptions and Host stream are mcpd.v1 messages; GRPCBackend",
+	"internal/httpface":   "the bridge's in-process Backend, whose lists, subscriptions and Host stream are mcpd.v1 messages",
+	"internal/bridgeface": "runs the bridge over the HTTP face's backend",
+	"internal/dashboard":  "reads status, logs and pins through the service's mcpd.v1 handlers",
+	"internal/tracing":    "the OTLP exporter speaks gRPC; carries trace context in gRPC metadata",
+}
+
+// TestImportRules enforces the import rules on the real build graph: only
+// the packages of grpcAllowed depend on gRPC or mcpd.v1, and the service's
+// vocabulary depends on nothing of the module but jsonrpc.
+func TestImportRules(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go command not found")
+	}
+	cmd := exec.Command(goBin, "list", "-f", "{{.ImportPath}}:{{join .Deps \" \"}}", module+"...")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	seen := 0
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, deps, _ := strings.Cut(line, ":")
+		name := strings.TrimPrefix(pkg, module)
+		seen++
+		for _, d := range strings.Fields(deps) {
+			rpc := strings.HasPrefix(d, "google.golang.org/grpc") || d == module+"proto/mcpd/v1"
+			if rpc && grpcAllowed[name] == "" {
+				t.Errorf("%s depends on %s: only the adapter and the faces built on mcpd.v1 may", name, d)
+				break
+			}
+			if name == "internal/service" && strings.HasPrefix(d, module) && d != module+"internal/jsonrpc" {
+				t.Errorf("internal/service depends on %s: it is standard library and jsonrpc only", d)
+			}
+		}
+	}
+	if seen < 20 {
+		t.Fatalf("go list named %d packages: implausible", seen)
+	}
+}
