@@ -10,10 +10,12 @@ import (
 // ServeHost registers the app as a host, as the gRPC Host does, and serves
 // the registration until ctx ends: each request a server sends its client
 // that mcpd routes to this host is answered by answer, on a goroutine of
-// its own whose context ends when the server cancels the request.
+// its own whose context ends when the server cancels the request, and each
+// notification about such a request (notifications/elicitation/complete)
+// goes to notify (nil: dropped).
 // registered is called once the registration is in place, before any
 // request comes. ServeHost returns once every answer has returned.
-func (a *LocalApp) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer) error {
+func (a *LocalApp) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer, notify service.HostNotifier) error {
 	ctx = a.Context(ctx)
 	h, _, err := a.s.registerHost(ctx, reg)
 	if err != nil {
@@ -52,6 +54,10 @@ func (a *LocalApp) ServeHost(ctx context.Context, reg service.HostRegistration, 
 					h.deliver(m.id, hostAnswerFrom(res, rerr))
 				}
 			})
+		case hostNotice:
+			if notify != nil {
+				notify(m.server, m.method, m.params)
+			}
 		case hostCancel:
 			mu.Lock()
 			cancel := calls[m.id]

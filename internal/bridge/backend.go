@@ -52,9 +52,10 @@ type DirectSender interface {
 	// Read is ReadResource.
 	Read(ctx context.Context, r service.Read) (*service.Response, error)
 	// ServeHost is Host: it registers the bridge as a host and, until ctx
-	// ends, answers the servers' requests routed to it with answer.
+	// ends, answers the servers' requests routed to it with answer, and
+	// passes their notifications about those requests to notify.
 	// registered is called once the registration is in place.
-	ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer) error
+	ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer, notify service.HostNotifier) error
 }
 
 // SessionCallers is a Backend that tells the hosts of HTTP sessions apart

@@ -268,7 +268,7 @@ func (b *bridge) hostServe(reg *hostReg, flags hostFlags, ds DirectSender) {
 				}
 			}()
 			return b.answerChild(cctx, server, method, params)
-		})
+		}, func(_, method string, params json.RawMessage) { b.childNotification(method, params) })
 }
 
 // answerChild answers a legacy child's request that mcpd routed to the

@@ -70,8 +70,8 @@ func (p profiledDirect) Read(ctx context.Context, r service.Read) (*service.Resp
 	return p.ds.Read(p.ctx(ctx), r)
 }
 
-func (p profiledDirect) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer) error {
-	return p.ds.ServeHost(p.ctx(ctx), reg, registered, answer)
+func (p profiledDirect) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer, notify service.HostNotifier) error {
+	return p.ds.ServeHost(p.ctx(ctx), reg, registered, answer, notify)
 }
 
 // profiled is be making every call under profile and in root.

@@ -196,9 +196,9 @@ func (b *Backend) Read(ctx context.Context, r service.Read) (*service.Response, 
 // ServeHost registers ctx's app as a host through the service's in-process
 // API (api.LocalApp.ServeHost), on the caller's goroutine, until ctx ends
 // or Close.
-func (b *Backend) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer) error {
+func (b *Backend) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer, notify service.HostNotifier) error {
 	_, err := direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (struct{}, error) {
-		return struct{}{}, a.ServeHost(ctx, reg, registered, answer)
+		return struct{}{}, a.ServeHost(ctx, reg, registered, answer, notify)
 	})
 	return err
 }

@@ -132,7 +132,7 @@ func TestDirectServeHostAnswersSampling(t *testing.T) {
 			func(_ context.Context, server, method string, _ json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 				asked <- server + " " + method
 				return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"from the host"},"model":"m"}`), nil
-			})
+			}, nil)
 	}()
 	<-registered
 	_, resp, err := callDirect(ctx, be, "sample", `{}`)

@@ -126,3 +126,8 @@ type HostRegistration struct {
 // (a JSON object) or a JSON-RPC error. ctx ends when the server cancels
 // the request or the registration ends.
 type HostAnswerer func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *jsonrpc.Error)
+
+// HostNotifier takes a notification a server sent about a request the host
+// answered (notifications/elicitation/complete of a url elicitation it was
+// sent). It must not block.
+type HostNotifier func(server, method string, params json.RawMessage)
