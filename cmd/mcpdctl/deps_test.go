@@ -27,6 +27,10 @@ var allowedOwnDeps = map[string]bool{
 	"github.com/mcpd-dev/mcpd/internal/version": true,
 	// internal/jsonrpc is the wire vocabulary, standard library only.
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc": true,
+	// internal/service is the in-process service's vocabulary (plain Go
+	// values of requests and answers), standard library and jsonrpc only:
+	// the bridge mcpdctl carries speaks it.
+	"github.com/mcpd-dev/mcpd/internal/service": true,
 	// internal/config is the config schema and validator, importing only
 	// the standard library and fsnotify: "config check" validates a file
 	// when mcpd is not running with the very code mcpd uses, rather than a
