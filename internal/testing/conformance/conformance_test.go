@@ -139,7 +139,7 @@ func TestConformance(t *testing.T) {
 	bins := binaries{
 		root:         root,
 		node:         suites["conformance"].node,
-		fixture:      filepath.Join(root, "internal", "conformance", "fixture", "server.mjs"),
+		fixture:      filepath.Join(root, "internal", "testing", "conformance", "fixture", "server.mjs"),
 		goEverything: goBuild(t, root, t.TempDir(), "everything-server", goEverythingPkg),
 	}
 	for _, target := range targets {
