@@ -49,6 +49,7 @@ type listenSub struct {
 	id                        json.RawMessage
 	tools, prompts, resources bool
 	uris                      map[string]bool
+	tasks                     map[string]bool // task ids whose statuses it asked for (taskstatus.go)
 }
 
 func newSubState() subState {
@@ -471,6 +472,7 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		PromptsListChanged    bool     `json:"promptsListChanged"`
 		ResourcesListChanged  bool     `json:"resourcesListChanged"`
 		ResourceSubscriptions []string `json:"resourceSubscriptions"`
+		TaskIDs               []string `json:"taskIds"`
 	}
 	_ = json.Unmarshal(r.params["notifications"], &p)
 	b.refreshInfo(ctx)
@@ -489,6 +491,7 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		prompts:   p.PromptsListChanged && caps.prompts,
 		resources: p.ResourcesListChanged && caps.resources,
 		uris:      map[string]bool{},
+		tasks:     listenTasks(p.TaskIDs, !up || declaresTasks(b.capsMapLocked())),
 	}
 	if caps.subscribe {
 		for _, u := range p.ResourceSubscriptions {
@@ -521,6 +524,9 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		}
 		slices.Sort(us)
 		agreed["resourceSubscriptions"] = us
+	}
+	if len(l.tasks) > 0 {
+		agreed["taskIds"] = slices.Sorted(maps.Keys(l.tasks))
 	}
 	// "The first message the server sends for a subscription is
 	// notifications/subscriptions/acknowledged, tagged with the
