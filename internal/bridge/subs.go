@@ -50,6 +50,7 @@ type listenSub struct {
 	tools, prompts, resources bool
 	uris                      map[string]bool
 	tasks                     map[string]bool // task ids whose statuses it asked for (taskstatus.go)
+	taskURIs                  []string        // what mcpd is asked to watch for them (taskstatus.go)
 }
 
 func newSubState() subState {
@@ -493,6 +494,10 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		uris:      map[string]bool{},
 		tasks:     listenTasks(p.TaskIDs, !up || declaresTasks(b.capsMapLocked())),
 	}
+	l.taskURIs = b.taskURIsLocked(l.tasks) // taskstatus.go
+	for _, u := range l.taskURIs {
+		b.subs.refs[u]++
+	}
 	if caps.subscribe {
 		for _, u := range p.ResourceSubscriptions {
 			if !l.uris[u] {
@@ -549,6 +554,9 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 	b.mu.Lock()
 	delete(b.subs.listens, key)
 	for u := range l.uris {
+		b.subs.refs[u]--
+	}
+	for _, u := range l.taskURIs {
 		b.subs.refs[u]--
 	}
 	b.mu.Unlock()

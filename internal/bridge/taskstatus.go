@@ -2,6 +2,7 @@ package bridge
 
 import (
 	"encoding/json"
+	"maps"
 	"slices"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -19,7 +20,11 @@ import (
 // are kept, a few, and passed on when a call of the host returns their
 // task. A modern (2026-07-28) host is sent the statuses of the tasks it
 // names in a subscriptions/listen filter's taskIds, tagged with that
-// listen's subscription id, and only of tasks it was given.
+// listen's subscription id, and only of tasks it was given. A 2026-07-28
+// server sends the statuses of the tasks its listen names only: the
+// bridge asks mcpd to watch each named task it knows the server of, as
+// the resource URI mcpd-task:SERVER/TASKID (subscriptions.TaskURI), which
+// mcpd puts in its own listen's taskIds on that server.
 
 // maxStrayStatus bounds the statuses kept for ids not known yet.
 const maxStrayStatus = 32
@@ -82,6 +87,23 @@ func withSubscriptionID(params json.RawMessage, id json.RawMessage) map[string]a
 	meta[jsonrpc.MetaSubscriptionID] = id
 	p["_meta"] = meta
 	return p
+}
+
+// taskScheme starts the URI under which mcpd watches a task's statuses
+// (subscriptions.TaskURI).
+const taskScheme = "mcpd-task:"
+
+// taskURIsLocked is what mcpd is asked to watch for the task ids of a
+// listen: the URI of each one the bridge knows the server of. b.mu must be
+// held.
+func (b *bridge) taskURIsLocked(ids map[string]bool) []string {
+	var out []string
+	for _, id := range slices.Sorted(maps.Keys(ids)) {
+		if server, ok := b.taskIDs[id]; ok {
+			out = append(out, taskScheme+server+"/"+id)
+		}
+	}
+	return out
 }
 
 // listenTasks is the set of task ids a listen asked for, none when the

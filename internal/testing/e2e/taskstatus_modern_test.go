@@ -26,19 +26,24 @@ type modernTaskDoor struct {
 
 const modernTasksMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}},"io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"}}`
 
-// A legacy server's notifications/tasks/status reaches a 2026-07-28 host
-// on the subscriptions/listen whose taskIds name the task, tagged with the
+// A task's notifications/tasks/status reaches a 2026-07-28 host on the
+// subscriptions/listen whose taskIds name the task, tagged with the
 // listen's id, through the aggregate and the per-server HTTP doors and
-// `bridge --all`; the status of a task the listen did not name is not sent.
+// `bridge --all`, whether the task's server is legacy (beta, which sends
+// every status) or 2026-07-28 (alpha, which sends those its listen from
+// mcpd names); the status of a task the listen did not name is not sent.
 func TestTaskStatusReachesModernListen(t *testing.T) {
 	d, base := startHTTPDaemon(t, extServers())
-	doors := []struct {
+	type door struct {
 		name, prefix string
 		door         func(t *testing.T) modernTaskDoor
-	}{
-		{"http /mcp", "beta__", func(t *testing.T) modernTaskDoor { return httpTaskDoor(t, base+"/mcp") }},
-		{"http /servers/beta/mcp", "", func(t *testing.T) modernTaskDoor { return httpTaskDoor(t, base+"/servers/beta/mcp") }},
-		{"bridge all", "beta__", func(t *testing.T) modernTaskDoor { return stdioTaskDoor(t, d) }},
+	}
+	var doors []door
+	for _, server := range []string{"beta", "alpha"} {
+		doors = append(doors,
+			door{server + " http /mcp", server + "__", func(t *testing.T) modernTaskDoor { return httpTaskDoor(t, base+"/mcp") }},
+			door{server + " http /servers/" + server + "/mcp", "", func(t *testing.T) modernTaskDoor { return httpTaskDoor(t, base+"/servers/"+server+"/mcp") }},
+			door{server + " bridge all", server + "__", func(t *testing.T) modernTaskDoor { return stdioTaskDoor(t, d) }})
 	}
 	for _, tc := range doors {
 		t.Run(tc.name, func(t *testing.T) {
