@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -252,6 +253,9 @@ func uriHiddenEverywhere(p *profile.Profile, uris []string) (string, bool) {
 		return "", false
 	}
 	for _, u := range uris {
+		if subscriptions.IsTaskURI(u) {
+			continue
+		}
 		if !slices.ContainsFunc(p.ServerNames(), func(n string) bool { return p.Server(n).Resources.Allows(u) }) {
 			return u, true
 		}

@@ -353,6 +353,9 @@ func (s *Server) subscribeProfile(ctx context.Context, w *subscriptions.Watch) (
 	// none does: a host of several servers subscribes to one server's
 	// resource, and another server hiding it must not fail the stream.
 	for _, u := range w.URIs {
+		if subscriptions.IsTaskURI(u) {
+			continue // watched on its own server only
+		}
 		if !slices.ContainsFunc(w.Servers, func(n string) bool { return p.Server(n).Resources.Allows(u) }) {
 			return "", status.Errorf(codes.NotFound, "resource %q not found on %s", u, serversPhrase(w.Servers))
 		}

@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"maps"
 	"slices"
 	"time"
@@ -49,6 +48,8 @@ type listenSub struct {
 	id                        json.RawMessage
 	tools, prompts, resources bool
 	uris                      map[string]bool
+	tasks                     map[string]bool // task ids whose statuses it asked for (taskstatus.go)
+	taskURIs                  []string        // what mcpd is asked to watch for them (taskstatus.go)
 }
 
 func newSubState() subState {
@@ -471,6 +472,7 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		PromptsListChanged    bool     `json:"promptsListChanged"`
 		ResourcesListChanged  bool     `json:"resourcesListChanged"`
 		ResourceSubscriptions []string `json:"resourceSubscriptions"`
+		TaskIDs               []string `json:"taskIds"`
 	}
 	_ = json.Unmarshal(r.params["notifications"], &p)
 	b.refreshInfo(ctx)
@@ -489,6 +491,11 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		prompts:   p.PromptsListChanged && caps.prompts,
 		resources: p.ResourcesListChanged && caps.resources,
 		uris:      map[string]bool{},
+		tasks:     listenTasks(p.TaskIDs, !up || declaresTasks(b.capsMapLocked())),
+	}
+	l.taskURIs = b.taskURIsLocked(l.tasks) // taskstatus.go
+	for _, u := range l.taskURIs {
+		b.subs.refs[u]++
 	}
 	if caps.subscribe {
 		for _, u := range p.ResourceSubscriptions {
@@ -503,31 +510,12 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 		b.syncURIs(ctx) // else the Subscribe stream opens with them (announceUp)
 	}
 
-	// "params.notifications is the subset the server agreed to honour."
-	agreed := map[string]any{}
-	if l.tools {
-		agreed["toolsListChanged"] = true
-	}
-	if l.prompts {
-		agreed["promptsListChanged"] = true
-	}
-	if l.resources {
-		agreed["resourcesListChanged"] = true
-	}
-	if len(l.uris) > 0 {
-		var us []string
-		for u := range l.uris {
-			us = append(us, u)
-		}
-		slices.Sort(us)
-		agreed["resourceSubscriptions"] = us
-	}
 	// "The first message the server sends for a subscription is
 	// notifications/subscriptions/acknowledged, tagged with the
 	// subscription id."
 	b.notify(r.id, "notifications/subscriptions/acknowledged", map[string]any{
 		"_meta":         map[string]any{jsonrpc.MetaSubscriptionID: r.id},
-		"notifications": agreed,
+		"notifications": l.agreed(),
 	})
 	key := idKey(r.id)
 	b.mu.Lock()
@@ -540,12 +528,7 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 	case <-b.ctx.Done():
 	}
 
-	b.mu.Lock()
-	delete(b.subs.listens, key)
-	for u := range l.uris {
-		b.subs.refs[u]--
-	}
-	b.mu.Unlock()
+	b.dropListen(key, l)
 	switch {
 	case b.opts.HandedOver != nil && b.opts.HandedOver():
 		r.answerOnCancel = false // the next bridge takes it on
@@ -567,66 +550,6 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 	})
 }
 
-// addEach is syncOnce's update after mcpd refused its URIs as not found:
-// either the stream is gone, or the profile hides one of them. It sends
-// remove alone, then each of add alone, and returns those mcpd took; the
-// refused ones are remembered (subState.refused) and told once. NOT_FOUND
-// also answers an update of a stream that ended meanwhile, so refusals
-// count only when the stream still answers after them (stream ids are
-// never reused). Each update waits for the watched servers' answers.
-func (b *bridge) addEach(ctx context.Context, id uint64, add, remove []string) ([]string, error) {
-	probe := func() error {
-		_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{SubscriptionId: id, RemoveResourceUris: remove})
-		return err
-	}
-	if err := probe(); err != nil {
-		return nil, err // the stream is gone
-	}
-	var took []string
-	refused := map[string]string{} // URI → mcpd's refusal
-	for _, u := range add {
-		_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{SubscriptionId: id, AddResourceUris: []string{u}})
-		switch {
-		case err == nil:
-			took = append(took, u)
-		case status.Code(err) == codes.NotFound:
-			refused[u] = status.Convert(err).Message()
-		default:
-			return took, err
-		}
-	}
-	if len(refused) == 0 {
-		return took, nil
-	}
-	if err := probe(); err != nil {
-		return took, err // gone meanwhile: the refusals may be its end's
-	}
-	b.mu.Lock()
-	if b.subs.refused == nil {
-		b.subs.refused = map[string]bool{}
-	}
-	for u := range refused {
-		b.subs.refused[u] = true
-	}
-	b.mu.Unlock()
-	for _, u := range slices.Sorted(maps.Keys(refused)) {
-		b.warnOnce(fmt.Sprintf("resource %q is not watched: %s", u, refused[u]))
-	}
-	return took, nil
-}
-
-// forgetRefused drops the URIs mcpd refused, and has them sent again, when
-// the profile may have changed.
-func (b *bridge) forgetRefused() {
-	b.mu.Lock()
-	had := len(b.subs.refused) > 0
-	clear(b.subs.refused)
-	b.mu.Unlock()
-	if had {
-		b.askSyncURIs()
-	}
-}
-
 // changedList is the list method whose change an event of kind tells, ""
 // for other kinds.
 func changedList(kind mcpdv1.SubscriptionEventKind) string {
@@ -639,4 +562,39 @@ func changedList(kind mcpdv1.SubscriptionEventKind) string {
 		return "resources/list"
 	}
 	return ""
+}
+
+// agreed is the filter the listen was acknowledged with: "params.notifications
+// is the subset the server agreed to honour."
+func (l *listenSub) agreed() map[string]any {
+	agreed := map[string]any{}
+	if l.tools {
+		agreed["toolsListChanged"] = true
+	}
+	if l.prompts {
+		agreed["promptsListChanged"] = true
+	}
+	if l.resources {
+		agreed["resourcesListChanged"] = true
+	}
+	if len(l.uris) > 0 {
+		agreed["resourceSubscriptions"] = slices.Sorted(maps.Keys(l.uris))
+	}
+	if len(l.tasks) > 0 {
+		agreed["taskIds"] = slices.Sorted(maps.Keys(l.tasks))
+	}
+	return agreed
+}
+
+// dropListen forgets the ended listen key, l, and what it watched.
+func (b *bridge) dropListen(key string, l *listenSub) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.subs.listens, key)
+	for u := range l.uris {
+		b.subs.refs[u]--
+	}
+	for _, u := range l.taskURIs {
+		b.subs.refs[u]--
+	}
 }

@@ -85,13 +85,17 @@ func (e *WithheldError) Unwrap() error { return ErrWithheld }
 type Book struct {
 	store *Store
 
-	mu      sync.Mutex // guards servers; taken alone
+	mu      sync.Mutex // guards servers, tick and each serverPins.used; taken alone
 	servers map[string]*serverPins
+	tick    uint64 // counts variant uses, for serverPins.used
+	// maxVariants bounds the declaration variants kept per server (bound.go).
+	maxVariants int
 }
 
 // serverPins is the state of one server's variant.
 type serverPins struct {
 	variant Variant // set at creation
+	used    uint64  // Book.tick at the variant's last use; guarded by Book.mu
 	// io serialises the server's pins file (reading it once, saving it) and
 	// every change of loaded and pinned, which are written with io and mu
 	// both held: either one is enough to read them. Order: io, then mu.
@@ -124,7 +128,7 @@ type serverPins struct {
 
 // NewBook returns an empty book over store.
 func NewBook(store *Store) *Book {
-	return &Book{store: store, servers: make(map[string]*serverPins)}
+	return &Book{store: store, servers: make(map[string]*serverPins), maxVariants: MaxVariants}
 }
 
 // Store returns the book's store.
@@ -132,15 +136,23 @@ func (b *Book) Store() *Store { return b.store }
 
 func (b *Book) server(name string) *serverPins { return b.serverOf(name, Variant{}) }
 
-// serverOf is the state of server's variant v, made on first use.
+// serverOf is the state of server's variant v, made on first use; a new
+// declaration variant past the bound drops an old one (bound.go).
 func (b *Book) serverOf(name string, v Variant) *serverPins {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	k := variantKey(name, v.Key)
+	b.tick++
 	sp := b.servers[k]
-	if sp == nil {
-		sp = &serverPins{variant: v}
-		b.servers[k] = sp
+	if sp != nil {
+		sp.used = b.tick
+		b.mu.Unlock()
+		return sp
+	}
+	sp = &serverPins{variant: v, used: b.tick}
+	b.servers[k] = sp
+	b.mu.Unlock()
+	if v.Key != "" {
+		b.bound(name, v.Key)
 	}
 	return sp
 }

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 )
@@ -157,6 +159,36 @@ func (s *Store) SaveVariant(server string, v Variant, tools Tools) error {
 			caps = v.Capabilities
 		}
 		f.Variants[v.Key] = variantFile{Capabilities: caps, Tools: tools}
+	}
+	return s.write(server, f)
+}
+
+// TrimVariants drops from server's file the declaration variants not in
+// keep, in key order, while it holds more than max of them counting added,
+// a variant about to be saved (a bound: bound.go); a file within the bound
+// is left as it is.
+func (s *Store) TrimVariants(server string, max int, keep map[string]bool, added string) error {
+	defer s.lock(server)()
+	f, ok, err := s.read(server)
+	if !ok || err != nil {
+		return err
+	}
+	count := func() int {
+		if _, in := f.Variants[added]; in || added == "" {
+			return len(f.Variants)
+		}
+		return len(f.Variants) + 1
+	}
+	if count() <= max {
+		return nil
+	}
+	for _, k := range slices.Sorted(maps.Keys(f.Variants)) {
+		if count() <= max {
+			break
+		}
+		if !keep[k] {
+			delete(f.Variants, k)
+		}
 	}
 	return s.write(server, f)
 }

@@ -12,8 +12,14 @@ import (
 )
 
 func (u *upstream) applyModern(ctx context.Context, want wants) ServerAck {
+	resources, tasks := splitTasks(want.uris) // tasks.go
 	f := listenFilter{ToolsListChanged: want.tools, PromptsListChanged: want.prompts,
-		ResourcesListChanged: want.resources, ResourceSubscriptions: want.uris}
+		ResourcesListChanged: want.resources, ResourceSubscriptions: resources}
+	for _, t := range tasks {
+		if _, id, _ := taskOf(t); id != "" {
+			f.TaskIDs = append(f.TaskIDs, id)
+		}
+	}
 	filter, _ := json.Marshal(f)
 	key := string(filter)
 	if key == "{}" {
@@ -97,6 +103,9 @@ func (u *upstream) open(ctx context.Context, filter json.RawMessage) (Listener, 
 	}
 	var got listenFilter
 	_ = json.Unmarshal(l.Ack(), &got)
+	for _, id := range got.TaskIDs {
+		got.ResourceSubscriptions = append(got.ResourceSubscriptions, TaskURI(u.name, id))
+	}
 	slices.Sort(got.ResourceSubscriptions) // ServerAck.URIs is sorted
 	got.ResourceSubscriptions = slices.Compact(got.ResourceSubscriptions)
 	return l, ServerAck{Era: "modern", State: true,

@@ -143,6 +143,9 @@ func (st *Stream) wants(ev *Event) bool {
 
 // allows reports whether the stream may watch uri on server (Watch.AllowURI).
 func (st *Stream) allows(server, uri string) bool {
+	if s, _, ok := taskOf(uri); ok { // tasks.go
+		return s == server
+	}
 	return st.watch.AllowURI == nil || st.watch.AllowURI(server, uri)
 }
 

@@ -407,7 +407,12 @@ func (u *upstream) reconcile(ctx context.Context) {
 	if u.child.Modern() {
 		a = u.applyModern(ctx, u.withOwn(want))
 	} else {
+		resources, tasks := splitTasks(want.uris) // tasks.go
+		want.uris = resources
 		a = u.applyLegacy(ctx, want)
+		if len(tasks) > 0 {
+			a.URIs = merge2(a.URIs, tasks)
+		}
 	}
 	u.established = true
 	// In place: on a live child and, for a modern one, in an open listen
@@ -505,6 +510,7 @@ type listenFilter struct {
 	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
 	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
 	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+	TaskIDs               []string `json:"taskIds,omitempty"` // tasks.go
 }
 
 // exited reports whether c's process has already gone.
@@ -531,7 +537,8 @@ func (u *upstream) restarted(want wants) {
 	for _, k := range []Kind{KindToolsListChanged, KindPromptsListChanged, KindResourcesListChanged} {
 		u.m.publish(Event{Kind: k, Server: u.name, Synthetic: true, Time: now, inst: u.inst})
 	}
-	for _, uri := range want.uris {
+	resources, _ := splitTasks(want.uris)
+	for _, uri := range resources {
 		u.m.publish(Event{Kind: KindResourceUpdated, Server: u.name, URI: uri, Synthetic: true, Time: now, inst: u.inst})
 	}
 }

@@ -209,3 +209,41 @@ func TestAddToolChangesListBeforeAnswer(t *testing.T) {
 		t.Fatalf("tools/list after addtool: %s", m["result"])
 	}
 }
+
+// A modern client is sent a task's status on the listen whose taskIds
+// name it, tagged with its id, and nothing of a task it did not name.
+func TestTaskStatusOnListen(t *testing.T) {
+	c := start(t, "modern,tasks")
+	taskID := func(id int) string {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,"name":"start_task","arguments":{}}}`, id, env))
+		var res struct {
+			TaskID string `json:"taskId"`
+		}
+		if m := c.next(); json.Unmarshal(m["result"], &res) != nil || res.TaskID == "" {
+			t.Fatalf("start_task = %v", m)
+		}
+		return res.TaskID
+	}
+	named, other := taskID(1), taskID(2)
+	c.send(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{` + env + `,"notifications":{"taskIds":["` + named + `"]}}}`)
+	if m := c.next(); string(m["method"]) != `"notifications/subscriptions/acknowledged"` {
+		t.Fatalf("listen: %v", m)
+	}
+	for i, id := range []string{other, named} {
+		c.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{%s,"name":"task_status","arguments":{"taskId":%q}}}`, 3+i, env, id))
+	}
+	var got []string
+	for answered := 0; answered < 2; {
+		m := c.next()
+		if m["method"] == nil {
+			answered++
+			continue
+		}
+		if string(m["method"]) == `"notifications/tasks/status"` {
+			got = append(got, string(m["params"]))
+		}
+	}
+	if len(got) != 1 || !strings.Contains(got[0], `"taskId":"`+named+`"`) || !strings.Contains(got[0], `"io.modelcontextprotocol/subscriptionId":"L"`) {
+		t.Fatalf("statuses %v, want only %s's, tagged L", got, named)
+	}
+}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -16,7 +18,10 @@ import (
 // legacy CreateTaskResult {"task": {...}} to a legacy client, {"resultType":
 // "task", "taskId": ...} to a modern one (with "notify": true, a legacy
 // client is first sent notifications/tasks/status of it, "working"). The task, id "<server name>-task-N",
-// is completed at once with the text "task N of <server name>". tasks/get,
+// is completed at once with the text "task N of <server name>". A modern
+// client is sent a task's notifications/tasks/status (task_status) on each
+// subscriptions/listen whose filter's taskIds names it, tagged; a legacy
+// one untagged. tasks/get,
 // tasks/result, tasks/list (legacy), tasks/cancel and tasks/update (modern)
 // are answered; an unknown task id is -32602.
 
@@ -67,8 +72,37 @@ func (s *server) setTaskStatus(r *req) map[string]any {
 	if t == nil {
 		return map[string]any{"content": []any{textContent("unknown task")}}
 	}
-	s.notify("notifications/tasks/status", task)
+	if s.flags["modern"] || r.modern {
+		s.notifyListeners(args.TaskID, task)
+	} else {
+		s.notify("notifications/tasks/status", task)
+	}
 	return map[string]any{"content": []any{textContent("set")}}
+}
+
+// notifyListeners sends task's status, tagged, on every listen whose
+// filter's taskIds names it (a modern client asks for them so).
+func (s *server) notifyListeners(id string, task map[string]any) {
+	// Under fanMu: every listen gets it, or none acknowledged after it.
+	s.fanMu.RLock()
+	defer s.fanMu.RUnlock()
+	s.mu.Lock()
+	var ids []string
+	for lid, filter := range s.listens {
+		var f struct {
+			TaskIDs []string `json:"taskIds"`
+		}
+		if json.Unmarshal(filter, &f) == nil && slices.Contains(f.TaskIDs, id) {
+			ids = append(ids, lid)
+		}
+	}
+	s.mu.Unlock()
+	sort.Strings(ids)
+	for _, lid := range ids {
+		p := maps.Clone(task)
+		p["_meta"] = map[string]any{jsonrpc.MetaSubscriptionID: json.RawMessage(lid)}
+		s.notify("notifications/tasks/status", p)
+	}
 }
 
 // tasksRequest serves what the tasks flag adds; handled is false for any
