@@ -20,6 +20,7 @@ var grpcAllowed = map[string]string{
 	"internal/bridge":     "its Backend's lists, subscriptions and Host stream are mcpd.v1 messages; GRPCBackend",
 	"internal/httpface":   "the bridge's in-process Backend, whose lists, subscriptions and Host stream are mcpd.v1 messages",
 	"internal/bridgeface": "runs the bridge over the HTTP face's backend",
+	"internal/relay":      "takes the bridge socket's header and warning marker from internal/bridge, which links mcpd.v1",
 	"internal/dashboard":  "reads status, logs and pins through the service's mcpd.v1 handlers",
 	"internal/tracing":    "the OTLP exporter speaks gRPC; carries trace context in gRPC metadata",
 }
