@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
@@ -224,13 +225,37 @@ func (a *LocalApp) Unary(ctx context.Context, req any, call func(ctx context.Con
 	return call(ctx, req)
 }
 
-// Subscribe serves req as a subscription of the app, as the gRPC
-// Subscribe does (a long-lived call: not charged to the budget), passing
-// the acknowledgement, then each event, to send until ctx ends, send
-// fails or the subscription ends.
-func (a *LocalApp) Subscribe(ctx context.Context, req *mcpdv1.SubscribeRequest, send func(*mcpdv1.SubscriptionEvent) error) error {
+// Subscribe serves a subscription of the app to what w watches, as the
+// gRPC Subscribe does (a long-lived call: not charged to the budget),
+// passing the acknowledgement (an Ack event), then each event, to send
+// until ctx ends (nil), send fails (nil), the subscription lags (a Lagged
+// event, then nil) or fails (a Failed event, then the error). Events are
+// passed in order, never concurrently.
+func (a *LocalApp) Subscribe(ctx context.Context, w service.Watch, send func(service.SubscriptionEvent) error) error {
 	ctx = a.s.withScope(a.Context(ctx), "")
-	return a.s.subscribe(ctx, req, send, func(ev *subscriptions.Event) error { return send(eventToProto(ev)) })
+	return a.s.subscribe(ctx, w, func(ack subscriptionAck) error { return send(ack.toService()) },
+		func(ev *subscriptions.Event) error { return send(eventToService(ev)) })
+}
+
+// UpdateSubscription adds resource URIs to an open subscription of the
+// app and removes others, as the gRPC UpdateSubscription does, returning
+// what each server now watches.
+func (a *LocalApp) UpdateSubscription(ctx context.Context, u service.SubscriptionUpdate) ([]service.ServerAck, error) {
+	n := int64(8)
+	for _, u := range slices.Concat(u.Add, u.Remove) {
+		n += int64(len(u))
+	}
+	ctx = a.Context(ctx)
+	release, err := a.s.charge(n + alsoHeld(ctx))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	acks, err := a.s.updateSubscription(a.s.withScope(ctx, ""), u)
+	if err != nil {
+		return nil, err
+	}
+	return acksToService(acks), nil
 }
 
 // FollowLogs serves req for the app, as the gRPC FollowLogs does, passing

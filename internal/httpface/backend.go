@@ -155,8 +155,18 @@ func (b *Backend) ReadResource(ctx context.Context, in *mcpdv1.ReadResourceReque
 	return unary(b, ctx, in, b.srv.ReadResource)
 }
 
+// UpdateSubscription updates a subscription of ctx's app through the
+// service's in-process API (api.LocalApp.UpdateSubscription), answering
+// in mcpd.v1 for the bridge's Backend.
 func (b *Backend) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
-	return unary(b, ctx, in, b.srv.UpdateSubscription)
+	u := service.SubscriptionUpdate{ID: in.GetSubscriptionId(), Add: in.GetAddResourceUris(), Remove: in.GetRemoveResourceUris()}
+	acks, err := direct(b, ctx, func(ctx context.Context, a *api.LocalApp) ([]service.ServerAck, error) {
+		return a.UpdateSubscription(ctx, u)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &mcpdv1.UpdateSubscriptionResponse{Servers: api.ServerAcksToProto(acks)}, nil
 }
 
 // SendRequest is Send as a stream of mcpd.v1 events, the response last,
@@ -238,9 +248,13 @@ func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *
 	return zero, err
 }
 
+// Subscribe serves a subscription of ctx's app through the service's
+// in-process API (api.LocalApp.Subscribe), its events given as mcpd.v1
+// messages on a stream for the bridge's Backend.
 func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (bridge.RecvStream[mcpdv1.SubscriptionEvent], error) {
+	w := api.WatchOf(in)
 	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.SubscriptionEvent) error) error {
-		return a.Subscribe(ctx, in, send)
+		return a.Subscribe(ctx, w, func(ev service.SubscriptionEvent) error { return send(api.SubscriptionEventToProto(ev)) })
 	})
 }
 

@@ -17,11 +17,11 @@ var grpcAllowed = map[string]string{
 	"bench":               "measures the gRPC door",
 	"proto/mcpd/v1":       "the generated contract",
 	"internal/api":        "the adapter: the gRPC service on the in-process one",
-	"internal/bridge":     "its Backend's lists, subscriptions and Host stream are mcpd.v1 messages; GRPCBackend",
-	"internal/httpface":   "the bridge's in-process Backend, whose lists, subscriptions and Host stream are mcpd.v1 messages",
+	"internal/bridge":     "its Backend's ListServers, subscription events and Host stream are mcpd.v1 messages (requests, lists and reads go by DirectSender); GRPCBackend",
+	"internal/httpface":   "the bridge's in-process Backend: it converts the service's plain subscription events to the mcpd.v1 ones the bridge's Backend takes, and serves ListServers and the Host stream in mcpd.v1",
 	"internal/bridgeface": "runs the bridge over the HTTP face's backend",
 	"internal/relay":      "takes the bridge socket's header and warning marker from internal/bridge, which links mcpd.v1",
-	"internal/dashboard":  "reads status, logs and pins through the service's mcpd.v1 handlers",
+	"internal/dashboard":  "reads status, logs, pins and server state events through the service's mcpd.v1 handlers",
 	"internal/tracing":    "the OTLP exporter speaks gRPC; carries trace context in gRPC metadata",
 }
 
