@@ -13,7 +13,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/transport"
 )
 
 // Transports an app reaches mcpd by, as GetStatus reports them.
@@ -258,10 +258,14 @@ func (a *LocalApp) UpdateSubscription(ctx context.Context, u service.Subscriptio
 	return acksToService(acks), nil
 }
 
-// FollowLogs serves req for the app, as the gRPC FollowLogs does, passing
-// each line to send until ctx ends or send fails.
-func (a *LocalApp) FollowLogs(ctx context.Context, req *mcpdv1.FollowLogsRequest, send func(*mcpdv1.FollowLogsResponse) error) error {
-	return a.s.followLogs(a.s.withScope(a.Context(ctx), ""), req, send)
+// FollowLogs follows a log for the app, as the gRPC FollowLogs does:
+// opened (nil: none) is called once the log is followed, then each line
+// is passed to send until ctx ends or send fails (nil), or the server is
+// removed from the config (its error).
+func (a *LocalApp) FollowLogs(ctx context.Context, f service.LogFollow, opened func(), send func(service.LogLine) error) error {
+	return a.s.followLogs(a.s.withScope(a.Context(ctx), ""), f, opened, func(l transport.Line) error {
+		return send(service.LogLine{Time: l.Time, Text: l.Text, Truncated: l.Truncated, Pid: l.Pid})
+	})
 }
 
 // Host registers the app as a host on conn, as the gRPC Host does, and

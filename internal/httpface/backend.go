@@ -258,12 +258,27 @@ func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (b
 	})
 }
 
-// FollowLogs opens a FollowLogs stream, as a call of ctx's app: mcpd's
-// dashboard tails a server's stderr with it.
-func (b *Backend) FollowLogs(ctx context.Context, in *mcpdv1.FollowLogsRequest) (bridge.RecvStream[mcpdv1.FollowLogsResponse], error) {
-	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.FollowLogsResponse) error) error {
-		return a.FollowLogs(ctx, in, send)
+// Watch serves a subscription of ctx's app through the service's
+// in-process API (api.LocalApp.Subscribe), on the caller's goroutine:
+// mcpd's dashboard watches the servers' state with it. Events are passed
+// to send as Subscribe says, until ctx ends (nil), send fails or Close.
+func (b *Backend) Watch(ctx context.Context, w service.Watch, send func(service.SubscriptionEvent) error) error {
+	_, err := direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (struct{}, error) {
+		return struct{}{}, a.Subscribe(ctx, w, send)
 	})
+	return err
+}
+
+// FollowLogs follows a log as a call of ctx's app through the service's
+// in-process API (api.LocalApp.FollowLogs), on the caller's goroutine:
+// mcpd's dashboard tails a server's stderr with it. opened is called once
+// the log is followed; each line is passed to send until ctx ends (nil),
+// send fails or Close.
+func (b *Backend) FollowLogs(ctx context.Context, f service.LogFollow, opened func(), send func(service.LogLine) error) error {
+	_, err := direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (struct{}, error) {
+		return struct{}{}, a.FollowLogs(ctx, f, opened, send)
+	})
+	return err
 }
 
 // Host registers ctx's app as a host (api.LocalApp.Host), served on a

@@ -2,6 +2,7 @@ package httpface
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"google.golang.org/grpc/codes"
@@ -64,5 +65,45 @@ func TestLocalSubscribePlain(t *testing.T) {
 	cancel()
 	if err := <-done; err != nil {
 		t.Errorf("Subscribe ended with %v when its context did, want nil", err)
+	}
+}
+
+// An app in process follows a server's stderr in plain Go values
+// (api.LocalApp.FollowLogs): opened comes before the first line, the
+// child's lines come with its pid, and a negative count and an unknown
+// server are refused by class.
+func TestLocalFollowLogsPlain(t *testing.T) {
+	srv, be := newDaemon(t)
+	if _, _, err := callDirect(ctxT(t), be, "echo", `{"message":"to the log"}`); err != nil {
+		t.Fatal(err) // the child is up, and has written to its stderr
+	}
+	app := srv.NewLocalApp(api.TransportHTTP, "plain-logs", 0, 0)
+	defer app.Close()
+	ctx, cancel := context.WithCancel(ctxT(t))
+	defer cancel()
+
+	none := func(service.LogLine) error { return nil }
+	if err := app.FollowLogs(ctx, service.LogFollow{Server: "fake", Lines: -1}, nil, none); status.Code(err) != codes.InvalidArgument {
+		t.Errorf("negative lines: %v, want INVALID_ARGUMENT", err)
+	}
+	if err := app.FollowLogs(ctx, service.LogFollow{Server: "nosuch"}, nil, none); status.Code(err) != codes.NotFound {
+		t.Errorf("unknown server: %v, want NOT_FOUND", err)
+	}
+
+	opened := false
+	var got service.LogLine
+	errStop := errors.New("enough")
+	err := app.FollowLogs(ctx, service.LogFollow{Server: "fake", Lines: 5}, func() { opened = true }, func(l service.LogLine) error {
+		if !opened {
+			t.Error("a line came before opened")
+		}
+		got = l
+		return errStop
+	})
+	if err != nil {
+		t.Fatalf("FollowLogs ended by its send: %v, want nil", err)
+	}
+	if got.Text == "" || got.Pid == 0 || got.Time.IsZero() {
+		t.Errorf("line %+v, want the child's text, pid and time", got)
 	}
 }

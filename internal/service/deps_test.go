@@ -21,7 +21,7 @@ var grpcAllowed = map[string]string{
 	"internal/httpface":   "the bridge's in-process Backend: it converts the service's plain subscription events to the mcpd.v1 ones the bridge's Backend takes, and serves ListServers and the Host stream in mcpd.v1",
 	"internal/bridgeface": "runs the bridge over the HTTP face's backend",
 	"internal/relay":      "takes the bridge socket's header and warning marker from internal/bridge, which links mcpd.v1",
-	"internal/dashboard":  "reads status, logs, pins and server state events through the service's mcpd.v1 handlers",
+	"internal/dashboard":  "calls the service's unary mcpd.v1 handlers (status, logs' backlog, server control, login, pins, its tool calls) through LocalApp.Unary",
 	"internal/tracing":    "the OTLP exporter speaks gRPC; carries trace context in gRPC metadata",
 }
 
