@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -414,9 +415,7 @@ func (b *bridge) syncOnce(ctx context.Context) {
 	if id == 0 || len(add)+len(remove) == 0 {
 		return
 	}
-	_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{
-		SubscriptionId: id, AddResourceUris: add, RemoveResourceUris: remove,
-	})
+	err := b.updateSubscription(ctx, service.SubscriptionUpdate{ID: id, Add: add, Remove: remove})
 	if status.Code(err) == codes.NotFound && len(add) > 0 {
 		add, err = b.addEach(ctx, id, add, remove)
 	}
@@ -576,8 +575,7 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 // never reused). Each update waits for the watched servers' answers.
 func (b *bridge) addEach(ctx context.Context, id uint64, add, remove []string) ([]string, error) {
 	probe := func() error {
-		_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{SubscriptionId: id, RemoveResourceUris: remove})
-		return err
+		return b.updateSubscription(ctx, service.SubscriptionUpdate{ID: id, Remove: remove})
 	}
 	if err := probe(); err != nil {
 		return nil, err // the stream is gone
@@ -585,7 +583,7 @@ func (b *bridge) addEach(ctx context.Context, id uint64, add, remove []string) (
 	var took []string
 	refused := map[string]string{} // URI → mcpd's refusal
 	for _, u := range add {
-		_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{SubscriptionId: id, AddResourceUris: []string{u}})
+		err := b.updateSubscription(ctx, service.SubscriptionUpdate{ID: id, Add: []string{u}})
 		switch {
 		case err == nil:
 			took = append(took, u)
@@ -639,4 +637,18 @@ func changedList(kind mcpdv1.SubscriptionEventKind) string {
 		return "resources/list"
 	}
 	return ""
+}
+
+// updateSubscription adds and removes resource URIs of the open Subscribe
+// stream: in process, in plain values, when the backend is a
+// DirectSender, else by the UpdateSubscription RPC.
+func (b *bridge) updateSubscription(ctx context.Context, u service.SubscriptionUpdate) error {
+	if ds, ok := b.be.(DirectSender); ok {
+		_, err := ds.UpdateWatch(ctx, u)
+		return err
+	}
+	_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{
+		SubscriptionId: u.ID, AddResourceUris: u.Add, RemoveResourceUris: u.Remove,
+	})
+	return err
 }

@@ -155,14 +155,10 @@ func (b *Backend) ReadResource(ctx context.Context, in *mcpdv1.ReadResourceReque
 	return unary(b, ctx, in, b.srv.ReadResource)
 }
 
-// UpdateSubscription updates a subscription of ctx's app through the
-// service's in-process API (api.LocalApp.UpdateSubscription), answering
-// in mcpd.v1 for the bridge's Backend.
+// UpdateSubscription is UpdateWatch answering in mcpd.v1, for a caller
+// that is no DirectSender's (the bridge calls UpdateWatch).
 func (b *Backend) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
-	u := service.SubscriptionUpdate{ID: in.GetSubscriptionId(), Add: in.GetAddResourceUris(), Remove: in.GetRemoveResourceUris()}
-	acks, err := direct(b, ctx, func(ctx context.Context, a *api.LocalApp) ([]service.ServerAck, error) {
-		return a.UpdateSubscription(ctx, u)
-	})
+	acks, err := b.UpdateWatch(ctx, service.SubscriptionUpdate{ID: in.GetSubscriptionId(), Add: in.GetAddResourceUris(), Remove: in.GetRemoveResourceUris()})
 	if err != nil {
 		return nil, err
 	}
@@ -255,6 +251,15 @@ func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (b
 	w := api.WatchOf(in)
 	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.SubscriptionEvent) error) error {
 		return a.Subscribe(ctx, w, func(ev service.SubscriptionEvent) error { return send(api.SubscriptionEventToProto(ev)) })
+	})
+}
+
+// UpdateWatch updates a subscription of ctx's app through the service's
+// in-process API (api.LocalApp.UpdateSubscription), on the caller's
+// goroutine.
+func (b *Backend) UpdateWatch(ctx context.Context, u service.SubscriptionUpdate) ([]service.ServerAck, error) {
+	return direct(b, ctx, func(ctx context.Context, a *api.LocalApp) ([]service.ServerAck, error) {
+		return a.UpdateSubscription(ctx, u)
 	})
 }
 
