@@ -143,19 +143,20 @@ func isCompact(b []byte) bool {
 	return true
 }
 
-// metaObject validates meta_json as jsonObject does, and its progress
-// token if it has one (a string or an integer, as MCP requires).
-func metaObject(text string) (json.RawMessage, error) {
-	meta, err := jsonObject("meta_json", text)
+// metaObjectBytes validates the _meta object named field as
+// jsonObjectBytes does, and its progress token if it has one (a string or
+// an integer, as MCP requires).
+func metaObjectBytes(field string, src []byte) (json.RawMessage, error) {
+	meta, err := jsonObjectBytes(field, src)
 	if err != nil || !bytes.Contains(meta, []byte(`"progressToken"`)) {
 		return meta, err
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(meta, &top); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "invalid meta_json: %v", err)
+		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
 	}
 	if t, ok := top["progressToken"]; ok && string(t) != "null" && !jsonrpc.ValidProgressToken(t) {
-		return nil, status.Errorf(codes.InvalidArgument, "invalid meta_json: progressToken must be a string or an integer, got %.100s", t)
+		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: progressToken must be a string or an integer, got %.100s", field, t)
 	}
 	return meta, nil
 }

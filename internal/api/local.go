@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"slices"
 	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
@@ -12,7 +13,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/transport"
 )
 
 // Transports an app reaches mcpd by, as GetStatus reports them.
@@ -224,19 +225,47 @@ func (a *LocalApp) Unary(ctx context.Context, req any, call func(ctx context.Con
 	return call(ctx, req)
 }
 
-// Subscribe serves req as a subscription of the app, as the gRPC
-// Subscribe does (a long-lived call: not charged to the budget), passing
-// the acknowledgement, then each event, to send until ctx ends, send
-// fails or the subscription ends.
-func (a *LocalApp) Subscribe(ctx context.Context, req *mcpdv1.SubscribeRequest, send func(*mcpdv1.SubscriptionEvent) error) error {
+// Subscribe serves a subscription of the app to what w watches, as the
+// gRPC Subscribe does (a long-lived call: not charged to the budget),
+// passing the acknowledgement (an Ack event), then each event, to send
+// until ctx ends (nil), send fails (nil), the subscription lags (a Lagged
+// event, then nil) or fails (a Failed event, then the error). Events are
+// passed in order, never concurrently.
+func (a *LocalApp) Subscribe(ctx context.Context, w service.Watch, send func(service.SubscriptionEvent) error) error {
 	ctx = a.s.withScope(a.Context(ctx), "")
-	return a.s.subscribe(ctx, req, send, func(ev *subscriptions.Event) error { return send(eventToProto(ev)) })
+	return a.s.subscribe(ctx, w, func(ack subscriptionAck) error { return send(ack.toService()) },
+		func(ev *subscriptions.Event) error { return send(eventToService(ev)) })
 }
 
-// FollowLogs serves req for the app, as the gRPC FollowLogs does, passing
-// each line to send until ctx ends or send fails.
-func (a *LocalApp) FollowLogs(ctx context.Context, req *mcpdv1.FollowLogsRequest, send func(*mcpdv1.FollowLogsResponse) error) error {
-	return a.s.followLogs(a.s.withScope(a.Context(ctx), ""), req, send)
+// UpdateSubscription adds resource URIs to an open subscription of the
+// app and removes others, as the gRPC UpdateSubscription does, returning
+// what each server now watches.
+func (a *LocalApp) UpdateSubscription(ctx context.Context, u service.SubscriptionUpdate) ([]service.ServerAck, error) {
+	n := int64(8)
+	for _, u := range slices.Concat(u.Add, u.Remove) {
+		n += int64(len(u))
+	}
+	ctx = a.Context(ctx)
+	release, err := a.s.charge(n + alsoHeld(ctx))
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	acks, err := a.s.updateSubscription(a.s.withScope(ctx, ""), u)
+	if err != nil {
+		return nil, err
+	}
+	return acksToService(acks), nil
+}
+
+// FollowLogs follows a log for the app, as the gRPC FollowLogs does:
+// opened (nil: none) is called once the log is followed, then each line
+// is passed to send until ctx ends or send fails (nil), or the server is
+// removed from the config (its error).
+func (a *LocalApp) FollowLogs(ctx context.Context, f service.LogFollow, opened func(), send func(service.LogLine) error) error {
+	return a.s.followLogs(a.s.withScope(a.Context(ctx), ""), f, opened, func(l transport.Line) error {
+		return send(service.LogLine{Time: l.Time, Text: l.Text, Truncated: l.Truncated, Pid: l.Pid})
+	})
 }
 
 // Host registers the app as a host on conn, as the gRPC Host does, and

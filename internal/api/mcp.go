@@ -51,10 +51,13 @@ const (
 )
 
 // CallTool calls a tool, streaming its progress notifications and then the
-// response.
+// response: the gRPC face of prepareToolCall.
 func (s *Server) CallTool(req *mcpdv1.CallToolRequest, stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]) error {
-	ctx := stream.Context()
-	tc, err := s.prepareToolCall(ctx, req, false)
+	o, err := optionsOf(req.GetOptions())
+	if err != nil {
+		return err
+	}
+	tc, err := s.prepareToolCall(stream.Context(), toolCallOf(req), o, false)
 	if err != nil {
 		return err
 	}
@@ -68,7 +71,11 @@ func (s *Server) CallTool(req *mcpdv1.CallToolRequest, stream grpc.ServerStreami
 // or log events: the app asked for none, and a unary RPC is cheaper than
 // a stream on both sides.
 func (s *Server) CallToolUnary(ctx context.Context, req *mcpdv1.CallToolRequest) (*mcpdv1.McpResponse, error) {
-	tc, err := s.prepareToolCall(ctx, req, true)
+	o, err := optionsOf(req.GetOptions())
+	if err != nil {
+		return nil, err
+	}
+	tc, err := s.prepareToolCall(ctx, toolCallOf(req), o, true)
 	if err != nil {
 		return nil, err
 	}
@@ -85,69 +92,6 @@ func (s *Server) CallToolUnary(ctx context.Context, req *mcpdv1.CallToolRequest)
 		return nil, status.Errorf(codes.Internal, "tools/call on %q: no response", req.GetServer())
 	}
 	return toMcpResponse(req.GetServer(), resp, src, time.Since(start)), nil
-}
-
-// toolCall is a validated tools/call: the session request, the
-// supervisor's options and the profile's view of the server (nil: none),
-// or hidden, the answer when the profile hides the tool.
-type toolCall struct {
-	req    *session.Request
-	copts  supervisor.CallOptions
-	rs     *profile.Server
-	hidden *session.RPCError
-}
-
-// prepareToolCall validates req once, at the edge, and builds its
-// tools/call params; unary refuses a progress token (nothing could carry
-// the progress back).
-func (s *Server) prepareToolCall(ctx context.Context, req *mcpdv1.CallToolRequest, unary bool) (toolCall, error) {
-	if req.GetServer() == "" {
-		return toolCall{}, status.Error(codes.InvalidArgument, "server name required")
-	}
-	if req.GetTool() == "" {
-		return toolCall{}, status.Error(codes.InvalidArgument, "tool name required")
-	}
-	args, err := jsonObject("arguments_json", req.GetArgumentsJson())
-	if err != nil {
-		return toolCall{}, err
-	}
-	meta, err := metaObject(req.GetMetaJson())
-	if err != nil {
-		return toolCall{}, err
-	}
-	if unary && hasProgressToken(meta) {
-		return toolCall{}, status.Error(codes.InvalidArgument,
-			"invalid meta_json: CallToolUnary delivers no progress, so it takes no progressToken (use CallTool)")
-	}
-	inputResponses, err := jsonObject("input_responses_json", req.GetInputResponsesJson())
-	if err != nil {
-		return toolCall{}, err
-	}
-	base, copts, err := s.callSettings(ctx, req.GetOptions())
-	if err != nil {
-		return toolCall{}, err
-	}
-	rs, err := s.profileGate(ctx, req.GetServer())
-	if err != nil {
-		return toolCall{}, err
-	}
-	if rs != nil {
-		if hidden := hiddenName(&rs.Tools, "tool", req.GetTool()); hidden != nil {
-			return toolCall{hidden: hidden}, nil
-		}
-	}
-	// The arguments, which may be tens of MiB, go to the session as they
-	// are (a view of the request's arguments_json), beside the other
-	// params rather than copied into them.
-	params, err := toolCallParams(meta, req.GetTool(), nil, inputResponses, req.GetRequestState())
-	if err != nil {
-		return toolCall{}, status.Errorf(codes.Internal, "encode tools/call params: %v", err)
-	}
-	base.Method = "tools/call"
-	base.Params = params
-	base.Arguments = args
-	base.Validated = true // built from validated, compact parts
-	return toolCall{req: base, copts: copts, rs: rs}, nil
 }
 
 // Methods SendRequest refuses: the session owns the lifecycle, and
@@ -213,6 +157,9 @@ func (s *Server) sendRequest(ctx context.Context, r service.Request, emit func(r
 	}
 	if params == nil {
 		params = json.RawMessage("{}") // "empty means {}"
+	}
+	if method == methodToolsCall {
+		return s.sendToolCall(ctx, r.Server, params, r.Options, emit)
 	}
 	base, copts, err := s.settings(ctx, r.Options)
 	if err != nil {

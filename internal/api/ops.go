@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -141,12 +142,16 @@ var _ logFollower = (*supervisor.Supervisor)(nil)
 
 // FollowLogs streams recent lines, then new ones until the app cancels.
 func (s *Server) FollowLogs(req *mcpdv1.FollowLogsRequest, stream grpc.ServerStreamingServer[mcpdv1.FollowLogsResponse]) error {
-	return s.followLogs(stream.Context(), req, stream.Send)
+	f := service.LogFollow{Server: req.GetName(), Lines: int(req.GetLines())}
+	return s.followLogs(stream.Context(), f, nil, func(l transport.Line) error {
+		return stream.Send(&mcpdv1.FollowLogsResponse{Line: lineToProto(l)})
+	})
 }
 
-// followLogs serves a FollowLogs request, sending each line with send.
-func (s *Server) followLogs(ctx context.Context, req *mcpdv1.FollowLogsRequest, send func(*mcpdv1.FollowLogsResponse) error) error {
-	n := int(req.GetLines())
+// followLogs serves a log follow, sending each line with send; opened
+// (nil: none) is called once the log is followed, before the first line.
+func (s *Server) followLogs(ctx context.Context, f service.LogFollow, opened func(), send func(transport.Line) error) error {
+	n := f.Lines
 	switch {
 	case n < 0:
 		return status.Errorf(codes.InvalidArgument, "lines must not be negative, got %d", n)
@@ -160,42 +165,45 @@ func (s *Server) followLogs(ctx context.Context, req *mcpdv1.FollowLogsRequest, 
 		lines   <-chan transport.Line
 		cancel  func() int64
 	)
-	if req.GetName() == "" {
+	if f.Server == "" {
 		ring := s.opsSnapshot().daemonLog
 		if ring == nil {
 			return status.Error(codes.Unimplemented, "this mcpd keeps no log of its own")
 		}
 		backlog, lines, cancel = ring.Follow(n)
 	} else {
-		f, ok := s.sup.(logFollower)
+		lf, ok := s.sup.(logFollower)
 		if !ok {
 			return status.Error(codes.Unimplemented, "following logs is not supported")
 		}
 		var err error
-		backlog, lines, cancel, err = f.FollowLogs(req.GetName(), n)
+		backlog, lines, cancel, err = lf.FollowLogs(f.Server, n)
 		if err != nil {
 			return toStatus(err)
 		}
 	}
 	defer cancel()
+	if opened != nil {
+		opened()
+	}
 	for _, l := range backlog {
-		if err := send(&mcpdv1.FollowLogsResponse{Line: lineToProto(l)}); err != nil {
+		if err := send(l); err != nil {
 			return nil // the app went away
 		}
 	}
 	for {
 		select {
 		case <-ctx.Done():
-			s.log.Debug("follow logs ended by the client", zap.String("server", req.GetName()))
+			s.log.Debug("follow logs ended by the client", zap.String("server", f.Server))
 			return nil
 		case l, ok := <-lines:
 			if !ok {
-				if name := req.GetName(); name != "" && !slices.Contains(s.sup.Names(), name) {
+				if name := f.Server; name != "" && !slices.Contains(s.sup.Names(), name) {
 					return classStatus(mcpdv1.ErrorReason_ERROR_REASON_UNKNOWN_SERVER, map[string]string{mcpdv1.ErrorServer: name}, fmt.Sprintf("server %q was removed from the config", name))
 				}
 				return nil
 			}
-			if err := send(&mcpdv1.FollowLogsResponse{Line: lineToProto(l)}); err != nil {
+			if err := send(l); err != nil {
 				return nil
 			}
 		}

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -39,23 +40,19 @@ func (s *Server) subscriptions() (*subscriptions.Manager, error) {
 // Subscribe streams the events an app asked for: first the
 // acknowledgement, then events as they come, until the app cancels (nil),
 // the stream lags (lagged event, then nil) or fails (error event, then
-// UNAVAILABLE).
+// UNAVAILABLE). It is the gRPC face of subscribe.
 func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStreamingServer[mcpdv1.SubscriptionEvent]) error {
 	plain := uncompressed(stream.Context())
-	return s.subscribe(stream.Context(), req, stream.Send, func(ev *subscriptions.Event) error {
+	return s.subscribe(stream.Context(), WatchOf(req), func(a subscriptionAck) error {
+		return stream.Send(a.toProto())
+	}, func(ev *subscriptions.Event) error {
 		return sendEvent(stream, ev, plain)
 	})
 }
 
-// subscribe serves a Subscribe request: it sends the acknowledgement with
-// sendAck, then each event with send, as Subscribe says.
-func (s *Server) subscribe(ctx context.Context, req *mcpdv1.SubscribeRequest,
-	sendAck func(*mcpdv1.SubscriptionEvent) error, send func(*subscriptions.Event) error) error {
-	m, err := s.subscriptions()
-	if err != nil {
-		return err
-	}
-	w := subscriptions.Watch{
+// WatchOf is req as the service takes it.
+func WatchOf(req *mcpdv1.SubscribeRequest) service.Watch {
+	return service.Watch{
 		Servers:              req.GetServers(),
 		ToolsListChanged:     req.GetToolsListChanged(),
 		PromptsListChanged:   req.GetPromptsListChanged(),
@@ -64,6 +61,36 @@ func (s *Server) subscribe(ctx context.Context, req *mcpdv1.SubscribeRequest,
 		State:                req.GetServerState(),
 		Logs:                 req.GetLogMessages(),
 		TaskStatus:           req.GetTaskStatus(),
+		Client:               service.Client{Name: req.GetClient().GetName(), Version: req.GetClient().GetVersion()},
+	}
+}
+
+// subscriptionAck is a subscription's acknowledgement: when it opened
+// (events it waited for come after it), its id and its servers' acks.
+type subscriptionAck struct {
+	opened time.Time
+	id     uint64
+	acks   []subscriptions.ServerAck
+}
+
+// subscribe serves a subscription of the app of ctx to what sw watches:
+// it sends the acknowledgement with sendAck, then each event with send,
+// as Subscribe says.
+func (s *Server) subscribe(ctx context.Context, sw service.Watch,
+	sendAck func(subscriptionAck) error, send func(*subscriptions.Event) error) error {
+	m, err := s.subscriptions()
+	if err != nil {
+		return err
+	}
+	w := subscriptions.Watch{
+		Servers:              sw.Servers,
+		ToolsListChanged:     sw.ToolsListChanged,
+		PromptsListChanged:   sw.PromptsListChanged,
+		ResourcesListChanged: sw.ResourcesListChanged,
+		URIs:                 sw.URIs,
+		State:                sw.State,
+		Logs:                 sw.Logs,
+		TaskStatus:           sw.TaskStatus,
 	}
 	if !w.ToolsListChanged && !w.PromptsListChanged && !w.ResourcesListChanged && len(w.URIs) == 0 && !w.State && !w.Logs && !w.TaskStatus {
 		return status.Error(codes.InvalidArgument, "nothing to watch: ask for at least one kind of event or a resource URI")
@@ -82,13 +109,13 @@ func (s *Server) subscribe(ctx context.Context, req *mcpdv1.SubscribeRequest,
 		return err
 	}
 	app := subscriptions.AppInfo{Profile: prof}
-	app.Name, app.Version = clientIdentity(ctx, req.GetClient())
+	app.Name, app.Version = clientIdentityOf(ctx, sw.Client.Name, sw.Client.Version)
 	if c := connFromContext(ctx); c != nil {
 		app.Pid, app.Conn = c.pid, c.id
 		c.setClient(app.Name, app.Version)
 	}
 	// The instances of shared servers it reaches: its calls' (instances.go).
-	sc := s.scopeOf(ctx, req.GetClient().GetName())
+	sc := s.scopeOf(ctx, sw.Client.Name)
 	if sc.Root == "" && sc.HostRoot != nil && s.watchesRootServer(w) {
 		sc.Root = sc.HostRoot(ctx) // hostscope.go
 	}
@@ -113,12 +140,7 @@ func (s *Server) subscribe(ctx context.Context, req *mcpdv1.SubscribeRequest,
 	log := s.log.With(zap.Uint64("subscription_id", st.ID()), zap.String("app", app.Name))
 	log.Debug("subscription opened", zap.Strings("servers", w.Servers))
 
-	first := &mcpdv1.SubscriptionEvent{
-		Kind:       mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ACK,
-		TimeUnixMs: opened.UnixMilli(),
-		Ack:        &mcpdv1.SubscriptionAck{SubscriptionId: st.ID(), Servers: acksToProto(acks)},
-	}
-	if err := sendAck(first); err != nil {
+	if err := sendAck(subscriptionAck{opened: opened, id: st.ID(), acks: acks}); err != nil {
 		log.Debug("subscription ended by the app", zap.Error(err))
 		return nil
 	}
@@ -200,23 +222,35 @@ func uncompressed(ctx context.Context) bool {
 	return name == "" || name == encoding.Identity
 }
 
-// UpdateSubscription adds or removes resource URIs of an open stream.
+// UpdateSubscription adds or removes resource URIs of an open stream:
+// the gRPC face of updateSubscription.
 func (s *Server) UpdateSubscription(ctx context.Context, req *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
+	acks, err := s.updateSubscription(ctx, service.SubscriptionUpdate{
+		ID: req.GetSubscriptionId(), Add: req.GetAddResourceUris(), Remove: req.GetRemoveResourceUris()})
+	if err != nil {
+		return nil, err
+	}
+	return &mcpdv1.UpdateSubscriptionResponse{Servers: acksToProto(acks)}, nil
+}
+
+// updateSubscription adds or removes resource URIs of an open stream,
+// returning what each server now watches.
+func (s *Server) updateSubscription(ctx context.Context, u service.SubscriptionUpdate) ([]subscriptions.ServerAck, error) {
 	m, err := s.subscriptions()
 	if err != nil {
 		return nil, err
 	}
-	if req.GetSubscriptionId() == 0 {
+	if u.ID == 0 {
 		return nil, status.Error(codes.InvalidArgument, "subscription_id required")
 	}
 	p, err := s.profileOf(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if uri, hidden := uriHiddenEverywhere(p, req.GetAddResourceUris()); hidden {
+	if uri, hidden := uriHiddenEverywhere(p, u.Add); hidden {
 		return nil, status.Errorf(codes.NotFound, "resource %q not found", uri)
 	}
-	acks, err := m.Update(ctx, req.GetSubscriptionId(), req.GetAddResourceUris(), req.GetRemoveResourceUris())
+	acks, err := m.Update(ctx, u.ID, u.Add, u.Remove)
 	switch {
 	case errors.Is(err, subscriptions.ErrUnknownStream):
 		return nil, status.Error(codes.NotFound, err.Error())
@@ -225,7 +259,7 @@ func (s *Server) UpdateSubscription(ctx context.Context, req *mcpdv1.UpdateSubsc
 	case err != nil:
 		return nil, toStatus(err)
 	}
-	return &mcpdv1.UpdateSubscriptionResponse{Servers: acksToProto(acks)}, nil
+	return acks, nil
 }
 
 // noteWatchUse notes the servers w names as used by the app (sharing.go)

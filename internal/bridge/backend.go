@@ -35,8 +35,8 @@ type Backend interface {
 	Reason(err error) string
 }
 
-// DirectSender is a Backend that serves requests, lists and reads in
-// process, on the caller's goroutine (mcpd's own backend): requests and
+// DirectSender is a Backend that serves requests, lists, reads, host
+// registrations and subscription updates in process, on the caller's goroutine (mcpd's own backend): requests and
 // answers are plain Go values, with no stream, no goroutine, no channel
 // and no gRPC message per call. Errors are the calls', as the RPCs would
 // have given them.
@@ -56,6 +56,8 @@ type DirectSender interface {
 	// passes their notifications about those requests to notify.
 	// registered is called once the registration is in place.
 	ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer, notify service.HostNotifier) error
+	// UpdateWatch is UpdateSubscription.
+	UpdateWatch(ctx context.Context, u service.SubscriptionUpdate) ([]service.ServerAck, error)
 }
 
 // SessionCallers is a Backend that tells the hosts of HTTP sessions apart

@@ -74,6 +74,10 @@ func (p profiledDirect) ServeHost(ctx context.Context, reg service.HostRegistrat
 	return p.ds.ServeHost(p.ctx(ctx), reg, registered, answer, notify)
 }
 
+func (p profiledDirect) UpdateWatch(ctx context.Context, u service.SubscriptionUpdate) ([]service.ServerAck, error) {
+	return p.ds.UpdateWatch(p.ctx(ctx), u)
+}
+
 // profiled is be making every call under profile and in root.
 func profiled(be Backend, profile, root string) Backend {
 	p := &profiledBackend{Backend: be, profile: profile, root: root}

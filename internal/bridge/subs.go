@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -415,9 +416,7 @@ func (b *bridge) syncOnce(ctx context.Context) {
 	if id == 0 || len(add)+len(remove) == 0 {
 		return
 	}
-	_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{
-		SubscriptionId: id, AddResourceUris: add, RemoveResourceUris: remove,
-	})
+	err := b.updateSubscription(ctx, service.SubscriptionUpdate{ID: id, Add: add, Remove: remove})
 	if status.Code(err) == codes.NotFound && len(add) > 0 {
 		add, err = b.addEach(ctx, id, add, remove)
 	}
@@ -597,4 +596,18 @@ func (b *bridge) dropListen(key string, l *listenSub) {
 	for _, u := range l.taskURIs {
 		b.subs.refs[u]--
 	}
+}
+
+// updateSubscription adds and removes resource URIs of the open Subscribe
+// stream: in process, in plain values, when the backend is a
+// DirectSender, else by the UpdateSubscription RPC.
+func (b *bridge) updateSubscription(ctx context.Context, u service.SubscriptionUpdate) error {
+	if ds, ok := b.be.(DirectSender); ok {
+		_, err := ds.UpdateWatch(ctx, u)
+		return err
+	}
+	_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{
+		SubscriptionId: u.ID, AddResourceUris: u.Add, RemoveResourceUris: u.Remove,
+	})
+	return err
 }

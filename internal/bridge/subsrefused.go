@@ -6,10 +6,9 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // addEach is syncOnce's update after mcpd refused its URIs as not found:
@@ -21,8 +20,7 @@ import (
 // never reused). Each update waits for the watched servers' answers.
 func (b *bridge) addEach(ctx context.Context, id uint64, add, remove []string) ([]string, error) {
 	probe := func() error {
-		_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{SubscriptionId: id, RemoveResourceUris: remove})
-		return err
+		return b.updateSubscription(ctx, service.SubscriptionUpdate{ID: id, Remove: remove})
 	}
 	if err := probe(); err != nil {
 		return nil, err // the stream is gone
@@ -30,7 +28,7 @@ func (b *bridge) addEach(ctx context.Context, id uint64, add, remove []string) (
 	var took []string
 	refused := map[string]string{} // URI → mcpd's refusal
 	for _, u := range add {
-		_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{SubscriptionId: id, AddResourceUris: []string{u}})
+		err := b.updateSubscription(ctx, service.SubscriptionUpdate{ID: id, Add: []string{u}})
 		switch {
 		case err == nil:
 			took = append(took, u)

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -8,7 +9,7 @@ import (
 
 	"go.uber.org/zap"
 
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // debounce gathers the state events of a burst (a restart is several)
@@ -64,31 +65,32 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	stream, err := d.be.Subscribe(ctx, &mcpdv1.SubscribeRequest{ServerState: true, Client: &mcpdv1.ClientInfo{Name: AppName}})
-	if err != nil {
-		writeError(w, err)
-		return
-	}
-	events := make(chan *mcpdv1.SubscriptionEvent, 64)
-	recvDone := make(chan struct{})
-	go func() { // owned: serveEvents waits for recvDone before returning
-		defer close(recvDone)
+	ctx, cancel := context.WithCancel(ctx)
+	events := make(chan service.SubscriptionEvent, 64)
+	var watchErr error
+	watchDone := make(chan struct{})
+	go func() { // owned: serveEvents waits for watchDone before returning
+		defer close(watchDone)
 		defer close(events)
-		for {
-			ev, err := stream.Recv()
-			if err != nil {
-				return
-			}
+		watchErr = d.be.Watch(ctx, service.Watch{State: true, Client: service.Client{Name: AppName}}, func(ev service.SubscriptionEvent) error {
 			select {
 			case events <- ev:
+				return nil
 			case <-ctx.Done():
-				return
+				return ctx.Err()
 			}
-		}
+		})
 	}()
-	// The stream's handler ends with the request's context; the receiver
-	// then sees the end of the stream.
-	defer func() { <-recvDone }()
+	defer func() {
+		cancel()
+		<-watchDone
+	}()
+	if _, ok := <-events; !ok { // the acknowledgement, or the watch's end
+		if <-watchDone; watchErr != nil {
+			writeError(w, watchErr)
+		}
+		return
+	}
 
 	sse, ok := startSSE(w)
 	if !ok {
@@ -116,15 +118,15 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 			if !ok {
 				return // lagged or ended: the page reconnects
 			}
-			switch ev.GetKind() {
-			case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE:
-			case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED, mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR:
+			switch ev.Kind {
+			case service.ServerState:
+			case service.Lagged, service.Failed:
 				return // the page reconnects to a fresh snapshot
 			default:
 				continue
 			}
-			out := stateEvent{Server: ev.GetServer(), State: ev.GetState(), Pid: ev.GetPid(), Exit: ev.GetExit(),
-				Error: d.mask(ev.GetServer(), ev.GetError()), TimeUnixMs: ev.GetTimeUnixMs()}
+			out := stateEvent{Server: ev.Server, State: ev.State, Pid: int64(ev.Pid), Exit: ev.Exit,
+				Error: d.mask(ev.Server, ev.Error), TimeUnixMs: ev.Time.UnixMilli()}
 			if sse.send("state", out) != nil {
 				return
 			}

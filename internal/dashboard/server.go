@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpd-dev/mcpd/internal/audit"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -122,31 +124,32 @@ func (d *Dashboard) serveFollow(w http.ResponseWriter, r *http.Request) {
 		writeError(w, err)
 		return
 	}
-	stream, err := d.be.FollowLogs(ctx, &mcpdv1.FollowLogsRequest{Name: name, Lines: 0})
-	if err != nil {
+	var (
+		sse  *sseWriter // set once the log is followed
+		dead bool       // the page's event stream could not start
+	)
+	err = d.be.FollowLogs(ctx, service.LogFollow{Server: name}, func() {
+		var ok bool
+		sse, ok = startSSE(w)
+		dead = !ok
+	}, func(l service.LogLine) error {
+		if dead {
+			return errNoStream
+		}
+		return sse.send("line", logLine{TimeUnixMs: l.Time.UnixMilli(), Text: d.mask(name, l.Text), Pid: int64(l.Pid)})
+	})
+	switch {
+	case err == nil || dead || ctx.Err() != nil:
+	case sse == nil:
 		writeError(w, err)
-		return
-	}
-	sse, ok := startSSE(w)
-	if !ok {
-		return
-	}
-	for {
-		ev, err := stream.Recv()
-		if err != nil {
-			if err != io.EOF && ctx.Err() == nil {
-				d.log.Debug("dashboard log follow ended", zap.String("server", name), zap.Error(err))
-				sse.send("end", map[string]string{"error": d.mask(name, err.Error())})
-			}
-			return
-		}
-		if l := ev.GetLine(); l != nil {
-			if sse.send("line", logLine{TimeUnixMs: l.GetTimeUnixMs(), Text: d.mask(name, l.GetText()), Pid: l.GetPid()}) != nil {
-				return
-			}
-		}
+	default:
+		d.log.Debug("dashboard log follow ended", zap.String("server", name), zap.Error(err))
+		_ = sse.send("end", map[string]string{"error": d.mask(name, err.Error())})
 	}
 }
+
+// errNoStream ends a log follow whose page's event stream could not start.
+var errNoStream = errors.New("no event stream")
 
 // auditView is one audit record as the page shows it: never the
 // arguments themselves, only their digest.

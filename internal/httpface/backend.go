@@ -155,8 +155,14 @@ func (b *Backend) ReadResource(ctx context.Context, in *mcpdv1.ReadResourceReque
 	return unary(b, ctx, in, b.srv.ReadResource)
 }
 
+// UpdateSubscription is UpdateWatch answering in mcpd.v1, for a caller
+// that is no DirectSender's (the bridge calls UpdateWatch).
 func (b *Backend) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
-	return unary(b, ctx, in, b.srv.UpdateSubscription)
+	acks, err := b.UpdateWatch(ctx, service.SubscriptionUpdate{ID: in.GetSubscriptionId(), Add: in.GetAddResourceUris(), Remove: in.GetRemoveResourceUris()})
+	if err != nil {
+		return nil, err
+	}
+	return &mcpdv1.UpdateSubscriptionResponse{Servers: api.ServerAcksToProto(acks)}, nil
 }
 
 // SendRequest is Send as a stream of mcpd.v1 events, the response last,
@@ -238,18 +244,46 @@ func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *
 	return zero, err
 }
 
+// Subscribe serves a subscription of ctx's app through the service's
+// in-process API (api.LocalApp.Subscribe), its events given as mcpd.v1
+// messages on a stream for the bridge's Backend.
 func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (bridge.RecvStream[mcpdv1.SubscriptionEvent], error) {
+	w := api.WatchOf(in)
 	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.SubscriptionEvent) error) error {
-		return a.Subscribe(ctx, in, send)
+		return a.Subscribe(ctx, w, func(ev service.SubscriptionEvent) error { return send(api.SubscriptionEventToProto(ev)) })
 	})
 }
 
-// FollowLogs opens a FollowLogs stream, as a call of ctx's app: mcpd's
-// dashboard tails a server's stderr with it.
-func (b *Backend) FollowLogs(ctx context.Context, in *mcpdv1.FollowLogsRequest) (bridge.RecvStream[mcpdv1.FollowLogsResponse], error) {
-	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.FollowLogsResponse) error) error {
-		return a.FollowLogs(ctx, in, send)
+// UpdateWatch updates a subscription of ctx's app through the service's
+// in-process API (api.LocalApp.UpdateSubscription), on the caller's
+// goroutine.
+func (b *Backend) UpdateWatch(ctx context.Context, u service.SubscriptionUpdate) ([]service.ServerAck, error) {
+	return direct(b, ctx, func(ctx context.Context, a *api.LocalApp) ([]service.ServerAck, error) {
+		return a.UpdateSubscription(ctx, u)
 	})
+}
+
+// Watch serves a subscription of ctx's app through the service's
+// in-process API (api.LocalApp.Subscribe), on the caller's goroutine:
+// mcpd's dashboard watches the servers' state with it. Events are passed
+// to send as Subscribe says, until ctx ends (nil), send fails or Close.
+func (b *Backend) Watch(ctx context.Context, w service.Watch, send func(service.SubscriptionEvent) error) error {
+	_, err := direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (struct{}, error) {
+		return struct{}{}, a.Subscribe(ctx, w, send)
+	})
+	return err
+}
+
+// FollowLogs follows a log as a call of ctx's app through the service's
+// in-process API (api.LocalApp.FollowLogs), on the caller's goroutine:
+// mcpd's dashboard tails a server's stderr with it. opened is called once
+// the log is followed; each line is passed to send until ctx ends (nil),
+// send fails or Close.
+func (b *Backend) FollowLogs(ctx context.Context, f service.LogFollow, opened func(), send func(service.LogLine) error) error {
+	_, err := direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (struct{}, error) {
+		return struct{}{}, a.FollowLogs(ctx, f, opened, send)
+	})
+	return err
 }
 
 // Host registers ctx's app as a host (api.LocalApp.Host), served on a

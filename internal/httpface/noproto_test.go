@@ -53,9 +53,14 @@ func (d directOnly) SendRequest(ctx context.Context, in *mcpdv1.SendRequestReque
 	return d.Backend.SendRequest(ctx, in)
 }
 
-// A host's lists, call and read through the HTTP face reach the child
-// without an mcpd.v1 request, on one server's endpoint and on the
-// aggregate.
+func (d directOnly) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
+	d.refuse("UpdateSubscription")
+	return d.Backend.UpdateSubscription(ctx, in)
+}
+
+// A host's lists, call, read and resource subscription through the HTTP
+// face reach the child without an mcpd.v1 request, on one server's
+// endpoint and on the aggregate.
 func TestHTTPHostRequestsBuildNoProto(t *testing.T) {
 	srv, be := newDaemon(t)
 	h := bridge.NewHTTPHandler(directOnly{Backend: be, t: t}, bridge.HTTPOptions{})
@@ -81,6 +86,7 @@ func TestHTTPHostRequestsBuildNoProto(t *testing.T) {
 			{`{"jsonrpc":"2.0","id":4,"method":"resources/list"}`, `fake://hello`},
 			{`{"jsonrpc":"2.0","id":5,"method":"resources/read","params":{"uri":"fake://hello"}}`, `"text":"hello"`},
 			{`{"jsonrpc":"2.0","id":6,"method":"prompts/list"}`, `"prompts"`},
+			{`{"jsonrpc":"2.0","id":7,"method":"resources/subscribe","params":{"uri":"fake://hello"}}`, `"result"`},
 		} {
 			if code, got := host.post(req.body); code != http.StatusOK || !strings.Contains(got, req.want) {
 				t.Fatalf("%s: %s: %d %s", tc.path, req.body, code, got)

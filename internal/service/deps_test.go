@@ -17,11 +17,11 @@ var grpcAllowed = map[string]string{
 	"bench":               "measures the gRPC door",
 	"proto/mcpd/v1":       "the generated contract",
 	"internal/api":        "the adapter: the gRPC service on the in-process one",
-	"internal/bridge":     "its Backend's lists, subscriptions and Host stream are mcpd.v1 messages; GRPCBackend",
-	"internal/httpface":   "the bridge's in-process Backend, whose lists, subscriptions and Host stream are mcpd.v1 messages",
+	"internal/bridge":     "its Backend's ListServers and Subscribe are mcpd.v1 messages in process too (requests, lists, reads, host registration and subscription updates go by DirectSender); GRPCBackend",
+	"internal/httpface":   "the bridge's in-process Backend: it converts the service's plain subscription events to the mcpd.v1 ones the bridge's Backend takes, and serves ListServers in mcpd.v1",
 	"internal/bridgeface": "runs the bridge over the HTTP face's backend",
-	"internal/relay":      "hands a host's session over to the bridge (internal/bridge) when the bridge socket goes",
-	"internal/dashboard":  "reads status, logs and pins through the service's mcpd.v1 handlers",
+	"internal/relay":      "takes the bridge socket's header and warning marker from internal/bridge, which links mcpd.v1",
+	"internal/dashboard":  "calls the service's unary mcpd.v1 handlers (status, logs' backlog, server control, login, pins, its tool calls) through LocalApp.Unary",
 	"internal/tracing":    "the OTLP exporter speaks gRPC; carries trace context in gRPC metadata",
 }
 
