@@ -293,7 +293,7 @@ func memberMap(obj json.RawMessage) (map[string]json.RawMessage, []jsonrpc.Membe
 }
 
 // removedMethods are the client requests of the legacy era that the modern
-// era removed, with what replaces each (mcp-protocol.md §3.6). A modern
+// era removed, with what replaces each (the 2026-07-28 changelog). A modern
 // request for one gets -32601, as modern servers answer it.
 var removedMethods = map[string]string{
 	"initialize":            "use server/discover, and the per-request _meta",

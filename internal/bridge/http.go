@@ -57,7 +57,7 @@ const (
 )
 
 // HTTPHandler serves the bridge over Streamable HTTP in both eras
-// (mcp-protocol.md §10-11): /mcp serves every enabled server as one,
+// (the Streamable HTTP transport of each): /mcp serves every enabled server as one,
 // /servers/NAME/mcp one server, /profiles/NAME/mcp the servers of a
 // profile as one, under it. A legacy host's initialize starts a
 // session, a bridge of its own; modern requests are stateless and share

@@ -18,7 +18,7 @@ const (
 	codeMissingClientCapabilities = -32021
 )
 
-// Standard request headers of the modern era (mcp-protocol.md §11.2).
+// Standard request headers of the modern era (2026-07-28 Streamable HTTP).
 const (
 	hdrProtocolVersion = "MCP-Protocol-Version"
 	hdrMethod          = "Mcp-Method"

@@ -95,7 +95,8 @@ func (s *httpStream) send(m *jsonrpc.Message) error {
 }
 
 // status is the HTTP status of a plain JSON answer: a modern error gets
-// the status mcp-protocol.md §11.3 gives its code. (A missing _meta field's
+// the status the 2026-07-28 Streamable HTTP transport gives its code.
+// (A missing _meta field's
 // -32602 is answered 400 before the request is served; the -32602 of a
 // served request, an unknown tool or a bad cursor, is the method's answer,
 // 200.)

@@ -16,7 +16,7 @@ import (
 // A modern host cannot be sent requests (modern servers never send any),
 // so a legacy child's roots/list, sampling/createMessage or
 // elicitation/create during a modern host's call is turned into the modern
-// shape (mcp-protocol.md §3.8): the bridge answers the host's pending
+// shape (2026-07-28 multi-round-trip requests): the bridge answers the host's pending
 // tools/call, prompts/get or resources/read with an input_required result
 // whose inputRequests carry the child's request, while the call stays in
 // flight through mcpd. When the host retries with inputResponses and the
