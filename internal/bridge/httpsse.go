@@ -96,10 +96,9 @@ func (s *httpStream) send(m *jsonrpc.Message) error {
 
 // status is the HTTP status of a plain JSON answer: a modern error gets
 // the status the 2026-07-28 Streamable HTTP transport gives its code.
-// (A missing _meta field's
-// -32602 is answered 400 before the request is served; the -32602 of a
-// served request, an unknown tool or a bad cursor, is the method's answer,
-// 200.)
+// (A missing _meta field's -32602 is answered 400 before the request is
+// served; the -32602 of a served request, an unknown tool or a bad
+// cursor, is the method's answer, 200.)
 func (s *httpStream) status(m *jsonrpc.Message) int {
 	if !s.modern || m.Error == nil {
 		return http.StatusOK
