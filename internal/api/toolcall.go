@@ -7,6 +7,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
@@ -65,26 +66,47 @@ func toolCallOf(req *mcpdv1.CallToolRequest) toolCallParts {
 	}
 }
 
-// hostToolCall is a tools/call's params (a compact JSON object) as the
-// tool call entry takes them; a member that is null is absent, as an
-// empty field of CallToolRequest is.
+// hostToolCall is a tools/call's params (a valid, compact JSON object) as
+// the tool call entry takes them; a member that is null is absent, as an
+// empty field of CallToolRequest is. The parts are views of params, not
+// copies: the arguments may be tens of MiB.
 func hostToolCall(server string, params json.RawMessage) (toolCallParts, error) {
-	var p struct {
-		Name           json.RawMessage `json:"name"`
-		Arguments      json.RawMessage `json:"arguments"`
-		Meta           json.RawMessage `json:"_meta"`
-		InputResponses json.RawMessage `json:"inputResponses"`
-		RequestState   json.RawMessage `json:"requestState"`
-	}
-	if err := json.Unmarshal(params, &p); err != nil {
-		return toolCallParts{}, status.Errorf(codes.InvalidArgument, "invalid params: %v", err)
+	var name, args, meta, inputs, state json.RawMessage
+	plain := jsonrpc.ScanMembers(params, func(key, value, _ []byte) {
+		switch string(key) { // the last of a repeated member wins, as in json.Unmarshal
+		case "name":
+			name = value
+		case "arguments":
+			args = value
+		case "_meta":
+			meta = value
+		case "inputResponses":
+			inputs = value
+		case "requestState":
+			state = value
+		}
+	})
+	if !plain {
+		// A key with escapes, which json.Unmarshal matches by its
+		// unescaped text: decode (copying) to find the parts.
+		var p struct {
+			Name           json.RawMessage `json:"name"`
+			Arguments      json.RawMessage `json:"arguments"`
+			Meta           json.RawMessage `json:"_meta"`
+			InputResponses json.RawMessage `json:"inputResponses"`
+			RequestState   json.RawMessage `json:"requestState"`
+		}
+		if err := json.Unmarshal(params, &p); err != nil {
+			return toolCallParts{}, status.Errorf(codes.InvalidArgument, "invalid params: %v", err)
+		}
+		name, args, meta, inputs, state = p.Name, p.Arguments, p.Meta, p.InputResponses, p.RequestState
 	}
 	out := toolCallParts{server: server, params: params, fields: mcpToolFields,
-		args: nonNull(p.Arguments), meta: nonNull(p.Meta), inputs: nonNull(p.InputResponses)}
-	if err := jsonString("params.name", p.Name, &out.name); err != nil {
+		args: nonNull(args), meta: nonNull(meta), inputs: nonNull(inputs)}
+	if err := jsonString("params.name", name, &out.name); err != nil {
 		return toolCallParts{}, err
 	}
-	if err := jsonString("params.requestState", p.RequestState, &out.requestState); err != nil {
+	if err := jsonString("params.requestState", state, &out.requestState); err != nil {
 		return toolCallParts{}, err
 	}
 	return out, nil

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -418,7 +419,8 @@ func checkUsage(t *testing.T, d *daemon, metricsSock string, base usage) {
 	}
 	t.Logf("after the chaos: %d goroutines, %d fds, RSS %d MiB", u.goroutines, u.fds, u.rssKiB>>10)
 	if u.goroutines > base.goroutines+chaosGoroutineSlack {
-		t.Errorf("%d goroutines after the servers stopped, baseline %d", u.goroutines, base.goroutines)
+		t.Errorf("%d goroutines after the servers stopped, baseline %d (mcpd's goroutines are dumped in its output)", u.goroutines, base.goroutines)
+		dumpGoroutines(t, d)
 	}
 	if u.fds > base.fds+chaosFDSlack {
 		t.Errorf("%d open fds after the servers stopped, baseline %d", u.fds, base.fds)
@@ -426,4 +428,15 @@ func checkUsage(t *testing.T, d *daemon, metricsSock string, base usage) {
 	if u.rssKiB > 2*base.rssKiB+chaosRSSSlackKiB {
 		t.Errorf("RSS %d MiB after the servers stopped, baseline %d MiB", u.rssKiB>>10, base.rssKiB>>10)
 	}
+}
+
+// dumpGoroutines has mcpd write every goroutine's stack into its output
+// (the Go runtime's answer to SIGQUIT), and waits for it to exit.
+func dumpGoroutines(t *testing.T, d *daemon) {
+	t.Helper()
+	if err := d.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+		t.Logf("SIGQUIT mcpd: %v", err)
+		return
+	}
+	_ = d.wait()
 }
