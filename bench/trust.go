@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 
 	"google.golang.org/grpc/metadata"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // The trust section: mcpd's CPU per tools/call (utime+stime of the mcpd
@@ -69,7 +71,7 @@ func (b *bench) trust(ctx context.Context) error {
 		daemons[i] = d
 		cctx := ctx
 		if s.profile {
-			cctx = metadata.AppendToOutgoingContext(ctx, "mcpd-profile", "bench")
+			cctx = metadata.AppendToOutgoingContext(ctx, mcpdv1.MetadataProfile, "bench")
 		}
 		client := d.client()
 		calls[i] = func() error { return callEcho(cctx, client, "demo") }

@@ -35,12 +35,6 @@ const (
 // clientName is how mcpdctl identifies itself to mcpd.
 const clientName = "mcpdctl"
 
-// Metadata keys carrying the client identity, as proto/mcpd/v1 names them.
-const (
-	mdClientName    = "mcpd-client-name"
-	mdClientVersion = "mcpd-client-version"
-)
-
 // resolveSocket turns the --socket flag into the socket path; a variable so
 // that the resolution order lives in one place (internal/paths).
 var resolveSocket = paths.SocketPath

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // The bridge's host is known to mcpd by its own name (its clientInfo) and
@@ -98,6 +99,6 @@ func asHost(ctx context.Context, host string) context.Context {
 	}
 	md, _ := metadata.FromOutgoingContext(ctx)
 	md = md.Copy()
-	md.Set(mdClientName, host)
+	md.Set(mcpdv1.MetadataClientName, host)
 	return metadata.NewOutgoingContext(ctx, md)
 }

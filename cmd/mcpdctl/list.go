@@ -17,7 +17,6 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	"github.com/mcpd-dev/mcpd/internal/profile"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -67,7 +66,7 @@ func (c *cli) startList(ctx context.Context, a listArgs) (context.Context, *list
 	}
 	lc.client = client
 	if a.profile != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, profile.MetadataKey, a.profile)
+		ctx = metadata.AppendToOutgoingContext(ctx, mcpdv1.MetadataProfile, a.profile)
 	}
 	return ctx, lc, nil
 }

@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/mcpd-dev/mcpd/internal/version"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // The command tree is built on cobra for what the standard flag package
@@ -102,7 +103,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer c.close()
 	root := c.newRoot()
 	root.SetArgs(args)
-	ctx = metadata.AppendToOutgoingContext(ctx, mdClientName, clientName, mdClientVersion, version.Version)
+	ctx = metadata.AppendToOutgoingContext(ctx, mcpdv1.MetadataClientName, clientName, mcpdv1.MetadataClientVersion, version.Version)
 	return root.ExecuteContext(ctx)
 }
 

@@ -36,10 +36,10 @@ func ProfileFrom(ctx context.Context) string {
 // request metadata.
 func outgoing(ctx context.Context) context.Context {
 	if p := ProfileFrom(ctx); p != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, profile.MetadataKey, p)
+		ctx = metadata.AppendToOutgoingContext(ctx, mcpdv1.MetadataProfile, p)
 	}
 	if r := RootFrom(ctx); r != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, MetadataRoot, r)
+		ctx = metadata.AppendToOutgoingContext(ctx, mcpdv1.MetadataRoot, r)
 	}
 	return ctx
 }

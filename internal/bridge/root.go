@@ -5,16 +5,12 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/metadata"
+
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// MetadataRoot is the request metadata key naming the workspace root a
-// bridge's calls are made in (mcpdctl bridge --root DIR); mcpd runs the
-// instance of a server with share "root" for it. The daemon's api package
-// reads the same key.
-const MetadataRoot = "mcpd-root"
-
 // The workspace root of a bridge (Options.Root) travels like its profile:
-// in the context of each Backend call (WithRoot), as MetadataRoot over the
+// in the context of each Backend call (WithRoot), as mcpdv1.MetadataRoot over the
 // socket (GRPCBackend) and as incoming metadata in the daemon's own
 // process (the HTTP face's backend).
 
@@ -38,7 +34,7 @@ func RootFrom(ctx context.Context) string {
 // directory, with every call of the connection.
 func RootDialOptions(root string) []grpc.DialOption {
 	add := func(ctx context.Context) context.Context {
-		return metadata.AppendToOutgoingContext(ctx, MetadataRoot, root)
+		return metadata.AppendToOutgoingContext(ctx, mcpdv1.MetadataRoot, root)
 	}
 	return []grpc.DialOption{
 		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
