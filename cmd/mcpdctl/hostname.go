@@ -7,10 +7,8 @@ import (
 	"io"
 	"time"
 
-	"google.golang.org/grpc/metadata"
-
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // The bridge's host is known to mcpd by its own name (its clientInfo) and
@@ -91,14 +89,8 @@ func (p *peekedReader) SetReadDeadline(t time.Time) error {
 	return errors.ErrUnsupported
 }
 
-// asHost returns ctx whose gRPC calls name the app host (mcpdClientName),
-// in place of mcpdctl, when host is not "".
+// asHost returns ctx whose gRPC calls name the app host, in place of
+// mcpdctl, when host is not "".
 func asHost(ctx context.Context, host string) context.Context {
-	if host == "" {
-		return ctx
-	}
-	md, _ := metadata.FromOutgoingContext(ctx)
-	md = md.Copy()
-	md.Set(mcpdv1.MetadataClientName, host)
-	return metadata.NewOutgoingContext(ctx, md)
+	return apiclient.Outgoing(ctx, apiclient.Metadata{Client: host})
 }

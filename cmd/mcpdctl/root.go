@@ -10,10 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"google.golang.org/grpc/metadata"
 
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/version"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // The command tree is built on cobra for what the standard flag package
@@ -103,7 +102,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer c.close()
 	root := c.newRoot()
 	root.SetArgs(args)
-	ctx = metadata.AppendToOutgoingContext(ctx, mcpdv1.MetadataClientName, clientName, mcpdv1.MetadataClientVersion, version.Version)
+	ctx = apiclient.Outgoing(ctx, apiclient.Metadata{Client: clientName, Version: version.Version})
 	return root.ExecuteContext(ctx)
 }
 
