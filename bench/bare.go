@@ -212,7 +212,7 @@ func startBare(ctx context.Context, reg *registry, path string) (*bare, error) {
 		b.close()
 		return nil, fmt.Errorf("bare grpc server: %w", err)
 	}
-	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := dialFloor(path)
 	if err != nil {
 		b.close()
 		return nil, fmt.Errorf("dial bare grpc server: %w", err)
@@ -317,4 +317,11 @@ func waitSocket(ctx context.Context, path string, timeout time.Duration) error {
 		}
 		time.Sleep(200 * time.Microsecond)
 	}
+}
+
+// dialFloor opens a plain gRPC connection to a floor's socket (the bare
+// server's, the relay's). It does not go through mcpd's client package
+// (internal/apiclient, dialApp): a floor measures gRPC alone.
+func dialFloor(path string) (*grpc.ClientConn, error) {
+	return grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
 }

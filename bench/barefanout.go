@@ -24,7 +24,7 @@ const bareFanOutFirst = int64(1) << 40
 func openBareFanOutApps(ctx context.Context, path string, n int, out chan<- receipt, errs chan<- error) ([]*fanOutApp, error) {
 	var apps []*fanOutApp
 	for i := range n {
-		conn, err := dialApp(path)
+		conn, err := dialFloor(path)
 		if err != nil {
 			closeFanOutApps(apps)
 			return nil, err

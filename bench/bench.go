@@ -307,7 +307,7 @@ func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
 		if err := callEcho(ctx, apps[i], t.Name); err != nil { // connect and warm
 			return err
 		}
-		rconn, err := dialApp(relaySock)
+		rconn, err := dialFloor(relaySock)
 		if err != nil {
 			return err
 		}

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -174,9 +174,9 @@ func (d *daemon) waitReady(ctx context.Context) error {
 
 // app opens one more client connection (one "app") to the daemon.
 func (d *daemon) app() (*grpc.ClientConn, error) {
-	conn, err := grpc.NewClient("unix://"+d.socket, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := apiclient.Dial(d.socket)
 	if err != nil {
-		return nil, fmt.Errorf("dial mcpd: %w", err)
+		return nil, err
 	}
 	d.conns = append(d.conns, conn)
 	return conn, nil
@@ -296,11 +296,5 @@ func connectApps(d *daemon, n int, call func(mcpdv1.McpdClient) error) (closeAll
 	return closeAll, nil
 }
 
-// dialApp opens a client connection to the socket at path.
-func dialApp(path string) (*grpc.ClientConn, error) {
-	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
-	if err != nil {
-		return nil, fmt.Errorf("dial mcpd: %w", err)
-	}
-	return conn, nil
-}
+// dialApp opens a client connection to mcpd's socket at path.
+func dialApp(path string) (*grpc.ClientConn, error) { return apiclient.Dial(path) }

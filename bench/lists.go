@@ -112,7 +112,7 @@ func (b *bench) listRates(ctx context.Context, d *daemon, bareSock, server strin
 		}
 		defer conn.Close()
 		apps[i] = mcpdv1.NewMcpdClient(conn)
-		bconn, err := dialApp(bareSock)
+		bconn, err := dialFloor(bareSock)
 		if err != nil {
 			return 0, 0, err
 		}

@@ -35,7 +35,7 @@ func benchProfiles() profile.Set {
 func BenchmarkHotPathProfile(b *testing.B) {
 	c, srv := inProcessServer(b, "modern,quiet")
 	bg := context.Background()
-	under := metadata.AppendToOutgoingContext(bg, profile.MetadataKey, "bench")
+	under := metadata.AppendToOutgoingContext(bg, mcpdv1.MetadataProfile, "bench")
 	if err := callEcho(bg, c, "fake"); err != nil {
 		b.Fatal(err)
 	}

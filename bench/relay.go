@@ -111,7 +111,7 @@ func startRelay(ctx context.Context, reg *registry, path string, t target) (*bar
 		r.close()
 		return nil, fmt.Errorf("relay for %s: %w", t.Name, err)
 	}
-	if r.conn, err = dialApp(path); err != nil {
+	if r.conn, err = dialFloor(path); err != nil {
 		r.close()
 		return nil, fmt.Errorf("dial relay for %s: %w", t.Name, err)
 	}

@@ -6,7 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
-	"google.golang.org/grpc/metadata"
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 )
 
 // The trust section: mcpd's CPU per tools/call (utime+stime of the mcpd
@@ -69,7 +69,7 @@ func (b *bench) trust(ctx context.Context) error {
 		daemons[i] = d
 		cctx := ctx
 		if s.profile {
-			cctx = metadata.AppendToOutgoingContext(ctx, "mcpd-profile", "bench")
+			cctx = apiclient.Outgoing(ctx, apiclient.Metadata{Profile: "bench"})
 		}
 		client := d.client()
 		calls[i] = func() error { return callEcho(cctx, client, "demo") }

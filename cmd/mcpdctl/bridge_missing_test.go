@@ -19,7 +19,7 @@ import (
 // the file its spec names exists) with a subscription, which is demand.
 func crashLoop(t *testing.T, sock, server string) {
 	t.Helper()
-	be, err := bridge.DialGRPC(sock, func() error { return errors.New("mcpd is not running") }, dialOptions()...)
+	be, err := bridge.DialGRPC(sock, func() error { return errors.New("mcpd is not running") })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-	"google.golang.org/grpc"
 
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/cpuprofile"
 	"github.com/mcpd-dev/mcpd/internal/pollio"
@@ -259,11 +259,7 @@ func relayOff() bool { return os.Getenv(relayEnv) == "0" }
 
 // serveBridge runs the bridge in this process, over gRPC.
 func (c *cli) serveBridge(ctx context.Context, opts bridge.Options, root string, in io.Reader, out io.Writer) error {
-	var extra []grpc.DialOption
-	if root != "" {
-		extra = bridge.RootDialOptions(root)
-	}
-	be, err := bridge.DialGRPC(c.socket, c.notRunning, dialOptions(extra...)...)
+	be, err := bridge.DialGRPC(c.socket, c.notRunning, apiclient.EveryCall(apiclient.Metadata{Root: root}))
 	if err != nil {
 		return err
 	}

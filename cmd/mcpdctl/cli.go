@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,9 +16,9 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/paths"
 	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -34,12 +33,6 @@ const (
 
 // clientName is how mcpdctl identifies itself to mcpd.
 const clientName = "mcpdctl"
-
-// Metadata keys carrying the client identity, as proto/mcpd/v1 names them.
-const (
-	mdClientName    = "mcpd-client-name"
-	mdClientVersion = "mcpd-client-version"
-)
 
 // resolveSocket turns the --socket flag into the socket path; a variable so
 // that the resolution order lives in one place (internal/paths).
@@ -101,26 +94,12 @@ func (c *cli) connect() (mcpdv1.McpdClient, error) {
 		}
 		return nil, fmt.Errorf("socket: %w", err)
 	}
-	conn, err := grpc.NewClient("unix://"+abs, dialOptions()...)
+	conn, err := apiclient.Dial(abs)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", abs, err)
+		return nil, err
 	}
 	c.conn = conn
 	return mcpdv1.NewMcpdClient(conn), nil
-}
-
-// maxResponseSize is the largest message mcpdctl takes from mcpd. mcpd
-// passes a child's result on whole, up to the server's maxLineSize (32 MiB
-// by default, and configurable), where gRPC's default would refuse
-// anything over 4 MiB.
-const maxResponseSize = math.MaxInt32
-
-// dialOptions are the gRPC options of every connection to mcpd, then extra.
-func dialOptions(extra ...grpc.DialOption) []grpc.DialOption {
-	return append([]grpc.DialOption{
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(maxResponseSize)),
-	}, extra...)
 }
 
 // dial is withTimeout and connect, for a verb that talks to mcpd until it

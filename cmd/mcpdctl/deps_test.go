@@ -59,6 +59,9 @@ var allowedOwnDeps = map[string]bool{
 	// internal/docgen keeps the generated sections of docs/ (the verb
 	// table): standard library only.
 	"github.com/mcpd-dev/mcpd/internal/docgen": true,
+	// internal/apiclient dials mcpd's socket and sets the request
+	// metadata of its calls: gRPC and proto/mcpd/v1 only.
+	"github.com/mcpd-dev/mcpd/internal/apiclient": true,
 	// internal/bridge is the MCP server behind "mcpdctl bridge"; its own
 	// TestDeps holds it to the packages above.
 	"github.com/mcpd-dev/mcpd/internal/bridge": true,

@@ -6,9 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -33,7 +31,7 @@ func TestTerminalEscapesSanitized(t *testing.T) {
 	}}})
 	// The app: its call names it, starts the server, and its connection
 	// stays open so that status lists it.
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := apiclient.Dial(sock)
 	if err != nil {
 		t.Fatal(err)
 	}

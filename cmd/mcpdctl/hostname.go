@@ -7,8 +7,7 @@ import (
 	"io"
 	"time"
 
-	"google.golang.org/grpc/metadata"
-
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 )
 
@@ -90,14 +89,8 @@ func (p *peekedReader) SetReadDeadline(t time.Time) error {
 	return errors.ErrUnsupported
 }
 
-// asHost returns ctx whose gRPC calls name the app host (mcpdClientName),
-// in place of mcpdctl, when host is not "".
+// asHost returns ctx whose gRPC calls name the app host, in place of
+// mcpdctl, when host is not "".
 func asHost(ctx context.Context, host string) context.Context {
-	if host == "" {
-		return ctx
-	}
-	md, _ := metadata.FromOutgoingContext(ctx)
-	md = md.Copy()
-	md.Set(mdClientName, host)
-	return metadata.NewOutgoingContext(ctx, md)
+	return apiclient.Outgoing(ctx, apiclient.Metadata{Client: host})
 }

@@ -11,6 +11,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -25,7 +26,7 @@ func TestInterruptExits130(t *testing.T) {
 		Env: map[string]string{fakemcp.EnvMode: "legacy"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	conn, err := grpc.NewClient("unix://"+sock, dialOptions()...)
+	conn, err := apiclient.Dial(sock)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,10 +14,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"google.golang.org/grpc/metadata"
-
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	"github.com/mcpd-dev/mcpd/internal/profile"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -66,10 +64,7 @@ func (c *cli) startList(ctx context.Context, a listArgs) (context.Context, *list
 		return nil, nil, err
 	}
 	lc.client = client
-	if a.profile != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, profile.MetadataKey, a.profile)
-	}
-	return ctx, lc, nil
+	return apiclient.Outgoing(ctx, apiclient.Metadata{Profile: a.profile}), lc, nil
 }
 
 // fetch sends the list RPC of method ("tools/list", ...).

@@ -294,11 +294,11 @@ func TestClientIdentity(t *testing.T) {
 			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
 		}
 		md := f.lastMetadata()
-		if got := md.Get(mdClientName); len(got) != 1 || got[0] != "mcpdctl" {
-			t.Errorf("%v: %s = %q, want [mcpdctl]", args, mdClientName, got)
+		if got := md.Get(mcpdv1.MetadataClientName); len(got) != 1 || got[0] != "mcpdctl" {
+			t.Errorf("%v: %s = %q, want [mcpdctl]", args, mcpdv1.MetadataClientName, got)
 		}
-		if got := md.Get(mdClientVersion); len(got) != 1 || got[0] != version.Version {
-			t.Errorf("%v: %s = %q, want [%s]", args, mdClientVersion, got, version.Version)
+		if got := md.Get(mcpdv1.MetadataClientVersion); len(got) != 1 || got[0] != version.Version {
+			t.Errorf("%v: %s = %q, want [%s]", args, mcpdv1.MetadataClientVersion, got, version.Version)
 		}
 	}
 	f.mu.Lock()

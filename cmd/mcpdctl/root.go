@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
-	"google.golang.org/grpc/metadata"
 
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/version"
 )
 
@@ -102,7 +102,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	defer c.close()
 	root := c.newRoot()
 	root.SetArgs(args)
-	ctx = metadata.AppendToOutgoingContext(ctx, mdClientName, clientName, mdClientVersion, version.Version)
+	ctx = apiclient.Outgoing(ctx, apiclient.Metadata{Client: clientName, Version: version.Version})
 	return root.ExecuteContext(ctx)
 }
 

@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"regexp"
 	"strings"
 	"testing"
 
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
-	"google.golang.org/grpc/metadata"
-
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -79,13 +75,7 @@ func TestStatusSharing(t *testing.T) {
 // appClient is a gRPC app on sock that names itself name in every call.
 func appClient(t *testing.T, sock, name string) mcpdv1.McpdClient {
 	t.Helper()
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()),
-		grpc.WithUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-			return invoker(metadata.AppendToOutgoingContext(ctx, "mcpd-client-name", name), method, req, reply, cc, opts...)
-		}),
-		grpc.WithStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-			return streamer(metadata.AppendToOutgoingContext(ctx, "mcpd-client-name", name), desc, cc, method, opts...)
-		}))
+	conn, err := apiclient.Dial(sock, apiclient.EveryCall(apiclient.Metadata{Client: name}))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -264,7 +264,7 @@ func (t *appTracker) snapshot() []appStatus {
 }
 
 // identifyFromMetadata records the identity an app sent in its request
-// metadata (MetadataClientName/MetadataClientVersion) on the connection the
+// metadata (mcpdv1.MetadataClientName/mcpdv1.MetadataClientVersion) on the connection the
 // RPC arrived on, so that an app that only asks for status (mcpdctl status)
 // is listed by name too.
 func identifyFromMetadata(ctx context.Context) {
@@ -274,8 +274,8 @@ func identifyFromMetadata(ctx context.Context) {
 }
 
 // clientIdentity returns the app's name and version: info's when it names
-// the app, else those of the call's metadata (MetadataClientName,
-// MetadataClientVersion). ValueFromIncomingContext reads the two keys
+// the app, else those of the call's metadata (mcpdv1.MetadataClientName,
+// mcpdv1.MetadataClientVersion). ValueFromIncomingContext reads the two keys
 // without copying the whole metadata map, as FromIncomingContext does.
 func clientIdentity(ctx context.Context, info *mcpdv1.ClientInfo) (name, version string) {
 	return clientIdentityOf(ctx, info.GetName(), info.GetVersion())
@@ -287,10 +287,10 @@ func clientIdentityOf(ctx context.Context, name, version string) (string, string
 	if name != "" {
 		return name, version
 	}
-	if name = first(metadata.ValueFromIncomingContext(ctx, MetadataClientName)); name == "" {
+	if name = first(metadata.ValueFromIncomingContext(ctx, mcpdv1.MetadataClientName)); name == "" {
 		return "", ""
 	}
-	return name, first(metadata.ValueFromIncomingContext(ctx, MetadataClientVersion))
+	return name, first(metadata.ValueFromIncomingContext(ctx, mcpdv1.MetadataClientVersion))
 }
 
 // connFromContext returns the app a call comes from: an in-process app's

@@ -47,7 +47,7 @@ func TestGetStatusAppLeaves(t *testing.T) {
 // mcpdctl does, is listed under that name.
 func TestGetStatusNamesStatusOnlyApp(t *testing.T) {
 	h := newHarness(t, &fakeBackend{})
-	ctx := metadata.AppendToOutgoingContext(ctxT(t), MetadataClientName, "mcpdctl", MetadataClientVersion, "1.2")
+	ctx := metadata.AppendToOutgoingContext(ctxT(t), mcpdv1.MetadataClientName, "mcpdctl", mcpdv1.MetadataClientVersion, "1.2")
 	resp, err := h.client.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
 	if err != nil {
 		t.Fatal(err)
@@ -65,7 +65,7 @@ func TestGetStatusNamesStatusOnlyApp(t *testing.T) {
 // is listed under that name, as it is for every other RPC.
 func TestGetStatusNamesHostByMetadata(t *testing.T) {
 	h := newHarness(t, &fakeBackend{})
-	ctx := metadata.AppendToOutgoingContext(ctxT(t), MetadataClientName, "ide", MetadataClientVersion, "7")
+	ctx := metadata.AppendToOutgoingContext(ctxT(t), mcpdv1.MetadataClientName, "ide", mcpdv1.MetadataClientVersion, "7")
 	host, err := h.client.Host(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ type AuditOptions struct {
 	Arguments bool
 	// ProfileOf, if set, names the profile a call is served under;
 	// unset, a record names the profile the call's context or metadata
-	// picked (WithProfile, MetadataProfile), which the call was checked
+	// picked (WithProfile, mcpdv1.MetadataProfile), which the call was checked
 	// against.
 	ProfileOf func(ctx context.Context) string
 }

@@ -112,12 +112,12 @@ func (s *Server) registerHost(ctx context.Context, reg service.HostRegistration)
 	}
 	name, version := clientIdentityOf(ctx, reg.Client.Name, reg.Client.Version)
 	var connID uint64
-	sc := hostScope{root: cleanRoot(first(metadata.ValueFromIncomingContext(ctx, MetadataRoot)))}
+	sc := hostScope{root: cleanRoot(first(metadata.ValueFromIncomingContext(ctx, mcpdv1.MetadataRoot)))}
 	if c := connFromContext(ctx); c != nil {
 		connID = c.id
 		c.setClient(name, version)
 		c.setHost()
-		sc.app = c.identityOf(first(metadata.ValueFromIncomingContext(ctx, MetadataClientName)), reg.Client.Name)
+		sc.app = c.identityOf(first(metadata.ValueFromIncomingContext(ctx, mcpdv1.MetadataClientName)), reg.Client.Name)
 	}
 	return s.hosts.registerFor(connID, name, sc, servers, hostCaps{
 		roots: reg.Roots, sampling: reg.Sampling, elicitation: reg.Elicitation,

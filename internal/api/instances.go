@@ -13,17 +13,12 @@ import (
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// MetadataRoot is the request metadata key by which an app names the
-// workspace root its calls are made in (mcpdctl bridge --root DIR): the
-// instance of a server with share "root" that serves them.
-const MetadataRoot = "mcpd-root"
-
 // WithRoot returns ctx of an in-process call (a LocalApp's) made in the
-// workspace root dir, as a gRPC call names it in its MetadataRoot.
+// workspace root dir, as a gRPC call names it in its mcpdv1.MetadataRoot.
 func WithRoot(ctx context.Context, dir string) context.Context {
 	md, _ := metadata.FromIncomingContext(ctx)
 	md = md.Copy()
-	md.Set(MetadataRoot, dir)
+	md.Set(mcpdv1.MetadataRoot, dir)
 	return metadata.NewIncomingContext(ctx, md)
 }
 
@@ -46,9 +41,9 @@ func (s *Server) withScope(ctx context.Context, info string) context.Context {
 // reload may share one later. info is the client name the call's request
 // gives ("" for none).
 func (s *Server) scopeOf(ctx context.Context, info string) supervisor.Scope {
-	sc := supervisor.Scope{Root: first(metadata.ValueFromIncomingContext(ctx, MetadataRoot))}
+	sc := supervisor.Scope{Root: first(metadata.ValueFromIncomingContext(ctx, mcpdv1.MetadataRoot))}
 	if c := connFromContext(ctx); c != nil {
-		sc.App, sc.Owner, sc.Alive = c.identityOf(first(metadata.ValueFromIncomingContext(ctx, MetadataClientName)), info), c.id, c.open
+		sc.App, sc.Owner, sc.Alive = c.identityOf(first(metadata.ValueFromIncomingContext(ctx, mcpdv1.MetadataClientName)), info), c.id, c.open
 	}
 	if sc.Root == "" {
 		// A host's declared roots pick its app's root (hostscope.go).
@@ -75,7 +70,7 @@ func cleanRoot(root string) string {
 //
 //   - a gRPC app: its process id (so every connection of one process, a
 //     reconnect included, reaches one instance), else its connection; the
-//     name is the one its call's metadata gives (MetadataClientName, as
+//     name is the one its call's metadata gives (mcpdv1.MetadataClientName, as
 //     mcpdctl bridge with MCPD_BRIDGE_RELAY=0 sends its host's name on
 //     every call), else the one fixed on its first call that needed an
 //     identity (its request's client name, else the connection's);

@@ -46,7 +46,7 @@ func TestListAggregates(t *testing.T) {
 		},
 	}
 	h := newHarness(t, b)
-	ctx := metadata.AppendToOutgoingContext(ctxT(t), MetadataClientName, "script", MetadataClientVersion, "0.1")
+	ctx := metadata.AppendToOutgoingContext(ctxT(t), mcpdv1.MetadataClientName, "script", mcpdv1.MetadataClientVersion, "0.1")
 	resp, err := h.client.ListTools(ctx, &mcpdv1.ListToolsRequest{})
 	if err != nil {
 		t.Fatal(err)

@@ -23,13 +23,6 @@ import (
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// Connection metadata keys by which an app names itself once per connection
-// (CallOptions.client overrides them per call).
-const (
-	MetadataClientName    = "mcpd-client-name"
-	MetadataClientVersion = "mcpd-client-version"
-)
-
 // MaxTimeoutMs is the largest CallOptions.timeout_ms accepted: the most
 // whole milliseconds a time.Duration holds (about 292 years). A larger
 // value would overflow into a negative or zero timeout, so it is refused;

@@ -18,17 +18,13 @@ import (
 )
 
 // This file enforces the config's profiles. A call is made under a profile
-// when its gRPC metadata names one (profile.MetadataKey) or, in process,
+// when its gRPC metadata names one (mcpdv1.MetadataProfile) or, in process,
 // its context does (WithProfile). Under a profile the MCP RPCs see only
 // its servers (another is an unknown server), lists carry only the items
 // it shows, with its overrides, and a request for a hidden tool, prompt or
 // resource is answered as the server answers for one it does not have.
 // Every front reaches the servers through these RPCs, so none can bypass
 // the gate.
-
-// MetadataProfile is the request metadata key by which an app picks its
-// profile.
-const MetadataProfile = profile.MetadataKey
 
 // Answers for hidden items, as MCP servers give them for unknown ones.
 const (
@@ -41,7 +37,7 @@ const (
 type profileKey struct{}
 
 // WithProfile returns ctx for calls under the named profile ("" none), as
-// the metadata key MetadataProfile does for a gRPC call. In-process
+// the metadata key mcpdv1.MetadataProfile does for a gRPC call. In-process
 // callers (the HTTP face) use it.
 func WithProfile(ctx context.Context, name string) context.Context {
 	return context.WithValue(ctx, profileKey{}, name)
@@ -117,7 +113,7 @@ func profileName(ctx context.Context) string {
 	if name, _ := ctx.Value(profileKey{}).(string); name != "" {
 		return name
 	}
-	return first(metadata.ValueFromIncomingContext(ctx, MetadataProfile))
+	return first(metadata.ValueFromIncomingContext(ctx, mcpdv1.MetadataProfile))
 }
 
 // gateServer returns p's rules for server: nil without a profile, and the

@@ -22,10 +22,13 @@ var ownDeps = map[string]bool{
 	// The in-process service's vocabulary: standard library and jsonrpc.
 	"github.com/mcpd-dev/mcpd/internal/service": true,
 	"github.com/mcpd-dev/mcpd/proto/mcpd/v1":    true,
-	"github.com/mcpd-dev/mcpd/internal/paths":   true,
-	"github.com/mcpd-dev/mcpd/internal/version": true,
-	"github.com/mcpd-dev/mcpd/internal/config":  true,
-	"github.com/mcpd-dev/mcpd/internal/profile": true,
+	// The client side of mcpd's socket (GRPCBackend): gRPC and the
+	// contract only.
+	"github.com/mcpd-dev/mcpd/internal/apiclient": true,
+	"github.com/mcpd-dev/mcpd/internal/paths":     true,
+	"github.com/mcpd-dev/mcpd/internal/version":   true,
+	"github.com/mcpd-dev/mcpd/internal/config":    true,
+	"github.com/mcpd-dev/mcpd/internal/profile":   true,
 	// The config's sandbox vocabulary: standard library only.
 	"github.com/mcpd-dev/mcpd/internal/sandbox/policy": true,
 }

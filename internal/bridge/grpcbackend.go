@@ -3,15 +3,14 @@ package bridge
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
 	"google.golang.org/grpc/connectivity"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -25,17 +24,13 @@ type GRPCBackend struct {
 }
 
 // DialGRPC prepares a connection to mcpd at socket (it connects lazily and
-// reconnects soon after mcpd comes back). notRunning is the error for an
-// mcpd that is not there.
-func DialGRPC(socket string, notRunning func() error, opts ...grpc.DialOption) (*GRPCBackend, error) {
-	// The default backoff grows to 2 minutes: too slow to notice a restart.
-	opts = append(opts, grpc.WithConnectParams(grpc.ConnectParams{
-		Backoff:           backoff.Config{BaseDelay: retryMin, Multiplier: 1.6, Jitter: 0.2, MaxDelay: retryMax},
-		MinConnectTimeout: readyTimeout,
-	}))
-	conn, err := grpc.NewClient("unix://"+socket, opts...)
+// reconnects soon after mcpd comes back), with opts after those. notRunning
+// is the error for an mcpd that is not there.
+func DialGRPC(socket string, notRunning func() error, opts ...apiclient.Option) (*GRPCBackend, error) {
+	opts = append([]apiclient.Option{apiclient.Reconnect(retryMin, retryMax, readyTimeout)}, opts...)
+	conn, err := apiclient.Dial(socket, opts...)
 	if err != nil {
-		return nil, fmt.Errorf("connect to %s: %w", socket, err)
+		return nil, err
 	}
 	return &GRPCBackend{conn: conn, client: mcpdv1.NewMcpdClient(conn), socket: socket, notRunning: notRunning}, nil
 }

@@ -3,8 +3,7 @@ package bridge
 import (
 	"context"
 
-	"google.golang.org/grpc/metadata"
-
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -35,13 +34,7 @@ func ProfileFrom(ctx context.Context) string {
 // outgoing adds the profile and the root of ctx, if any, to its gRPC
 // request metadata.
 func outgoing(ctx context.Context) context.Context {
-	if p := ProfileFrom(ctx); p != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, profile.MetadataKey, p)
-	}
-	if r := RootFrom(ctx); r != "" {
-		ctx = metadata.AppendToOutgoingContext(ctx, MetadataRoot, r)
-	}
-	return ctx
+	return apiclient.Outgoing(ctx, apiclient.Metadata{Profile: ProfileFrom(ctx), Root: RootFrom(ctx)})
 }
 
 // profiledBackend makes every call of its Backend under one profile and

@@ -106,7 +106,7 @@ func (s *session) run(life context.Context, be bridge.Backend) error {
 	in := &eofReader{r: s.in, onEOF: func() { watch.Go(func() { watchHangup(served, s.conn, gone) }) }}
 	ctx := bridge.WithCaller(served, s.app)
 	if h.Root != "" {
-		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(api.MetadataRoot, h.Root))
+		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(mcpdv1.MetadataRoot, h.Root))
 	}
 	timeout := time.Duration(h.TimeoutMs) * time.Millisecond
 	client := &mcpdv1.ClientInfo{Name: h.Client, Version: h.Version}

@@ -10,10 +10,6 @@ import (
 	"sort"
 )
 
-// MetadataKey is the gRPC request metadata key by which an app picks its
-// profile.
-const MetadataKey = "mcpd-profile"
-
 // Prefix says how a host serving several servers names their tools and
 // prompts.
 type Prefix string

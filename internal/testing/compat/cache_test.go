@@ -18,10 +18,10 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -60,7 +60,7 @@ func startDaemon(tb testing.TB, log *zap.Logger, opts supervisor.Options) *daemo
 	go func() { supDone <- sup.Run(ctx) }()
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(ln) }()
-	conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := apiclient.Dial(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestCacheAPIGoSDK(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				// Each app is its own connection with its own name.
-				conn, err := grpc.NewClient("unix://"+d.path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+				conn, err := apiclient.Dial(d.path)
 				if err != nil {
 					t.Error(err)
 					return

@@ -18,10 +18,9 @@ import (
 	"time"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/backoff"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -245,13 +244,8 @@ func (d *daemon) dial() *grpc.ClientConn {
 
 func dialSocket(t *testing.T, socket string) *grpc.ClientConn {
 	t.Helper()
-	conn, err := grpc.NewClient("unix://"+socket,
-		grpc.WithTransportCredentials(insecure.NewCredentials()),
-		// Retry quickly while mcpd is still starting.
-		grpc.WithConnectParams(grpc.ConnectParams{
-			Backoff:           backoff.Config{BaseDelay: 20 * time.Millisecond, Multiplier: 1.6, MaxDelay: 500 * time.Millisecond},
-			MinConnectTimeout: 5 * time.Second,
-		}))
+	// Retry quickly while mcpd is still starting.
+	conn, err := apiclient.Dial(socket, apiclient.Reconnect(20*time.Millisecond, 500*time.Millisecond, 5*time.Second))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,13 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/paths"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -552,7 +551,7 @@ func helperMain(mode string) int {
 	switch mode {
 	case "getstatus":
 		// GetStatus on the socket in $MCPD_SOCKET; print the status code.
-		conn, err := grpc.NewClient("unix://"+os.Getenv(paths.EnvSocket), grpc.WithTransportCredentials(insecure.NewCredentials()))
+		conn, err := apiclient.Dial(os.Getenv(paths.EnvSocket))
 		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			return 1
