@@ -95,6 +95,9 @@ func localName(name string) string {
 	return strings.Trim(notLocal.ReplaceAllString(n, "-"), "-")
 }
 
+// runAdd reads ref from the registry, builds its config entry with the
+// values it needs, and prints it (--dry-run) or writes it and has a running
+// mcpd reload.
 func (c *cli) runAdd(ctx context.Context, ref string, a addArgs, vars map[string]string, timeout time.Duration) error {
 	name, version := splitRef(ref)
 	rc, err := newRegistry(registryURL(ctx, a.reg, a.cfgFlag))
@@ -102,21 +105,11 @@ func (c *cli) runAdd(ctx context.Context, ref string, a addArgs, vars map[string
 		return err
 	}
 	defer rc.Close()
-	e, ans, err := rc.Get(ctx, name, version)
+	e, err := c.getActive(ctx, rc, name, version)
 	if err != nil {
 		return err
 	}
-	if ans.Offline != nil {
-		c.warnf("%s cannot be reached (%v); using its answer from the cache, %s old", rc.BaseURL, ans.Offline, age(timeNow().Sub(ans.FetchedAt)))
-	}
 	ver := e.Server.Name + "@" + e.Server.Version
-	if st := e.Status(); st != registry.StatusActive {
-		msg := fmt.Sprintf("%s is %s in the registry", ver, st)
-		if m := e.StatusMessage(); m != "" {
-			msg += ": " + sanitizeText(m)
-		}
-		return errors.New(msg + "; nothing was written")
-	}
 	local := a.as
 	if local == "" {
 		local = localName(e.Server.Name)
@@ -125,7 +118,55 @@ func (c *cli) runAdd(ctx context.Context, ref string, a addArgs, vars map[string
 	if err != nil {
 		return err
 	}
-	built, err := choice.Build(local, func(v registry.Var) (string, bool, error) {
+	built, err := choice.Build(local, c.addAsker(ctx, vars))
+	if err != nil {
+		return err
+	}
+	if len(built.Missing) > 0 {
+		return missingVarsError(ver, built.Missing)
+	}
+	entry := importer.Server{Command: built.Config.Command, Args: built.Config.Args, Env: built.Config.Env,
+		URL: built.Config.URL, Type: built.Config.Type, Headers: built.Config.Headers}
+	how := describeChoice(choice)
+	if a.dryRun {
+		return c.printDryRun(ver, local, how, entry, built.Secrets)
+	}
+	rec := registry.Record{Name: e.Server.Name, Version: e.Server.Version, Registry: rc.BaseURL}
+	abs, err := c.writeAdded(ctx, a.cfgFlag, local, entry, built.Secrets, rec)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.stdout, "added %s as %q to %s (%s)\n", ver, local, abs, how)
+	c.reloadAfterAdd(ctx, timeout)
+	return nil
+}
+
+// getActive reads the server name (at version, or its latest) from the
+// registry, warning when the answer comes from the cache; a server that is
+// not active is an error carrying the registry's message.
+func (c *cli) getActive(ctx context.Context, rc *registry.Client, name, version string) (*registry.Entry, error) {
+	e, ans, err := rc.Get(ctx, name, version)
+	if err != nil {
+		return nil, err
+	}
+	if ans.Offline != nil {
+		c.warnf("%s cannot be reached (%v); using its answer from the cache, %s old", rc.BaseURL, ans.Offline, age(timeNow().Sub(ans.FetchedAt)))
+	}
+	if st := e.Status(); st != registry.StatusActive {
+		msg := fmt.Sprintf("%s@%s is %s in the registry", e.Server.Name, e.Server.Version, st)
+		if m := e.StatusMessage(); m != "" {
+			msg += ": " + sanitizeText(m)
+		}
+		return nil, errors.New(msg + "; nothing was written")
+	}
+	return e, nil
+}
+
+// addAsker answers for the values a server needs: --var, else (for a
+// required one) the environment, else a secret stored by an earlier add,
+// else a prompt on the terminal.
+func (c *cli) addAsker(ctx context.Context, vars map[string]string) registry.Asker {
+	return func(v registry.Var) (string, bool, error) {
 		if s, ok := vars[v.Key]; ok {
 			return s, true, nil
 		}
@@ -141,81 +182,104 @@ func (c *cli) runAdd(ctx context.Context, ref string, a addArgs, vars map[string
 			}
 		}
 		return promptTTY(c.stderr, v)
-	})
-	if err != nil {
-		return err
 	}
-	if len(built.Missing) > 0 {
-		var b strings.Builder
-		for _, v := range built.Missing {
-			fmt.Fprintf(&b, "\n  --var %s=...  (%s", v.Key, v.What)
-			if v.Description != "" {
-				fmt.Fprintf(&b, ": %s", sanitizeText(v.Description))
-			}
-			b.WriteString(")")
+}
+
+// missingVarsError names the required values of ver nobody gave, each as
+// the --var that would give it.
+func missingVarsError(ver string, missing []registry.Var) error {
+	var b strings.Builder
+	for _, v := range missing {
+		fmt.Fprintf(&b, "\n  --var %s=...  (%s", v.Key, v.What)
+		if v.Description != "" {
+			fmt.Fprintf(&b, ": %s", sanitizeText(v.Description))
 		}
-		return fmt.Errorf("%s needs values; give them with --var (or set them in the environment):%s", ver, b.String())
+		b.WriteString(")")
 	}
-	entry := importer.Server{Command: built.Config.Command, Args: built.Config.Args, Env: built.Config.Env,
-		URL: built.Config.URL, Type: built.Config.Type, Headers: built.Config.Headers}
+	return fmt.Errorf("%s needs values; give them with --var (or set them in the environment):%s", ver, b.String())
+}
+
+// describeChoice says how the server runs: its package and runtime, or its
+// remote.
+func describeChoice(choice *registry.Choice) string {
 	how := choice.Kind()
 	if choice.Package != nil {
 		how += " package " + choice.Package.Identifier + " with " + choice.Runtime
 	} else {
 		how += " remote " + importer.RemoteRef(choice.Remote.URL)
 	}
-	if a.dryRun {
-		out, err := importer.MarshalIndent(map[string]any{"mcpServers": map[string]importer.Server{local: entry}})
-		if err != nil {
-			return err
-		}
-		fmt.Fprintf(c.stderr, "%s as %q: %s\n", ver, local, how)
-		if len(built.Secrets) > 0 {
-			fmt.Fprintf(c.stderr, "would store %s as secrets (see mcpdctl secret ls)\n", strings.Join(keys(built.Secrets), ", "))
-		}
-		_, err = c.stdout.Write(out)
+	return how
+}
+
+// printDryRun prints what add would write: the entry on stdout, what it is
+// and the secrets it would store on stderr.
+func (c *cli) printDryRun(ver, local, how string, entry importer.Server, secrets map[string]string) error {
+	out, err := importer.MarshalIndent(map[string]any{"mcpServers": map[string]importer.Server{local: entry}})
+	if err != nil {
 		return err
 	}
+	fmt.Fprintf(c.stderr, "%s as %q: %s\n", ver, local, how)
+	if len(secrets) > 0 {
+		fmt.Fprintf(c.stderr, "would store %s as secrets (see mcpdctl secret ls)\n", strings.Join(keys(secrets), ", "))
+	}
+	_, err = c.stdout.Write(out)
+	return err
+}
 
-	dest := paths.ConfigPath(a.cfgFlag)
+// writeAdded sets the server local to entry in the config (replacing it
+// when add wrote it before from the same registry server), checks the
+// result as mcpd would, stores the secrets, writes the config and records
+// rec (its Config and Added filled in here). It returns the config's
+// absolute path. Nothing is written when the check or storing a secret
+// fails.
+func (c *cli) writeAdded(ctx context.Context, cfgFlag, local string, entry importer.Server, secrets map[string]string, rec registry.Record) (string, error) {
+	dest := paths.ConfigPath(cfgFlag)
 	recPath := registry.RecordsPath(paths.StateDir())
 	recs, err := registry.LoadRecords(recPath)
 	if err != nil {
-		return err
+		return "", err
 	}
-	out, err := addToConfig(ctx, dest, local, entry, recs[local].Name == e.Server.Name)
+	out, err := addToConfig(ctx, dest, local, entry, recs[local].Name == rec.Name)
 	if err != nil {
-		return err
+		return "", err
 	}
 	// Check as mcpd would (secrets are resolved when the server starts).
 	abs, _ := filepath.Abs(dest)
 	resp, _ := checkLocally(ctx, &mcpdv1.CheckConfigRequest{Path: abs, Content: out}, abs)
 	if !resp.GetValid() {
 		c.printLeftToFill(resp, abs, false)
-		return fmt.Errorf("mcpd would reject %s with this entry; nothing was written", abs)
+		return "", fmt.Errorf("mcpd would reject %s with this entry; nothing was written", abs)
 	}
-	if len(built.Secrets) > 0 {
-		st := openSecrets()
-		defer st.Close()
-		for _, name := range keys(built.Secrets) {
-			if err := st.Set(ctx, name, built.Secrets[name]); err != nil {
-				return fmt.Errorf("store secret %s: %w; nothing was written", name, err)
-			}
-		}
-		fmt.Fprintf(c.stdout, "stored %s in %s (the config refers to them as ${secret:NAME})\n", strings.Join(keys(built.Secrets), ", "), st.Backend())
+	if err := c.storeSecrets(ctx, secrets); err != nil {
+		return "", err
 	}
 	if err := os.MkdirAll(filepath.Dir(dest), 0o700); err != nil {
-		return fmt.Errorf("config file: %w", err)
+		return "", fmt.Errorf("config file: %w", err)
 	}
 	if err := writeFileAtomic(dest, out); err != nil {
-		return err
+		return "", err
 	}
-	recs[local] = registry.Record{Name: e.Server.Name, Version: e.Server.Version, Registry: rc.BaseURL, Config: abs, Added: timeNow().UTC()}
+	rec.Config, rec.Added = abs, timeNow().UTC()
+	recs[local] = rec
 	if err := recs.Save(recPath); err != nil {
-		return err
+		return "", err
 	}
-	fmt.Fprintf(c.stdout, "added %s as %q to %s (%s)\n", ver, local, abs, how)
-	c.reloadAfterAdd(ctx, timeout)
+	return abs, nil
+}
+
+// storeSecrets stores the secrets in mcpdctl's secret store, if any.
+func (c *cli) storeSecrets(ctx context.Context, secrets map[string]string) error {
+	if len(secrets) == 0 {
+		return nil
+	}
+	st := openSecrets()
+	defer st.Close()
+	for _, name := range keys(secrets) {
+		if err := st.Set(ctx, name, secrets[name]); err != nil {
+			return fmt.Errorf("store secret %s: %w; nothing was written", name, err)
+		}
+	}
+	fmt.Fprintf(c.stdout, "stored %s in %s (the config refers to them as ${secret:NAME})\n", strings.Join(keys(secrets), ", "), st.Backend())
 	return nil
 }
 

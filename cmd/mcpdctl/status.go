@@ -76,6 +76,8 @@ type appJSON struct {
 	Profile string `json:"profile"`
 }
 
+// runStatus prints the daemon's status as JSON, as server names (-q), or
+// as text.
 func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 	ctx, client, err := c.dial(ctx, view.timeout)
 	if err != nil {
@@ -87,40 +89,52 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 	}
 	switch {
 	case view.asJSON:
-		out := statusJSON{
-			Version:       st.GetVersion(),
-			Pid:           st.GetPid(),
-			UptimeMs:      st.GetUptimeMs(),
-			SocketPath:    st.GetSocketPath(),
-			ConfigPath:    st.GetConfigPath(),
-			ConfigError:   st.GetConfigError(),
-			Servers:       toServersJSON(st.GetServers()),
-			Apps:          []appJSON{},
-			Subscriptions: toSubscriptionsJSON(st.GetSubscriptions()),
-			HTTP: httpJSON{Listen: st.GetHttp().GetListen(), URLs: append([]string{}, st.GetHttp().GetUrls()...),
-				OffReason: st.GetHttp().GetOffReason()},
-			AuditPath:   st.GetAuditPath(),
-			Sharing:     toSharingJSON(st.GetSharing()),
-			Secrets:     st.GetSecrets(),
-			OAuthTokens: st.GetOauthTokens(),
-		}
-		addServerOps(out.Servers, st)
-		for _, a := range st.GetApps() {
-			out.Apps = append(out.Apps, appJSON{
-				Name:              a.GetName(),
-				Version:           a.GetVersion(),
-				Pid:               a.GetPid(),
-				ConnectedAtUnixMs: a.GetConnectedAtUnixMs(),
-				Transport:         a.GetTransport(),
-				Profile:           a.GetProfile(),
-			})
-		}
-		return writeJSON(c.stdout, out)
+		return writeJSON(c.stdout, toStatusJSON(st))
 	case view.quiet:
 		printNames(c.stdout, st.GetServers())
 		return nil
 	}
-	w := c.stdout
+	printStatus(c.stdout, st)
+	return nil
+}
+
+// toStatusJSON is st in the shape of "status --json".
+func toStatusJSON(st *mcpdv1.GetStatusResponse) statusJSON {
+	out := statusJSON{
+		Version:       st.GetVersion(),
+		Pid:           st.GetPid(),
+		UptimeMs:      st.GetUptimeMs(),
+		SocketPath:    st.GetSocketPath(),
+		ConfigPath:    st.GetConfigPath(),
+		ConfigError:   st.GetConfigError(),
+		Servers:       toServersJSON(st.GetServers()),
+		Apps:          []appJSON{},
+		Subscriptions: toSubscriptionsJSON(st.GetSubscriptions()),
+		HTTP: httpJSON{Listen: st.GetHttp().GetListen(), URLs: append([]string{}, st.GetHttp().GetUrls()...),
+			OffReason: st.GetHttp().GetOffReason()},
+		AuditPath:   st.GetAuditPath(),
+		Sharing:     toSharingJSON(st.GetSharing()),
+		Secrets:     st.GetSecrets(),
+		OAuthTokens: st.GetOauthTokens(),
+	}
+	addServerOps(out.Servers, st)
+	for _, a := range st.GetApps() {
+		out.Apps = append(out.Apps, appJSON{
+			Name:              a.GetName(),
+			Version:           a.GetVersion(),
+			Pid:               a.GetPid(),
+			ConnectedAtUnixMs: a.GetConnectedAtUnixMs(),
+			Transport:         a.GetTransport(),
+			Profile:           a.GetProfile(),
+		})
+	}
+	return out
+}
+
+// printStatus prints st as text: the daemon's line, sharing, config error
+// and HTTP face, the server table, where audit, secrets and OAuth tokens
+// go, the apps and the subscriptions.
+func printStatus(w io.Writer, st *mcpdv1.GetStatusResponse) {
 	config := st.GetConfigPath()
 	if config == "" {
 		config = "(none)"
@@ -149,26 +163,31 @@ func runStatus(ctx context.Context, c *cli, view viewArgs) error {
 	if b := st.GetOauthTokens(); b != "" {
 		fmt.Fprintf(w, "oauth tokens %s\n", sanitize(b))
 	}
-	if apps := st.GetApps(); len(apps) > 0 {
-		fmt.Fprintln(w)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "APP\tVERSION\tPID\tCONNECTED\tPROFILE")
-		now := timeNow().UnixMilli()
-		for _, a := range apps {
-			connected := "-"
-			if at := a.GetConnectedAtUnixMs(); at > 0 {
-				connected = formatDuration(now-at) + " ago"
-			}
-			name := dash(a.GetName())
-			if t := a.GetTransport(); t != "" && t != "grpc" {
-				name += " (" + t + ")"
-			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sanitize(name), dash(a.GetVersion()), pidCell(a.GetPid()), connected, dash(a.GetProfile()))
-		}
-		tw.Flush()
-	}
+	printApps(w, st.GetApps())
 	printSubscriptions(w, st.GetSubscriptions())
-	return nil
+}
+
+// printApps prints the table of the connected apps, if any.
+func printApps(w io.Writer, apps []*mcpdv1.AppStatus) {
+	if len(apps) == 0 {
+		return
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "APP\tVERSION\tPID\tCONNECTED\tPROFILE")
+	now := timeNow().UnixMilli()
+	for _, a := range apps {
+		connected := "-"
+		if at := a.GetConnectedAtUnixMs(); at > 0 {
+			connected = formatDuration(now-at) + " ago"
+		}
+		name := dash(a.GetName())
+		if t := a.GetTransport(); t != "" && t != "grpc" {
+			name += " (" + t + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", sanitize(name), dash(a.GetVersion()), pidCell(a.GetPid()), connected, dash(a.GetProfile()))
+	}
+	tw.Flush()
 }
 
 // viewArgs is the command line that status and servers share.

@@ -82,6 +82,38 @@ func (s *Server) subscribe(ctx context.Context, sw service.Watch,
 	if err != nil {
 		return err
 	}
+	w, err := s.managerWatch(sw)
+	if err != nil {
+		return err
+	}
+	app, err := s.subscribingApp(ctx, sw, &w)
+	if err != nil {
+		return err
+	}
+
+	// The acknowledgement carries the time the stream opened: events it
+	// waited for (a server becoming ready) come after it.
+	opened := time.Now()
+	st, acks, err := m.Subscribe(ctx, app, w)
+	if err != nil {
+		return subscribeStatus(err)
+	}
+	defer st.Close() // also when the app's connection drops without a word
+	noteWatchUse(ctx, w)
+	log := s.log.With(zap.Uint64("subscription_id", st.ID()), zap.String("app", app.Name))
+	log.Debug("subscription opened", zap.Strings("servers", w.Servers))
+
+	if err := sendAck(subscriptionAck{opened: opened, id: st.ID(), acks: acks}); err != nil {
+		log.Debug("subscription ended by the app", zap.Error(err))
+		return nil
+	}
+	return streamEvents(ctx, st, log, send)
+}
+
+// managerWatch is sw as the subscriptions manager takes it, checked: it must
+// watch something, resource URIs need servers, and its servers must be
+// known.
+func (s *Server) managerWatch(sw service.Watch) (subscriptions.Watch, error) {
 	w := subscriptions.Watch{
 		Servers:              sw.Servers,
 		ToolsListChanged:     sw.ToolsListChanged,
@@ -93,20 +125,27 @@ func (s *Server) subscribe(ctx context.Context, sw service.Watch,
 		TaskStatus:           sw.TaskStatus,
 	}
 	if !w.ToolsListChanged && !w.PromptsListChanged && !w.ResourcesListChanged && len(w.URIs) == 0 && !w.State && !w.Logs && !w.TaskStatus {
-		return status.Error(codes.InvalidArgument, "nothing to watch: ask for at least one kind of event or a resource URI")
+		return w, status.Error(codes.InvalidArgument, "nothing to watch: ask for at least one kind of event or a resource URI")
 	}
 	if len(w.URIs) > 0 && len(w.Servers) == 0 {
-		return status.Error(codes.InvalidArgument, "resource_uris need at least one server name")
+		return w, status.Error(codes.InvalidArgument, "resource_uris need at least one server name")
 	}
 	known := s.sup.Names()
 	for _, n := range w.Servers {
 		if !slices.Contains(known, n) {
-			return toStatus(&supervisor.UnknownServerError{Name: n})
+			return w, toStatus(&supervisor.UnknownServerError{Name: n})
 		}
 	}
-	prof, err := s.subscribeProfile(ctx, &w)
+	return w, nil
+}
+
+// subscribingApp is the app of ctx as the subscriptions manager takes it:
+// its profile (which may narrow w), its identity, its connection and the
+// scope of the shared server instances it reaches.
+func (s *Server) subscribingApp(ctx context.Context, sw service.Watch, w *subscriptions.Watch) (subscriptions.AppInfo, error) {
+	prof, err := s.subscribeProfile(ctx, w)
 	if err != nil {
-		return err
+		return subscriptions.AppInfo{}, err
 	}
 	app := subscriptions.AppInfo{Profile: prof}
 	app.Name, app.Version = clientIdentityOf(ctx, sw.Client.Name, sw.Client.Version)
@@ -116,34 +155,29 @@ func (s *Server) subscribe(ctx context.Context, sw service.Watch,
 	}
 	// The instances of shared servers it reaches: its calls' (instances.go).
 	sc := s.scopeOf(ctx, sw.Client.Name)
-	if sc.Root == "" && sc.HostRoot != nil && s.watchesRootServer(w) {
+	if sc.Root == "" && sc.HostRoot != nil && s.watchesRootServer(*w) {
 		sc.Root = sc.HostRoot(ctx) // hostscope.go
 	}
 	sc.HostRoot = nil // the stream's root is fixed now
 	app.Scope = sc
+	return app, nil
+}
 
-	// The acknowledgement carries the time the stream opened: events it
-	// waited for (a server becoming ready) come after it.
-	opened := time.Now()
-	st, acks, err := m.Subscribe(ctx, app, w)
-	if err != nil {
-		if errors.Is(err, subscriptions.ErrInvalid) {
-			return classStatus(mcpdv1.ErrorReason_ERROR_REASON_INVALID_REQUEST, nil, err.Error())
-		}
-		if reason, md := classOf(err); reason != mcpdv1.ErrorReason_ERROR_REASON_UNSPECIFIED {
-			return classStatus(reason, md, err.Error())
-		}
-		return classStatus(mcpdv1.ErrorReason_ERROR_REASON_SERVER_UNAVAILABLE, nil, err.Error())
+// subscribeStatus is the status of the manager's refusal err to open a
+// subscription.
+func subscribeStatus(err error) error {
+	if errors.Is(err, subscriptions.ErrInvalid) {
+		return classStatus(mcpdv1.ErrorReason_ERROR_REASON_INVALID_REQUEST, nil, err.Error())
 	}
-	defer st.Close() // also when the app's connection drops without a word
-	noteWatchUse(ctx, w)
-	log := s.log.With(zap.Uint64("subscription_id", st.ID()), zap.String("app", app.Name))
-	log.Debug("subscription opened", zap.Strings("servers", w.Servers))
+	if reason, md := classOf(err); reason != mcpdv1.ErrorReason_ERROR_REASON_UNSPECIFIED {
+		return classStatus(reason, md, err.Error())
+	}
+	return classStatus(mcpdv1.ErrorReason_ERROR_REASON_SERVER_UNAVAILABLE, nil, err.Error())
+}
 
-	if err := sendAck(subscriptionAck{opened: opened, id: st.ID(), acks: acks}); err != nil {
-		log.Debug("subscription ended by the app", zap.Error(err))
-		return nil
-	}
+// streamEvents sends the events of st with send as they come, until the
+// app cancels or a send fails (nil) or st ends (streamEnd).
+func streamEvents(ctx context.Context, st *subscriptions.Stream, log *zap.Logger, send func(*subscriptions.Event) error) error {
 	var evs []*subscriptions.Event // reused: the steady state allocates nothing here
 	for {
 		select {
@@ -160,29 +194,33 @@ func (s *Server) subscribe(ctx context.Context, sw service.Watch,
 				return nil
 			}
 		}
-		if !end {
-			if cap(evs) > maxKeptEvents {
-				evs = nil // a burst's buffer is not kept for the whole stream
-			} else {
-				clear(evs) // the sent events need not live until the next ones
-			}
-		}
 		if end {
-			last := evs[len(evs)-1]
-			if last.Kind == subscriptions.KindError {
-				log.Info("subscription failed", zap.String("server", last.Server), zap.String("reason", last.Error))
-				var md map[string]string
-				if last.Server != "" {
-					md = map[string]string{mcpdv1.ErrorServer: last.Server}
-				}
-				return classStatus(mcpdv1.ErrorReason_ERROR_REASON_SERVER_UNAVAILABLE, md, last.Error)
-			}
-			stats := st.Stats()
-			log.Warn("subscription lagged", zap.Uint64("coalesced", stats.Coalesced), zap.Uint64("dropped", stats.Dropped),
-				zap.Uint64("dropped_log_messages", stats.LogsDropped))
-			return nil
+			return streamEnd(st, evs[len(evs)-1], log)
+		}
+		if cap(evs) > maxKeptEvents {
+			evs = nil // a burst's buffer is not kept for the whole stream
+		} else {
+			clear(evs) // the sent events need not live until the next ones
 		}
 	}
+}
+
+// streamEnd logs the end of st, whose last event is last, and returns
+// what the handler returns: UNAVAILABLE after an error event, nil after
+// the lagged one.
+func streamEnd(st *subscriptions.Stream, last *subscriptions.Event, log *zap.Logger) error {
+	if last.Kind == subscriptions.KindError {
+		log.Info("subscription failed", zap.String("server", last.Server), zap.String("reason", last.Error))
+		var md map[string]string
+		if last.Server != "" {
+			md = map[string]string{mcpdv1.ErrorServer: last.Server}
+		}
+		return classStatus(mcpdv1.ErrorReason_ERROR_REASON_SERVER_UNAVAILABLE, md, last.Error)
+	}
+	stats := st.Stats()
+	log.Warn("subscription lagged", zap.Uint64("coalesced", stats.Coalesced), zap.Uint64("dropped", stats.Dropped),
+		zap.Uint64("dropped_log_messages", stats.LogsDropped))
+	return nil
 }
 
 // maxKeptEvents is the capacity of a Subscribe handler's event buffer that

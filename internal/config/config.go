@@ -343,33 +343,10 @@ func (p *parser) failFile(server, key, format string, args ...any) {
 	p.fatal = true
 }
 
+// parse parses data, the file's content, into its servers sorted by name,
+// recording the top-level settings in p and every problem in p.errs.
 func (p *parser) parse(data []byte) []Server {
-	data = bytes.TrimPrefix(data, utf8BOM)
-	// Standard JSON (the usual file) is checked once here and then split
-	// without further checks (jsonscan.go); only a file that is not is
-	// standardized first (comments, trailing commas).
-	valid := json.Valid(data)
-	if !valid {
-		data = StripJSONComments(data)
-	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		p.fail("", "", "file is empty, want a JSON object")
-		return nil
-	}
-	if !valid && !json.Valid(data) {
-		var v any
-		err := json.Unmarshal(data, &v) // for the error's position
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			line, col := Position(data, se.Offset)
-			p.errs = append(p.errs, &Error{Path: p.path, Line: line, Column: col, Msg: se.Error()})
-			p.fatal = true
-		} else {
-			p.fail("", "", "%v", err)
-		}
-		return nil
-	}
-	top, ok := p.object(data, "", "", "the top level")
+	top, ok := p.topLevel(data)
 	if !ok {
 		return nil
 	}
@@ -383,46 +360,18 @@ func (p *parser) parse(data []byte) []Server {
 		}
 		switch m.key {
 		case keyMCPServers, keyServers:
-			members, ok := p.object(m.val, "", m.key, "")
-			if !ok {
-				continue
-			}
-			servers = slices.Grow(servers, len(members))
-			for _, sm := range members {
-				// Duplicates inside one map were already reported by object.
-				if _, dup := from[sm.key]; dup {
-					p.failFile(sm.key, "", "defined in both %q and %q", keyMCPServers, keyServers)
-					continue
-				}
-				from[sm.key] = m.key
-				if s, ok := p.server(m.key, sm.key, sm.val); ok {
-					servers = append(servers, s)
-				}
-			}
+			servers = p.serverMap(m, from, servers)
 		case keyHTTPListen:
-			if err := json.Unmarshal(m.val, &p.httpListen); err != nil || strings.TrimSpace(p.httpListen) == "" {
-				p.fail("", keyHTTPListen, "want a non-empty string: a loopback HOST:PORT such as \"127.0.0.1:6273\", \"unix:/path/to.sock\" or \"off\"")
-				p.httpListen = ""
-			}
+			p.parseHTTPListen(m.val)
 		case keyProfiles:
 			profilesRaw = m.val
 		case keyAudit:
 			a := p.audit(m.val)
 			p.auditCfg = &a
 		case keyRegistry:
-			var u string
-			if err := json.Unmarshal(m.val, &u); err != nil || !(strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) {
-				p.fail("", keyRegistry, "want the MCP Registry's http:// or https:// URL, such as \"https://registry.modelcontextprotocol.io\"")
-				continue
-			}
-			p.registry = u
+			p.parseRegistry(m.val)
 		case keyDashboard:
-			var on bool
-			if err := json.Unmarshal(m.val, &on); err != nil {
-				p.fail("", keyDashboard, "want true or false (false turns off the page mcpd serves at / on its HTTP face)")
-				continue
-			}
-			p.dashboard = &on
+			p.parseDashboard(m.val)
 		case "$schema", "inputs":
 			// Ignored: "$schema" points editors at a schema, "inputs" are
 			// VS Code's prompts for ${input:...} values.
@@ -435,4 +384,91 @@ func (p *parser) parse(data []byte) []Server {
 		p.profileSet = p.profiles(profilesRaw, servers)
 	}
 	return servers
+}
+
+// topLevel is the members of the file's top-level object, read from data
+// without a leading BOM and, when it is not standard JSON, without
+// comments and trailing commas. An empty file, a syntax error (with its
+// position) or a top level that is not an object is a problem of the file.
+func (p *parser) topLevel(data []byte) ([]member, bool) {
+	data = bytes.TrimPrefix(data, utf8BOM)
+	// Standard JSON (the usual file) is checked once here and then split
+	// without further checks (jsonscan.go); only a file that is not is
+	// standardized first (comments, trailing commas).
+	valid := json.Valid(data)
+	if !valid {
+		data = StripJSONComments(data)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		p.fail("", "", "file is empty, want a JSON object")
+		return nil, false
+	}
+	if !valid && !json.Valid(data) {
+		var v any
+		err := json.Unmarshal(data, &v) // for the error's position
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			line, col := Position(data, se.Offset)
+			p.errs = append(p.errs, &Error{Path: p.path, Line: line, Column: col, Msg: se.Error()})
+			p.fatal = true
+		} else {
+			p.fail("", "", "%v", err)
+		}
+		return nil, false
+	}
+	return p.object(data, "", "", "the top level")
+}
+
+// serverMap appends to servers those of the server map m ("mcpServers" or
+// "servers") that parse; from records the map each name was declared in,
+// and a name declared in both maps is a problem of the file.
+func (p *parser) serverMap(m member, from map[string]string, servers []Server) []Server {
+	members, ok := p.object(m.val, "", m.key, "")
+	if !ok {
+		return servers
+	}
+	servers = slices.Grow(servers, len(members))
+	for _, sm := range members {
+		// Duplicates inside one map were already reported by object.
+		if _, dup := from[sm.key]; dup {
+			p.failFile(sm.key, "", "defined in both %q and %q", keyMCPServers, keyServers)
+			continue
+		}
+		from[sm.key] = m.key
+		if s, ok := p.server(m.key, sm.key, sm.val); ok {
+			servers = append(servers, s)
+		}
+	}
+	return servers
+}
+
+// parseHTTPListen sets p.httpListen from the top-level "httpListen": a
+// non-empty string.
+func (p *parser) parseHTTPListen(val json.RawMessage) {
+	if err := json.Unmarshal(val, &p.httpListen); err != nil || strings.TrimSpace(p.httpListen) == "" {
+		p.fail("", keyHTTPListen, "want a non-empty string: a loopback HOST:PORT such as \"127.0.0.1:6273\", \"unix:/path/to.sock\" or \"off\"")
+		p.httpListen = ""
+	}
+}
+
+// parseRegistry sets p.registry from the top-level "registry": an http://
+// or https:// URL.
+func (p *parser) parseRegistry(val json.RawMessage) {
+	var u string
+	if err := json.Unmarshal(val, &u); err != nil || !(strings.HasPrefix(u, "https://") || strings.HasPrefix(u, "http://")) {
+		p.fail("", keyRegistry, "want the MCP Registry's http:// or https:// URL, such as \"https://registry.modelcontextprotocol.io\"")
+		return
+	}
+	p.registry = u
+}
+
+// parseDashboard sets p.dashboard from the top-level "dashboard": a
+// boolean.
+func (p *parser) parseDashboard(val json.RawMessage) {
+	var on bool
+	if err := json.Unmarshal(val, &on); err != nil {
+		p.fail("", keyDashboard, "want true or false (false turns off the page mcpd serves at / on its HTTP face)")
+		return
+	}
+	p.dashboard = &on
 }

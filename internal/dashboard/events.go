@@ -66,28 +66,14 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	events := make(chan service.SubscriptionEvent, 64)
-	var watchErr error
-	watchDone := make(chan struct{})
-	go func() { // owned: serveEvents waits for watchDone before returning
-		defer close(watchDone)
-		defer close(events)
-		watchErr = d.be.Watch(ctx, service.Watch{State: true, Client: service.Client{Name: AppName}}, func(ev service.SubscriptionEvent) error {
-			select {
-			case events <- ev:
-				return nil
-			case <-ctx.Done():
-				return ctx.Err()
-			}
-		})
-	}()
+	sw := d.watchState(ctx)
 	defer func() {
 		cancel()
-		<-watchDone
+		<-sw.done
 	}()
-	if _, ok := <-events; !ok { // the acknowledgement, or the watch's end
-		if <-watchDone; watchErr != nil {
-			writeError(w, watchErr)
+	if _, ok := <-sw.events; !ok { // the acknowledgement, or the watch's end
+		if <-sw.done; sw.err != nil {
+			writeError(w, sw.err)
 		}
 		return
 	}
@@ -96,15 +82,44 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	snap := func() bool {
-		s, err := d.build(ctx)
-		if err != nil {
-			d.log.Debug("dashboard snapshot failed", zap.Error(err))
-			return sse.send("problem", map[string]string{"error": err.Error()}) == nil
-		}
-		return sse.send("snapshot", s) == nil
-	}
-	if !snap() {
+	d.streamEvents(ctx, sse, sw.events)
+}
+
+// stateWatch is a running watch of the servers' state events.
+type stateWatch struct {
+	// events are the watch's events, the acknowledgement first; closed
+	// when the watch ends.
+	events chan service.SubscriptionEvent
+	// done is closed when the watch's goroutine has returned; err is set
+	// then.
+	done chan struct{}
+	err  error
+}
+
+// watchState starts watching the servers' state events until ctx is
+// done. The caller waits for done before it returns.
+func (d *Dashboard) watchState(ctx context.Context) *stateWatch {
+	sw := &stateWatch{events: make(chan service.SubscriptionEvent, 64), done: make(chan struct{})}
+	go func() { // owned: serveEvents waits for sw.done before returning
+		defer close(sw.done)
+		defer close(sw.events)
+		sw.err = d.be.Watch(ctx, service.Watch{State: true, Client: service.Client{Name: AppName}}, func(ev service.SubscriptionEvent) error {
+			select {
+			case sw.events <- ev:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	return sw
+}
+
+// streamEvents sends a snapshot, then each state event with a snapshot
+// after a burst of them, and a snapshot every refresh interval, until ctx
+// is done, the watch ends or lags, or a send fails.
+func (d *Dashboard) streamEvents(ctx context.Context, sse *sseWriter, events <-chan service.SubscriptionEvent) {
+	if !d.sendSnapshot(ctx, sse) {
 		return
 	}
 	tick := time.NewTicker(d.refresh)
@@ -125,9 +140,7 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 			default:
 				continue
 			}
-			out := stateEvent{Server: ev.Server, State: ev.State, Pid: int64(ev.Pid), Exit: ev.Exit,
-				Error: d.mask(ev.Server, ev.Error), TimeUnixMs: ev.Time.UnixMilli()}
-			if sse.send("state", out) != nil {
+			if sse.send("state", d.stateEventOf(ev)) != nil {
 				return
 			}
 			if pending == nil {
@@ -135,13 +148,31 @@ func (d *Dashboard) serveEvents(w http.ResponseWriter, r *http.Request) {
 			}
 		case <-pending:
 			pending = nil
-			if !snap() {
+			if !d.sendSnapshot(ctx, sse) {
 				return
 			}
 		case <-tick.C:
-			if !snap() {
+			if !d.sendSnapshot(ctx, sse) {
 				return
 			}
 		}
 	}
+}
+
+// sendSnapshot sends a fresh snapshot, or the problem building it, and
+// reports whether the send succeeded.
+func (d *Dashboard) sendSnapshot(ctx context.Context, sse *sseWriter) bool {
+	s, err := d.build(ctx)
+	if err != nil {
+		d.log.Debug("dashboard snapshot failed", zap.Error(err))
+		return sse.send("problem", map[string]string{"error": err.Error()}) == nil
+	}
+	return sse.send("snapshot", s) == nil
+}
+
+// stateEventOf is the state event ev as the page shows it, its error
+// masked.
+func (d *Dashboard) stateEventOf(ev service.SubscriptionEvent) stateEvent {
+	return stateEvent{Server: ev.Server, State: ev.State, Pid: int64(ev.Pid), Exit: ev.Exit,
+		Error: d.mask(ev.Server, ev.Error), TimeUnixMs: ev.Time.UnixMilli()}
 }

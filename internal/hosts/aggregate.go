@@ -82,9 +82,26 @@ func (o *Opened) Apply(p Plan) ([]byte, []Change, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	fresh, err := o.entriesOf(doc)
+	changes, err := o.applyPoint(doc, p)
 	if err != nil {
 		return nil, nil, err
+	}
+	for _, g := range o.aggregateGroups(p) {
+		more, err := o.applyAggregate(doc, g, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		changes = append(changes, more...)
+	}
+	return doc.bytes(), changes, nil
+}
+
+// applyPoint rewrites in doc the entries p points one by one, in file
+// order.
+func (o *Opened) applyPoint(doc document, p Plan) ([]Change, error) {
+	fresh, err := o.entriesOf(doc)
+	if err != nil {
+		return nil, err
 	}
 	var changes []Change
 	for i, en := range o.Entries {
@@ -95,91 +112,124 @@ func (o *Opened) Apply(p Plan) ([]byte, []Change, error) {
 		e := fresh[i]
 		orig := e.text
 		if err := doc.rewrite(e, o.Host.shape.drops, o.Host.shape.encode(t)); err != nil {
-			return nil, nil, fmt.Errorf("server %q of %s: %w", en.Name, en.Where, err)
+			return nil, fmt.Errorf("server %q of %s: %w", en.Name, en.Where, err)
 		}
 		changes = append(changes, Change{Keys: slices.Clone(e.keys), Name: e.name, Original: orig, Written: e.text, Server: t.Server})
 	}
-	// The maps to aggregate, in file order, with their entries.
-	type group struct {
-		keys  []string
-		where string
-		ens   []*Entry
-	}
-	var groups []*group
+	return changes, nil
+}
+
+// aggGroup is a server map whose entries are to be aggregated, with those
+// entries.
+type aggGroup struct {
+	keys  []string
+	where string
+	ens   []*Entry
+}
+
+// aggregateGroups are the maps p aggregates entries of, in file order.
+func (o *Opened) aggregateGroups(p Plan) []*aggGroup {
+	var groups []*aggGroup
 	for _, en := range o.Entries {
 		if _, ok := p.Aggregate[en]; !ok {
 			continue
 		}
-		i := slices.IndexFunc(groups, func(g *group) bool { return slices.Equal(g.keys, en.Keys) })
+		i := slices.IndexFunc(groups, func(g *aggGroup) bool { return slices.Equal(g.keys, en.Keys) })
 		if i < 0 {
-			groups = append(groups, &group{keys: en.Keys, where: en.Where})
+			groups = append(groups, &aggGroup{keys: en.Keys, where: en.Where})
 			i = len(groups) - 1
 		}
 		groups[i].ens = append(groups[i].ens, en)
 	}
-	for _, g := range groups {
-		var names []string
-		var agg *Entry
-		for _, en := range o.Entries {
-			if en.Name == AggregateName && slices.Equal(en.Keys, g.keys) {
-				if !en.IsAggregate() {
-					return nil, nil, fmt.Errorf("%s already has an entry %q that is not mcpd's aggregate; rename it, or connect without --aggregate", g.where, AggregateName)
-				}
-				agg = en
-				names = append(names, en.bridgeNames()...)
-			}
-		}
-		for _, en := range g.ens {
-			if server := p.Aggregate[en]; !slices.Contains(names, server) {
-				names = append(names, server)
-			}
-		}
-		slices.Sort(names)
-		// The "mcpd" entry first, in the style of the entries still there.
-		var add *Change
-		t := p.Target(names)
-		switch {
-		case agg != nil && sameTarget(agg.Server, t):
-		case agg != nil:
-			e, err := o.lookup(doc, g.keys, AggregateName)
-			if err == nil && e == nil {
-				err = fmt.Errorf("server %q of %s is gone", AggregateName, g.where)
-			}
-			if err != nil {
-				return nil, nil, err
-			}
-			orig := e.text
-			if err := doc.rewrite(e, o.Host.shape.drops, o.Host.shape.encode(t)); err != nil {
-				return nil, nil, fmt.Errorf("server %q of %s: %w", AggregateName, g.where, err)
-			}
-			add = &Change{Keys: slices.Clone(g.keys), Name: AggregateName, Original: orig, Written: e.text}
-		default:
-			sm, _ := o.mapAt(g.keys)
-			e, err := doc.insert(g.keys, sm.list, AggregateName, o.Host.newEntry(AggregateName, t))
-			if err != nil {
-				return nil, nil, fmt.Errorf("add %q to %s: %w", AggregateName, g.where, err)
-			}
-			add = &Change{Keys: slices.Clone(g.keys), Name: AggregateName, Written: e.text}
-		}
-		for _, en := range g.ens {
-			e, err := o.lookup(doc, g.keys, en.Name)
-			if err == nil && e == nil {
-				err = fmt.Errorf("server %q of %s is gone", en.Name, en.Where)
-			}
-			if err != nil {
-				return nil, nil, err
-			}
-			orig := e.text
-			if err := doc.remove(e); err != nil {
-				return nil, nil, fmt.Errorf("server %q of %s: %w", en.Name, en.Where, err)
-			}
-			changes = append(changes, Change{Keys: slices.Clone(g.keys), Name: en.Name, Original: orig, Server: p.Aggregate[en]})
-		}
-		if add != nil {
-			changes = append(changes, *add)
+	return groups
+}
+
+// applyAggregate replaces in doc the entries of g by the one "mcpd" entry
+// of their map: it writes that entry first, in the style of the entries
+// still there, then removes the others. The changes list the removals,
+// then the "mcpd" entry's, if it changed.
+func (o *Opened) applyAggregate(doc document, g *aggGroup, p Plan) ([]Change, error) {
+	agg, names, err := o.aggregateOf(g)
+	if err != nil {
+		return nil, err
+	}
+	for _, en := range g.ens {
+		if server := p.Aggregate[en]; !slices.Contains(names, server) {
+			names = append(names, server)
 		}
 	}
-	return doc.bytes(), changes, nil
+	slices.Sort(names)
+	add, err := o.writeAggregate(doc, g, agg, p.Target(names))
+	if err != nil {
+		return nil, err
+	}
+	var changes []Change
+	for _, en := range g.ens {
+		e, err := o.lookup(doc, g.keys, en.Name)
+		if err == nil && e == nil {
+			err = fmt.Errorf("server %q of %s is gone", en.Name, en.Where)
+		}
+		if err != nil {
+			return nil, err
+		}
+		orig := e.text
+		if err := doc.remove(e); err != nil {
+			return nil, fmt.Errorf("server %q of %s: %w", en.Name, en.Where, err)
+		}
+		changes = append(changes, Change{Keys: slices.Clone(g.keys), Name: en.Name, Original: orig, Server: p.Aggregate[en]})
+	}
+	if add != nil {
+		changes = append(changes, *add)
+	}
+	return changes, nil
+}
+
+// aggregateOf is the existing "mcpd" entry of g's map, if any, and the
+// servers it serves; an entry of that name that is not mcpd's aggregate is
+// an error.
+func (o *Opened) aggregateOf(g *aggGroup) (*Entry, []string, error) {
+	var names []string
+	var agg *Entry
+	for _, en := range o.Entries {
+		if en.Name == AggregateName && slices.Equal(en.Keys, g.keys) {
+			if !en.IsAggregate() {
+				return nil, nil, fmt.Errorf("%s already has an entry %q that is not mcpd's aggregate; rename it, or connect without --aggregate", g.where, AggregateName)
+			}
+			agg = en
+			names = append(names, en.bridgeNames()...)
+		}
+	}
+	return agg, names, nil
+}
+
+// writeAggregate points the "mcpd" entry of g's map at t in doc: leaves
+// agg, the existing one, if it already reaches t, rewrites it if not, or
+// inserts a new one. The change is nil when nothing changed.
+func (o *Opened) writeAggregate(doc document, g *aggGroup, agg *Entry, t Target) (*Change, error) {
+	switch {
+	case agg != nil && sameTarget(agg.Server, t):
+		return nil, nil
+	case agg != nil:
+		e, err := o.lookup(doc, g.keys, AggregateName)
+		if err == nil && e == nil {
+			err = fmt.Errorf("server %q of %s is gone", AggregateName, g.where)
+		}
+		if err != nil {
+			return nil, err
+		}
+		orig := e.text
+		if err := doc.rewrite(e, o.Host.shape.drops, o.Host.shape.encode(t)); err != nil {
+			return nil, fmt.Errorf("server %q of %s: %w", AggregateName, g.where, err)
+		}
+		return &Change{Keys: slices.Clone(g.keys), Name: AggregateName, Original: orig, Written: e.text}, nil
+	default:
+		sm, _ := o.mapAt(g.keys)
+		e, err := doc.insert(g.keys, sm.list, AggregateName, o.Host.newEntry(AggregateName, t))
+		if err != nil {
+			return nil, fmt.Errorf("add %q to %s: %w", AggregateName, g.where, err)
+		}
+		return &Change{Keys: slices.Clone(g.keys), Name: AggregateName, Written: e.text}, nil
+	}
 }
 
 // sameTarget reports whether s already reaches t.

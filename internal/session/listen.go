@@ -279,46 +279,12 @@ func (s *Session) listenResponse(env jsonrpc.Envelope) bool {
 // reports whether the notification was consumed.
 func (s *Session) listenNotification(env jsonrpc.Envelope) bool {
 	if env.Method == methodCancelled {
-		var p struct {
-			RequestID json.RawMessage `json:"requestId"`
-		}
-		if json.Unmarshal(env.Params, &p) != nil || len(p.RequestID) == 0 {
-			return false
-		}
-		key := idKey(p.RequestID)
-		s.mu.Lock()
-		l := s.listens.open[key]
-		if l != nil {
-			s.listens.forget(key)
-		}
-		s.mu.Unlock()
-		if l == nil {
-			return false
-		}
-		// "the only permitted server use of that notification": the server
-		// ended the listen on its own.
-		if l.wasCancelled() {
-			l.end(context.Canceled) // the close of a listen mcpd cancelled
-		} else {
-			l.end(fmt.Errorf("%w (server %q, by notifications/cancelled)", ErrListenEnded, s.opts.Server))
-		}
-		l.markClosed()
-		return true
+		return s.listenCancelled(env)
 	}
-	if !bytes.Contains(env.Params, []byte(jsonrpc.MetaSubscriptionID)) {
-		return false
-	}
-	var p struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	}
-	if json.Unmarshal(env.Params, &p) != nil {
-		return false
-	}
-	raw, ok := p.Meta[jsonrpc.MetaSubscriptionID]
+	key, ok := subscriptionKey(env.Params)
 	if !ok {
 		return false
 	}
-	key := idKey(raw)
 	s.mu.Lock()
 	l := s.listens.open[key]
 	_, gone := s.listens.forgotten[key]
@@ -330,40 +296,102 @@ func (s *Session) listenNotification(env jsonrpc.Envelope) bool {
 	// change (subscriptions' listen switch).
 	if l == nil {
 		if gone {
-			s.log.Debug("notification for an ended listen dropped", zap.String("method", env.Method))
-			if s.opts.OnStrayNotification != nil {
-				s.opts.OnStrayNotification(Notification{Method: env.Method, Params: env.Params})
-			}
+			s.strayNotification(env)
 		}
 		return gone
 	}
 	if env.Method == methodAcknowledged {
-		var a struct {
-			Notifications json.RawMessage `json:"notifications"`
-		}
-		_ = json.Unmarshal(env.Params, &a)
-		if len(a.Notifications) == 0 {
-			a.Notifications = emptyObject
-		}
-		l.mu.Lock()
-		first := l.ack == nil && !l.ackClosed
-		if first {
-			l.ack = a.Notifications
-			l.ackClosed = true
-			close(l.ackCh)
-		}
-		l.mu.Unlock()
-		if first && l.onNotify != nil {
-			// In stream order, so the caller can cut over from an older
-			// listen exactly here.
-			l.onNotify(Notification{Method: env.Method, Params: env.Params})
-		}
+		l.acknowledged(env)
 		return true
 	}
 	if l.onNotify != nil {
 		l.onNotify(Notification{Method: env.Method, Params: env.Params})
 	}
 	return true
+}
+
+// listenCancelled ends the listen a server's notifications/cancelled names,
+// if it is open, and reports whether it was.
+func (s *Session) listenCancelled(env jsonrpc.Envelope) bool {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(env.Params, &p) != nil || len(p.RequestID) == 0 {
+		return false
+	}
+	key := idKey(p.RequestID)
+	s.mu.Lock()
+	l := s.listens.open[key]
+	if l != nil {
+		s.listens.forget(key)
+	}
+	s.mu.Unlock()
+	if l == nil {
+		return false
+	}
+	// "the only permitted server use of that notification": the server
+	// ended the listen on its own.
+	if l.wasCancelled() {
+		l.end(context.Canceled) // the close of a listen mcpd cancelled
+	} else {
+		l.end(fmt.Errorf("%w (server %q, by notifications/cancelled)", ErrListenEnded, s.opts.Server))
+	}
+	l.markClosed()
+	return true
+}
+
+// subscriptionKey is the key of the listen a notification's params are
+// tagged with (their _meta's subscription id); ok is false when they are
+// not tagged.
+func subscriptionKey(params json.RawMessage) (key string, ok bool) {
+	if !bytes.Contains(params, []byte(jsonrpc.MetaSubscriptionID)) {
+		return "", false
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return "", false
+	}
+	raw, ok := p.Meta[jsonrpc.MetaSubscriptionID]
+	if !ok {
+		return "", false
+	}
+	return idKey(raw), true
+}
+
+// strayNotification drops a notification for a listen that ended, but
+// lets OnStrayNotification see it.
+func (s *Session) strayNotification(env jsonrpc.Envelope) {
+	s.log.Debug("notification for an ended listen dropped", zap.String("method", env.Method))
+	if s.opts.OnStrayNotification != nil {
+		s.opts.OnStrayNotification(Notification{Method: env.Method, Params: env.Params})
+	}
+}
+
+// acknowledged records the server's acknowledgement env of l, the first
+// one only, and passes that one to l's onNotify.
+func (l *Listen) acknowledged(env jsonrpc.Envelope) {
+	var a struct {
+		Notifications json.RawMessage `json:"notifications"`
+	}
+	_ = json.Unmarshal(env.Params, &a)
+	if len(a.Notifications) == 0 {
+		a.Notifications = emptyObject
+	}
+	l.mu.Lock()
+	first := l.ack == nil && !l.ackClosed
+	if first {
+		l.ack = a.Notifications
+		l.ackClosed = true
+		close(l.ackCh)
+	}
+	l.mu.Unlock()
+	if first && l.onNotify != nil {
+		// In stream order, so the caller can cut over from an older
+		// listen exactly here.
+		l.onNotify(Notification{Method: env.Method, Params: env.Params})
+	}
 }
 
 // closeListens ends every open listen when the child's stdout closed.

@@ -106,6 +106,39 @@ func (s *Session) appendParams(w *wire, req *Request, version string, c *call) e
 		return nil
 	}
 
+	dp, err := decodeParams(raw)
+	if err != nil {
+		return err
+	}
+	rewrote, err := rewriteProgressToken(dp.meta, c)
+	if err != nil {
+		return err
+	}
+	if !rewrote && version == "" {
+		w.addString(paramsKey) // nothing to rewrite after all
+		addWithArguments(w, raw, args)
+		return nil
+	}
+	if !dp.spliced {
+		return s.appendReencoded(w, dp.top, dp.meta, args, version, req)
+	}
+	return s.appendSpliced(w, dp.members, dp.meta, args, version, req)
+}
+
+// decodedParams are an app's params with their top level and _meta
+// decoded: members as written when spliced, else top as a map.
+type decodedParams struct {
+	members []member
+	// spliced: the params can be written as members, byte for byte, after
+	// a new _meta (a valid object without escaped keys or a repeated _meta).
+	spliced bool
+	top     map[string]json.RawMessage // when not spliced
+	meta    map[string]json.RawMessage // nil when there is none
+}
+
+// decodeParams decodes the top level and the _meta of raw (nil: none);
+// params or a _meta that is not an object is ErrInvalidRequest.
+func decodeParams(raw []byte) (decodedParams, error) {
 	members, spliced := splitMembers(raw)
 	var metaRaw json.RawMessage
 	for _, m := range members {
@@ -119,43 +152,58 @@ func (s *Session) appendParams(w *wire, req *Request, version string, c *call) e
 	var top map[string]json.RawMessage
 	if !spliced && raw != nil {
 		if err := json.Unmarshal(raw, &top); err != nil || top == nil {
-			return fmt.Errorf("%w: params must be a JSON object", ErrInvalidRequest)
+			return decodedParams{}, fmt.Errorf("%w: params must be a JSON object", ErrInvalidRequest)
 		}
 		metaRaw = top["_meta"]
 	}
 	var meta map[string]json.RawMessage
 	if len(metaRaw) > 0 && string(metaRaw) != "null" {
 		if err := json.Unmarshal(metaRaw, &meta); err != nil || meta == nil {
-			return fmt.Errorf("%w: params._meta must be a JSON object", ErrInvalidRequest)
+			return decodedParams{}, fmt.Errorf("%w: params._meta must be a JSON object", ErrInvalidRequest)
 		}
 	}
-	if t := meta["progressToken"]; len(t) > 0 && string(t) != "null" {
-		if !jsonrpc.ValidProgressToken(t) {
-			return fmt.Errorf("%w: params._meta.progressToken must be a string or an integer, got %.100s", ErrInvalidRequest, t)
-		}
-		c.appToken = t
-		c.token = "mcpd-" + strconv.FormatUint(tokenSeq.Add(1), 10)
-		meta["progressToken"] = json.RawMessage(strconv.Quote(c.token))
-	} else if version == "" {
-		w.addString(paramsKey) // nothing to rewrite after all
-		addWithArguments(w, raw, args)
-		return nil
+	return decodedParams{members: members, spliced: spliced, top: top, meta: meta}, nil
+}
+
+// rewriteProgressToken replaces the app's progress token in meta, if it
+// has one, by a token unique in the daemon, and records both in c. It
+// reports whether it did; a token that is neither a string nor an integer
+// is ErrInvalidRequest.
+func rewriteProgressToken(meta map[string]json.RawMessage, c *call) (bool, error) {
+	t := meta["progressToken"]
+	if len(t) == 0 || string(t) == "null" {
+		return false, nil
 	}
-	if !spliced {
-		if args != nil {
-			if top == nil {
-				top = map[string]json.RawMessage{}
-			}
-			top["arguments"] = args
-		}
-		p, err := s.stamp(top, meta, version, req.ClientInfo, req.ClientCapabilities)
-		if err != nil {
-			return err
-		}
-		w.addString(paramsKey)
-		w.addLarge(p) // encoded just now, for this message only
-		return nil
+	if !jsonrpc.ValidProgressToken(t) {
+		return false, fmt.Errorf("%w: params._meta.progressToken must be a string or an integer, got %.100s", ErrInvalidRequest, t)
 	}
+	c.appToken = t
+	c.token = "mcpd-" + strconv.FormatUint(tokenSeq.Add(1), 10)
+	meta["progressToken"] = json.RawMessage(strconv.Quote(c.token))
+	return true, nil
+}
+
+// appendReencoded appends the params top, with args as "arguments" and
+// meta stamped as _meta, encoded anew.
+func (s *Session) appendReencoded(w *wire, top, meta map[string]json.RawMessage, args json.RawMessage, version string, req *Request) error {
+	if args != nil {
+		if top == nil {
+			top = map[string]json.RawMessage{}
+		}
+		top["arguments"] = args
+	}
+	p, err := s.stamp(top, meta, version, req.ClientInfo, req.ClientCapabilities)
+	if err != nil {
+		return err
+	}
+	w.addString(paramsKey)
+	w.addLarge(p) // encoded just now, for this message only
+	return nil
+}
+
+// appendSpliced appends the params as meta stamped as _meta, then the
+// app's other members byte for byte, then args as "arguments".
+func (s *Session) appendSpliced(w *wire, members []member, meta map[string]json.RawMessage, args json.RawMessage, version string, req *Request) error {
 	m, err := s.stampMeta(meta, version, req.ClientInfo, req.ClientCapabilities)
 	if err != nil {
 		return err

@@ -117,6 +117,24 @@ func (s *Supervisor) Apply(specs []Spec) (ApplyResult, error) {
 	if s.shuttingDown() {
 		return ApplyResult{}, errShuttingDown
 	}
+	want := s.wantedSpecs(specs)
+
+	s.mu.Lock()
+	rp := s.swapServersLocked(want)
+	s.mu.Unlock()
+
+	s.postReload(rp, want)
+	res := rp.res
+	sortResult(&res)
+	s.subsOnApply(res) // subscriptions.go
+	s.log.Info("config applied", zap.Strings("added", res.Added), zap.Strings("removed", res.Removed),
+		zap.Strings("restarted", res.Restarted), zap.Strings("updated", res.Updated), zap.Int("unchanged", len(res.Unchanged)))
+	return res, nil
+}
+
+// wantedSpecs are specs by name, without those with an empty name and,
+// with a warning, the later ones of a duplicate name.
+func (s *Supervisor) wantedSpecs(specs []Spec) map[string]Spec {
 	want := make(map[string]Spec, len(specs))
 	for _, sp := range specs {
 		if sp.Name == "" {
@@ -128,23 +146,38 @@ func (s *Supervisor) Apply(specs []Spec) (ApplyResult, error) {
 		}
 		want[sp.Name] = sp
 	}
+	return want
+}
 
-	var res ApplyResult
-	type update struct {
-		sv      *server
-		spec    Spec
-		restart bool
-	}
-	var updates []update
-	var removed []*server
+// specUpdate is a new spec for a running server; restart says its process
+// identity changed.
+type specUpdate struct {
+	sv      *server
+	spec    Spec
+	restart bool
+}
 
-	s.mu.Lock()
+// reloadPlan is what swapServersLocked left for the servers' loops to do.
+type reloadPlan struct {
+	res     ApplyResult // unsorted
+	updates []specUpdate
+	removed []*server // removed servers with something to drain
+	running bool      // whether the loops run (s.running then)
+}
+
+// swapServersLocked makes want the server map at once: removed servers
+// leave it, added ones join it (their loop started if the supervisor
+// runs), and the others are compared with their new spec. When no loop
+// runs yet it installs the new specs itself, so the plan has no updates.
+// s.mu must be held.
+func (s *Supervisor) swapServersLocked(want map[string]Spec) reloadPlan {
+	var rp reloadPlan
 	for name, sv := range s.servers {
 		if _, ok := want[name]; !ok {
 			delete(s.servers, name)
-			res.Removed = append(res.Removed, name)
+			rp.res.Removed = append(rp.res.Removed, name)
 			if !sv.removeDormantLocked() { // dormant.go: nothing to drain
-				removed = append(removed, sv)
+				rp.removed = append(rp.removed, sv)
 			}
 		}
 	}
@@ -156,61 +189,65 @@ func (s *Supervisor) Apply(specs []Spec) (ApplyResult, error) {
 			if s.running {
 				s.startLoopIfNeededLocked(sv) // dormant.go
 			}
-			res.Added = append(res.Added, name)
+			rp.res.Added = append(rp.res.Added, name)
 			continue
 		}
 		switch CompareSpecs(sv.currentSpec(), sp) {
 		case SpecUnchanged:
-			res.Unchanged = append(res.Unchanged, name)
+			rp.res.Unchanged = append(rp.res.Unchanged, name)
 		case SpecSettings:
-			updates = append(updates, update{sv, sp, false})
-			res.Updated = append(res.Updated, name)
+			rp.updates = append(rp.updates, specUpdate{sv, sp, false})
+			rp.res.Updated = append(rp.res.Updated, name)
 		case SpecIdentity:
-			updates = append(updates, update{sv, sp, true})
-			res.Restarted = append(res.Restarted, name)
+			rp.updates = append(rp.updates, specUpdate{sv, sp, true})
+			rp.res.Restarted = append(rp.res.Restarted, name)
 		}
 	}
-	running := s.running
+	rp.running = s.running
 	s.recountSharedWith(want) // instances.go
-	if !running {
+	if !rp.running {
 		// No loop runs yet: install the specs here, under s.mu, which Run
 		// takes before it starts the loops.
-		for _, u := range updates {
+		for _, u := range rp.updates {
 			u.sv.setSpec(u.spec)
 			u.sv.cache.SetPolicy(parseCachePolicy(u.sv, u.spec))
 		}
-		updates = nil
+		rp.updates = nil
 	}
-	s.mu.Unlock()
+	return rp
+}
 
-	// Outside s.mu: the loops take their commands (never calling out with
-	// a lock held). Changed servers first, removed ones last ("start new or
-	// changed servers before stopping removed ones").
-	for _, u := range updates {
+// postReload hands the servers' loops their part of rp and updates the
+// shared instances. It runs outside s.mu: the loops take their commands
+// (never calling out with a lock held).
+func (s *Supervisor) postReload(rp reloadPlan, want map[string]Spec) {
+	// Changed servers first, removed ones last ("start new or changed
+	// servers before stopping removed ones").
+	for _, u := range rp.updates {
 		sp := u.spec
 		u.sv.post(command{kind: cmdReconfigure, spec: &sp, restart: u.restart})
 	}
-	for _, sv := range removed {
-		if running {
+	for _, sv := range rp.removed {
+		if rp.running {
 			sv.post(command{kind: cmdRemove})
 		}
 	}
 	// The instances of a removed server or one whose identity changed go;
 	// the next calls start new ones from the new spec. Those of a server
 	// whose settings alone changed take them (instances.go).
-	for _, name := range slices.Concat(res.Removed, res.Restarted) {
+	for _, name := range slices.Concat(rp.res.Removed, rp.res.Restarted) {
 		s.dropInstances(name, "its config changed")
 	}
-	for _, name := range res.Updated {
+	for _, name := range rp.res.Updated {
 		s.reconfigureInstances(want[name])
 	}
+}
+
+// sortResult sorts every list of res.
+func sortResult(res *ApplyResult) {
 	for _, l := range []*[]string{&res.Added, &res.Removed, &res.Restarted, &res.Updated, &res.Unchanged} {
 		slices.Sort(*l)
 	}
-	s.subsOnApply(res) // subscriptions.go
-	s.log.Info("config applied", zap.Strings("added", res.Added), zap.Strings("removed", res.Removed),
-		zap.Strings("restarted", res.Restarted), zap.Strings("updated", res.Updated), zap.Int("unchanged", len(res.Unchanged)))
-	return res, nil
 }
 
 // Spec returns the current spec of the named server, found by name
@@ -295,8 +332,6 @@ func (s *Supervisor) Diff(specs []Spec) ApplyResult {
 			res.Removed = append(res.Removed, name)
 		}
 	}
-	for _, l := range []*[]string{&res.Added, &res.Removed, &res.Restarted, &res.Updated, &res.Unchanged} {
-		slices.Sort(*l)
-	}
+	sortResult(&res)
 	return res
 }

@@ -154,64 +154,87 @@ func (sv *server) startBackend(ctx context.Context, spec *Spec, proto string) (b
 
 // sessionFor is the rest of spawn: the session and its handshake on proc.
 func (sv *server) sessionFor(ctx context.Context, spec *Spec, proto string, proc backend, pid int) (c *child, exit string, err error) {
-	sopts := session.Options{
+	sess := session.New(proc, sv.sessionOptions(spec, proto))
+	info, err := sess.Handshake(ctx)
+	if err == nil {
+		return newChild(proc, sess, info, pid), "", nil
+	}
+	if conn, ok := proc.(*remote.Conn); ok {
+		return nil, "", sv.remoteStartError(ctx, spec, conn, sess, err) // backend.go
+	}
+	return sv.handshakeFailed(spec, proc, sess, err)
+}
+
+// sessionOptions are the options of the session of spec on a backend
+// speaking proto.
+func (sv *server) sessionOptions(spec *Spec, proto string) session.Options {
+	return session.Options{
 		Server:          spec.Name,
 		Protocol:        proto,
 		DiscoverTimeout: spec.DiscoverTimeout,
 		ClientInfo:      sv.sup.opts.ClientInfo,
 		Capabilities:    sv.clientCapabilities(),
 		Logger:          sv.childLog(), // session adds the server field
-	}
-	{
-		name, on := spec.Name, sv.sup.opts.OnNotification
-		sopts.OnNotification = func(n session.Notification) {
-			if n.Method == methodElicitComplete {
-				sv.hostNotification(n) // roots.go
-				return
-			}
-			// Invalidate before anyone hears of the change (cache.go).
-			sv.observeNotification(n)
-			key := ""
-			if sv.inst != nil {
-				key = sv.inst.key
-			}
-			switch {
-			case n.DuringCalls:
-				sv.sup.subs.OnLogDuringCalls(name, key, n.Params)
-			case sv.inst != nil:
-				// An instance's changes reach the streams of the apps
-				// it serves alone (instances.go).
-				sv.sup.subs.OnInstanceNotification(name, key, n.Method, n.Params)
-			default:
-				sv.sup.subs.OnNotification(name, n.Method, n.Params)
-			}
-			if sv.inst != nil {
-				return
-			}
-			if on != nil {
-				on(name, n)
-			}
-		}
+		OnNotification:  sv.notificationHandler(spec.Name),
 		// A change announced on a listen mcpd no longer follows reaches no
 		// app, but the cache must still drop what it changed.
-		sopts.OnStrayNotification = sv.observeNotification
+		OnStrayNotification: sv.observeNotification,
+		OnRequest:           sv.requestHandler(), // roots.go
 	}
-	sopts.OnRequest = sv.requestHandler() // roots.go
-	sess := session.New(proc, sopts)
-	info, err := sess.Handshake(ctx)
-	if err == nil {
-		cctx, cancel := context.WithCancelCause(context.Background())
-		stop := func(cause error) {
-			cancel(cause)
-			// Calls in flight fail now with the reason (the first one).
-			sess.FailCalls(context.Cause(cctx))
-		}
-		return &child{proc: proc, sess: sess, info: info, pid: pid, ctx: cctx, cancel: stop}, "", nil
-	}
+}
 
-	if conn, ok := proc.(*remote.Conn); ok {
-		return nil, "", sv.remoteStartError(ctx, spec, conn, sess, err) // backend.go
+// notificationHandler handles the notifications of the server name: it
+// updates the cache, then passes them to the subscriptions and, for a
+// server that is not an instance, to the supervisor's OnNotification.
+func (sv *server) notificationHandler(name string) func(session.Notification) {
+	on := sv.sup.opts.OnNotification
+	return func(n session.Notification) {
+		if n.Method == methodElicitComplete {
+			sv.hostNotification(n) // roots.go
+			return
+		}
+		// Invalidate before anyone hears of the change (cache.go).
+		sv.observeNotification(n)
+		key := ""
+		if sv.inst != nil {
+			key = sv.inst.key
+		}
+		switch {
+		case n.DuringCalls:
+			sv.sup.subs.OnLogDuringCalls(name, key, n.Params)
+		case sv.inst != nil:
+			// An instance's changes reach the streams of the apps
+			// it serves alone (instances.go).
+			sv.sup.subs.OnInstanceNotification(name, key, n.Method, n.Params)
+		default:
+			sv.sup.subs.OnNotification(name, n.Method, n.Params)
+		}
+		if sv.inst != nil {
+			return
+		}
+		if on != nil {
+			on(name, n)
+		}
 	}
+}
+
+// newChild is the running child of proc and its session after a
+// handshake that returned info; stopping it fails the calls in flight
+// with the cause.
+func newChild(proc backend, sess *session.Session, info session.Info, pid int) *child {
+	cctx, cancel := context.WithCancelCause(context.Background())
+	stop := func(cause error) {
+		cancel(cause)
+		// Calls in flight fail now with the reason (the first one).
+		sess.FailCalls(context.Cause(cctx))
+	}
+	return &child{proc: proc, sess: sess, info: info, pid: pid, ctx: cctx, cancel: stop}
+}
+
+// handshakeFailed reaps the child process proc whose handshake failed
+// with err and says why it failed: exit is its exit status when it exited
+// by itself.
+func (sv *server) handshakeFailed(spec *Spec, proc backend, sess *session.Session, err error) (*child, string, error) {
 	// "Kill the child on any start failure."
 	exited := errors.Is(err, session.ErrClosed) || errors.Is(err, session.ErrExitedAfterProbe)
 	select {
@@ -235,7 +258,7 @@ func (sv *server) sessionFor(ctx context.Context, spec *Spec, proto string, proc
 		}
 		return nil, "", fmt.Errorf("start %q: handshake: %w", spec.Name, err)
 	}
-	exit = describeExit(proc.ExitError())
+	exit := describeExit(proc.ExitError())
 	if errors.Is(err, session.ErrExitedAfterProbe) {
 		return nil, exit, err
 	}
