@@ -12,6 +12,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -51,9 +52,9 @@ func TestBridgeAggregateServesWhileServerDown(t *testing.T) {
 			if err := os.WriteFile(broken, nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			b := fakeSpec("b", "modern")
+			b := mcpdtest.FakeSpec("b", "modern")
 			b.Env[fakemcp.EnvCrashWhile] = broken
-			sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy"), b})
+			sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("a", "legacy"), b})
 			crashLoop(t, sock, "b")
 
 			h := startBridgeOf(t, sock, "a", "b")
@@ -129,9 +130,9 @@ func TestBridgeSingleServerDown(t *testing.T) {
 	if err := os.WriteFile(broken, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b := fakeSpec("b", "legacy")
+	b := mcpdtest.FakeSpec("b", "legacy")
 	b.Env[fakemcp.EnvCrashWhile] = broken
-	sock := startDaemonSpecs(t, []supervisor.Spec{b})
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{b})
 	crashLoop(t, sock, "b")
 
 	h := startBridgeOf(t, sock, "b")

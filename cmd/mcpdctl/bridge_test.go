@@ -12,6 +12,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -39,7 +40,7 @@ func startBridgeMcpd(t *testing.T) (*bridgeMcpd, string) {
 		host:   make(chan mcpdv1.Mcpd_HostServer, 1),
 		calls:  make(chan string, 16),
 	}
-	return f, serveMcpd(t, f)
+	return f, mcpdtest.Serve(t, f)
 }
 
 func (f *bridgeMcpd) record(what string) {
