@@ -1,4 +1,4 @@
-package main
+package bridge_test
 
 import (
 	"encoding/json"
@@ -9,10 +9,6 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 )
-
-// The test binary doubles as the fake MCP server the daemon below spawns
-// (fakemcp.Command); Main returns at once unless MCPD_FAKE is set.
-func init() { fakemcp.Main() }
 
 // hostEra is how a host of one protocol era talks to the bridge.
 type hostEra struct {

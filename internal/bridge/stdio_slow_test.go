@@ -1,4 +1,4 @@
-package main
+package bridge_test
 
 import (
 	"encoding/json"
@@ -11,6 +11,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // An aggregate whose server lists slower than the bridge waits for one
@@ -249,9 +250,21 @@ func TestBridgeAggregateFailedStartNotWaitedFor(t *testing.T) {
 	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	// b's first start fails (its list at the bridge's start was given up on).
 	deadline := time.Now().Add(20 * time.Second)
-	for r := mcpdctl(t, "--socket", sock, "status"); !strings.Contains(r.stdout, "handshake timed out"); r = mcpdctl(t, "--socket", sock, "status") {
+	client := mcpdClient(t, sock)
+	status := func() string { // the servers' last errors, as mcpdctl status shows them
+		st, err := client.GetStatus(t.Context(), &mcpdv1.GetStatusRequest{})
+		if err != nil {
+			t.Fatalf("status: %v", err)
+		}
+		var b strings.Builder
+		for _, s := range st.GetServers() {
+			b.WriteString(s.GetName() + ": " + s.GetLastError() + "\n")
+		}
+		return b.String()
+	}
+	for s := status(); !strings.Contains(s, "handshake timed out"); s = status() {
 		if time.Now().After(deadline) {
-			t.Fatalf("b's start never failed:\n%s", r.stdout)
+			t.Fatalf("b's start never failed:\n%s", s)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

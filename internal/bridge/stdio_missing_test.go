@@ -1,15 +1,13 @@
-package main
+package bridge_test
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
@@ -20,10 +18,7 @@ import (
 // the file its spec names exists) with a subscription, which is demand.
 func crashLoop(t *testing.T, sock, server string) {
 	t.Helper()
-	be, err := bridge.DialGRPC(sock, func() error { return errors.New("mcpd is not running") }, dialOptions()...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	be := dialMcpd(t, sock)
 	defer be.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -87,9 +82,7 @@ func TestBridgeAggregateServesWhileServerDown(t *testing.T) {
 			if err := os.Remove(broken); err != nil {
 				t.Fatal(err)
 			}
-			if r := mcpdctl(t, "--socket", sock, "start", "b"); r.code != 0 {
-				t.Fatalf("start b: %s", r.stderr)
-			}
+			startServer(t, sock, "b")
 			h.next("tools/list_changed", func(m map[string]json.RawMessage) bool {
 				return string(m["method"]) == `"notifications/tools/list_changed"` &&
 					(era.meta == "" || strings.Contains(string(m["params"]), listen))
@@ -145,9 +138,7 @@ func TestBridgeSingleServerDown(t *testing.T) {
 	if err := os.Remove(broken); err != nil {
 		t.Fatal(err)
 	}
-	if r := mcpdctl(t, "--socket", sock, "start", "b"); r.code != 0 {
-		t.Fatalf("start b: %s", r.stderr)
-	}
+	startServer(t, sock, "b")
 	h.next("tools/list_changed", func(m map[string]json.RawMessage) bool {
 		return string(m["method"]) == `"notifications/tools/list_changed"`
 	})

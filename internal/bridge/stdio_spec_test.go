@@ -1,4 +1,4 @@
-package main
+package bridge_test
 
 import (
 	"encoding/json"
@@ -126,7 +126,7 @@ func TestBridgeReadCacheHints(t *testing.T) {
 // the limit is served.
 func TestBridgeMaxLineSize(t *testing.T) {
 	_, sock := startBridgeMcpd(t)
-	h := startBridgeOf(t, sock, "--max-line-size", "1024", "s")
+	h := startBridgeWith(t, sock, bridge.Options{Names: []string{"s"}, MaxLine: 1024})
 	pad := func(line string, size int) string {
 		return strings.Replace(line, "PAD", strings.Repeat("x", size-len(line)+len("PAD")), 1)
 	}
