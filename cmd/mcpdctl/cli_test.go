@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -77,7 +78,7 @@ func (f typedMcpd) ListTools(_ context.Context, r *mcpdv1.ListToolsRequest) (*mc
 // properties it does not type are inferred as before.
 func TestSchemaTypedArguments(t *testing.T) {
 	f := &fakeMcpd{}
-	sock := serveMcpd(t, typedMcpd{f})
+	sock := mcpdtest.Serve(t, typedMcpd{f})
 	call := func(args ...string) (result, string) {
 		t.Helper()
 		r := mcpdctl(t, append([]string{"--socket", sock, "call", "weather", "typed"}, args...)...)

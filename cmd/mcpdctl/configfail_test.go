@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -35,7 +36,7 @@ func (configFailMcpd) CheckConfig(_ context.Context, r *mcpdv1.CheckConfigReques
 // status shows a server failed by its config, with the whole reason: the
 // variable and where to set it.
 func TestStatusShowsConfigProblem(t *testing.T) {
-	sock := serveMcpd(t, configFailMcpd{})
+	sock := mcpdtest.Serve(t, configFailMcpd{})
 	r := mcpdctl(t, "--socket", sock, "status")
 	if r.code != exitOK {
 		t.Fatalf("status: exit %d, stderr %s", r.code, r.stderr)
@@ -60,7 +61,7 @@ func TestStatusShowsConfigProblem(t *testing.T) {
 
 // config check lists the problems, then the servers without any, exit 1.
 func TestConfigCheckListsServersProblems(t *testing.T) {
-	sock := serveMcpd(t, configFailMcpd{})
+	sock := mcpdtest.Serve(t, configFailMcpd{})
 	r := mcpdctl(t, "--socket", sock, "config", "check")
 	if r.code != exitFailure || !strings.Contains(r.stderr, `/c.json: server "gh": key "env.GITHUB_TOKEN": ${GITHUB_TOKEN} is not set`) ||
 		r.stdout != "/c.json: servers without problems: ok\n" {

@@ -9,6 +9,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -26,7 +27,7 @@ const (
 // or C1 byte; --json keeps the exact values.
 func TestTerminalEscapesSanitized(t *testing.T) {
 	cmd, args := fakemcp.Command()
-	sock := startDaemonSpecs(t, []supervisor.Spec{{Name: "esc", Command: cmd, Args: args, Env: map[string]string{
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{{Name: "esc", Command: cmd, Args: args, Env: map[string]string{
 		fakemcp.EnvMode: "dual,quiet", fakemcp.EnvName: escServerName, fakemcp.EnvStderr: escStderr,
 	}}})
 	// The app: its call names it, starts the server, and its connection

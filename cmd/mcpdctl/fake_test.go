@@ -3,9 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"net"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -15,6 +12,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -43,29 +41,7 @@ var _ mcpdv1.McpdServer = (*fakeMcpd)(nil)
 func startFake(t *testing.T) (*fakeMcpd, string) {
 	t.Helper()
 	f := &fakeMcpd{}
-	return f, serveMcpd(t, f, grpc.UnaryInterceptor(f.recordUnary), grpc.StreamInterceptor(f.recordStream))
-}
-
-// serveMcpd serves impl as mcpd on a socket in a fresh temporary directory
-// and returns the socket path; the server is stopped when the test ends.
-func serveMcpd(t *testing.T, impl mcpdv1.McpdServer, opts ...grpc.ServerOption) string {
-	t.Helper()
-	sock := filepath.Join(t.TempDir(), "mcpd.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := grpc.NewServer(opts...)
-	mcpdv1.RegisterMcpdServer(srv, impl)
-	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }() // owned: the cleanup waits for it
-	t.Cleanup(func() {
-		srv.Stop()
-		if err := <-done; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return sock
+	return f, mcpdtest.Serve(t, f, grpc.UnaryInterceptor(f.recordUnary), grpc.StreamInterceptor(f.recordStream))
 }
 
 func (f *fakeMcpd) record(ctx context.Context) {

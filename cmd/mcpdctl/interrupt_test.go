@@ -14,6 +14,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestInterruptExits130(t *testing.T) {
 	command, args := fakemcp.Command()
 	// Not quiet: the child logs each message it receives on stderr.
-	sock := startDaemonSpecs(t, []supervisor.Spec{{Name: "slow", Command: command, Args: args,
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{{Name: "slow", Command: command, Args: args,
 		Env: map[string]string{fakemcp.EnvMode: "legacy"}}})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -78,9 +79,9 @@ func waitForLine(t *testing.T, logs grpc.ServerStreamingClient[mcpdv1.FollowLogs
 // A child that fails its handshake is reported by mcpdctl in one line that
 // names the server, the handshake and initialize once each.
 func TestHandshakeFailureMessage(t *testing.T) {
-	spec := fakeSpec("x", "modern") // rejects a legacy initialize
+	spec := mcpdtest.FakeSpec("x", "modern") // rejects a legacy initialize
 	spec.Protocol = "legacy"
-	sock := startDaemonSpecs(t, []supervisor.Spec{spec})
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{spec})
 	r := mcpdctl(t, "--socket", sock, "call", "x", "echo")
 	want := `mcpdctl: start "x": handshake failed: initialize: mcp error -32602: missing or invalid _meta field "io.modelcontextprotocol/protocolVersion"; fix it, then run: mcpdctl restart x` + "\n"
 	if r.code != exitFailure || r.stderr != want || r.stdout != "" {

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -33,7 +34,7 @@ func (loginMcpd) Logout(_ context.Context, req *mcpdv1.LogoutRequest) (*mcpdv1.L
 }
 
 func TestLoginPrintsTheURLAloneOnStdout(t *testing.T) {
-	sock := serveMcpd(t, loginMcpd{})
+	sock := mcpdtest.Serve(t, loginMcpd{})
 	r := mcpdctl(t, "--socket", sock, "login", "remote", "--no-browser", "--scope", "write")
 	if r.code != exitOK || r.stdout != testAuthURL+"\n" {
 		t.Fatalf("login: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
@@ -54,7 +55,7 @@ func TestLoginPrintsTheURLAloneOnStdout(t *testing.T) {
 
 // A stdio server has no OAuth: login and logout say so, and print no URL.
 func TestLoginOfAStdioServerIsAClearError(t *testing.T) {
-	sock := startDaemon(t, "local", "modern")
+	sock := mcpdtest.Start(t, "local", "modern")
 	for _, verb := range []string{"login", "logout"} {
 		r := mcpdctl(t, "--socket", sock, verb, "local", "--no-browser")
 		if verb == "logout" {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -47,7 +48,7 @@ func TestOpen(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sock := serveMcpd(t, &openMcpd{url: tt.url})
+			sock := mcpdtest.Serve(t, &openMcpd{url: tt.url})
 			r := mcpdctl(t, "--socket", sock, "open")
 			if r.code != tt.code || r.stdout != tt.stdout || !strings.Contains(r.stderr, tt.stderr) {
 				t.Fatalf("open: exit %d stdout %q stderr %q, want %d %q and %q", r.code, r.stdout, r.stderr, tt.code, tt.stdout, tt.stderr)

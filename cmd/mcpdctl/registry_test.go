@@ -11,6 +11,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/keyring"
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	"github.com/mcpd-dev/mcpd/internal/testing/registrytest"
 )
 
@@ -139,7 +140,7 @@ func TestRegistryAdd(t *testing.T) {
 		if err != nil || len(loaded.Servers) != 1 {
 			t.Fatalf("load: %v", err)
 		}
-		sock := startDaemonSpecs(t, []supervisor.Spec{supervisor.Spec(loaded.Servers[0])})
+		sock := mcpdtest.StartSpecs(t, []supervisor.Spec{supervisor.Spec(loaded.Servers[0])})
 		tools := mcpdctl(t, "--socket", sock, "tools", "air")
 		if tools.code != exitOK || !strings.Contains(tools.stdout, "create_entities") {
 			t.Errorf("tools air through mcpd: exit %d\n%s%s", tools.code, tools.stdout, tools.stderr)

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
+
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -16,7 +18,7 @@ import (
 // Status then says 3 apps (1 host) use 2 processes, and 6 without mcpd,
 // with the children's measured memory.
 func TestStatusSharing(t *testing.T) {
-	sock := startDaemon(t, "a", "legacy", "b", "legacy")
+	sock := mcpdtest.Start(t, "a", "legacy", "b", "legacy")
 	lister := appClient(t, sock, "lister")
 	for _, s := range []string{"a", "b"} {
 		if _, err := lister.ListTools(t.Context(), &mcpdv1.ListToolsRequest{Server: s}); err != nil {

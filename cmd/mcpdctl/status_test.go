@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -23,7 +24,7 @@ func (countersMcpd) GetStatus(context.Context, *mcpdv1.GetStatusRequest) (*mcpdv
 
 // status --json carries every counter of a server.
 func TestStatusJSONCounters(t *testing.T) {
-	sock := serveMcpd(t, countersMcpd{})
+	sock := mcpdtest.Serve(t, countersMcpd{})
 	r := mcpdctl(t, "--socket", sock, "status", "--json")
 	if r.code != exitOK {
 		t.Fatalf("status --json: exit %d, stderr %s", r.code, r.stderr)

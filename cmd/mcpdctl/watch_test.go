@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -86,7 +87,7 @@ func TestWatchPrintsEventsUntilLagged(t *testing.T) {
 		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE, &mcpdv1.SubscriptionEvent{Server: "demo", State: "crashloop", Error: "too many exits"}),
 		watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED, &mcpdv1.SubscriptionEvent{Error: "too slow"}),
 	}}
-	sock := serveMcpd(t, f)
+	sock := mcpdtest.Serve(t, f)
 	r := mcpdctl(t, "--socket", sock, "watch", "demo", "mem", "--uri", "demo://counter")
 	want := strings.Join([]string{
 		`watching demo: tools state demo://counter; mem: unavailable (server "mem" is stopped)`,
@@ -122,7 +123,7 @@ func TestWatchErrorEvent(t *testing.T) {
 			watchEvent(mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR, &mcpdv1.SubscriptionEvent{Server: "demo", Error: reason})},
 		end: status.Error(codes.Unavailable, reason),
 	}
-	r := mcpdctl(t, "--socket", serveMcpd(t, f), "watch", "demo")
+	r := mcpdctl(t, "--socket", mcpdtest.Serve(t, f), "watch", "demo")
 	if !strings.HasSuffix(r.stdout, watchClock+" error: "+reason+"\n") {
 		t.Errorf("stdout = %q, want the error event last", r.stdout)
 	}
@@ -156,7 +157,7 @@ func (w *notifyWriter) String() string {
 // each event as one JSON object a line.
 func TestWatchInterruptedJSON(t *testing.T) {
 	f := &watchMcpd{events: []*mcpdv1.SubscriptionEvent{watchAck()}, hold: true}
-	sock := serveMcpd(t, f)
+	sock := mcpdtest.Serve(t, f)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stdout := &notifyWriter{first: make(chan struct{})}
@@ -215,7 +216,7 @@ func (w writeChan) Write(p []byte) (int, error) {
 // watch prints the watched servers' current state at once, while mcpd has
 // not acknowledged the subscription yet (a server is still starting).
 func TestWatchPrintsCurrentStateAtOnce(t *testing.T) {
-	sock := serveMcpd(t, slowStartMcpd{})
+	sock := mcpdtest.Serve(t, slowStartMcpd{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stdout := make(writeChan, 8)

@@ -24,6 +24,9 @@ var grpcAllowed = map[string]string{
 	"internal/relay":      "takes the bridge socket's header and warning marker from internal/bridge, which links mcpd.v1",
 	"internal/dashboard":  "calls the service's unary mcpd.v1 handlers (status, logs' backlog, server control, login, pins, its tool calls) through LocalApp.Unary",
 	"internal/tracing":    "the OTLP exporter speaks gRPC; carries trace context in gRPC metadata",
+
+	// Test support.
+	"internal/testing/mcpdtest": "serves mcpd's gRPC API, a real mcpd's or a test's own, on a Unix socket",
 }
 
 // TestImportRules enforces the import rules on the real build graph: only

@@ -1,10 +1,8 @@
-package main
+package bridge_test
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
-	"io"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +10,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -39,7 +38,7 @@ func startBridgeMcpd(t *testing.T) (*bridgeMcpd, string) {
 		host:   make(chan mcpdv1.Mcpd_HostServer, 1),
 		calls:  make(chan string, 16),
 	}
-	return f, serveMcpd(t, f)
+	return f, mcpdtest.Serve(t, f)
 }
 
 func (f *bridgeMcpd) record(what string) {
@@ -130,97 +129,6 @@ func (f *bridgeMcpd) SendRequest(r *mcpdv1.SendRequestRequest, stream grpc.Serve
 	}
 	resp := &mcpdv1.McpResponse{Server: r.GetServer(), ResultJson: result}
 	return stream.Send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{Response: resp}})
-}
-
-// bridgeHost runs a bridge in-process, as an MCP host does: it writes lines
-// to the bridge's stdin and reads its stdout.
-type bridgeHost struct {
-	t     *testing.T
-	in    *io.PipeWriter
-	lines chan map[string]json.RawMessage
-}
-
-// startBridge runs `mcpdctl bridge s` in-process against sock.
-func startBridge(t *testing.T, sock string) *bridgeHost {
-	t.Helper()
-	return startBridgeOf(t, sock, "s")
-}
-
-// startBridgeOf runs `mcpdctl bridge ARGS...` in-process against sock.
-func startBridgeOf(t *testing.T, sock string, args ...string) *bridgeHost {
-	t.Helper()
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	old := bridgeStdin
-	bridgeStdin = inR
-	h := &bridgeHost{t: t, in: inW, lines: make(chan map[string]json.RawMessage, 64)}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		var stderr strings.Builder
-		err := run(context.Background(), append([]string{"--socket", sock, "bridge"}, args...), outW, &stderr)
-		outW.Close()
-		if err != nil {
-			t.Errorf("bridge: %v\n%s", err, stderr.String())
-		}
-	})
-	wg.Go(func() {
-		defer close(h.lines)
-		sc := bufio.NewScanner(outR)
-		for sc.Scan() {
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Errorf("bridge wrote %q: %v", sc.Text(), err)
-				continue
-			}
-			h.lines <- m
-		}
-	})
-	t.Cleanup(func() {
-		inW.Close() // the host goes away: the bridge exits
-		for range h.lines {
-		}
-		wg.Wait()
-		bridgeStdin = old
-	})
-	return h
-}
-
-func (h *bridgeHost) send(msg string) {
-	h.t.Helper()
-	if _, err := io.WriteString(h.in, msg+"\n"); err != nil {
-		h.t.Fatal(err)
-	}
-}
-
-// next returns the bridge's next message that satisfies match.
-func (h *bridgeHost) next(what string, match func(map[string]json.RawMessage) bool) map[string]json.RawMessage {
-	h.t.Helper()
-	return h.nextWithin(what, 10*time.Second, match)
-}
-
-// nextWithin is next, waiting d at most.
-func (h *bridgeHost) nextWithin(what string, d time.Duration, match func(map[string]json.RawMessage) bool) map[string]json.RawMessage {
-	h.t.Helper()
-	timeout := time.NewTimer(d)
-	defer timeout.Stop()
-	for {
-		select {
-		case m, ok := <-h.lines:
-			if !ok {
-				h.t.Fatalf("the bridge exited before %s", what)
-			}
-			if match(m) {
-				return m
-			}
-		case <-timeout.C:
-			h.t.Fatalf("no %s from the bridge", what)
-		}
-	}
-}
-
-func (h *bridgeHost) response(id string) map[string]json.RawMessage {
-	h.t.Helper()
-	return h.next("response "+id, func(m map[string]json.RawMessage) bool { return string(m["id"]) == id })
 }
 
 const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +

@@ -1,84 +1,14 @@
-package main
+package bridge_test
 
 import (
-	"context"
 	"encoding/json"
-	"errors"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
-	"google.golang.org/grpc"
-
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	"github.com/mcpd-dev/mcpd/internal/secrets"
-	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 )
-
-// The test binary doubles as the fake MCP server the daemon below spawns
-// (fakemcp.Command); Main returns at once unless MCPD_FAKE is set.
-func init() { fakemcp.Main() }
-
-// startDaemon runs a real mcpd in-process (supervisor and gRPC API) on a
-// socket in a fresh temporary directory, serving fake servers "name" with
-// the fakemcp mode "mode", given in pairs; it is stopped, children and
-// all, when the test ends.
-func startDaemon(t *testing.T, nameModes ...string) string {
-	t.Helper()
-	var specs []supervisor.Spec
-	for i := 0; i+1 < len(nameModes); i += 2 {
-		specs = append(specs, fakeSpec(nameModes[i], nameModes[i+1]))
-	}
-	return startDaemonSpecs(t, specs)
-}
-
-// fakeSpec is the spec of a fake server "name" in the fakemcp mode "mode".
-func fakeSpec(name, mode string) supervisor.Spec {
-	cmd, args := fakemcp.Command()
-	return supervisor.Spec{Name: name, Command: cmd, Args: args,
-		Env: map[string]string{fakemcp.EnvMode: mode + ",quiet"}}
-}
-
-// startDaemonSpecs is startDaemon serving the servers of specs.
-func startDaemonSpecs(t *testing.T, specs []supervisor.Spec) string {
-	t.Helper()
-	log := zaptest.NewLogger(t)
-	sec := secrets.Open(secrets.Options{}) // the test's HOME: mcpdctl secret's store
-	t.Cleanup(sec.Close)
-	sup := supervisor.New(supervisor.Options{Specs: specs, Logger: log, Secrets: sec,
-		BackoffMin: 10 * time.Millisecond, BackoffMax: 50 * time.Millisecond})
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- sup.Run(ctx) }() // owned: the cleanup waits for it
-	t.Cleanup(func() {
-		cancel()
-		if err := <-ran; err != nil {
-			t.Errorf("supervisor: %v", err)
-		}
-	})
-	sock := filepath.Join(t.TempDir(), "run", "mcpd.sock")
-	ln, err := api.Listen(sock)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// grpc-go's log is routed once per process, to the first logger
-	// NewGRPCServer gets: give it one that outlives every test.
-	gs := api.NewGRPCServer(api.NewServer(sup, api.Options{Logger: log, SocketPath: sock}), zap.NewNop())
-	served := make(chan error, 1)
-	go func() { served <- gs.Serve(ln) }() // owned: the cleanup waits for it
-	t.Cleanup(func() {
-		gs.Stop()
-		if err := <-served; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
-			t.Errorf("serve: %v", err)
-		}
-	})
-	return sock
-}
 
 // hostEra is how a host of one protocol era talks to the bridge.
 type hostEra struct {
@@ -146,7 +76,7 @@ func responseError(t *testing.T, m map[string]json.RawMessage) *jsonrpc.Error {
 // without one, or with an empty or null one, is the whole list; any other
 // cursor is invalid params.
 func TestBridgeListCursor(t *testing.T) {
-	sock := startDaemon(t, "a", "modern,templates", "b", "legacy")
+	sock := mcpdtest.Start(t, "a", "modern,templates", "b", "legacy")
 	for _, era := range hostEras {
 		t.Run(era.name, func(t *testing.T) {
 			for _, args := range [][]string{{"a"}, {"a", "b"}} {
@@ -201,7 +131,7 @@ func TestBridgeCompletesUnlistedTemplate(t *testing.T) {
 		t.Run(child.name, func(t *testing.T) {
 			// Only "b" has the template; "a" answers completion/complete
 			// with method not found.
-			sock := startDaemon(t, "a", child.without, "b", child.with)
+			sock := mcpdtest.Start(t, "a", child.without, "b", child.with)
 			for _, era := range hostEras {
 				t.Run(era.name, func(t *testing.T) {
 					h := startBridgeOf(t, sock, "a", "b")

@@ -1,4 +1,4 @@
-package main
+package bridge_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,8 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // An aggregate whose server lists slower than the bridge waits for one
@@ -20,10 +22,10 @@ func TestBridgeAggregateSlowListLeftOut(t *testing.T) {
 	for _, era := range hostEras {
 		t.Run(era.name, func(t *testing.T) {
 			slow := filepath.Join(t.TempDir(), "slow")
-			b := fakeSpec("b", "legacy")
+			b := mcpdtest.FakeSpec("b", "legacy")
 			b.Env[fakemcp.EnvListDelay] = "6500"
 			b.Env[fakemcp.EnvListDelayWhile] = slow
-			sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy"), b})
+			sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("a", "legacy"), b})
 
 			h := startBridgeOf(t, sock, "a", "b")
 			era.open(h)
@@ -106,9 +108,9 @@ func listedNames(t *testing.T, result json.RawMessage) map[string]bool {
 // A call past the server's requestTimeout tells the host which timeout ran
 // out and how long it was, as mcpdctl call does.
 func TestBridgeCallTimeoutNamesTheTimeout(t *testing.T) {
-	s := fakeSpec("s", "legacy")
+	s := mcpdtest.FakeSpec("s", "legacy")
 	s.RequestTimeout = 200 * time.Millisecond
-	sock := startDaemonSpecs(t, []supervisor.Spec{s})
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{s})
 	for _, era := range hostEras {
 		t.Run(era.name, func(t *testing.T) {
 			h := startBridgeOf(t, sock, "s")
@@ -128,7 +130,7 @@ func TestBridgeCallTimeoutNamesTheTimeout(t *testing.T) {
 // for the stuck server's tools took 10 s), and its lists come without
 // waiting for that server again.
 func TestBridgeAggregateStuckServerHoldsUpLittle(t *testing.T) {
-	sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy"), fakeSpec("b", "legacy,hanginit")})
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("a", "legacy"), mcpdtest.FakeSpec("b", "legacy,hanginit")})
 	began := time.Now()
 	h := startBridgeOf(t, sock, "a", "b")
 	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
@@ -155,7 +157,7 @@ func TestBridgeAggregateStuckServerHoldsUpLittle(t *testing.T) {
 // such as Codex gives a server to start; it took 17 s). The bound is that
 // rule's, with room for a loaded machine.
 func TestBridgeStuckServerAloneAnswersInitialize(t *testing.T) {
-	sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("b", "legacy,hanginit")})
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("b", "legacy,hanginit")})
 	began := time.Now()
 	h := startBridgeOf(t, sock, "b")
 	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
@@ -171,7 +173,7 @@ func TestBridgeStuckServerAloneAnswersInitialize(t *testing.T) {
 // An aggregate's read of a URI no list had yet goes to the server that
 // lists it, not to the first server that answers a read of it.
 func TestBridgeAggregateReadBeforeListGoesToTheLister(t *testing.T) {
-	sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy,readall"), fakeSpec("b", "legacy")})
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("a", "legacy,readall"), mcpdtest.FakeSpec("b", "legacy")})
 	h := startBridgeOf(t, sock, "a", "b")
 	legacy := hostEras[1]
 	legacy.open(h)
@@ -183,7 +185,7 @@ func TestBridgeAggregateReadBeforeListGoesToTheLister(t *testing.T) {
 
 // An aggregate asks a server for no list its capabilities do not declare.
 func TestBridgeAggregateAsksOnlyDeclaredLists(t *testing.T) {
-	sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy,toolsonly"), fakeSpec("b", "legacy")})
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("a", "legacy,toolsonly"), mcpdtest.FakeSpec("b", "legacy")})
 	h := startBridgeOf(t, sock, "a", "b")
 	legacy := hostEras[1]
 	legacy.open(h)
@@ -215,7 +217,7 @@ func TestBridgeAggregateAsksOnlyDeclaredLists(t *testing.T) {
 // Requests piped before stdin closes get whole lists from an aggregate:
 // the servers' lists are not cut short with the bridge's life.
 func TestBridgeAggregateListsAfterStdinCloses(t *testing.T) {
-	sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy"), fakeSpec("b", "modern")})
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("a", "legacy"), mcpdtest.FakeSpec("b", "modern")})
 	h := startBridgeOf(t, sock, "a", "b")
 	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
 	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
@@ -238,19 +240,31 @@ func TestBridgeAggregateListsAfterStdinCloses(t *testing.T) {
 // A server that never ran and whose start failed after a list gave up on
 // it is not waited for again (nor warned of again) until it is ready.
 func TestBridgeAggregateFailedStartNotWaitedFor(t *testing.T) {
-	b := fakeSpec("b", "legacy,hanginit")
+	b := mcpdtest.FakeSpec("b", "legacy,hanginit")
 	b.Protocol = "legacy"
 	b.DiscoverTimeout, b.RequestTimeout = 500*time.Millisecond, 11500*time.Millisecond // each start fails after 12 s
-	sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy"), b})
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("a", "legacy"), b})
 	h := startBridgeOf(t, sock, "a", "b")
 	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
 	h.nextWithin("initialize's answer", 20*time.Second, func(m map[string]json.RawMessage) bool { return string(m["id"]) == "0" })
 	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	// b's first start fails (its list at the bridge's start was given up on).
 	deadline := time.Now().Add(20 * time.Second)
-	for r := mcpdctl(t, "--socket", sock, "status"); !strings.Contains(r.stdout, "handshake timed out"); r = mcpdctl(t, "--socket", sock, "status") {
+	client := mcpdClient(t, sock)
+	status := func() string { // the servers' last errors, as mcpdctl status shows them
+		st, err := client.GetStatus(t.Context(), &mcpdv1.GetStatusRequest{})
+		if err != nil {
+			t.Fatalf("status: %v", err)
+		}
+		var b strings.Builder
+		for _, s := range st.GetServers() {
+			b.WriteString(s.GetName() + ": " + s.GetLastError() + "\n")
+		}
+		return b.String()
+	}
+	for s := status(); !strings.Contains(s, "handshake timed out"); s = status() {
 		if time.Now().After(deadline) {
-			t.Fatalf("b's start never failed:\n%s", r.stdout)
+			t.Fatalf("b's start never failed:\n%s", s)
 		}
 		time.Sleep(100 * time.Millisecond)
 	}

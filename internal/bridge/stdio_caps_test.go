@@ -1,4 +1,4 @@
-package main
+package bridge_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -79,7 +80,7 @@ func TestBridgePassesCapabilities(t *testing.T) {
 		host:   make(chan mcpdv1.Mcpd_HostServer, 1),
 		calls:  make(chan string, 16),
 	}, caps: map[string]string{"a": capsA, "b": capsB}}
-	sock := serveMcpd(t, f)
+	sock := mcpdtest.Serve(t, f)
 	for _, tt := range []struct {
 		args []string
 		want string

@@ -1,17 +1,16 @@
-package main
+package bridge_test
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -19,10 +18,7 @@ import (
 // the file its spec names exists) with a subscription, which is demand.
 func crashLoop(t *testing.T, sock, server string) {
 	t.Helper()
-	be, err := bridge.DialGRPC(sock, func() error { return errors.New("mcpd is not running") })
-	if err != nil {
-		t.Fatal(err)
-	}
+	be := dialMcpd(t, sock)
 	defer be.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -51,9 +47,9 @@ func TestBridgeAggregateServesWhileServerDown(t *testing.T) {
 			if err := os.WriteFile(broken, nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			b := fakeSpec("b", "modern")
+			b := mcpdtest.FakeSpec("b", "modern")
 			b.Env[fakemcp.EnvCrashWhile] = broken
-			sock := startDaemonSpecs(t, []supervisor.Spec{fakeSpec("a", "legacy"), b})
+			sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("a", "legacy"), b})
 			crashLoop(t, sock, "b")
 
 			h := startBridgeOf(t, sock, "a", "b")
@@ -86,9 +82,7 @@ func TestBridgeAggregateServesWhileServerDown(t *testing.T) {
 			if err := os.Remove(broken); err != nil {
 				t.Fatal(err)
 			}
-			if r := mcpdctl(t, "--socket", sock, "start", "b"); r.code != 0 {
-				t.Fatalf("start b: %s", r.stderr)
-			}
+			startServer(t, sock, "b")
 			h.next("tools/list_changed", func(m map[string]json.RawMessage) bool {
 				return string(m["method"]) == `"notifications/tools/list_changed"` &&
 					(era.meta == "" || strings.Contains(string(m["params"]), listen))
@@ -129,9 +123,9 @@ func TestBridgeSingleServerDown(t *testing.T) {
 	if err := os.WriteFile(broken, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	b := fakeSpec("b", "legacy")
+	b := mcpdtest.FakeSpec("b", "legacy")
 	b.Env[fakemcp.EnvCrashWhile] = broken
-	sock := startDaemonSpecs(t, []supervisor.Spec{b})
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{b})
 	crashLoop(t, sock, "b")
 
 	h := startBridgeOf(t, sock, "b")
@@ -144,9 +138,7 @@ func TestBridgeSingleServerDown(t *testing.T) {
 	if err := os.Remove(broken); err != nil {
 		t.Fatal(err)
 	}
-	if r := mcpdctl(t, "--socket", sock, "start", "b"); r.code != 0 {
-		t.Fatalf("start b: %s", r.stderr)
-	}
+	startServer(t, sock, "b")
 	h.next("tools/list_changed", func(m map[string]json.RawMessage) bool {
 		return string(m["method"]) == `"notifications/tools/list_changed"`
 	})

@@ -1,4 +1,4 @@
-package main
+package bridge_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 )
 
 // firstListBound is the bridge's firstListWait.
@@ -15,7 +16,7 @@ const firstListBound = 10 * time.Second
 
 // slowSpec is a lazy legacy fake server "name" that takes delay to start.
 func slowSpec(name string, delay time.Duration) supervisor.Spec {
-	s := fakeSpec(name, "legacy")
+	s := mcpdtest.FakeSpec(name, "legacy")
 	s.Protocol = session.ProtocolLegacy
 	s.Env[fakemcp.EnvStartDelay] = itoa(int(delay / time.Millisecond))
 	return s
@@ -27,7 +28,7 @@ func slowSpec(name string, delay time.Duration) supervisor.Spec {
 // a change once (not once per server), and a server slower than the bound
 // arrives with one list_changed.
 func TestBridgeAggregateFirstListWhole(t *testing.T) {
-	sock := startDaemonSpecs(t, []supervisor.Spec{
+	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{
 		slowSpec("a", 0), slowSpec("b", 2*time.Second), slowSpec("c", 6*time.Second),
 		slowSpec("d", 7*time.Second), slowSpec("late", 13*time.Second),
 	})

@@ -1,4 +1,4 @@
-package main
+package bridge_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 )
 
 // server/discover is a modern request: its _meta must carry the protocol
@@ -93,7 +94,7 @@ func TestBridgeRemovedMethodsModern(t *testing.T) {
 // a legacy server's, which has none, gets ttlMs 0 and cacheScope private; a
 // modern server's keeps its own.
 func TestBridgeReadCacheHints(t *testing.T) {
-	sock := startDaemon(t, "l", "legacy", "m", "modern")
+	sock := mcpdtest.Start(t, "l", "legacy", "m", "modern")
 	for _, tt := range []struct {
 		args       []string
 		ttl, scope string
@@ -125,7 +126,7 @@ func TestBridgeReadCacheHints(t *testing.T) {
 // the limit is served.
 func TestBridgeMaxLineSize(t *testing.T) {
 	_, sock := startBridgeMcpd(t)
-	h := startBridgeOf(t, sock, "--max-line-size", "1024", "s")
+	h := startBridgeWith(t, sock, bridge.Options{Names: []string{"s"}, MaxLine: 1024})
 	pad := func(line string, size int) string {
 		return strings.Replace(line, "PAD", strings.Repeat("x", size-len(line)+len("PAD")), 1)
 	}
@@ -153,7 +154,7 @@ func TestBridgeMaxLineSize(t *testing.T) {
 // server stamps into each result's _meta is not passed on; the rest of the
 // result is.
 func TestBridgeLegacyHostGetsLegacyResults(t *testing.T) {
-	sock := startDaemon(t, "m", "modern", "n", "modern")
+	sock := mcpdtest.Start(t, "m", "modern", "n", "modern")
 	for _, args := range [][]string{{"m"}, {"m", "n"}} {
 		t.Run(strings.Join(args, ","), func(t *testing.T) {
 			h := startBridgeOf(t, sock, args...)
@@ -264,7 +265,7 @@ func TestBridgeInitializeNeedsProtocolVersion(t *testing.T) {
 // when one server is bridged (a legacy child's results get it too), the
 // bridge's own when several are.
 func TestBridgeModernResultsCarryServerInfo(t *testing.T) {
-	sock := startDaemon(t, "m", "modern", "l", "legacy")
+	sock := mcpdtest.Start(t, "m", "modern", "l", "legacy")
 	for _, tt := range []struct {
 		args []string
 		name string
@@ -298,7 +299,7 @@ func TestBridgeModernResultsCarryServerInfo(t *testing.T) {
 // Serving several, a URI two servers list is listed once, the first
 // server's, where its reads go.
 func TestBridgeAggregateListsAURIOnce(t *testing.T) {
-	sock := startDaemon(t, "a", "legacy", "b", "modern")
+	sock := mcpdtest.Start(t, "a", "legacy", "b", "modern")
 	h := startBridgeOf(t, sock, "a", "b")
 	legacy := hostEras[1]
 	legacy.open(h)
@@ -356,7 +357,7 @@ func TestBridgeAggregateListsAURIOnce(t *testing.T) {
 // Serving several, a server's "unknown tool" names the tool as the host
 // called it, prefixed.
 func TestBridgeAggregateUnknownToolNamedAsCalled(t *testing.T) {
-	sock := startDaemon(t, "a", "legacy", "b", "modern")
+	sock := mcpdtest.Start(t, "a", "legacy", "b", "modern")
 	h := startBridgeOf(t, sock, "a", "b")
 	legacy := hostEras[1]
 	legacy.open(h)
@@ -369,7 +370,7 @@ func TestBridgeAggregateUnknownToolNamedAsCalled(t *testing.T) {
 // A call whose arguments are not an object is refused with -32602 in both
 // eras, not forwarded; null and absent arguments are no arguments.
 func TestBridgeCallArgumentsMustBeAnObject(t *testing.T) {
-	sock := startDaemon(t, "a", "legacy")
+	sock := mcpdtest.Start(t, "a", "legacy")
 	for _, era := range hostEras {
 		t.Run(era.name, func(t *testing.T) {
 			h := startBridgeOf(t, sock, "a")
