@@ -56,21 +56,12 @@ func (a subscriptionAck) toProto() *mcpdv1.SubscriptionEvent {
 	}
 }
 
-// acksToService are acks as the service gives them.
+// acksToService are acks as the service gives them: the same shape, so
+// each converts (and the build stops if the two drift).
 func acksToService(acks []subscriptions.ServerAck) []service.ServerAck {
 	out := make([]service.ServerAck, 0, len(acks))
 	for _, a := range acks {
-		out = append(out, service.ServerAck{
-			Server:               a.Server,
-			Era:                  a.Era,
-			ToolsListChanged:     a.ToolsListChanged,
-			PromptsListChanged:   a.PromptsListChanged,
-			ResourcesListChanged: a.ResourcesListChanged,
-			URIs:                 a.URIs,
-			Logs:                 a.Logs,
-			State:                a.State,
-			Error:                a.Error,
-		})
+		out = append(out, service.ServerAck(a))
 	}
 	return out
 }
@@ -119,17 +110,22 @@ func SubscriptionEventToProto(ev service.SubscriptionEvent) *mcpdv1.Subscription
 func ServerAcksToProto(acks []service.ServerAck) []*mcpdv1.SubscriptionServerAck {
 	out := make([]*mcpdv1.SubscriptionServerAck, 0, len(acks))
 	for _, a := range acks {
-		out = append(out, &mcpdv1.SubscriptionServerAck{
-			Server:               a.Server,
-			Era:                  a.Era,
-			ToolsListChanged:     a.ToolsListChanged,
-			PromptsListChanged:   a.PromptsListChanged,
-			ResourcesListChanged: a.ResourcesListChanged,
-			ResourceUris:         a.URIs,
-			LogMessages:          a.Logs,
-			ServerState:          a.State,
-			Error:                a.Error,
-		})
+		out = append(out, serverAckToProto(a))
 	}
 	return out
+}
+
+// serverAckToProto is one server's ack as mcpd.v1 sends it.
+func serverAckToProto(a service.ServerAck) *mcpdv1.SubscriptionServerAck {
+	return &mcpdv1.SubscriptionServerAck{
+		Server:               a.Server,
+		Era:                  a.Era,
+		ToolsListChanged:     a.ToolsListChanged,
+		PromptsListChanged:   a.PromptsListChanged,
+		ResourcesListChanged: a.ResourcesListChanged,
+		ResourceUris:         a.URIs,
+		LogMessages:          a.Logs,
+		ServerState:          a.State,
+		Error:                a.Error,
+	}
 }

@@ -340,20 +340,13 @@ func (s *Server) subscriptionStatus() []*mcpdv1.SubscriptionStatus {
 	return out
 }
 
+// acksToProto are the subscription manager's acks as mcpd.v1 sends them.
+// (subscriptions.ServerAck and service.ServerAck are one shape: the
+// conversion stops the build if they drift.)
 func acksToProto(acks []subscriptions.ServerAck) []*mcpdv1.SubscriptionServerAck {
 	out := make([]*mcpdv1.SubscriptionServerAck, 0, len(acks))
 	for _, a := range acks {
-		out = append(out, &mcpdv1.SubscriptionServerAck{
-			Server:               a.Server,
-			Era:                  a.Era,
-			ToolsListChanged:     a.ToolsListChanged,
-			PromptsListChanged:   a.PromptsListChanged,
-			ResourcesListChanged: a.ResourcesListChanged,
-			ResourceUris:         a.URIs,
-			LogMessages:          a.Logs,
-			ServerState:          a.State,
-			Error:                a.Error,
-		})
+		out = append(out, serverAckToProto(service.ServerAck(a)))
 	}
 	return out
 }
