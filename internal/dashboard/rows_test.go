@@ -150,7 +150,15 @@ func TestBrowserPanelKept(t *testing.T) {
 	b.waitJS("beta listed stopped", row("beta")+"?.dataset.state == 'stopped'")
 	b.waitJS("live updates", "document.getElementById('live').classList.contains('on')")
 	b.click(`#servers tr[data-server="beta"] button`)
-	b.waitJS("beta's panel", `document.querySelector('#detail .head h2')?.textContent == 'beta' && document.querySelector('#detail .head .pill').textContent == 'stopped'`)
+	b.waitJS("beta's panel", `document.querySelector('#detail .head h2')?.textContent == 'beta'`)
+	// The panel opens on its tools, whose list starts a lazy server: move
+	// to the logs, which start nothing, and stop beta again if it started.
+	b.click(`#detail .tabs button[data-tab="logs"]`)
+	b.waitJS("the logs tab", `document.querySelector('#detail .tabs button[data-tab="logs"]').classList.contains('active')`)
+	if _, err := h.srv.StopServer(context.Background(), &mcpdv1.StopServerRequest{Name: "beta"}); err != nil {
+		t.Fatal(err)
+	}
+	b.waitJS("beta stopped in its panel", `document.querySelector('#detail .head .pill').textContent == 'stopped'`)
 	b.do(`document.querySelector('#detail button.restart').__kept = "restart"`)
 	var started int64
 	b.hold(`document.querySelector('#detail button.restart')`, func() {
