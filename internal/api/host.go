@@ -215,7 +215,7 @@ type serverNamer interface{ GetServer() string }
 // daemonTrailer marks every error status mcpd itself sends, so that a
 // client tells mcpd's UNAVAILABLE (a server that is down names it) from a
 // connection to mcpd that failed, which has no trailer.
-var daemonTrailer = metadata.Pairs("mcpd-daemon", "1")
+var daemonTrailer = metadata.Pairs(mcpdv1.MetadataDaemon, "1")
 
 // trackUnary records the app's unary call on a server as in flight, so
 // that its children's requests prefer this app as host.

@@ -211,6 +211,9 @@ func streamEvents(ctx context.Context, st *subscriptions.Stream, log *zap.Logger
 func streamEnd(st *subscriptions.Stream, last *subscriptions.Event, log *zap.Logger) error {
 	if last.Kind == subscriptions.KindError {
 		log.Info("subscription failed", zap.String("server", last.Server), zap.String("reason", last.Error))
+		if last.ShuttingDown {
+			return classStatus(mcpdv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, nil, last.Error)
+		}
 		var md map[string]string
 		if last.Server != "" {
 			md = map[string]string{mcpdv1.ErrorServer: last.Server}

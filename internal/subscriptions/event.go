@@ -83,6 +83,9 @@ type Event struct {
 	// Error is the reason of KindState exited/crashloop/failed and of
 	// KindError.
 	Error string
+	// ShuttingDown marks the KindError that ends every stream when mcpd
+	// shuts down.
+	ShuttingDown bool
 	// LogsDropped is how many log messages a KindLogsLagged event stands
 	// for.
 	LogsDropped uint64

@@ -182,7 +182,7 @@ func (m *Manager) Close() {
 	}
 	m.mu.Unlock()
 	for _, st := range streams {
-		st.fail("", "mcpd is shutting down")
+		st.endWith(&Event{Kind: KindError, Error: "mcpd is shutting down", ShuttingDown: true, Time: time.Now()})
 	}
 	m.cancel()
 	m.wg.Wait()

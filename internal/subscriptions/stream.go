@@ -97,7 +97,12 @@ func (st *Stream) end(closed bool) left {
 
 // fail ends the stream with a terminal error event.
 func (st *Stream) fail(server, msg string) {
-	st.q.push(&Event{Kind: KindError, Server: server, Error: msg, Time: time.Now()})
+	st.endWith(&Event{Kind: KindError, Server: server, Error: msg, Time: time.Now()})
+}
+
+// endWith queues ev, the stream's last event, and closes the stream.
+func (st *Stream) endWith(ev *Event) {
+	st.q.push(ev)
 	st.Close()
 }
 

@@ -11,6 +11,7 @@ from typing import Any, Optional
 
 import grpc
 
+from mcpd_client import _status
 from mcpd_client.v1 import mcpd_pb2 as pb
 
 __all__ = ["McpdError", "ServerList", "SubscriptionEvent", "default_socket_path", "state_name"]
@@ -36,13 +37,19 @@ class McpdError(Exception):
     """Every failure of a call. code is the gRPC status (grpc.StatusCode.OK
     for a child's JSON-RPC error or a tool's error result); mcp is the
     child's JSON-RPC error {code, message, data}; tool_result is a tool's
-    isError result."""
+    isError result. reason is the class of mcpd's failure, an ErrorReason of
+    mcpd.proto without its prefix ("UNKNOWN_SERVER", "TIMED_OUT",
+    "TOOL_WITHHELD", ...; None for a failure without one), and metadata what
+    comes with it (server, tool, change, bound, after)."""
 
     def __init__(self, message: str, code: grpc.StatusCode = grpc.StatusCode.UNKNOWN, *,
                  mcp: Optional[dict] = None, tool_result: Optional[dict] = None,
-                 socket_path: Optional[str] = None, server: Optional[str] = None):
+                 socket_path: Optional[str] = None, server: Optional[str] = None,
+                 reason: Optional[str] = None, metadata: Optional[dict] = None):
         super().__init__(message)
         self.code = code
+        self.reason = reason
+        self.metadata = metadata or {}
         self.mcp = mcp
         self.tool_result = tool_result
         self.socket_path = socket_path
@@ -54,28 +61,29 @@ class McpdError(Exception):
         return self.mcp["code"] if self.mcp else None
 
 
-def mcpd_made(err: grpc.RpcError, details: str) -> bool:
+def mcpd_made(trailer, reason: Optional[str]) -> bool:
     """Whether an error is mcpd's own (an UNAVAILABLE naming a server that is
     down, stopped or crash-looping), not a connection to mcpd that failed:
-    mcpd marks its errors with the mcpd-daemon trailer."""
-    try:
-        trailer = err.trailing_metadata() or ()
-    except Exception:  # not a call's error
-        trailer = ()
-    if details.startswith("mcpd is shutting down"):
-        return False  # mcpd is going away: said as the socket it was on
-    if any(k == "mcpd-daemon" for k, _ in trailer):
-        return True
-    return details.startswith('server "') or details.startswith('subscription to server "')
+    mcpd marks its errors with the mcpd-daemon trailer. mcpd shutting down is
+    said as the socket going away."""
+    if reason == "SHUTTING_DOWN":
+        return False
+    return any(k == _status.DAEMON for k, _ in trailer)
 
 
 def from_rpc_error(err: grpc.RpcError, socket_path: str, what: str) -> McpdError:
     code = err.code() if hasattr(err, "code") else grpc.StatusCode.UNKNOWN
     details = (err.details() if hasattr(err, "details") else str(err)) or ""
-    if code == grpc.StatusCode.UNAVAILABLE and not mcpd_made(err, details):
+    try:
+        trailer = err.trailing_metadata() or ()
+    except Exception:  # not a call's error
+        trailer = ()
+    reason, metadata = _status.reason_of(trailer)
+    if code == grpc.StatusCode.UNAVAILABLE and not mcpd_made(trailer, reason):
         return McpdError(f"{what}: mcpd is not reachable at {socket_path} (is mcpd running? "
-                         f"set MCPD_SOCKET to use another socket): {details}", code, socket_path=socket_path)
-    return McpdError(f"{what}: {details}", code, socket_path=socket_path)
+                         f"set MCPD_SOCKET to use another socket): {details}", code, socket_path=socket_path,
+                         reason=reason, metadata=metadata)
+    return McpdError(f"{what}: {details}", code, socket_path=socket_path, reason=reason, metadata=metadata)
 
 
 def closed_error(what: str) -> McpdError:
@@ -201,7 +209,7 @@ class Requests:
 
     def __init__(self, client_name: str, client_version: str):
         self.client = pb.ClientInfo(name=client_name, version=client_version)
-        self.metadata = (("mcpd-client-name", client_name), ("mcpd-client-version", client_version))
+        self.metadata = ((_status.CLIENT_NAME, client_name), (_status.CLIENT_VERSION, client_version))
 
     def options(self, timeout_ms: Optional[int]) -> pb.CallOptions:
         return pb.CallOptions(timeout_ms=timeout_ms or 0, client=self.client)

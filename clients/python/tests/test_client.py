@@ -75,8 +75,10 @@ class ClientTest(unittest.TestCase):
         self.assertEqual(text(r), "counted to 3")
         self.assertEqual([p["progress"] for p in progress], [1, 2, 3])
         self.assertTrue(all(isinstance(p["progressToken"], str) for p in progress))
-        self.assertMcpdError(lambda: self.client.call_tool("demo", "slow_count", {"n": 100, "delay_ms": 60000},
-                                                           timeout_ms=100), grpc.StatusCode.DEADLINE_EXCEEDED)
+        e = self.assertMcpdError(lambda: self.client.call_tool("demo", "slow_count", {"n": 100, "delay_ms": 60000},
+                                                               timeout_ms=100), grpc.StatusCode.DEADLINE_EXCEEDED)
+        self.assertEqual(e.reason, "TIMED_OUT", str(e))
+        self.assertTrue(e.metadata.get("bound") and e.metadata.get("after"), e.metadata)
 
     def test_cancel_reaches_the_child(self):
         token = CancelToken()
@@ -91,8 +93,11 @@ class ClientTest(unittest.TestCase):
     def test_errors(self):
         e = self.assertMcpdError(lambda: self.client.call_tool("nosuch", "echo"), grpc.StatusCode.NOT_FOUND)
         self.assertIn("nosuch", str(e))
-        self.assertMcpdError(lambda: self.client.list_tools("nosuch"), grpc.StatusCode.NOT_FOUND)
+        self.assertEqual(e.reason, "UNKNOWN_SERVER")
+        e = self.assertMcpdError(lambda: self.client.list_tools("nosuch"), grpc.StatusCode.NOT_FOUND)
+        self.assertEqual(e.reason, "UNKNOWN_SERVER")
         e = self.assertMcpdError(lambda: self.client.call_tool("demo", "nosuch_tool"), grpc.StatusCode.OK)
+        self.assertIsNone(e.reason)
         self.assertLess(e.rpc_code, 0)
         self.assertIn("nosuch_tool", e.mcp["message"])
         e = self.assertMcpdError(lambda: self.client.call_tool("demo", "slow_count", {"n": -1}), grpc.StatusCode.OK)

@@ -5,6 +5,7 @@ const path = require('node:path');
 const grpc = require('@grpc/grpc-js');
 const protoLoader = require('@grpc/proto-loader');
 const { McpdError, fromMcpError, fromStatus } = require('./errors');
+const { METADATA } = require('./status');
 const { defaultSocketPath } = require('./socket');
 const convert = require('./convert');
 const { Subscription } = require('./subscription');
@@ -54,8 +55,8 @@ class McpdClient {
 
   _metadata() {
     const md = new grpc.Metadata();
-    md.set('mcpd-client-name', this.clientName);
-    if (this.clientVersion) md.set('mcpd-client-version', this.clientVersion);
+    md.set(METADATA.clientName, this.clientName);
+    if (this.clientVersion) md.set(METADATA.clientVersion, this.clientVersion);
     return md;
   }
 

@@ -192,6 +192,14 @@ export declare class McpdError extends Error {
   code: number;
   /** gRPC status name, e.g. "NOT_FOUND". */
   codeName: string;
+  /**
+   * The class of mcpd's failure: an ErrorReason of mcpd.proto without its
+   * prefix, e.g. "UNKNOWN_SERVER", "TIMED_OUT", "TOOL_WITHHELD"; undefined
+   * for a failure without one.
+   */
+  reason?: string;
+  /** What comes with the class (server, tool, change, bound, after). */
+  metadata: Record<string, string>;
   /** The child's JSON-RPC error. */
   mcp?: McpErrorInfo;
   /** The JSON-RPC error code, when mcp is set. */

@@ -102,7 +102,11 @@ test('callTool returns the result, reports progress and honours timeoutMs', asyn
   assert.ok(progress.every((p) => p.total === 3 && typeof p.progressToken === 'string'));
 
   await rejectsWith(client.callTool('demo', 'slow_count', { n: 100, delay_ms: 60000 }, { timeoutMs: 100 }),
-    (err) => assert.equal(err.code, grpc.status.DEADLINE_EXCEEDED, err.message));
+    (err) => {
+      assert.equal(err.code, grpc.status.DEADLINE_EXCEEDED, err.message);
+      assert.equal(err.reason, 'TIMED_OUT', err.message);
+      assert.ok(err.metadata.bound && err.metadata.after, JSON.stringify(err.metadata));
+    });
 });
 
 test('an AbortSignal cancels the call and the child sees notifications/cancelled', async () => {
@@ -125,11 +129,16 @@ test('an AbortSignal cancels the call and the child sees notifications/cancelled
 test('errors: unknown server, unknown tool, a tool error', async () => {
   await rejectsWith(client.callTool('nosuch', 'echo', {}), (err) => {
     assert.equal(err.code, grpc.status.NOT_FOUND);
+    assert.equal(err.reason, 'UNKNOWN_SERVER');
     assert.match(err.message, /nosuch/);
   });
-  await rejectsWith(client.listTools('nosuch'), (err) => assert.equal(err.code, grpc.status.NOT_FOUND));
+  await rejectsWith(client.listTools('nosuch'), (err) => {
+    assert.equal(err.code, grpc.status.NOT_FOUND);
+    assert.equal(err.reason, 'UNKNOWN_SERVER');
+  });
   await rejectsWith(client.callTool('demo', 'nosuch_tool', {}), (err) => {
     assert.equal(err.code, grpc.status.OK);
+    assert.equal(err.reason, undefined);
     assert.ok(err.mcp && Number.isInteger(err.mcp.code) && err.mcp.code < 0, JSON.stringify(err.mcp));
     assert.equal(err.rpcCode, err.mcp.code);
     assert.match(err.mcp.message, /nosuch_tool/);

@@ -16,4 +16,9 @@ const (
 	// calls are made in (mcpdctl bridge --root DIR): mcpd runs the
 	// instance of a server with share "root" for it.
 	MetadataRoot = "mcpd-root"
+
+	// MetadataDaemon is the trailer mcpd sets on every error status of its
+	// own, so that a client tells mcpd's UNAVAILABLE (a server that is
+	// down names it) from a connection to mcpd that failed.
+	MetadataDaemon = "mcpd-daemon"
 )
