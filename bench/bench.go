@@ -55,12 +55,33 @@ func (b *bench) run(ctx context.Context) error {
 	}
 	defer os.RemoveAll(dir)
 	b.tmp = dir
-	bareSrv, err := startBare(ctx, b.reg, filepath.Join(dir, "bare.sock"))
+	bareSock := filepath.Join(dir, "bare.sock")
+	bareSrv, err := startBare(ctx, b.reg, bareSock)
 	if err != nil {
 		return err
 	}
 	defer bareSrv.close()
 
+	d, err := b.startMainDaemon(ctx)
+	if err != nil {
+		return err
+	}
+	defer d.stop()
+	if err := b.sharedSections(ctx, d, bareSrv, bareSock); err != nil {
+		return err
+	}
+	d.stop()
+	if err := b.freshSections(ctx); err != nil {
+		return err
+	}
+	b.checkTargets()
+	b.rep.complete = true
+	return nil
+}
+
+// startMainDaemon starts the mcpd that serves the targets for the sections
+// sharing one daemon, with the HTTP face unless disabled.
+func (b *bench) startMainDaemon(ctx context.Context) (*daemon, error) {
 	servers := map[string]serverConfig{}
 	for _, t := range b.targets() {
 		servers[t.Name] = serverConfig{Command: t.Command, Args: t.Args}
@@ -68,8 +89,9 @@ func (b *bench) run(ctx context.Context) error {
 	var httpAddr string
 	b.rep.HTTPFace = "off (-httpface=false)"
 	if b.o.httpFace {
+		var err error
 		if httpAddr, err = freeLoopbackAddr(); err != nil {
-			return err
+			return nil, err
 		}
 		b.rep.HTTPFace = "http://" + httpAddr + "/servers/NAME/mcp"
 	}
@@ -78,93 +100,74 @@ func (b *bench) run(ctx context.Context) error {
 	if b.o.mcpdProfile != "" {
 		ds.env = []string{"MCPD_CPUPROFILE=" + b.o.mcpdProfile}
 	}
-	d, err := startDaemonWith(ctx, b.reg, b.o.mcpd, servers, ds)
-	if err != nil {
-		return err
-	}
-	defer d.stop()
+	return startDaemonWith(ctx, b.reg, b.o.mcpd, servers, ds)
+}
 
-	for _, t := range b.targets() {
-		if !b.o.runs("calls") {
-			break
+// sharedSections runs the sections served by the main mcpd d: calls,
+// throughput, lists, cpu and fan-out, each unless left out by -sections.
+func (b *bench) sharedSections(ctx context.Context, d *daemon, bareSrv *bare, bareSock string) error {
+	perTarget := []struct {
+		section string
+		measure func(target) error
+	}{
+		{"calls", func(t target) error { return b.overhead(ctx, d, bareSrv, t) }},
+		{"throughput", func(t target) error { return b.throughput(ctx, d, t) }},
+		{"lists", func(t target) error { return b.lists(ctx, d, bareSrv, bareSock, t) }},
+	}
+	for _, s := range perTarget {
+		if !b.o.runs(s.section) {
+			continue
 		}
-		if err := b.overhead(ctx, d, bareSrv, t); err != nil {
-			return err
+		for _, t := range b.targets() {
+			if err := s.measure(t); err != nil {
+				return err
+			}
 		}
 	}
-	for _, t := range b.targets() {
-		if !b.o.runs("throughput") {
-			break
-		}
-		if err := b.throughput(ctx, d, t); err != nil {
-			return err
-		}
-	}
-	for _, t := range b.targets() {
-		if !b.o.runs("lists") {
-			break
-		}
-		if err := b.lists(ctx, d, bareSrv, filepath.Join(dir, "bare.sock"), t); err != nil {
-			return err
-		}
-	}
-	for _, t := range b.targets() {
-		if !b.o.runs("cpu") {
-			b.rep.CPUNote = "not run (-sections)"
-			break
-		}
-		if err := b.cpu(ctx, d, t); err != nil { // cpu.go
-			return err
-		}
-		if err := b.cpuRatios(ctx, d, bareSrv, t); err != nil { // cpuratio.go
-			return err
-		}
-	}
-	if b.o.runs("fanout") {
-		if err := b.fanOut(ctx, d, bareSrv, filepath.Join(dir, "bare.sock")); err != nil { // subs.go
-			return err
+	if b.o.runs("cpu") {
+		for _, t := range b.targets() {
+			if err := b.cpu(ctx, d, t); err != nil { // cpu.go
+				return err
+			}
+			if err := b.cpuRatios(ctx, d, bareSrv, t); err != nil { // cpuratio.go
+				return err
+			}
 		}
 	} else {
+		b.rep.CPUNote = "not run (-sections)"
+	}
+	if !b.o.runs("fanout") {
 		b.rep.FanOutNote = "not run (-sections)"
+		return nil
 	}
-	d.stop()
-	if b.o.runs("recovery") {
-		if err := b.recovery(ctx); err != nil { // subs.go
-			return err
-		}
-	} else {
-		b.rep.RecovNote = "not run (-sections)"
-	}
+	return b.fanOut(ctx, d, bareSrv, bareSock) // subs.go
+}
 
-	if b.o.runs("memory") {
-		if err := b.memory(ctx); err != nil {
-			return err
+// freshSections runs the sections that start daemons of their own:
+// recovery, memory, startup, scale, soak and trust, each unless left out
+// by -sections.
+func (b *bench) freshSections(ctx context.Context) error {
+	sections := []struct {
+		name    string
+		measure func(context.Context) error
+		skipped *string // the report's note when left out, if any
+	}{
+		{"recovery", b.recovery, &b.rep.RecovNote}, // recovery.go
+		{"memory", b.memory, nil},
+		{"startup", b.startup, nil},
+		{"scale", b.scale, &b.rep.ScaleNote}, // scale.go
+		{"soak", b.soak, nil},                // soak.go
+		{"trust", b.trust, nil},              // trust.go
+	}
+	for _, s := range sections {
+		if b.o.runs(s.name) {
+			if err := s.measure(ctx); err != nil {
+				return err
+			}
+		} else if s.skipped != nil {
+			*s.skipped = "not run (-sections)"
 		}
 	}
-	if b.o.runs("startup") {
-		if err := b.startup(ctx); err != nil {
-			return err
-		}
-	}
-	if b.o.runs("scale") {
-		if err := b.scale(ctx); err != nil { // scale.go
-			return err
-		}
-	} else {
-		b.rep.ScaleNote = "not run (-sections)"
-	}
-	if b.o.runs("soak") {
-		if err := b.soak(ctx); err != nil { // soak.go
-			return err
-		}
-	}
-	if b.o.runs("trust") {
-		if err := b.trust(ctx); err != nil { // trust.go
-			return err
-		}
-	}
-	b.checkTargets()
-	b.rep.complete = true
 	return nil
 }
 
@@ -183,19 +186,7 @@ func (b *bench) overhead(ctx context.Context, d *daemon, bareSrv *bare, t target
 	}
 	defer rl.close()
 	client := d.client()
-	// Warm up: starts mcpd's child lazily, JITs node, fills pools.
-	for range 50 {
-		if err := dc.echo(ctx); err != nil {
-			return err
-		}
-		if err := callEcho(ctx, client, t.Name); err != nil {
-			return err
-		}
-		if err := rl.relayEcho(ctx, t.Name); err != nil {
-			return err
-		}
-	}
-	if _, err := d.serverPid(ctx, t.Name); err != nil {
+	if err := warmOverhead(ctx, d, dc, client, rl, t.Name); err != nil {
 		return err
 	}
 	// The bare round trip carries about what an echo call carries.
@@ -205,7 +196,7 @@ func (b *bench) overhead(ctx context.Context, d *daemon, bareSrv *bare, t target
 	}
 	payload := wrapperspb.String(string(res))
 
-	variants := []func() error{
+	variants := []func() error{ // in the order of the ovh* indices
 		func() error { return dc.echo(ctx) },
 		func() error { return callEcho(ctx, client, t.Name) },
 		func() error { return bareSrv.echo(ctx, payload) },
@@ -217,47 +208,107 @@ func (b *bench) overhead(ctx context.Context, d *daemon, bareSrv *bare, t target
 		return err
 	}
 	defer closeFronts(fronts)
-	const first = 5 // the fronts' variants follow
 	for _, f := range fronts {
 		variants = append(variants, func() error { return f.echo(ctx) })
 	}
+	m, err := b.measureOverhead(variants)
+	if err != nil {
+		return err
+	}
+	row := m.row(t.Name)
+	row.PayloadBytes = len(payload.Value)
+	row.Fronts = frontCallRows(fronts, ovhFirstFront, m.p50s, m.p99s)
+	b.rep.Overhead = append(b.rep.Overhead, row)
+	return nil
+}
+
+// The variants of the call overhead section, by index; the fronts follow.
+const (
+	ovhDirect = iota
+	ovhMcpd
+	ovhBare
+	ovhBareStream
+	ovhRelay
+	ovhFirstFront
+)
+
+// warmOverhead warms the direct, mcpd and relay paths up: it starts mcpd's
+// child lazily, JITs node and fills pools, then checks that mcpd's child
+// runs.
+func warmOverhead(ctx context.Context, d *daemon, dc *direct, client mcpdv1.McpdClient, rl *bare, server string) error {
+	for range 50 {
+		if err := dc.echo(ctx); err != nil {
+			return err
+		}
+		if err := callEcho(ctx, client, server); err != nil {
+			return err
+		}
+		if err := rl.relayEcho(ctx, server); err != nil {
+			return err
+		}
+	}
+	_, err := d.serverPid(ctx, server)
+	return err
+}
+
+// overheadRounds is the call overhead section's measurements: each
+// variant's per-round p50 and p99, and the per-round differences.
+type overheadRounds struct {
+	p50s, p99s                                           [][]time.Duration
+	added50, added99, addedStream, relayAdded, overRelay []time.Duration
+}
+
+// measureOverhead times every variant sequentially in b.o.rounds rounds,
+// each round starting with another.
+func (b *bench) measureOverhead(variants []func() error) (*overheadRounds, error) {
 	n := len(variants)
-	p50s, p99s := make([][]time.Duration, n), make([][]time.Duration, n)
-	var added50, added99, addedStream, relayAdded, overRelay []time.Duration
+	m := &overheadRounds{p50s: make([][]time.Duration, n), p99s: make([][]time.Duration, n)}
 	for r := range b.o.rounds {
 		round := make([]latencies, n)
 		for _, v := range rotate(n, r) {
 			l, err := timeSequential(b.o.iters, variants[v])
 			if err != nil {
-				return err
+				return nil, err
 			}
 			round[v] = l
 		}
-		for v := range n {
-			p50s[v] = append(p50s[v], round[v].quantile(0.5))
-			p99s[v] = append(p99s[v], round[v].quantile(0.99))
-		}
-		relayAdded = append(relayAdded, round[4].quantile(0.5)-round[0].quantile(0.5)-round[2].quantile(0.5))
-		overRelay = append(overRelay, round[1].quantile(0.5)-round[4].quantile(0.5))
-		addedStream = append(addedStream, round[1].quantile(0.5)-round[0].quantile(0.5)-round[3].quantile(0.5))
-		added50 = append(added50, round[1].quantile(0.5)-round[0].quantile(0.5)-round[2].quantile(0.5))
-		added99 = append(added99, round[1].quantile(0.99)-round[0].quantile(0.99)-round[2].quantile(0.99))
+		m.add(round)
 	}
+	return m, nil
+}
+
+// add records one round's latencies of every variant.
+func (m *overheadRounds) add(round []latencies) {
+	for v := range round {
+		m.p50s[v] = append(m.p50s[v], round[v].quantile(0.5))
+		m.p99s[v] = append(m.p99s[v], round[v].quantile(0.99))
+	}
+	p50 := func(v int) time.Duration { return round[v].quantile(0.5) }
+	p99 := func(v int) time.Duration { return round[v].quantile(0.99) }
+	m.relayAdded = append(m.relayAdded, p50(ovhRelay)-p50(ovhDirect)-p50(ovhBare))
+	m.overRelay = append(m.overRelay, p50(ovhMcpd)-p50(ovhRelay))
+	m.addedStream = append(m.addedStream, p50(ovhMcpd)-p50(ovhDirect)-p50(ovhBareStream))
+	m.added50 = append(m.added50, p50(ovhMcpd)-p50(ovhDirect)-p50(ovhBare))
+	m.added99 = append(m.added99, p99(ovhMcpd)-p99(ovhDirect)-p99(ovhBare))
+}
+
+// row is the section's row for server (payload and fronts aside): medians
+// of rounds.
+func (m *overheadRounds) row(server string) overheadRow {
+	p50 := func(v int) float64 { return us(medianDur(m.p50s[v])) }
+	p99 := func(v int) float64 { return us(medianDur(m.p99s[v])) }
 	row := overheadRow{
-		Server:    t.Name,
-		DirectP50: us(medianDur(p50s[0])), DirectP99: us(medianDur(p99s[0])),
-		McpdP50: us(medianDur(p50s[1])), McpdP99: us(medianDur(p99s[1])),
-		BareP50: us(medianDur(p50s[2])), BareP99: us(medianDur(p99s[2])),
-		AddedP50: us(medianDur(added50)), AddedP99: us(medianDur(added99)),
-		BareStreamP50: us(medianDur(p50s[3])), AddedStreamP50: us(medianDur(addedStream)),
-		RelayP50: us(medianDur(p50s[4])), RelayP99: us(medianDur(p99s[4])),
-		RelayAddedP50: us(medianDur(relayAdded)), McpdOverRelayP50: us(medianDur(overRelay)),
-		PayloadBytes: len(payload.Value),
-		Fronts:       frontCallRows(fronts, first, p50s, p99s),
+		Server:    server,
+		DirectP50: p50(ovhDirect), DirectP99: p99(ovhDirect),
+		McpdP50: p50(ovhMcpd), McpdP99: p99(ovhMcpd),
+		BareP50: p50(ovhBare), BareP99: p99(ovhBare),
+		AddedP50: us(medianDur(m.added50)), AddedP99: us(medianDur(m.added99)),
+		BareStreamP50: p50(ovhBareStream), AddedStreamP50: us(medianDur(m.addedStream)),
+		RelayP50: p50(ovhRelay), RelayP99: p99(ovhRelay),
+		RelayAddedP50: us(medianDur(m.relayAdded)), McpdOverRelayP50: us(medianDur(m.overRelay)),
 	}
 	row.RatioP50 = ratio(row.McpdP50, row.DirectP50)
-	b.rep.Overhead = append(b.rep.Overhead, row)
-	return nil
+	return row
 }
 
 // timeSequential runs f n times back to back and returns each duration.

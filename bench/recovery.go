@@ -103,74 +103,25 @@ func (b *bench) recoverOnce(ctx context.Context, d *daemon, server string) (reco
 	defer conn.Close()
 	client := mcpdv1.NewMcpdClient(conn)
 	sctx, cancel := context.WithCancel(ctx)
-	events := make(chan stamped, 256)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	st, err := client.Subscribe(sctx, &mcpdv1.SubscribeRequest{Servers: []string{server},
-		ResourceUris: []string{counterURI}, ServerState: true, Client: &mcpdv1.ClientInfo{Name: "mcpd-bench-recovery"}})
-	if err != nil {
-		return res, fmt.Errorf("subscribe to %s: %w", server, err)
-	}
-	if ack, err := st.Recv(); err != nil || len(ack.GetAck().GetServers()) != 1 || ack.GetAck().GetServers()[0].GetError() != "" {
-		return res, fmt.Errorf("subscribe to %s: acknowledgement %v, %v", server, ack, err)
-	}
-	wg.Go(func() {
-		defer close(events)
-		for {
-			ev, err := st.Recv()
-			if err != nil {
-				return
-			}
-			select {
-			case events <- stamped{ev, time.Now()}:
-			case <-sctx.Done():
-				return
-			}
-		}
-	})
-	pid, err := d.serverPid(ctx, server)
+	events, err := subscribeStamped(sctx, &wg, client, server)
 	if err != nil {
 		return res, err
 	}
-	if pid == 0 {
-		return res, fmt.Errorf("%s has no child after the subscription", server)
-	}
-	// Make sure the subscription delivers before the kill.
-	if err := touchThroughMcpd(ctx, client, server); err != nil {
+	pid, err := childDelivering(ctx, d, client, events, server)
+	if err != nil {
 		return res, err
-	}
-	if _, err := nextEvent(events, func(ev *mcpdv1.SubscriptionEvent) bool { return isRealUpdate(ev) }); err != nil {
-		return res, fmt.Errorf("%s before the kill: %w", server, err)
 	}
 
 	killed := time.Now()
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		return res, fmt.Errorf("kill %s (pid %d): %w", server, pid, err)
 	}
-	seen := map[string]time.Duration{}
-	for {
-		s, err := nextEvent(events, func(*mcpdv1.SubscriptionEvent) bool { return true })
-		if err != nil {
-			return res, fmt.Errorf("%s after the kill: %w", server, err)
-		}
-		off := s.at.Sub(killed)
-		switch s.ev.GetKind() {
-		case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE:
-			if _, ok := seen[s.ev.GetState()]; !ok {
-				seen[s.ev.GetState()] = off
-			}
-			if state := s.ev.GetState(); state == "crashloop" || state == "failed" {
-				return res, fmt.Errorf("%s went to %s: %s", server, state, s.ev.GetError())
-			}
-		case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESTARTED:
-			res.restarted = off
-		case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR, mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED:
-			return res, fmt.Errorf("%s subscription ended: %s", server, s.ev.GetError())
-		}
-		if res.restarted > 0 {
-			break
-		}
+	seen, err := awaitRestarted(events, killed, server, &res)
+	if err != nil {
+		return res, err
 	}
 	// Live again: an update triggered now reaches the app.
 	if err := touchThroughMcpd(ctx, client, server); err != nil {
@@ -189,6 +140,87 @@ func (b *bench) recoverOnce(ctx context.Context, d *daemon, server string) (reco
 		return res, err
 	}
 	return res, nil
+}
+
+// subscribeStamped subscribes to server's counter resource and its state
+// and, once acknowledged, passes each event with the time it arrived on
+// the returned channel (closed when the stream ends) from a goroutine in
+// wg that stops when ctx ends.
+func subscribeStamped(ctx context.Context, wg *sync.WaitGroup, client mcpdv1.McpdClient, server string) (<-chan stamped, error) {
+	st, err := client.Subscribe(ctx, &mcpdv1.SubscribeRequest{Servers: []string{server},
+		ResourceUris: []string{counterURI}, ServerState: true, Client: &mcpdv1.ClientInfo{Name: "mcpd-bench-recovery"}})
+	if err != nil {
+		return nil, fmt.Errorf("subscribe to %s: %w", server, err)
+	}
+	if ack, err := st.Recv(); err != nil || len(ack.GetAck().GetServers()) != 1 || ack.GetAck().GetServers()[0].GetError() != "" {
+		return nil, fmt.Errorf("subscribe to %s: acknowledgement %v, %v", server, ack, err)
+	}
+	events := make(chan stamped, 256)
+	wg.Go(func() {
+		defer close(events)
+		for {
+			ev, err := st.Recv()
+			if err != nil {
+				return
+			}
+			select {
+			case events <- stamped{ev, time.Now()}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	})
+	return events, nil
+}
+
+// childDelivering returns the pid of server's child once the subscription
+// delivers an update from it.
+func childDelivering(ctx context.Context, d *daemon, client mcpdv1.McpdClient, events <-chan stamped, server string) (int, error) {
+	pid, err := d.serverPid(ctx, server)
+	if err != nil {
+		return 0, err
+	}
+	if pid == 0 {
+		return 0, fmt.Errorf("%s has no child after the subscription", server)
+	}
+	// Make sure the subscription delivers before the kill.
+	if err := touchThroughMcpd(ctx, client, server); err != nil {
+		return 0, err
+	}
+	if _, err := nextEvent(events, func(ev *mcpdv1.SubscriptionEvent) bool { return isRealUpdate(ev) }); err != nil {
+		return 0, fmt.Errorf("%s before the kill: %w", server, err)
+	}
+	return pid, nil
+}
+
+// awaitRestarted reads events until the restarted event, setting
+// res.restarted to its offset from killed, and returns the offset of each
+// server state's first event on the way.
+func awaitRestarted(events <-chan stamped, killed time.Time, server string, res *recoveryRound) (map[string]time.Duration, error) {
+	seen := map[string]time.Duration{}
+	for {
+		s, err := nextEvent(events, func(*mcpdv1.SubscriptionEvent) bool { return true })
+		if err != nil {
+			return seen, fmt.Errorf("%s after the kill: %w", server, err)
+		}
+		off := s.at.Sub(killed)
+		switch s.ev.GetKind() {
+		case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE:
+			if _, ok := seen[s.ev.GetState()]; !ok {
+				seen[s.ev.GetState()] = off
+			}
+			if state := s.ev.GetState(); state == "crashloop" || state == "failed" {
+				return seen, fmt.Errorf("%s went to %s: %s", server, state, s.ev.GetError())
+			}
+		case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESTARTED:
+			res.restarted = off
+		case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR, mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED:
+			return seen, fmt.Errorf("%s subscription ended: %s", server, s.ev.GetError())
+		}
+		if res.restarted > 0 {
+			return seen, nil
+		}
+	}
 }
 
 func isRealUpdate(ev *mcpdv1.SubscriptionEvent) bool {

@@ -44,15 +44,7 @@ const soakServers = 3
 
 // soak runs the soak section.
 func (b *bench) soak(ctx context.Context) error {
-	dur, killEvery, sampleEvery := 10*time.Minute, time.Minute, 5*time.Second
-	if b.o.soakDur > 0 {
-		dur = b.o.soakDur
-	} else if b.o.smoke {
-		dur = 20 * time.Second
-	}
-	if dur < 2*time.Minute {
-		killEvery, sampleEvery = dur/4, dur/40
-	}
+	dur, killEvery, sampleEvery := b.soakTimes()
 	b.progress("soak: %s, a child killed every %s", dur, killEvery)
 	addr, err := freeLoopbackAddr()
 	if err != nil {
@@ -63,13 +55,9 @@ func (b *bench) soak(ctx context.Context) error {
 		return err
 	}
 	defer d.stop()
-	client := d.client()
-	names := make([]string, soakServers)
-	for i := range names {
-		names[i] = fmt.Sprintf("demo%03d", i)
-		if err := callEcho(ctx, client, names[i]); err != nil {
-			return err
-		}
+	names, err := startSoakServers(ctx, d.client())
+	if err != nil {
+		return err
 	}
 	row := soakRow{DurationS: dur.Seconds(), KillEveryS: killEvery.Seconds(), SampleEveryS: sampleEvery.Seconds()}
 	if row.StartRSS, row.StartGo, err = soakSample(ctx, d); err != nil {
@@ -83,43 +71,7 @@ func (b *bench) soak(ctx context.Context) error {
 	for w := range 4 {
 		wg.Go(func() { soakWorker(lctx, d, names, w, &calls, &failed, errs) })
 	}
-	var series [][2]float64 // minutes since start, value
-	var goSeries [][2]float64
-	start := time.Now()
-	sample := time.NewTicker(sampleEvery)
-	kill := time.NewTicker(killEvery)
-	func() {
-		defer sample.Stop()
-		defer kill.Stop()
-		for {
-			select {
-			case <-lctx.Done():
-				return
-			case <-kill.C:
-				pids, err := runningPids(ctx, d)
-				if err == nil {
-					if pid, ok := pids[names[row.Kills%soakServers]]; ok {
-						_ = syscall.Kill(int(pid), syscall.SIGKILL)
-						row.Kills++
-					}
-				}
-			case <-sample.C:
-				rss, gor, err := soakSample(ctx, d)
-				if err != nil {
-					select {
-					case errs <- err:
-					default:
-					}
-					continue
-				}
-				at := time.Since(start).Minutes()
-				series = append(series, [2]float64{at, float64(rss)})
-				goSeries = append(goSeries, [2]float64{at, gor})
-				row.RSSSeries = append(row.RSSSeries, rss)
-				row.GoSeries = append(row.GoSeries, int64(gor))
-			}
-		}
-	}()
+	series, goSeries := soakObserve(ctx, lctx, d, names, &row, killEvery, sampleEvery, errs)
 	wg.Wait()
 	select {
 	case err := <-errs:
@@ -138,6 +90,76 @@ func (b *bench) soak(ctx context.Context) error {
 	}
 	b.rep.Soak = &row
 	return nil
+}
+
+// soakTimes is the soak's duration, how often it kills a child and how
+// often it samples mcpd: ten minutes unless -soak or -smoke says otherwise,
+// with four kills and forty samples in a run under two minutes.
+func (b *bench) soakTimes() (dur, killEvery, sampleEvery time.Duration) {
+	dur, killEvery, sampleEvery = 10*time.Minute, time.Minute, 5*time.Second
+	if b.o.soakDur > 0 {
+		dur = b.o.soakDur
+	} else if b.o.smoke {
+		dur = 20 * time.Second
+	}
+	if dur < 2*time.Minute {
+		killEvery, sampleEvery = dur/4, dur/40
+	}
+	return dur, killEvery, sampleEvery
+}
+
+// startSoakServers starts the soak's servers with an echo call each and
+// returns their names.
+func startSoakServers(ctx context.Context, client mcpdv1.McpdClient) ([]string, error) {
+	names := make([]string, soakServers)
+	for i := range names {
+		names[i] = fmt.Sprintf("demo%03d", i)
+		if err := callEcho(ctx, client, names[i]); err != nil {
+			return nil, err
+		}
+	}
+	return names, nil
+}
+
+// soakObserve kills one of the servers' children in turn every killEvery
+// (counting the kills in row) and samples mcpd's RSS and goroutines every
+// sampleEvery (into row's series) until lctx ends. It returns the samples
+// as points (minutes since start, value); a failed sample goes to errs if
+// there is room.
+func soakObserve(ctx, lctx context.Context, d *daemon, names []string, row *soakRow, killEvery, sampleEvery time.Duration, errs chan<- error) (series, goSeries [][2]float64) {
+	start := time.Now()
+	sample := time.NewTicker(sampleEvery)
+	kill := time.NewTicker(killEvery)
+	defer sample.Stop()
+	defer kill.Stop()
+	for {
+		select {
+		case <-lctx.Done():
+			return series, goSeries
+		case <-kill.C:
+			pids, err := runningPids(ctx, d)
+			if err == nil {
+				if pid, ok := pids[names[row.Kills%soakServers]]; ok {
+					_ = syscall.Kill(int(pid), syscall.SIGKILL)
+					row.Kills++
+				}
+			}
+		case <-sample.C:
+			rss, gor, err := soakSample(ctx, d)
+			if err != nil {
+				select {
+				case errs <- err:
+				default:
+				}
+				continue
+			}
+			at := time.Since(start).Minutes()
+			series = append(series, [2]float64{at, float64(rss)})
+			goSeries = append(goSeries, [2]float64{at, gor})
+			row.RSSSeries = append(row.RSSSeries, rss)
+			row.GoSeries = append(row.GoSeries, int64(gor))
+		}
+	}
 }
 
 // flat reports whether a fitted slope is indistinguishable from zero:

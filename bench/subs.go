@@ -307,7 +307,6 @@ func touchCount(result string) (int64, error) {
 func (b *bench) fanOut(ctx context.Context, d *daemon, bareSrv *bare, bareSock string) error {
 	t := b.targets()[0] // the demo server
 	b.progress("fan-out: %s", t.Name)
-	client := d.client()
 	iters := 100
 	if b.o.smoke {
 		iters = 20
@@ -320,7 +319,8 @@ func (b *bench) fanOut(ctx context.Context, d *daemon, bareSrv *bare, bareSock s
 		return err
 	}
 	defer direct.close()
-	bareCount := bareFanOutFirst
+	f := &fanOutSection{client: d.client(), server: t.Name, bareSrv: bareSrv, direct: direct,
+		recv: recv, errs: errs, bareCount: bareFanOutFirst}
 	for _, n := range fanOutApps {
 		apps, err := openFanOutApps(ctx, d, t.Name, n, recv, errs)
 		if err != nil {
@@ -337,59 +337,11 @@ func (b *bench) fanOut(ctx context.Context, d *daemon, bareSrv *bare, bareSock s
 			if _, err := d.serverPid(ctx, t.Name); err != nil {
 				return err
 			}
-			var p50, p99, dp50, dp99, bp50, bp99 []time.Duration
-			for r := range b.o.rounds {
-				for _, v := range rotate(3, r) {
-					var all latencies
-					for range iters {
-						var got latencies
-						if v == 2 {
-							bareCount++
-							if err := fireBare(ctx, bareSrv.conn, bareCount); err != nil {
-								return err
-							}
-							if got, err = awaitTouch(ctx, recv, errs, bareCount, n); err != nil {
-								return fmt.Errorf("bare, %d apps: %w", n, err)
-							}
-						} else if v == 0 {
-							count, err := direct.touch(ctx)
-							if err != nil {
-								return err
-							}
-							if got, err = awaitTouch(ctx, recv, errs, count, 1); err != nil {
-								return fmt.Errorf("direct: %w", err)
-							}
-						} else {
-							if err := touchThroughMcpd(ctx, client, t.Name); err != nil {
-								return err
-							}
-							// The count is the child's; read it from the first receipt.
-							first, err := awaitAny(ctx, recv, errs)
-							if err != nil {
-								return fmt.Errorf("%d apps: %w", n, err)
-							}
-							if got, err = awaitTouch(ctx, recv, errs, first.count, n-1); err != nil {
-								return fmt.Errorf("%d apps: %w", n, err)
-							}
-							got = append(got, first.latency)
-						}
-						all = append(all, got...)
-					}
-					switch v {
-					case 0:
-						dp50, dp99 = append(dp50, all.quantile(0.5)), append(dp99, all.quantile(0.99))
-					case 2:
-						bp50, bp99 = append(bp50, all.quantile(0.5)), append(bp99, all.quantile(0.99))
-					default:
-						p50, p99 = append(p50, all.quantile(0.5)), append(p99, all.quantile(0.99))
-					}
-				}
+			row, err := f.measure(ctx, n, b.o.rounds, iters)
+			if err != nil {
+				return err
 			}
-			b.rep.FanOut = append(b.rep.FanOut, fanOutRow{Apps: n,
-				P50: us(medianDur(p50)), P99: us(medianDur(p99)),
-				DirectP50: us(medianDur(dp50)), DirectP99: us(medianDur(dp99)),
-				BareP50: us(medianDur(bp50)), BareP99: us(medianDur(bp99)),
-				Notifications: iters * b.o.rounds})
+			b.rep.FanOut = append(b.rep.FanOut, row)
 			return nil
 		}()
 		if err != nil {
@@ -397,6 +349,90 @@ func (b *bench) fanOut(ctx context.Context, d *daemon, bareSrv *bare, bareSock s
 		}
 	}
 	return nil
+}
+
+// The variants of the fan-out section, by index.
+const (
+	fanDirect = iota
+	fanMcpd
+	fanBare
+)
+
+// fanOutSection is what the fan-out section's variants fire notifications
+// through, and where they are received.
+type fanOutSection struct {
+	client    mcpdv1.McpdClient
+	server    string
+	bareSrv   *bare
+	direct    *directListener
+	recv      chan receipt
+	errs      chan error
+	bareCount int64 // the last count the bare server fired
+}
+
+// measure fires iters notifications per variant in each of rounds rounds,
+// each round starting with another, with n apps subscribed through mcpd
+// and to the bare server, and returns the row of medians.
+func (f *fanOutSection) measure(ctx context.Context, n, rounds, iters int) (fanOutRow, error) {
+	var p50s, p99s [3][]time.Duration
+	for r := range rounds {
+		for _, v := range rotate(3, r) {
+			var all latencies
+			for range iters {
+				got, err := f.fire(ctx, v, n)
+				if err != nil {
+					return fanOutRow{}, err
+				}
+				all = append(all, got...)
+			}
+			p50s[v], p99s[v] = append(p50s[v], all.quantile(0.5)), append(p99s[v], all.quantile(0.99))
+		}
+	}
+	return fanOutRow{Apps: n,
+		P50: us(medianDur(p50s[fanMcpd])), P99: us(medianDur(p99s[fanMcpd])),
+		DirectP50: us(medianDur(p50s[fanDirect])), DirectP99: us(medianDur(p99s[fanDirect])),
+		BareP50: us(medianDur(p50s[fanBare])), BareP99: us(medianDur(p99s[fanBare])),
+		Notifications: iters * rounds}, nil
+}
+
+// fire fires one notification through variant v and returns the latency
+// of each of its receivers: n apps, or the one direct app.
+func (f *fanOutSection) fire(ctx context.Context, v, n int) (latencies, error) {
+	switch v {
+	case fanBare:
+		f.bareCount++
+		if err := fireBare(ctx, f.bareSrv.conn, f.bareCount); err != nil {
+			return nil, err
+		}
+		got, err := awaitTouch(ctx, f.recv, f.errs, f.bareCount, n)
+		if err != nil {
+			return nil, fmt.Errorf("bare, %d apps: %w", n, err)
+		}
+		return got, nil
+	case fanDirect:
+		count, err := f.direct.touch(ctx)
+		if err != nil {
+			return nil, err
+		}
+		got, err := awaitTouch(ctx, f.recv, f.errs, count, 1)
+		if err != nil {
+			return nil, fmt.Errorf("direct: %w", err)
+		}
+		return got, nil
+	}
+	if err := touchThroughMcpd(ctx, f.client, f.server); err != nil {
+		return nil, err
+	}
+	// The count is the child's; read it from the first receipt.
+	first, err := awaitAny(ctx, f.recv, f.errs)
+	if err != nil {
+		return nil, fmt.Errorf("%d apps: %w", n, err)
+	}
+	got, err := awaitTouch(ctx, f.recv, f.errs, first.count, n-1)
+	if err != nil {
+		return nil, fmt.Errorf("%d apps: %w", n, err)
+	}
+	return append(got, first.latency), nil
 }
 
 // awaitAny waits for the next receipt.

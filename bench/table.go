@@ -73,16 +73,38 @@ func printReport(w io.Writer, r *report) {
 		m.CPUs, m.CPUModel, m.MemTotal, m.Kernel, m.GoVersion, m.Node, m.Load)
 
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	section := func(title, header string) {
-		fmt.Fprintf(w, "%s\n", title)
-		fmt.Fprintln(tw, header)
-	}
-	end := func() {
-		tw.Flush()
-		fmt.Fprintln(w)
-	}
+	printOverhead(w, tw, r)
+	endTable(w, tw)
+	printThroughput(w, tw, r)
+	endTable(w, tw)
+	printLists(w, tw, r)
+	endTable(w, tw)
+	printFronts(w, tw, r) // fronttable.go
+	printMemory(w, tw, r)
+	printFanOut(w, tw, r)
+	printRecovery(w, r)
+	printStartup(w, tw, r)
+	printScale(w, tw, r)   // scaletable.go
+	printTrust(w, r.Trust) // trust.go
+	printTargets(w, tw, r)
+	fmt.Fprintf(w, "processes started: %d; left running: %v\n", r.Processes.Started, r.Processes.LeftRunning)
+}
 
-	section("1. call overhead: tools/call echo, sequential, µs (median of per-round percentiles)",
+// startTable prints a section's title to w and its table header to tw.
+func startTable(w io.Writer, tw *tabwriter.Writer, title, header string) {
+	fmt.Fprintf(w, "%s\n", title)
+	fmt.Fprintln(tw, header)
+}
+
+// endTable flushes tw's table and leaves a blank line after it.
+func endTable(w io.Writer, tw *tabwriter.Writer) {
+	tw.Flush()
+	fmt.Fprintln(w)
+}
+
+// printOverhead prints section 1: call latency, then the added latency.
+func printOverhead(w io.Writer, tw *tabwriter.Writer, r *report) {
+	startTable(w, tw, "1. call overhead: tools/call echo, sequential, µs (median of per-round percentiles)",
 		"server\tdirect p50\tdirect p99\tmcpd p50\tmcpd p99\tbare gRPC p50\tbare gRPC p99\tbare stream p50\trelay p50\trelay p99\tmcpd/direct p50\t")
 	for _, o := range r.Overhead {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.2fx\t\n", o.Server,
@@ -97,12 +119,12 @@ func printReport(w io.Writer, r *report) {
 		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n", o.Server,
 			o.AddedP50, o.AddedP99, o.AddedStreamP50, o.RelayAddedP50, o.McpdOverRelayP50)
 	}
-	end()
+}
 
-	printThroughput(w, tw, r)
-	end()
-
-	section("3. tools/list, sequential, µs p50 (mcpd: cache status as reported)",
+// printLists prints section 3: sequential list latency, then lists/s with
+// many apps at once.
+func printLists(w io.Writer, tw *tabwriter.Writer, r *report) {
+	startTable(w, tw, "3. tools/list, sequential, µs p50 (mcpd: cache status as reported)",
 		"server\tbytes\tcache\tdirect\tmcpd\tmcpd p99\tbare gRPC\tdirect/mcpd\tmcpd/bare\tceiling: direct/bare\t")
 	for _, l := range r.Lists {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.2fx\t%.2fx\t%.2fx\t\n", l.Server, l.ListBytes, l.Cache,
@@ -114,11 +136,11 @@ func printReport(w io.Writer, r *report) {
 	for _, l := range r.Lists {
 		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2fx\t\n", l.Server, l.McpdRate, l.BareRate, l.RateRatio)
 	}
-	end()
+}
 
-	printFronts(w, tw, r) // fronttable.go
-
-	section("4. memory: N apps each with its own child vs mcpd + one shared child, MiB",
+// printMemory prints section 4 and mcpd's idle and loaded footprint.
+func printMemory(w io.Writer, tw *tabwriter.Writer, r *report) {
+	startTable(w, tw, "4. memory: N apps each with its own child vs mcpd + one shared child, MiB",
 		"apps\tseparate RSS\tseparate PSS\tmcpd+child RSS\tmcpd+child PSS\tmcpd alone RSS\tRSS ratio\tPSS ratio\t")
 	for _, x := range r.Memory {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%.2fx\t%.2fx\t\n", x.Apps, mib(x.SeparateRSS), mib(x.SeparatePSS),
@@ -131,47 +153,57 @@ func printReport(w io.Writer, r *report) {
 	} else {
 		fmt.Fprint(w, "mcpd idle: not measured (-sections)\n\n")
 	}
+}
 
+// printFanOut prints section 5, or why it was not run.
+func printFanOut(w io.Writer, tw *tabwriter.Writer, r *report) {
 	fmt.Fprintln(w, "5. fan-out: resources/updated to subscribed apps")
 	if len(r.FanOut) == 0 {
 		fmt.Fprintf(w, "%s\n\n", r.FanOutNote)
-	} else {
-		fmt.Fprintln(w, "child stamps the notification → each app receives it, µs (median of per-round percentiles)")
-		fmt.Fprintln(w, "bare gRPC: the same apps on a fan-out server with no mcpd code, from the stamp before the call that fires it")
-		fmt.Fprintln(tw, "apps through mcpd\tp50\tp99\tbare gRPC p50\tp99\tdirect, 1 app, own child: p50\tp99\tnotifications\t")
-		for _, f := range r.FanOut {
-			fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t\n", f.Apps, f.P50, f.P99, f.BareP50, f.BareP99,
-				f.DirectP50, f.DirectP99, f.Notifications)
-		}
-		end()
+		return
 	}
-	fmt.Fprintln(w, "6. recovery: SIGKILLed child with an open subscription")
-	if r.Recovery == nil {
-		fmt.Fprintf(w, "%s\n\n", r.RecovNote)
-	} else {
-		rc := r.Recovery
-		fmt.Fprintf(w, "ms from the kill, median of %d rounds: subscription live again (restarted event) %.1f, first update after it %.1f;\n",
-			rc.Rounds, rc.Total, rc.FirstUpdate)
-		fmt.Fprintf(w, "cold start (spawn + handshake, direct) %.1f; added over cold start %.1f\n", rc.ColdStart, rc.Added)
-		fmt.Fprintf(w, "steps: exit seen and restart scheduled %.1f, restart backoff + spawn %.1f, handshake %.1f, re-subscribe %.1f;\n",
-			rc.Detect, rc.Backoff, rc.Handshake, rc.Resubscribe)
-		fmt.Fprintf(w, "mcpd's own part (detect + re-subscribe, without the backoff and the child's start) %.1f\n\n", rc.McpdOwn)
+	fmt.Fprintln(w, "child stamps the notification → each app receives it, µs (median of per-round percentiles)")
+	fmt.Fprintln(w, "bare gRPC: the same apps on a fan-out server with no mcpd code, from the stamp before the call that fires it")
+	fmt.Fprintln(tw, "apps through mcpd\tp50\tp99\tbare gRPC p50\tp99\tdirect, 1 app, own child: p50\tp99\tnotifications\t")
+	for _, f := range r.FanOut {
+		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t\n", f.Apps, f.P50, f.P99, f.BareP50, f.BareP99,
+			f.DirectP50, f.DirectP99, f.Notifications)
 	}
+	endTable(w, tw)
+}
 
+// printRecovery prints section 6, or why it was not run.
+func printRecovery(w io.Writer, r *report) {
+	fmt.Fprintln(w, "6. recovery: SIGKILLed child with an open subscription")
+	rc := r.Recovery
+	if rc == nil {
+		fmt.Fprintf(w, "%s\n\n", r.RecovNote)
+		return
+	}
+	fmt.Fprintf(w, "ms from the kill, median of %d rounds: subscription live again (restarted event) %.1f, first update after it %.1f;\n",
+		rc.Rounds, rc.Total, rc.FirstUpdate)
+	fmt.Fprintf(w, "cold start (spawn + handshake, direct) %.1f; added over cold start %.1f\n", rc.ColdStart, rc.Added)
+	fmt.Fprintf(w, "steps: exit seen and restart scheduled %.1f, restart backoff + spawn %.1f, handshake %.1f, re-subscribe %.1f;\n",
+		rc.Detect, rc.Backoff, rc.Handshake, rc.Resubscribe)
+	fmt.Fprintf(w, "mcpd's own part (detect + re-subscribe, without the backoff and the child's start) %.1f\n\n", rc.McpdOwn)
+}
+
+// printStartup prints section 7, or that it was not run.
+func printStartup(w io.Writer, tw *tabwriter.Writer, r *report) {
 	if r.Startup.Servers == 0 {
 		fmt.Fprint(w, "7. startup\nnot run (-sections)\n\n")
-	} else {
-		fmt.Fprintf(w, "7. startup: mcpd with %d lazy servers answers its socket after %.1f ms\n", r.Startup.Servers, r.Startup.ReadyMs)
-		fmt.Fprintln(tw, "server\tfirst call through mcpd (ms)\twarm call (µs)\tdirect spawn+handshake (ms)\t")
-		for _, l := range r.Lazy {
-			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t\n", l.Server, l.FirstCallMs, l.WarmCallUs, l.DirectCold)
-		}
-		end()
+		return
 	}
+	fmt.Fprintf(w, "7. startup: mcpd with %d lazy servers answers its socket after %.1f ms\n", r.Startup.Servers, r.Startup.ReadyMs)
+	fmt.Fprintln(tw, "server\tfirst call through mcpd (ms)\twarm call (µs)\tdirect spawn+handshake (ms)\t")
+	for _, l := range r.Lazy {
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.1f\t\n", l.Server, l.FirstCallMs, l.WarmCallUs, l.DirectCold)
+	}
+	endTable(w, tw)
+}
 
-	printScale(w, tw, r) // scaletable.go
-
-	printTrust(w, r.Trust) // trust.go
+// printTargets prints each benchmark target against this run.
+func printTargets(w io.Writer, tw *tabwriter.Writer, r *report) {
 	fmt.Fprintln(w, "targets")
 	fmt.Fprintln(tw, "target\tgoal\tthis run\tmet\t")
 	for _, t := range r.Targets {
@@ -181,8 +213,7 @@ func printReport(w io.Writer, r *report) {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%.2f %s\t%s\t\n", t.Name, t.Target, t.Value, t.Unit, met)
 	}
-	end()
-	fmt.Fprintf(w, "processes started: %d; left running: %v\n", r.Processes.Started, r.Processes.LeftRunning)
+	endTable(w, tw)
 }
 
 // printThroughput prints section 2: calls/s, then latency and CPU per call

@@ -105,6 +105,8 @@ type timeIn struct {
 	Zone string `json:"zone,omitempty" jsonschema:"IANA time zone such as Europe/Paris (default: local)"`
 }
 
+// newServer is the demo server named name: its tools (notify.go adds
+// touch and toggle_tool), resources, resource template and prompt.
 func newServer(name string) *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: name, Version: version.Version}, &mcp.ServerOptions{
 		Instructions: "A demo server for mcpd: echo, add, slow_count, time, touch, toggle_tool; demo://readme, demo://counter; prompt review.",
@@ -114,37 +116,54 @@ func newServer(name string) *mcp.Server {
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	addNotifyTools(s)
+	for _, add := range []func(*mcp.Server){
+		tool(&mcp.Tool{Name: "echo", Description: "Return the message unchanged."}, echoTool),
+		tool(&mcp.Tool{Name: "add", Description: "Add two numbers."}, addTool),
+		tool(&mcp.Tool{
+			Name:        "slow_count",
+			Description: "Count from 1 to n, waiting delay_ms between steps, reporting progress when the request has a progress token. Stops when cancelled.",
+		}, slowCount),
+		tool(&mcp.Tool{Name: "time", Description: "Return the current time (RFC 3339)."}, timeTool),
+	} {
+		add(s)
+	}
+	addResources(s)
+	addReviewPrompt(s)
+	return s
+}
 
-	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Return the message unchanged."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-			return text(in.Message), nil, nil
-		})
+// tool is the registration of tool t with handler h.
+func tool[In, Out any](t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) func(*mcp.Server) {
+	return func(s *mcp.Server) { mcp.AddTool(s, t, h) }
+}
 
-	mcp.AddTool(s, &mcp.Tool{Name: "add", Description: "Add two numbers."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
-			// A nil result lets the SDK fill content and structuredContent
-			// from the output value.
-			return nil, addOut{Sum: in.A + in.B}, nil
-		})
+// echoTool returns the message unchanged.
+func echoTool(_ context.Context, _ *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+	return text(in.Message), nil, nil
+}
 
-	mcp.AddTool(s, &mcp.Tool{
-		Name:        "slow_count",
-		Description: "Count from 1 to n, waiting delay_ms between steps, reporting progress when the request has a progress token. Stops when cancelled.",
-	}, slowCount)
+// addTool adds two numbers.
+func addTool(_ context.Context, _ *mcp.CallToolRequest, in addIn) (*mcp.CallToolResult, addOut, error) {
+	// A nil result lets the SDK fill content and structuredContent
+	// from the output value.
+	return nil, addOut{Sum: in.A + in.B}, nil
+}
 
-	mcp.AddTool(s, &mcp.Tool{Name: "time", Description: "Return the current time (RFC 3339)."},
-		func(_ context.Context, _ *mcp.CallToolRequest, in timeIn) (*mcp.CallToolResult, any, error) {
-			now := time.Now()
-			if in.Zone != "" {
-				loc, err := time.LoadLocation(in.Zone)
-				if err != nil {
-					return errorResult(fmt.Sprintf("unknown time zone %q", in.Zone)), nil, nil
-				}
-				now = now.In(loc)
-			}
-			return text(now.Format(time.RFC3339Nano)), nil, nil
-		})
+// timeTool returns the current time, in the zone asked for if any.
+func timeTool(_ context.Context, _ *mcp.CallToolRequest, in timeIn) (*mcp.CallToolResult, any, error) {
+	now := time.Now()
+	if in.Zone != "" {
+		loc, err := time.LoadLocation(in.Zone)
+		if err != nil {
+			return errorResult(fmt.Sprintf("unknown time zone %q", in.Zone)), nil, nil
+		}
+		now = now.In(loc)
+	}
+	return text(now.Format(time.RFC3339Nano)), nil, nil
+}
 
+// addResources adds demo://readme and the template demo://echo/{text}.
+func addResources(s *mcp.Server) {
 	s.AddResource(&mcp.Resource{
 		URI:         "demo://readme",
 		Name:        "readme",
@@ -174,7 +193,10 @@ func newServer(name string) *mcp.Server {
 			{URI: req.Params.URI, MIMEType: "text/plain", Text: t},
 		}}, nil
 	})
+}
 
+// addReviewPrompt adds the prompt review {code, focus}.
+func addReviewPrompt(s *mcp.Server) {
 	s.AddPrompt(&mcp.Prompt{
 		Name:        "review",
 		Description: "Ask for a code review.",
@@ -195,7 +217,6 @@ func newServer(name string) *mcp.Server {
 			},
 		}, nil
 	})
-	return s
 }
 
 // slowCount counts to n. The MCP progress rule: "The receiver MAY then send

@@ -107,20 +107,10 @@ type req struct {
 // handshake state) and runs everything else concurrently, so answers can
 // arrive out of order.
 func (s *server) startRequest(msg *jsonrpc.Message) {
-	s.mu.Lock()
-	s.seq++
-	seq := s.seq
-	s.mu.Unlock()
-	r := &req{id: compact(msg.ID), method: msg.Method, params: map[string]json.RawMessage{}, seq: seq}
-	if len(msg.Params) > 0 && json.Unmarshal(msg.Params, &r.params) != nil {
-		s.reply(r, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params must be an object"))
+	r, ok := s.parseRequest(msg)
+	if !ok {
 		return
 	}
-	if m := r.params["_meta"]; m != nil {
-		_ = json.Unmarshal(m, &r.meta)
-	}
-	_, r.modern = r.meta[jsonrpc.MetaProtocolVersion]
-
 	s.mu.Lock()
 	initialized := s.initialized
 	s.mu.Unlock()
@@ -132,11 +122,43 @@ func (s *server) startRequest(msg *jsonrpc.Message) {
 	if s.flags["silentprobe"] && !initialized && msg.Method != "initialize" {
 		return
 	}
+	if !s.settleEra(r) {
+		return
+	}
+	if !r.modern && s.legacyHandshake(r, initialized) {
+		return
+	}
+	s.runRequest(r)
+}
+
+// parseRequest numbers msg and reads its params and _meta into a req;
+// params that are not an object are answered with an error and not ok.
+func (s *server) parseRequest(msg *jsonrpc.Message) (*req, bool) {
+	s.mu.Lock()
+	s.seq++
+	seq := s.seq
+	s.mu.Unlock()
+	r := &req{id: compact(msg.ID), method: msg.Method, params: map[string]json.RawMessage{}, seq: seq}
+	if len(msg.Params) > 0 && json.Unmarshal(msg.Params, &r.params) != nil {
+		s.reply(r, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "params must be an object"))
+		return nil, false
+	}
+	if m := r.params["_meta"]; m != nil {
+		_ = json.Unmarshal(m, &r.meta)
+	}
+	_, r.modern = r.meta[jsonrpc.MetaProtocolVersion]
+	return r, true
+}
+
+// settleEra sets the era r is served in by the flags (modern, legacy or
+// dual) and checks a modern request's envelope; a request failing the
+// check is answered with the error and not ok.
+func (s *server) settleEra(r *req) bool {
 	switch {
 	case s.flags["modern"]:
 		if rerr := s.checkEnvelope(r); rerr != nil {
 			s.reply(r, nil, rerr)
-			return
+			return false
 		}
 		r.modern = true
 	case s.flags["legacy"]:
@@ -145,43 +167,55 @@ func (s *server) startRequest(msg *jsonrpc.Message) {
 		if r.modern {
 			if rerr := s.checkEnvelope(r); rerr != nil {
 				s.reply(r, nil, rerr)
-				return
+				return false
 			}
 		}
 	}
-	if !r.modern {
-		switch {
-		case msg.Method == "server/discover":
-			s.reply(r, nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found"))
-			return
-		case msg.Method == "initialize" && s.flags["hanginit"]:
-			return
-		case msg.Method == "initialize" && s.flags["rootsatinit"]:
-			// Asked before the handshake ends, so no call can be in flight;
-			// the reader reads on meanwhile (the answer comes through it).
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				m, err := s.request(ctx, "roots/list", nil, nil)
-				got := "error: no answer"
-				if err == nil {
-					got = answerText(m)
-				}
-				s.mu.Lock()
-				s.initRoots = got
-				s.mu.Unlock()
-				s.initialize(r)
-			}()
-			return
-		case msg.Method == "initialize":
-			s.initialize(r)
-			return
-		case msg.Method != "ping" && !initialized:
-			s.reply(r, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server not initialized"))
-			return
-		}
-	}
+	return true
+}
 
+// legacyHandshake handles what the legacy era decides in order: no
+// server/discover, the initialize handshake (hung, asking roots/list
+// first, or answered) and the refusal of requests before it. It reports
+// whether it handled r.
+func (s *server) legacyHandshake(r *req, initialized bool) bool {
+	switch {
+	case r.method == "server/discover":
+		s.reply(r, nil, jsonrpc.Errorf(jsonrpc.CodeMethodNotFound, "Method not found"))
+		return true
+	case r.method == "initialize" && s.flags["hanginit"]:
+		return true
+	case r.method == "initialize" && s.flags["rootsatinit"]:
+		// Asked before the handshake ends, so no call can be in flight;
+		// the reader reads on meanwhile (the answer comes through it).
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			m, err := s.request(ctx, "roots/list", nil, nil)
+			got := "error: no answer"
+			if err == nil {
+				got = answerText(m)
+			}
+			s.mu.Lock()
+			s.initRoots = got
+			s.mu.Unlock()
+			s.initialize(r)
+		}()
+		return true
+	case r.method == "initialize":
+		s.initialize(r)
+		return true
+	case r.method != "ping" && !initialized:
+		s.reply(r, nil, jsonrpc.Errorf(jsonrpc.CodeInvalidRequest, "server not initialized"))
+		return true
+	}
+	return false
+}
+
+// runRequest dispatches r on a goroutine of its own, cancellable by
+// notifications/cancelled while in flight, and replies unless it was
+// cancelled (a listen is answered even then).
+func (s *server) runRequest(r *req) {
 	s.noteStall(r) // before the reader reads on (tools.go)
 	ctx, cancel := context.WithCancel(context.Background())
 	r.ctx = ctx

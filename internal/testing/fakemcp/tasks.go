@@ -114,38 +114,52 @@ func (s *server) tasksRequest(r *req) (result map[string]any, rerr *jsonrpc.Erro
 	if r.method == "tools/call" {
 		var name string
 		_ = json.Unmarshal(r.params["name"], &name)
-		if name == "task_status" {
+		switch name {
+		case "task_status":
 			return s.setTaskStatus(r), nil, true
+		case "start_task":
+			return s.startTask(r), nil, true
 		}
-		if name != "start_task" {
-			return nil, nil, false
-		}
-		server, _ := s.info["name"].(string)
-		s.mu.Lock()
-		if s.tasks == nil {
-			s.tasks = map[string]*fakeTask{}
-		}
-		n := len(s.tasks) + 1
-		t := &fakeTask{id: fmt.Sprintf("%s-task-%d", server, n), text: fmt.Sprintf("task %d of %s", n, server),
-			status: "completed", created: time.Now().UTC().Format(time.RFC3339)}
-		s.tasks[t.id] = t
-		s.mu.Unlock()
-		if r.modern {
-			res := t.task()
-			delete(res, "ttl")
-			res["ttlMs"] = 60000
-			res["status"] = "working"
-			res["resultType"] = "task"
-			return res, nil, true
-		}
-		w := t.task()
-		w["status"] = "working"
-		if strings.Contains(string(r.params["arguments"]), `"notify":true`) {
-			// Its status first, as a server may send it before its answer.
-			s.notify("notifications/tasks/status", w)
-		}
-		return map[string]any{"task": w}, nil, true
+		return nil, nil, false
 	}
+	return s.taskMethod(r)
+}
+
+// startTask answers a call of start_task: a new task, completed at once
+// but reported as working (modern: as the call's task result; legacy: in
+// a task field, after its status notification if the arguments ask for
+// one).
+func (s *server) startTask(r *req) map[string]any {
+	server, _ := s.info["name"].(string)
+	s.mu.Lock()
+	if s.tasks == nil {
+		s.tasks = map[string]*fakeTask{}
+	}
+	n := len(s.tasks) + 1
+	t := &fakeTask{id: fmt.Sprintf("%s-task-%d", server, n), text: fmt.Sprintf("task %d of %s", n, server),
+		status: "completed", created: time.Now().UTC().Format(time.RFC3339)}
+	s.tasks[t.id] = t
+	s.mu.Unlock()
+	if r.modern {
+		res := t.task()
+		delete(res, "ttl")
+		res["ttlMs"] = 60000
+		res["status"] = "working"
+		res["resultType"] = "task"
+		return res
+	}
+	w := t.task()
+	w["status"] = "working"
+	if strings.Contains(string(r.params["arguments"]), `"notify":true`) {
+		// Its status first, as a server may send it before its answer.
+		s.notify("notifications/tasks/status", w)
+	}
+	return map[string]any{"task": w}
+}
+
+// taskMethod serves the tasks/* methods on the tasks started; handled is
+// false for any other method, and for tasks/list in the modern era.
+func (s *server) taskMethod(r *req) (result map[string]any, rerr *jsonrpc.Error, handled bool) {
 	var id string
 	_ = json.Unmarshal(r.params["taskId"], &id)
 	s.mu.Lock()

@@ -250,118 +250,154 @@ func (s *server) suiteCall(r *req, t suiteTool) (map[string]any, *jsonrpc.Error)
 	if t.taskSupport == "required" && !ext {
 		return nil, missingTasksExt("tools/call " + t.name)
 	}
-	text := func(s string) map[string]any { return map[string]any{"content": []any{textContent(s)}} }
 	switch t.name {
 	case "greet":
 		name := argString(args, "name")
 		if name == "" {
 			name = "World"
 		}
-		return text("Hello, " + name + "!"), nil
+		return suiteText("Hello, " + name + "!"), nil
 	case "slow_compute":
-		secs := 1.0
-		if v, ok := args["seconds"]; ok {
-			_ = json.Unmarshal(v, &secs)
-		}
-		d := time.Duration(math.Max(secs, 0) * float64(time.Second))
-		label := argString(args, "label")
-		done := text(fmt.Sprintf("computed %s in %gs", label, secs))
-		if !ext {
-			if !wait(r, int(d/time.Millisecond)) {
-				return nil, errNoReply
-			}
-			return done, nil
-		}
-		return s.startSuiteTask(nil, func(ctx context.Context, _ *suiteTask) (map[string]any, *jsonrpc.Error) {
-			if !sleepCtx(ctx, d) {
-				return nil, nil
-			}
-			return done, nil
-		}), nil
+		return s.suiteSlowCompute(r, args, ext)
 	case "failing_job":
-		d := time.Duration(argInt(args, "ms", 1000)) * time.Millisecond
-		return s.startSuiteTask(nil, func(ctx context.Context, _ *suiteTask) (map[string]any, *jsonrpc.Error) {
-			if !sleepCtx(ctx, d) {
-				return nil, nil
-			}
-			res := text("failing_job: the job failed")
-			res["isError"] = true
-			return res, nil
-		}), nil
+		return s.suiteFailingJob(args), nil
 	case "protocol_error_job":
-		d := time.Duration(argInt(args, "ms", 200)) * time.Millisecond
-		fail := jsonrpc.Errorf(jsonrpc.CodeInternalError, "protocol_error_job: internal error")
-		if !ext {
-			if !wait(r, int(d/time.Millisecond)) {
-				return nil, errNoReply
-			}
-			return nil, fail
-		}
-		return s.startSuiteTask(nil, func(ctx context.Context, _ *suiteTask) (map[string]any, *jsonrpc.Error) {
-			if !sleepCtx(ctx, d) {
-				return nil, nil
-			}
-			return nil, fail
-		}), nil
+		return s.suiteProtocolErrorJob(r, args, ext)
 	case "confirm_delete":
-		file := argString(args, "filename")
-		ask := map[string]any{"confirm": elicit("Delete "+file+"?", "confirm", "boolean")}
-		return s.startSuiteTask(ask, func(ctx context.Context, st *suiteTask) (map[string]any, *jsonrpc.Error) {
-			answers, ok := s.awaitInput(ctx, st)
-			if !ok {
-				return nil, nil
-			}
-			var a struct {
-				Action  string `json:"action"`
-				Content struct {
-					Confirm bool `json:"confirm"`
-				} `json:"content"`
-			}
-			_ = json.Unmarshal(answers["confirm"], &a)
-			if a.Action == "accept" && a.Content.Confirm {
-				return text("deleted " + file), nil
-			}
-			return text("kept " + file), nil
-		}), nil
+		return s.suiteConfirmDelete(args), nil
 	case "multi_input":
-		ask := map[string]any{
-			"first":  elicit("First name?", "name", "string"),
-			"second": elicit("Second name?", "name", "string"),
-		}
-		return s.startSuiteTask(ask, func(ctx context.Context, st *suiteTask) (map[string]any, *jsonrpc.Error) {
-			answers, ok := s.awaitInput(ctx, st)
-			if !ok {
-				return nil, nil
-			}
-			keys := make([]string, 0, len(answers))
-			for k := range answers {
-				keys = append(keys, k)
-			}
-			sort.Strings(keys)
-			return text(fmt.Sprintf("answered %v", keys)), nil
-		}), nil
+		return s.suiteMultiInput(), nil
 	case "test_tool_with_task":
-		var responses map[string]json.RawMessage
-		_ = json.Unmarshal(r.params["inputResponses"], &responses)
-		answer, ok := responses["user_name"]
-		if !ok {
-			return map[string]any{"resultType": "input_required", "inputRequests": map[string]any{
-				"user_name": elicit("What is your name?", "name", "string")}}, nil
-		}
-		var a struct {
-			Content struct {
-				Name string `json:"name"`
-			} `json:"content"`
-		}
-		_ = json.Unmarshal(answer, &a)
-		return s.startSuiteTask(nil, func(ctx context.Context, _ *suiteTask) (map[string]any, *jsonrpc.Error) {
-			if !sleepCtx(ctx, 100*time.Millisecond) {
-				return nil, nil
-			}
-			return text("Hello, " + a.Content.Name + "!"), nil
-		}), nil
+		return s.suiteToolWithTask(r), nil
 	}
 	return nil, jsonrpc.Errorf(jsonrpc.CodeInvalidParams, "unknown tool %q", t.name)
+}
+
+// suiteText is a tool result of one text content.
+func suiteText(s string) map[string]any { return map[string]any{"content": []any{textContent(s)}} }
+
+// suiteSlowCompute runs slow_compute: a task when ext, else synchronously.
+func (s *server) suiteSlowCompute(r *req, args map[string]json.RawMessage, ext bool) (map[string]any, *jsonrpc.Error) {
+	secs := 1.0
+	if v, ok := args["seconds"]; ok {
+		_ = json.Unmarshal(v, &secs)
+	}
+	d := time.Duration(math.Max(secs, 0) * float64(time.Second))
+	label := argString(args, "label")
+	done := suiteText(fmt.Sprintf("computed %s in %gs", label, secs))
+	if !ext {
+		if !wait(r, int(d/time.Millisecond)) {
+			return nil, errNoReply
+		}
+		return done, nil
+	}
+	return s.startSuiteTask(nil, func(ctx context.Context, _ *suiteTask) (map[string]any, *jsonrpc.Error) {
+		if !sleepCtx(ctx, d) {
+			return nil, nil
+		}
+		return done, nil
+	}), nil
+}
+
+// suiteFailingJob starts failing_job's task, which ends in a tool error.
+func (s *server) suiteFailingJob(args map[string]json.RawMessage) map[string]any {
+	d := time.Duration(argInt(args, "ms", 1000)) * time.Millisecond
+	return s.startSuiteTask(nil, func(ctx context.Context, _ *suiteTask) (map[string]any, *jsonrpc.Error) {
+		if !sleepCtx(ctx, d) {
+			return nil, nil
+		}
+		res := suiteText("failing_job: the job failed")
+		res["isError"] = true
+		return res, nil
+	})
+}
+
+// suiteProtocolErrorJob runs protocol_error_job, which ends in a protocol
+// error: a task when ext, else synchronously.
+func (s *server) suiteProtocolErrorJob(r *req, args map[string]json.RawMessage, ext bool) (map[string]any, *jsonrpc.Error) {
+	d := time.Duration(argInt(args, "ms", 200)) * time.Millisecond
+	fail := jsonrpc.Errorf(jsonrpc.CodeInternalError, "protocol_error_job: internal error")
+	if !ext {
+		if !wait(r, int(d/time.Millisecond)) {
+			return nil, errNoReply
+		}
+		return nil, fail
+	}
+	return s.startSuiteTask(nil, func(ctx context.Context, _ *suiteTask) (map[string]any, *jsonrpc.Error) {
+		if !sleepCtx(ctx, d) {
+			return nil, nil
+		}
+		return nil, fail
+	}), nil
+}
+
+// suiteConfirmDelete starts confirm_delete's task, which asks for one
+// confirmation.
+func (s *server) suiteConfirmDelete(args map[string]json.RawMessage) map[string]any {
+	file := argString(args, "filename")
+	ask := map[string]any{"confirm": elicit("Delete "+file+"?", "confirm", "boolean")}
+	return s.startSuiteTask(ask, func(ctx context.Context, st *suiteTask) (map[string]any, *jsonrpc.Error) {
+		answers, ok := s.awaitInput(ctx, st)
+		if !ok {
+			return nil, nil
+		}
+		var a struct {
+			Action  string `json:"action"`
+			Content struct {
+				Confirm bool `json:"confirm"`
+			} `json:"content"`
+		}
+		_ = json.Unmarshal(answers["confirm"], &a)
+		if a.Action == "accept" && a.Content.Confirm {
+			return suiteText("deleted " + file), nil
+		}
+		return suiteText("kept " + file), nil
+	})
+}
+
+// suiteMultiInput starts multi_input's task, which asks two questions at
+// once.
+func (s *server) suiteMultiInput() map[string]any {
+	ask := map[string]any{
+		"first":  elicit("First name?", "name", "string"),
+		"second": elicit("Second name?", "name", "string"),
+	}
+	return s.startSuiteTask(ask, func(ctx context.Context, st *suiteTask) (map[string]any, *jsonrpc.Error) {
+		answers, ok := s.awaitInput(ctx, st)
+		if !ok {
+			return nil, nil
+		}
+		keys := make([]string, 0, len(answers))
+		for k := range answers {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		return suiteText(fmt.Sprintf("answered %v", keys)), nil
+	})
+}
+
+// suiteToolWithTask runs test_tool_with_task: an input-required result
+// asking the user's name, then, with the answer, a task greeting them.
+func (s *server) suiteToolWithTask(r *req) map[string]any {
+	var responses map[string]json.RawMessage
+	_ = json.Unmarshal(r.params["inputResponses"], &responses)
+	answer, ok := responses["user_name"]
+	if !ok {
+		return map[string]any{"resultType": "input_required", "inputRequests": map[string]any{
+			"user_name": elicit("What is your name?", "name", "string")}}
+	}
+	var a struct {
+		Content struct {
+			Name string `json:"name"`
+		} `json:"content"`
+	}
+	_ = json.Unmarshal(answer, &a)
+	return s.startSuiteTask(nil, func(ctx context.Context, _ *suiteTask) (map[string]any, *jsonrpc.Error) {
+		if !sleepCtx(ctx, 100*time.Millisecond) {
+			return nil, nil
+		}
+		return suiteText("Hello, " + a.Content.Name + "!"), nil
+	})
 }
 
 // startSuiteTask creates a task, stored before its CreateTaskResult is

@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -42,107 +43,139 @@ func listCodex(ctx context.Context, r *Runner, home, workdir string) (map[string
 	}
 	defer reap(cmd.Process.Pid, marker, workdir)
 
-	var (
-		mu  sync.Mutex
-		raw strings.Builder
-	)
-	type msg struct {
-		ID     *int            `json:"id"`
-		Result json.RawMessage `json:"result"`
-		Error  *struct {
-			Code    int    `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
+	c := &codexAppServer{cmd: cmd, stdin: stdin, errf: errf, replies: make(chan codexMsg, 16)}
+	go c.read(stdout)
+	if err := c.initialize(ctx); err != nil {
+		return nil, c.finish(), err
 	}
-	replies := make(chan msg, 16)
-	go func() {
-		defer close(replies)
-		sc := bufio.NewScanner(stdout)
-		sc.Buffer(make([]byte, 1<<20), 64<<20)
-		for sc.Scan() {
-			mu.Lock()
-			raw.Write(sc.Bytes())
-			raw.WriteByte('\n')
-			mu.Unlock()
-			var m msg
-			if json.Unmarshal(sc.Bytes(), &m) == nil && m.ID != nil {
-				replies <- m
-			}
-		}
-		_, _ = io.Copy(io.Discard, stdout)
-	}()
-	output := func() string {
-		mu.Lock()
-		defer mu.Unlock()
-		b, _ := os.ReadFile(errf.Name())
-		return raw.String() + string(b)
-	}
-	id := 0
-	call := func(method string, params any) (json.RawMessage, error) {
-		id++
-		b, _ := json.Marshal(map[string]any{"id": id, "method": method, "params": params})
-		if _, err := stdin.Write(append(b, '\n')); err != nil {
-			return nil, fmt.Errorf("codex app-server: %s: %w", method, err)
-		}
-		for {
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("codex app-server: %s: %w", method, ctx.Err())
-			case m, ok := <-replies:
-				if !ok {
-					return nil, fmt.Errorf("codex app-server: %s: it exited", method)
-				}
-				if *m.ID != id {
-					continue
-				}
-				if m.Error != nil {
-					return nil, fmt.Errorf("codex app-server: %s: %d %s", method, m.Error.Code, m.Error.Message)
-				}
-				return m.Result, nil
-			}
-		}
-	}
-	// finish closes stdin, which ends app-server, and gives it 5 s to exit
-	// before its group is killed; how it exits does not matter.
-	finish := func(err error) (map[string]Status, string, error) {
-		_ = stdin.Close()
-		wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = waitCtx(wctx, cmd)
-		return nil, output(), err
-	}
+	out, err := c.listStatuses(ctx)
+	return out, c.finish(), err
+}
 
-	if _, err := call("initialize", map[string]any{
+// codexAppServer is a running `codex app-server` and what it wrote.
+type codexAppServer struct {
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	errf    *os.File // its stderr
+	replies chan codexMsg
+	id      int // the last request's
+
+	mu  sync.Mutex
+	raw strings.Builder // its stdout
+}
+
+// codexMsg is a JSON-RPC response of app-server.
+type codexMsg struct {
+	ID     *int            `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// read keeps every line of stdout and passes the responses on to
+// c.replies, closed when stdout ends.
+func (c *codexAppServer) read(stdout io.Reader) {
+	defer close(c.replies)
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		c.mu.Lock()
+		c.raw.Write(sc.Bytes())
+		c.raw.WriteByte('\n')
+		c.mu.Unlock()
+		var m codexMsg
+		if json.Unmarshal(sc.Bytes(), &m) == nil && m.ID != nil {
+			c.replies <- m
+		}
+	}
+	_, _ = io.Copy(io.Discard, stdout)
+}
+
+// output is what app-server wrote so far: its stdout, then its stderr.
+func (c *codexAppServer) output() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, _ := os.ReadFile(c.errf.Name())
+	return c.raw.String() + string(b)
+}
+
+// call sends a request and waits for its response's result.
+func (c *codexAppServer) call(ctx context.Context, method string, params any) (json.RawMessage, error) {
+	c.id++
+	b, _ := json.Marshal(map[string]any{"id": c.id, "method": method, "params": params})
+	if _, err := c.stdin.Write(append(b, '\n')); err != nil {
+		return nil, fmt.Errorf("codex app-server: %s: %w", method, err)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("codex app-server: %s: %w", method, ctx.Err())
+		case m, ok := <-c.replies:
+			if !ok {
+				return nil, fmt.Errorf("codex app-server: %s: it exited", method)
+			}
+			if *m.ID != c.id {
+				continue
+			}
+			if m.Error != nil {
+				return nil, fmt.Errorf("codex app-server: %s: %d %s", method, m.Error.Code, m.Error.Message)
+			}
+			return m.Result, nil
+		}
+	}
+}
+
+// finish closes stdin, which ends app-server, and gives it 5 s to exit
+// before its group is killed; how it exits does not matter. It returns
+// app-server's output.
+func (c *codexAppServer) finish() string {
+	_ = c.stdin.Close()
+	wctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = waitCtx(wctx, c.cmd)
+	return c.output()
+}
+
+// initialize is the handshake: initialize, then initialized.
+func (c *codexAppServer) initialize(ctx context.Context) error {
+	if _, err := c.call(ctx, "initialize", map[string]any{
 		"clientInfo": map[string]string{"name": "mcpd-hostcli", "version": "0"},
 	}); err != nil {
-		return finish(err)
+		return err
 	}
 	b, _ := json.Marshal(map[string]any{"method": "initialized"})
-	if _, err := stdin.Write(append(b, '\n')); err != nil {
-		return finish(err)
-	}
+	_, err := c.stdin.Write(append(b, '\n'))
+	return err
+}
+
+// codexStatusPage is a page of mcpServerStatus/list.
+type codexStatusPage struct {
+	Data []struct {
+		Name          string          `json:"name"`
+		ServerInfo    json.RawMessage `json:"serverInfo"`
+		ToolsError    *string         `json:"toolsError"`
+		RuntimeStatus *string         `json:"runtimeStatus"`
+		AuthStatus    string          `json:"authStatus"`
+		Tools         map[string]any  `json:"tools"`
+	} `json:"data"`
+	NextCursor *string `json:"nextCursor"`
+}
+
+// listStatuses lists every server's status, page by page; on an error it
+// returns the statuses of the pages before.
+func (c *codexAppServer) listStatuses(ctx context.Context) (map[string]Status, error) {
 	out := map[string]Status{}
 	var cursor *string
 	for {
-		res, err := call("mcpServerStatus/list", map[string]any{"detail": "toolsAndAuthOnly", "cursor": cursor})
+		res, err := c.call(ctx, "mcpServerStatus/list", map[string]any{"detail": "toolsAndAuthOnly", "cursor": cursor})
 		if err != nil {
-			_, text, _ := finish(nil)
-			return out, text, err
+			return out, err
 		}
-		var page struct {
-			Data []struct {
-				Name          string          `json:"name"`
-				ServerInfo    json.RawMessage `json:"serverInfo"`
-				ToolsError    *string         `json:"toolsError"`
-				RuntimeStatus *string         `json:"runtimeStatus"`
-				AuthStatus    string          `json:"authStatus"`
-				Tools         map[string]any  `json:"tools"`
-			} `json:"data"`
-			NextCursor *string `json:"nextCursor"`
-		}
+		var page codexStatusPage
 		if err := json.Unmarshal(res, &page); err != nil {
-			_, text, _ := finish(nil)
-			return out, text, fmt.Errorf("codex app-server: mcpServerStatus/list: %w", err)
+			return out, fmt.Errorf("codex app-server: mcpServerStatus/list: %w", err)
 		}
 		for _, s := range page.Data {
 			switch {
@@ -158,10 +191,8 @@ func listCodex(ctx context.Context, r *Runner, home, workdir string) (map[string
 			}
 		}
 		if page.NextCursor == nil || *page.NextCursor == "" {
-			break
+			return out, nil
 		}
 		cursor = page.NextCursor
 	}
-	_, text, _ := finish(nil)
-	return out, text, nil
 }

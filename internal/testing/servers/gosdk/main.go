@@ -168,6 +168,8 @@ func text(s string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
 }
 
+// newServer is the test server: its tools, resources and prompt, with
+// tools/list requests counted for the count tool.
 func newServer() *mcp.Server {
 	var listCount atomic.Int64
 	srv := mcp.NewServer(&mcp.Implementation{Name: ServerName, Version: "0.0.1"}, &mcp.ServerOptions{
@@ -184,103 +186,133 @@ func newServer() *mcp.Server {
 			return next(ctx, method, req)
 		}
 	})
+	for _, add := range []func(*mcp.Server){
+		tool("echo", "echo the message back", echoTool),
+		tool("progress", "send steps progress notifications, then answer", progressTool),
+		tool("sleep", "sleep ms milliseconds; honours cancellation; logs \"sleep started <ms>\" and \"sleep cancelled <ms>\" to stderr", sleepTool),
+		tool("add_tool", "add a tool at runtime (announces tools/list_changed)", addToolTool(srv)),
+		tool("touch", "announce notifications/resources/updated for uri", touchTool(srv)),
+		tool("askname", "ask the user's name by form elicitation, then greet", askNameTool),
+		tool("big", "answer with a text of the given number of bytes", bigTool),
+		tool("count", "how many tools/list requests this process has served", countTool(&listCount)),
+	} {
+		add(srv)
+	}
+	addResources(srv)
+	addGreetPrompt(srv)
+	return srv
+}
 
-	mcp.AddTool(srv, &mcp.Tool{Name: "echo", Description: "echo the message back"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
-			return text(in.Message), nil, nil
-		})
+// tool is the registration of a tool named name with handler h.
+func tool[In any](name, description string, h mcp.ToolHandlerFor[In, any]) func(*mcp.Server) {
+	return func(srv *mcp.Server) { mcp.AddTool(srv, &mcp.Tool{Name: name, Description: description}, h) }
+}
 
-	mcp.AddTool(srv, &mcp.Tool{Name: "progress", Description: "send steps progress notifications, then answer"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in progressIn) (*mcp.CallToolResult, any, error) {
-			tok := req.Params.GetProgressToken()
-			if tok != nil {
-				for i := 1; i <= in.Steps; i++ {
-					if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-						ProgressToken: tok,
-						Progress:      float64(i),
-						Total:         float64(in.Steps),
-						Message:       fmt.Sprintf("step %d", i),
-					}); err != nil {
-						return nil, nil, fmt.Errorf("notify progress: %w", err)
-					}
-				}
+// echoTool answers with the message.
+func echoTool(ctx context.Context, req *mcp.CallToolRequest, in echoIn) (*mcp.CallToolResult, any, error) {
+	return text(in.Message), nil, nil
+}
+
+// progressTool sends a progress notification per step (given a progress
+// token), then answers.
+func progressTool(ctx context.Context, req *mcp.CallToolRequest, in progressIn) (*mcp.CallToolResult, any, error) {
+	tok := req.Params.GetProgressToken()
+	if tok != nil {
+		for i := 1; i <= in.Steps; i++ {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: tok,
+				Progress:      float64(i),
+				Total:         float64(in.Steps),
+				Message:       fmt.Sprintf("step %d", i),
+			}); err != nil {
+				return nil, nil, fmt.Errorf("notify progress: %w", err)
 			}
-			return text(fmt.Sprintf("done %d", in.Steps)), nil, nil
-		})
+		}
+	}
+	return text(fmt.Sprintf("done %d", in.Steps)), nil, nil
+}
 
-	mcp.AddTool(srv, &mcp.Tool{Name: "sleep", Description: "sleep ms milliseconds; honours cancellation; logs \"sleep started <ms>\" and \"sleep cancelled <ms>\" to stderr"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
-			logf(os.Stderr, "sleep started %d", in.MS)
-			timer := time.NewTimer(time.Duration(in.MS) * time.Millisecond)
-			defer timer.Stop()
-			select {
-			case <-timer.C:
-				return text(fmt.Sprintf("slept %d", in.MS)), nil, nil
-			case <-ctx.Done():
-				logf(os.Stderr, "sleep cancelled %d", in.MS)
-				return nil, nil, ctx.Err()
+// sleepTool sleeps in.MS milliseconds unless cancelled, logging both.
+func sleepTool(ctx context.Context, req *mcp.CallToolRequest, in sleepIn) (*mcp.CallToolResult, any, error) {
+	logf(os.Stderr, "sleep started %d", in.MS)
+	timer := time.NewTimer(time.Duration(in.MS) * time.Millisecond)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return text(fmt.Sprintf("slept %d", in.MS)), nil, nil
+	case <-ctx.Done():
+		logf(os.Stderr, "sleep cancelled %d", in.MS)
+		return nil, nil, ctx.Err()
+	}
+}
+
+// addToolTool adds a tool to srv (named "added" by default) answering
+// with its name.
+func addToolTool(srv *mcp.Server) mcp.ToolHandlerFor[addToolIn, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in addToolIn) (*mcp.CallToolResult, any, error) {
+		name := in.Name
+		if name == "" {
+			name = "added"
+		}
+		mcp.AddTool(srv, &mcp.Tool{Name: name, Description: "added at runtime"},
+			func(context.Context, *mcp.CallToolRequest, emptyIn) (*mcp.CallToolResult, any, error) {
+				return text(name), nil, nil
+			})
+		return text("added " + name), nil, nil
+	}
+}
+
+// touchTool announces an update of in.URI from srv.
+func touchTool(srv *mcp.Server) mcp.ToolHandlerFor[touchIn, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in touchIn) (*mcp.CallToolResult, any, error) {
+		if err := srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: in.URI}); err != nil {
+			return nil, nil, fmt.Errorf("resource updated %q: %w", in.URI, err)
+		}
+		return text("touched " + in.URI), nil, nil
+	}
+}
+
+// askNameTool uses multi round-trip requests (spec 2026-07-28, "Multi
+// round-trip requests"): "the server returns an InputRequiredResult ...
+// the client retries with inputResponses". For a legacy client the SDK
+// turns the same answer into a real elicitation/create request.
+func askNameTool(ctx context.Context, req *mcp.CallToolRequest, in emptyIn) (*mcp.CallToolResult, any, error) {
+	if resp, ok := req.Params.InputResponses["who"]; ok {
+		if er, ok := resp.(*mcp.ElicitResult); ok && er.Action == "accept" {
+			if name, ok := er.Content["name"].(string); ok {
+				return text("hello " + name), nil, nil
 			}
-		})
+		}
+		return text("hello stranger"), nil, nil
+	}
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{"who": &mcp.ElicitParams{
+			Mode:    "form",
+			Message: "Your name?",
+			RequestedSchema: map[string]any{
+				"type":       "object",
+				"properties": map[string]any{"name": map[string]any{"type": "string"}},
+				"required":   []string{"name"},
+			},
+		}},
+		RequestState: "askname-1",
+	}, nil, nil
+}
 
-	mcp.AddTool(srv, &mcp.Tool{Name: "add_tool", Description: "add a tool at runtime (announces tools/list_changed)"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in addToolIn) (*mcp.CallToolResult, any, error) {
-			name := in.Name
-			if name == "" {
-				name = "added"
-			}
-			mcp.AddTool(srv, &mcp.Tool{Name: name, Description: "added at runtime"},
-				func(context.Context, *mcp.CallToolRequest, emptyIn) (*mcp.CallToolResult, any, error) {
-					return text(name), nil, nil
-				})
-			return text("added " + name), nil, nil
-		})
+// bigTool answers with in.Bytes bytes of text.
+func bigTool(ctx context.Context, req *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
+	return text(strings.Repeat("x", in.Bytes)), nil, nil
+}
 
-	mcp.AddTool(srv, &mcp.Tool{Name: "touch", Description: "announce notifications/resources/updated for uri"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in touchIn) (*mcp.CallToolResult, any, error) {
-			if err := srv.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: in.URI}); err != nil {
-				return nil, nil, fmt.Errorf("resource updated %q: %w", in.URI, err)
-			}
-			return text("touched " + in.URI), nil, nil
-		})
+// countTool answers with how many tools/list requests listCount counted.
+func countTool(listCount *atomic.Int64) mcp.ToolHandlerFor[emptyIn, any] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in emptyIn) (*mcp.CallToolResult, any, error) {
+		return text(fmt.Sprint(listCount.Load())), nil, nil
+	}
+}
 
-	// askname uses multi round-trip requests (spec 2026-07-28, "Multi
-	// round-trip requests"): "the server returns an InputRequiredResult ...
-	// the client retries with inputResponses". For a legacy client the SDK
-	// turns the same answer into a real elicitation/create request.
-	mcp.AddTool(srv, &mcp.Tool{Name: "askname", Description: "ask the user's name by form elicitation, then greet"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in emptyIn) (*mcp.CallToolResult, any, error) {
-			if resp, ok := req.Params.InputResponses["who"]; ok {
-				if er, ok := resp.(*mcp.ElicitResult); ok && er.Action == "accept" {
-					if name, ok := er.Content["name"].(string); ok {
-						return text("hello " + name), nil, nil
-					}
-				}
-				return text("hello stranger"), nil, nil
-			}
-			return &mcp.CallToolResult{
-				InputRequests: mcp.InputRequestMap{"who": &mcp.ElicitParams{
-					Mode:    "form",
-					Message: "Your name?",
-					RequestedSchema: map[string]any{
-						"type":       "object",
-						"properties": map[string]any{"name": map[string]any{"type": "string"}},
-						"required":   []string{"name"},
-					},
-				}},
-				RequestState: "askname-1",
-			}, nil, nil
-		})
-
-	mcp.AddTool(srv, &mcp.Tool{Name: "big", Description: "answer with a text of the given number of bytes"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in bigIn) (*mcp.CallToolResult, any, error) {
-			return text(strings.Repeat("x", in.Bytes)), nil, nil
-		})
-
-	mcp.AddTool(srv, &mcp.Tool{Name: "count", Description: "how many tools/list requests this process has served"},
-		func(ctx context.Context, req *mcp.CallToolRequest, in emptyIn) (*mcp.CallToolResult, any, error) {
-			return text(fmt.Sprint(listCount.Load())), nil, nil
-		})
-
+// addResources adds the text resources test://a and test://b.
+func addResources(srv *mcp.Server) {
 	for _, r := range []struct{ uri, body string }{{"test://a", "hello a"}, {"test://b", "hello b"}} {
 		body := r.body
 		srv.AddResource(&mcp.Resource{URI: r.uri, Name: r.uri[len("test://"):], MIMEType: "text/plain"},
@@ -290,7 +322,10 @@ func newServer() *mcp.Server {
 				}}, nil
 			})
 	}
+}
 
+// addGreetPrompt adds the prompt greet {name}.
+func addGreetPrompt(srv *mcp.Server) {
 	srv.AddPrompt(&mcp.Prompt{
 		Name:        "greet",
 		Description: "greet someone",
@@ -304,5 +339,4 @@ func newServer() *mcp.Server {
 			}},
 		}, nil
 	})
-	return srv
 }

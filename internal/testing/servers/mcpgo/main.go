@@ -165,6 +165,8 @@ func (o *stdoutWatcher) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// newServer is the test server: its tools, resource and prompt; out is
+// where the progress tool waits for its notifications to be written.
 func newServer(out *stdoutWatcher) *server.MCPServer {
 	srv := server.NewMCPServer(ServerName, "0.0.1",
 		server.WithInstructions("mcpd test server (mcp-go)"),
@@ -172,18 +174,50 @@ func newServer(out *stdoutWatcher) *server.MCPServer {
 		server.WithResourceCapabilities(true, true),
 		server.WithPromptCapabilities(true),
 	)
+	for _, t := range []server.ServerTool{
+		{Tool: mcp.NewTool("echo",
+			mcp.WithDescription("echo the message back"),
+			mcp.WithString("message", mcp.Required()),
+		), Handler: echoTool},
+		{Tool: mcp.NewTool("progress",
+			mcp.WithDescription("send steps progress notifications, then answer"),
+			mcp.WithNumber("steps", mcp.Required()),
+		), Handler: progressTool(srv, out)},
+		{Tool: mcp.NewTool("sleep",
+			mcp.WithDescription("sleep ms milliseconds; honours cancellation; logs \"sleep started <ms>\" and \"sleep cancelled <ms>\" to stderr"),
+			mcp.WithNumber("ms", mcp.Required()),
+		), Handler: sleepTool},
+	} {
+		srv.AddTool(t.Tool, t.Handler)
+	}
 
-	srv.AddTool(mcp.NewTool("echo",
-		mcp.WithDescription("echo the message back"),
-		mcp.WithString("message", mcp.Required()),
-	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		return mcp.NewToolResultText(req.GetString("message", "")), nil
+	srv.AddResource(mcp.NewResource("test://a", "a", mcp.WithMIMEType("text/plain")),
+		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
+			return []mcp.ResourceContents{mcp.TextResourceContents{
+				URI: req.Params.URI, MIMEType: "text/plain", Text: "hello a",
+			}}, nil
+		})
+
+	srv.AddPrompt(mcp.NewPrompt("greet",
+		mcp.WithPromptDescription("greet someone"),
+		mcp.WithArgument("name", mcp.RequiredArgument()),
+	), func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+		return mcp.NewGetPromptResult("greeting", []mcp.PromptMessage{
+			mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("Hello, "+req.Params.Arguments["name"]+"!")),
+		}), nil
 	})
+	return srv
+}
 
-	srv.AddTool(mcp.NewTool("progress",
-		mcp.WithDescription("send steps progress notifications, then answer"),
-		mcp.WithNumber("steps", mcp.Required()),
-	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+// echoTool answers with the message.
+func echoTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	return mcp.NewToolResultText(req.GetString("message", "")), nil
+}
+
+// progressTool sends srv's progress notifications, one per step (given a
+// progress token), and answers once out has seen the last one written.
+func progressTool(srv *server.MCPServer, out *stdoutWatcher) server.ToolHandlerFunc {
+	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		steps := req.GetInt("steps", 0)
 		var tok mcp.ProgressToken
 		if req.Params.Meta != nil {
@@ -211,39 +245,20 @@ func newServer(out *stdoutWatcher) *server.MCPServer {
 			}
 		}
 		return mcp.NewToolResultText(fmt.Sprintf("done %d", steps)), nil
-	})
+	}
+}
 
-	srv.AddTool(mcp.NewTool("sleep",
-		mcp.WithDescription("sleep ms milliseconds; honours cancellation; logs \"sleep started <ms>\" and \"sleep cancelled <ms>\" to stderr"),
-		mcp.WithNumber("ms", mcp.Required()),
-	), func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		ms := req.GetInt("ms", 0)
-		logf("sleep started %d", ms)
-		timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
-		defer timer.Stop()
-		select {
-		case <-timer.C:
-			return mcp.NewToolResultText(fmt.Sprintf("slept %d", ms)), nil
-		case <-ctx.Done():
-			logf("sleep cancelled %d", ms)
-			return nil, ctx.Err()
-		}
-	})
-
-	srv.AddResource(mcp.NewResource("test://a", "a", mcp.WithMIMEType("text/plain")),
-		func(ctx context.Context, req mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-			return []mcp.ResourceContents{mcp.TextResourceContents{
-				URI: req.Params.URI, MIMEType: "text/plain", Text: "hello a",
-			}}, nil
-		})
-
-	srv.AddPrompt(mcp.NewPrompt("greet",
-		mcp.WithPromptDescription("greet someone"),
-		mcp.WithArgument("name", mcp.RequiredArgument()),
-	), func(ctx context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		return mcp.NewGetPromptResult("greeting", []mcp.PromptMessage{
-			mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent("Hello, "+req.Params.Arguments["name"]+"!")),
-		}), nil
-	})
-	return srv
+// sleepTool sleeps ms milliseconds unless cancelled, logging both.
+func sleepTool(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	ms := req.GetInt("ms", 0)
+	logf("sleep started %d", ms)
+	timer := time.NewTimer(time.Duration(ms) * time.Millisecond)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return mcp.NewToolResultText(fmt.Sprintf("slept %d", ms)), nil
+	case <-ctx.Done():
+		logf("sleep cancelled %d", ms)
+		return nil, ctx.Err()
+	}
 }
