@@ -154,6 +154,7 @@ func (b *bench) freshSections(ctx context.Context) error {
 	}{
 		{"recovery", b.recovery, &b.rep.RecovNote}, // recovery.go
 		{"memory", b.memory, nil},
+		{"fleet", b.fleet, &b.rep.FleetNote}, // fleet.go
 		{"startup", b.startup, nil},
 		{"scale", b.scale, &b.rep.ScaleNote}, // scale.go
 		{"soak", b.soak, nil},                // soak.go

@@ -86,6 +86,11 @@ func renderHeadline(r *report, ri runInfo) string {
 		fmt.Fprintf(&b, ", Node.js %s", m.Node)
 	}
 	fmt.Fprintf(&b, "; load average at the start %s.\n\n", m.Load)
+	if len(r.Fleet) > 0 {
+		b.WriteString("What users quote, N apps (hosts) each using the same npm servers: each app with its own copy of every server, as hosts run them today, against mcpd running one copy of each for all of them.\n\n")
+		b.WriteString(fleetTable(r.Fleet))
+		b.WriteString("\n")
+	}
 	b.WriteString("| target | goal | this run | met |\n|---|---|---|---|\n")
 	missed := 0
 	for _, t := range r.Targets {

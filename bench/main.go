@@ -95,7 +95,7 @@ type options struct {
 }
 
 // sectionNames are the values of -sections, in the order they run.
-var sectionNames = []string{"calls", "throughput", "lists", "cpu", "fanout", "recovery", "memory", "startup", "scale", "soak", "trust"}
+var sectionNames = []string{"calls", "throughput", "lists", "cpu", "fanout", "recovery", "memory", "fleet", "startup", "scale", "soak", "trust"}
 
 // runs reports whether section is to be measured. The soak is outside the
 // default run's time budget: it runs when named, and in a smoke run (20 s).

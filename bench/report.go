@@ -15,6 +15,8 @@ type report struct {
 	CPURatios  []cpuRatioRow   `json:"cpu_against_baselines"`
 	HTTPFace   string          `json:"httpface"`
 	Memory     []memoryRow     `json:"memory"`
+	Fleet      []fleetRow      `json:"fleet,omitempty"`
+	FleetNote  string          `json:"fleet_note,omitempty"`
 	Daemon     daemonMemory    `json:"mcpd_memory"`
 	FanOut     []fanOutRow     `json:"fan_out"`
 	FanOutNote string          `json:"fan_out_note,omitempty"`

@@ -81,6 +81,7 @@ func printReport(w io.Writer, r *report) {
 	endTable(w, tw)
 	printFronts(w, tw, r) // fronttable.go
 	printMemory(w, tw, r)
+	printFleet(w, r) // fleet.go
 	printFanOut(w, tw, r)
 	printRecovery(w, r)
 	printStartup(w, tw, r)
