@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/oklog/run"
 	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/health"
 	healthpb "google.golang.org/grpc/health/grpc_health_v1"
 	"google.golang.org/grpc/status"
@@ -42,7 +42,7 @@ func healthServer(t *testing.T) (*grpc.Server, net.Listener) {
 // it. end ends the stream from the client side.
 func watch(t *testing.T, sock string) (stream healthpb.Health_WatchClient, end func()) {
 	t.Helper()
-	conn, err := grpc.NewClient("unix://"+sock, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	conn, err := apiclient.Dial(sock)
 	if err != nil {
 		t.Fatal(err)
 	}

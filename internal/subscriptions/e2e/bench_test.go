@@ -10,10 +10,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -56,7 +55,7 @@ func BenchmarkFanout100(b *testing.B) {
 	defer func() { scancel(); wg.Wait() }()
 	req := &mcpdv1.SubscribeRequest{Servers: []string{"s"}, ResourceUris: []string{"fake://r/0"}}
 	for i := range apps / 10 {
-		conn, err := grpc.NewClient("unix://"+path, grpc.WithTransportCredentials(insecure.NewCredentials()))
+		conn, err := apiclient.Dial(path)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -17,9 +17,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -171,8 +171,7 @@ func newDaemon(t *testing.T, opts supervisor.Options) *daemon {
 // dial connects one app (one connection).
 func (d *daemon) dial(opts ...grpc.DialOption) (mcpdv1.McpdClient, *grpc.ClientConn) {
 	d.t.Helper()
-	opts = append([]grpc.DialOption{grpc.WithTransportCredentials(insecure.NewCredentials())}, opts...)
-	conn, err := grpc.NewClient("unix://"+d.path, opts...)
+	conn, err := apiclient.Dial(d.path, apiclient.DialOptions(opts...))
 	if err != nil {
 		d.t.Fatal(err)
 	}
