@@ -166,25 +166,10 @@ type bridgeArgs struct {
 const defaultBridgeWait = 10 * time.Second
 
 func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
-	names, all, maxLine := a.names, a.all, a.maxLine
-	if a.profile != "" && len(names) == 0 {
-		all = true // every server of the profile
-	} else if all == (len(names) > 0) {
-		return &usageError{cmd: cmd, msg: "name at least one server, or use --all or --profile"}
-	}
-	var prefix profile.Prefix
-	if a.prefix != "" {
-		p, ok := profile.ParsePrefix(a.prefix)
-		if !ok {
-			return &usageError{cmd: cmd, msg: fmt.Sprintf("--prefix must be \"always\" or \"on-collision\", not %q", a.prefix)}
-		}
-		prefix = p
-	}
-	if maxLine <= 0 {
-		return &usageError{cmd: cmd, msg: "--max-line-size must be a positive number of bytes"}
-	}
-	if a.wait < 0 {
-		return &usageError{cmd: cmd, msg: "--wait must not be negative"}
+	names, maxLine := a.names, a.maxLine
+	all, prefix, err := a.check(cmd)
+	if err != nil {
+		return err
 	}
 	path, err := resolveSocket(c.socketFlag)
 	if err != nil {
@@ -227,10 +212,44 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 		Names: names, All: all, Profile: a.profile, Prefix: a.prefix, Root: root,
 		TimeoutMs: a.timeout.Milliseconds(), MaxLine: maxLine, Client: clientName, Version: version.Version, Host: host,
 	}
+	return c.relayBridge(ctx, path, header, in, serveHere, func() error { return c.serveBridge(ctx, starting, root, in, c.stdout) })
+}
+
+// check checks the flags of mcpdctl bridge: whether it serves every server
+// (--all, or --profile without names) and its --prefix.
+func (a bridgeArgs) check(cmd *command) (all bool, prefix profile.Prefix, err error) {
+	all = a.all
+	if a.profile != "" && len(a.names) == 0 {
+		all = true // every server of the profile
+	} else if all == (len(a.names) > 0) {
+		return false, "", &usageError{cmd: cmd, msg: "name at least one server, or use --all or --profile"}
+	}
+	if a.prefix != "" {
+		p, ok := profile.ParsePrefix(a.prefix)
+		if !ok {
+			return false, "", &usageError{cmd: cmd, msg: fmt.Sprintf("--prefix must be \"always\" or \"on-collision\", not %q", a.prefix)}
+		}
+		prefix = p
+	}
+	if a.maxLine <= 0 {
+		return false, "", &usageError{cmd: cmd, msg: "--max-line-size must be a positive number of bytes"}
+	}
+	if a.wait < 0 {
+		return false, "", &usageError{cmd: cmd, msg: "--wait must not be negative"}
+	}
+	return all, prefix, nil
+}
+
+// relayBridge relays the host's session in to mcpd's bridge socket (of the
+// API socket path) with header; serveHere runs the bridge in this process
+// when mcpd goes away mid-session, serveStarting when mcpd serves no
+// bridge socket from the start.
+func (c *cli) relayBridge(ctx context.Context, path string, header bridge.RelayHeader, in io.Reader,
+	serveHere func(io.Reader, io.Writer) error, serveStarting func() error) error {
 	conn, src, err := relay.Dial(ctx, path, header)
 	switch {
 	case errors.Is(err, relay.ErrNoSocket):
-		return c.serveBridge(ctx, starting, root, in, c.stdout) // mcpd is not running, or serves no bridge socket
+		return serveStarting() // mcpd is not running, or serves no bridge socket
 	case err != nil:
 		return err
 	}
@@ -247,7 +266,7 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 		return c, br, nil
 	}
 	return relay.Run(ctx, conn, src, in, relay.Options{Out: c.hostOutput(), Warnf: c.warnf, Down: c.notRunning,
-		Fallback: serveHere, Redial: redial, MaxLine: maxLine})
+		Fallback: serveHere, Redial: redial, MaxLine: header.MaxLine})
 }
 
 // relayEnv set to "0" makes mcpdctl bridge run its bridge itself, never
