@@ -154,3 +154,37 @@ func TestLocalAppPlainOperationErrors(t *testing.T) {
 	_, err = app.ApproveTools(ctx, "fake", nil, service.Options{Timeout: -time.Second})
 	wantCode(t, err, codes.InvalidArgument, "")
 }
+
+// The plain operations are charged to the request memory budget, as the
+// gRPC calls are: refused when what the caller also holds does not fit,
+// and released when they return.
+func TestLocalAppPlainOperationsCharged(t *testing.T) {
+	srv := newServer(&fakeBackend{status: []supervisor.Status{{Name: "s", State: supervisor.StateReady}}},
+		Options{Logger: zaptest.NewLogger(t), RequestMemoryBudget: 1 << 20})
+	app := srv.NewLocalApp(TransportDashboard, "plain app", 0, 0)
+	ops := map[string]func(ctx context.Context) error{
+		"Status":        func(ctx context.Context) error { _, err := app.Status(ctx); return err },
+		"Logs":          func(ctx context.Context) error { _, err := app.Logs(ctx, "s", 1); return err },
+		"StartServer":   func(ctx context.Context) error { _, err := app.StartServer(ctx, "s"); return err },
+		"StopServer":    func(ctx context.Context) error { _, err := app.StopServer(ctx, "s"); return err },
+		"RestartServer": func(ctx context.Context) error { _, err := app.RestartServer(ctx, "s"); return err },
+		"ToolChanges":   func(ctx context.Context) error { _, err := app.ToolChanges(ctx, "s", service.Options{}); return err },
+		"ApproveTools": func(ctx context.Context) error {
+			_, err := app.ApproveTools(ctx, "s", nil, service.Options{})
+			return err
+		},
+	}
+	for name, op := range ops {
+		err := op(WithAlsoHeld(context.Background(), 2<<20))
+		wantCode(t, err, codes.ResourceExhausted, "request memory budget")
+		if used := srv.budget.used.Load(); used != 0 {
+			t.Errorf("%s: budget still holds %d bytes", name, used)
+		}
+	}
+	if st, err := app.Status(context.Background()); err != nil || len(st.Servers) != 1 || st.Servers[0].State != service.StateReady {
+		t.Fatalf("Status = %+v, %v; want s ready", st, err)
+	}
+	if used := srv.budget.used.Load(); used != 0 {
+		t.Errorf("budget still holds %d bytes after Status", used)
+	}
+}
