@@ -122,7 +122,7 @@ func callFields(params json.RawMessage) (name, uri string, args json.RawMessage)
 }
 
 // auditApp fills in who made the call: the name the call gave (its
-// ClientInfo, which callSettings built from CallOptions.client or the
+// ClientInfo, which settings built from its options' client or the
 // metadata), else its connection's, and the connection's credentials.
 func (s *Server) auditApp(ctx context.Context, rec *audit.Record, clientInfo json.RawMessage) {
 	if c := connFromContext(ctx); c != nil {

@@ -28,24 +28,6 @@ func cacheSourceToProto(src cache.Source) mcpdv1.CacheStatus {
 	return mcpdv1.CacheStatus_CACHE_STATUS_FETCHED
 }
 
-// cacheStatsToProto converts a server's cache stats; a cache that has never
-// been used and has the default policy is left out (nil).
-func cacheStatsToProto(st cache.Stats) *mcpdv1.CacheStats {
-	if st == (cache.Stats{}) {
-		return nil
-	}
-	return &mcpdv1.CacheStats{
-		Hits:          st.Hits,
-		Misses:        st.Misses,
-		Coalesced:     st.Coalesced,
-		Entries:       st.Entries,
-		Bytes:         st.Bytes,
-		Invalidations: st.Invalidations,
-		Evictions:     st.Evictions,
-		Policy:        st.Policy,
-	}
-}
-
 // resultString returns b as a string without copying it. b must never be
 // modified afterwards: it is a child's result or a merged list, which the
 // session and the cache hand out read-only (a cache hit returns the same

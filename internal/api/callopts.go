@@ -17,15 +17,6 @@ import (
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// callSettings is settings for the per-call options of a gRPC request.
-func (s *Server) callSettings(ctx context.Context, opts *mcpdv1.CallOptions) (*session.Request, supervisor.CallOptions, error) {
-	o, err := optionsOf(opts)
-	if err != nil {
-		return nil, supervisor.CallOptions{}, err
-	}
-	return s.settings(ctx, o)
-}
-
 // optionsOf is opts as the service takes them; timeout_ms is checked
 // here, where it is still a count of milliseconds. The capabilities are a
 // view of opts' text, not a copy.

@@ -3,7 +3,7 @@ package api
 import (
 	"net/url"
 
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // HTTPState is what GetStatus reports of mcpd's Streamable HTTP face.
@@ -24,26 +24,25 @@ func (s *Server) SetHTTPState(st HTTPState) {
 	s.mu.Unlock()
 }
 
-// httpStatus is the HTTP face's entry of GetStatus, with the aggregate
-// endpoint first, then one per configured server; nil when it was never
-// set up.
-func (s *Server) httpStatus() *mcpdv1.HttpStatus {
+// httpStatus is the HTTP face's status, with the aggregate endpoint
+// first, then one per configured server; zero when it was never set up.
+func (s *Server) httpStatus() service.HTTPStatus {
 	s.mu.Lock()
 	st := s.http
 	s.mu.Unlock()
 	if st == (HTTPState{}) {
-		return nil
+		return service.HTTPStatus{}
 	}
-	out := &mcpdv1.HttpStatus{Listen: st.Listen, OffReason: st.OffReason}
+	out := service.HTTPStatus{Listen: st.Listen, OffReason: st.OffReason}
 	if st.BaseURL == "" {
 		return out
 	}
-	out.Urls = append(out.Urls, st.BaseURL+"/mcp")
+	out.URLs = append(out.URLs, st.BaseURL+"/mcp")
 	for _, name := range s.sup.Names() {
-		out.Urls = append(out.Urls, st.BaseURL+"/servers/"+url.PathEscape(name)+"/mcp")
+		out.URLs = append(out.URLs, st.BaseURL+"/servers/"+url.PathEscape(name)+"/mcp")
 	}
 	for _, name := range s.profileSet().Names() {
-		out.Urls = append(out.Urls, st.BaseURL+"/profiles/"+url.PathEscape(name)+"/mcp")
+		out.URLs = append(out.URLs, st.BaseURL+"/profiles/"+url.PathEscape(name)+"/mcp")
 	}
 	return out
 }

@@ -111,19 +111,16 @@ func (a *LocalApp) SendRequest(ctx context.Context, r service.Request, onEvent f
 	return ans.toService(r.Server), nil
 }
 
-// enter is what a call of the app goes through before the service runs
+// enter is what a call of a server goes through before the service runs
 // it, as a gRPC call does in the interceptors, through the same
-// functions: it is charged n bytes (and ctx's WithAlsoHeld) to the
-// request memory budget and tracked as the app's call in flight on
-// server, in the instance scope of the app (and of clientName, the name
-// its request gives, "" for none). end ends both.
+// functions: admitted (charged n bytes to the request memory budget, in
+// the instance scope of the app and of clientName) and tracked as the
+// app's call in flight on server. end ends both.
 func (a *LocalApp) enter(ctx context.Context, n int64, server, clientName string) (_ context.Context, end func(), _ error) {
-	ctx = a.Context(ctx)
-	release, err := a.s.charge(n + alsoHeld(ctx))
+	ctx, release, err := a.admit(ctx, n, clientName)
 	if err != nil {
 		return nil, nil, err
 	}
-	ctx = a.s.withScope(ctx, clientName) // instances.go
 	done := a.s.inFlight(ctx, server)
 	return ctx, func() { done(); release() }, nil
 }
@@ -264,7 +261,7 @@ func (a *LocalApp) UpdateSubscription(ctx context.Context, u service.Subscriptio
 // removed from the config (its error).
 func (a *LocalApp) FollowLogs(ctx context.Context, f service.LogFollow, opened func(), send func(service.LogLine) error) error {
 	return a.s.followLogs(a.s.withScope(a.Context(ctx), ""), f, opened, func(l transport.Line) error {
-		return send(service.LogLine{Time: l.Time, Text: l.Text, Truncated: l.Truncated, Pid: l.Pid})
+		return send(logLineOf(l))
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/oauth"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -125,33 +126,18 @@ func (s *Server) Logout(ctx context.Context, req *mcpdv1.LogoutRequest) (*mcpdv1
 	return &mcpdv1.LogoutResponse{WasLoggedIn: before.Issuer != ""}, nil
 }
 
-// addOAuthStatus sets the oauth field of the statuses of remote servers.
-func (s *Server) addOAuthStatus(servers []*mcpdv1.ServerStatus) {
+// addOAuthStatus sets the OAuth state of the statuses of remote servers.
+func (s *Server) addOAuthStatus(servers []service.ServerStatus) {
 	ra := s.getRemoteAuth()
 	if ra == nil {
 		return
 	}
-	for _, p := range servers {
-		if st, ok := ra.Status(p.GetName()); ok {
-			p.Oauth = oauthStatusToProto(st)
+	for i := range servers {
+		if st, ok := ra.Status(servers[i].Name); ok {
+			servers[i].OAuth = oauthStatusOf(st)
 		}
 	}
 }
 
-func oauthStatusToProto(st oauth.Status) *mcpdv1.OAuthStatus {
-	p := &mcpdv1.OAuthStatus{
-		LoggedIn:        st.LoggedIn,
-		LoginRequired:   st.LoginRequired,
-		Reason:          st.Reason,
-		LoginInProgress: st.LoginInProgress,
-		Issuer:          st.Issuer,
-		Resource:        st.Resource,
-		ClientId:        st.ClientID,
-		Scopes:          st.Scopes,
-		HasRefreshToken: st.HasRefreshToken,
-	}
-	if !st.Expiry.IsZero() {
-		p.ExpiresAtUnixMs = st.Expiry.UnixMilli()
-	}
-	return p
-}
+// oauthStatusToProto is a remote server's OAuth state as mcpd.v1 sends it.
+func oauthStatusToProto(st oauth.Status) *mcpdv1.OAuthStatus { return oauthToProto(oauthStatusOf(st)) }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 )
 
 // envChild selects a helper mode when the test binary is re-executed as a
@@ -13,6 +15,7 @@ import (
 const envChild = "MCPD_API_TEST_CHILD"
 
 func TestMain(m *testing.M) {
+	fakemcp.Main() // a fake MCP server when the test spawns itself as one (localops_test.go)
 	switch os.Getenv(envChild) {
 	case "":
 	case "activation":

@@ -6,6 +6,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -30,9 +31,9 @@ func (s *Server) pins() (pinBackend, error) {
 	return pb, nil
 }
 
-// pinCall is what both pinning RPCs need: a server name, the pinning
+// pinCall is what both pinning calls need: a server name, the pinning
 // backend and the settings of the tools/list they make.
-func (s *Server) pinCall(ctx context.Context, server string, opts *mcpdv1.CallOptions) (pinBackend, *session.Request, supervisor.CallOptions, error) {
+func (s *Server) pinCall(ctx context.Context, server string, o service.Options) (pinBackend, *session.Request, supervisor.CallOptions, error) {
 	if server == "" {
 		return nil, nil, supervisor.CallOptions{}, status.Error(codes.InvalidArgument, "server name required")
 	}
@@ -40,33 +41,55 @@ func (s *Server) pinCall(ctx context.Context, server string, opts *mcpdv1.CallOp
 	if err != nil {
 		return nil, nil, supervisor.CallOptions{}, err
 	}
-	base, copts, err := s.callSettings(ctx, opts)
+	base, copts, err := s.settings(ctx, o)
 	return pb, base, copts, err
 }
 
 // GetToolChanges reports how a server's tools differ from their pinned
 // definitions.
 func (s *Server) GetToolChanges(ctx context.Context, req *mcpdv1.GetToolChangesRequest) (*mcpdv1.GetToolChangesResponse, error) {
-	pb, base, copts, err := s.pinCall(ctx, req.GetServer(), req.GetOptions())
+	o, err := optionsOf(req.GetOptions())
 	if err != nil {
 		return nil, err
 	}
-	tc, err := pb.ToolChanges(ctx, req.GetServer(), base, copts)
+	tc, err := s.toolChanges(ctx, req.GetServer(), o)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
-	out := &mcpdv1.GetToolChangesResponse{Server: req.GetServer(), PinMode: string(tc.Mode), PinsDir: pb.PinsDir()}
+	out := &mcpdv1.GetToolChangesResponse{Server: tc.Server, PinMode: tc.PinMode, PinsDir: tc.PinsDir}
 	for _, c := range tc.Changes {
 		out.Changes = append(out.Changes, &mcpdv1.ToolChange{
 			Tool:             c.Tool,
-			Kind:             string(c.Kind),
+			Kind:             c.Kind,
 			Members:          c.Members,
-			PinnedJson:       string(c.Pinned.Text),
-			CurrentJson:      string(c.Current.Text),
-			PinnedDigest:     c.Pinned.Digest,
-			CurrentDigest:    c.Current.Digest,
-			Variant:          c.Variant.Key,
-			CapabilitiesJson: string(c.Variant.Capabilities),
+			PinnedJson:       string(c.Pinned),
+			CurrentJson:      string(c.Current),
+			PinnedDigest:     c.PinnedDigest,
+			CurrentDigest:    c.CurrentDigest,
+			Variant:          c.Variant,
+			CapabilitiesJson: string(c.Capabilities),
+		})
+	}
+	return out, nil
+}
+
+// toolChanges are how server's tools differ from their pinned
+// definitions, every door's way.
+func (s *Server) toolChanges(ctx context.Context, server string, o service.Options) (service.ToolChanges, error) {
+	pb, base, copts, err := s.pinCall(ctx, server, o)
+	if err != nil {
+		return service.ToolChanges{}, err
+	}
+	tc, err := pb.ToolChanges(ctx, server, base, copts)
+	if err != nil {
+		return service.ToolChanges{}, toStatus(err)
+	}
+	out := service.ToolChanges{Server: server, PinMode: string(tc.Mode), PinsDir: pb.PinsDir()}
+	for _, c := range tc.Changes {
+		out.Changes = append(out.Changes, service.ToolChange{
+			Tool: c.Tool, Kind: string(c.Kind), Members: c.Members,
+			Pinned: c.Pinned.Text, Current: c.Current.Text, PinnedDigest: c.Pinned.Digest, CurrentDigest: c.Current.Digest,
+			Variant: c.Variant.Key, Capabilities: c.Variant.Capabilities,
 		})
 	}
 	return out, nil
@@ -74,13 +97,27 @@ func (s *Server) GetToolChanges(ctx context.Context, req *mcpdv1.GetToolChangesR
 
 // ApproveTools accepts the current definitions of a server's changed tools.
 func (s *Server) ApproveTools(ctx context.Context, req *mcpdv1.ApproveToolsRequest) (*mcpdv1.ApproveToolsResponse, error) {
-	pb, base, copts, err := s.pinCall(ctx, req.GetServer(), req.GetOptions())
+	o, err := optionsOf(req.GetOptions())
 	if err != nil {
 		return nil, err
 	}
-	approved, err := pb.ApproveTools(ctx, req.GetServer(), req.GetTools(), base, copts)
+	approved, err := s.approveTools(ctx, req.GetServer(), req.GetTools(), o)
+	if err != nil {
+		return nil, err
+	}
+	return &mcpdv1.ApproveToolsResponse{Approved: approved}, nil
+}
+
+// approveTools accepts the current definitions of server's changed tools
+// (none named: every one), every door's way, and returns those accepted.
+func (s *Server) approveTools(ctx context.Context, server string, tools []string, o service.Options) ([]string, error) {
+	pb, base, copts, err := s.pinCall(ctx, server, o)
+	if err != nil {
+		return nil, err
+	}
+	approved, err := pb.ApproveTools(ctx, server, tools, base, copts)
 	if err != nil {
 		return nil, toStatus(err)
 	}
-	return &mcpdv1.ApproveToolsResponse{Approved: approved}, nil
+	return approved, nil
 }

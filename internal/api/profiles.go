@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
@@ -233,12 +234,13 @@ func profileInfo(p *profile.Profile) *mcpdv1.ProfileInfo {
 	return &mcpdv1.ProfileInfo{Name: p.Name, Prefix: string(p.Prefix), Servers: p.ServerNames()}
 }
 
-// profileInfos lists the installed profiles for GetStatus.
-func (s *Server) profileInfos() []*mcpdv1.ProfileInfo {
+// profileList lists the installed profiles for the status.
+func (s *Server) profileList() []service.Profile {
 	set := s.profileSet()
-	out := make([]*mcpdv1.ProfileInfo, 0, len(set))
+	out := make([]service.Profile, 0, len(set))
 	for _, n := range set.Names() {
-		out = append(out, profileInfo(set[n]))
+		p := set[n]
+		out = append(out, service.Profile{Name: p.Name, Prefix: string(p.Prefix), Servers: p.ServerNames()})
 	}
 	return out
 }

@@ -14,10 +14,10 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
-	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -168,24 +168,9 @@ func (s *Server) SetConfig(path string, loadErr error) {
 
 // GetStatus reports the daemon, every configured server and the connected apps.
 func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mcpdv1.GetStatusResponse, error) {
-	now := time.Now()
-	s.mu.Lock()
-	resp := &mcpdv1.GetStatusResponse{
-		Version:     version.Version,
-		Pid:         int64(s.pid),
-		UptimeMs:    now.Sub(s.start).Milliseconds(),
-		ConfigPath:  s.configPath,
-		ConfigError: s.configError,
-		SocketPath:  s.socketPath,
-	}
-	s.mu.Unlock()
-	servers := s.sup.Status()
-	for _, st := range servers {
-		resp.Servers = append(resp.Servers, serverStatusToProto(st, now))
-	}
-	s.addOAuthStatus(resp.Servers)
 	identifyFromMetadata(ctx)
 	apps := s.apps.snapshot()
+	resp := statusToProto(s.daemonStatus(apps))
 	for _, a := range apps {
 		resp.Apps = append(resp.Apps, &mcpdv1.AppStatus{
 			Name:              a.Name,
@@ -196,19 +181,7 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 			Profile:           a.Profile,
 		})
 	}
-	resp.Sharing = sharingToProto(s.sharingStatus(apps, servers))
-	resp.Profiles = s.profileInfos()
 	resp.Subscriptions = s.subscriptionStatus()
-	resp.Http = s.httpStatus()
-	if a := s.auditOptions(); a.Log != nil {
-		resp.AuditPath = a.Log.Path()
-	}
-	if f := s.secrets; f != nil {
-		resp.Secrets = f()
-	}
-	if f := s.oauthStore; f != nil {
-		resp.OauthTokens = f()
-	}
 	return resp, nil
 }
 
@@ -219,74 +192,64 @@ func (s *Server) ListServers(ctx context.Context, _ *mcpdv1.ListServersRequest) 
 	if err != nil {
 		return nil, err
 	}
-	now := time.Now()
-	resp := &mcpdv1.ListServersResponse{Profile: profileInfo(p)}
+	var sts []supervisor.Status
 	for _, st := range s.sup.Status() {
 		if p == nil || p.Server(st.Name) != nil {
-			resp.Servers = append(resp.Servers, serverStatusToProto(st, now))
+			sts = append(sts, st)
 		}
 	}
-	s.addOAuthStatus(resp.Servers)
+	resp := &mcpdv1.ListServersResponse{Profile: profileInfo(p)}
+	for _, st := range s.serverStatuses(sts, time.Now()) {
+		resp.Servers = append(resp.Servers, serverStatusToProto(st))
+	}
 	return resp, nil
 }
 
 // StartServer starts a server and waits until it is ready or failed.
 func (s *Server) StartServer(ctx context.Context, req *mcpdv1.StartServerRequest) (*mcpdv1.StartServerResponse, error) {
-	if req.GetName() == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
-	}
-	st, err := s.sup.Start(ctx, req.GetName())
+	st, err := s.control(ctx, req.GetName(), s.sup.Start)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
-	return &mcpdv1.StartServerResponse{Server: serverStatusToProto(st, time.Now())}, nil
+	return &mcpdv1.StartServerResponse{Server: serverStatusToProto(st)}, nil
 }
 
 // StopServer stops a server; it stays stopped until started again.
 func (s *Server) StopServer(ctx context.Context, req *mcpdv1.StopServerRequest) (*mcpdv1.StopServerResponse, error) {
-	if req.GetName() == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
-	}
-	st, err := s.sup.Stop(ctx, req.GetName())
+	st, err := s.control(ctx, req.GetName(), s.sup.Stop)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
-	return &mcpdv1.StopServerResponse{Server: serverStatusToProto(st, time.Now())}, nil
+	return &mcpdv1.StopServerResponse{Server: serverStatusToProto(st)}, nil
 }
 
 // RestartServer stops a server if it runs and starts it again.
 func (s *Server) RestartServer(ctx context.Context, req *mcpdv1.RestartServerRequest) (*mcpdv1.RestartServerResponse, error) {
-	if req.GetName() == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
-	}
-	st, err := s.sup.Restart(ctx, req.GetName())
+	st, err := s.control(ctx, req.GetName(), s.sup.Restart)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, err
 	}
-	return &mcpdv1.RestartServerResponse{Server: serverStatusToProto(st, time.Now())}, nil
+	return &mcpdv1.RestartServerResponse{Server: serverStatusToProto(st)}, nil
+}
+
+// control starts, stops or restarts (op) server name, every door's way,
+// and returns its status after.
+func (s *Server) control(ctx context.Context, name string, op func(context.Context, string) (supervisor.Status, error)) (service.ServerStatus, error) {
+	if name == "" {
+		return service.ServerStatus{}, status.Error(codes.InvalidArgument, "server name required")
+	}
+	st, err := op(ctx, name)
+	if err != nil {
+		return service.ServerStatus{}, toStatus(err)
+	}
+	return serverStatusOf(st, time.Now()), nil
 }
 
 // GetLogs returns the most recent stderr lines of a server.
 func (s *Server) GetLogs(ctx context.Context, req *mcpdv1.GetLogsRequest) (*mcpdv1.GetLogsResponse, error) {
-	daemonLog := s.opsSnapshot().daemonLog // ops.go: an empty name means mcpd's own log
-	if req.GetName() == "" && daemonLog == nil {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
-	}
-	n := int(req.GetLines())
-	switch {
-	case n < 0:
-		return nil, status.Errorf(codes.InvalidArgument, "lines must not be negative, got %d", n)
-	case n == 0:
-		n = DefaultLogLines
-	case n > MaxLogLines:
-		n = MaxLogLines
-	}
-	var lines []transport.Line
-	var err error
-	if req.GetName() == "" {
-		lines = daemonLog.Last(n)
-	} else if lines, err = s.sup.Logs(req.GetName(), n); err != nil {
-		return nil, toStatus(err)
+	lines, err := s.logs(req.GetName(), int(req.GetLines()))
+	if err != nil {
+		return nil, err
 	}
 	resp := &mcpdv1.GetLogsResponse{Lines: make([]*mcpdv1.LogLine, 0, len(lines))}
 	for _, l := range lines {
@@ -300,88 +263,27 @@ func (s *Server) GetLogs(ctx context.Context, req *mcpdv1.GetLogsRequest) (*mcpd
 	return resp, nil
 }
 
-// serverStatusToProto converts one supervisor status; now computes uptime.
-func serverStatusToProto(st supervisor.Status, now time.Time) *mcpdv1.ServerStatus {
-	out := &mcpdv1.ServerStatus{
-		Name:               st.Name,
-		State:              stateToProto(st.State),
-		Pid:                int64(st.Pid),
-		Restarts:           int64(st.Restarts),
-		Era:                string(st.Era),
-		ProtocolVersion:    st.ProtocolVersion,
-		ServerInfoJson:     string(st.ServerInfo),
-		LastError:          st.LastError,
-		ConfigError:        st.ConfigError,
-		Sandbox:            st.Sandbox,
-		LastExit:           st.LastExit,
-		LastStderrLine:     st.LastStderrLine,
-		Autostart:          st.Autostart,
-		Disabled:           st.Disabled,
-		ExplicitlyStopped:  st.ExplicitlyStopped,
-		NextRestartInMs:    st.NextRestartIn.Milliseconds(),
-		CallsInFlight:      st.CallsInFlight,
-		CallsTotal:         st.CallsTotal,
-		CallsFailed:        st.CallsFailed,
-		LinesSkipped:       st.LinesSkipped,
-		LinesOversize:      st.LinesOversize,
-		ResponsesDropped:   st.ResponsesDropped,
-		MessagesInvalid:    st.MessagesInvalid,
-		CapabilitiesJson:   string(st.Capabilities),
-		Instructions:       st.Instructions,
-		Command:            st.Command,
-		Cache:              cacheStatsToProto(st.Cache),
-		ToolChangesPending: int64(st.ToolChangesPending),
-		Share:              st.Share,
-		MaxInstances:       int64(st.MaxInstances),
-		Instance:           st.Instance,
-		Root:               st.Root,
+// logs are the last n (0: DefaultLogLines, capped at MaxLogLines) stderr
+// lines of server name, or of mcpd's own log when name is "".
+func (s *Server) logs(name string, n int) ([]transport.Line, error) {
+	daemonLog := s.opsSnapshot().daemonLog // ops.go: an empty name means mcpd's own log
+	if name == "" && daemonLog == nil {
+		return nil, status.Error(codes.InvalidArgument, "server name required")
 	}
-	if !st.StartedAt.IsZero() {
-		out.StartedAtUnixMs = st.StartedAt.UnixMilli()
-		out.UptimeMs = max(now.Sub(st.StartedAt).Milliseconds(), 0)
+	switch {
+	case n < 0:
+		return nil, status.Errorf(codes.InvalidArgument, "lines must not be negative, got %d", n)
+	case n == 0:
+		n = DefaultLogLines
+	case n > MaxLogLines:
+		n = MaxLogLines
 	}
-	for _, in := range st.Instances {
-		out.Instances = append(out.Instances, serverStatusToProto(in, now))
+	if name == "" {
+		return daemonLog.Last(n), nil
 	}
-	return out
-}
-
-func stateToProto(s supervisor.State) mcpdv1.ServerState {
-	switch s {
-	case supervisor.StateStopped:
-		return mcpdv1.ServerState_SERVER_STATE_STOPPED
-	case supervisor.StateStarting:
-		return mcpdv1.ServerState_SERVER_STATE_STARTING
-	case supervisor.StateReady:
-		return mcpdv1.ServerState_SERVER_STATE_READY
-	case supervisor.StateBackoff:
-		return mcpdv1.ServerState_SERVER_STATE_BACKOFF
-	case supervisor.StateCrashLoop:
-		return mcpdv1.ServerState_SERVER_STATE_CRASHLOOP
-	case supervisor.StateStopping:
-		return mcpdv1.ServerState_SERVER_STATE_STOPPING
-	case supervisor.StateFailed:
-		return mcpdv1.ServerState_SERVER_STATE_FAILED
-	case supervisor.StateLoginRequired:
-		return mcpdv1.ServerState_SERVER_STATE_LOGIN_REQUIRED
+	lines, err := s.sup.Logs(name, n)
+	if err != nil {
+		return nil, toStatus(err)
 	}
-	return mcpdv1.ServerState_SERVER_STATE_UNSPECIFIED
-}
-
-// sharingToProto converts the sharing summary; PSS is 0 unless it was read
-// for every process.
-func sharingToProto(sh sharing) *mcpdv1.SharingStatus {
-	out := &mcpdv1.SharingStatus{
-		Apps:                 int32(sh.apps),
-		Hosts:                int32(sh.hosts),
-		Processes:            int32(sh.processes),
-		RemoteServers:        int32(sh.remote),
-		RssBytes:             sh.mem.RSS,
-		ProcessesWithoutMcpd: int32(sh.withoutProcesses),
-		RssBytesWithoutMcpd:  sh.withoutRSS,
-	}
-	if sh.mem.PSSKnown {
-		out.PssBytes, out.PssBytesWithoutMcpd = sh.mem.PSS, sh.withoutPSS
-	}
-	return out
+	return lines, nil
 }

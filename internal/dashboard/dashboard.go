@@ -18,14 +18,12 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
 	"github.com/mcpd-dev/mcpd/internal/oauth"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // AppName is how the dashboard is listed among the connected apps.
@@ -176,20 +174,6 @@ func (d *Dashboard) callerContext(ctx context.Context) (context.Context, error) 
 	return bridge.WithCaller(ctx, a), nil
 }
 
-// unary runs h, a unary handler of the service, for in as the dashboard's
-// app.
-func unary[Req, Resp any](d *Dashboard, ctx context.Context, in *Req, h func(context.Context, *Req) (*Resp, error)) (*Resp, error) {
-	a, err := d.localApp()
-	if err != nil {
-		return nil, err
-	}
-	out, err := a.Unary(ctx, in, func(ctx context.Context, req any) (any, error) { return h(ctx, req.(*Req)) })
-	if err != nil {
-		return nil, err
-	}
-	return out.(*Resp), nil
-}
-
 // ServeHTTP serves the page and the data endpoints, with security headers
 // on every response, and refuses a cross-site fetch of anything but the
 // page itself.
@@ -246,22 +230,21 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc.Encode(v)
 }
 
-// writeError answers err, a service error, with its gRPC code's HTTP
-// status, its message and, when mcpd classed it, its class ("reason",
-// as ErrorReason without its prefix: "NOT_REMOTE").
+// writeError answers err, a service error, with its code's HTTP status,
+// its message and, when mcpd classed it, its class ("reason":
+// "NOT_REMOTE").
 func writeError(w http.ResponseWriter, err error) {
-	st := status.Convert(err)
-	code := httpStatus(st.Code().String())
-	out := map[string]string{"error": st.Message(), "code": st.Code().String()}
-	if reason, _ := mcpdv1.ReasonOf(err); reason != mcpdv1.ErrorReason_ERROR_REASON_UNSPECIFIED {
-		out["reason"] = strings.TrimPrefix(reason.String(), "ERROR_REASON_")
+	c := classOf(err)
+	out := map[string]string{"error": c.Message, "code": c.Code}
+	if c.Reason != "" {
+		out["reason"] = c.Reason
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(code)
+	w.WriteHeader(httpStatus(c.Code))
 	json.NewEncoder(w).Encode(out)
 }
 
-// httpStatus maps a gRPC code's name to an HTTP status.
+// httpStatus maps a service error code's name to an HTTP status.
 func httpStatus(code string) int {
 	switch code {
 	case "NotFound":

@@ -166,6 +166,12 @@ func (h *harness) status(name string) *mcpdv1.ServerStatus {
 	return nil
 }
 
+// stateName is the lower-case name of a state, as the page shows it.
+func stateName(s mcpdv1.ServerState) string {
+	n := strings.ToLower(strings.TrimPrefix(s.String(), "SERVER_STATE_"))
+	return strings.ReplaceAll(n, "_", " ")
+}
+
 // waitState waits until the server's state is state (stateName's words).
 func (h *harness) waitState(name, state string) *mcpdv1.ServerStatus {
 	h.t.Helper()

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/oauth"
 )
@@ -43,7 +41,7 @@ func (d *Dashboard) beginLogin(ctx context.Context, server string) (string, erro
 	if d.closed {
 		d.mu.Unlock()
 		flow.Close()
-		return "", status.Error(codes.Unavailable, "dashboard: closed")
+		return "", errClosed
 	}
 	d.logins.Add(1)
 	d.flows[server] = flow
@@ -64,14 +62,14 @@ func (d *Dashboard) awaitLogin(server string, flow *oauth.LoginFlow) {
 	defer cancel()
 	_, err := d.srv.FinishLogin(ctx, server, flow)
 	why := ""
-	switch code := status.Code(err); {
+	switch c := classOf(err); {
 	case err == nil:
 		d.log.Info("dashboard: logged in", zap.String("server", server))
-	case code == codes.Aborted || d.stop.Err() != nil:
-	case code == codes.DeadlineExceeded:
+	case c.Code == "Aborted" || d.stop.Err() != nil:
+	case c.Code == "DeadlineExceeded":
 		why = "no answer from the authorization server within " + loginTimeout.String() + "; log in again"
 	default:
-		why = status.Convert(err).Message()
+		why = c.Message
 	}
 	if err != nil && why != "" {
 		d.log.Warn("dashboard: login failed", zap.String("server", server), zap.String("error", d.mask(server, why)))

@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
@@ -11,9 +12,9 @@ import (
 
 	"go.uber.org/zap"
 
+	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/audit"
 	"github.com/mcpd-dev/mcpd/internal/service"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // Bounds of what one panel shows.
@@ -32,7 +33,12 @@ const (
 // service lists them (starting the server if it is lazy).
 func (d *Dashboard) serveTools(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	resp, err := unary(d, r.Context(), &mcpdv1.ListToolsRequest{Server: name}, d.srv.ListTools)
+	a, err := d.localApp()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	lists, err := a.List(r.Context(), name, "tools/list", service.Options{})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -42,15 +48,17 @@ func (d *Dashboard) serveTools(w http.ResponseWriter, r *http.Request) {
 		Error       string          `json:"error,omitempty"`
 		Unavailable string          `json:"unavailable,omitempty"`
 	}{Tools: json.RawMessage("[]")}
-	for _, l := range resp.GetServers() {
-		if l.GetServer() != name {
+	for _, l := range lists {
+		if l.Server != name {
 			continue
 		}
-		if items := l.GetItemsJson(); items != "" && json.Valid([]byte(items)) {
-			out.Tools = json.RawMessage(items)
+		if len(l.Items) > 0 && json.Valid(l.Items) {
+			out.Tools = l.Items
 		}
-		out.Error = l.GetError().GetMessage()
-		out.Unavailable = d.mask(name, l.GetUnavailable())
+		if l.Error != nil {
+			out.Error = l.Error.Message
+		}
+		out.Unavailable = d.mask(name, l.Unavailable)
 	}
 	writeJSON(w, out)
 }
@@ -59,7 +67,12 @@ func (d *Dashboard) serveTools(w http.ResponseWriter, r *http.Request) {
 // definitions, each pinned and current, for the page's diff.
 func (d *Dashboard) servePins(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	resp, err := unary(d, r.Context(), &mcpdv1.GetToolChangesRequest{Server: name}, d.srv.GetToolChanges)
+	a, err := d.localApp()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	tc, err := a.ToolChanges(r.Context(), name, service.Options{})
 	if err != nil {
 		writeError(w, err)
 		return
@@ -74,16 +87,16 @@ func (d *Dashboard) servePins(w http.ResponseWriter, r *http.Request) {
 	out := struct {
 		Mode    string   `json:"mode"`
 		Changes []change `json:"changes"`
-	}{Mode: resp.GetPinMode(), Changes: []change{}}
-	raw := func(s string) json.RawMessage {
-		if s == "" || !json.Valid([]byte(s)) {
+	}{Mode: tc.PinMode, Changes: []change{}}
+	raw := func(s json.RawMessage) json.RawMessage {
+		if len(s) == 0 || !json.Valid(s) {
 			return nil
 		}
-		return json.RawMessage(s)
+		return s
 	}
-	for _, c := range resp.GetChanges() {
-		out.Changes = append(out.Changes, change{Tool: c.GetTool(), Kind: c.GetKind(), Members: c.GetMembers(),
-			Pinned: raw(c.GetPinnedJson()), Current: raw(c.GetCurrentJson())})
+	for _, c := range tc.Changes {
+		out.Changes = append(out.Changes, change{Tool: c.Tool, Kind: c.Kind, Members: c.Members,
+			Pinned: raw(c.Pinned), Current: raw(c.Current)})
 	}
 	writeJSON(w, out)
 }
@@ -102,14 +115,19 @@ func (d *Dashboard) serveLogs(w http.ResponseWriter, r *http.Request) {
 	if v, err := strconv.Atoi(r.URL.Query().Get("n")); err == nil && v > 0 {
 		n = min(v, maxLogLines)
 	}
-	resp, err := unary(d, r.Context(), &mcpdv1.GetLogsRequest{Name: name, Lines: int32(n)}, d.srv.GetLogs)
+	a, err := d.localApp()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	got, err := a.Logs(r.Context(), name, n)
 	if err != nil {
 		writeError(w, err)
 		return
 	}
 	lines := []logLine{}
-	for _, l := range resp.GetLines() {
-		lines = append(lines, logLine{TimeUnixMs: l.GetTimeUnixMs(), Text: d.mask(name, l.GetText()), Pid: l.GetPid()})
+	for _, l := range got {
+		lines = append(lines, logLine{TimeUnixMs: l.Time.UnixMilli(), Text: d.mask(name, l.Text), Pid: int64(l.Pid)})
 	}
 	writeJSON(w, map[string]any{"lines": lines})
 }
@@ -171,12 +189,12 @@ type auditView struct {
 // is off.
 func (d *Dashboard) serveAudit(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
-	st, err := unary(d, r.Context(), &mcpdv1.GetStatusRequest{}, d.srv.GetStatus)
+	st, err := d.status(r.Context())
 	if err != nil {
 		writeError(w, err)
 		return
 	}
-	path := st.GetAuditPath()
+	path := st.AuditPath
 	recs := []auditView{}
 	if path != "" {
 		recs = readAuditTail(path, name, auditRecords)
@@ -241,16 +259,20 @@ func (d *Dashboard) serveAction(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ctx := r.Context()
+	a, err := d.localApp()
+	if err != nil {
+		writeError(w, err)
+		return
+	}
 	switch action {
 	case "start", "stop", "restart":
-		var err error
 		switch action {
 		case "start":
-			_, err = unary(d, ctx, &mcpdv1.StartServerRequest{Name: name}, d.srv.StartServer)
+			_, err = a.StartServer(ctx, name)
 		case "stop":
-			_, err = unary(d, ctx, &mcpdv1.StopServerRequest{Name: name}, d.srv.StopServer)
+			_, err = a.StopServer(ctx, name)
 		default:
-			_, err = unary(d, ctx, &mcpdv1.RestartServerRequest{Name: name}, d.srv.RestartServer)
+			_, err = a.RestartServer(ctx, name)
 		}
 		if err != nil {
 			writeError(w, err)
@@ -267,24 +289,7 @@ func (d *Dashboard) serveAction(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "want {\"tool\": NAME, \"arguments\": {...}}", http.StatusBadRequest)
 			return
 		}
-		args := "{}"
-		if len(in.Arguments) > 0 && string(in.Arguments) != "null" {
-			args = string(in.Arguments)
-		}
-		resp, err := unary(d, ctx, &mcpdv1.CallToolRequest{Server: name, Tool: in.Tool, ArgumentsJson: args,
-			Options: &mcpdv1.CallOptions{TimeoutMs: callTimeout.Milliseconds(), Client: &mcpdv1.ClientInfo{Name: AppName}}}, d.srv.CallToolUnary)
-		if err != nil {
-			writeError(w, err)
-			return
-		}
-		out := map[string]any{"durationUs": resp.GetDurationUs()}
-		if res := resp.GetResultJson(); res != "" && json.Valid([]byte(res)) {
-			out["result"] = json.RawMessage(res)
-		}
-		if e := resp.GetError(); e != nil {
-			out["error"] = map[string]any{"code": e.GetCode(), "message": e.GetMessage()}
-		}
-		writeJSON(w, out)
+		d.serveCall(ctx, w, a, name, in.Tool, in.Arguments)
 	case "approve":
 		var in struct {
 			Tools []string `json:"tools"`
@@ -293,16 +298,47 @@ func (d *Dashboard) serveAction(w http.ResponseWriter, r *http.Request) {
 			http.Error(w, "want {\"tools\": [NAME...]} (none: every changed tool)", http.StatusBadRequest)
 			return
 		}
-		resp, err := unary(d, ctx, &mcpdv1.ApproveToolsRequest{Server: name, Tools: in.Tools}, d.srv.ApproveTools)
+		approved, err := a.ApproveTools(ctx, name, in.Tools, service.Options{})
 		if err != nil {
 			writeError(w, err)
 			return
 		}
-		d.log.Info("dashboard: tools approved", zap.String("server", name), zap.Strings("tools", resp.GetApproved()))
-		writeJSON(w, map[string]any{"approved": resp.GetApproved()})
+		d.log.Info("dashboard: tools approved", zap.String("server", name), zap.Strings("tools", approved))
+		writeJSON(w, map[string]any{"approved": approved})
 	case "login":
 		d.serveLogin(w, r, name)
 	default:
 		http.NotFound(w, r)
 	}
+}
+
+// serveCall calls tool of server with args (a JSON object; empty or null:
+// none) as the dashboard's app, and answers its result or its server's
+// JSON-RPC error, with how long it took.
+func (d *Dashboard) serveCall(ctx context.Context, w http.ResponseWriter, a *api.LocalApp, server, tool string, args json.RawMessage) {
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	params, err := json.Marshal(struct {
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+	}{tool, args})
+	if err != nil {
+		http.Error(w, "arguments: "+err.Error(), http.StatusBadRequest)
+		return
+	}
+	resp, err := a.SendRequest(ctx, service.Request{Server: server, Method: "tools/call", Params: params,
+		Options: service.Options{Timeout: callTimeout, Client: service.Client{Name: AppName}}}, nil)
+	if err != nil {
+		writeError(w, err)
+		return
+	}
+	out := map[string]any{"durationUs": resp.Duration.Microseconds()}
+	if len(resp.Result) > 0 && json.Valid(resp.Result) {
+		out["result"] = resp.Result
+	}
+	if e := resp.Error; e != nil {
+		out["error"] = map[string]any{"code": e.Code, "message": e.Message}
+	}
+	writeJSON(w, out)
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/pin"
 	"github.com/mcpd-dev/mcpd/internal/procs"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // The JSON the page renders. Each field is chosen here, never copied
@@ -138,12 +138,6 @@ type appView struct {
 	Self          bool     `json:"self,omitempty"`
 }
 
-// stateName is the lower-case name of a state.
-func stateName(s mcpdv1.ServerState) string {
-	n := strings.ToLower(strings.TrimPrefix(s.String(), "SERVER_STATE_"))
-	return strings.ReplaceAll(n, "_", " ")
-}
-
 // doors names the transports as the page shows them.
 var doors = map[string]string{
 	api.TransportGRPC:      "gRPC socket",
@@ -205,26 +199,35 @@ func (d *Dashboard) mask(name, text string) string {
 	return secretMask(d.configOf(name)).Replace(text)
 }
 
+// status is the daemon's status, as the dashboard's app asks for it.
+func (d *Dashboard) status(ctx context.Context) (service.Status, error) {
+	a, err := d.localApp()
+	if err != nil {
+		return service.Status{}, err
+	}
+	return a.Status(ctx)
+}
+
 // build makes the snapshot of the daemon now.
 func (d *Dashboard) build(ctx context.Context) (*snapshot, error) {
-	st, err := unary(d, ctx, &mcpdv1.GetStatusRequest{}, d.srv.GetStatus)
+	st, err := d.status(ctx)
 	if err != nil {
 		return nil, err
 	}
 	var pids []int
-	for _, s := range st.GetServers() {
-		if s.GetPid() > 0 {
-			pids = append(pids, int(s.GetPid()))
+	for _, s := range st.Servers {
+		if s.Pid > 0 {
+			pids = append(pids, s.Pid)
 		}
-		for _, in := range s.GetInstances() {
-			if in.GetPid() > 0 {
-				pids = append(pids, int(in.GetPid()))
+		for _, in := range s.Instances {
+			if in.Pid > 0 {
+				pids = append(pids, in.Pid)
 			}
 		}
 	}
 	mem := procs.TreeMemory(pids)
-	memOf := func(pid int64) *memView {
-		m, ok := mem[int(pid)]
+	memOf := func(pid int) *memView {
+		m, ok := mem[pid]
 		if pid <= 0 || !ok || m.Procs == 0 {
 			return nil
 		}
@@ -234,20 +237,20 @@ func (d *Dashboard) build(ctx context.Context) (*snapshot, error) {
 		}
 		return v
 	}
-	sh := st.GetSharing()
+	sh := st.Sharing
 	out := &snapshot{
-		TimeUnixMs: time.Now().UnixMilli(), Version: st.GetVersion(), Pid: st.GetPid(), UptimeMs: st.GetUptimeMs(),
-		ConfigPath: st.GetConfigPath(), ConfigError: st.GetConfigError(), AuditOn: st.GetAuditPath() != "",
-		HTTP: httpView{Listen: st.GetHttp().GetListen(), URLs: st.GetHttp().GetUrls(), OffReason: st.GetHttp().GetOffReason()},
-		Sharing: sharingView{Apps: sh.GetApps(), Hosts: sh.GetHosts(), Processes: sh.GetProcesses(), RemoteServers: sh.GetRemoteServers(),
-			RSSBytes: sh.GetRssBytes(), PSSBytes: sh.GetPssBytes(), ProcessesWithoutMcpd: sh.GetProcessesWithoutMcpd(),
-			RSSBytesWithoutMcpd: sh.GetRssBytesWithoutMcpd(), PSSBytesWithoutMcpd: sh.GetPssBytesWithoutMcpd()},
+		TimeUnixMs: time.Now().UnixMilli(), Version: st.Version, Pid: int64(st.Pid), UptimeMs: st.Uptime.Milliseconds(),
+		ConfigPath: st.ConfigPath, ConfigError: st.ConfigError, AuditOn: st.AuditPath != "",
+		HTTP: httpView{Listen: st.HTTP.Listen, URLs: st.HTTP.URLs, OffReason: st.HTTP.OffReason},
+		Sharing: sharingView{Apps: int32(sh.Apps), Hosts: int32(sh.Hosts), Processes: int32(sh.Processes), RemoteServers: int32(sh.RemoteServers),
+			RSSBytes: sh.RSSBytes, PSSBytes: sh.PSSBytes, ProcessesWithoutMcpd: int32(sh.ProcessesWithoutMcpd),
+			RSSBytesWithoutMcpd: sh.RSSBytesWithoutMcpd, PSSBytesWithoutMcpd: sh.PSSBytesWithoutMcpd},
 		Servers: []serverView{}, Apps: []appView{},
 	}
-	for _, p := range st.GetProfiles() {
-		out.Profiles = append(out.Profiles, profileView{Name: p.GetName(), Servers: p.GetServers()})
+	for _, p := range st.Profiles {
+		out.Profiles = append(out.Profiles, profileView{Name: p.Name, Servers: p.Servers})
 	}
-	for _, s := range st.GetServers() {
+	for _, s := range st.Servers {
 		out.Servers = append(out.Servers, d.serverView(s, memOf))
 	}
 	for _, a := range d.srv.Apps() {
@@ -266,55 +269,40 @@ func (d *Dashboard) build(ctx context.Context) (*snapshot, error) {
 }
 
 // serverView renders one server's status, with its reason in words.
-func (d *Dashboard) serverView(s *mcpdv1.ServerStatus, memOf func(int64) *memView) serverView {
-	cfg := d.configOf(s.GetName())
+func (d *Dashboard) serverView(s service.ServerStatus, memOf func(int) *memView) serverView {
+	cfg := d.configOf(s.Name)
 	mask := secretMask(cfg)
 	v := serverView{
-		Name: s.GetName(), State: stateName(s.GetState()), NextRestartInMs: s.GetNextRestartInMs(),
-		Era: s.GetEra(), ProtocolVersion: s.GetProtocolVersion(), Transport: "stdio",
-		Command: mask.Replace(s.GetCommand()), Pid: s.GetPid(), StartedAtUnixMs: s.GetStartedAtUnixMs(), UptimeMs: s.GetUptimeMs(),
-		Restarts: s.GetRestarts(), Memory: memOf(s.GetPid()),
-		CallsTotal: s.GetCallsTotal(), CallsFailed: s.GetCallsFailed(), CallsInFlight: s.GetCallsInFlight(),
-		CacheHits: s.GetCache().GetHits(), CacheMisses: s.GetCache().GetMisses(), CacheCoalesced: s.GetCache().GetCoalesced(),
-		CachePolicy: s.GetCache().GetPolicy(), Share: s.GetShare(), Autostart: s.GetAutostart(), Disabled: s.GetDisabled(),
-		ExplicitlyStopped: s.GetExplicitlyStopped(), ToolChangesPending: s.GetToolChangesPending(),
-		LastError: mask.Replace(s.GetLastError()), LastExit: s.GetLastExit(), Sandbox: s.GetSandbox(),
+		Name: s.Name, State: string(s.State), NextRestartInMs: s.NextRestartIn.Milliseconds(),
+		Era: s.Era, ProtocolVersion: s.ProtocolVersion, Transport: "stdio",
+		Command: mask.Replace(s.Command), Pid: int64(s.Pid), UptimeMs: s.Uptime.Milliseconds(), Restarts: int64(s.Restarts), Memory: memOf(s.Pid),
+		CallsTotal: s.CallsTotal, CallsFailed: s.CallsFailed, CallsInFlight: s.CallsInFlight,
+		CacheHits: s.Cache.Hits, CacheMisses: s.Cache.Misses, CacheCoalesced: s.Cache.Coalesced,
+		CachePolicy: s.Cache.Policy, Share: s.Share, Autostart: s.Autostart, Disabled: s.Disabled,
+		ExplicitlyStopped: s.ExplicitlyStopped, ToolChangesPending: int64(s.ToolChangesPending),
+		LastError: mask.Replace(s.LastError), LastExit: s.LastExit, Sandbox: s.Sandbox,
 		PinMode: string(pin.DefaultMode),
 	}
-	if info := s.GetServerInfoJson(); info != "" && json.Valid([]byte(info)) {
-		raw := json.RawMessage(mask.Replace(info))
+	if !s.StartedAt.IsZero() {
+		v.StartedAtUnixMs = s.StartedAt.UnixMilli()
+	}
+	if info := s.ServerInfo; len(info) > 0 && json.Valid(info) {
+		raw := json.RawMessage(mask.Replace(string(info)))
 		if json.Valid(raw) {
 			v.ServerInfo = &raw
 		}
 	}
-	if cfg != nil {
-		if cfg.Pin != "" {
-			v.PinMode = cfg.Pin
-		}
-		if cfg.Remote != nil {
-			v.Transport = "remote"
-			for k := range cfg.Remote.Headers {
-				v.HeaderNames = append(v.HeaderNames, k)
-			}
-			slices.Sort(v.HeaderNames)
-		} else {
-			for k := range cfg.Env {
-				v.EnvKeys = append(v.EnvKeys, k)
-			}
-			slices.Sort(v.EnvKeys)
-			v.Cwd = cfg.Cwd
-		}
-	}
-	if o := s.GetOauth(); o != nil {
+	d.configView(&v, cfg)
+	if o := s.OAuth; o != nil {
 		v.Transport = "remote"
-		v.LoginRequired, v.LoggedIn, v.LoginInProgress = o.GetLoginRequired(), o.GetLoggedIn(), o.GetLoginInProgress()
-		v.OAuthIssuer = o.GetIssuer()
+		v.LoginRequired, v.LoggedIn, v.LoginInProgress = o.LoginRequired, o.LoggedIn, o.LoginInProgress
+		v.OAuthIssuer = o.Issuer
 		v.CanLogin = v.LoginRequired || v.OAuthIssuer != "" || (cfg != nil && cfg.Remote != nil && cfg.Remote.OAuth != nil)
-		v.LoginError = d.loginError(s.GetName())
+		v.LoginError = d.loginError(s.Name)
 	}
-	for _, in := range s.GetInstances() {
-		v.Instances = append(v.Instances, instanceView{Key: in.GetInstance(), State: stateName(in.GetState()), Pid: in.GetPid(),
-			UptimeMs: in.GetUptimeMs(), Restarts: in.GetRestarts(), Memory: memOf(in.GetPid())})
+	for _, in := range s.Instances {
+		v.Instances = append(v.Instances, instanceView{Key: in.Instance, State: string(in.State), Pid: int64(in.Pid),
+			UptimeMs: in.Uptime.Milliseconds(), Restarts: int64(in.Restarts), Memory: memOf(in.Pid)})
 	}
 	if v.State == "ready" && v.ToolChangesPending > 0 && v.PinMode == string(pin.ModeEnforce) {
 		v.State = "withheld"
@@ -323,8 +311,32 @@ func (d *Dashboard) serverView(s *mcpdv1.ServerStatus, memOf func(int64) *memVie
 	return v
 }
 
+// configView fills in what v shows of the server's config: its pin mode,
+// transport, env keys, header names and working directory.
+func (d *Dashboard) configView(v *serverView, cfg *config.Server) {
+	if cfg == nil {
+		return
+	}
+	if cfg.Pin != "" {
+		v.PinMode = cfg.Pin
+	}
+	if cfg.Remote != nil {
+		v.Transport = "remote"
+		for k := range cfg.Remote.Headers {
+			v.HeaderNames = append(v.HeaderNames, k)
+		}
+		slices.Sort(v.HeaderNames)
+		return
+	}
+	for k := range cfg.Env {
+		v.EnvKeys = append(v.EnvKeys, k)
+	}
+	slices.Sort(v.EnvKeys)
+	v.Cwd = cfg.Cwd
+}
+
 // reason says in words why a server is in its state.
-func reason(s *mcpdv1.ServerStatus, v serverView) string {
+func reason(s service.ServerStatus, v serverView) string {
 	last := v.LastError
 	if last == "" {
 		last = v.LastExit
@@ -335,13 +347,16 @@ func reason(s *mcpdv1.ServerStatus, v serverView) string {
 	case "crashloop":
 		return "crash loop: too many exits in a short time; cooling down (restart to retry now). Last: " + orUnknown(last)
 	case "login required":
-		r := s.GetOauth().GetReason()
+		r := ""
+		if s.OAuth != nil {
+			r = s.OAuth.Reason
+		}
 		if r == "" {
 			r = "the server needs a login"
 		}
-		return r + "; log in from the server's panel, or run: mcpdctl login " + s.GetName()
+		return r + "; log in from the server's panel, or run: mcpdctl login " + s.Name
 	case "failed":
-		if c := s.GetConfigError(); c != "" {
+		if s.ConfigError != "" {
 			return "config: " + v.LastError
 		}
 		return orUnknown(last)

@@ -22,7 +22,7 @@ var grpcAllowed = map[string]string{
 	"internal/httpface":   "the bridge's in-process Backend: it converts the service's plain subscription events to the mcpd.v1 ones the bridge's Backend takes, and serves ListServers in mcpd.v1",
 	"internal/bridgeface": "runs the bridge over the HTTP face's backend",
 	"internal/relay":      "takes the bridge socket's header and warning marker from internal/bridge, which links mcpd.v1",
-	"internal/dashboard":  "calls the service's unary mcpd.v1 handlers (status, logs' backlog, server control, login, pins, its tool calls) through LocalApp.Unary",
+	"internal/dashboard":  "links the adapter it calls in process (api.LocalApp, in the service's plain values) and the HTTP face and bridge it streams through; its own code is proto-free but for errclass.go, which reads the class of the service's errors from their gRPC status",
 	"internal/tracing":    "the OTLP exporter speaks gRPC; carries trace context in gRPC metadata",
 
 	// Test support.
