@@ -85,6 +85,33 @@ func (b *bench) checkFaceTargets(add func(name, target string, v float64, unit s
 			add("httpface mcpd CPU / http floor CPU per call, "+c.Op+" ("+c.Server+")", "<= 1.2", c.Mcpd/fl, "x", c.Mcpd/fl <= 1.2)
 		}
 	}
+	b.checkFaceAgainstGRPC(add)
+}
+
+// checkFaceAgainstGRPC holds the HTTP face to the gRPC door: mcpd's CPU
+// per call and per cached list at most the gRPC door's, and its
+// throughput with 16 hosts at least the gRPC door's with 16 apps.
+func (b *bench) checkFaceAgainstGRPC(add func(name, target string, v float64, unit string, met bool)) {
+	r := &b.rep
+	door := map[string]float64{}
+	for _, c := range r.CPU {
+		if c.Path == "gRPC" {
+			door[c.Server+"\x00"+c.Op] = c.Mcpd
+		}
+	}
+	for _, c := range r.CPU {
+		if g := door[c.Server+"\x00"+c.Op]; c.Path == frontHTTPFace && g > 0 {
+			add("httpface mcpd CPU / gRPC door mcpd CPU, "+c.Op+" ("+c.Server+")", "<= 1.0", c.Mcpd/g, "x", c.Mcpd/g <= 1)
+		}
+	}
+	for _, t := range r.Throughput {
+		for _, f := range t.Fronts {
+			if f.Name == frontHTTPFace && t.Concurrency == 16 && t.Mcpd > 0 {
+				v := f.Rate / t.Mcpd
+				add(fmt.Sprintf("httpface / gRPC door throughput (%s, 16 hosts)", t.Server), ">= 1.0", v, "x", v >= 1)
+			}
+		}
+	}
 }
 
 func findCall(rows []frontCall, name string) (frontCall, bool) {
