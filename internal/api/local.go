@@ -8,12 +8,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/apiconv"
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 	"github.com/mcpd-dev/mcpd/internal/transport"
+	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // Transports an app reaches mcpd by, as GetStatus reports them.
@@ -164,6 +166,18 @@ func (a *LocalApp) Read(ctx context.Context, r service.Read) (*service.Response,
 		return nil, err
 	}
 	return ans.toService(r.Server), nil
+}
+
+// ListServers lists the configured servers, those of the call's profile,
+// as a call of the app, as the gRPC ListServers does (through Unary).
+func (a *LocalApp) ListServers(ctx context.Context) (*service.Servers, error) {
+	out, err := a.Unary(ctx, &mcpdv1.ListServersRequest{}, func(ctx context.Context, req any) (any, error) {
+		return a.s.ListServers(ctx, req.(*mcpdv1.ListServersRequest))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return apiconv.ServersOf(out.(*mcpdv1.ListServersResponse)), nil
 }
 
 // requestSize is what r holds, as the budget charges it: about the size

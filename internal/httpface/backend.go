@@ -8,6 +8,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/apiconv"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -162,7 +163,7 @@ func (b *Backend) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubsc
 	if err != nil {
 		return nil, err
 	}
-	return &mcpdv1.UpdateSubscriptionResponse{Servers: api.ServerAcksToProto(acks)}, nil
+	return &mcpdv1.UpdateSubscriptionResponse{Servers: apiconv.ServerAcksToProto(acks)}, nil
 }
 
 // SendRequest is Send as a stream of mcpd.v1 events, the response last,
@@ -248,9 +249,9 @@ func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *
 // in-process API (api.LocalApp.Subscribe), its events given as mcpd.v1
 // messages on a stream for the bridge's Backend.
 func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (bridge.RecvStream[mcpdv1.SubscriptionEvent], error) {
-	w := api.WatchOf(in)
+	w := apiconv.WatchOf(in)
 	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.SubscriptionEvent) error) error {
-		return a.Subscribe(ctx, w, func(ev service.SubscriptionEvent) error { return send(api.SubscriptionEventToProto(ev)) })
+		return a.Subscribe(ctx, w, func(ev service.SubscriptionEvent) error { return send(apiconv.SubscriptionEventToProto(ev)) })
 	})
 }
 

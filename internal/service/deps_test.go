@@ -17,6 +17,7 @@ var grpcAllowed = map[string]string{
 	"bench":               "measures the gRPC door",
 	"proto/mcpd/v1":       "the generated contract",
 	"internal/api":        "the adapter: the gRPC service on the in-process one",
+	"internal/apiconv":    "the conversions between mcpd.v1 and the service's plain values, for both sides of the socket",
 	"internal/apiclient":  "the client side of the gRPC socket: dial options and request metadata of every connection to mcpd",
 	"internal/bridge":     "its Backend's ListServers and Subscribe are mcpd.v1 messages in process too (requests, lists, reads, host registration and subscription updates go by DirectSender); GRPCBackend",
 	"internal/httpface":   "the bridge's in-process Backend: it converts the service's plain subscription events to the mcpd.v1 ones the bridge's Backend takes, and serves ListServers in mcpd.v1",
