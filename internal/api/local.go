@@ -281,9 +281,3 @@ func (a *LocalApp) FollowLogs(ctx context.Context, f service.LogFollow, opened f
 		return send(service.LogLine{Time: l.Time, Text: l.Text, Truncated: l.Truncated, Pid: l.Pid})
 	})
 }
-
-// Host registers the app as a host on conn, as the gRPC Host does, and
-// serves the registration until the host or ctx ends it.
-func (a *LocalApp) Host(ctx context.Context, conn HostConn) error {
-	return a.s.host(a.Context(ctx), conn)
-}
