@@ -1,7 +1,6 @@
 package apiconv
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -93,7 +92,7 @@ func SubscriptionEventOf(ev *mcpdv1.SubscriptionEvent) service.SubscriptionEvent
 		Kind:               serviceKinds[ev.GetKind()],
 		Server:             ev.GetServer(),
 		URI:                ev.GetUri(),
-		Params:             json.RawMessage(ev.GetParamsJson()),
+		Params:             rawOrNil(ev.GetParamsJson()),
 		State:              ev.GetState(),
 		Pid:                int(ev.GetPid()),
 		Exit:               ev.GetExit(),
