@@ -13,12 +13,15 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
+	"github.com/mcpd-dev/mcpd/internal/apiconv"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/bridgegrpc"
 	"github.com/mcpd-dev/mcpd/internal/cpuprofile"
 	"github.com/mcpd-dev/mcpd/internal/pollio"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/rawio"
 	"github.com/mcpd-dev/mcpd/internal/relay"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/version"
 )
 
@@ -194,7 +197,7 @@ func (c *cli) runBridge(ctx context.Context, cmd *command, a bridgeArgs) error {
 		MaxLine:     maxLine,
 		Warnf:       c.warnf,
 		RPCError:    c.rpcError,
-		CallOptions: c.callOptions,
+		CallOptions: func() service.Options { return apiconv.OptionsOf(c.callOptions()) },
 		Profile:     a.profile,
 		Prefix:      prefix,
 	}
@@ -278,7 +281,7 @@ func relayOff() bool { return os.Getenv(relayEnv) == "0" }
 
 // serveBridge runs the bridge in this process, over gRPC.
 func (c *cli) serveBridge(ctx context.Context, opts bridge.Options, root string, in io.Reader, out io.Writer) error {
-	be, err := bridge.DialGRPC(c.socket, c.notRunning, apiclient.EveryCall(apiclient.Metadata{Root: root}))
+	be, err := bridgegrpc.Dial(c.socket, c.notRunning, apiclient.EveryCall(apiclient.Metadata{Root: root}))
 	if err != nil {
 		return err
 	}

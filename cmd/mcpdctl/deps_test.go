@@ -31,6 +31,12 @@ var allowedOwnDeps = map[string]bool{
 	// values of requests and answers), standard library and jsonrpc only:
 	// the bridge mcpdctl carries speaks it.
 	"github.com/mcpd-dev/mcpd/internal/service": true,
+	// internal/apiconv converts between mcpd.v1 and the service's plain
+	// values: the contract, service and jsonrpc only.
+	"github.com/mcpd-dev/mcpd/internal/apiconv": true,
+	// internal/bridgegrpc is the bridge's Backend over the gRPC socket:
+	// gRPC, the contract, apiconv and the bridge.
+	"github.com/mcpd-dev/mcpd/internal/bridgegrpc": true,
 	// internal/config is the config schema and validator, importing only
 	// the standard library and fsnotify: "config check" validates a file
 	// when mcpd is not running with the very code mcpd uses, rather than a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/mcpd-dev/mcpd/internal/apiconv"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -57,7 +58,7 @@ func runToolsProfile(ctx context.Context, c *cli, a listArgs) error {
 	if err != nil {
 		return err
 	}
-	if view.Tools, err = bridge.HostTools(lists, aggr, mode); err != nil {
+	if view.Tools, err = bridge.HostTools(apiconv.ServerListsOf(lists), aggr, mode); err != nil {
 		return err
 	}
 	if view.Tokens, err = estimateTokens(view.Tools); err != nil {
@@ -73,7 +74,7 @@ func runToolsProfile(ctx context.Context, c *cli, a listArgs) error {
 	if err != nil {
 		return err
 	}
-	allTools, err := bridge.HostTools(all, aggr, profile.PrefixAlways)
+	allTools, err := bridge.HostTools(apiconv.ServerListsOf(all), aggr, profile.PrefixAlways)
 	if err != nil {
 		return err
 	}

@@ -128,24 +128,21 @@ func TestRequestLargerThanBudget(t *testing.T) {
 func TestBudgetChargesWhatTheCallerAlsoHolds(t *testing.T) {
 	srv := newServer(&fakeBackend{}, Options{Logger: zaptest.NewLogger(t), RequestMemoryBudget: 1 << 20})
 	app := srv.NewLocalApp(TransportRelay, "host", 0, 0)
-	req := &mcpdv1.SendRequestRequest{Server: "s", Method: "tools/call", ParamsJson: `{"a":"` + strings.Repeat("x", 300<<10) + `"}`}
-	size := int64(proto.Size(req))
+	const size = 300 << 10 // the request
 	for _, tc := range []struct {
 		held   int64
 		refuse bool
 	}{{0, false}, {400 << 10, false}, {800 << 10, true}} {
-		var charged int64
 		ctx := WithAlsoHeld(app.Context(context.Background()), tc.held)
-		_, err := app.Unary(ctx, req, func(ctx context.Context, req any) (any, error) {
-			charged = srv.budget.used.Load()
-			return nil, nil
-		})
+		_, release, err := app.admit(ctx, size, "")
+		charged := srv.budget.used.Load()
 		if tc.refuse {
-			if status.Code(err) != codes.ResourceExhausted {
+			if status.Code(toStatus(err)) != codes.ResourceExhausted {
 				t.Errorf("also held %d: %v, want RESOURCE_EXHAUSTED", tc.held, err)
 			}
 			continue
 		}
+		release()
 		if err != nil || charged != size+tc.held {
 			t.Errorf("also held %d: charged %d (%v), want %d", tc.held, charged, err, size+tc.held)
 		}

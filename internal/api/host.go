@@ -36,16 +36,16 @@ func (s *Server) Host(stream grpc.BidiStreamingServer[mcpdv1.HostRequest, mcpdv1
 	return s.host(stream.Context(), stream)
 }
 
-// HostConn is a host's registration as the service serves it: what it
+// hostConn is a host's registration as the service serves it: what it
 // receives from the host and sends to it. Recv returns io.EOF when the
 // host ended it. A gRPC Host stream is one.
-type HostConn interface {
+type hostConn interface {
 	Recv() (*mcpdv1.HostRequest, error)
 	Send(*mcpdv1.HostResponse) error
 }
 
 // host serves a Host registration on stream until the host or ctx ends it.
-func (s *Server) host(ctx context.Context, stream HostConn) error {
+func (s *Server) host(ctx context.Context, stream hostConn) error {
 	msg0, err := stream.Recv()
 	if err != nil {
 		return nil // the app left before registering
@@ -127,7 +127,7 @@ func (s *Server) registerHost(ctx context.Context, reg service.HostRegistration)
 
 // sendHostMessages writes h's calls, cancels and notifications to stream until stop is
 // closed, ctx ends or a send fails.
-func sendHostMessages(ctx context.Context, stream HostConn,
+func sendHostMessages(ctx context.Context, stream hostConn,
 	h *host, stop <-chan struct{}, log *zap.Logger) {
 	for {
 		var msg *mcpdv1.HostResponse
@@ -161,7 +161,7 @@ func sendHostMessages(ctx context.Context, stream HostConn,
 
 // receiveHostAnswers delivers the answers read from stream to h's calls
 // until the app ends the stream.
-func receiveHostAnswers(ctx context.Context, stream HostConn,
+func receiveHostAnswers(ctx context.Context, stream hostConn,
 	h *host, log *zap.Logger) error {
 	for {
 		in, err := stream.Recv()

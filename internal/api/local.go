@@ -163,6 +163,17 @@ func (a *LocalApp) Read(ctx context.Context, r service.Read) (*service.Response,
 	return ans.toService(r.Server), nil
 }
 
+// ListServers lists the configured servers, those of the call's profile,
+// as the gRPC ListServers does.
+func (a *LocalApp) ListServers(ctx context.Context) (*service.Servers, error) {
+	ctx, release, err := a.admit(ctx, 0, "")
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	return a.s.listServers(ctx)
+}
+
 // requestSize is what r holds, as the budget charges it: about the size
 // of the gRPC message that would carry it.
 func requestSize(r service.Request) int64 {
@@ -202,24 +213,6 @@ func serviceSource(src cache.Source) service.Source {
 		return service.Coalesced
 	}
 	return service.Fetched
-}
-
-// Unary runs call, a unary handler of the Server, for req as a call of
-// the app, as the gRPC server runs it: charged to the request memory
-// budget and tracked as the app's call in flight on the server req names,
-// through the functions its interceptors use.
-func (a *LocalApp) Unary(ctx context.Context, req any, call func(ctx context.Context, req any) (any, error)) (any, error) {
-	ctx = a.Context(ctx)
-	release, err := a.s.charge(messageSize(req) + alsoHeld(ctx))
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	ctx = a.s.withScope(ctx, callClientName(req)) // instances.go
-	if n, ok := req.(serverNamer); ok {
-		defer a.s.inFlight(ctx, n.GetServer())()
-	}
-	return call(ctx, req)
 }
 
 // Subscribe serves a subscription of the app to what w watches, as the
@@ -263,10 +256,4 @@ func (a *LocalApp) FollowLogs(ctx context.Context, f service.LogFollow, opened f
 	return a.s.followLogs(a.s.withScope(a.Context(ctx), ""), f, opened, func(l transport.Line) error {
 		return send(logLineOf(l))
 	})
-}
-
-// Host registers the app as a host on conn, as the gRPC Host does, and
-// serves the registration until the host or ctx ends it.
-func (a *LocalApp) Host(ctx context.Context, conn HostConn) error {
-	return a.s.host(a.Context(ctx), conn)
 }

@@ -105,7 +105,7 @@ const subscribeInstead = "subscriptions are shared between apps and managed by m
 // progress notifications and then the response: the gRPC face of
 // sendRequest.
 func (s *Server) SendRequest(req *mcpdv1.SendRequestRequest, stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]) error {
-	r, err := RequestOf(req)
+	r, err := requestOf(req)
 	if err != nil {
 		return err
 	}
@@ -116,9 +116,9 @@ func (s *Server) SendRequest(req *mcpdv1.SendRequestRequest, stream grpc.ServerS
 	return sendAnswer(stream, req.GetServer(), a)
 }
 
-// RequestOf is req as the service takes it: its params a view of req's,
+// requestOf is req as the service takes it: its params a view of req's,
 // not a copy; options.timeout_ms is checked here.
-func RequestOf(req *mcpdv1.SendRequestRequest) (service.Request, error) {
+func requestOf(req *mcpdv1.SendRequestRequest) (service.Request, error) {
 	o, err := optionsOf(req.GetOptions())
 	if err != nil {
 		return service.Request{}, err

@@ -226,14 +226,6 @@ func profileServers(p *profile.Profile, names []string) []string {
 	return out
 }
 
-// profileInfo describes p for the API (nil for nil).
-func profileInfo(p *profile.Profile) *mcpdv1.ProfileInfo {
-	if p == nil {
-		return nil
-	}
-	return &mcpdv1.ProfileInfo{Name: p.Name, Prefix: string(p.Prefix), Servers: p.ServerNames()}
-}
-
 // profileList lists the installed profiles for the status.
 func (s *Server) profileList() []service.Profile {
 	set := s.profileSet()

@@ -188,6 +188,23 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 // ListServers lists the configured servers with their state.
 // Under a profile only its servers are listed.
 func (s *Server) ListServers(ctx context.Context, _ *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
+	list, err := s.listServers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resp := &mcpdv1.ListServersResponse{}
+	if p := list.Profile; p != nil {
+		resp.Profile = &mcpdv1.ProfileInfo{Name: p.Name, Prefix: p.Prefix, Servers: p.Servers}
+	}
+	for _, st := range list.Servers {
+		resp.Servers = append(resp.Servers, serverStatusToProto(st))
+	}
+	return resp, nil
+}
+
+// listServers lists the configured servers of the call's profile (every
+// one without a profile), and that profile.
+func (s *Server) listServers(ctx context.Context) (*service.Servers, error) {
 	p, err := s.profileOf(ctx)
 	if err != nil {
 		return nil, err
@@ -198,11 +215,11 @@ func (s *Server) ListServers(ctx context.Context, _ *mcpdv1.ListServersRequest) 
 			sts = append(sts, st)
 		}
 	}
-	resp := &mcpdv1.ListServersResponse{Profile: profileInfo(p)}
-	for _, st := range s.serverStatuses(sts, time.Now()) {
-		resp.Servers = append(resp.Servers, serverStatusToProto(st))
+	out := &service.Servers{Servers: s.serverStatuses(sts, time.Now())}
+	if p != nil {
+		out.Profile = &service.Profile{Name: p.Name, Prefix: string(p.Prefix), Servers: p.ServerNames()}
 	}
-	return resp, nil
+	return out, nil
 }
 
 // StartServer starts a server and waits until it is ready or failed.

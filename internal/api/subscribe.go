@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/apiconv"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
@@ -43,26 +44,11 @@ func (s *Server) subscriptions() (*subscriptions.Manager, error) {
 // UNAVAILABLE). It is the gRPC face of subscribe.
 func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStreamingServer[mcpdv1.SubscriptionEvent]) error {
 	plain := uncompressed(stream.Context())
-	return s.subscribe(stream.Context(), WatchOf(req), func(a subscriptionAck) error {
+	return s.subscribe(stream.Context(), apiconv.WatchOf(req), func(a subscriptionAck) error {
 		return stream.Send(a.toProto())
 	}, func(ev *subscriptions.Event) error {
 		return sendEvent(stream, ev, plain)
 	})
-}
-
-// WatchOf is req as the service takes it.
-func WatchOf(req *mcpdv1.SubscribeRequest) service.Watch {
-	return service.Watch{
-		Servers:              req.GetServers(),
-		ToolsListChanged:     req.GetToolsListChanged(),
-		PromptsListChanged:   req.GetPromptsListChanged(),
-		ResourcesListChanged: req.GetResourcesListChanged(),
-		URIs:                 req.GetResourceUris(),
-		State:                req.GetServerState(),
-		Logs:                 req.GetLogMessages(),
-		TaskStatus:           req.GetTaskStatus(),
-		Client:               service.Client{Name: req.GetClient().GetName(), Version: req.GetClient().GetVersion()},
-	}
 }
 
 // subscriptionAck is a subscription's acknowledgement: when it opened
@@ -347,11 +333,7 @@ func (s *Server) subscriptionStatus() []*mcpdv1.SubscriptionStatus {
 // (subscriptions.ServerAck and service.ServerAck are one shape: the
 // conversion stops the build if they drift.)
 func acksToProto(acks []subscriptions.ServerAck) []*mcpdv1.SubscriptionServerAck {
-	out := make([]*mcpdv1.SubscriptionServerAck, 0, len(acks))
-	for _, a := range acks {
-		out = append(out, serverAckToProto(service.ServerAck(a)))
-	}
-	return out
+	return apiconv.ServerAcksToProto(acksToService(acks))
 }
 
 var eventKinds = map[subscriptions.Kind]mcpdv1.SubscriptionEventKind{

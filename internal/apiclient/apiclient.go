@@ -1,7 +1,7 @@
 // Package apiclient is the client side of mcpd's gRPC API (internal/api
 // serves it): how a program of this module dials mcpd's socket, and how its
 // calls carry the request metadata mcpd reads (the app's name and version,
-// a profile, a workspace root). mcpdctl, the bridge's GRPCBackend, the
+// a profile, a workspace root). mcpdctl, the bridge's gRPC backend (internal/bridgegrpc), the
 // benchmark and the end-to-end harnesses all dial through it, so that the
 // options of a connection to mcpd are stated once.
 //

@@ -5,46 +5,21 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// Backend is what the bridge needs from mcpd: the RPCs it forwards to, and
-// the state of its connection. GRPCBackend is mcpd over its socket.
+// Backend is what the bridge needs from mcpd, in the in-process service's
+// plain values: the calls it forwards to, and the state of its connection.
+// mcpd's own backend (internal/httpface) serves them in process, on the
+// caller's goroutine; internal/bridgegrpc is mcpd over its gRPC socket.
+// Errors are the calls' own, which Error and Reason read.
 type Backend interface {
-	ListServers(ctx context.Context, in *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error)
-	ListTools(ctx context.Context, in *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error)
-	ListPrompts(ctx context.Context, in *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error)
-	ListResources(ctx context.Context, in *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error)
-	ListResourceTemplates(ctx context.Context, in *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error)
-	ReadResource(ctx context.Context, in *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error)
-	UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error)
-	SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error)
-	Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (RecvStream[mcpdv1.SubscriptionEvent], error)
-	Host(ctx context.Context) (HostStream, error)
-
-	// Ready waits a short while until mcpd can be reached, failing with
-	// the "not running" error when it cannot.
-	Ready(ctx context.Context) error
-	// Down reports whether mcpd is unreachable now.
-	Down() bool
-	// NotRunning is the error that says mcpd is not there.
-	NotRunning() error
-	// Error turns a failed RPC for server into the error the host sees.
-	Error(ctx context.Context, err error, server string) *jsonrpc.Error
-	// Reason is the message of a failed RPC, without its code.
-	Reason(err error) string
-}
-
-// DirectSender is a Backend that serves requests, lists, reads, host
-// registrations and subscription updates in process, on the caller's goroutine (mcpd's own backend): requests and
-// answers are plain Go values, with no stream, no goroutine, no channel
-// and no gRPC message per call. Errors are the calls', as the RPCs would
-// have given them.
-type DirectSender interface {
+	// ListServers lists the configured servers, those of the call's
+	// profile (WithProfile), and that profile.
+	ListServers(ctx context.Context) (*service.Servers, error)
 	// Send is SendRequest: the call's progress notifications and log
 	// messages are passed to onEvent as they come, in order, never
 	// concurrently, before it returns the response (a server's JSON-RPC
-	// error in it).
+	// error in it; nil if mcpd ended the call without one).
 	Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error)
 	// List is the List RPC of method (tools/list, …) for server, "" for
 	// every server.
@@ -56,8 +31,24 @@ type DirectSender interface {
 	// passes their notifications about those requests to notify.
 	// registered is called once the registration is in place.
 	ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer, notify service.HostNotifier) error
+	// Watch is Subscribe: it passes the subscription's acknowledgement (an
+	// Ack event), then each event, to send, in order and never
+	// concurrently, until ctx ends, send fails or the subscription ends.
+	Watch(ctx context.Context, w service.Watch, send func(service.SubscriptionEvent) error) error
 	// UpdateWatch is UpdateSubscription.
 	UpdateWatch(ctx context.Context, u service.SubscriptionUpdate) ([]service.ServerAck, error)
+
+	// Ready waits a short while until mcpd can be reached, failing with
+	// the "not running" error when it cannot.
+	Ready(ctx context.Context) error
+	// Down reports whether mcpd is unreachable now.
+	Down() bool
+	// NotRunning is the error that says mcpd is not there.
+	NotRunning() error
+	// Error turns a failed call for server into the error the host sees.
+	Error(ctx context.Context, err error, server string) *jsonrpc.Error
+	// Reason is the message of a failed call, without its code.
+	Reason(err error) string
 }
 
 // SessionCallers is a Backend that tells the hosts of HTTP sessions apart
@@ -84,15 +75,4 @@ type HostCallers interface {
 	HostPeer(ctx context.Context) string
 	NewHostCaller(ctx context.Context, host string) (caller any, gone <-chan struct{}, end func())
 	Attach(ctx context.Context, caller any) bool
-}
-
-// RecvStream is the receiving side of a server-streaming RPC.
-type RecvStream[T any] interface {
-	Recv() (*T, error)
-}
-
-// HostStream is the bridge's end of the Host RPC.
-type HostStream interface {
-	Send(*mcpdv1.HostRequest) error
-	Recv() (*mcpdv1.HostResponse, error)
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/version"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // Timing: mcpd restarts must be noticed quickly.
@@ -55,10 +54,10 @@ type bridge struct {
 	// taken before mu.
 	statusMu sync.Mutex
 
-	mu          sync.Mutex          // guards following; held for no Backend call
-	prefix      profile.Prefix      // how names are prefixed when aggr (reconfig.go)
-	profileInfo *mcpdv1.ProfileInfo // the served profile as mcpd last described it
-	info        map[string]*mcpdv1.ServerStatus
+	mu          sync.Mutex       // guards following; held for no Backend call
+	prefix      profile.Prefix   // how names are prefixed when aggr (reconfig.go)
+	profileInfo *service.Profile // the served profile as mcpd last described it
+	info        map[string]*service.ServerStatus
 	inflight    map[string]func(reason string)   // host request id → the host's cancel
 	atServer    map[string][]json.RawMessage     // a legacy host's requests in flight at each server, by scope, oldest first (host.go)
 	hostWaits   map[string]chan *jsonrpc.Message // our requests to the host
@@ -121,7 +120,7 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		maxLine:    opts.MaxLine,
 		ctx:        ctx,
 		started:    time.Now(),
-		info:       map[string]*mcpdv1.ServerStatus{},
+		info:       map[string]*service.ServerStatus{},
 		inflight:   map[string]func(string){},
 		atServer:   map[string][]json.RawMessage{},
 		hostWaits:  map[string]chan *jsonrpc.Message{},
@@ -213,15 +212,15 @@ func (b *bridge) setup(ctx context.Context, names []string, all bool) error {
 // resolveNames checks the named servers (or finds every enabled one) and
 // records them.
 func (b *bridge) resolveNames(rctx context.Context, names []string, all bool) error {
-	resp, err := b.be.ListServers(rctx, &mcpdv1.ListServersRequest{})
+	resp, err := b.be.ListServers(rctx)
 	if err != nil {
 		return b.opts.RPCError(rctx, err, "")
 	}
 	known := map[string]bool{}
-	for _, s := range resp.GetServers() {
-		known[s.GetName()] = true
-		if all && !s.GetDisabled() {
-			names = append(names, s.GetName())
+	for _, s := range resp.Servers {
+		known[s.Name] = true
+		if all && !s.Disabled {
+			names = append(names, s.Name)
 		}
 	}
 	seen := map[string]bool{}
@@ -248,8 +247,8 @@ func (b *bridge) resolveNames(rctx context.Context, names []string, all bool) er
 	b.nameList.Store(&names)
 	b.mu.Lock()
 	b.aggr = len(names) > 1 || all
-	b.prefix = prefixMode(b.opts.Prefix, resp.GetProfile())
-	b.profileInfo = resp.GetProfile()
+	b.prefix = prefixMode(b.opts.Prefix, resp.Profile)
+	b.profileInfo = resp.Profile
 	b.mu.Unlock()
 	return nil
 }
@@ -268,32 +267,32 @@ func (b *bridge) serverNames() []string {
 // running yet (a list call starts a server lazily; an operator's explicit
 // stop is respected).
 func (b *bridge) describe(ctx context.Context, start bool) error {
-	st, err := b.be.ListServers(ctx, &mcpdv1.ListServersRequest{})
+	st, err := b.be.ListServers(ctx)
 	if err != nil {
 		return b.opts.RPCError(ctx, err, "")
 	}
-	byName := map[string]*mcpdv1.ServerStatus{}
-	for _, s := range st.GetServers() {
-		byName[s.GetName()] = s
+	byName := map[string]*service.ServerStatus{}
+	for i := range st.Servers {
+		byName[st.Servers[i].Name] = &st.Servers[i]
 	}
 	var starting []string
 	for _, n := range b.serverNames() {
-		if s := byName[n]; s == nil || s.GetCapabilitiesJson() == "" {
+		if s := byName[n]; s == nil || len(s.Capabilities) == 0 {
 			starting = append(starting, n)
 		}
 	}
 	if len(starting) > 0 && start {
 		b.startServers(ctx, starting)
-		if st, err = b.be.ListServers(ctx, &mcpdv1.ListServersRequest{}); err != nil {
+		if st, err = b.be.ListServers(ctx); err != nil {
 			return b.opts.RPCError(ctx, err, "")
 		}
-		for _, s := range st.GetServers() {
-			byName[s.GetName()] = s
+		for i := range st.Servers {
+			byName[st.Servers[i].Name] = &st.Servers[i]
 		}
 	}
 	b.mu.Lock()
 	for _, n := range b.serverNames() {
-		if s := byName[n]; s != nil && s.GetCapabilitiesJson() != "" {
+		if s := byName[n]; s != nil && len(s.Capabilities) > 0 {
 			b.info[n] = s
 		}
 	}
@@ -564,15 +563,6 @@ func (b *bridge) client(info json.RawMessage) *service.Client {
 	b.lastInfo, b.lastClient = append(json.RawMessage{}, info...), c
 	b.mu.Unlock()
 	return c
-}
-
-// clientInfoProto is the host's identity for mcpd, nil for none.
-func (b *bridge) clientInfoProto(info json.RawMessage) *mcpdv1.ClientInfo {
-	c := b.clientOf(info)
-	if c == nil {
-		return nil
-	}
-	return &mcpdv1.ClientInfo{Name: c.Name, Version: c.Version}
 }
 
 // clientOf is the host's identity for mcpd, nil for none: the app keeps

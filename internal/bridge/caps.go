@@ -111,7 +111,7 @@ func (b *bridge) servedCapsLocked() (caps []map[string]any, undescribed bool) {
 	for _, n := range b.serverNames() {
 		s := b.info[n]
 		var c map[string]any
-		if s == nil || json.Unmarshal([]byte(s.GetCapabilitiesJson()), &c) != nil || c == nil {
+		if s == nil || json.Unmarshal(s.Capabilities, &c) != nil || c == nil {
 			undescribed = true
 			continue
 		}

@@ -46,7 +46,7 @@ func (b *bridge) serverCapsLocked(server string) map[string]json.RawMessage {
 		return nil
 	}
 	var c map[string]json.RawMessage
-	if json.Unmarshal([]byte(s.GetCapabilitiesJson()), &c) != nil || c == nil {
+	if json.Unmarshal(s.Capabilities, &c) != nil || c == nil {
 		return nil
 	}
 	return c

@@ -11,7 +11,6 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // hostFlags are the kinds of child requests the MCP host answers.
@@ -156,91 +155,12 @@ func (b *bridge) hostRun(reg *hostReg, flags hostFlags) {
 	if b.ready(reg.ctx) != nil {
 		return
 	}
-	if ds, ok := b.be.(DirectSender); ok {
-		b.hostServe(reg, flags, ds)
-		return
-	}
-	stream, err := b.be.Host(reg.ctx)
-	if err != nil {
-		return
-	}
-	b.mu.Lock()
-	info := b.hostInfo
-	b.mu.Unlock()
-	err = stream.Send(&mcpdv1.HostRequest{Msg: &mcpdv1.HostRequest_Register{Register: &mcpdv1.HostRegistration{
-		Servers:        b.serverNames(),
-		Roots:          flags.roots,
-		Sampling:       flags.sampling,
-		Elicitation:    flags.elicitation,
-		ElicitationUrl: flags.elicitURL,
-		Client:         b.clientInfoProto(info),
-	}}})
-	if err != nil {
-		return
-	}
-	if m, err := stream.Recv(); err != nil || m.GetRegistered() == nil {
-		return
-	}
-	close(reg.registered)
-	var (
-		wg     sync.WaitGroup
-		sendMu sync.Mutex // serialises stream.Send: one message at a time on the stream
-	)
-	defer wg.Wait()
-	for {
-		m, err := stream.Recv()
-		if err != nil {
-			reg.cancel() // ends the calls still waiting for the host
-			return
-		}
-		switch msg := m.GetMsg().(type) {
-		case *mcpdv1.HostResponse_Call:
-			call := msg.Call
-			cctx, ccancel := context.WithCancel(reg.ctx)
-			reg.mu.Lock()
-			reg.calls[call.GetCallId()] = ccancel
-			reg.mu.Unlock()
-			wg.Go(func() {
-				defer func() {
-					reg.mu.Lock()
-					delete(reg.calls, call.GetCallId())
-					idle := reg.retiring && len(reg.calls) == 0
-					reg.mu.Unlock()
-					ccancel()
-					if idle {
-						reg.cancel()
-					}
-				}()
-				res, rerr := b.answerChild(cctx, call.GetServer(), call.GetMethod(), json.RawMessage(call.GetParamsJson()))
-				if cctx.Err() != nil {
-					return // cancelled by the child, or the stream ended
-				}
-				ans := &mcpdv1.HostAnswer{CallId: call.GetCallId()}
-				if rerr != nil {
-					ans.Error = &mcpdv1.McpError{Code: rerr.Code, Message: rerr.Message, DataJson: string(rerr.Data)}
-				} else {
-					ans.ResultJson = string(res)
-				}
-				sendMu.Lock()
-				defer sendMu.Unlock()
-				_ = stream.Send(&mcpdv1.HostRequest{Msg: &mcpdv1.HostRequest_Answer{Answer: ans}})
-			})
-		case *mcpdv1.HostResponse_Cancel:
-			reg.mu.Lock()
-			if c := reg.calls[msg.Cancel.GetCallId()]; c != nil {
-				c()
-			}
-			reg.mu.Unlock()
-		case *mcpdv1.HostResponse_Notification:
-			n := msg.Notification
-			b.childNotification(n.GetMethod(), json.RawMessage(n.GetParamsJson()))
-		}
-	}
+	b.hostServe(reg, flags)
 }
 
-// hostServe is hostRun through an in-process backend: mcpd calls the
-// bridge's answers directly, with no stream.
-func (b *bridge) hostServe(reg *hostReg, flags hostFlags, ds DirectSender) {
+// hostServe registers the host (Backend.ServeHost) until reg ends: mcpd
+// calls the bridge's answers, each tracked in reg.calls until answered.
+func (b *bridge) hostServe(reg *hostReg, flags hostFlags) {
 	b.mu.Lock()
 	info := b.hostInfo
 	b.mu.Unlock()
@@ -250,7 +170,7 @@ func (b *bridge) hostServe(reg *hostReg, flags hostFlags, ds DirectSender) {
 		hr.Client = *c
 	}
 	var next atomic.Uint64 // the calls' keys in reg.calls
-	_ = ds.ServeHost(reg.ctx, hr, func() { close(reg.registered) },
+	_ = b.be.ServeHost(reg.ctx, hr, func() { close(reg.registered) },
 		func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 			id := next.Add(1)
 			cctx, ccancel := context.WithCancel(ctx)

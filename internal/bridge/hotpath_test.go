@@ -3,6 +3,7 @@ package bridge
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -10,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // hotBackend is memBackend with the answers of the benchmark's demo
@@ -29,15 +30,16 @@ func newHotBackend() *hotBackend {
 	return &hotBackend{items: "[" + strings.Join(items, ",") + "]"}
 }
 
-func (h *hotBackend) ListTools(context.Context, *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
-	return &mcpdv1.ListToolsResponse{Servers: []*mcpdv1.ServerList{{Server: "s", ItemsJson: h.items, Cache: mcpdv1.CacheStatus_CACHE_STATUS_HIT}}}, nil
+func (h *hotBackend) List(_ context.Context, _, method string, _ service.Options) ([]service.ServerList, error) {
+	if method != "tools/list" {
+		return nil, nil
+	}
+	return []service.ServerList{{Server: "s", Items: json.RawMessage(h.items), Cache: service.Hit}}, nil
 }
 
-func (h *hotBackend) SendRequest(context.Context, *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error) {
-	return &sliceStream[mcpdv1.CallToolEvent]{items: []*mcpdv1.CallToolEvent{
-		{Event: &mcpdv1.CallToolEvent_Response{Response: &mcpdv1.McpResponse{Server: "s",
-			ResultJson: `{"content":[{"type":"text","text":"Echo: hello from mcpd-bench"}],"resultType":"complete"}`}}},
-	}}, nil
+func (h *hotBackend) Send(context.Context, service.Request, func(service.Event)) (*service.Response, error) {
+	return &service.Response{Server: "s",
+		Result: json.RawMessage(`{"content":[{"type":"text","text":"Echo: hello from mcpd-bench"}],"resultType":"complete"}`)}, nil
 }
 
 // hotHost drives a bridge on be over pipes, one request at a time.
@@ -57,7 +59,7 @@ func startHotHost(tb testing.TB, be Backend) *hotHost {
 			Names: []string{"s"}, MaxLine: 1 << 20,
 			Warnf:       func(string, ...any) {},
 			RPCError:    func(_ context.Context, err error, _ string) error { return err },
-			CallOptions: func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} },
+			CallOptions: func() service.Options { return service.Options{} },
 		}, in, out)
 		out.Close()
 	})

@@ -22,7 +22,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // HTTPOptions configure an HTTPHandler.
@@ -30,7 +30,7 @@ type HTTPOptions struct {
 	Timeout     time.Duration                                             // per forwarded request; 0 = none
 	MaxBody     int64                                                     // largest POST body in bytes; 0 = DefaultMaxLine
 	Warnf       func(format string, args ...any)                          // operator warnings; nil = discard
-	CallOptions func() *mcpdv1.CallOptions                                // nil = none
+	CallOptions func() service.Options                                    // nil = none
 	RPCError    func(ctx context.Context, err error, server string) error // nil = be.Error
 	Name        string                                                    // serverInfo name of an endpoint of several servers; "" = DefaultName
 	// SessionIdle is how long a legacy session may go without a GET
@@ -88,7 +88,7 @@ func NewHTTPHandler(be Backend, opts HTTPOptions) *HTTPHandler {
 		opts.Warnf = func(string, ...any) {}
 	}
 	if opts.CallOptions == nil {
-		opts.CallOptions = func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} }
+		opts.CallOptions = func() service.Options { return service.Options{} }
 	}
 	if opts.RPCError == nil {
 		opts.RPCError = func(ctx context.Context, err error, server string) error { return be.Error(ctx, err, server) }
@@ -257,7 +257,7 @@ func (h *HTTPHandler) checkEndpoint(w http.ResponseWriter, r *http.Request, ep e
 	if known {
 		return true
 	}
-	resp, err := h.be.ListServers(WithProfile(r.Context(), ep.profile), &mcpdv1.ListServersRequest{})
+	resp, err := h.be.ListServers(WithProfile(r.Context(), ep.profile))
 	if ep.profile != "" && status.Code(err) == codes.NotFound {
 		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, h.be.Reason(err))
 		return false
@@ -266,8 +266,8 @@ func (h *HTTPHandler) checkEndpoint(w http.ResponseWriter, r *http.Request, ep e
 		return true
 	}
 	var names []string
-	for _, s := range resp.GetServers() {
-		names = append(names, s.GetName())
+	for _, s := range resp.Servers {
+		names = append(names, s.Name)
 	}
 	if ep.server == "" || slices.Contains(names, ep.server) {
 		h.mu.Lock()

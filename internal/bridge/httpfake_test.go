@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // fakeMCPD is mcpd in memory with two servers: alpha (tools echo,
@@ -22,11 +22,11 @@ type fakeMCPD struct {
 	started   chan string // slow calls started
 
 	mu   sync.Mutex // guards subs
-	subs map[chan *mcpdv1.SubscriptionEvent]bool
+	subs map[chan *service.SubscriptionEvent]bool
 }
 
 func newFakeMCPD() *fakeMCPD {
-	return &fakeMCPD{cancelled: make(chan string, 16), started: make(chan string, 16), subs: map[chan *mcpdv1.SubscriptionEvent]bool{}}
+	return &fakeMCPD{cancelled: make(chan string, 16), started: make(chan string, 16), subs: map[chan *service.SubscriptionEvent]bool{}}
 }
 
 var fakeTools = map[string]string{
@@ -34,54 +34,43 @@ var fakeTools = map[string]string{
 	"beta":  `[{"name":"where","inputSchema":{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}}]`,
 }
 
-func (f *fakeMCPD) ListServers(context.Context, *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
-	var out []*mcpdv1.ServerStatus
+func (f *fakeMCPD) ListServers(context.Context) (*service.Servers, error) {
+	var out []service.ServerStatus
 	for _, n := range []string{"alpha", "beta"} {
-		out = append(out, &mcpdv1.ServerStatus{
-			Name: n, State: mcpdv1.ServerState_SERVER_STATE_READY, Era: "legacy",
-			CapabilitiesJson: `{"tools":{"listChanged":true},"prompts":{},"resources":{"subscribe":true}}`,
-			ServerInfoJson:   `{"name":"` + n + `","version":"1"}`,
+		out = append(out, service.ServerStatus{
+			Name: n, Era: "legacy",
+			Capabilities: json.RawMessage(`{"tools":{"listChanged":true},"prompts":{},"resources":{"subscribe":true}}`),
+			ServerInfo:   json.RawMessage(`{"name":"` + n + `","version":"1"}`),
 		})
 	}
-	return &mcpdv1.ListServersResponse{Servers: out}, nil
+	return &service.Servers{Servers: out}, nil
 }
 
-func (f *fakeMCPD) ListTools(_ context.Context, r *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
-	return &mcpdv1.ListToolsResponse{Servers: []*mcpdv1.ServerList{{Server: r.GetServer(), ItemsJson: fakeTools[r.GetServer()]}}}, nil
-}
-
-func (f *fakeMCPD) ListPrompts(_ context.Context, r *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error) {
+func (f *fakeMCPD) List(_ context.Context, server, method string, _ service.Options) ([]service.ServerList, error) {
 	items := `[]`
-	if r.GetServer() == "alpha" {
+	switch {
+	case method == "tools/list":
+		items = fakeTools[server]
+	case method == "prompts/list" && server == "alpha":
 		items = `[{"name":"greet"}]`
-	}
-	return &mcpdv1.ListPromptsResponse{Servers: []*mcpdv1.ServerList{{Server: r.GetServer(), ItemsJson: items}}}, nil
-}
-
-func (f *fakeMCPD) ListResources(_ context.Context, r *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error) {
-	items := `[]`
-	if r.GetServer() == "alpha" {
+	case method == "resources/list" && server == "alpha":
 		items = `[{"uri":"res://alpha/a","name":"a"}]`
 	}
-	return &mcpdv1.ListResourcesResponse{Servers: []*mcpdv1.ServerList{{Server: r.GetServer(), ItemsJson: items}}}, nil
+	return []service.ServerList{{Server: server, Items: json.RawMessage(items)}}, nil
 }
 
-func (f *fakeMCPD) ListResourceTemplates(_ context.Context, r *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error) {
-	return &mcpdv1.ListResourceTemplatesResponse{Servers: []*mcpdv1.ServerList{{Server: r.GetServer(), ItemsJson: `[]`}}}, nil
-}
-
-func (f *fakeMCPD) ReadResource(_ context.Context, r *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error) {
-	if r.GetUri() != "res://alpha/a" {
-		return &mcpdv1.McpResponse{Error: &mcpdv1.McpError{Code: -32002, Message: "resource not found"}}, nil
+func (f *fakeMCPD) Read(_ context.Context, r service.Read) (*service.Response, error) {
+	if r.URI != "res://alpha/a" {
+		return &service.Response{Error: &jsonrpc.Error{Code: -32002, Message: "resource not found"}}, nil
 	}
-	return &mcpdv1.McpResponse{Server: r.GetServer(), ResultJson: `{"contents":[{"uri":"res://alpha/a","text":"A"}]}`}, nil
+	return &service.Response{Server: r.Server, Result: json.RawMessage(`{"contents":[{"uri":"res://alpha/a","text":"A"}]}`)}, nil
 }
 
-func (f *fakeMCPD) UpdateSubscription(context.Context, *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
-	return &mcpdv1.UpdateSubscriptionResponse{}, nil
+func (f *fakeMCPD) UpdateWatch(context.Context, service.SubscriptionUpdate) ([]service.ServerAck, error) {
+	return nil, nil
 }
 
-func (f *fakeMCPD) SendRequest(ctx context.Context, r *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error) {
+func (f *fakeMCPD) Send(ctx context.Context, r service.Request, onEvent func(service.Event)) (*service.Response, error) {
 	var p struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
@@ -89,62 +78,51 @@ func (f *fakeMCPD) SendRequest(ctx context.Context, r *mcpdv1.SendRequestRequest
 			ProgressToken json.RawMessage `json:"progressToken"`
 		} `json:"_meta"`
 	}
-	_ = json.Unmarshal([]byte(r.GetParamsJson()), &p)
-	respond := func(result string) *mcpdv1.CallToolEvent {
-		return &mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{Response: &mcpdv1.McpResponse{Server: r.GetServer(), ResultJson: result}}}
+	_ = json.Unmarshal(r.Params, &p)
+	respond := func(result string) *service.Response {
+		return &service.Response{Server: r.Server, Result: json.RawMessage(result)}
 	}
 	text := func(s string) string {
 		b, _ := json.Marshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": s}}})
 		return string(b)
 	}
 	switch {
-	case r.GetMethod() == "prompts/get":
-		return &sliceStream[mcpdv1.CallToolEvent]{items: []*mcpdv1.CallToolEvent{respond(`{"messages":[{"role":"user","content":{"type":"text","text":"hello"}}]}`)}}, nil
-	case r.GetMethod() != "tools/call":
-		return &sliceStream[mcpdv1.CallToolEvent]{items: []*mcpdv1.CallToolEvent{{Event: &mcpdv1.CallToolEvent_Response{Response: &mcpdv1.McpResponse{
-			Error: &mcpdv1.McpError{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}}}}}}, nil
+	case r.Method == "prompts/get":
+		return respond(`{"messages":[{"role":"user","content":{"type":"text","text":"hello"}}]}`), nil
+	case r.Method != "tools/call":
+		return &service.Response{Error: &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}}, nil
 	case p.Name == "slow":
+		// A call that answers nothing until cancelled.
 		f.started <- "slow"
-		return &blockStream{ctx: ctx, f: f}, nil
+		<-ctx.Done()
+		f.cancelled <- "slow"
+		return nil, ctx.Err()
 	case p.Name == "progress":
-		var evs []*mcpdv1.CallToolEvent
 		for i := 1; i <= 2; i++ {
 			prog, _ := json.Marshal(map[string]any{"progressToken": p.Meta.ProgressToken, "progress": i, "total": 2})
-			evs = append(evs, &mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_ProgressJson{ProgressJson: string(prog)}})
+			onEvent(service.Event{Kind: service.Progress, Params: prog})
 		}
-		return &sliceStream[mcpdv1.CallToolEvent]{items: append(evs, respond(text("done")))}, nil
+		return respond(text("done")), nil
 	default:
-		return &sliceStream[mcpdv1.CallToolEvent]{items: []*mcpdv1.CallToolEvent{respond(text(string(p.Arguments)))}}, nil
+		return respond(text(string(p.Arguments))), nil
 	}
 }
 
-// blockStream is a call that answers nothing until cancelled.
-type blockStream struct {
-	ctx context.Context
-	f   *fakeMCPD
-}
-
-func (b *blockStream) Recv() (*mcpdv1.CallToolEvent, error) {
-	<-b.ctx.Done()
-	b.f.cancelled <- "slow"
-	return nil, b.ctx.Err()
-}
-
-func (f *fakeMCPD) Subscribe(ctx context.Context, _ *mcpdv1.SubscribeRequest) (RecvStream[mcpdv1.SubscriptionEvent], error) {
-	ch := make(chan *mcpdv1.SubscriptionEvent, 16)
+func (f *fakeMCPD) Watch(ctx context.Context, _ service.Watch, send func(service.SubscriptionEvent) error) error {
+	ch := make(chan *service.SubscriptionEvent, 16)
 	f.mu.Lock()
 	f.subs[ch] = true
 	f.mu.Unlock()
-	context.AfterFunc(ctx, func() {
+	defer func() {
 		f.mu.Lock()
 		delete(f.subs, ch)
 		f.mu.Unlock()
-	})
-	return &subStream{ctx: ctx, events: ch}, nil
+	}()
+	return deliverEvents(ctx, ch, send)
 }
 
-// broadcast sends ev on every open Subscribe stream.
-func (f *fakeMCPD) broadcast(ev *mcpdv1.SubscriptionEvent) {
+// broadcast sends ev on every open subscription.
+func (f *fakeMCPD) broadcast(ev *service.SubscriptionEvent) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for ch := range f.subs {
@@ -155,8 +133,8 @@ func (f *fakeMCPD) broadcast(ev *mcpdv1.SubscriptionEvent) {
 	}
 }
 
-func (f *fakeMCPD) Host(context.Context) (HostStream, error) {
-	return nil, errors.New("no host stream")
+func (f *fakeMCPD) ServeHost(context.Context, service.HostRegistration, func(), service.HostAnswerer, service.HostNotifier) error {
+	return errors.New("no host registration")
 }
 func (f *fakeMCPD) Ready(context.Context) error { return nil }
 func (f *fakeMCPD) Down() bool                  { return false }

@@ -12,123 +12,82 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
-// askMCPD is fakeMCPD with a Host stream and a tool "ask" on alpha that
-// works like a legacy child asking its client: it reports progress, sends
-// sampling/createMessage to the host through the Host stream, reports
-// progress again once answered, and returns the answer.
+// askMCPD is fakeMCPD with host registrations and a tool "ask" on alpha
+// that works like a legacy child asking its client: it reports progress,
+// sends sampling/createMessage to the host through its registration,
+// reports progress again once answered, and returns the answer.
 type askMCPD struct {
 	*fakeMCPD
-	pipes chan *hostPipe // each Host stream the bridge registered on
+	hosts chan askHost // each host registration the bridge made
+}
+
+// askHost is one host registration: its context and its answerer.
+type askHost struct {
+	ctx    context.Context
+	answer service.HostAnswerer
 }
 
 func newAskMCPD() *askMCPD {
-	return &askMCPD{fakeMCPD: newFakeMCPD(), pipes: make(chan *hostPipe, 4)}
+	return &askMCPD{fakeMCPD: newFakeMCPD(), hosts: make(chan askHost, 4)}
 }
 
-// hostPipe is the mcpd end of one Host stream.
-type hostPipe struct {
-	ctx      context.Context
-	f        *askMCPD
-	toBridge chan *mcpdv1.HostResponse
-	answers  chan *mcpdv1.HostAnswer
-}
-
-func (p *hostPipe) Send(m *mcpdv1.HostRequest) error {
-	switch msg := m.GetMsg().(type) {
-	case *mcpdv1.HostRequest_Register:
-		p.toBridge <- &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Registered{Registered: &mcpdv1.HostRegistered{}}}
-		// Like mcpd, route calls to the stream only once it is registered.
-		p.f.pipes <- p
-	case *mcpdv1.HostRequest_Answer:
-		select {
-		case p.answers <- msg.Answer:
-		case <-p.ctx.Done():
-			return p.ctx.Err()
-		}
-	}
-	return nil
-}
-
-func (p *hostPipe) Recv() (*mcpdv1.HostResponse, error) {
+func (f *askMCPD) ServeHost(ctx context.Context, _ service.HostRegistration, registered func(), answer service.HostAnswerer, _ service.HostNotifier) error {
+	registered()
+	// Like mcpd, route calls to the host only once it is registered.
 	select {
-	case m := <-p.toBridge:
-		return m, nil
-	case <-p.ctx.Done():
-		return nil, p.ctx.Err()
+	case f.hosts <- askHost{ctx: ctx, answer: answer}:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
+	<-ctx.Done()
+	return ctx.Err()
 }
 
-func (f *askMCPD) Host(ctx context.Context) (HostStream, error) {
-	return &hostPipe{ctx: ctx, f: f, toBridge: make(chan *mcpdv1.HostResponse, 4), answers: make(chan *mcpdv1.HostAnswer, 1)}, nil
-}
-
-func (f *askMCPD) SendRequest(ctx context.Context, r *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error) {
+func (f *askMCPD) Send(ctx context.Context, r service.Request, onEvent func(service.Event)) (*service.Response, error) {
 	var p struct {
 		Name string `json:"name"`
 		Meta struct {
 			ProgressToken json.RawMessage `json:"progressToken"`
 		} `json:"_meta"`
 	}
-	_ = json.Unmarshal([]byte(r.GetParamsJson()), &p)
+	_ = json.Unmarshal(r.Params, &p)
 	if p.Name != "ask" {
-		return f.fakeMCPD.SendRequest(ctx, r)
+		return f.fakeMCPD.Send(ctx, r, onEvent)
 	}
-	return &askStream{ctx: ctx, f: f, token: p.Meta.ProgressToken}, nil
-}
-
-// askStream is one call of "ask", as mcpd streams it.
-type askStream struct {
-	ctx    context.Context
-	f      *askMCPD
-	token  json.RawMessage // the progress token mcpd was given
-	step   int
-	answer string
-}
-
-func (s *askStream) progress(n int) *mcpdv1.CallToolEvent {
-	p, _ := json.Marshal(map[string]any{"progressToken": s.token, "progress": n, "total": 2})
-	return &mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_ProgressJson{ProgressJson: string(p)}}
-}
-
-func (s *askStream) Recv() (*mcpdv1.CallToolEvent, error) {
-	s.step++
-	switch s.step {
-	case 1:
-		return s.progress(1), nil
-	case 2:
-		ans, err := s.ask()
-		if err != nil {
-			return nil, err
-		}
-		s.answer = ans
-		return s.progress(2), nil
-	default:
-		res, _ := json.Marshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": "answer: " + s.answer}}})
-		return &mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{Response: &mcpdv1.McpResponse{Server: "alpha", ResultJson: string(res)}}}, nil
+	progress := func(n int) {
+		prog, _ := json.Marshal(map[string]any{"progressToken": p.Meta.ProgressToken, "progress": n, "total": 2})
+		onEvent(service.Event{Kind: service.Progress, Params: prog})
 	}
+	progress(1)
+	answer, err := f.ask(ctx)
+	if err != nil {
+		return nil, err
+	}
+	progress(2)
+	res, _ := json.Marshal(map[string]any{"content": []any{map[string]string{"type": "text", "text": "answer: " + answer}}})
+	return &service.Response{Server: "alpha", Result: res}, nil
 }
 
-// ask sends sampling/createMessage to the host on the bridge's Host stream
+// ask sends sampling/createMessage to the host through its registration
 // and waits for the answer.
-func (s *askStream) ask() (string, error) {
-	var p *hostPipe
+func (f *askMCPD) ask(ctx context.Context) (string, error) {
+	var h askHost
 	select {
-	case p = <-s.f.pipes:
-	case <-s.ctx.Done():
-		return "", s.ctx.Err()
+	case h = <-f.hosts:
+	case <-ctx.Done():
+		return "", ctx.Err()
 	}
-	p.toBridge <- &mcpdv1.HostResponse{Msg: &mcpdv1.HostResponse_Call{Call: &mcpdv1.HostCall{
-		CallId: 1, Server: "alpha", Method: "sampling/createMessage", ParamsJson: `{"messages":[],"maxTokens":5}`,
-	}}}
-	select {
-	case a := <-p.answers:
-		return a.GetResultJson(), nil
-	case <-s.ctx.Done():
-		return "", s.ctx.Err()
+	actx, cancel := context.WithCancel(h.ctx)
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	res, _ := h.answer(actx, "alpha", "sampling/createMessage", json.RawMessage(`{"messages":[],"maxTokens":5}`))
+	if err := ctx.Err(); err != nil {
+		return "", err
 	}
+	return string(res), nil
 }
 
 // sseMessages are the JSON-RPC messages of an SSE body, or of a JSON one.
@@ -278,7 +237,7 @@ func TestStdioModernOpenCallProgress(t *testing.T) {
 		serveErr = serveLines(context.Background(), f, Options{
 			Names: []string{"alpha"}, MaxLine: 1 << 20, Warnf: t.Logf,
 			RPCError:    func(_ context.Context, err error, _ string) error { return err },
-			CallOptions: func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} },
+			CallOptions: func() service.Options { return service.Options{} },
 		}, in, sink, nil)
 	})
 	defer func() {

@@ -9,7 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // The Go SDK's streamable client, in both eras, on one server's endpoint
@@ -107,7 +107,7 @@ func testGoSDK(t *testing.T, era, path, prefix string) {
 	tick := time.NewTicker(50 * time.Millisecond)
 	defer tick.Stop()
 	for {
-		f.broadcast(&mcpdv1.SubscriptionEvent{Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED, Server: "alpha", Uri: "res://alpha/a"})
+		f.broadcast(&service.SubscriptionEvent{Kind: service.ResourceUpdated, Server: "alpha", URI: "res://alpha/a"})
 		select {
 		case uri := <-updated:
 			if uri != "res://alpha/a" {

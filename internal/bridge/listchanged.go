@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // Timing of an aggregate's lists for its host. The host's first list of
@@ -187,12 +187,13 @@ func (b *bridge) knewLocked(kind string, c listChange) bool {
 // (a list that came after it holds the change, however long the event took
 // to arrive: a subscription opening while servers start delivers its
 // events late), else the time it arrived.
-func (b *bridge) eventTime(ev *mcpdv1.SubscriptionEvent) time.Time {
+func (b *bridge) eventTime(ev *service.SubscriptionEvent) time.Time {
 	now := time.Now()
-	if !b.opts.LocalClock || ev.GetTimeUnixMs() <= 0 {
+	ms := ev.Time.UnixMilli()
+	if !b.opts.LocalClock || ev.Time.IsZero() || ms <= 0 {
 		return now
 	}
-	if at := time.UnixMilli(ev.GetTimeUnixMs() + 1); at.Before(now) {
+	if at := time.UnixMilli(ms + 1); at.Before(now) {
 		return at
 	}
 	return now

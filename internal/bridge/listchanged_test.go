@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // A change is dated by its event's time, rounded up to the millisecond,
@@ -12,7 +12,7 @@ import (
 // come or missing, by now.
 func TestEventTime(t *testing.T) {
 	heard := time.Now().Add(-5 * time.Second)
-	ev := &mcpdv1.SubscriptionEvent{TimeUnixMs: heard.UnixMilli()}
+	ev := &service.SubscriptionEvent{Time: time.UnixMilli(heard.UnixMilli())}
 	local := &bridge{opts: Options{LocalClock: true}}
 	if got, want := local.eventTime(ev), time.UnixMilli(heard.UnixMilli()+1); !got.Equal(want) {
 		t.Errorf("in mcpd: %v, want %v", got, want)
@@ -24,11 +24,11 @@ func TestEventTime(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		b    *bridge
-		ev   *mcpdv1.SubscriptionEvent
+		ev   *service.SubscriptionEvent
 	}{
 		{"remote mcpd", &bridge{}, ev},
-		{"no time", local, &mcpdv1.SubscriptionEvent{}},
-		{"a time to come", local, &mcpdv1.SubscriptionEvent{TimeUnixMs: time.Now().Add(time.Hour).UnixMilli()}},
+		{"no time", local, &service.SubscriptionEvent{}},
+		{"a time to come", local, &service.SubscriptionEvent{Time: time.Now().Add(time.Hour)}},
 	} {
 		if got := c.b.eventTime(c.ev); got.Before(before) || got.After(time.Now()) {
 			t.Errorf("%s: %v, want the time it came", c.name, got)

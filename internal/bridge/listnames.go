@@ -13,7 +13,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // serverItems are the items one server listed, a JSON array as mcpd gave it.
@@ -188,13 +188,13 @@ func textOf(raw json.RawMessage) string {
 // HostTools is the tools list a bridge serving lists would give its host:
 // merged, named by mode when aggr (several servers, or every server of
 // mcpd or of a profile), as JSON items. Servers that failed are left out.
-func HostTools(lists []*mcpdv1.ServerList, aggr bool, mode profile.Prefix) ([]json.RawMessage, error) {
+func HostTools(lists []service.ServerList, aggr bool, mode profile.Prefix) ([]json.RawMessage, error) {
 	var got []serverItems
 	for _, e := range lists {
-		if e.GetError() != nil || e.GetUnavailable() != "" {
+		if e.Error != nil || e.Unavailable != "" {
 			continue
 		}
-		got = append(got, serverItems{server: e.GetServer(), itemsJSON: e.GetItemsJson()})
+		got = append(got, serverItems{server: e.Server, itemsJSON: string(e.Items)})
 	}
 	l, err := nameItems("tools/list", got, aggr, mode, nil, false)
 	if err != nil {

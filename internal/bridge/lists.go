@@ -6,14 +6,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
-	"time"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // list returns the merged items of method over the served servers; names
@@ -153,11 +151,10 @@ func checkCursor(r *hostReq) *jsonrpc.Error {
 // server may shape the list by (MCP Apps lists UI tools only to a client
 // that declared the extension).
 func (b *bridge) listOne(ctx context.Context, method, server string) ([]service.ServerList, error) {
-	var opts *mcpdv1.CallOptions
+	var o service.Options
 	if b.opts.CallOptions != nil {
-		opts = b.opts.CallOptions()
+		o = b.opts.CallOptions()
 	}
-	o := optionsOf(opts)
 	b.mu.Lock()
 	info := b.hostInfo
 	b.mu.Unlock()
@@ -168,29 +165,7 @@ func (b *bridge) listOne(ctx context.Context, method, server string) ([]service.
 	if caps := b.listCaps(ctx); len(caps) > 0 && caps[0] == '{' {
 		o.ClientCapabilities = caps
 	}
-	if ds, ok := b.be.(DirectSender); ok {
-		return ds.List(ctx, server, method, o)
-	}
-	return b.listFrom(ctx, method, server, callOptions(o))
-}
-
-// optionsOf is opts (nil: none) as the in-process service takes them.
-func optionsOf(opts *mcpdv1.CallOptions) service.Options {
-	o := service.Options{Timeout: time.Duration(opts.GetTimeoutMs()) * time.Millisecond,
-		ClientCapabilities: json.RawMessage(opts.GetClientCapabilitiesJson())}
-	if c := opts.GetClient(); c != nil {
-		o.Client = service.Client{Name: c.GetName(), Version: c.GetVersion()}
-	}
-	return o
-}
-
-// callOptions is o as a gRPC request carries it.
-func callOptions(o service.Options) *mcpdv1.CallOptions {
-	opts := &mcpdv1.CallOptions{TimeoutMs: o.Timeout.Milliseconds(), ClientCapabilitiesJson: string(o.ClientCapabilities)}
-	if o.Client != (service.Client{}) {
-		opts.Client = &mcpdv1.ClientInfo{Name: o.Client.Name, Version: o.Client.Version}
-	}
-	return opts
+	return b.be.List(ctx, server, method, o)
 }
 
 // listCapsKey marks a context with the clientCapabilities its lists are
@@ -259,49 +234,6 @@ func itemsResult(r *hostReq, key string, items []json.RawMessage) (json.RawMessa
 		out = append(out, `,"resultType":"complete","ttlMs":0,"cacheScope":"private"`...)
 	}
 	return append(out, '}'), nil
-}
-
-// listFrom sends the list RPC of the MCP method ("tools/list", …).
-func (b *bridge) listFrom(ctx context.Context, method, server string, opts *mcpdv1.CallOptions) ([]service.ServerList, error) {
-	var lists []*mcpdv1.ServerList
-	var err error
-	switch method {
-	case "tools/list":
-		var r *mcpdv1.ListToolsResponse
-		r, err = b.be.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: server, Options: opts})
-		lists = r.GetServers()
-	case "prompts/list":
-		var r *mcpdv1.ListPromptsResponse
-		r, err = b.be.ListPrompts(ctx, &mcpdv1.ListPromptsRequest{Server: server, Options: opts})
-		lists = r.GetServers()
-	case "resources/list":
-		var r *mcpdv1.ListResourcesResponse
-		r, err = b.be.ListResources(ctx, &mcpdv1.ListResourcesRequest{Server: server, Options: opts})
-		lists = r.GetServers()
-	case "resources/templates/list":
-		var r *mcpdv1.ListResourceTemplatesResponse
-		r, err = b.be.ListResourceTemplates(ctx, &mcpdv1.ListResourceTemplatesRequest{Server: server, Options: opts})
-		lists = r.GetServers()
-	default:
-		return nil, fmt.Errorf("no list rpc for %q", method)
-	}
-	return serverLists(lists), err
-}
-
-// serverLists are lists as the in-process service gives them; nil for
-// none.
-func serverLists(lists []*mcpdv1.ServerList) []service.ServerList {
-	if lists == nil {
-		return nil
-	}
-	out := make([]service.ServerList, len(lists))
-	for i, e := range lists {
-		out[i] = service.ServerList{Server: e.GetServer(), Items: stringView(e.GetItemsJson()), Unavailable: e.GetUnavailable()}
-		if e.GetError() != nil {
-			out[i].Error = mcpErr(e.GetError())
-		}
-	}
-	return out
 }
 
 // uiResourceURI is the MCP Apps UI resource a tool's _meta names:

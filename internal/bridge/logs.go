@@ -7,7 +7,7 @@ import (
 	"strconv"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // logLevels are the syslog levels MCP uses.
@@ -29,7 +29,7 @@ func (b *bridge) setLevel(ctx context.Context, r *hostReq) (json.RawMessage, *js
 	b.mu.Unlock()
 	for _, n := range b.serverNames() {
 		b.mu.Lock()
-		legacy := b.info[n] == nil || b.info[n].GetEra() != "modern"
+		legacy := b.info[n] == nil || b.info[n].Era != "modern"
 		b.mu.Unlock()
 		if legacy {
 			// Modern children have no logging/setLevel; the per-request
@@ -67,12 +67,12 @@ func (b *bridge) stampLogLevel(r *hostReq) {
 // calls. One sent while calls were in flight at the server, which mcpd
 // could not give to any of them, is not: it may be of another host's
 // call. A modern host has no channel for them.
-func (b *bridge) deliverLog(ev *mcpdv1.SubscriptionEvent) {
+func (b *bridge) deliverLog(ev *service.SubscriptionEvent) {
 	b.mu.Lock()
 	legacy, level := b.initialized, b.logLevel
 	b.mu.Unlock()
-	params := json.RawMessage(ev.GetParamsJson())
-	if !legacy || level == "" || ev.GetDuringCalls() || !json.Valid(params) {
+	params := ev.Params
+	if !legacy || level == "" || ev.DuringCalls || !json.Valid(params) {
 		return // during calls: it may be of another host's
 	}
 	var msg struct {

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"reflect"
 	"slices"
 	"strconv"
@@ -16,7 +14,6 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // maxToolName is the MCP limit on tool names ("Tool names: 1–128 chars").
@@ -212,8 +209,8 @@ func (b *bridge) serverInfo() json.RawMessage {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if !b.aggr && len(b.serverNames()) > 0 {
-		if s := b.info[b.serverNames()[0]]; s != nil && json.Valid([]byte(s.GetServerInfoJson())) && s.GetServerInfoJson() != "" {
-			return json.RawMessage(s.GetServerInfoJson())
+		if s := b.info[b.serverNames()[0]]; s != nil && json.Valid(s.ServerInfo) && len(s.ServerInfo) > 0 {
+			return s.ServerInfo
 		}
 	}
 	return b.ownInfo
@@ -227,29 +224,21 @@ func (b *bridge) instructions() string {
 	}
 	if !b.aggr {
 		if s := b.info[b.serverNames()[0]]; s != nil {
-			return s.GetInstructions()
+			return s.Instructions
 		}
 		return ""
 	}
 	var parts []string
 	for _, n := range b.serverNames() {
-		if s := b.info[n]; s != nil && s.GetInstructions() != "" {
+		if s := b.info[n]; s != nil && s.Instructions != "" {
 			if b.prefix == profile.PrefixOnCollision {
-				parts = append(parts, fmt.Sprintf("## %s (a tool or prompt name another server shares is prefixed %s%s)\n\n%s", n, n, prefixSep, s.GetInstructions()))
+				parts = append(parts, fmt.Sprintf("## %s (a tool or prompt name another server shares is prefixed %s%s)\n\n%s", n, n, prefixSep, s.Instructions))
 				continue
 			}
-			parts = append(parts, fmt.Sprintf("## %s (tools and prompts prefixed %s%s)\n\n%s", n, n, prefixSep, s.GetInstructions()))
+			parts = append(parts, fmt.Sprintf("## %s (tools and prompts prefixed %s%s)\n\n%s", n, n, prefixSep, s.Instructions))
 		}
 	}
 	return strings.Join(parts, "\n\n")
-}
-
-func mcpErr(e *mcpdv1.McpError) *jsonrpc.Error {
-	out := &jsonrpc.Error{Code: e.GetCode(), Message: e.GetMessage()}
-	if d := e.GetDataJson(); d != "" && json.Valid([]byte(d)) {
-		out.Data = json.RawMessage(d)
-	}
-	return out
 }
 
 // ---- calls ----
@@ -352,16 +341,6 @@ func cloneParams(p map[string]json.RawMessage) map[string]json.RawMessage {
 	return out
 }
 
-// options are the per-call settings: the host's identity and capabilities.
-func (b *bridge) options(r *hostReq) *mcpdv1.CallOptions {
-	o := b.serviceOptions(r)
-	opts := &mcpdv1.CallOptions{TimeoutMs: o.Timeout.Milliseconds(), ClientCapabilitiesJson: string(o.ClientCapabilities)}
-	if o.Client != (service.Client{}) {
-		opts.Client = &mcpdv1.ClientInfo{Name: o.Client.Name, Version: o.Client.Version}
-	}
-	return opts
-}
-
 // serviceOptions are options as the in-process service takes them.
 func (b *bridge) serviceOptions(r *hostReq) service.Options {
 	o := service.Options{Timeout: b.timeout}
@@ -429,41 +408,11 @@ func (b *bridge) send(ctx context.Context, r *hostReq, server, method string, pa
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
 	ctx = withAlsoHeld(ctx, r.alsoHeld(params))
-	if ds, ok := b.be.(DirectSender); ok {
-		return b.sendDirect(ctx, ds, r, server, method, params)
-	}
 	// params are a view, not a copy: they may be tens of MiB, and nothing
 	// writes to them (forwardParams made them, or they are the host's
 	// message, which is never reused).
-	in := &mcpdv1.SendRequestRequest{Server: server, Method: method, ParamsJson: bytesString(params), Options: b.options(r)}
-	var resp *mcpdv1.McpResponse
-	stream, err := b.be.SendRequest(ctx, in)
-	if err != nil {
-		return b.callFailed(ctx, r, server, method, err)
-	}
-	for resp == nil {
-		ev, err := stream.Recv()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return b.callFailed(ctx, r, server, method, err)
-		}
-		resp = b.callEvent(ctx, ev)
-	}
-	switch {
-	case resp == nil:
-		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "mcpd ended the call without a response")
-	case resp.GetError() != nil:
-		return nil, mcpErr(resp.GetError())
-	}
-	return b.result(r, json.RawMessage(resp.GetResultJson())), nil
-}
-
-// sendDirect is send through an in-process backend.
-func (b *bridge) sendDirect(ctx context.Context, ds DirectSender, r *hostReq, server, method string, params json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
 	req := service.Request{Server: server, Method: method, Params: params, Options: b.serviceOptions(r)}
-	resp, err := ds.Send(ctx, req, func(ev service.Event) {
+	resp, err := b.be.Send(ctx, req, func(ev service.Event) {
 		m := "notifications/progress"
 		if ev.Kind == service.Message {
 			m = "notifications/message"

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // A served server may be down (crash-looping, failed, stopped by the
@@ -152,25 +152,25 @@ func (b *bridge) warnRequest(r *hostReq, notes []string) {
 // serverState handles a lifecycle event of a served server: a server that
 // stays down is missing; one that is ready and was missing, or never
 // described, is described and the host told its lists changed.
-func (b *bridge) serverState(ctx context.Context, ev *mcpdv1.SubscriptionEvent) {
-	n := ev.GetServer()
+func (b *bridge) serverState(ctx context.Context, ev *service.SubscriptionEvent) {
+	n := ev.Server
 	if !slices.Contains(b.serverNames(), n) {
 		return
 	}
 	switch {
-	case slices.Contains(downStates, ev.GetState()):
-		why := ev.GetError()
+	case slices.Contains(downStates, ev.State):
+		why := ev.Error
 		if why == "" {
-			why = ev.GetState()
+			why = ev.State
 		}
 		b.serverDown(n, why)
 		if b.aggr {
 			b.announceLists(false) // its items are gone from the aggregate lists
 		}
-		if ev.GetState() == "removed" {
+		if ev.State == "removed" {
 			b.refreshProfileSoon() // a bridge of a whole profile serves what it has now
 		}
-	case ev.GetState() == "ready":
+	case ev.State == "ready":
 		b.mu.Lock()
 		_, missing := b.missing[n]
 		described := b.info[n] != nil
@@ -191,12 +191,12 @@ func (b *bridge) serverState(ctx context.Context, ev *mcpdv1.SubscriptionEvent) 
 
 // redescribe learns again what server declares, from mcpd's status.
 func (b *bridge) redescribe(ctx context.Context, server string) {
-	st, err := b.be.ListServers(ctx, &mcpdv1.ListServersRequest{})
+	st, err := b.be.ListServers(ctx)
 	if err != nil {
 		return
 	}
-	for _, s := range st.GetServers() {
-		if s.GetName() == server && s.GetCapabilitiesJson() != "" {
+	for i := range st.Servers {
+		if s := &st.Servers[i]; s.Name == server && len(s.Capabilities) > 0 {
 			b.mu.Lock()
 			b.info[server] = s
 			b.mu.Unlock()
@@ -206,10 +206,10 @@ func (b *bridge) redescribe(ctx context.Context, server string) {
 
 // ackServers records the servers the Subscribe stream's acknowledgement
 // says cannot serve now.
-func (b *bridge) ackServers(ack *mcpdv1.SubscriptionAck) {
-	for _, s := range ack.GetServers() {
-		if s.GetError() != "" && slices.Contains(b.serverNames(), s.GetServer()) {
-			b.serverDown(s.GetServer(), s.GetError())
+func (b *bridge) ackServers(ack *service.SubscriptionAck) {
+	for _, s := range ack.Servers {
+		if s.Error != "" && slices.Contains(b.serverNames(), s.Server) {
+			b.serverDown(s.Server, s.Error)
 		}
 	}
 }

@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/profile"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // toolLists are ListTools entries of servers with the named tools.
-func toolLists(byServer map[string][]string) []*mcpdv1.ServerList {
-	var out []*mcpdv1.ServerList
+func toolLists(byServer map[string][]string) []service.ServerList {
+	var out []service.ServerList
 	for _, s := range slices.Sorted(func(yield func(string) bool) {
 		for k := range byServer {
 			if !yield(k) {
@@ -25,7 +25,7 @@ func toolLists(byServer map[string][]string) []*mcpdv1.ServerList {
 			items = append(items, map[string]string{"name": n})
 		}
 		data, _ := json.Marshal(items)
-		out = append(out, &mcpdv1.ServerList{Server: s, ItemsJson: string(data)})
+		out = append(out, service.ServerList{Server: s, Items: data})
 	}
 	return out
 }

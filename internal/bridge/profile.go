@@ -3,15 +3,13 @@ package bridge
 import (
 	"context"
 
-	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // A bridge serving a profile (Options.Profile) makes every call of mcpd
 // under it: the profile travels in the context of each Backend call
-// (WithProfile), as gRPC metadata over the socket (GRPCBackend) and as the
+// (WithProfile), as gRPC metadata over the socket (internal/bridgegrpc) and as the
 // context's profile in the daemon's own process (the HTTP face's backend).
 // mcpd enforces it; the bridge only names what it is given (Options.Prefix).
 
@@ -31,12 +29,6 @@ func ProfileFrom(ctx context.Context) string {
 	return name
 }
 
-// outgoing adds the profile and the root of ctx, if any, to its gRPC
-// request metadata.
-func outgoing(ctx context.Context) context.Context {
-	return apiclient.Outgoing(ctx, apiclient.Metadata{Profile: ProfileFrom(ctx), Root: RootFrom(ctx)})
-}
-
 // profiledBackend makes every call of its Backend under one profile and
 // in one workspace root, either of them "" for none.
 type profiledBackend struct {
@@ -44,93 +36,53 @@ type profiledBackend struct {
 	profile, root string
 }
 
-// profiledDirect is a profiledBackend over a DirectSender, which it
-// stays.
-type profiledDirect struct {
-	*profiledBackend
-	ds DirectSender
-}
-
-func (p profiledDirect) Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error) {
-	return p.ds.Send(p.ctx(ctx), req, onEvent)
-}
-
-func (p profiledDirect) List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error) {
-	return p.ds.List(p.ctx(ctx), server, method, o)
-}
-
-func (p profiledDirect) Read(ctx context.Context, r service.Read) (*service.Response, error) {
-	return p.ds.Read(p.ctx(ctx), r)
-}
-
-func (p profiledDirect) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer, notify service.HostNotifier) error {
-	return p.ds.ServeHost(p.ctx(ctx), reg, registered, answer, notify)
-}
-
-func (p profiledDirect) UpdateWatch(ctx context.Context, u service.SubscriptionUpdate) ([]service.ServerAck, error) {
-	return p.ds.UpdateWatch(p.ctx(ctx), u)
-}
-
 // profiled is be making every call under profile and in root.
 func profiled(be Backend, profile, root string) Backend {
-	p := &profiledBackend{Backend: be, profile: profile, root: root}
-	if ds, ok := be.(DirectSender); ok {
-		return profiledDirect{profiledBackend: p, ds: ds}
-	}
-	return p
+	return &profiledBackend{Backend: be, profile: profile, root: root}
 }
 
 func (p *profiledBackend) ctx(ctx context.Context) context.Context {
 	return WithRoot(WithProfile(ctx, p.profile), p.root)
 }
 
-func (p *profiledBackend) ListServers(ctx context.Context, in *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
-	return p.Backend.ListServers(p.ctx(ctx), in)
+func (p *profiledBackend) ListServers(ctx context.Context) (*service.Servers, error) {
+	return p.Backend.ListServers(p.ctx(ctx))
 }
 
-func (p *profiledBackend) ListTools(ctx context.Context, in *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
-	return p.Backend.ListTools(p.ctx(ctx), in)
+func (p *profiledBackend) Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error) {
+	return p.Backend.Send(p.ctx(ctx), req, onEvent)
 }
 
-func (p *profiledBackend) ListPrompts(ctx context.Context, in *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error) {
-	return p.Backend.ListPrompts(p.ctx(ctx), in)
+func (p *profiledBackend) List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error) {
+	return p.Backend.List(p.ctx(ctx), server, method, o)
 }
 
-func (p *profiledBackend) ListResources(ctx context.Context, in *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error) {
-	return p.Backend.ListResources(p.ctx(ctx), in)
+func (p *profiledBackend) Read(ctx context.Context, r service.Read) (*service.Response, error) {
+	return p.Backend.Read(p.ctx(ctx), r)
 }
 
-func (p *profiledBackend) ListResourceTemplates(ctx context.Context, in *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error) {
-	return p.Backend.ListResourceTemplates(p.ctx(ctx), in)
+func (p *profiledBackend) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer, notify service.HostNotifier) error {
+	return p.Backend.ServeHost(p.ctx(ctx), reg, registered, answer, notify)
 }
 
-func (p *profiledBackend) ReadResource(ctx context.Context, in *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error) {
-	return p.Backend.ReadResource(p.ctx(ctx), in)
+func (p *profiledBackend) Watch(ctx context.Context, w service.Watch, send func(service.SubscriptionEvent) error) error {
+	return p.Backend.Watch(p.ctx(ctx), w, send)
 }
 
-func (p *profiledBackend) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
-	return p.Backend.UpdateSubscription(p.ctx(ctx), in)
-}
-
-func (p *profiledBackend) SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error) {
-	return p.Backend.SendRequest(p.ctx(ctx), in)
-}
-
-func (p *profiledBackend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (RecvStream[mcpdv1.SubscriptionEvent], error) {
-	return p.Backend.Subscribe(p.ctx(ctx), in)
-}
-
-func (p *profiledBackend) Host(ctx context.Context) (HostStream, error) {
-	return p.Backend.Host(p.ctx(ctx))
+func (p *profiledBackend) UpdateWatch(ctx context.Context, u service.SubscriptionUpdate) ([]service.ServerAck, error) {
+	return p.Backend.UpdateWatch(p.ctx(ctx), u)
 }
 
 // prefixMode is the naming of a bridge: the option's when set, else the
 // profile's mcpd reported, else PrefixAlways.
-func prefixMode(opt profile.Prefix, info *mcpdv1.ProfileInfo) profile.Prefix {
+func prefixMode(opt profile.Prefix, info *service.Profile) profile.Prefix {
 	if opt != "" {
 		return opt
 	}
-	if p, ok := profile.ParsePrefix(info.GetPrefix()); ok {
+	if info == nil {
+		return profile.PrefixAlways
+	}
+	if p, ok := profile.ParsePrefix(info.Prefix); ok {
 		return p
 	}
 	return profile.PrefixAlways

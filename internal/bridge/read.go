@@ -9,7 +9,6 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // read serves resources/read through mcpd's ReadResource (cached), on the
@@ -91,30 +90,15 @@ func (b *bridge) readOnce(ctx context.Context, r *hostReq, server, uri string, p
 	if err := b.ready(ctx); err != nil {
 		return nil, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", err.Error())
 	}
-	var res json.RawMessage
-	if ds, ok := b.be.(DirectSender); ok {
-		resp, err := ds.Read(ctx, service.Read{Server: server, URI: uri, Options: b.serviceOptions(r),
-			InputResponses: params["inputResponses"], RequestState: state})
-		switch {
-		case err != nil:
-			return nil, b.rpcToMCP(ctx, err, server)
-		case resp.Error != nil:
-			return nil, resp.Error
-		}
-		res = resp.Result
-	} else {
-		resp, err := b.be.ReadResource(ctx, &mcpdv1.ReadResourceRequest{
-			Server: server, Uri: uri, Options: b.options(r),
-			InputResponsesJson: string(params["inputResponses"]), RequestState: state,
-		})
-		if err != nil {
-			return nil, b.rpcToMCP(ctx, err, server)
-		}
-		if resp.GetError() != nil {
-			return nil, mcpErr(resp.GetError())
-		}
-		res = json.RawMessage(resp.GetResultJson())
+	resp, err := b.be.Read(ctx, service.Read{Server: server, URI: uri, Options: b.serviceOptions(r),
+		InputResponses: params["inputResponses"], RequestState: state})
+	switch {
+	case err != nil:
+		return nil, b.rpcToMCP(ctx, err, server)
+	case resp.Error != nil:
+		return nil, resp.Error
 	}
+	res := resp.Result
 	if r.modern {
 		res = withCacheHints(withResultType(res))
 	}

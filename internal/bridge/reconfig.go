@@ -10,7 +10,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/profile"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // prefixMode is how the bridge prefixes names when it serves several
@@ -26,10 +26,10 @@ func (b *bridge) prefixMode() profile.Prefix {
 // told that its lists changed. It reports whether the profile's servers
 // differ from those it last described (a shared bridge of the HTTP face
 // is replaced then; a stdio bridge of the whole profile follows them).
-func (b *bridge) reprofile(info *mcpdv1.ProfileInfo) (serversChanged bool) {
+func (b *bridge) reprofile(info *service.Profile) (serversChanged bool) {
 	mode := prefixMode(b.opts.Prefix, info)
 	b.mu.Lock()
-	serversChanged = !slices.Equal(b.profileInfo.GetServers(), info.GetServers())
+	serversChanged = !slices.Equal(profileServers(b.profileInfo), profileServers(info))
 	changed := b.prefix != mode
 	b.prefix, b.profileInfo = mode, info
 	if changed {
@@ -47,14 +47,20 @@ func (b *bridge) reprofile(info *mcpdv1.ProfileInfo) (serversChanged bool) {
 }
 
 // isListChange reports whether k is a list-changed event kind.
-func isListChange(k mcpdv1.SubscriptionEventKind) bool {
+func isListChange(k service.SubscriptionKind) bool {
 	switch k {
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED,
-		mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED,
-		mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED:
+	case service.ToolsListChanged, service.PromptsListChanged, service.ResourcesListChanged:
 		return true
 	}
 	return false
+}
+
+// profileServers are the servers of p, none for nil.
+func profileServers(p *service.Profile) []string {
+	if p == nil {
+		return nil
+	}
+	return p.Servers
 }
 
 // refreshState coalesces the profile refreshes of a burst of list
@@ -64,7 +70,7 @@ type refreshState struct {
 	again   bool // another was asked for meanwhile: it runs once more
 	// after are the profile's list changes to tell once the refresh has
 	// applied the profile (refreshProfileThen).
-	after []*mcpdv1.SubscriptionEvent
+	after []*service.SubscriptionEvent
 }
 
 // refreshTimeout bounds one refresh's question to mcpd.
@@ -90,7 +96,7 @@ func (b *bridge) refreshProfileSoon() {
 			b.mu.Lock()
 			again := b.refresh.again
 			b.refresh.again, b.refresh.running = false, again
-			var after []*mcpdv1.SubscriptionEvent
+			var after []*service.SubscriptionEvent
 			if !again {
 				after, b.refresh.after = b.refresh.after, nil
 			}
@@ -110,7 +116,7 @@ func (b *bridge) refreshProfileSoon() {
 // once the profile is applied: a bridge of the whole profile that gains
 // or loses servers then tells the host of both at once, not of the
 // profile's change and then of its servers'.
-func (b *bridge) refreshProfileThen(ev *mcpdv1.SubscriptionEvent) {
+func (b *bridge) refreshProfileThen(ev *service.SubscriptionEvent) {
 	if b.opts.Profile == "" || b.opts.byHandler {
 		b.deliver(ev)
 		return
@@ -133,7 +139,7 @@ func (b *bridge) refreshProfileThen(ev *mcpdv1.SubscriptionEvent) {
 func (b *bridge) refreshProfile(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, refreshTimeout)
 	defer cancel()
-	resp, err := b.be.ListServers(ctx, &mcpdv1.ListServersRequest{})
+	resp, err := b.be.ListServers(ctx)
 	switch {
 	case status.Code(err) == codes.NotFound:
 		b.profileNotice(noticeGone, fmt.Sprintf("profile %q is no longer in mcpd's config: its requests fail until it is back; restart the bridge to serve another", b.opts.Profile))
@@ -142,13 +148,13 @@ func (b *bridge) refreshProfile(ctx context.Context) {
 		return // mcpd going away: the stream's end says so
 	}
 	b.profileNotice(noticeGone, "")
-	info := resp.GetProfile()
+	info := resp.Profile
 	b.reprofile(info)
 	if len(b.opts.Names) == 0 {
-		b.followProfile(resp.GetServers())
+		b.followProfile(resp.Servers)
 		return
 	}
-	b.noticeServers(without(b.serverNames(), info.GetServers()), nil)
+	b.noticeServers(without(b.serverNames(), profileServers(info)), nil)
 }
 
 // followProfile makes a bridge of a whole profile serve the profile's
@@ -158,11 +164,11 @@ func (b *bridge) refreshProfile(ctx context.Context) {
 // the host told its lists changed then; the Host registration is renewed.
 // A profile left with no enabled server keeps the servers served, whose
 // requests fail until it has one again.
-func (b *bridge) followProfile(servers []*mcpdv1.ServerStatus) {
+func (b *bridge) followProfile(servers []service.ServerStatus) {
 	var now []string
 	for _, s := range servers {
-		if !s.GetDisabled() {
-			now = append(now, s.GetName())
+		if !s.Disabled {
+			now = append(now, s.Name)
 		}
 	}
 	old := b.serverNames()
@@ -255,21 +261,21 @@ func (b *bridge) profileNotice(kind int, msg string) {
 
 // profileLookup is what mcpd says of a profile after a reload.
 type profileLookup struct {
-	info *mcpdv1.ProfileInfo
+	info *service.Profile
 	gone bool // mcpd has no such profile
 	err  bool // mcpd could not be asked: leave the profile's bridges be
 }
 
 // lookupProfile asks mcpd about profile name.
 func (h *HTTPHandler) lookupProfile(ctx context.Context, name string) profileLookup {
-	resp, err := h.be.ListServers(WithProfile(ctx, name), &mcpdv1.ListServersRequest{})
+	resp, err := h.be.ListServers(WithProfile(ctx, name))
 	switch {
 	case status.Code(err) == codes.NotFound:
 		return profileLookup{gone: true}
 	case err != nil:
 		return profileLookup{err: true}
 	}
-	return profileLookup{info: resp.GetProfile()}
+	return profileLookup{info: resp.Profile}
 }
 
 // Reconfigure applies a reload of mcpd's config to what the handler

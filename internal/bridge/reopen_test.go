@@ -2,13 +2,14 @@ package bridge
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"sync"
 	"testing"
 	"time"
 
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // profileBackend is memBackend serving a profile "p" whose servers the
@@ -18,25 +19,25 @@ type profileBackend struct {
 	memBackend
 	mu      sync.Mutex
 	servers []string
-	streams []chan *mcpdv1.SubscriptionEvent
+	streams []chan *service.SubscriptionEvent
 	opened  chan int      // the index of each stream Subscribe is opening
 	proceed chan struct{} // lets the second Subscribe answer
 }
 
-func (p *profileBackend) ListServers(context.Context, *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
+func (p *profileBackend) ListServers(context.Context) (*service.Servers, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	resp := &mcpdv1.ListServersResponse{Profile: &mcpdv1.ProfileInfo{Name: "p", Servers: append([]string(nil), p.servers...)}}
+	resp := &service.Servers{Profile: &service.Profile{Name: "p", Servers: append([]string(nil), p.servers...)}}
 	for _, n := range p.servers {
-		resp.Servers = append(resp.Servers, &mcpdv1.ServerStatus{Name: n, State: mcpdv1.ServerState_SERVER_STATE_READY, Era: "legacy",
-			CapabilitiesJson: `{"tools":{"listChanged":true},"resources":{"subscribe":true}}`, ServerInfoJson: fmt.Sprintf(`{"name":%q,"version":"1"}`, n)})
+		resp.Servers = append(resp.Servers, service.ServerStatus{Name: n, Era: "legacy",
+			Capabilities: json.RawMessage(`{"tools":{"listChanged":true},"resources":{"subscribe":true}}`), ServerInfo: json.RawMessage(fmt.Sprintf(`{"name":%q,"version":"1"}`, n))})
 	}
 	return resp, nil
 }
 
-func (p *profileBackend) Subscribe(ctx context.Context, _ *mcpdv1.SubscribeRequest) (RecvStream[mcpdv1.SubscriptionEvent], error) {
+func (p *profileBackend) Watch(ctx context.Context, _ service.Watch, send func(service.SubscriptionEvent) error) error {
 	p.mu.Lock()
-	ch := make(chan *mcpdv1.SubscriptionEvent, 16)
+	ch := make(chan *service.SubscriptionEvent, 16)
 	p.streams = append(p.streams, ch)
 	i := len(p.streams) - 1
 	p.mu.Unlock()
@@ -45,13 +46,13 @@ func (p *profileBackend) Subscribe(ctx context.Context, _ *mcpdv1.SubscribeReque
 		select {
 		case <-p.proceed:
 		case <-ctx.Done():
-			return nil, ctx.Err()
+			return ctx.Err()
 		}
 	}
-	return &subStream{ctx: ctx, events: ch}, nil
+	return deliverEvents(ctx, ch, send)
 }
 
-func (p *profileBackend) stream(i int) chan *mcpdv1.SubscriptionEvent {
+func (p *profileBackend) stream(i int) chan *service.SubscriptionEvent {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.streams[i]
@@ -71,7 +72,7 @@ func TestProfileReopenTellsOnceAndLosesNoUpdate(t *testing.T) {
 			All: true, Profile: "p", MaxLine: 1 << 20,
 			Warnf:       func(string, ...any) {},
 			RPCError:    func(_ context.Context, err error, _ string) error { return err },
-			CallOptions: func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} },
+			CallOptions: func() service.Options { return service.Options{} },
 		}, in, sink, nil)
 	})
 	proceed := sync.OnceFunc(func() { close(be.proceed) })
@@ -103,14 +104,12 @@ func TestProfileReopenTellsOnceAndLosesNoUpdate(t *testing.T) {
 	be.mu.Lock()
 	be.servers = []string{"s", "t"}
 	be.mu.Unlock()
-	be.stream(0) <- &mcpdv1.SubscriptionEvent{Server: "s", Synthetic: true,
-		Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED}
+	be.stream(0) <- &service.SubscriptionEvent{Server: "s", Synthetic: true, Kind: service.ToolsListChanged}
 	waitFor(t, be.opened, "the stream reopened for s and t")
 	// While it opens, s's resource changes (mcpd sends it on the stream
 	// that is open), and the host hears of the profile's change and lists
 	// its tools again.
-	be.stream(0) <- &mcpdv1.SubscriptionEvent{Server: "s", Uri: "file:///x",
-		Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED}
+	be.stream(0) <- &service.SubscriptionEvent{Server: "s", URI: "file:///x", Kind: service.ResourceUpdated}
 	counts := map[string]int{}
 	told := false
 	for deadline := time.After(time.Second); !told; {

@@ -8,22 +8,7 @@ import (
 	"strconv"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
-
-// callEvent passes one event of a call's stream on to the host: its
-// progress and log messages, written at once; the response is returned.
-func (b *bridge) callEvent(ctx context.Context, ev *mcpdv1.CallToolEvent) *mcpdv1.McpResponse {
-	switch e := ev.GetEvent().(type) {
-	case *mcpdv1.CallToolEvent_ProgressJson:
-		b.writeCallOutput(ctx, &jsonrpc.Message{Method: "notifications/progress", Params: json.RawMessage(e.ProgressJson)})
-	case *mcpdv1.CallToolEvent_MessageJson:
-		b.writeCallOutput(ctx, &jsonrpc.Message{Method: "notifications/message", Params: json.RawMessage(e.MessageJson)})
-	case *mcpdv1.CallToolEvent_Response:
-		return e.Response
-	}
-	return nil
-}
 
 // withResultType adds resultType "complete" to a legacy child's result
 // for a modern host ("an absent one [is treated] as complete", but modern

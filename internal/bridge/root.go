@@ -6,7 +6,7 @@ import (
 
 // The workspace root of a bridge (Options.Root) travels like its profile:
 // in the context of each Backend call (WithRoot), as its request metadata
-// over the socket (GRPCBackend, apiclient.Metadata.Root) and as incoming
+// over the socket (internal/bridgegrpc, apiclient.Metadata.Root) and as incoming
 // metadata in the daemon's own process (the HTTP face's backend).
 
 type rootKey struct{}

@@ -11,60 +11,49 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // memBackend is mcpd in memory: one server "s" with one tool, whose calls
-// report progress before answering, and a Subscribe stream that delivers
-// what events carries.
+// report progress before answering, and a subscription that delivers what
+// events carries.
 type memBackend struct {
-	events chan *mcpdv1.SubscriptionEvent
+	events chan *service.SubscriptionEvent
 }
 
-func (m *memBackend) ListServers(context.Context, *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
-	return &mcpdv1.ListServersResponse{Servers: []*mcpdv1.ServerStatus{{
-		Name: "s", State: mcpdv1.ServerState_SERVER_STATE_READY, Era: "legacy",
-		CapabilitiesJson: `{"tools":{"listChanged":true}}`, ServerInfoJson: `{"name":"s","version":"1"}`,
+func (m *memBackend) ListServers(context.Context) (*service.Servers, error) {
+	return &service.Servers{Servers: []service.ServerStatus{{
+		Name: "s", Era: "legacy",
+		Capabilities: json.RawMessage(`{"tools":{"listChanged":true}}`), ServerInfo: json.RawMessage(`{"name":"s","version":"1"}`),
 	}}}, nil
 }
 
-func (m *memBackend) ListTools(_ context.Context, r *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
-	return &mcpdv1.ListToolsResponse{Servers: []*mcpdv1.ServerList{{Server: "s", ItemsJson: `[{"name":"echo","inputSchema":{"type":"object"}}]`}}}, nil
+func (m *memBackend) List(_ context.Context, _, method string, _ service.Options) ([]service.ServerList, error) {
+	if method == "tools/list" {
+		return []service.ServerList{{Server: "s", Items: json.RawMessage(`[{"name":"echo","inputSchema":{"type":"object"}}]`)}}, nil
+	}
+	return nil, nil
 }
 
-func (m *memBackend) ListPrompts(context.Context, *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error) {
-	return &mcpdv1.ListPromptsResponse{}, nil
-}
-
-func (m *memBackend) ListResources(context.Context, *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error) {
-	return &mcpdv1.ListResourcesResponse{}, nil
-}
-
-func (m *memBackend) ListResourceTemplates(context.Context, *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error) {
-	return &mcpdv1.ListResourceTemplatesResponse{}, nil
-}
-
-func (m *memBackend) ReadResource(context.Context, *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error) {
+func (m *memBackend) Read(context.Context, service.Read) (*service.Response, error) {
 	return nil, errors.New("no resources")
 }
 
-func (m *memBackend) UpdateSubscription(context.Context, *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
-	return &mcpdv1.UpdateSubscriptionResponse{}, nil
+func (m *memBackend) UpdateWatch(context.Context, service.SubscriptionUpdate) ([]service.ServerAck, error) {
+	return nil, nil
 }
 
-func (m *memBackend) SendRequest(_ context.Context, r *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error) {
-	return &sliceStream[mcpdv1.CallToolEvent]{items: []*mcpdv1.CallToolEvent{
-		{Event: &mcpdv1.CallToolEvent_ProgressJson{ProgressJson: `{"progressToken":"p","progress":1}`}},
-		{Event: &mcpdv1.CallToolEvent_Response{Response: &mcpdv1.McpResponse{Server: "s", ResultJson: `{"content":[]}`}}},
-	}}, nil
+func (m *memBackend) Send(_ context.Context, _ service.Request, onEvent func(service.Event)) (*service.Response, error) {
+	onEvent(service.Event{Kind: service.Progress, Params: json.RawMessage(`{"progressToken":"p","progress":1}`)})
+	return &service.Response{Server: "s", Result: json.RawMessage(`{"content":[]}`)}, nil
 }
 
-func (m *memBackend) Subscribe(ctx context.Context, _ *mcpdv1.SubscribeRequest) (RecvStream[mcpdv1.SubscriptionEvent], error) {
-	return &subStream{ctx: ctx, events: m.events}, nil
+func (m *memBackend) Watch(ctx context.Context, _ service.Watch, send func(service.SubscriptionEvent) error) error {
+	return deliverEvents(ctx, m.events, send)
 }
 
-func (m *memBackend) Host(context.Context) (HostStream, error) {
-	return nil, errors.New("no host stream")
+func (m *memBackend) ServeHost(context.Context, service.HostRegistration, func(), service.HostAnswerer, service.HostNotifier) error {
+	return errors.New("no host registration")
 }
 
 func (m *memBackend) Ready(context.Context) error { return nil }
@@ -76,35 +65,21 @@ func (m *memBackend) Error(_ context.Context, err error, server string) *jsonrpc
 	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: %v", server, err)
 }
 
-// sliceStream yields items, then io.EOF.
-type sliceStream[T any] struct{ items []*T }
-
-func (s *sliceStream[T]) Recv() (*T, error) {
-	if len(s.items) == 0 {
-		return nil, io.EOF
+// deliverEvents acknowledges a subscription, then passes it the events
+// of events until ctx ends.
+func deliverEvents(ctx context.Context, events <-chan *service.SubscriptionEvent, send func(service.SubscriptionEvent) error) error {
+	if err := send(service.SubscriptionEvent{Kind: service.Ack, Ack: &service.SubscriptionAck{ID: 1}}); err != nil {
+		return nil
 	}
-	it := s.items[0]
-	s.items = s.items[1:]
-	return it, nil
-}
-
-// subStream acknowledges, then yields events until its context ends.
-type subStream struct {
-	ctx    context.Context
-	events chan *mcpdv1.SubscriptionEvent
-	acked  bool
-}
-
-func (s *subStream) Recv() (*mcpdv1.SubscriptionEvent, error) {
-	if !s.acked {
-		s.acked = true
-		return &mcpdv1.SubscriptionEvent{Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ACK, Ack: &mcpdv1.SubscriptionAck{SubscriptionId: 1}}, nil
-	}
-	select {
-	case ev := <-s.events:
-		return ev, nil
-	case <-s.ctx.Done():
-		return nil, s.ctx.Err()
+	for {
+		select {
+		case ev := <-events:
+			if send(*ev) != nil {
+				return nil
+			}
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 }
 
@@ -137,7 +112,7 @@ func (r *recordSink) next(t *testing.T) scopedMsg {
 // The sink tells a request's output (its progress and its answer) from
 // unsolicited output (a list change).
 func TestSinkScopes(t *testing.T) {
-	be := &memBackend{events: make(chan *mcpdv1.SubscriptionEvent)}
+	be := &memBackend{events: make(chan *service.SubscriptionEvent)}
 	sink := &recordSink{got: make(chan scopedMsg, 16)}
 	send, stop := serveHost(t, be, sink)
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`)
@@ -152,7 +127,7 @@ func TestSinkScopes(t *testing.T) {
 			t.Errorf("got %s %s in scope %q, want %q in scope \"c\"", m.msg.Method, m.msg.Result, m.scope, want)
 		}
 	}
-	be.events <- &mcpdv1.SubscriptionEvent{Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED, Server: "s", ParamsJson: `{}`}
+	be.events <- &service.SubscriptionEvent{Kind: service.ToolsListChanged, Server: "s", Params: json.RawMessage(`{}`)}
 	if m := sink.next(t); m.scope != "" || m.msg.Method != "notifications/tools/list_changed" {
 		t.Errorf("list change %s sent in scope %q, want unsolicited", m.msg.Method, m.scope)
 	}
@@ -173,7 +148,7 @@ func serveHost(t *testing.T, be Backend, sink Sink) (send func(line string), sto
 			Names: []string{"s"}, MaxLine: 1 << 20,
 			Warnf:       func(string, ...any) {},
 			RPCError:    func(_ context.Context, err error, _ string) error { return err },
-			CallOptions: func() *mcpdv1.CallOptions { return &mcpdv1.CallOptions{} },
+			CallOptions: func() service.Options { return service.Options{} },
 		}, in, sink, nil)
 	})
 	send = func(line string) {

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // DefaultMaxLine is the default largest line accepted from the host: the
@@ -30,7 +30,7 @@ type Options struct {
 	// fails with.
 	RPCError func(ctx context.Context, err error, server string) error
 	// CallOptions are the options sent with every MCP RPC.
-	CallOptions func() *mcpdv1.CallOptions
+	CallOptions func() service.Options
 	// Profile is the profile of the config every call is made under ("":
 	// none); mcpd then serves only its servers and items.
 	Profile string

@@ -233,11 +233,11 @@ func (b *bridge) mayOffer(server, method string) bool {
 	b.mu.Lock()
 	info := b.info[server]
 	b.mu.Unlock()
-	if info == nil || info.GetCapabilitiesJson() == "" {
+	if info == nil || len(info.Capabilities) == 0 {
 		return true
 	}
 	var caps map[string]json.RawMessage
-	if json.Unmarshal([]byte(info.GetCapabilitiesJson()), &caps) != nil {
+	if json.Unmarshal(info.Capabilities, &caps) != nil {
 		return true
 	}
 	_, ok := caps[listKind(method)]

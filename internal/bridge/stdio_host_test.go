@@ -14,6 +14,8 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/bridgegrpc"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -30,9 +32,9 @@ const startWait = 10 * time.Second
 
 // dialMcpd is the bridge's backend: mcpd at sock over gRPC, dialled as
 // mcpdctl bridge does (through apiclient); it is closed when the test ends.
-func dialMcpd(t *testing.T, sock string) *bridge.GRPCBackend {
+func dialMcpd(t *testing.T, sock string) *bridgegrpc.Backend {
 	t.Helper()
-	be, err := bridge.DialGRPC(sock, func() error { return errors.New("mcpd is not running") })
+	be, err := bridgegrpc.Dial(sock, func() error { return errors.New("mcpd is not running") })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,8 +114,8 @@ func startBridgeWith(t *testing.T, sock string, opts bridge.Options) *bridgeHost
 	var warnings lockedBuffer
 	opts.Warnf = warnings.warnf
 	opts.RPCError = func(ctx context.Context, err error, server string) error { return be.Error(ctx, err, server) }
-	opts.CallOptions = func() *mcpdv1.CallOptions {
-		return &mcpdv1.CallOptions{Client: &mcpdv1.ClientInfo{Name: "mcpdctl", Version: version.Version}}
+	opts.CallOptions = func() service.Options {
+		return service.Options{Client: service.Client{Name: "mcpdctl", Version: version.Version}}
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()

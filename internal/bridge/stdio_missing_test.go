@@ -3,15 +3,16 @@ package bridge_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // crashLoop drives server into its crash loop (it crashes on start while
@@ -22,18 +23,16 @@ func crashLoop(t *testing.T, sock, server string) {
 	defer be.Close()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stream, err := be.Subscribe(ctx, &mcpdv1.SubscribeRequest{Servers: []string{server}, ToolsListChanged: true, ServerState: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for {
-		ev, err := stream.Recv()
-		if err != nil {
-			t.Fatalf("no crash loop of %s: %v", server, err)
+	looping := false
+	err := be.Watch(ctx, service.Watch{Servers: []string{server}, ToolsListChanged: true, State: true}, func(ev service.SubscriptionEvent) error {
+		if ev.State == "crashloop" {
+			looping = true
+			return errors.New("seen") // ends the subscription
 		}
-		if ev.GetState() == "crashloop" {
-			return
-		}
+		return nil
+	})
+	if !looping {
+		t.Fatalf("no crash loop of %s: %v", server, err)
 	}
 }
 

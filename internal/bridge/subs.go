@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // subState is the host's subscriptions and the bridge's one Subscribe
@@ -82,8 +81,8 @@ func (b *bridge) subscribeLoop(ctx context.Context) {
 // openedStream is a Subscribe stream to mcpd that was acknowledged, and
 // what it asked for.
 type openedStream struct {
-	stream RecvStream[mcpdv1.SubscriptionEvent]
-	ack    *mcpdv1.SubscriptionEvent
+	stream *watchStream
+	ack    service.SubscriptionEvent
 	cancel context.CancelFunc // ends it
 	names  []string           // the servers it watches
 	uris   []string           // the resource URIs it watches
@@ -123,26 +122,26 @@ func (b *bridge) openStream(ctx context.Context) (*openedStream, bool) {
 			}
 		}
 	}
-	info := b.clientInfoProto(b.hostInfo)
+	var client service.Client
+	if c := b.clientOf(b.hostInfo); c != nil {
+		client = *c
+	}
 	b.mu.Unlock()
 	slices.Sort(uris)
 	names := b.serverNames()
-	stream, err := b.be.Subscribe(sctx, &mcpdv1.SubscribeRequest{
+	stream := b.watch(sctx, service.Watch{
 		Servers:              names,
 		ToolsListChanged:     true,
 		PromptsListChanged:   true,
 		ResourcesListChanged: true,
-		ResourceUris:         uris,
-		LogMessages:          true, // forwarded once a legacy host set a level
-		ServerState:          true, // servers going down and coming back (missing.go)
+		URIs:                 uris,
+		Logs:                 true, // forwarded once a legacy host set a level
+		State:                true, // servers going down and coming back (missing.go)
 		TaskStatus:           true, // of the host's tasks (taskstatus.go)
-		Client:               info,
+		Client:               client,
 	})
-	var ack *mcpdv1.SubscriptionEvent
-	if err == nil {
-		ack, err = stream.Recv()
-	}
-	if err != nil || ack.GetAck() == nil {
+	ack, err := stream.Recv()
+	if err != nil || ack.Ack == nil {
 		cancel()
 		if status.Code(err) == codes.NotFound {
 			// A server or profile of the bridge's is gone (a reload, or mcpd
@@ -175,7 +174,7 @@ func (b *bridge) runStream(ctx context.Context, o *openedStream, cameBack bool) 
 		b.mu.Unlock()
 		return true // the servers changed while it opened: reopen at once for the new ones
 	}
-	b.subs.id = o.ack.GetAck().GetSubscriptionId()
+	b.subs.id = o.ack.Ack.ID
 	b.subs.end = o.cancel
 	b.subs.bare = false
 	b.subs.sent = map[string]bool{}
@@ -184,7 +183,7 @@ func (b *bridge) runStream(ctx context.Context, o *openedStream, cameBack bool) 
 	}
 	close(b.subs.open)
 	b.mu.Unlock()
-	b.ackServers(o.ack.GetAck())
+	b.ackServers(o.ack.Ack)
 	defer func() {
 		b.mu.Lock()
 		b.subs.id, b.subs.end = 0, nil
@@ -198,12 +197,8 @@ func (b *bridge) runStream(ctx context.Context, o *openedStream, cameBack bool) 
 		// mcpd came back: the lists, and the profile, may have changed
 		// while it was down.
 		b.refreshProfileSoon()
-		for _, k := range []mcpdv1.SubscriptionEventKind{
-			mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED,
-			mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED,
-			mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED,
-		} {
-			b.deliver(&mcpdv1.SubscriptionEvent{Kind: k})
+		for _, k := range []service.SubscriptionKind{service.ToolsListChanged, service.PromptsListChanged, service.ResourcesListChanged} {
+			b.deliver(&service.SubscriptionEvent{Kind: k})
 		}
 	}
 	for {
@@ -211,15 +206,15 @@ func (b *bridge) runStream(ctx context.Context, o *openedStream, cameBack bool) 
 		if err != nil {
 			return true
 		}
-		if ev.GetKind() == mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE {
-			b.serverState(ctx, ev)
+		if ev.Kind == service.ServerState {
+			b.serverState(ctx, &ev)
 			continue
 		}
-		if ev.GetSynthetic() && isListChange(ev.GetKind()) {
-			b.refreshProfileThen(ev) // reconfig.go: a reload may have changed it
+		if ev.Synthetic && isListChange(ev.Kind) {
+			b.refreshProfileThen(&ev) // reconfig.go: a reload may have changed it
 			continue
 		}
-		b.deliver(ev)
+		b.deliver(&ev)
 	}
 }
 
@@ -253,19 +248,19 @@ func (b *bridge) reopenFor(id uint64) {
 
 // deliver forwards one event to the host: untagged to a legacy host,
 // tagged with the subscription id to each modern listen that asked.
-func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
-	switch ev.GetKind() {
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE:
+func (b *bridge) deliver(ev *service.SubscriptionEvent) {
+	switch ev.Kind {
+	case service.LogMessage:
 		b.deliverLog(ev)
 		return
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TASK_STATUS:
+	case service.TaskStatus:
 		b.deliverTaskStatus(ev) // taskstatus.go
 		return
 	}
-	if method := changedList(ev.GetKind()); method != "" {
-		b.listChanged(ev.GetServer(), method)
+	if method := changedList(ev.Kind); method != "" {
+		b.listChanged(ev.Server, method)
 		if b.aggr { // told with the other servers' changes of the moment
-			b.changed(false, listKind(method), ev.GetServer(), b.eventTime(ev))
+			b.changed(false, listKind(method), ev.Server, b.eventTime(ev))
 			return
 		}
 	}
@@ -275,19 +270,19 @@ func (b *bridge) deliver(ev *mcpdv1.SubscriptionEvent) {
 	legacy := false
 	b.mu.Lock()
 	caps := b.capsLocked()
-	switch ev.GetKind() {
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED:
+	switch ev.Kind {
+	case service.ToolsListChanged:
 		method, legacy = "notifications/tools/list_changed", b.initialized && caps.tools
 		match = func(l *listenSub) bool { return l.tools }
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED:
+	case service.PromptsListChanged:
 		method, legacy = "notifications/prompts/list_changed", b.initialized && caps.prompts
 		match = func(l *listenSub) bool { return l.prompts }
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED:
+	case service.ResourcesListChanged:
 		method, legacy = "notifications/resources/list_changed", b.initialized && caps.resources
 		match = func(l *listenSub) bool { return l.resources }
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED:
-		uri := ev.GetUri()
-		if owner, listed := b.uris[uri]; listed && owner != ev.GetServer() {
+	case service.ResourceUpdated:
+		uri := ev.URI
+		if owner, listed := b.uris[uri]; listed && owner != ev.Server {
 			// Two servers list the URI; the host reads it from the first
 			// (listing.noteURI), so only that one's updates concern it.
 			b.mu.Unlock()
@@ -551,13 +546,13 @@ func (b *bridge) listen(ctx context.Context, r *hostReq) (json.RawMessage, *json
 
 // changedList is the list method whose change an event of kind tells, ""
 // for other kinds.
-func changedList(kind mcpdv1.SubscriptionEventKind) string {
+func changedList(kind service.SubscriptionKind) string {
 	switch kind {
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED:
+	case service.ToolsListChanged:
 		return "tools/list"
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED:
+	case service.PromptsListChanged:
 		return "prompts/list"
-	case mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED:
+	case service.ResourcesListChanged:
 		return "resources/list"
 	}
 	return ""
@@ -598,16 +593,9 @@ func (b *bridge) dropListen(key string, l *listenSub) {
 	}
 }
 
-// updateSubscription adds and removes resource URIs of the open Subscribe
-// stream: in process, in plain values, when the backend is a
-// DirectSender, else by the UpdateSubscription RPC.
+// updateSubscription adds and removes resource URIs of the open
+// subscription.
 func (b *bridge) updateSubscription(ctx context.Context, u service.SubscriptionUpdate) error {
-	if ds, ok := b.be.(DirectSender); ok {
-		_, err := ds.UpdateWatch(ctx, u)
-		return err
-	}
-	_, err := b.be.UpdateSubscription(ctx, &mcpdv1.UpdateSubscriptionRequest{
-		SubscriptionId: u.ID, AddResourceUris: u.Add, RemoveResourceUris: u.Remove,
-	})
+	_, err := b.be.UpdateWatch(ctx, u)
 	return err
 }

@@ -5,7 +5,7 @@ import (
 	"sync"
 	"testing"
 
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // slowUpdateBackend is memBackend whose UpdateSubscription waits until
@@ -18,26 +18,27 @@ type slowUpdateBackend struct {
 	end      chan struct{}
 }
 
-func (s *slowUpdateBackend) UpdateSubscription(ctx context.Context, _ *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
+func (s *slowUpdateBackend) UpdateWatch(ctx context.Context, _ service.SubscriptionUpdate) ([]service.ServerAck, error) {
 	s.updating <- struct{}{}
 	select {
 	case <-s.release:
-		return &mcpdv1.UpdateSubscriptionResponse{}, nil
+		return nil, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 }
 
-func (s *slowUpdateBackend) Subscribe(ctx context.Context, _ *mcpdv1.SubscribeRequest) (RecvStream[mcpdv1.SubscriptionEvent], error) {
+func (s *slowUpdateBackend) Watch(ctx context.Context, _ service.Watch, send func(service.SubscriptionEvent) error) error {
 	sctx, cancel := context.WithCancel(ctx)
-	go func() { // ends with the stream's context
+	defer cancel()
+	go func() { // ends with the subscription's context
 		select {
 		case <-s.end:
 			cancel()
 		case <-sctx.Done():
 		}
 	}()
-	return &subStream{ctx: sctx, events: s.events}, nil
+	return deliverEvents(sctx, s.events, send)
 }
 
 // A resources/subscribe whose UpdateSubscription is slow holds up no event:
@@ -45,7 +46,7 @@ func (s *slowUpdateBackend) Subscribe(ctx context.Context, _ *mcpdv1.SubscribeRe
 // bridge tells the host that the lists may have changed.
 func TestSlowURISyncHoldsUpNoEvent(t *testing.T) {
 	be := &slowUpdateBackend{
-		memBackend: memBackend{events: make(chan *mcpdv1.SubscriptionEvent)},
+		memBackend: memBackend{events: make(chan *service.SubscriptionEvent)},
 		updating:   make(chan struct{}, 4), release: make(chan struct{}), end: make(chan struct{}),
 	}
 	sink := &recordSink{got: make(chan scopedMsg, 64)}

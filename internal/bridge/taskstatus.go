@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // A legacy (2025-11-25) server's notifications/tasks/status reach mcpd as
@@ -36,8 +36,8 @@ type strayStatus struct {
 }
 
 // deliverTaskStatus passes on one task-status event (see above).
-func (b *bridge) deliverTaskStatus(ev *mcpdv1.SubscriptionEvent) {
-	params := json.RawMessage(ev.GetParamsJson())
+func (b *bridge) deliverTaskStatus(ev *service.SubscriptionEvent) {
+	params := ev.Params
 	var p struct {
 		TaskID string `json:"taskId"`
 	}
@@ -53,7 +53,7 @@ func (b *bridge) deliverTaskStatus(ev *mcpdv1.SubscriptionEvent) {
 		if len(b.strayStatus) >= maxStrayStatus {
 			b.strayStatus = slices.Delete(b.strayStatus, 0, 1)
 		}
-		b.strayStatus = append(b.strayStatus, strayStatus{server: ev.GetServer(), id: p.TaskID, params: params})
+		b.strayStatus = append(b.strayStatus, strayStatus{server: ev.Server, id: p.TaskID, params: params})
 	}
 	var tagged []json.RawMessage
 	for _, l := range b.subs.listens {
@@ -62,7 +62,7 @@ func (b *bridge) deliverTaskStatus(ev *mcpdv1.SubscriptionEvent) {
 		}
 	}
 	b.mu.Unlock()
-	if !known || owner != ev.GetServer() {
+	if !known || owner != ev.Server {
 		return
 	}
 	if legacy {

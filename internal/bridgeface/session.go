@@ -19,6 +19,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -109,7 +110,6 @@ func (s *session) run(life context.Context, be bridge.Backend) error {
 		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(mcpdv1.MetadataRoot, h.Root))
 	}
 	timeout := time.Duration(h.TimeoutMs) * time.Millisecond
-	client := &mcpdv1.ClientInfo{Name: h.Client, Version: h.Version}
 	opts := bridge.Options{
 		Names:   h.Names,
 		All:     h.All,
@@ -119,8 +119,8 @@ func (s *session) run(life context.Context, be bridge.Backend) error {
 		RPCError: func(ctx context.Context, err error, _ string) error {
 			return startError(ctx, err, timeout)
 		},
-		CallOptions: func() *mcpdv1.CallOptions {
-			return &mcpdv1.CallOptions{TimeoutMs: h.TimeoutMs, Client: client}
+		CallOptions: func() service.Options {
+			return service.Options{Timeout: timeout, Client: service.Client{Name: h.Client, Version: h.Version}}
 		},
 		Profile: h.Profile,
 		Prefix:  profile.Prefix(h.Prefix),

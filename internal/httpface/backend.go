@@ -11,7 +11,6 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // DefaultAppName is how an HTTP connection is listed in status until its
@@ -25,13 +24,13 @@ var errStopped = errors.New("mcpd is stopping")
 // the Server's handlers directly, with the request memory budget and call
 // tracking of the gRPC path (api.LocalApp). Each call belongs to the app
 // of its HTTP connection (found in its context, see withApp), else to one
-// app of the backend's own. Its streams run their handlers on goroutines
-// the backend owns; Close ends them and waits.
+// app of the backend's own. Calls run on their callers' goroutines;
+// Close cancels them and waits.
 type Backend struct {
 	srv  *api.Server
-	life context.Context // cancelled by Close: ends every stream
+	life context.Context // cancelled by Close: ends every call
 	stop context.CancelFunc
-	wg   sync.WaitGroup // stream handler goroutines
+	wg   sync.WaitGroup // calls in flight
 
 	// makeFallback makes the fallback app once, on the first call that
 	// belongs to no connection; only those calls wait on it.
@@ -44,7 +43,6 @@ type Backend struct {
 
 var (
 	_ bridge.Backend        = (*Backend)(nil)
-	_ bridge.DirectSender   = (*Backend)(nil)
 	_ bridge.SessionCallers = (*Backend)(nil)
 )
 
@@ -54,7 +52,7 @@ func NewBackend(srv *api.Server) *Backend {
 	return &Backend{srv: srv, life: life, stop: stop}
 }
 
-// Close ends every open stream, waits for their handlers and removes the
+// Close ends every call in flight, waits for them and removes the
 // backend's own app from status. Calls after Close fail as "not running".
 func (b *Backend) Close() {
 	b.stop()
@@ -117,69 +115,12 @@ func withProfile(ctx context.Context) context.Context {
 	return ctx
 }
 
-// unary runs handler h for in as app a call of ctx.
-func unary[Req, Resp any](b *Backend, ctx context.Context, in *Req, h func(context.Context, *Req) (*Resp, error)) (*Resp, error) {
-	if b.life.Err() != nil {
-		return nil, b.NotRunning()
-	}
-	out, err := b.app(ctx).Unary(withProfile(ctx), in, func(ctx context.Context, req any) (any, error) {
-		return h(ctx, req.(*Req))
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out.(*Resp), nil
-}
-
-func (b *Backend) ListServers(ctx context.Context, in *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
-	return unary(b, ctx, in, b.srv.ListServers)
-}
-
-func (b *Backend) ListTools(ctx context.Context, in *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
-	return unary(b, ctx, in, b.srv.ListTools)
-}
-
-func (b *Backend) ListPrompts(ctx context.Context, in *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error) {
-	return unary(b, ctx, in, b.srv.ListPrompts)
-}
-
-func (b *Backend) ListResources(ctx context.Context, in *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error) {
-	return unary(b, ctx, in, b.srv.ListResources)
-}
-
-func (b *Backend) ListResourceTemplates(ctx context.Context, in *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error) {
-	return unary(b, ctx, in, b.srv.ListResourceTemplates)
-}
-
-func (b *Backend) ReadResource(ctx context.Context, in *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error) {
-	return unary(b, ctx, in, b.srv.ReadResource)
-}
-
-// UpdateSubscription is UpdateWatch answering in mcpd.v1, for a caller
-// that is no DirectSender's (the bridge calls UpdateWatch).
-func (b *Backend) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
-	acks, err := b.UpdateWatch(ctx, service.SubscriptionUpdate{ID: in.GetSubscriptionId(), Add: in.GetAddResourceUris(), Remove: in.GetRemoveResourceUris()})
-	if err != nil {
-		return nil, err
-	}
-	return &mcpdv1.UpdateSubscriptionResponse{Servers: api.ServerAcksToProto(acks)}, nil
-}
-
-// SendRequest is Send as a stream of mcpd.v1 events, the response last,
-// for a caller that is no DirectSender's (the bridge calls Send).
-func (b *Backend) SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest) (bridge.RecvStream[mcpdv1.CallToolEvent], error) {
-	req, err := api.RequestOf(in)
-	if err != nil {
-		return nil, err
-	}
-	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.CallToolEvent) error) error {
-		resp, err := a.SendRequest(ctx, req, func(ev service.Event) {
-			_ = send(eventMessage(ev)) // a failed send: the caller went away, and the call ends with ctx
-		})
-		if err != nil {
-			return err
-		}
-		return send(&mcpdv1.CallToolEvent{Event: &mcpdv1.CallToolEvent_Response{Response: responseMessage(resp)}})
+// ListServers lists the configured servers, those of the call's profile,
+// as a call of ctx's app through the service's in-process API
+// (api.LocalApp.ListServers).
+func (b *Backend) ListServers(ctx context.Context) (*service.Servers, error) {
+	return direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (*service.Servers, error) {
+		return a.ListServers(ctx)
 	})
 }
 
@@ -228,7 +169,7 @@ func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *
 	if b.life.Err() != nil {
 		return zero, b.NotRunning()
 	}
-	b.wg.Add(1) // Close waits for the call, as for a stream's
+	b.wg.Add(1) // Close waits for the call
 	defer b.wg.Done()
 	a := b.app(ctx)
 	hctx, cancel := context.WithCancel(api.WithAlsoHeld(withProfile(ctx), bridge.AlsoHeld(ctx)))
@@ -244,16 +185,6 @@ func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *
 	return zero, err
 }
 
-// Subscribe serves a subscription of ctx's app through the service's
-// in-process API (api.LocalApp.Subscribe), its events given as mcpd.v1
-// messages on a stream for the bridge's Backend.
-func (b *Backend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (bridge.RecvStream[mcpdv1.SubscriptionEvent], error) {
-	w := api.WatchOf(in)
-	return openStream(b, ctx, func(ctx context.Context, a *api.LocalApp, send func(*mcpdv1.SubscriptionEvent) error) error {
-		return a.Subscribe(ctx, w, func(ev service.SubscriptionEvent) error { return send(api.SubscriptionEventToProto(ev)) })
-	})
-}
-
 // UpdateWatch updates a subscription of ctx's app through the service's
 // in-process API (api.LocalApp.UpdateSubscription), on the caller's
 // goroutine.
@@ -264,8 +195,9 @@ func (b *Backend) UpdateWatch(ctx context.Context, u service.SubscriptionUpdate)
 }
 
 // Watch serves a subscription of ctx's app through the service's
-// in-process API (api.LocalApp.Subscribe), on the caller's goroutine:
-// mcpd's dashboard watches the servers' state with it. Events are passed
+// in-process API (api.LocalApp.Subscribe), on the caller's goroutine: the
+// bridge subscribes with it, and mcpd's dashboard watches the servers'
+// state. Events are passed
 // to send as Subscribe says, until ctx ends (nil), send fails or Close.
 func (b *Backend) Watch(ctx context.Context, w service.Watch, send func(service.SubscriptionEvent) error) error {
 	_, err := direct(b, ctx, func(ctx context.Context, a *api.LocalApp) (struct{}, error) {
@@ -284,18 +216,6 @@ func (b *Backend) FollowLogs(ctx context.Context, f service.LogFollow, opened fu
 		return struct{}{}, a.FollowLogs(ctx, f, opened, send)
 	})
 	return err
-}
-
-// Host registers ctx's app as a host (api.LocalApp.Host), served on a
-// goroutine of the backend until the bridge or Close ends it.
-func (b *Backend) Host(ctx context.Context) (bridge.HostStream, error) {
-	if b.life.Err() != nil {
-		return nil, b.NotRunning()
-	}
-	a := b.app(ctx)
-	hs := newHostStream(b, withProfile(ctx))
-	b.wg.Go(func() { hs.finish(a.Host(hs.ctx, hostSide{hs})) })
-	return hs, nil
 }
 
 // Ready is nil while the daemon runs: there is no connection to wait for.
@@ -319,15 +239,3 @@ func (b *Backend) Error(ctx context.Context, err error, server string) *jsonrpc.
 
 // Reason is the message of a failed call, without its code.
 func (b *Backend) Reason(err error) string { return status.Convert(err).Message() }
-
-// openStream runs serve, a long-lived call of ctx's app, on a goroutine
-// of b, and returns the caller's end of what it sends.
-func openStream[T any](b *Backend, ctx context.Context, serve func(context.Context, *api.LocalApp, func(*T) error) error) (bridge.RecvStream[T], error) {
-	if b.life.Err() != nil {
-		return nil, b.NotRunning()
-	}
-	a := b.app(ctx)
-	rs := newRecvStream[T](b, withProfile(ctx))
-	b.wg.Go(func() { rs.finish(serve(rs.ctx, a, rs.send)) })
-	return rs, nil
-}

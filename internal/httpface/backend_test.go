@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
-	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
@@ -64,59 +63,21 @@ func ctxT(t *testing.T) context.Context {
 	return ctx
 }
 
-// callTool sends tools/call name(args) and returns the events.
-func callTool(ctx context.Context, be bridge.Backend, name, args string) ([]*mcpdv1.CallToolEvent, error) {
-	st, err := be.SendRequest(ctx, &mcpdv1.SendRequestRequest{Server: "fake", Method: "tools/call",
-		ParamsJson: `{"_meta":{"progressToken":"t"},"name":"` + name + `","arguments":` + args + `}`})
-	if err != nil {
-		return nil, err
-	}
-	var evs []*mcpdv1.CallToolEvent
-	for {
-		ev, err := st.Recv()
-		if err != nil {
-			return evs, err
-		}
-		evs = append(evs, ev)
-	}
-}
-
-// resultText is the text of the final response's first content.
-func resultText(t *testing.T, evs []*mcpdv1.CallToolEvent) string {
-	t.Helper()
-	if len(evs) == 0 || evs[len(evs)-1].GetResponse() == nil {
-		t.Fatalf("no response among %v", evs)
-	}
-	var res struct {
-		Content []struct{ Text string } `json:"content"`
-	}
-	if err := json.Unmarshal([]byte(evs[len(evs)-1].GetResponse().GetResultJson()), &res); err != nil || len(res.Content) == 0 {
-		t.Fatalf("result %q: %v", evs[len(evs)-1].GetResponse().GetResultJson(), err)
-	}
-	return res.Content[0].Text
-}
-
 func TestBackendListAndProgress(t *testing.T) {
 	srv, be := newDaemon(t)
 	ctx := ctxT(t)
 	if be.Down() || be.Ready(ctx) != nil {
 		t.Fatal("backend not ready while the daemon runs")
 	}
-	lt, err := be.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: "fake"})
-	if err != nil || len(lt.GetServers()) != 1 || !strings.Contains(lt.GetServers()[0].GetItemsJson(), `"echo"`) {
-		t.Fatalf("ListTools = %v, %v", lt, err)
+	lt, err := be.List(ctx, "fake", "tools/list", service.Options{})
+	if err != nil || len(lt) != 1 || !strings.Contains(string(lt[0].Items), `"echo"`) {
+		t.Fatalf("List = %v, %v", lt, err)
 	}
-	evs, err := callTool(ctx, be, "progress", `{"count":3}`)
-	if !errors.Is(err, io.EOF) {
-		t.Fatalf("stream ended with %v, want EOF", err)
+	evs, resp, err := callDirect(ctx, be, "progress", `{"count":3}`)
+	if err != nil {
+		t.Fatal(err)
 	}
-	progress := 0
-	for _, ev := range evs {
-		if ev.GetProgressJson() != "" {
-			progress++
-		}
-	}
-	if progress != 3 || resultText(t, evs) != "done" {
+	if len(evs) != 3 || directText(t, resp) != "done" {
 		t.Fatalf("events %v: want 3 progress then done", evs)
 	}
 	// The calls' app is listed as an HTTP client.
@@ -124,8 +85,13 @@ func TestBackendListAndProgress(t *testing.T) {
 	if err != nil || len(st.GetApps()) != 1 || st.GetApps()[0].GetTransport() != api.TransportHTTP {
 		t.Fatalf("status apps = %v, %v", st.GetApps(), err)
 	}
+	// The servers are listed in plain values.
+	servers, err := be.ListServers(ctx)
+	if err != nil || len(servers.Servers) != 1 || servers.Servers[0].Name != "fake" || servers.Profile != nil {
+		t.Fatalf("ListServers = %+v, %v", servers, err)
+	}
 	// Errors map as on the gRPC path.
-	_, err = be.ListTools(ctx, &mcpdv1.ListToolsRequest{Server: "nope"})
+	_, err = be.List(ctx, "nope", "tools/list", service.Options{})
 	if e := be.Error(ctx, err, "nope"); e == nil || e.Code != -32602 {
 		t.Fatalf("unknown server: %v → %v", err, e)
 	}
@@ -135,119 +101,83 @@ func TestBackendCancelReachesChild(t *testing.T) {
 	_, be := newDaemon(t)
 	ctx := ctxT(t)
 	cctx, cancel := context.WithCancel(ctx)
-	st, err := be.SendRequest(cctx, &mcpdv1.SendRequestRequest{Server: "fake", Method: "tools/call",
-		ParamsJson: `{"name":"sleep","arguments":{"ms":60000}}`})
-	if err != nil {
-		t.Fatal(err)
-	}
+	called := make(chan error, 1)
+	go func() { // owned: its end is waited for below
+		_, _, err := callDirect(cctx, be, "sleep", `{"ms":60000}`)
+		called <- err
+	}()
 	// Cancel once the child has the call.
 	statsCalls := 0
 	waitFor(t, "the sleep call in flight", func() bool {
 		statsCalls++
-		evs, _ := callTool(ctx, be, "stats", `{}`)
+		_, resp, _ := callDirect(ctx, be, "stats", `{}`)
 		var stats struct{ Methods map[string]int }
-		_ = json.Unmarshal([]byte(resultText(t, evs)), &stats)
+		_ = json.Unmarshal([]byte(directText(t, resp)), &stats)
 		return stats.Methods["tools/call"] > statsCalls // the stats calls and the sleep
 	})
 	cancel()
-	if _, err := st.Recv(); status.Code(err) != codes.Canceled {
-		t.Fatalf("Recv after cancel = %v, want CANCELED", err)
+	if err := <-called; status.Code(err) != codes.Canceled {
+		t.Fatalf("call after cancel = %v, want CANCELED", err)
 	}
 	waitFor(t, "the child to see notifications/cancelled", func() bool {
-		evs, _ := callTool(ctx, be, "stats", `{}`)
+		_, resp, _ := callDirect(ctx, be, "stats", `{}`)
 		var stats struct{ Cancelled []json.RawMessage }
-		_ = json.Unmarshal([]byte(resultText(t, evs)), &stats)
+		_ = json.Unmarshal([]byte(directText(t, resp)), &stats)
 		return len(stats.Cancelled) > 0
 	})
 }
 
-func TestBackendSubscribe(t *testing.T) {
+// watch runs a subscription of be to the fake server's tools list on a
+// goroutine, its events on the channel returned; Watch's return comes on
+// the other once it ended.
+func watch(ctx context.Context, be *Backend) (<-chan service.SubscriptionEvent, <-chan error) {
+	events, ended := make(chan service.SubscriptionEvent, 16), make(chan error, 1)
+	go func() {
+		ended <- be.Watch(ctx, service.Watch{Servers: []string{"fake"}, ToolsListChanged: true}, func(ev service.SubscriptionEvent) error {
+			select {
+			case events <- ev:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		})
+	}()
+	return events, ended
+}
+
+func TestBackendWatch(t *testing.T) {
 	_, be := newDaemon(t)
 	ctx := ctxT(t)
 	sctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	sub, err := be.Subscribe(sctx, &mcpdv1.SubscribeRequest{Servers: []string{"fake"}, ToolsListChanged: true})
-	if err != nil {
+	events, ended := watch(sctx, be)
+	if ack := <-events; ack.Kind != service.Ack || ack.Ack == nil {
+		t.Fatalf("first event %+v: want the ack", ack)
+	}
+	if _, _, err := callDirect(ctx, be, "changed", `{"kind":"tools"}`); err != nil {
 		t.Fatal(err)
 	}
-	ack, err := sub.Recv()
-	if err != nil || ack.GetKind() != mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ACK {
-		t.Fatalf("first event %v, %v: want the ack", ack, err)
-	}
-	if _, err := callTool(ctx, be, "changed", `{"kind":"tools"}`); !errors.Is(err, io.EOF) {
-		t.Fatal(err)
-	}
-	for {
-		ev, err := sub.Recv()
-		if err != nil {
-			t.Fatalf("Recv: %v", err)
-		}
-		if ev.GetKind() == mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED {
+	for ev := range events {
+		if ev.Kind == service.ToolsListChanged {
 			break
 		}
 	}
 	cancel()
-	if _, err := sub.Recv(); status.Code(err) != codes.Canceled {
-		t.Fatalf("Recv after cancel = %v, want CANCELED", err)
+	if err := <-ended; err != nil {
+		t.Fatalf("Watch after cancel = %v, want nil", err)
 	}
 }
 
-func TestBackendHostAnswersSampling(t *testing.T) {
+func TestBackendCloseEndsWatch(t *testing.T) {
 	_, be := newDaemon(t)
 	ctx := ctxT(t)
-	hctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	hs, err := be.Host(hctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := hs.Send(&mcpdv1.HostRequest{Msg: &mcpdv1.HostRequest_Register{Register: &mcpdv1.HostRegistration{Sampling: true}}}); err != nil {
-		t.Fatal(err)
-	}
-	if m, err := hs.Recv(); err != nil || m.GetRegistered() == nil {
-		t.Fatalf("registration answer %v, %v", m, err)
-	}
-	type outcome struct {
-		evs []*mcpdv1.CallToolEvent
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		evs, err := callTool(ctx, be, "sample", `{}`)
-		done <- outcome{evs, err}
-	}()
-	m, err := hs.Recv()
-	if err != nil || m.GetCall().GetMethod() != "sampling/createMessage" {
-		t.Fatalf("host got %v, %v: want the child's sampling request", m, err)
-	}
-	answer := `{"role":"assistant","content":{"type":"text","text":"from the host"},"model":"m"}`
-	if err := hs.Send(&mcpdv1.HostRequest{Msg: &mcpdv1.HostRequest_Answer{Answer: &mcpdv1.HostAnswer{
-		CallId: m.GetCall().GetCallId(), ResultJson: answer}}}); err != nil {
-		t.Fatal(err)
-	}
-	o := <-done
-	if !errors.Is(o.err, io.EOF) || !strings.Contains(resultText(t, o.evs), "from the host") {
-		t.Fatalf("sample = %v, %v", o.evs, o.err)
-	}
-	cancel()
-	if _, err := hs.Recv(); status.Code(err) != codes.Canceled {
-		t.Fatalf("Recv after cancel = %v, want CANCELED", err)
-	}
-}
-
-func TestBackendCloseEndsStreams(t *testing.T) {
-	_, be := newDaemon(t)
-	ctx := ctxT(t)
-	sub, err := be.Subscribe(ctx, &mcpdv1.SubscribeRequest{Servers: []string{"fake"}, ToolsListChanged: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := sub.Recv(); err != nil {
-		t.Fatal(err)
-	}
+	events, ended := watch(ctx, be)
+	<-events // the ack
 	be.Close()
-	if _, err := sub.Recv(); status.Code(err) != codes.Unavailable {
-		t.Fatalf("Recv after Close = %v, want UNAVAILABLE", err)
+	select {
+	case <-ended:
+	case <-ctx.Done():
+		t.Fatal("Close did not end the subscription")
 	}
 	if !be.Down() || be.Ready(ctx) == nil {
 		t.Fatal("a closed backend is not down")

@@ -1,69 +1,21 @@
 package httpface
 
 import (
-	"context"
 	"net"
 	"net/http"
 	"strings"
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// directOnly is the HTTP face's backend whose mcpd.v1 request and list
-// RPCs fail the test: what a host asks of a server must take the
-// in-process service's plain Go path (Send, List, Read).
-type directOnly struct {
-	*Backend
-	t *testing.T
-}
-
-func (d directOnly) refuse(rpc string) {
-	d.t.Errorf("the bridge called %s with an mcpd.v1 message: the in-process path builds none", rpc)
-}
-
-func (d directOnly) ListTools(ctx context.Context, in *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
-	d.refuse("ListTools")
-	return d.Backend.ListTools(ctx, in)
-}
-
-func (d directOnly) ListPrompts(ctx context.Context, in *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error) {
-	d.refuse("ListPrompts")
-	return d.Backend.ListPrompts(ctx, in)
-}
-
-func (d directOnly) ListResources(ctx context.Context, in *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error) {
-	d.refuse("ListResources")
-	return d.Backend.ListResources(ctx, in)
-}
-
-func (d directOnly) ListResourceTemplates(ctx context.Context, in *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error) {
-	d.refuse("ListResourceTemplates")
-	return d.Backend.ListResourceTemplates(ctx, in)
-}
-
-func (d directOnly) ReadResource(ctx context.Context, in *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error) {
-	d.refuse("ReadResource")
-	return d.Backend.ReadResource(ctx, in)
-}
-
-func (d directOnly) SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest) (bridge.RecvStream[mcpdv1.CallToolEvent], error) {
-	d.refuse("SendRequest")
-	return d.Backend.SendRequest(ctx, in)
-}
-
-func (d directOnly) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
-	d.refuse("UpdateSubscription")
-	return d.Backend.UpdateSubscription(ctx, in)
-}
-
 // A host's lists, call, read and resource subscription through the HTTP
-// face reach the child without an mcpd.v1 request, on one server's
-// endpoint and on the aggregate.
+// face reach the child through the in-process service (the bridge's
+// Backend takes plain values only: no mcpd.v1 request is built), on one
+// server's endpoint and on the aggregate.
 func TestHTTPHostRequestsBuildNoProto(t *testing.T) {
 	srv, be := newDaemon(t)
-	h := bridge.NewHTTPHandler(directOnly{Backend: be, t: t}, bridge.HTTPOptions{})
+	h := bridge.NewHTTPHandler(be, bridge.HTTPOptions{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
