@@ -458,7 +458,9 @@ func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) (func(), *jso
 			return
 		}
 		if req.modern {
-			result = withServerInfo(result, b.serverInfo(), !b.aggr)
+			if !req.stamped {
+				result = withServerInfo(result, b.serverInfo(), !b.aggr)
+			}
 		} else {
 			result = forLegacyHost(result)
 		}

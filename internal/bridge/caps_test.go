@@ -60,8 +60,8 @@ func TestUIResourceURI(t *testing.T) {
 // is routed to the tool's server.
 func TestAggregateUIToolRoutesItsResource(t *testing.T) {
 	got := []serverItems{
-		{server: "a", itemsJSON: `[{"name":"chart","_meta":{"ui":{"resourceUri":"ui://a/chart.html"}}}]`},
-		{server: "b", itemsJSON: `[{"name":"plain"}]`},
+		{server: "a", items: json.RawMessage(`[{"name":"chart","_meta":{"ui":{"resourceUri":"ui://a/chart.html"}}}]`)},
+		{server: "b", items: json.RawMessage(`[{"name":"plain"}]`)},
 	}
 	l, err := nameItems("tools/list", got, true, "", nil, false)
 	if err != nil {

@@ -42,6 +42,10 @@ type hostReq struct {
 	// cancelled is set once the host cancelled it (notifications/cancelled):
 	// it gets no answer, whatever else ends it. Set by prepareRequest.
 	cancelled *atomic.Bool
+	// stamped: its result carries the bridge's serverInfo in its _meta
+	// already (itemsResult), for a modern host. Set on the request's
+	// goroutine.
+	stamped bool
 }
 
 // ack closes acked, if any and not closed yet. Only the request's own
@@ -425,22 +429,12 @@ func (r *hostReq) forwardMap() (json.RawMessage, error) {
 	return json.Marshal(top)
 }
 
-// bytesString is b as a string without a copy. The caller promises that
-// nothing writes to b from then on; a request's params, which may be tens
-// of MiB, reach mcpd's service this way (send).
 // stringView is s as bytes, without a copy: never written to.
 func stringView(s string) []byte {
 	if s == "" {
 		return nil
 	}
 	return unsafe.Slice(unsafe.StringData(s), len(s))
-}
-
-func bytesString(b []byte) string {
-	if len(b) == 0 {
-		return ""
-	}
-	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // alsoHeldKey is the context key of withAlsoHeld.

@@ -301,7 +301,7 @@ func (b *bridge) skillsList(ctx context.Context, r *hostReq) (json.RawMessage, *
 	if err != nil {
 		return nil, err
 	}
-	return itemsResult(r, "skills", items)
+	return itemsResult(r, "skills", items, nil)
 }
 
 // forgetSkills drops the skill routes learnt from earlier listings: a new
@@ -552,5 +552,5 @@ func (b *bridge) tasksList(ctx context.Context, r *hostReq) (json.RawMessage, *j
 	if err != nil {
 		return nil, err
 	}
-	return itemsResult(r, "tasks", items)
+	return itemsResult(r, "tasks", items, nil)
 }

@@ -120,10 +120,10 @@ func TestAddItemsMatchesDecoding(t *testing.T) {
 				}
 				return l, l.uris
 			}
-			fast, fastURIs := run(func(l *listing) *jsonrpc.Error { return l.addItems("s", items) })
-			slow, slowURIs := run(func(l *listing) *jsonrpc.Error { return l.addDecoded("s", items) })
+			fast, fastURIs := run(func(l *listing) *jsonrpc.Error { return l.addItems("s", json.RawMessage(items)) })
+			slow, slowURIs := run(func(l *listing) *jsonrpc.Error { return l.addDecoded("s", json.RawMessage(items)) })
 			res := func(l *listing) []byte {
-				out, _ := listResult(&hostReq{}, method, l.items)
+				out, _ := itemsResult(&hostReq{}, jsonrpc.ListKeys[method], l.items, nil)
 				return out
 			}
 			sameJSON(t, method, res(fast), res(slow))

@@ -18,8 +18,8 @@ import (
 
 // serverItems are the items one server listed, a JSON array as mcpd gave it.
 type serverItems struct {
-	server    string
-	itemsJSON string
+	server string
+	items  json.RawMessage
 }
 
 // listing is one list in the making.
@@ -77,7 +77,7 @@ func nameItems(method string, got []serverItems, aggr bool, mode profile.Prefix,
 		l.shared = sharedNames(append(slices.Clip(got), ghosts...))
 	}
 	for _, si := range got {
-		if err := l.addItems(si.server, si.itemsJSON); err != nil {
+		if err := l.addItems(si.server, si.items); err != nil {
 			return nil, err
 		}
 	}
@@ -129,7 +129,7 @@ func sharedNames(got []serverItems) map[string]bool {
 	first := map[string]string{} // name → the first server listing it
 	shared := map[string]bool{}
 	for _, si := range got {
-		for _, name := range itemNames(si.itemsJSON) {
+		for _, name := range itemNames(si.items) {
 			if s, ok := first[name]; ok && s != si.server {
 				shared[name] = true
 			} else if !ok {
@@ -140,10 +140,10 @@ func sharedNames(got []serverItems) map[string]bool {
 	return shared
 }
 
-// itemNames are the "name" members of the items of itemsJSON.
-func itemNames(itemsJSON string) []string {
+// itemNames are the "name" members of items, a JSON array.
+func itemNames(items json.RawMessage) []string {
 	var names []string
-	if elems, ok := arrayElements([]byte(itemsJSON)); ok {
+	if elems, ok := arrayElements(items); ok {
 		for _, it := range elems {
 			if ms, ok := jsonrpc.Members(it); ok {
 				names = append(names, textOf(lastMember(ms, "name")))
@@ -156,7 +156,7 @@ func itemNames(itemsJSON string) []string {
 		return names
 	}
 	var arr []struct{ Name string }
-	_ = json.Unmarshal([]byte(itemsJSON), &arr)
+	_ = json.Unmarshal(items, &arr)
 	for _, it := range arr {
 		names = append(names, it.Name)
 	}
@@ -194,7 +194,7 @@ func HostTools(lists []service.ServerList, aggr bool, mode profile.Prefix) ([]js
 		if e.Error != nil || e.Unavailable != "" {
 			continue
 		}
-		got = append(got, serverItems{server: e.Server, itemsJSON: string(e.Items)})
+		got = append(got, serverItems{server: e.Server, items: e.Items})
 	}
 	l, err := nameItems("tools/list", got, aggr, mode, nil, false)
 	if err != nil {
@@ -214,8 +214,7 @@ func HostTools(lists []service.ServerList, aggr bool, mode profile.Prefix) ([]js
 
 // addItems adds the items server listed (a JSON array) to l: tools and
 // prompts under their exposed names, resources noting their server.
-func (l *listing) addItems(server, itemsJSON string) *jsonrpc.Error {
-	arr := []byte(itemsJSON)
+func (l *listing) addItems(server string, arr json.RawMessage) *jsonrpc.Error {
 	if !l.aggr && (l.method == "prompts/list" || l.method == "tools/list" && !bytes.Contains(arr, []byte("x-mcp-header"))) {
 		// Served alone, the names are not prefixed and no route is needed
 		// (unless a tool declares x-mcp-header arguments, which are recorded):
@@ -235,7 +234,7 @@ func (l *listing) addItems(server, itemsJSON string) *jsonrpc.Error {
 		}
 		return nil
 	}
-	return l.addDecoded(server, itemsJSON)
+	return l.addDecoded(server, arr)
 }
 
 // addItem adds one item to l as mcpd passed it, with its name replaced
@@ -243,7 +242,7 @@ func (l *listing) addItems(server, itemsJSON string) *jsonrpc.Error {
 func (l *listing) addItem(server string, it json.RawMessage) *jsonrpc.Error {
 	ms, ok := jsonrpc.Members(it)
 	if !ok {
-		return l.addDecoded(server, "["+string(it)+"]")
+		return l.addDecoded(server, json.RawMessage("["+string(it)+"]"))
 	}
 	switch l.method {
 	case "tools/list", "prompts/list":
@@ -352,9 +351,9 @@ func arrayElements(arr []byte) ([]json.RawMessage, bool) {
 
 // addDecoded is addItems through encoding/json: for items that do not
 // scan.
-func (l *listing) addDecoded(server, itemsJSON string) *jsonrpc.Error {
+func (l *listing) addDecoded(server string, items json.RawMessage) *jsonrpc.Error {
 	var arr []map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(itemsJSON), &arr); err != nil {
+	if err := json.Unmarshal(items, &arr); err != nil {
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q: bad %s items: %v", server, l.method, err)
 	}
 	for _, it := range arr {

@@ -121,7 +121,7 @@ func (b *bridge) entriesOf(n string, entries []service.ServerList) (got []server
 		if e.Error != nil {
 			continue // aggregated: a server without this kind of item
 		}
-		got = append(got, serverItems{server: n, itemsJSON: bytesString(e.Items)})
+		got = append(got, serverItems{server: n, items: e.Items})
 	}
 	return got, back, nil
 }
@@ -207,15 +207,23 @@ func prefixed(server, name string) string {
 }
 
 // listResult is the result of a list method with items (list's
-// fragments), written as bytes: the items are not encoded again.
-func listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
-	return itemsResult(r, jsonrpc.ListKeys[method], items)
+// fragments), written as bytes: the items are not encoded again. A modern
+// host's carries the bridge's serverInfo in its _meta already, so that
+// the result is written once.
+func (b *bridge) listResult(r *hostReq, method string, items []json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+	var info json.RawMessage
+	if r.modern {
+		info = b.serverInfo()
+	}
+	return itemsResult(r, jsonrpc.ListKeys[method], items, info)
 }
 
 // itemsResult is a one-page list result holding items under key (skills,
-// tasks, tools…), written as bytes.
-func itemsResult(r *hostReq, key string, items []json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
-	n := 128 // the key and the modern members
+// tasks, tools…), written as bytes; for a modern host, with info as its
+// _meta's serverInfo when given (then r.stamped: withServerInfo has
+// nothing left to do).
+func itemsResult(r *hostReq, key string, items []json.RawMessage, info json.RawMessage) (json.RawMessage, *jsonrpc.Error) {
+	n := 128 + len(info) // the key, the modern members and _meta
 	for _, it := range items {
 		n += len(it) + 1
 	}
@@ -232,6 +240,10 @@ func itemsResult(r *hostReq, key string, items []json.RawMessage) (json.RawMessa
 		// Modern list results "must carry ttlMs and cacheScope"; mcpd
 		// caches, so the host need not.
 		out = append(out, `,"resultType":"complete","ttlMs":0,"cacheScope":"private"`...)
+		if len(info) > 0 {
+			out = append(append(append(out, `,"_meta":{"`+jsonrpc.MetaServerInfo+`":`...), info...), '}')
+			r.stamped = true
+		}
 	}
 	return append(out, '}'), nil
 }

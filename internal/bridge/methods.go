@@ -79,7 +79,7 @@ func (b *bridge) handle(ctx context.Context, r *hostReq) (json.RawMessage, *json
 			return nil, err
 		}
 		b.warnRequest(r, notes)
-		return listResult(r, r.method, items)
+		return b.listResult(r, r.method, items)
 	case "tools/call", "prompts/get":
 		return b.routedCall(ctx, r)
 	case "resources/read":

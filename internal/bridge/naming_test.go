@@ -79,8 +79,8 @@ func TestNamingModes(t *testing.T) {
 
 func TestOnCollisionRoutesAndClash(t *testing.T) {
 	l, err := nameItems("tools/list", []serverItems{
-		{server: "a", itemsJSON: `[{"name":"echo"},{"name":"only_a"}]`},
-		{server: "b", itemsJSON: `[{"name":"echo"}]`},
+		{server: "a", items: json.RawMessage(`[{"name":"echo"},{"name":"only_a"}]`)},
+		{server: "b", items: json.RawMessage(`[{"name":"echo"}]`)},
 	}, true, profile.PrefixOnCollision, nil, false)
 	if err != nil {
 		t.Fatal(err)
@@ -93,9 +93,9 @@ func TestOnCollisionRoutesAndClash(t *testing.T) {
 	}
 	// A bare name that is another server's prefixed one is a clash, not a shadow.
 	_, err = nameItems("tools/list", []serverItems{
-		{server: "a", itemsJSON: `[{"name":"b__echo"}]`},
-		{server: "b", itemsJSON: `[{"name":"echo"}]`},
-		{server: "c", itemsJSON: `[{"name":"echo"}]`},
+		{server: "a", items: json.RawMessage(`[{"name":"b__echo"}]`)},
+		{server: "b", items: json.RawMessage(`[{"name":"echo"}]`)},
+		{server: "c", items: json.RawMessage(`[{"name":"echo"}]`)},
 	}, true, profile.PrefixOnCollision, nil, false)
 	if err == nil || !strings.Contains(err.Message, `"b__echo"`) || !strings.Contains(err.Message, "clashes") {
 		t.Errorf("clash error = %v", err)
@@ -103,9 +103,9 @@ func TestOnCollisionRoutesAndClash(t *testing.T) {
 	// Once the bridge is up (lenient), the later of two clashing items is
 	// left out with a warning; the rest of the list stands.
 	l, err = nameItems("tools/list", []serverItems{
-		{server: "a", itemsJSON: `[{"name":"b__echo"},{"name":"only_a"}]`},
-		{server: "b", itemsJSON: `[{"name":"echo"}]`},
-		{server: "c", itemsJSON: `[{"name":"echo"}]`},
+		{server: "a", items: json.RawMessage(`[{"name":"b__echo"},{"name":"only_a"}]`)},
+		{server: "b", items: json.RawMessage(`[{"name":"echo"}]`)},
+		{server: "c", items: json.RawMessage(`[{"name":"echo"}]`)},
 	}, true, profile.PrefixOnCollision, nil, true)
 	if err != nil || len(l.clashes) != 1 || !strings.Contains(l.clashes[0], "left out") {
 		t.Fatalf("lenient clash: %v, warnings %q", err, l.clashes)
@@ -115,8 +115,8 @@ func TestOnCollisionRoutesAndClash(t *testing.T) {
 	}
 	// A server left out of the list (too slow) keeps a name it shares
 	// prefixed for the others.
-	l, err = nameItems("tools/list", []serverItems{{server: "a", itemsJSON: `[{"name":"echo"}]`}},
-		true, profile.PrefixOnCollision, []serverItems{{server: "b", itemsJSON: `[{"name":"echo"}]`}}, false)
+	l, err = nameItems("tools/list", []serverItems{{server: "a", items: json.RawMessage(`[{"name":"echo"}]`)}},
+		true, profile.PrefixOnCollision, []serverItems{{server: "b", items: json.RawMessage(`[{"name":"echo"}]`)}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}

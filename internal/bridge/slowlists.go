@@ -376,7 +376,7 @@ func (b *bridge) slowNames(method string, slow map[string]bool) []serverItems {
 			items = append(items, map[string]string{"name": n})
 		}
 		raw, _ := json.Marshal(items)
-		out = append(out, serverItems{server: server, itemsJSON: string(raw)})
+		out = append(out, serverItems{server: server, items: raw})
 	}
 	return out
 }
