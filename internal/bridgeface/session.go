@@ -13,14 +13,12 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // defaultAppName is how a session is listed until its host's calls name
@@ -107,7 +105,7 @@ func (s *session) run(life context.Context, be bridge.Backend) error {
 	in := &eofReader{r: s.in, onEOF: func() { watch.Go(func() { watchHangup(served, s.conn, gone) }) }}
 	ctx := bridge.WithCaller(served, s.app)
 	if h.Root != "" {
-		ctx = metadata.NewIncomingContext(ctx, metadata.Pairs(mcpdv1.MetadataRoot, h.Root))
+		ctx = api.WithRoot(ctx, h.Root)
 	}
 	timeout := time.Duration(h.TimeoutMs) * time.Millisecond
 	opts := bridge.Options{
