@@ -3,9 +3,7 @@ package api
 import (
 	"context"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -25,7 +23,7 @@ var _ pinBackend = (*supervisor.Supervisor)(nil)
 func (s *Server) pins() (pinBackend, error) {
 	pb, ok := s.sup.(pinBackend)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "tool pinning is not available")
+		return nil, codeError(service.Unimplemented, "tool pinning is not available")
 	}
 	return pb, nil
 }
@@ -34,7 +32,7 @@ func (s *Server) pins() (pinBackend, error) {
 // backend and the settings of the tools/list they make.
 func (s *Server) pinCall(ctx context.Context, server string, opts *mcpdv1.CallOptions) (pinBackend, *session.Request, supervisor.CallOptions, error) {
 	if server == "" {
-		return nil, nil, supervisor.CallOptions{}, status.Error(codes.InvalidArgument, "server name required")
+		return nil, nil, supervisor.CallOptions{}, codeError(service.InvalidArgument, "server name required")
 	}
 	pb, err := s.pins()
 	if err != nil {
@@ -53,7 +51,7 @@ func (s *Server) GetToolChanges(ctx context.Context, req *mcpdv1.GetToolChangesR
 	}
 	tc, err := pb.ToolChanges(ctx, req.GetServer(), base, copts)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	out := &mcpdv1.GetToolChangesResponse{Server: req.GetServer(), PinMode: string(tc.Mode), PinsDir: pb.PinsDir()}
 	for _, c := range tc.Changes {
@@ -80,7 +78,7 @@ func (s *Server) ApproveTools(ctx context.Context, req *mcpdv1.ApproveToolsReque
 	}
 	approved, err := pb.ApproveTools(ctx, req.GetServer(), req.GetTools(), base, copts)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	return &mcpdv1.ApproveToolsResponse{Approved: approved}, nil
 }

@@ -9,11 +9,10 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -233,11 +232,11 @@ func (s *Server) ListServers(ctx context.Context, _ *mcpdv1.ListServersRequest) 
 // StartServer starts a server and waits until it is ready or failed.
 func (s *Server) StartServer(ctx context.Context, req *mcpdv1.StartServerRequest) (*mcpdv1.StartServerResponse, error) {
 	if req.GetName() == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
+		return nil, codeError(service.InvalidArgument, "server name required")
 	}
 	st, err := s.sup.Start(ctx, req.GetName())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	return &mcpdv1.StartServerResponse{Server: serverStatusToProto(st, time.Now())}, nil
 }
@@ -245,11 +244,11 @@ func (s *Server) StartServer(ctx context.Context, req *mcpdv1.StartServerRequest
 // StopServer stops a server; it stays stopped until started again.
 func (s *Server) StopServer(ctx context.Context, req *mcpdv1.StopServerRequest) (*mcpdv1.StopServerResponse, error) {
 	if req.GetName() == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
+		return nil, codeError(service.InvalidArgument, "server name required")
 	}
 	st, err := s.sup.Stop(ctx, req.GetName())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	return &mcpdv1.StopServerResponse{Server: serverStatusToProto(st, time.Now())}, nil
 }
@@ -257,11 +256,11 @@ func (s *Server) StopServer(ctx context.Context, req *mcpdv1.StopServerRequest) 
 // RestartServer stops a server if it runs and starts it again.
 func (s *Server) RestartServer(ctx context.Context, req *mcpdv1.RestartServerRequest) (*mcpdv1.RestartServerResponse, error) {
 	if req.GetName() == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
+		return nil, codeError(service.InvalidArgument, "server name required")
 	}
 	st, err := s.sup.Restart(ctx, req.GetName())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	return &mcpdv1.RestartServerResponse{Server: serverStatusToProto(st, time.Now())}, nil
 }
@@ -270,12 +269,12 @@ func (s *Server) RestartServer(ctx context.Context, req *mcpdv1.RestartServerReq
 func (s *Server) GetLogs(ctx context.Context, req *mcpdv1.GetLogsRequest) (*mcpdv1.GetLogsResponse, error) {
 	daemonLog := s.opsSnapshot().daemonLog // ops.go: an empty name means mcpd's own log
 	if req.GetName() == "" && daemonLog == nil {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
+		return nil, codeError(service.InvalidArgument, "server name required")
 	}
 	n := int(req.GetLines())
 	switch {
 	case n < 0:
-		return nil, status.Errorf(codes.InvalidArgument, "lines must not be negative, got %d", n)
+		return nil, codeError(service.InvalidArgument, "lines must not be negative, got %d", n)
 	case n == 0:
 		n = DefaultLogLines
 	case n > MaxLogLines:
@@ -286,7 +285,7 @@ func (s *Server) GetLogs(ctx context.Context, req *mcpdv1.GetLogsRequest) (*mcpd
 	if req.GetName() == "" {
 		lines = daemonLog.Last(n)
 	} else if lines, err = s.sup.Logs(req.GetName(), n); err != nil {
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	resp := &mcpdv1.GetLogsResponse{Lines: make([]*mcpdv1.LogLine, 0, len(lines))}
 	for _, l := range lines {

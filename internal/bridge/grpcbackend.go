@@ -8,7 +8,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -39,43 +38,43 @@ func DialGRPC(socket string, notRunning func() error, opts ...apiclient.Option) 
 func (g *GRPCBackend) Close() error { return g.conn.Close() }
 
 func (g *GRPCBackend) ListServers(ctx context.Context, in *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
-	return g.client.ListServers(outgoing(ctx), in)
+	return grpcResult(g.client.ListServers(outgoing(ctx), in))
 }
 
 func (g *GRPCBackend) ListTools(ctx context.Context, in *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
-	return g.client.ListTools(outgoing(ctx), in)
+	return grpcResult(g.client.ListTools(outgoing(ctx), in))
 }
 
 func (g *GRPCBackend) ListPrompts(ctx context.Context, in *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error) {
-	return g.client.ListPrompts(outgoing(ctx), in)
+	return grpcResult(g.client.ListPrompts(outgoing(ctx), in))
 }
 
 func (g *GRPCBackend) ListResources(ctx context.Context, in *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error) {
-	return g.client.ListResources(outgoing(ctx), in)
+	return grpcResult(g.client.ListResources(outgoing(ctx), in))
 }
 
 func (g *GRPCBackend) ListResourceTemplates(ctx context.Context, in *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error) {
-	return g.client.ListResourceTemplates(outgoing(ctx), in)
+	return grpcResult(g.client.ListResourceTemplates(outgoing(ctx), in))
 }
 
 func (g *GRPCBackend) ReadResource(ctx context.Context, in *mcpdv1.ReadResourceRequest) (*mcpdv1.McpResponse, error) {
-	return g.client.ReadResource(outgoing(ctx), in)
+	return grpcResult(g.client.ReadResource(outgoing(ctx), in))
 }
 
 func (g *GRPCBackend) UpdateSubscription(ctx context.Context, in *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
-	return g.client.UpdateSubscription(outgoing(ctx), in)
+	return grpcResult(g.client.UpdateSubscription(outgoing(ctx), in))
 }
 
 func (g *GRPCBackend) SendRequest(ctx context.Context, in *mcpdv1.SendRequestRequest) (RecvStream[mcpdv1.CallToolEvent], error) {
-	return g.client.SendRequest(outgoing(ctx), in)
+	return grpcStream[mcpdv1.CallToolEvent](g.client.SendRequest(outgoing(ctx), in))
 }
 
 func (g *GRPCBackend) Subscribe(ctx context.Context, in *mcpdv1.SubscribeRequest) (RecvStream[mcpdv1.SubscriptionEvent], error) {
-	return g.client.Subscribe(outgoing(ctx), in)
+	return grpcStream[mcpdv1.SubscriptionEvent](g.client.Subscribe(outgoing(ctx), in))
 }
 
 func (g *GRPCBackend) Host(ctx context.Context) (HostStream, error) {
-	return g.client.Host(outgoing(ctx))
+	return grpcHost(g.client.Host(outgoing(ctx)))
 }
 
 // NotRunning is the error that says mcpd is not there.
@@ -115,10 +114,16 @@ func (g *GRPCBackend) Ready(ctx context.Context) error {
 	}
 }
 
-// Error turns a gRPC failure into the JSON-RPC error the host sees.
+// Error turns a failed call, a gRPC status read back as the service's
+// error (apiclient.ServiceError), into the JSON-RPC error the host sees.
 func (g *GRPCBackend) Error(ctx context.Context, err error, server string) *jsonrpc.Error {
-	return RPCError(ctx, err, server, g.Down, g.notRunning)
+	return RPCError(ctx, apiclient.ServiceError(err), server, g.Down, g.notRunning)
 }
 
 // Reason is the message of a failed RPC, without its code.
-func (g *GRPCBackend) Reason(err error) string { return status.Convert(err).Message() }
+func (g *GRPCBackend) Reason(err error) string {
+	if err == nil {
+		return ""
+	}
+	return apiclient.ServiceError(err).Error()
+}

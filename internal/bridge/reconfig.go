@@ -6,10 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/profile"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -135,7 +133,7 @@ func (b *bridge) refreshProfile(ctx context.Context) {
 	defer cancel()
 	resp, err := b.be.ListServers(ctx, &mcpdv1.ListServersRequest{})
 	switch {
-	case status.Code(err) == codes.NotFound:
+	case service.CodeOf(err) == service.NotFound:
 		b.profileNotice(noticeGone, fmt.Sprintf("profile %q is no longer in mcpd's config: its requests fail until it is back; restart the bridge to serve another", b.opts.Profile))
 		return
 	case err != nil:
@@ -264,7 +262,7 @@ type profileLookup struct {
 func (h *HTTPHandler) lookupProfile(ctx context.Context, name string) profileLookup {
 	resp, err := h.be.ListServers(WithProfile(ctx, name), &mcpdv1.ListServersRequest{})
 	switch {
-	case status.Code(err) == codes.NotFound:
+	case service.CodeOf(err) == service.NotFound:
 		return profileLookup{gone: true}
 	case err != nil:
 		return profileLookup{err: true}

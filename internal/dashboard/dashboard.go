@@ -18,14 +18,13 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
 	"github.com/mcpd-dev/mcpd/internal/oauth"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // AppName is how the dashboard is listed among the connected apps.
@@ -246,22 +245,22 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc.Encode(v)
 }
 
-// writeError answers err, a service error, with its gRPC code's HTTP
-// status, its message and, when mcpd classed it, its class ("reason",
-// as ErrorReason without its prefix: "NOT_REMOTE").
+// writeError answers err, a service error (service.Error), with its
+// code's HTTP status, its message and, when mcpd classed it, its class
+// ("reason", as ErrorReason without its prefix: "NOT_REMOTE").
 func writeError(w http.ResponseWriter, err error) {
-	st := status.Convert(err)
-	code := httpStatus(st.Code().String())
-	out := map[string]string{"error": st.Message(), "code": st.Code().String()}
-	if reason, _ := mcpdv1.ReasonOf(err); reason != mcpdv1.ErrorReason_ERROR_REASON_UNSPECIFIED {
-		out["reason"] = strings.TrimPrefix(reason.String(), "ERROR_REASON_")
+	e := service.ErrorOf(err)
+	code := httpStatus(e.Code.String())
+	out := map[string]string{"error": e.Message, "code": e.Code.String()}
+	if e.Class != "" {
+		out["reason"] = strings.TrimPrefix(string(e.Class), "ERROR_REASON_")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(out)
 }
 
-// httpStatus maps a gRPC code's name to an HTTP status.
+// httpStatus maps a code's name (service.Code) to an HTTP status.
 func httpStatus(code string) int {
 	switch code {
 	case "NotFound":

@@ -6,10 +6,9 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/oauth"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // loginTimeout bounds how long a login begun from the page waits for the
@@ -43,7 +42,7 @@ func (d *Dashboard) beginLogin(ctx context.Context, server string) (string, erro
 	if d.closed {
 		d.mu.Unlock()
 		flow.Close()
-		return "", status.Error(codes.Unavailable, "dashboard: closed")
+		return "", service.Errorf(service.Unavailable, "dashboard: closed")
 	}
 	d.logins.Add(1)
 	d.flows[server] = flow
@@ -64,14 +63,14 @@ func (d *Dashboard) awaitLogin(server string, flow *oauth.LoginFlow) {
 	defer cancel()
 	_, err := d.srv.FinishLogin(ctx, server, flow)
 	why := ""
-	switch code := status.Code(err); {
+	switch code := service.CodeOf(err); {
 	case err == nil:
 		d.log.Info("dashboard: logged in", zap.String("server", server))
-	case code == codes.Aborted || d.stop.Err() != nil:
-	case code == codes.DeadlineExceeded:
+	case code == service.Aborted || d.stop.Err() != nil:
+	case code == service.DeadlineExceeded:
 		why = "no answer from the authorization server within " + loginTimeout.String() + "; log in again"
 	default:
-		why = status.Convert(err).Message()
+		why = err.Error()
 	}
 	if err != nil && why != "" {
 		d.log.Warn("dashboard: login failed", zap.String("server", server), zap.String("error", d.mask(server, why)))

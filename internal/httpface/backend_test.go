@@ -11,11 +11,10 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
@@ -150,7 +149,7 @@ func TestBackendCancelReachesChild(t *testing.T) {
 		return stats.Methods["tools/call"] > statsCalls // the stats calls and the sleep
 	})
 	cancel()
-	if _, err := st.Recv(); status.Code(err) != codes.Canceled {
+	if _, err := st.Recv(); service.CodeOf(err) != service.Canceled {
 		t.Fatalf("Recv after cancel = %v, want CANCELED", err)
 	}
 	waitFor(t, "the child to see notifications/cancelled", func() bool {
@@ -187,7 +186,7 @@ func TestBackendSubscribe(t *testing.T) {
 		}
 	}
 	cancel()
-	if _, err := sub.Recv(); status.Code(err) != codes.Canceled {
+	if _, err := sub.Recv(); service.CodeOf(err) != service.Canceled {
 		t.Fatalf("Recv after cancel = %v, want CANCELED", err)
 	}
 }
@@ -230,7 +229,7 @@ func TestBackendHostAnswersSampling(t *testing.T) {
 		t.Fatalf("sample = %v, %v", o.evs, o.err)
 	}
 	cancel()
-	if _, err := hs.Recv(); status.Code(err) != codes.Canceled {
+	if _, err := hs.Recv(); service.CodeOf(err) != service.Canceled {
 		t.Fatalf("Recv after cancel = %v, want CANCELED", err)
 	}
 }
@@ -246,13 +245,13 @@ func TestBackendCloseEndsStreams(t *testing.T) {
 		t.Fatal(err)
 	}
 	be.Close()
-	if _, err := sub.Recv(); status.Code(err) != codes.Unavailable {
+	if _, err := sub.Recv(); service.CodeOf(err) != service.Unavailable {
 		t.Fatalf("Recv after Close = %v, want UNAVAILABLE", err)
 	}
 	if !be.Down() || be.Ready(ctx) == nil {
 		t.Fatal("a closed backend is not down")
 	}
-	if e := be.Error(ctx, status.Error(codes.Unavailable, "x"), "fake"); !strings.Contains(e.Message, "stopping") {
+	if e := be.Error(ctx, service.Errorf(service.Unavailable, "x"), "fake"); !strings.Contains(e.Message, "stopping") {
 		t.Fatalf("Error = %v", e)
 	}
 }

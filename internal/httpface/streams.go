@@ -4,9 +4,6 @@ import (
 	"context"
 	"io"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -45,17 +42,16 @@ func (c *streamCore) finish(err error) {
 }
 
 // end is the caller's error once the handler returned: the handler's, or
-// what a gRPC client would see for a stream cut by its own cancellation
-// (CANCELED, DEADLINE_EXCEEDED) or by the daemon stopping (UNAVAILABLE),
-// else io.EOF.
+// the service's error for a stream cut by its own cancellation (Canceled,
+// DeadlineExceeded) or by the daemon stopping (Unavailable), else io.EOF.
 func (c *streamCore) end() error {
 	switch {
 	case c.caller.Err() != nil:
-		return status.FromContextError(c.caller.Err()).Err()
+		return service.ErrorOf(c.caller.Err())
 	case c.handlerErr != nil:
 		return c.handlerErr
 	case c.life.Err() != nil:
-		return status.Error(codes.Unavailable, errStopped.Error())
+		return service.Errorf(service.Unavailable, "%s", errStopped)
 	}
 	return io.EOF
 }
@@ -66,7 +62,7 @@ func send[T any](c *streamCore, ch chan<- *T, m *T) error {
 	case ch <- m:
 		return nil
 	case <-c.ctx.Done():
-		return status.FromContextError(c.ctx.Err()).Err()
+		return service.ErrorOf(c.ctx.Err())
 	}
 }
 
@@ -139,7 +135,7 @@ func (s hostSide) Recv() (*mcpdv1.HostRequest, error) {
 	case m := <-s.in:
 		return m, nil
 	case <-s.ctx.Done():
-		return nil, status.FromContextError(s.ctx.Err()).Err()
+		return nil, service.ErrorOf(s.ctx.Err())
 	}
 }
 
