@@ -99,14 +99,15 @@ func toStatus(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	e := service.ErrorOf(toError(err))
+	err = toError(err)
+	e := service.ErrorOf(err)
 	code := codes.Internal
 	if e.Class != "" {
 		code = grpcCodes[e.Class.Code()]
 	} else if c, ok := grpcCodes[e.Code]; ok {
 		code = c
 	}
-	st := status.New(code, e.Message)
+	st := status.New(code, err.Error()) // with what wraps e, if anything does
 	if reason := mcpdv1.ErrorReason(mcpdv1.ErrorReason_value[string(e.Class)]); reason != mcpdv1.ErrorReason_ERROR_REASON_UNSPECIFIED {
 		if withInfo, err := st.WithDetails(mcpdv1.NewErrorInfo(reason, e.Metadata)); err == nil {
 			st = withInfo
@@ -130,46 +131,46 @@ func classOf(err error) (service.Class, map[string]string) {
 	if s := supervisor.ServerOf(err); s != "" {
 		md[service.MetaServer] = s
 	}
-	var reason service.Class
+	var class service.Class
 	var withheld *pin.WithheldError
 	var timeout *supervisor.TimeoutError
 	switch {
 	case errors.Is(err, oauth.ErrLoginRequired), errors.Is(err, supervisor.ErrLoginRequired):
 		// A remote server needing `mcpdctl login`; the message says so.
-		reason = service.LoginRequired
+		class = service.LoginRequired
 		var le *oauth.LoginRequiredError
 		if errors.As(err, &le) {
 			md[service.MetaServer] = le.Server
 		}
 	case errors.Is(err, ErrNotRemote):
-		reason = service.NotRemote
+		class = service.NotRemote
 	case errors.Is(err, supervisor.ErrUnknownServer):
-		reason = service.UnknownServer
+		class = service.UnknownServer
 	case errors.As(err, &withheld):
 		// The tool exists but may not be called until its change is approved.
-		reason = service.ToolWithheld
+		class = service.ToolWithheld
 		md[service.MetaServer], md[service.MetaTool] = withheld.Server, withheld.Change.Tool
 		md[service.MetaChange] = "new"
 		if withheld.Change.Kind == pin.KindChanged {
 			md[service.MetaChange] = "changed"
 		}
 	case errors.Is(err, pin.ErrWithheld):
-		reason = service.ToolWithheld
+		class = service.ToolWithheld
 	case errors.Is(err, supervisor.ErrInvalid), errors.Is(err, session.ErrInvalidRequest):
-		reason = service.InvalidRequest
+		class = service.InvalidRequest
 	case errors.Is(err, supervisor.ErrInstanceLimit):
 		// A shared server's maxInstances: another app must wait.
-		reason = service.InstanceLimit
+		class = service.InstanceLimit
 	case errors.Is(err, session.ErrResponseTooLarge), errors.Is(err, remote.ErrResponseTooLarge):
 		// RESOURCE_EXHAUSTED: what gRPC itself answers for a message over
 		// its size limit.
-		reason = service.ResponseTooLarge
+		class = service.ResponseTooLarge
 	case errors.Is(err, supervisor.ErrShuttingDown):
-		reason = service.ShuttingDown
+		class = service.ShuttingDown
 	case errors.Is(err, supervisor.ErrUnavailable):
-		reason = service.ServerUnavailable
+		class = service.ServerUnavailable
 	case errors.As(err, &timeout):
-		reason = service.TimedOut
+		class = service.TimedOut
 		md[service.MetaBound], md[service.MetaAfter] = timeout.Bound, timeout.After.String()
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		// No class: see toStatus.
@@ -179,12 +180,12 @@ func classOf(err error) (service.Class, map[string]string) {
 		errors.Is(err, transport.ErrClosed),
 		errors.Is(err, transport.ErrCommandNotFound),
 		errors.Is(err, transport.ErrCannotStart):
-		reason = service.ServerUnavailable
+		class = service.ServerUnavailable
 	}
 	if len(md) == 0 {
 		md = nil
 	}
-	return reason, md
+	return class, md
 }
 
 // statusUnary is the gRPC door of a unary call's errors: the service's
