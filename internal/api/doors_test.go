@@ -233,6 +233,16 @@ func TestClassesRoundTrip(t *testing.T) {
 		service.InvalidRequest: codes.InvalidArgument, service.InstanceLimit: codes.ResourceExhausted,
 		service.ResponseTooLarge: codes.ResourceExhausted,
 	}
+	keys := map[string]string{
+		service.MetaServer: mcpdv1.ErrorServer, service.MetaTool: mcpdv1.ErrorTool, service.MetaProfile: mcpdv1.ErrorProfile,
+		service.MetaBound: mcpdv1.ErrorBound, service.MetaAfter: mcpdv1.ErrorAfter, service.MetaChange: mcpdv1.ErrorChange,
+		service.BoundRequestTimeout: mcpdv1.BoundRequestTimeout, service.BoundCallTimeout: mcpdv1.BoundCallTimeout,
+	}
+	for k, v := range keys {
+		if k != v {
+			t.Errorf("the service says %q, mcpd.v1 %q", k, v)
+		}
+	}
 	md := map[string]string{service.MetaServer: "s"}
 	for _, c := range service.Classes {
 		if _, ok := mcpdv1.ErrorReason_value[string(c)]; !ok {
