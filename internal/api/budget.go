@@ -7,10 +7,9 @@ import (
 	"sync/atomic"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -44,13 +43,13 @@ func newMemBudget(limit int64) *memBudget {
 // charge reserves n bytes, or returns RESOURCE_EXHAUSTED saying why not.
 func (b *memBudget) charge(n int64) error {
 	if n > b.limit {
-		return status.Errorf(codes.ResourceExhausted,
+		return codeError(service.ResourceExhausted,
 			"request of %s exceeds the daemon's request memory budget of %s (mcpd --request-memory-budget)", mib(n), mib(b.limit))
 	}
 	for {
 		used := b.used.Load()
 		if used+n > b.limit {
-			return status.Errorf(codes.ResourceExhausted,
+			return codeError(service.ResourceExhausted,
 				"request of %s refused: the daemon's request memory budget of %s (mcpd --request-memory-budget) is held by requests in flight; retry later",
 				mib(n), mib(b.limit))
 		}

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -137,7 +138,7 @@ func TestBudgetChargesWhatTheCallerAlsoHolds(t *testing.T) {
 		_, release, err := app.admit(ctx, size, "")
 		charged := srv.budget.used.Load()
 		if tc.refuse {
-			if status.Code(toStatus(err)) != codes.ResourceExhausted {
+			if service.CodeOf(err) != service.ResourceExhausted {
 				t.Errorf("also held %d: %v, want RESOURCE_EXHAUSTED", tc.held, err)
 			}
 			continue

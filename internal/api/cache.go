@@ -13,7 +13,7 @@ import (
 func (s *Server) ClearCache(ctx context.Context, req *mcpdv1.ClearCacheRequest) (*mcpdv1.ClearCacheResponse, error) {
 	n, err := s.sup.ClearCache(req.GetServer())
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	return &mcpdv1.ClearCacheResponse{Cleared: int64(n)}, nil
 }

@@ -6,9 +6,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -23,9 +20,9 @@ import (
 func optionsOf(opts *mcpdv1.CallOptions) (service.Options, error) {
 	var o service.Options
 	if ms := opts.GetTimeoutMs(); ms < 0 {
-		return o, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is negative", ms)
+		return o, codeError(service.InvalidArgument, "invalid options.timeout_ms: %d is negative", ms)
 	} else if ms > MaxTimeoutMs {
-		return o, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is more than the maximum %d", ms, MaxTimeoutMs)
+		return o, codeError(service.InvalidArgument, "invalid options.timeout_ms: %d is more than the maximum %d", ms, MaxTimeoutMs)
 	} else if ms > 0 {
 		o.Timeout = time.Duration(ms) * time.Millisecond
 	}
@@ -40,7 +37,7 @@ func optionsOf(opts *mcpdv1.CallOptions) (service.Options, error) {
 func (s *Server) settings(ctx context.Context, o service.Options) (*session.Request, supervisor.CallOptions, error) {
 	var copts supervisor.CallOptions
 	if o.Timeout < 0 {
-		return nil, copts, status.Errorf(codes.InvalidArgument, "invalid options.timeout_ms: %d is negative", o.Timeout.Milliseconds())
+		return nil, copts, codeError(service.InvalidArgument, "invalid options.timeout_ms: %d is negative", o.Timeout.Milliseconds())
 	}
 	copts.Timeout = o.Timeout
 	req := &session.Request{}
@@ -58,7 +55,7 @@ func (s *Server) settings(ctx context.Context, o service.Options) (*session.Requ
 			Version string `json:"version"`
 		}{name, ver})
 		if err != nil {
-			return nil, copts, status.Errorf(codes.Internal, "encode client info: %v", err)
+			return nil, copts, codeError(service.Internal, "encode client info: %v", err)
 		}
 		req.ClientInfo = info
 		if c := connFromContext(ctx); c != nil {
@@ -93,18 +90,18 @@ func jsonObjectBytes(field string, src []byte) (json.RawMessage, error) {
 	if !json.Valid(src) {
 		var buf bytes.Buffer
 		err := json.Compact(&buf, src) // for its error, which names the offset
-		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
+		return nil, codeError(service.InvalidArgument, "invalid %s: %v", field, err)
 	}
 	out := src
 	if !isCompact(src) {
 		buf := bytes.NewBuffer(make([]byte, 0, len(src))) // one allocation: compact JSON is never longer
 		if err := json.Compact(buf, src); err != nil {
-			return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
+			return nil, codeError(service.InvalidArgument, "invalid %s: %v", field, err)
 		}
 		out = buf.Bytes()
 	}
 	if out[0] != '{' {
-		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: must be a JSON object", field)
+		return nil, codeError(service.InvalidArgument, "invalid %s: must be a JSON object", field)
 	}
 	return out, nil
 }
@@ -144,10 +141,10 @@ func metaObjectBytes(field string, src []byte) (json.RawMessage, error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(meta, &top); err != nil {
-		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: %v", field, err)
+		return nil, codeError(service.InvalidArgument, "invalid %s: %v", field, err)
 	}
 	if t, ok := top["progressToken"]; ok && string(t) != "null" && !jsonrpc.ValidProgressToken(t) {
-		return nil, status.Errorf(codes.InvalidArgument, "invalid %s: progressToken must be a string or an integer, got %.100s", field, t)
+		return nil, codeError(service.InvalidArgument, "invalid %s: progressToken must be a string or an integer, got %.100s", field, t)
 	}
 	return meta, nil
 }

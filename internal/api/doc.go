@@ -2,7 +2,8 @@
 // listener (directory and socket permissions, stale-socket probe, systemd
 // socket activation), the SO_PEERCRED transport credentials, the
 // mcpd.v1.Mcpd service implemented on top of the supervisor, proto↔domain
-// conversion, and the one mapping from domain errors to gRPC status codes.
+// conversion, the one mapping from domain errors to the service's classed
+// errors (service.Error) and the one from those to gRPC statuses.
 //
 // The daemon's own faces call the service in process through LocalApp,
 // whose call path takes internal/service's plain Go values: the request

@@ -4,54 +4,94 @@ import (
 	"context"
 	"errors"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/pin"
 	"github.com/mcpd-dev/mcpd/internal/remote"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// reasonCodes is the one mapping from the class of a failure (the reason
-// of its ErrorInfo) to its gRPC code.
-var reasonCodes = map[mcpdv1.ErrorReason]codes.Code{
-	mcpdv1.ErrorReason_ERROR_REASON_UNKNOWN_SERVER:     codes.NotFound,
-	mcpdv1.ErrorReason_ERROR_REASON_NOT_IN_PROFILE:     codes.NotFound,
-	mcpdv1.ErrorReason_ERROR_REASON_UNKNOWN_PROFILE:    codes.NotFound,
-	mcpdv1.ErrorReason_ERROR_REASON_TOOL_WITHHELD:      codes.FailedPrecondition,
-	mcpdv1.ErrorReason_ERROR_REASON_TIMED_OUT:          codes.DeadlineExceeded,
-	mcpdv1.ErrorReason_ERROR_REASON_SERVER_UNAVAILABLE: codes.Unavailable,
-	mcpdv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN:      codes.Unavailable,
-	mcpdv1.ErrorReason_ERROR_REASON_LOGIN_REQUIRED:     codes.Unauthenticated,
-	mcpdv1.ErrorReason_ERROR_REASON_NOT_REMOTE:         codes.FailedPrecondition,
-	mcpdv1.ErrorReason_ERROR_REASON_INVALID_REQUEST:    codes.InvalidArgument,
-	mcpdv1.ErrorReason_ERROR_REASON_INSTANCE_LIMIT:     codes.ResourceExhausted,
-	mcpdv1.ErrorReason_ERROR_REASON_RESPONSE_TOO_LARGE: codes.ResourceExhausted,
+// toError is the one mapping from domain errors to the service's errors
+// (service.Error), which the in-process doors (LocalApp) return and the
+// gRPC door says as a status (toStatus): an error of a class (classOf)
+// carries it and its metadata, the others (context errors, mcpd's own
+// bugs) only a code. The message is always err.Error(), so the
+// supervisor's context (server name, last exit, last stderr lines)
+// reaches the app; the domain error is kept as its cause. A service error
+// (and a gRPC status, which only a stream's own Send returns) is
+// returned as it is.
+func toError(err error) error {
+	if err == nil {
+		return nil
+	}
+	if _, ok := errors.AsType[*service.Error](err); ok {
+		return err
+	}
+	if _, ok := status.FromError(err); ok {
+		return err
+	}
+	if class, md := classOf(err); class != "" {
+		e := service.NewError(class, md, err.Error())
+		e.Err = err
+		return e
+	}
+	code := service.Internal
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		// A deadline none of mcpd's bounds names (supervisor.TimeoutError
+		// is classed).
+		code = service.DeadlineExceeded
+	case errors.Is(err, context.Canceled):
+		code = service.Canceled
+	case errors.Is(err, supervisor.ErrAlreadyRunning):
+		code = service.FailedPrecondition
+	}
+	return &service.Error{Code: code, Message: err.Error(), Err: err}
 }
 
-// classStatus is the status error of class reason, with message msg and
-// the ErrorInfo metadata md (nil for none); its code is reasonCodes'.
-func classStatus(reason mcpdv1.ErrorReason, md map[string]string, msg string) error {
-	code, ok := reasonCodes[reason]
-	if !ok {
-		code = codes.Internal
-	}
-	st := status.New(code, msg)
-	if withInfo, err := st.WithDetails(mcpdv1.NewErrorInfo(reason, md)); err == nil {
-		st = withInfo
-	}
-	return st.Err()
+// classError is the service error of class c, with message msg and
+// metadata md (nil for none).
+func classError(c service.Class, md map[string]string, msg string) error {
+	return service.NewError(c, md, msg)
 }
 
-// toStatus is the one mapping from domain errors to gRPC status errors:
-// an error of a class (classOf) carries it as an ErrorInfo, the others
-// (context errors, mcpd's own bugs) only a code. The message is always
-// err.Error(), so the supervisor's context (server name, last exit, last
-// stderr lines) reaches the app.
+// codeError is a service error of no class, of code, with a formatted
+// message: a check of the request by the API.
+func codeError(code service.Code, format string, args ...any) error {
+	return service.Errorf(code, format, args...)
+}
+
+// grpcCodes is the one mapping from a service error's code to its gRPC
+// code; the code of a classed error is its class's (service.Class.Code).
+var grpcCodes = map[service.Code]codes.Code{
+	service.Unknown:            codes.Unknown,
+	service.Canceled:           codes.Canceled,
+	service.InvalidArgument:    codes.InvalidArgument,
+	service.DeadlineExceeded:   codes.DeadlineExceeded,
+	service.NotFound:           codes.NotFound,
+	service.PermissionDenied:   codes.PermissionDenied,
+	service.ResourceExhausted:  codes.ResourceExhausted,
+	service.FailedPrecondition: codes.FailedPrecondition,
+	service.Aborted:            codes.Aborted,
+	service.Unimplemented:      codes.Unimplemented,
+	service.Internal:           codes.Internal,
+	service.Unavailable:        codes.Unavailable,
+	service.Unauthenticated:    codes.Unauthenticated,
+}
+
+// toStatus is the one mapping from the service's errors to gRPC status
+// errors, at the gRPC door (statusUnary, statusStream): a domain error is
+// first made a service error (toError); the status's code is the error's
+// (its class's for a classed one), and a classed error carries an
+// ErrorInfo with its class as reason and its metadata. A status is
+// returned as it is.
 func toStatus(err error) error {
 	if err == nil {
 		return nil
@@ -59,25 +99,25 @@ func toStatus(err error) error {
 	if _, ok := status.FromError(err); ok {
 		return err
 	}
-	if reason, md := classOf(err); reason != mcpdv1.ErrorReason_ERROR_REASON_UNSPECIFIED {
-		return classStatus(reason, md, err.Error())
-	}
+	err = toError(err)
+	e := service.ErrorOf(err)
 	code := codes.Internal
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		// A deadline none of mcpd's bounds names (supervisor.TimeoutError
-		// is classed).
-		code = codes.DeadlineExceeded
-	case errors.Is(err, context.Canceled):
-		code = codes.Canceled
-	case errors.Is(err, supervisor.ErrAlreadyRunning):
-		code = codes.FailedPrecondition
+	if e.Class != "" {
+		code = grpcCodes[e.Class.Code()]
+	} else if c, ok := grpcCodes[e.Code]; ok {
+		code = c
 	}
-	return status.Error(code, err.Error())
+	st := status.New(code, err.Error()) // with what wraps e, if anything does
+	if reason := mcpdv1.ErrorReason(mcpdv1.ErrorReason_value[string(e.Class)]); reason != mcpdv1.ErrorReason_ERROR_REASON_UNSPECIFIED {
+		if withInfo, err := st.WithDetails(mcpdv1.NewErrorInfo(reason, e.Metadata)); err == nil {
+			st = withInfo
+		}
+	}
+	return st.Err()
 }
 
-// classOf is the class of a domain error and its ErrorInfo metadata;
-// ERROR_REASON_UNSPECIFIED for an error of no class.
+// classOf is the class of a domain error and its metadata; "" for an
+// error of no class.
 //
 // Most specific first: a chain can hold several sentinels. The
 // supervisor's own verdicts come before context errors, because an
@@ -86,52 +126,52 @@ func toStatus(err error) error {
 // UNAVAILABLE (retryable later), not a deadline it did not set. When the
 // app's own deadline or cancellation ends a call, gRPC reports that to
 // the app whatever the handler returns.
-func classOf(err error) (mcpdv1.ErrorReason, map[string]string) {
+func classOf(err error) (service.Class, map[string]string) {
 	md := map[string]string{}
 	if s := supervisor.ServerOf(err); s != "" {
-		md[mcpdv1.ErrorServer] = s
+		md[service.MetaServer] = s
 	}
-	var reason mcpdv1.ErrorReason
+	var class service.Class
 	var withheld *pin.WithheldError
 	var timeout *supervisor.TimeoutError
 	switch {
 	case errors.Is(err, oauth.ErrLoginRequired), errors.Is(err, supervisor.ErrLoginRequired):
 		// A remote server needing `mcpdctl login`; the message says so.
-		reason = mcpdv1.ErrorReason_ERROR_REASON_LOGIN_REQUIRED
+		class = service.LoginRequired
 		var le *oauth.LoginRequiredError
 		if errors.As(err, &le) {
-			md[mcpdv1.ErrorServer] = le.Server
+			md[service.MetaServer] = le.Server
 		}
 	case errors.Is(err, ErrNotRemote):
-		reason = mcpdv1.ErrorReason_ERROR_REASON_NOT_REMOTE
+		class = service.NotRemote
 	case errors.Is(err, supervisor.ErrUnknownServer):
-		reason = mcpdv1.ErrorReason_ERROR_REASON_UNKNOWN_SERVER
+		class = service.UnknownServer
 	case errors.As(err, &withheld):
 		// The tool exists but may not be called until its change is approved.
-		reason = mcpdv1.ErrorReason_ERROR_REASON_TOOL_WITHHELD
-		md[mcpdv1.ErrorServer], md[mcpdv1.ErrorTool] = withheld.Server, withheld.Change.Tool
-		md[mcpdv1.ErrorChange] = "new"
+		class = service.ToolWithheld
+		md[service.MetaServer], md[service.MetaTool] = withheld.Server, withheld.Change.Tool
+		md[service.MetaChange] = "new"
 		if withheld.Change.Kind == pin.KindChanged {
-			md[mcpdv1.ErrorChange] = "changed"
+			md[service.MetaChange] = "changed"
 		}
 	case errors.Is(err, pin.ErrWithheld):
-		reason = mcpdv1.ErrorReason_ERROR_REASON_TOOL_WITHHELD
+		class = service.ToolWithheld
 	case errors.Is(err, supervisor.ErrInvalid), errors.Is(err, session.ErrInvalidRequest):
-		reason = mcpdv1.ErrorReason_ERROR_REASON_INVALID_REQUEST
+		class = service.InvalidRequest
 	case errors.Is(err, supervisor.ErrInstanceLimit):
 		// A shared server's maxInstances: another app must wait.
-		reason = mcpdv1.ErrorReason_ERROR_REASON_INSTANCE_LIMIT
+		class = service.InstanceLimit
 	case errors.Is(err, session.ErrResponseTooLarge), errors.Is(err, remote.ErrResponseTooLarge):
 		// RESOURCE_EXHAUSTED: what gRPC itself answers for a message over
 		// its size limit.
-		reason = mcpdv1.ErrorReason_ERROR_REASON_RESPONSE_TOO_LARGE
+		class = service.ResponseTooLarge
 	case errors.Is(err, supervisor.ErrShuttingDown):
-		reason = mcpdv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN
+		class = service.ShuttingDown
 	case errors.Is(err, supervisor.ErrUnavailable):
-		reason = mcpdv1.ErrorReason_ERROR_REASON_SERVER_UNAVAILABLE
+		class = service.ServerUnavailable
 	case errors.As(err, &timeout):
-		reason = mcpdv1.ErrorReason_ERROR_REASON_TIMED_OUT
-		md[mcpdv1.ErrorBound], md[mcpdv1.ErrorAfter] = timeout.Bound, timeout.After.String()
+		class = service.TimedOut
+		md[service.MetaBound], md[service.MetaAfter] = timeout.Bound, timeout.After.String()
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		// No class: see toStatus.
 	case errors.Is(err, session.ErrClosed),
@@ -140,10 +180,26 @@ func classOf(err error) (mcpdv1.ErrorReason, map[string]string) {
 		errors.Is(err, transport.ErrClosed),
 		errors.Is(err, transport.ErrCommandNotFound),
 		errors.Is(err, transport.ErrCannotStart):
-		reason = mcpdv1.ErrorReason_ERROR_REASON_SERVER_UNAVAILABLE
+		class = service.ServerUnavailable
 	}
 	if len(md) == 0 {
 		md = nil
 	}
-	return reason, md
+	return class, md
+}
+
+// statusUnary is the gRPC door of a unary call's errors: the service's
+// (and the domain's) are said as statuses (toStatus). It comes first, so
+// that the other interceptors' refusals are said so too.
+func statusUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
+	resp, err := handler(ctx, req)
+	if err != nil {
+		return nil, toStatus(err)
+	}
+	return resp, nil
+}
+
+// statusStream is statusUnary for streaming calls.
+func statusStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
+	return toStatus(handler(srv, ss))
 }

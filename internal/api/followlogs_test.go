@@ -73,7 +73,7 @@ func TestFollowLogsDoors(t *testing.T) {
 		_, err = s2.Recv()
 	}
 	local := app.FollowLogs(context.Background(), service.LogFollow{Server: "s", Lines: -1}, nil, func(service.LogLine) error { return nil })
-	if status.Code(err) != codes.InvalidArgument || status.Code(local) != codes.InvalidArgument {
+	if status.Code(err) != codes.InvalidArgument || service.CodeOf(local) != service.InvalidArgument {
 		t.Errorf("negative lines: gRPC %v, in process %v; want INVALID_ARGUMENT by both", err, local)
 	}
 }

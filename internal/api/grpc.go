@@ -78,9 +78,10 @@ func NewGRPCServer(srv *Server, log *zap.Logger, opts ...grpc.ServerOption) *grp
 		// The request memory budget comes first, so that a refused
 		// request is never tracked (budget.go). Calls in flight per app
 		// and server route children's requests to the right host
-		// (host.go).
-		grpc.ChainUnaryInterceptor(srv.budgetUnary, srv.trackUnary),
-		grpc.ChainStreamInterceptor(srv.budgetStream, srv.trackStream),
+		// (host.go). The errors of all of them, the service's, are said as
+		// gRPC statuses by the outermost (errors.go).
+		grpc.ChainUnaryInterceptor(statusUnary, srv.budgetUnary, srv.trackUnary),
+		grpc.ChainStreamInterceptor(statusStream, srv.budgetStream, srv.trackStream),
 		// Static flow-control windows: with them gRPC does no bandwidth
 		// estimation, which costs a ping and its ack for every request an
 		// app sends; on a local socket a large fixed window is all it

@@ -10,9 +10,7 @@ import (
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -52,7 +50,7 @@ func (s *Server) host(ctx context.Context, stream hostConn) error {
 	}
 	reg := msg0.GetRegister()
 	if reg == nil {
-		return status.Error(codes.InvalidArgument, "the first message of a Host stream must be a registration")
+		return codeError(service.InvalidArgument, "the first message of a Host stream must be a registration")
 	}
 	h, servers, err := s.registerHost(ctx, service.HostRegistration{
 		Servers: reg.GetServers(), Roots: reg.GetRoots(), Sampling: reg.GetSampling(),
@@ -89,7 +87,7 @@ func (s *Server) host(ctx context.Context, stream hostConn) error {
 // servers (nil: every server).
 func (s *Server) registerHost(ctx context.Context, reg service.HostRegistration) (*host, []string, error) {
 	if !reg.Roots && !reg.Sampling && !reg.Elicitation {
-		return nil, nil, status.Error(codes.InvalidArgument, "a host must answer at least one of roots, sampling, elicitation")
+		return nil, nil, codeError(service.InvalidArgument, "a host must answer at least one of roots, sampling, elicitation")
 	}
 	p, err := s.profileOf(ctx)
 	if err != nil {
@@ -107,7 +105,7 @@ func (s *Server) registerHost(ctx context.Context, reg service.HostRegistration)
 	known := s.sup.Names()
 	for _, n := range reg.Servers {
 		if !slices.Contains(known, n) {
-			return nil, nil, toStatus(&supervisor.UnknownServerError{Name: n})
+			return nil, nil, toError(&supervisor.UnknownServerError{Name: n})
 		}
 	}
 	name, version := clientIdentityOf(ctx, reg.Client.Name, reg.Client.Version)
@@ -175,7 +173,7 @@ func receiveHostAnswers(ctx context.Context, stream hostConn,
 		}
 		a := in.GetAnswer()
 		if a == nil {
-			return status.Error(codes.InvalidArgument, "only answers may follow the registration")
+			return codeError(service.InvalidArgument, "only answers may follow the registration")
 		}
 		h.deliver(a.GetCallId(), hostAnswerOf(a))
 	}

@@ -18,6 +18,10 @@ import (
 // belongs to a live daemon.
 const probeTimeout = 2 * time.Second
 
+// ErrAlreadyListening is Listen's refusal of a socket another daemon
+// answers on.
+var ErrAlreadyListening = errors.New("another mcpd is already listening")
+
 // Listen creates the API socket at path and listens on it:
 //
 //  1. the path must not exceed paths.MaxSocketPathLen bytes;
@@ -43,7 +47,7 @@ func Listen(path string) (net.Listener, error) {
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
 			// Another daemon bound the path between our probe and our bind.
-			return nil, fmt.Errorf("another mcpd is already listening on %s", path)
+			return nil, fmt.Errorf("%w on %s", ErrAlreadyListening, path)
 		}
 		return nil, fmt.Errorf("listen on %s: %w", path, err)
 	}
@@ -72,7 +76,7 @@ func removeStale(path string) error {
 	conn, err := net.DialTimeout("unix", path, probeTimeout)
 	if err == nil {
 		conn.Close()
-		return fmt.Errorf("another mcpd is already listening on %s", path)
+		return fmt.Errorf("%w on %s", ErrAlreadyListening, path)
 	}
 	if !errors.Is(err, syscall.ECONNREFUSED) && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("probe existing socket %s: %w", path, err)

@@ -73,6 +73,9 @@ func TestListenRefusesLiveSocket(t *testing.T) {
 	if want := "another mcpd is already listening on " + path; err.Error() != want {
 		t.Errorf("error = %q, want %q", err, want)
 	}
+	if !errors.Is(err, ErrAlreadyListening) {
+		t.Errorf("error %v is not ErrAlreadyListening", err)
+	}
 	// The first listener still works.
 	accepted := make(chan error, 1)
 	go func() {

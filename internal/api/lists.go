@@ -109,7 +109,7 @@ func (s *Server) list(ctx context.Context, server, method string, o service.Opti
 		items, err = filterItems(rs, method, items, err)
 		entry := service.ServerList{Server: server}
 		if err := fillList(&entry, items, src, err); err != nil {
-			return nil, toStatus(err)
+			return nil, toError(err)
 		}
 		return []service.ServerList{entry}, nil
 	}
@@ -144,7 +144,7 @@ func (s *Server) list(ctx context.Context, server, method string, o service.Opti
 	}
 	wg.Wait()
 	if err := ctx.Err(); err != nil {
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	out := entries[:0]
 	for i, e := range entries {

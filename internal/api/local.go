@@ -5,9 +5,6 @@ import (
 	"slices"
 	"sync/atomic"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -87,12 +84,12 @@ func (a *LocalApp) Context(ctx context.Context) context.Context {
 // same code. The call's progress notifications and log messages are passed
 // to onEvent (nil: dropped) in order, never concurrently, before it
 // returns; the response is returned, a server's JSON-RPC error in it. The
-// error is the call's, with its gRPC status code.
+// error is the call's, a service.Error.
 func (a *LocalApp) SendRequest(ctx context.Context, r service.Request, onEvent func(service.Event)) (*service.Response, error) {
 	// The scope takes no client name, as for a gRPC stream (scopeStream).
 	ctx, end, err := a.enter(ctx, requestSize(r), r.Server, "")
 	if err != nil {
-		return nil, err
+		return nil, toError(err)
 	}
 	defer end()
 	ans, err := a.s.sendRequest(ctx, r, func(p relayItem) error {
@@ -106,7 +103,7 @@ func (a *LocalApp) SendRequest(ctx context.Context, r service.Request, onEvent f
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return nil, toError(err)
 	}
 	return ans.toService(r.Server), nil
 }
@@ -132,11 +129,11 @@ func (a *LocalApp) enter(ctx context.Context, n int64, server, clientName string
 // why a server could not be asked.
 func (a *LocalApp) List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error) {
 	if !listMethods[method] {
-		return nil, status.Errorf(codes.InvalidArgument, "method %q is no list", method)
+		return nil, codeError(service.InvalidArgument, "method %q is no list", method)
 	}
 	ctx, end, err := a.enter(ctx, int64(len(server)+len(method))+optionsSize(o), server, o.Client.Name)
 	if err != nil {
-		return nil, err
+		return nil, toError(err)
 	}
 	defer end()
 	return a.s.list(ctx, server, method, o)
@@ -153,12 +150,12 @@ func (a *LocalApp) Read(ctx context.Context, r service.Read) (*service.Response,
 	n := int64(len(r.Server)+len(r.URI)+len(r.InputResponses)+len(r.RequestState)) + optionsSize(r.Options)
 	ctx, end, err := a.enter(ctx, n, r.Server, r.Options.Client.Name)
 	if err != nil {
-		return nil, err
+		return nil, toError(err)
 	}
 	defer end()
 	ans, err := a.s.read(ctx, r)
 	if err != nil {
-		return nil, err
+		return nil, toError(err)
 	}
 	return ans.toService(r.Server), nil
 }
@@ -223,8 +220,8 @@ func serviceSource(src cache.Source) service.Source {
 // passed in order, never concurrently.
 func (a *LocalApp) Subscribe(ctx context.Context, w service.Watch, send func(service.SubscriptionEvent) error) error {
 	ctx = a.s.withScope(a.Context(ctx), "")
-	return a.s.subscribe(ctx, w, func(ack subscriptionAck) error { return send(ack.toService()) },
-		func(ev *subscriptions.Event) error { return send(eventToService(ev)) })
+	return toError(a.s.subscribe(ctx, w, func(ack subscriptionAck) error { return send(ack.toService()) },
+		func(ev *subscriptions.Event) error { return send(eventToService(ev)) }))
 }
 
 // UpdateSubscription adds resource URIs to an open subscription of the
@@ -238,12 +235,12 @@ func (a *LocalApp) UpdateSubscription(ctx context.Context, u service.Subscriptio
 	ctx = a.Context(ctx)
 	release, err := a.s.charge(n + alsoHeld(ctx))
 	if err != nil {
-		return nil, err
+		return nil, toError(err)
 	}
 	defer release()
 	acks, err := a.s.updateSubscription(a.s.withScope(ctx, ""), u)
 	if err != nil {
-		return nil, err
+		return nil, toError(err)
 	}
 	return acksToService(acks), nil
 }
@@ -253,7 +250,7 @@ func (a *LocalApp) UpdateSubscription(ctx context.Context, u service.Subscriptio
 // is passed to send until ctx ends or send fails (nil), or the server is
 // removed from the config (its error).
 func (a *LocalApp) FollowLogs(ctx context.Context, f service.LogFollow, opened func(), send func(service.LogLine) error) error {
-	return a.s.followLogs(a.s.withScope(a.Context(ctx), ""), f, opened, func(l transport.Line) error {
+	return toError(a.s.followLogs(a.s.withScope(a.Context(ctx), ""), f, opened, func(l transport.Line) error {
 		return send(logLineOf(l))
-	})
+	}))
 }

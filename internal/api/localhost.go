@@ -19,7 +19,7 @@ func (a *LocalApp) ServeHost(ctx context.Context, reg service.HostRegistration, 
 	ctx = a.Context(ctx)
 	h, _, err := a.s.registerHost(ctx, reg)
 	if err != nil {
-		return err
+		return toError(err)
 	}
 	defer a.s.hosts.unregister(h)
 	registered()

@@ -6,8 +6,6 @@ import (
 	"fmt"
 
 	"go.uber.org/zap"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -70,18 +68,18 @@ func (s *Server) Login(req *mcpdv1.LoginRequest, stream mcpdv1.Mcpd_LoginServer)
 // Login RPC and for callers that hold no stream (the dashboard): the
 // flow's URL is for the user's browser, and FinishLogin (or the flow's
 // Close) must follow. A login already in progress for name is cancelled.
-// Its errors are statuses.
+// Its errors are the service's (service.Error).
 func (s *Server) BeginLogin(ctx context.Context, name string, scopes []string) (*oauth.LoginFlow, error) {
 	if name == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
+		return nil, codeError(service.InvalidArgument, "server name required")
 	}
 	ra := s.getRemoteAuth()
 	if ra == nil {
-		return nil, toStatus(fmt.Errorf("server %q: %w", name, ErrNotRemote))
+		return nil, toError(fmt.Errorf("server %q: %w", name, ErrNotRemote))
 	}
 	flow, err := ra.Login(ctx, name, oauth.LoginOptions{Scopes: scopes})
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	return flow, nil
 }
@@ -96,13 +94,13 @@ func (s *Server) FinishLogin(ctx context.Context, name string, flow *oauth.Login
 	st, err := flow.Wait(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
-			return nil, toStatus(ctx.Err())
+			return nil, toError(ctx.Err())
 		}
 		if errors.Is(err, oauth.ErrLoginCancelled) {
-			return nil, status.Error(codes.Aborted, err.Error())
+			return nil, codeError(service.Aborted, "%s", err.Error())
 		}
 		s.log.Info("login failed", zap.String("server", name), zap.Error(err))
-		return nil, status.Error(codes.Unauthenticated, err.Error())
+		return nil, codeError(service.Unauthenticated, "%s", err.Error())
 	}
 	if ra := s.getRemoteAuth(); ra != nil {
 		ra.LoggedIn(ctx, name)
@@ -113,15 +111,15 @@ func (s *Server) FinishLogin(ctx context.Context, name string, flow *oauth.Login
 // Logout forgets a remote server's token.
 func (s *Server) Logout(ctx context.Context, req *mcpdv1.LogoutRequest) (*mcpdv1.LogoutResponse, error) {
 	if req.GetName() == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
+		return nil, codeError(service.InvalidArgument, "server name required")
 	}
 	ra := s.getRemoteAuth()
 	if ra == nil {
-		return nil, toStatus(fmt.Errorf("server %q: %w", req.GetName(), ErrNotRemote))
+		return nil, toError(fmt.Errorf("server %q: %w", req.GetName(), ErrNotRemote))
 	}
 	before, _ := ra.Status(req.GetName())
 	if err := ra.Logout(req.GetName()); err != nil {
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	return &mcpdv1.LogoutResponse{WasLoggedIn: before.Issuer != ""}, nil
 }

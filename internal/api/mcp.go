@@ -12,8 +12,6 @@ import (
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/profile"
@@ -79,10 +77,10 @@ func (s *Server) CallToolUnary(ctx context.Context, req *mcpdv1.CallToolRequest)
 	resp, src, err := s.callCached(ctx, req.GetServer(), tc.req, tc.copts)
 	if err != nil {
 		s.logCallError(ctx, req.GetServer(), tc.req.Method, err)
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	if resp == nil {
-		return nil, status.Errorf(codes.Internal, "tools/call on %q: no response", req.GetServer())
+		return nil, codeError(service.Internal, "tools/call on %q: no response", req.GetServer())
 	}
 	return toMcpResponse(req.GetServer(), resp, src, time.Since(start)), nil
 }
@@ -132,17 +130,17 @@ func requestOf(req *mcpdv1.SendRequestRequest) (service.Request, error) {
 // than tools/call and the named RPCs take this path.
 func (s *Server) sendRequest(ctx context.Context, r service.Request, emit func(relayItem) error) (answer, error) {
 	if r.Server == "" {
-		return answer{}, status.Error(codes.InvalidArgument, "server name required")
+		return answer{}, codeError(service.InvalidArgument, "server name required")
 	}
 	method := r.Method
 	if method == "" {
-		return answer{}, status.Error(codes.InvalidArgument, "method required")
+		return answer{}, codeError(service.InvalidArgument, "method required")
 	}
 	if strings.HasPrefix(method, "notifications/") {
-		return answer{}, status.Errorf(codes.InvalidArgument, "method %q is a notification, not a request", method)
+		return answer{}, codeError(service.InvalidArgument, "method %q is a notification, not a request", method)
 	}
 	if why, ok := reservedMethods[method]; ok {
-		return answer{}, status.Errorf(codes.InvalidArgument, "method %q cannot be sent: %s", method, why)
+		return answer{}, codeError(service.InvalidArgument, "method %q cannot be sent: %s", method, why)
 	}
 	params, err := jsonObjectBytes("params_json", r.Params)
 	if err != nil {
@@ -173,10 +171,10 @@ func (s *Server) sendRequest(ctx context.Context, r service.Request, emit func(r
 // GetPrompt gets one prompt.
 func (s *Server) GetPrompt(ctx context.Context, req *mcpdv1.GetPromptRequest) (*mcpdv1.McpResponse, error) {
 	if req.GetServer() == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
+		return nil, codeError(service.InvalidArgument, "server name required")
 	}
 	if req.GetName() == "" {
-		return nil, status.Error(codes.InvalidArgument, "prompt name required")
+		return nil, codeError(service.InvalidArgument, "prompt name required")
 	}
 	args, err := jsonObject("arguments_json", req.GetArgumentsJson())
 	if err != nil {
@@ -186,7 +184,7 @@ func (s *Server) GetPrompt(ctx context.Context, req *mcpdv1.GetPromptRequest) (*
 		// prompts/get params: "arguments?: {string: string}".
 		var m map[string]string
 		if err := json.Unmarshal(args, &m); err != nil {
-			return nil, status.Error(codes.InvalidArgument, "invalid arguments_json: values must be strings")
+			return nil, codeError(service.InvalidArgument, "invalid arguments_json: values must be strings")
 		}
 	}
 	inputResponses, err := jsonObject("input_responses_json", req.GetInputResponsesJson())
@@ -200,7 +198,7 @@ func (s *Server) GetPrompt(ctx context.Context, req *mcpdv1.GetPromptRequest) (*
 		RequestState   string          `json:"requestState,omitempty"`
 	}{req.GetName(), args, inputResponses, req.GetRequestState()})
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "encode prompts/get params: %v", err)
+		return nil, codeError(service.Internal, "encode prompts/get params: %v", err)
 	}
 	return s.unaryCall(ctx, req.GetServer(), "prompts/get", params, req.GetOptions())
 }
@@ -222,10 +220,10 @@ func (s *Server) ReadResource(ctx context.Context, req *mcpdv1.ReadResourceReque
 // read validates a resources/read and makes it.
 func (s *Server) read(ctx context.Context, r service.Read) (answer, error) {
 	if r.Server == "" {
-		return answer{}, status.Error(codes.InvalidArgument, "server name required")
+		return answer{}, codeError(service.InvalidArgument, "server name required")
 	}
 	if r.URI == "" {
-		return answer{}, status.Error(codes.InvalidArgument, "resource uri required")
+		return answer{}, codeError(service.InvalidArgument, "resource uri required")
 	}
 	inputResponses, err := jsonObjectBytes("input_responses_json", r.InputResponses)
 	if err != nil {
@@ -237,7 +235,7 @@ func (s *Server) read(ctx context.Context, r service.Read) (answer, error) {
 		RequestState   string          `json:"requestState,omitempty"`
 	}{r.URI, inputResponses, r.RequestState})
 	if err != nil {
-		return answer{}, status.Errorf(codes.Internal, "encode resources/read params: %v", err)
+		return answer{}, codeError(service.Internal, "encode resources/read params: %v", err)
 	}
 	return s.call(ctx, r.Server, "resources/read", params, r.Options)
 }
@@ -245,7 +243,7 @@ func (s *Server) read(ctx context.Context, r service.Read) (answer, error) {
 // Complete asks a server for argument completions.
 func (s *Server) Complete(ctx context.Context, req *mcpdv1.CompleteRequest) (*mcpdv1.McpResponse, error) {
 	if req.GetServer() == "" {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
+		return nil, codeError(service.InvalidArgument, "server name required")
 	}
 	params, err := jsonObject("params_json", req.GetParamsJson())
 	if err != nil {
@@ -253,7 +251,7 @@ func (s *Server) Complete(ctx context.Context, req *mcpdv1.CompleteRequest) (*mc
 	}
 	if params == nil {
 		// completion/complete requires "ref" and "argument".
-		return nil, status.Error(codes.InvalidArgument, "params_json required")
+		return nil, codeError(service.InvalidArgument, "params_json required")
 	}
 	return s.unaryCall(ctx, req.GetServer(), "completion/complete", params, req.GetOptions())
 }
@@ -292,10 +290,10 @@ func (s *Server) call(ctx context.Context, server, method string, params json.Ra
 	resp, src, err := s.callCached(ctx, server, req, copts)
 	if err != nil {
 		s.logCallError(ctx, server, method, err)
-		return answer{}, toStatus(err)
+		return answer{}, toError(err)
 	}
 	if resp == nil {
-		return answer{}, status.Errorf(codes.Internal, "%s on %q: no response", method, server)
+		return answer{}, codeError(service.Internal, "%s on %q: no response", method, server)
 	}
 	return answer{resp: resp, src: src, d: time.Since(start)}, nil
 }
@@ -366,10 +364,10 @@ func (s *Server) callRelayed(ctx context.Context, server string, req *session.Re
 	r.finish()
 	if err != nil {
 		s.logCallError(ctx, server, req.Method, err)
-		return answer{}, toStatus(err)
+		return answer{}, toError(err)
 	}
 	if resp == nil {
-		return answer{}, status.Errorf(codes.Internal, "%s on %q: no response", req.Method, server)
+		return answer{}, codeError(service.Internal, "%s on %q: no response", req.Method, server)
 	}
 	if resp, err = filterListResult(rs, req.Method, resp); err != nil {
 		return answer{}, err

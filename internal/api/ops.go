@@ -7,8 +7,6 @@ import (
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
@@ -91,7 +89,7 @@ func (s *Server) opsSnapshot() opsState {
 func (s *Server) ReloadConfig(ctx context.Context, _ *mcpdv1.ReloadConfigRequest) (*mcpdv1.ReloadConfigResponse, error) {
 	ops := s.opsSnapshot().config
 	if ops.Reload == nil {
-		return nil, status.Error(codes.Unimplemented, "this mcpd cannot reload its config")
+		return nil, codeError(service.Unimplemented, "this mcpd cannot reload its config")
 	}
 	out := ops.Reload(ctx)
 	resp := &mcpdv1.ReloadConfigResponse{
@@ -110,7 +108,7 @@ func (s *Server) ReloadConfig(ctx context.Context, _ *mcpdv1.ReloadConfigRequest
 func (s *Server) CheckConfig(ctx context.Context, req *mcpdv1.CheckConfigRequest) (*mcpdv1.CheckConfigResponse, error) {
 	ops := s.opsSnapshot().config
 	if ops.Check == nil {
-		return nil, status.Error(codes.Unimplemented, "this mcpd cannot check a config")
+		return nil, codeError(service.Unimplemented, "this mcpd cannot check a config")
 	}
 	var content []byte
 	if len(req.GetContent()) > 0 {
@@ -154,7 +152,7 @@ func (s *Server) followLogs(ctx context.Context, f service.LogFollow, opened fun
 	n := f.Lines
 	switch {
 	case n < 0:
-		return status.Errorf(codes.InvalidArgument, "lines must not be negative, got %d", n)
+		return codeError(service.InvalidArgument, "lines must not be negative, got %d", n)
 	case n == 0:
 		n = DefaultLogLines
 	case n > MaxLogLines:
@@ -168,18 +166,18 @@ func (s *Server) followLogs(ctx context.Context, f service.LogFollow, opened fun
 	if f.Server == "" {
 		ring := s.opsSnapshot().daemonLog
 		if ring == nil {
-			return status.Error(codes.Unimplemented, "this mcpd keeps no log of its own")
+			return codeError(service.Unimplemented, "this mcpd keeps no log of its own")
 		}
 		backlog, lines, cancel = ring.Follow(n)
 	} else {
 		lf, ok := s.sup.(logFollower)
 		if !ok {
-			return status.Error(codes.Unimplemented, "following logs is not supported")
+			return codeError(service.Unimplemented, "following logs is not supported")
 		}
 		var err error
 		backlog, lines, cancel, err = lf.FollowLogs(f.Server, n)
 		if err != nil {
-			return toStatus(err)
+			return toError(err)
 		}
 	}
 	defer cancel()
@@ -199,7 +197,7 @@ func (s *Server) followLogs(ctx context.Context, f service.LogFollow, opened fun
 		case l, ok := <-lines:
 			if !ok {
 				if name := f.Server; name != "" && !slices.Contains(s.sup.Names(), name) {
-					return classStatus(mcpdv1.ErrorReason_ERROR_REASON_UNKNOWN_SERVER, map[string]string{mcpdv1.ErrorServer: name}, fmt.Sprintf("server %q was removed from the config", name))
+					return classError(service.UnknownServer, map[string]string{service.MetaServer: name}, fmt.Sprintf("server %q was removed from the config", name))
 				}
 				return nil
 			}

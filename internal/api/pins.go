@@ -3,9 +3,6 @@ package api
 import (
 	"context"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
@@ -26,7 +23,7 @@ var _ pinBackend = (*supervisor.Supervisor)(nil)
 func (s *Server) pins() (pinBackend, error) {
 	pb, ok := s.sup.(pinBackend)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "tool pinning is not available")
+		return nil, codeError(service.Unimplemented, "tool pinning is not available")
 	}
 	return pb, nil
 }
@@ -35,7 +32,7 @@ func (s *Server) pins() (pinBackend, error) {
 // backend and the settings of the tools/list they make.
 func (s *Server) pinCall(ctx context.Context, server string, o service.Options) (pinBackend, *session.Request, supervisor.CallOptions, error) {
 	if server == "" {
-		return nil, nil, supervisor.CallOptions{}, status.Error(codes.InvalidArgument, "server name required")
+		return nil, nil, supervisor.CallOptions{}, codeError(service.InvalidArgument, "server name required")
 	}
 	pb, err := s.pins()
 	if err != nil {
@@ -54,7 +51,7 @@ func (s *Server) GetToolChanges(ctx context.Context, req *mcpdv1.GetToolChangesR
 	}
 	tc, err := s.toolChanges(ctx, req.GetServer(), o)
 	if err != nil {
-		return nil, err
+		return nil, toError(err)
 	}
 	out := &mcpdv1.GetToolChangesResponse{Server: tc.Server, PinMode: tc.PinMode, PinsDir: tc.PinsDir}
 	for _, c := range tc.Changes {
@@ -82,7 +79,7 @@ func (s *Server) toolChanges(ctx context.Context, server string, o service.Optio
 	}
 	tc, err := pb.ToolChanges(ctx, server, base, copts)
 	if err != nil {
-		return service.ToolChanges{}, toStatus(err)
+		return service.ToolChanges{}, toError(err)
 	}
 	out := service.ToolChanges{Server: server, PinMode: string(tc.Mode), PinsDir: pb.PinsDir()}
 	for _, c := range tc.Changes {
@@ -103,7 +100,7 @@ func (s *Server) ApproveTools(ctx context.Context, req *mcpdv1.ApproveToolsReque
 	}
 	approved, err := s.approveTools(ctx, req.GetServer(), req.GetTools(), o)
 	if err != nil {
-		return nil, err
+		return nil, toError(err)
 	}
 	return &mcpdv1.ApproveToolsResponse{Approved: approved}, nil
 }
@@ -117,7 +114,7 @@ func (s *Server) approveTools(ctx context.Context, server string, tools []string
 	}
 	approved, err := pb.ApproveTools(ctx, server, tools, base, copts)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	return approved, nil
 }

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -100,7 +98,7 @@ func (s *Server) profileOf(ctx context.Context) (*profile.Profile, error) {
 		} else {
 			msg += fmt.Sprintf(" (profiles: %s)", quoteNames(set.Names()))
 		}
-		return nil, classStatus(mcpdv1.ErrorReason_ERROR_REASON_UNKNOWN_PROFILE, map[string]string{mcpdv1.ErrorProfile: name}, msg)
+		return nil, classError(service.UnknownProfile, map[string]string{service.MetaProfile: name}, msg)
 	}
 	if c := connFromContext(ctx); c != nil {
 		c.setProfile(name)
@@ -128,8 +126,8 @@ func gateServer(p *profile.Profile, server string) (*profile.Server, error) {
 	}
 	// Said as for a server that is not configured: the profile's app
 	// need not know of the others.
-	return nil, classStatus(mcpdv1.ErrorReason_ERROR_REASON_NOT_IN_PROFILE,
-		map[string]string{mcpdv1.ErrorServer: server, mcpdv1.ErrorProfile: p.Name},
+	return nil, classError(service.NotInProfile,
+		map[string]string{service.MetaServer: server, service.MetaProfile: p.Name},
 		(&supervisor.UnknownServerError{Name: server}).Error())
 }
 
@@ -207,7 +205,7 @@ func filterListResult(rs *profile.Server, method string, resp *session.Response)
 	}
 	res, err := rs.FilterResult(method, resp.Result)
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "apply profile: %v", err)
+		return nil, codeError(service.Internal, "apply profile: %v", err)
 	}
 	return &session.Response{Result: res}, nil // the cached response stays as it was
 }

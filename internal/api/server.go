@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/profile"
@@ -253,11 +251,11 @@ func (s *Server) RestartServer(ctx context.Context, req *mcpdv1.RestartServerReq
 // and returns its status after.
 func (s *Server) control(ctx context.Context, name string, op func(context.Context, string) (supervisor.Status, error)) (service.ServerStatus, error) {
 	if name == "" {
-		return service.ServerStatus{}, status.Error(codes.InvalidArgument, "server name required")
+		return service.ServerStatus{}, codeError(service.InvalidArgument, "server name required")
 	}
 	st, err := op(ctx, name)
 	if err != nil {
-		return service.ServerStatus{}, toStatus(err)
+		return service.ServerStatus{}, toError(err)
 	}
 	return serverStatusOf(st, time.Now()), nil
 }
@@ -285,11 +283,11 @@ func (s *Server) GetLogs(ctx context.Context, req *mcpdv1.GetLogsRequest) (*mcpd
 func (s *Server) logs(name string, n int) ([]transport.Line, error) {
 	daemonLog := s.opsSnapshot().daemonLog // ops.go: an empty name means mcpd's own log
 	if name == "" && daemonLog == nil {
-		return nil, status.Error(codes.InvalidArgument, "server name required")
+		return nil, codeError(service.InvalidArgument, "server name required")
 	}
 	switch {
 	case n < 0:
-		return nil, status.Errorf(codes.InvalidArgument, "lines must not be negative, got %d", n)
+		return nil, codeError(service.InvalidArgument, "lines must not be negative, got %d", n)
 	case n == 0:
 		n = DefaultLogLines
 	case n > MaxLogLines:
@@ -300,7 +298,7 @@ func (s *Server) logs(name string, n int) ([]transport.Line, error) {
 	}
 	lines, err := s.sup.Logs(name, n)
 	if err != nil {
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	return lines, nil
 }

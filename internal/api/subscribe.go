@@ -9,9 +9,7 @@ import (
 
 	"go.uber.org/zap"
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/encoding"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/apiconv"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -29,11 +27,11 @@ type subscriber interface {
 func (s *Server) subscriptions() (*subscriptions.Manager, error) {
 	sp, ok := s.sup.(subscriber)
 	if !ok {
-		return nil, status.Error(codes.Unimplemented, "subscriptions are not served by this daemon")
+		return nil, codeError(service.Unimplemented, "subscriptions are not served by this daemon")
 	}
 	m := sp.Subscriptions()
 	if m == nil {
-		return nil, status.Error(codes.Unimplemented, "subscriptions are not served by this daemon")
+		return nil, codeError(service.Unimplemented, "subscriptions are not served by this daemon")
 	}
 	return m, nil
 }
@@ -111,15 +109,15 @@ func (s *Server) managerWatch(sw service.Watch) (subscriptions.Watch, error) {
 		TaskStatus:           sw.TaskStatus,
 	}
 	if !w.ToolsListChanged && !w.PromptsListChanged && !w.ResourcesListChanged && len(w.URIs) == 0 && !w.State && !w.Logs && !w.TaskStatus {
-		return w, status.Error(codes.InvalidArgument, "nothing to watch: ask for at least one kind of event or a resource URI")
+		return w, codeError(service.InvalidArgument, "nothing to watch: ask for at least one kind of event or a resource URI")
 	}
 	if len(w.URIs) > 0 && len(w.Servers) == 0 {
-		return w, status.Error(codes.InvalidArgument, "resource_uris need at least one server name")
+		return w, codeError(service.InvalidArgument, "resource_uris need at least one server name")
 	}
 	known := s.sup.Names()
 	for _, n := range w.Servers {
 		if !slices.Contains(known, n) {
-			return w, toStatus(&supervisor.UnknownServerError{Name: n})
+			return w, toError(&supervisor.UnknownServerError{Name: n})
 		}
 	}
 	return w, nil
@@ -153,12 +151,12 @@ func (s *Server) subscribingApp(ctx context.Context, sw service.Watch, w *subscr
 // subscription.
 func subscribeStatus(err error) error {
 	if errors.Is(err, subscriptions.ErrInvalid) {
-		return classStatus(mcpdv1.ErrorReason_ERROR_REASON_INVALID_REQUEST, nil, err.Error())
+		return classError(service.InvalidRequest, nil, err.Error())
 	}
-	if reason, md := classOf(err); reason != mcpdv1.ErrorReason_ERROR_REASON_UNSPECIFIED {
-		return classStatus(reason, md, err.Error())
+	if class, md := classOf(err); class != "" {
+		return classError(class, md, err.Error())
 	}
-	return classStatus(mcpdv1.ErrorReason_ERROR_REASON_SERVER_UNAVAILABLE, nil, err.Error())
+	return classError(service.ServerUnavailable, nil, err.Error())
 }
 
 // streamEvents sends the events of st with send as they come, until the
@@ -198,13 +196,13 @@ func streamEnd(st *subscriptions.Stream, last *subscriptions.Event, log *zap.Log
 	if last.Kind == subscriptions.KindError {
 		log.Info("subscription failed", zap.String("server", last.Server), zap.String("reason", last.Error))
 		if last.ShuttingDown {
-			return classStatus(mcpdv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, nil, last.Error)
+			return classError(service.ShuttingDown, nil, last.Error)
 		}
 		var md map[string]string
 		if last.Server != "" {
-			md = map[string]string{mcpdv1.ErrorServer: last.Server}
+			md = map[string]string{service.MetaServer: last.Server}
 		}
-		return classStatus(mcpdv1.ErrorReason_ERROR_REASON_SERVER_UNAVAILABLE, md, last.Error)
+		return classError(service.ServerUnavailable, md, last.Error)
 	}
 	stats := st.Stats()
 	log.Warn("subscription lagged", zap.Uint64("coalesced", stats.Coalesced), zap.Uint64("dropped", stats.Dropped),
@@ -268,23 +266,23 @@ func (s *Server) updateSubscription(ctx context.Context, u service.SubscriptionU
 		return nil, err
 	}
 	if u.ID == 0 {
-		return nil, status.Error(codes.InvalidArgument, "subscription_id required")
+		return nil, codeError(service.InvalidArgument, "subscription_id required")
 	}
 	p, err := s.profileOf(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if uri, hidden := uriHiddenEverywhere(p, u.Add); hidden {
-		return nil, status.Errorf(codes.NotFound, "resource %q not found", uri)
+		return nil, codeError(service.NotFound, "resource %q not found", uri)
 	}
 	acks, err := m.Update(ctx, u.ID, u.Add, u.Remove)
 	switch {
 	case errors.Is(err, subscriptions.ErrUnknownStream):
-		return nil, status.Error(codes.NotFound, err.Error())
+		return nil, codeError(service.NotFound, "%s", err.Error())
 	case errors.Is(err, subscriptions.ErrInvalid):
-		return nil, status.Error(codes.InvalidArgument, err.Error())
+		return nil, codeError(service.InvalidArgument, "%s", err.Error())
 	case err != nil:
-		return nil, toStatus(err)
+		return nil, toError(err)
 	}
 	return acks, nil
 }
@@ -407,7 +405,7 @@ func (s *Server) subscribeProfile(ctx context.Context, w *subscriptions.Watch) (
 			continue // watched on its own server only
 		}
 		if !slices.ContainsFunc(w.Servers, func(n string) bool { return p.Server(n).Resources.Allows(u) }) {
-			return "", status.Errorf(codes.NotFound, "resource %q not found on %s", u, serversPhrase(w.Servers))
+			return "", codeError(service.NotFound, "resource %q not found on %s", u, serversPhrase(w.Servers))
 		}
 	}
 	w.AllowURI = s.profileAllowsURI(p.Name)

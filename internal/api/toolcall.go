@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -97,7 +94,7 @@ func hostToolCall(server string, params json.RawMessage) (toolCallParts, error) 
 			RequestState   json.RawMessage `json:"requestState"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil {
-			return toolCallParts{}, status.Errorf(codes.InvalidArgument, "invalid params: %v", err)
+			return toolCallParts{}, codeError(service.InvalidArgument, "invalid params: %v", err)
 		}
 		name, args, meta, inputs, state = p.Name, p.Arguments, p.Meta, p.InputResponses, p.RequestState
 	}
@@ -127,7 +124,7 @@ func jsonString(field string, raw json.RawMessage, dst *string) error {
 		return nil
 	}
 	if err := json.Unmarshal(raw, dst); err != nil {
-		return status.Errorf(codes.InvalidArgument, "invalid %s: must be a string", field)
+		return codeError(service.InvalidArgument, "invalid %s: must be a string", field)
 	}
 	return nil
 }
@@ -140,10 +137,10 @@ func jsonString(field string, raw json.RawMessage, dst *string) error {
 // the progress back).
 func (s *Server) prepareToolCall(ctx context.Context, p toolCallParts, o service.Options, unary bool) (toolCall, error) {
 	if p.server == "" {
-		return toolCall{}, status.Error(codes.InvalidArgument, "server name required")
+		return toolCall{}, codeError(service.InvalidArgument, "server name required")
 	}
 	if p.name == "" {
-		return toolCall{}, status.Error(codes.InvalidArgument, "tool name required")
+		return toolCall{}, codeError(service.InvalidArgument, "tool name required")
 	}
 	args, err := jsonObjectBytes(p.fields.args, p.args)
 	if err != nil {
@@ -154,7 +151,7 @@ func (s *Server) prepareToolCall(ctx context.Context, p toolCallParts, o service
 		return toolCall{}, err
 	}
 	if unary && hasProgressToken(meta) {
-		return toolCall{}, status.Errorf(codes.InvalidArgument,
+		return toolCall{}, codeError(service.InvalidArgument,
 			"invalid %s: CallToolUnary delivers no progress, so it takes no progressToken (use CallTool)", p.fields.meta)
 	}
 	inputs, err := jsonObjectBytes(p.fields.inputs, p.inputs)
@@ -184,7 +181,7 @@ func (s *Server) prepareToolCall(ctx context.Context, p toolCallParts, o service
 	// params rather than copied into them.
 	params, err := toolCallParams(meta, p.name, nil, inputs, p.requestState)
 	if err != nil {
-		return toolCall{}, status.Errorf(codes.Internal, "encode tools/call params: %v", err)
+		return toolCall{}, codeError(service.Internal, "encode tools/call params: %v", err)
 	}
 	base.Params = params
 	base.Arguments = args

@@ -68,7 +68,7 @@ func TestToolCallOneEntry(t *testing.T) {
 			if appErr == nil || hostErr == nil {
 				t.Fatalf("app: %v, host: %v; want both refused", appErr, hostErr)
 			}
-			as, hs := status.Convert(appErr), status.Convert(hostErr)
+			as, hs := status.Convert(toStatus(appErr)), status.Convert(toStatus(hostErr))
 			if as.Code() != hs.Code() || as.Code() == codes.Unknown {
 				t.Errorf("app refused with %v (%s), host with %v (%s); want one class", as.Code(), as.Message(), hs.Code(), hs.Message())
 			}
@@ -146,7 +146,7 @@ func TestHostToolCallPartsAreViews(t *testing.T) {
 	if err != nil || p.name != "esc" || string(p.args) != `{}` {
 		t.Fatalf("escaped key: %+v, %v", p, err)
 	}
-	if _, err := hostToolCall("srv", json.RawMessage(`{"name":3}`)); status.Code(err) != codes.InvalidArgument {
+	if _, err := hostToolCall("srv", json.RawMessage(`{"name":3}`)); service.CodeOf(err) != service.InvalidArgument {
 		t.Fatalf("a name that is no string: %v, want InvalidArgument", err)
 	}
 }

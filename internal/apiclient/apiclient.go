@@ -1,12 +1,14 @@
 // Package apiclient is the client side of mcpd's gRPC API (internal/api
-// serves it): how a program of this module dials mcpd's socket, and how its
+// serves it): how a program of this module dials mcpd's socket, how its
 // calls carry the request metadata mcpd reads (the app's name and version,
-// a profile, a workspace root). mcpdctl, the bridge's gRPC backend (internal/bridgegrpc), the
-// benchmark and the end-to-end harnesses all dial through it, so that the
-// options of a connection to mcpd are stated once.
+// a profile, a workspace root), and how a failed call is read back as the
+// service's error, its class and code (ServiceError). mcpdctl, the
+// bridge's gRPC backend (internal/bridgegrpc), the benchmark and the end-to-end harnesses all
+// dial through it, so that the options of a connection to mcpd are stated
+// once.
 //
-// It depends on gRPC and proto/mcpd/v1 only, never on the daemon's
-// packages, so that mcpdctl can link it.
+// It depends on gRPC, proto/mcpd/v1 and internal/service only, never on
+// the daemon's packages, so that mcpdctl can link it.
 package apiclient
 
 import (

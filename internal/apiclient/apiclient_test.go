@@ -210,8 +210,9 @@ func TestRelativePath(t *testing.T) {
 	}
 }
 
-// TestDeps: the package links nothing of this module but the contract,
-// so that mcpdctl may import it.
+// TestDeps: the package links nothing of this module but the contract
+// and the service's plain vocabulary (internal/service, standard library
+// and jsonrpc only), so that mcpdctl may import it.
 func TestDeps(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -223,7 +224,11 @@ func TestDeps(t *testing.T) {
 	}
 	const module = "github.com/mcpd-dev/mcpd/"
 	for _, d := range strings.Fields(string(out)) {
-		if strings.HasPrefix(d, module) && d != module+"proto/mcpd/v1" && d != module+"internal/apiclient" {
+		switch d {
+		case module + "proto/mcpd/v1", module + "internal/apiclient", module + "internal/service", module + "internal/jsonrpc":
+			continue
+		}
+		if strings.HasPrefix(d, module) {
 			t.Errorf("internal/apiclient depends on %s", d)
 		}
 	}

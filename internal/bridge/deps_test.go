@@ -21,11 +21,7 @@ var ownDeps = map[string]bool{
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc": true,
 	// The in-process service's vocabulary: standard library and jsonrpc.
 	"github.com/mcpd-dev/mcpd/internal/service": true,
-	// mcpd.v1's error reasons, which RPCError and the withheld-tool check
-	// read from a failed call's status (rpcerror.go, withheld.go); no
-	// message of the contract is sent or received here (the gRPC client
-	// is internal/bridgegrpc's).
-	"github.com/mcpd-dev/mcpd/proto/mcpd/v1":    true,
+	// (No gRPC and no mcpd.v1: internal/bridgegrpc speaks them for it.)
 	"github.com/mcpd-dev/mcpd/internal/version": true,
 	"github.com/mcpd-dev/mcpd/internal/config":  true,
 	"github.com/mcpd-dev/mcpd/internal/profile": true,

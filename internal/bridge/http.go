@@ -17,9 +17,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -258,7 +255,7 @@ func (h *HTTPHandler) checkEndpoint(w http.ResponseWriter, r *http.Request, ep e
 		return true
 	}
 	resp, err := h.be.ListServers(WithProfile(r.Context(), ep.profile))
-	if ep.profile != "" && status.Code(err) == codes.NotFound {
+	if ep.profile != "" && service.CodeOf(err) == service.NotFound {
 		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, h.be.Reason(err))
 		return false
 	}

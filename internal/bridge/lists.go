@@ -7,9 +7,6 @@ import (
 	"fmt"
 	"hash/fnv"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
 )
@@ -65,7 +62,7 @@ func (b *bridge) listNoted(ctx context.Context, method string, patient bool) ([]
 		if err != nil && (!b.aggr || ctx.Err() != nil || b.work.Err() != nil || b.mcpdDown()) {
 			return nil, nil, b.rpcToMCP(ctx, err, n)
 		}
-		if err != nil && b.opts.Profile != "" && status.Code(err) == codes.NotFound {
+		if err != nil && b.opts.Profile != "" && service.CodeOf(err) == service.NotFound {
 			// A reload took the server, or the profile, away: it is not
 			// down, and will not come back by running again.
 			b.warnOnce(fmt.Sprintf("server %q is left out: %s", n, b.be.Reason(err)))

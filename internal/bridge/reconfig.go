@@ -6,9 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
 )
@@ -141,7 +138,7 @@ func (b *bridge) refreshProfile(ctx context.Context) {
 	defer cancel()
 	resp, err := b.be.ListServers(ctx)
 	switch {
-	case status.Code(err) == codes.NotFound:
+	case service.CodeOf(err) == service.NotFound:
 		b.profileNotice(noticeGone, fmt.Sprintf("profile %q is no longer in mcpd's config: its requests fail until it is back; restart the bridge to serve another", b.opts.Profile))
 		return
 	case err != nil:
@@ -270,7 +267,7 @@ type profileLookup struct {
 func (h *HTTPHandler) lookupProfile(ctx context.Context, name string) profileLookup {
 	resp, err := h.be.ListServers(WithProfile(ctx, name))
 	switch {
-	case status.Code(err) == codes.NotFound:
+	case service.CodeOf(err) == service.NotFound:
 		return profileLookup{gone: true}
 	case err != nil:
 		return profileLookup{err: true}

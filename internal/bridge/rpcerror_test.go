@@ -10,18 +10,26 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// classed is a status error of mcpd's, of class reason with metadata md.
+// classed is a status error of mcpd's, of class reason with metadata md,
+// as the bridge's gRPC backend (internal/bridgegrpc) gives it: the service's error.
 func classed(t *testing.T, code codes.Code, reason mcpdv1.ErrorReason, md map[string]string, msg string) error {
 	t.Helper()
 	st, err := status.New(code, msg).WithDetails(mcpdv1.NewErrorInfo(reason, md))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st.Err()
+	return apiclient.ServiceError(st.Err())
+}
+
+// plain is a status error of mcpd's of no class, as the bridge's
+// the gRPC backend gives it.
+func plain(code codes.Code, msg string) error {
+	return apiclient.ServiceError(status.Error(code, msg))
 }
 
 // The host's JSON-RPC error for a failure of mcpd's API follows its
@@ -57,10 +65,10 @@ func TestRPCErrorByClass(t *testing.T) {
 		{"login", classed(t, codes.Unauthenticated, mcpdv1.ErrorReason_ERROR_REASON_LOGIN_REQUIRED, map[string]string{"server": srv}, "log in"),
 			jsonrpc.CodeInternalError, "ERROR_REASON_LOGIN_REQUIRED", map[string]string{"server": srv}, "mcpd: log in"},
 		// No class: by the gRPC code, without data.
-		{"deadline of no bound", status.Error(codes.DeadlineExceeded, "timed out after 3s"), jsonrpc.CodeInternalError, "", nil, `server "s": request timed out`},
-		{"unclassed not found", status.Error(codes.NotFound, "no such"), jsonrpc.CodeInvalidParams, "", nil, "no such"},
-		{"unclassed unavailable", status.Error(codes.Unavailable, `server "s" is gone`), jsonrpc.CodeInternalError, "", nil, `server "s" is unavailable: server "s" is gone`},
-		{"internal", status.Error(codes.Internal, "boom"), jsonrpc.CodeInternalError, "", nil, "mcpd: boom"},
+		{"deadline of no bound", plain(codes.DeadlineExceeded, "timed out after 3s"), jsonrpc.CodeInternalError, "", nil, `server "s": request timed out`},
+		{"unclassed not found", plain(codes.NotFound, "no such"), jsonrpc.CodeInvalidParams, "", nil, "no such"},
+		{"unclassed unavailable", plain(codes.Unavailable, `server "s" is gone`), jsonrpc.CodeInternalError, "", nil, `server "s" is unavailable: server "s" is gone`},
+		{"internal", plain(codes.Internal, "boom"), jsonrpc.CodeInternalError, "", nil, "mcpd: boom"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -114,7 +122,7 @@ func TestWithheldByClass(t *testing.T) {
 	if _, ok := withheldResult("prompts/get", withheld); ok {
 		t.Error("a refusal of another method became a tools/call result")
 	}
-	other := status.Error(codes.FailedPrecondition, `tool "t" of server "s" is withheld: its definition is new`)
+	other := plain(codes.FailedPrecondition, `tool "t" of server "s" is withheld: its definition is new`)
 	if _, ok := withheldResult("tools/call", other); ok {
 		t.Error("an unclassed FAILED_PRECONDITION was taken for a withheld tool by its message")
 	}

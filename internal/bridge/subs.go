@@ -7,9 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
 )
@@ -143,7 +140,7 @@ func (b *bridge) openStream(ctx context.Context) (*openedStream, bool) {
 	ack, err := stream.Recv()
 	if err != nil || ack.Ack == nil {
 		cancel()
-		if status.Code(err) == codes.NotFound {
+		if service.CodeOf(err) == service.NotFound {
 			// A server or profile of the bridge's is gone (a reload, or mcpd
 			// restarted with another config): a bridge of a whole profile
 			// learns its servers again before the next try. Or the profile
@@ -412,7 +409,7 @@ func (b *bridge) syncOnce(ctx context.Context) {
 		return
 	}
 	err := b.updateSubscription(ctx, service.SubscriptionUpdate{ID: id, Add: add, Remove: remove})
-	if status.Code(err) == codes.NotFound && len(add) > 0 {
+	if service.CodeOf(err) == service.NotFound && len(add) > 0 {
 		add, err = b.addEach(ctx, id, add, remove)
 	}
 	if err != nil {

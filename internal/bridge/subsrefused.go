@@ -7,8 +7,6 @@ import (
 	"slices"
 
 	"github.com/mcpd-dev/mcpd/internal/service"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // addEach is syncOnce's update after mcpd refused its URIs as not found:
@@ -32,8 +30,8 @@ func (b *bridge) addEach(ctx context.Context, id uint64, add, remove []string) (
 		switch {
 		case err == nil:
 			took = append(took, u)
-		case status.Code(err) == codes.NotFound:
-			refused[u] = status.Convert(err).Message()
+		case service.CodeOf(err) == service.NotFound:
+			refused[u] = err.Error()
 		default:
 			return took, err
 		}

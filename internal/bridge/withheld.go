@@ -4,14 +4,12 @@ import (
 	"context"
 	"encoding/json"
 
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // A tool whose definition changed since it was approved is withheld
-// under pin "enforce": mcpd refuses its calls with FAILED_PRECONDITION and
+// under pin "enforce": mcpd refuses its calls with class TOOL_WITHHELD and
 // a message naming the change and the commands that review and approve
 // it. A host gets that refusal as the tool's own failure, a tools/call
 // result with isError true and the message as its text, rather than a
@@ -37,12 +35,11 @@ func (b *bridge) callFailed(ctx context.Context, r *hostReq, server, method stri
 // withheldResult is the tools/call result for err when it refuses a
 // withheld tool (its class is TOOL_WITHHELD).
 func withheldResult(method string, err error) (json.RawMessage, bool) {
-	if reason, _ := mcpdv1.ReasonOf(err); method != "tools/call" || reason != mcpdv1.ErrorReason_ERROR_REASON_TOOL_WITHHELD {
+	if method != "tools/call" || service.ClassOf(err) != service.ToolWithheld {
 		return nil, false
 	}
-	st, _ := status.FromError(err)
 	res, merr := json.Marshal(map[string]any{
-		"content": []map[string]string{{"type": "text", "text": "mcpd: " + st.Message()}},
+		"content": []map[string]string{{"type": "text", "text": "mcpd: " + err.Error()}},
 		"isError": true,
 	})
 	if merr != nil {

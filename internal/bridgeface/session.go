@@ -13,8 +13,6 @@ import (
 	"sync"
 	"time"
 
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/profile"
@@ -131,13 +129,11 @@ func (s *session) run(life context.Context, be bridge.Backend) error {
 }
 
 // startError is the message of a call that failed while the bridge
-// started, as mcpdctl words it for the gRPC bridge.
+// started, as mcpdctl words it for the gRPC bridge: err, the service's
+// error, says its message only.
 func startError(ctx context.Context, err error, timeout time.Duration) error {
 	if dl, ok := ctx.Deadline(); ok && !time.Now().Before(dl) {
 		return fmt.Errorf("timed out after %s (see --timeout)", timeout)
-	}
-	if st, ok := status.FromError(err); ok {
-		return errors.New(st.Message())
 	}
 	return err
 }

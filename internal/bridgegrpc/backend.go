@@ -9,7 +9,6 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/connectivity"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/apiconv"
@@ -61,7 +60,7 @@ func outgoing(ctx context.Context) context.Context {
 func (g *Backend) ListServers(ctx context.Context) (*service.Servers, error) {
 	resp, err := g.client.ListServers(outgoing(ctx), &mcpdv1.ListServersRequest{})
 	if err != nil {
-		return nil, err
+		return nil, apiclient.ServiceError(err)
 	}
 	return apiconv.ServersOf(resp), nil
 }
@@ -91,14 +90,14 @@ func (g *Backend) List(ctx context.Context, server, method string, o service.Opt
 	default:
 		return nil, errors.New("no list rpc for " + method)
 	}
-	return apiconv.ServerListsOf(lists), err
+	return apiconv.ServerListsOf(lists), apiclient.ServiceError(err)
 }
 
 // Read is the ReadResource RPC.
 func (g *Backend) Read(ctx context.Context, r service.Read) (*service.Response, error) {
 	resp, err := g.client.ReadResource(outgoing(ctx), apiconv.ReadToProto(r))
 	if err != nil {
-		return nil, err
+		return nil, apiclient.ServiceError(err)
 	}
 	return apiconv.ResponseOf(resp), nil
 }
@@ -109,7 +108,7 @@ func (g *Backend) UpdateWatch(ctx context.Context, u service.SubscriptionUpdate)
 		SubscriptionId: u.ID, AddResourceUris: u.Add, RemoveResourceUris: u.Remove,
 	})
 	if err != nil {
-		return nil, err
+		return nil, apiclient.ServiceError(err)
 	}
 	return apiconv.ServerAcksOf(resp.GetServers()), nil
 }
@@ -151,10 +150,17 @@ func (g *Backend) Ready(ctx context.Context) error {
 	}
 }
 
-// Error turns a gRPC failure into the JSON-RPC error the host sees.
+// Error turns a failed call into the JSON-RPC error the host sees. The
+// Backend's calls fail with the service's errors, each gRPC status read
+// back as one (apiclient.ServiceError), as mcpd's in-process backend's do.
 func (g *Backend) Error(ctx context.Context, err error, server string) *jsonrpc.Error {
-	return bridge.RPCError(ctx, err, server, g.Down, g.notRunning)
+	return bridge.RPCError(ctx, apiclient.ServiceError(err), server, g.Down, g.notRunning)
 }
 
-// Reason is the message of a failed RPC, without its code.
-func (g *Backend) Reason(err error) string { return status.Convert(err).Message() }
+// Reason is the message of a failed call, without its code.
+func (g *Backend) Reason(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

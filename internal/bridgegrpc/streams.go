@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/apiconv"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -17,7 +18,7 @@ import (
 func (g *Backend) Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error) {
 	stream, err := g.client.SendRequest(outgoing(ctx), apiconv.RequestToProto(req))
 	if err != nil {
-		return nil, err
+		return nil, apiclient.ServiceError(err)
 	}
 	for {
 		ev, err := stream.Recv()
@@ -25,7 +26,7 @@ func (g *Backend) Send(ctx context.Context, req service.Request, onEvent func(se
 			return nil, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, apiclient.ServiceError(err)
 		}
 		if e, ok := apiconv.EventOf(ev); ok {
 			onEvent(e)
@@ -43,7 +44,7 @@ func (g *Backend) Watch(ctx context.Context, w service.Watch, send func(service.
 	defer cancel()
 	stream, err := g.client.Subscribe(outgoing(ctx), apiconv.WatchToProto(w))
 	if err != nil {
-		return err
+		return apiclient.ServiceError(err)
 	}
 	for {
 		ev, err := stream.Recv()
@@ -51,7 +52,7 @@ func (g *Backend) Watch(ctx context.Context, w service.Watch, send func(service.
 		case ctx.Err() != nil:
 			return nil
 		case err != nil:
-			return err
+			return apiclient.ServiceError(err)
 		}
 		if send(apiconv.SubscriptionEventOf(ev)) != nil {
 			return nil
@@ -69,15 +70,15 @@ func (g *Backend) ServeHost(ctx context.Context, reg service.HostRegistration, r
 	defer cancel()
 	stream, err := g.client.Host(outgoing(ctx))
 	if err != nil {
-		return err
+		return apiclient.ServiceError(err)
 	}
 	err = stream.Send(&mcpdv1.HostRequest{Msg: &mcpdv1.HostRequest_Register{Register: apiconv.HostRegistrationToProto(reg)}})
 	if err != nil {
-		return err
+		return apiclient.ServiceError(err)
 	}
 	m, err := stream.Recv()
 	if err != nil {
-		return err
+		return apiclient.ServiceError(err)
 	}
 	if m.GetRegistered() == nil {
 		return errors.New("mcpd did not confirm the host's registration")
@@ -89,7 +90,7 @@ func (g *Backend) ServeHost(ctx context.Context, reg service.HostRegistration, r
 		m, err := stream.Recv()
 		if err != nil {
 			cancel() // ends the calls still waiting for the host
-			return err
+			return apiclient.ServiceError(err)
 		}
 		switch msg := m.GetMsg().(type) {
 		case *mcpdv1.HostResponse_Call:

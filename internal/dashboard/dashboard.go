@@ -24,6 +24,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
 	"github.com/mcpd-dev/mcpd/internal/oauth"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // AppName is how the dashboard is listed among the connected apps.
@@ -230,21 +231,22 @@ func writeJSON(w http.ResponseWriter, v any) {
 	enc.Encode(v)
 }
 
-// writeError answers err, a service error, with its code's HTTP status,
-// its message and, when mcpd classed it, its class ("reason":
-// "NOT_REMOTE").
+// writeError answers err, a service error (service.Error), with its
+// code's HTTP status, its message and, when mcpd classed it, its class
+// ("reason", as ErrorReason without its prefix: "NOT_REMOTE").
 func writeError(w http.ResponseWriter, err error) {
-	c := classOf(err)
-	out := map[string]string{"error": c.Message, "code": c.Code}
-	if c.Reason != "" {
-		out["reason"] = c.Reason
+	e := service.ErrorOf(err)
+	code := httpStatus(e.Code.String())
+	out := map[string]string{"error": e.Message, "code": e.Code.String()}
+	if e.Class != "" {
+		out["reason"] = strings.TrimPrefix(string(e.Class), "ERROR_REASON_")
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(httpStatus(c.Code))
+	w.WriteHeader(code)
 	json.NewEncoder(w).Encode(out)
 }
 
-// httpStatus maps a service error code's name to an HTTP status.
+// httpStatus maps a code's name (service.Code) to an HTTP status.
 func httpStatus(code string) int {
 	switch code {
 	case "NotFound":

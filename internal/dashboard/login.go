@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpd-dev/mcpd/internal/oauth"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // loginTimeout bounds how long a login begun from the page waits for the
@@ -41,7 +42,7 @@ func (d *Dashboard) beginLogin(ctx context.Context, server string) (string, erro
 	if d.closed {
 		d.mu.Unlock()
 		flow.Close()
-		return "", errClosed
+		return "", service.Errorf(service.Unavailable, "dashboard: closed")
 	}
 	d.logins.Add(1)
 	d.flows[server] = flow
@@ -62,14 +63,14 @@ func (d *Dashboard) awaitLogin(server string, flow *oauth.LoginFlow) {
 	defer cancel()
 	_, err := d.srv.FinishLogin(ctx, server, flow)
 	why := ""
-	switch c := classOf(err); {
+	switch code := service.CodeOf(err); {
 	case err == nil:
 		d.log.Info("dashboard: logged in", zap.String("server", server))
-	case c.Code == "Aborted" || d.stop.Err() != nil:
-	case c.Code == "DeadlineExceeded":
+	case code == service.Aborted || d.stop.Err() != nil:
+	case code == service.DeadlineExceeded:
 		why = "no answer from the authorization server within " + loginTimeout.String() + "; log in again"
 	default:
-		why = c.Message
+		why = err.Error()
 	}
 	if err != nil && why != "" {
 		d.log.Warn("dashboard: login failed", zap.String("server", server), zap.String("error", d.mask(server, why)))

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"sync"
 
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -162,8 +160,9 @@ func (b *Backend) Send(ctx context.Context, req service.Request, onEvent func(se
 // direct runs call, a call of ctx's app through the service's in-process
 // API, on the caller's goroutine, under the bridge's profile and root and
 // charging what its caller holds besides the request (bridge.AlsoHeld);
-// Close cancels it and waits for it. Its error is what the RPC would have
-// given: a cancellation by the caller is CANCELED or DEADLINE_EXCEEDED.
+// Close cancels it and waits for it. Its error is the service's
+// (service.Error): a cancellation by the caller is of code Canceled or
+// DeadlineExceeded.
 func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *api.LocalApp) (T, error)) (T, error) {
 	var zero T
 	if b.life.Err() != nil {
@@ -180,7 +179,7 @@ func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *
 	case err == nil:
 		return out, nil
 	case ctx.Err() != nil: // what a gRPC client sees for its own cancellation
-		return zero, status.FromContextError(ctx.Err()).Err()
+		return zero, service.ErrorOf(ctx.Err())
 	}
 	return zero, err
 }
@@ -232,10 +231,17 @@ func (b *Backend) Down() bool { return b.life.Err() != nil }
 // NotRunning is the error of calls once the daemon is stopping.
 func (b *Backend) NotRunning() error { return errStopped }
 
-// Error maps a failed call as the gRPC backend does (bridge.RPCError).
+// Error maps a failed call, a service.Error as the service returns it, as
+// the gRPC backend does (bridge.RPCError).
 func (b *Backend) Error(ctx context.Context, err error, server string) *jsonrpc.Error {
 	return bridge.RPCError(ctx, err, server, b.Down, b.NotRunning)
 }
 
-// Reason is the message of a failed call, without its code.
-func (b *Backend) Reason(err error) string { return status.Convert(err).Message() }
+// Reason is the message of a failed call (a service.Error), without its
+// code.
+func (b *Backend) Reason(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

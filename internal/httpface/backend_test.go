@@ -10,8 +10,6 @@ import (
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -116,7 +114,7 @@ func TestBackendCancelReachesChild(t *testing.T) {
 		return stats.Methods["tools/call"] > statsCalls // the stats calls and the sleep
 	})
 	cancel()
-	if err := <-called; status.Code(err) != codes.Canceled {
+	if err := <-called; service.CodeOf(err) != service.Canceled {
 		t.Fatalf("call after cancel = %v, want CANCELED", err)
 	}
 	waitFor(t, "the child to see notifications/cancelled", func() bool {
@@ -182,7 +180,7 @@ func TestBackendCloseEndsWatch(t *testing.T) {
 	if !be.Down() || be.Ready(ctx) == nil {
 		t.Fatal("a closed backend is not down")
 	}
-	if e := be.Error(ctx, status.Error(codes.Unavailable, "x"), "fake"); !strings.Contains(e.Message, "stopping") {
+	if e := be.Error(ctx, service.Errorf(service.Unavailable, "x"), "fake"); !strings.Contains(e.Message, "stopping") {
 		t.Fatalf("Error = %v", e)
 	}
 }

@@ -5,8 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
+	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // The caller's cancellation ends a direct call with CANCELED, as on a
@@ -29,7 +28,7 @@ func TestDirectCancel(t *testing.T) {
 		return stats.Methods["tools/call"] > statsCalls // the stats calls and the sleep
 	})
 	cancel()
-	if err := <-done; status.Code(err) != codes.Canceled {
+	if err := <-done; service.CodeOf(err) != service.Canceled {
 		t.Fatalf("direct call after cancel = %v, want CANCELED", err)
 	}
 	waitFor(t, "the child to see notifications/cancelled", func() bool {

@@ -2,6 +2,7 @@ package httpface
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -177,7 +178,7 @@ func TestUnixListener(t *testing.T) {
 		t.Fatalf("socket mode %v, %v: want 0600", fi.Mode(), err)
 	}
 	// A live one is not.
-	if _, err := Listen(Addr{Network: "unix", Address: sock}); err == nil || !strings.Contains(err.Error(), "already") {
+	if _, err := Listen(Addr{Network: "unix", Address: sock}); !errors.Is(err, ErrAddrInUse) {
 		t.Fatalf("second Listen = %v, want refused", err)
 	}
 	serveT(t, ln)

@@ -87,7 +87,7 @@ func Listen(a Addr) (net.Listener, error) {
 	var err error
 	if a.Network == "unix" {
 		ln, err = api.Listen(a.Address)
-		if err != nil && strings.Contains(err.Error(), "already listening") {
+		if errors.Is(err, api.ErrAlreadyListening) {
 			err = fmt.Errorf("%w: %w", ErrAddrInUse, err)
 		}
 	} else {

@@ -5,9 +5,6 @@ import (
 	"errors"
 	"testing"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/service"
 )
@@ -25,7 +22,7 @@ func TestLocalSubscribePlain(t *testing.T) {
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
 
-	if err := app.Subscribe(ctx, service.Watch{Servers: []string{"fake"}}, func(service.SubscriptionEvent) error { return nil }); status.Code(err) != codes.InvalidArgument {
+	if err := app.Subscribe(ctx, service.Watch{Servers: []string{"fake"}}, func(service.SubscriptionEvent) error { return nil }); service.CodeOf(err) != service.InvalidArgument {
 		t.Fatalf("an empty watch: %v, want INVALID_ARGUMENT", err)
 	}
 
@@ -55,10 +52,10 @@ func TestLocalSubscribePlain(t *testing.T) {
 		t.Errorf("acknowledged servers %+v, want fake watching its tools", ack.Ack.Servers)
 	}
 
-	if _, err := app.UpdateSubscription(ctx, service.SubscriptionUpdate{ID: ack.Ack.ID + 1000, Add: []string{"file:///a"}}); status.Code(err) != codes.NotFound {
+	if _, err := app.UpdateSubscription(ctx, service.SubscriptionUpdate{ID: ack.Ack.ID + 1000, Add: []string{"file:///a"}}); service.CodeOf(err) != service.NotFound {
 		t.Errorf("update of an unknown subscription: %v, want NOT_FOUND", err)
 	}
-	if _, err := app.UpdateSubscription(ctx, service.SubscriptionUpdate{}); status.Code(err) != codes.InvalidArgument {
+	if _, err := app.UpdateSubscription(ctx, service.SubscriptionUpdate{}); service.CodeOf(err) != service.InvalidArgument {
 		t.Errorf("update without an id: %v, want INVALID_ARGUMENT", err)
 	}
 
@@ -83,10 +80,10 @@ func TestLocalFollowLogsPlain(t *testing.T) {
 	defer cancel()
 
 	none := func(service.LogLine) error { return nil }
-	if err := app.FollowLogs(ctx, service.LogFollow{Server: "fake", Lines: -1}, nil, none); status.Code(err) != codes.InvalidArgument {
+	if err := app.FollowLogs(ctx, service.LogFollow{Server: "fake", Lines: -1}, nil, none); service.CodeOf(err) != service.InvalidArgument {
 		t.Errorf("negative lines: %v, want INVALID_ARGUMENT", err)
 	}
-	if err := app.FollowLogs(ctx, service.LogFollow{Server: "nosuch"}, nil, none); status.Code(err) != codes.NotFound {
+	if err := app.FollowLogs(ctx, service.LogFollow{Server: "nosuch"}, nil, none); service.CodeOf(err) != service.NotFound {
 		t.Errorf("unknown server: %v, want NOT_FOUND", err)
 	}
 
