@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"go.uber.org/zap/zaptest"
-	"google.golang.org/grpc/codes"
 
 	"github.com/mcpd-dev/mcpd/internal/pin"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -142,17 +141,17 @@ func TestLocalAppPlainOperationErrors(t *testing.T) {
 	_, app := newLocalService(t)
 	ctx := ctxT(t)
 	_, err := app.StartServer(ctx, "")
-	wantCode(t, err, codes.InvalidArgument, "server name required")
+	wantServiceCode(t, err, service.InvalidArgument, "server name required")
 	_, err = app.StopServer(ctx, "nope")
-	wantCode(t, err, codes.NotFound, "nope")
+	wantServiceCode(t, err, service.NotFound, "nope")
 	_, err = app.Logs(ctx, "fake", -1)
-	wantCode(t, err, codes.InvalidArgument, "must not be negative")
+	wantServiceCode(t, err, service.InvalidArgument, "must not be negative")
 	_, err = app.Logs(ctx, "nope", 0)
-	wantCode(t, err, codes.NotFound, "nope")
+	wantServiceCode(t, err, service.NotFound, "nope")
 	_, err = app.ToolChanges(ctx, "", service.Options{})
-	wantCode(t, err, codes.InvalidArgument, "server name required")
+	wantServiceCode(t, err, service.InvalidArgument, "server name required")
 	_, err = app.ApproveTools(ctx, "fake", nil, service.Options{Timeout: -time.Second})
-	wantCode(t, err, codes.InvalidArgument, "")
+	wantServiceCode(t, err, service.InvalidArgument, "")
 }
 
 // The plain operations are charged to the request memory budget, as the
@@ -176,7 +175,7 @@ func TestLocalAppPlainOperationsCharged(t *testing.T) {
 	}
 	for name, op := range ops {
 		err := op(WithAlsoHeld(context.Background(), 2<<20))
-		wantCode(t, err, codes.ResourceExhausted, "request memory budget")
+		wantServiceCode(t, err, service.ResourceExhausted, "request memory budget")
 		if used := srv.budget.used.Load(); used != 0 {
 			t.Errorf("%s: budget still holds %d bytes", name, used)
 		}
@@ -186,5 +185,17 @@ func TestLocalAppPlainOperationsCharged(t *testing.T) {
 	}
 	if used := srv.budget.used.Load(); used != 0 {
 		t.Errorf("budget still holds %d bytes after Status", used)
+	}
+}
+
+// wantServiceCode fails unless err is a service error of code whose
+// message contains contains: what an in-process call fails with.
+func wantServiceCode(t *testing.T, err error, code service.Code, contains string) {
+	t.Helper()
+	if service.CodeOf(err) != code {
+		t.Fatalf("error = %v, want code %v", err, code)
+	}
+	if !strings.Contains(err.Error(), contains) {
+		t.Fatalf("error message %q does not contain %q", err.Error(), contains)
 	}
 }
