@@ -429,14 +429,6 @@ func (r *hostReq) forwardMap() (json.RawMessage, error) {
 	return json.Marshal(top)
 }
 
-// stringView is s as bytes, without a copy: never written to.
-func stringView(s string) []byte {
-	if s == "" {
-		return nil
-	}
-	return unsafe.Slice(unsafe.StringData(s), len(s))
-}
-
 // alsoHeldKey is the context key of withAlsoHeld.
 type alsoHeldKey struct{}
 
