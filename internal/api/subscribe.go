@@ -334,35 +334,10 @@ func acksToProto(acks []subscriptions.ServerAck) []*mcpdv1.SubscriptionServerAck
 	return apiconv.ServerAcksToProto(acksToService(acks))
 }
 
-var eventKinds = map[subscriptions.Kind]mcpdv1.SubscriptionEventKind{
-	subscriptions.KindToolsListChanged:     mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TOOLS_LIST_CHANGED,
-	subscriptions.KindPromptsListChanged:   mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_PROMPTS_LIST_CHANGED,
-	subscriptions.KindResourcesListChanged: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCES_LIST_CHANGED,
-	subscriptions.KindResourceUpdated:      mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESOURCE_UPDATED,
-	subscriptions.KindState:                mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_SERVER_STATE,
-	subscriptions.KindLog:                  mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE,
-	subscriptions.KindRestarted:            mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_RESTARTED,
-	subscriptions.KindLagged:               mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LAGGED,
-	subscriptions.KindError:                mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_ERROR,
-	subscriptions.KindLogsLagged:           mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOGS_LAGGED,
-	subscriptions.KindTaskStatus:           mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_TASK_STATUS,
-}
-
+// eventToProto is ev as mcpd.v1 sends it: through the service's event,
+// so that each conversion is written once (subevents.go, apiconv).
 func eventToProto(ev *subscriptions.Event) *mcpdv1.SubscriptionEvent {
-	return &mcpdv1.SubscriptionEvent{
-		Kind:               eventKinds[ev.Kind],
-		Server:             ev.Server,
-		Uri:                ev.URI,
-		ParamsJson:         string(ev.Params),
-		State:              ev.State,
-		Pid:                int64(ev.Pid),
-		Exit:               ev.Exit,
-		Error:              ev.Error,
-		Synthetic:          ev.Synthetic,
-		DuringCalls:        ev.DuringCalls,
-		TimeUnixMs:         ev.Time.UnixMilli(),
-		DroppedLogMessages: ev.LogsDropped,
-	}
+	return apiconv.SubscriptionEventToProto(eventToService(ev))
 }
 
 // rootSharer reports the share of a server (*supervisor.Supervisor).
