@@ -66,6 +66,11 @@ func HostName(line []byte) string {
 type RelayAnswer struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
+	// BadHeader says mcpd could not read the header: mcpdctl then runs
+	// its own bridge over the API socket, which says what is wrong, if
+	// anything still is (an mcpd of another version, which knows not every
+	// field of the header).
+	BadHeader bool `json:"badHeader,omitempty"`
 }
 
 // RelayWarning starts a line of the bridge socket that is an operator

@@ -56,36 +56,40 @@ func openSession(c net.Conn, srv *api.Server, uid, pid int) (*session, error) {
 	return s, nil
 }
 
+// errBadHeader is the class of a header refused: one this mcpd cannot
+// read (RelayAnswer.BadHeader).
+var errBadHeader = errors.New("bad header")
+
 // readHeader reads the header line and checks it.
 func readHeader(r *bufio.Reader) (bridge.RelayHeader, error) {
 	var h bridge.RelayHeader
 	line, err := r.ReadSlice('\n')
 	switch {
 	case errors.Is(err, bufio.ErrBufferFull):
-		return h, fmt.Errorf("bad header: longer than %d bytes", r.Size())
+		return h, fmt.Errorf("%w: longer than %d bytes", errBadHeader, r.Size())
 	case err != nil:
-		return h, fmt.Errorf("bad header: %w", err)
+		return h, fmt.Errorf("%w: %w", errBadHeader, err)
 	}
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&h); err != nil {
-		return h, fmt.Errorf("bad header: want one JSON object line of bridge options: %w", err)
+		return h, fmt.Errorf("%w: want one JSON object line of bridge options: %w", errBadHeader, err)
 	}
 	if h.All == (len(h.Names) > 0) {
-		return h, errors.New("bad header: name at least one server, or all")
+		return h, fmt.Errorf("%w: name at least one server, or all", errBadHeader)
 	}
 	if _, ok := profile.ParsePrefix(h.Prefix); !ok {
-		return h, fmt.Errorf("bad header: prefix must be \"always\" or \"on-collision\", not %q", h.Prefix)
+		return h, fmt.Errorf("%w: prefix must be \"always\" or \"on-collision\", not %q", errBadHeader, h.Prefix)
 	}
 	if h.MaxLine < 0 || h.TimeoutMs < 0 {
-		return h, errors.New("bad header: maxLine and timeoutMs must not be negative")
+		return h, fmt.Errorf("%w: maxLine and timeoutMs must not be negative", errBadHeader)
 	}
 	return h, nil
 }
 
 // answer writes the header's answer: ok for nil, else err's text.
 func (s *session) answer(err error) {
-	a := bridge.RelayAnswer{OK: err == nil}
+	a := bridge.RelayAnswer{OK: err == nil, BadHeader: errors.Is(err, errBadHeader)}
 	if err != nil {
 		a.Error = err.Error()
 	}

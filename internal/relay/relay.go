@@ -19,7 +19,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strings"
 	"sync"
 	"time"
 
@@ -77,7 +76,7 @@ func Dial(ctx context.Context, socket string, h bridge.RelayHeader) (Conn, *bufi
 	case err != nil: // mcpd went away meanwhile, or is not one that answers
 		conn.Close()
 		return nil, nil, fmt.Errorf("%w: %w", ErrNoSocket, err)
-	case !a.OK && strings.HasPrefix(a.Error, "bad header:"):
+	case !a.OK && a.BadHeader:
 		// An mcpd of another version, which does not know a field of
 		// ours: the caller's own bridge over the API socket serves (and says
 		// what is wrong, if anything still is).

@@ -68,17 +68,20 @@ func TestBridgeRelayPath(t *testing.T) {
 // would print, and the connection closed.
 func TestBridgeSocketBadHeader(t *testing.T) {
 	d := startBridgeDaemon(t, map[string]map[string]any{"g": gosdkServer("")})
-	for _, tt := range []struct{ header, want string }{
-		{"not json", "bad header: want one JSON object line of bridge options"},
-		{`{"names":["g"],"colour":"red"}`, `unknown field "colour"`},
-		{`{}`, "bad header: name at least one server, or all"},
-		{`{"names":["g"],"prefix":"sometimes"}`, `prefix must be "always" or "on-collision", not "sometimes"`},
-		{`{"names":["nope"]}`, `no such server "nope"`},
+	for _, tt := range []struct {
+		header, want string
+		bad          bool // a header mcpd cannot read: mcpdctl runs its own bridge
+	}{
+		{"not json", "bad header: want one JSON object line of bridge options", true},
+		{`{"names":["g"],"colour":"red"}`, `unknown field "colour"`, true},
+		{`{}`, "bad header: name at least one server, or all", true},
+		{`{"names":["g"],"prefix":"sometimes"}`, `prefix must be "always" or "on-collision", not "sometimes"`, true},
+		{`{"names":["nope"]}`, `no such server "nope"`, false},
 	} {
 		got := bridgeHeader(t, bridge.RelaySocketPath(d.socket), tt.header)
 		var a bridge.RelayAnswer
-		if err := json.Unmarshal([]byte(got), &a); err != nil || a.OK || !strings.Contains(a.Error, tt.want) {
-			t.Errorf("header %s: answer %q, want an error with %q", tt.header, got, tt.want)
+		if err := json.Unmarshal([]byte(got), &a); err != nil || a.OK || !strings.Contains(a.Error, tt.want) || a.BadHeader != tt.bad {
+			t.Errorf("header %s: answer %q, want an error with %q, badHeader %v", tt.header, got, tt.want, tt.bad)
 		}
 	}
 	if got := bridgeHeader(t, bridge.RelaySocketPath(d.socket), `{"names":["g"]}`); got != `{"ok":true}` {
