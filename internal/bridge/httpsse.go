@@ -74,9 +74,8 @@ func (s *httpStream) send(m *jsonrpc.Message) error {
 	} else {
 		final = m.Method == "" && len(m.ID) > 0 && !s.get
 	}
-	if final && !s.sse && m.Error == nil && len(m.Result) > 0 {
-		s.writeResult(m)
-		return nil
+	if s.buf == nil {
+		s.buf = answerBufs.get()
 	}
 	var err error
 	s.buf, err = appendMessage(s.buf[:0], m)
@@ -129,32 +128,11 @@ func (s *httpStream) writeJSON(status int) {
 	if _, err := s.w.Write(s.buf); err != nil {
 		s.cancel()
 	}
+	answerBufs.put(s.buf) // written: net/http copied it or wrote it out
+	s.buf = nil
 	s.answered = true
 	s.endLocked()
 }
-
-// writeResult answers with m, a result, as application/json, written
-// around its result rather than copied with it (a list can be MiBs):
-// what appendMessage would write.
-func (s *httpStream) writeResult(m *jsonrpc.Message) {
-	head := append(append(append(s.buf[:0], `{"jsonrpc":"2.0","id":`...), m.ID...), `,"result":`...)
-	s.buf = head
-	h := s.w.Header()
-	h["Content-Type"] = jsonContentType
-	h["Content-Length"] = []string{strconv.Itoa(len(head) + len(m.Result) + 1)}
-	s.w.WriteHeader(http.StatusOK)
-	for _, part := range [][]byte{head, m.Result, closeBrace} {
-		if _, err := s.w.Write(part); err != nil {
-			s.cancel()
-			break
-		}
-	}
-	s.answered = true
-	s.endLocked()
-}
-
-// closeBrace ends a JSON object; shared, never modified.
-var closeBrace = []byte{'}'}
 
 // startSSE turns the response into an SSE stream.
 func (s *httpStream) startSSE() {

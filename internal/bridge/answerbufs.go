@@ -1,0 +1,32 @@
+package bridge
+
+import "sync"
+
+// answerBufs are the buffers HTTP answers are written from: one Write of
+// the whole message, so that net/http sends a small answer in one write
+// and a large one in two, whatever their parts; reused, so that a large
+// list is not allocated again for every answer.
+var answerBufs bufPool
+
+// maxPooledAnswer bounds the buffers kept: a rare huge answer's is left to
+// the collector.
+const maxPooledAnswer = 256 << 10
+
+// bufPool is a pool of byte buffers.
+type bufPool struct{ p sync.Pool }
+
+// get is an empty buffer.
+func (b *bufPool) get() []byte {
+	if v, ok := b.p.Get().(*[]byte); ok {
+		return (*v)[:0]
+	}
+	return make([]byte, 0, 4<<10)
+}
+
+// put gives buf back once nothing refers to it.
+func (b *bufPool) put(buf []byte) {
+	if cap(buf) == 0 || cap(buf) > maxPooledAnswer {
+		return
+	}
+	b.p.Put(&buf)
+}
