@@ -232,13 +232,12 @@ func (a *LocalApp) UpdateSubscription(ctx context.Context, u service.Subscriptio
 	for _, u := range slices.Concat(u.Add, u.Remove) {
 		n += int64(len(u))
 	}
-	ctx = a.Context(ctx)
-	release, err := a.s.charge(n + alsoHeld(ctx))
+	ctx, release, err := a.admit(ctx, n, "")
 	if err != nil {
 		return nil, toError(err)
 	}
 	defer release()
-	acks, err := a.s.updateSubscription(a.s.withScope(ctx, ""), u)
+	acks, err := a.s.updateSubscription(ctx, u)
 	if err != nil {
 		return nil, toError(err)
 	}

@@ -13,8 +13,8 @@ import (
 // ApproveTools do, through the same functions, in the service's values.
 // Like the gRPC server's interceptors, they charge the request memory
 // budget; the pin calls, which name a server as a call does, are tracked
-// as the app's calls in flight on it. Their errors carry gRPC status
-// codes, as the handlers' do.
+// as the app's calls in flight on it. Their errors are the service's
+// (service.Error).
 
 // admit is what every call of the app goes through first, as a gRPC
 // call does in the interceptors: it is charged n bytes (and ctx's

@@ -54,7 +54,7 @@ type Backend interface {
 // SessionCallers is a Backend that tells the hosts of HTTP sessions apart
 // (mcpd's in-process backend): each session is made a caller of its own
 // (WithCaller) from the context of the request that starts it, so that its
-// calls, its Host stream and its children's requests belong to one app,
+// calls, its host registration (ServeHost) and its children's requests belong to one app,
 // whichever connections its requests come on; host is the name the
 // session's host gives in its initialize clientInfo ("" for none), which
 // with the session is its identity for servers shared per client. end

@@ -128,8 +128,6 @@ func (s *httpStream) writeJSON(status int) {
 	if _, err := s.w.Write(s.buf); err != nil {
 		s.cancel()
 	}
-	answerBufs.put(s.buf) // written: net/http copied it or wrote it out
-	s.buf = nil
 	s.answered = true
 	s.endLocked()
 }
@@ -215,6 +213,10 @@ func (s *httpStream) endLocked() {
 	s.ended = true
 	if s.keep != nil {
 		s.keep.Stop()
+	}
+	if s.buf != nil {
+		answerBufs.put(s.buf) // written: net/http copied it or wrote it out
+		s.buf = nil
 	}
 }
 

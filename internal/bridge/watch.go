@@ -8,7 +8,7 @@ import (
 )
 
 // watchStream is a subscription (Backend.Watch) read as a stream: Watch
-// runs on a goroutine of its own until ctx ends, handing each event to
+// runs on a goroutine of the bridge's (b.wg) until ctx ends, handing each event to
 // Recv through an unbuffered channel, so that an event sent before Watch
 // returned is always received before its end, and a subscription opened
 // while another still delivers (reopenFor) waits to be read.
@@ -21,7 +21,7 @@ type watchStream struct {
 // watch opens a subscription to what w watches, until ctx ends.
 func (b *bridge) watch(ctx context.Context, w service.Watch) *watchStream {
 	s := &watchStream{events: make(chan service.SubscriptionEvent), done: make(chan struct{})}
-	go func() {
+	b.wg.Go(func() {
 		defer close(s.done)
 		s.err = b.be.Watch(ctx, w, func(ev service.SubscriptionEvent) error {
 			select {
@@ -31,7 +31,7 @@ func (b *bridge) watch(ctx context.Context, w service.Watch) *watchStream {
 				return ctx.Err()
 			}
 		})
-	}()
+	})
 	return s
 }
 

@@ -154,7 +154,7 @@ func (g *Backend) Ready(ctx context.Context) error {
 // Backend's calls fail with the service's errors, each gRPC status read
 // back as one (apiclient.ServiceError), as mcpd's in-process backend's do.
 func (g *Backend) Error(ctx context.Context, err error, server string) *jsonrpc.Error {
-	return bridge.RPCError(ctx, apiclient.ServiceError(err), server, g.Down, g.notRunning)
+	return bridge.RPCError(ctx, err, server, g.Down, g.notRunning)
 }
 
 // Reason is the message of a failed call, without its code.

@@ -16,6 +16,8 @@ import (
 // to onEvent, in order; its response is returned, nil when mcpd ended the
 // stream without one. req's params are sent as they are, not copied.
 func (g *Backend) Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the stream (and gRPC's goroutine watching it) once the response is in
 	stream, err := g.client.SendRequest(outgoing(ctx), apiconv.RequestToProto(req))
 	if err != nil {
 		return nil, apiclient.ServiceError(err)

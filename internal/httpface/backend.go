@@ -178,7 +178,7 @@ func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *
 	switch {
 	case err == nil:
 		return out, nil
-	case ctx.Err() != nil: // what a gRPC client sees for its own cancellation
+	case ctx.Err() != nil: // the caller's own cancellation: Canceled or DeadlineExceeded
 		return zero, service.ErrorOf(ctx.Err())
 	}
 	return zero, err

@@ -201,6 +201,11 @@ func (sv *server) onExit(e exitReport) {
 		sv.setState(StateStopped)
 		sv.emit(EventStopped, c.pid, exit, "")
 		sv.replyAll(&sv.stopWaiters, reply{})
+		if c.pid == 0 && sv.explicitStop {
+			// A remote server stopped by the operator keeps no idle
+			// connections open until the transport's idle timeout.
+			sv.httpPool().Close()
+		}
 		if (sv.startAfter || sv.demand()) && !sv.shutting && !sv.explicitStop {
 			sv.startAfter = false
 			sv.beginStart()
