@@ -193,15 +193,21 @@ func TCPPeerPID(c net.Conn, uid int) int {
 	return socketHolder(inode, uid)
 }
 
-// socketHolder is the first process of uid with an open file that is the
-// socket inode, 0 for none.
+// socketHolder is the process of uid with an open file that is the socket
+// inode, 0 for none. This process is looked at first: a peer in it is it,
+// not a child that another goroutine forked and that holds a copy of
+// every file until it execs. Others go in ascending pid order, which puts
+// a process before the children it forks.
 func socketHolder(inode uint32, uid int) int {
+	want := "socket:[" + strconv.FormatUint(uint64(inode), 10) + "]"
+	self := os.Getpid()
+	if holds("/proc/self", want) {
+		return self
+	}
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
 		return 0
 	}
-	want := "socket:[" + strconv.FormatUint(uint64(inode), 10) + "]"
-	self := os.Getpid()
 	for _, p := range procs {
 		pid, err := strconv.Atoi(p.Name())
 		if err != nil || pid == self {
@@ -211,15 +217,24 @@ func socketHolder(inode uint32, uid int) int {
 		if st, err := os.Stat(dir); err != nil || int(st.Sys().(*syscall.Stat_t).Uid) != uid {
 			continue
 		}
-		fds, err := os.ReadDir(dir + "/fd")
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			if link, err := os.Readlink(dir + "/fd/" + fd.Name()); err == nil && link == want {
-				return pid
-			}
+		if holds(dir, want) {
+			return pid
 		}
 	}
 	return 0
+}
+
+// holds reports whether the process of /proc directory dir has the file
+// want (a "socket:[inode]" link) open.
+func holds(dir, want string) bool {
+	fds, err := os.ReadDir(dir + "/fd")
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		if link, err := os.Readlink(dir + "/fd/" + fd.Name()); err == nil && link == want {
+			return true
+		}
+	}
+	return false
 }

@@ -64,3 +64,35 @@ func TestTCPPeerPID(t *testing.T) {
 		t.Errorf("peer pid as another user's %d, want 0", got)
 	}
 }
+
+// TestTCPPeerPIDSelf finds this process at the other end of a connection
+// it dialled itself, even while it forks children that hold a copy of the
+// socket until they exec.
+func TestTCPPeerPIDSelf(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for range 20 {
+		cmd := exec.Command("true")
+		if err := cmd.Start(); err != nil {
+			t.Skipf("true: %v", err)
+		}
+		got := TCPPeerPID(s, os.Geteuid())
+		_ = cmd.Wait()
+		if got != os.Getpid() {
+			t.Fatalf("peer pid %d, want this process's %d", got, os.Getpid())
+		}
+	}
+}
