@@ -94,7 +94,7 @@ func (c *cli) connect() (mcpdv1.McpdClient, error) {
 		}
 		return nil, fmt.Errorf("socket: %w", err)
 	}
-	conn, err := apiclient.Dial(abs)
+	conn, err := apiclient.Dial(abs, apiclient.TellLostCalls())
 	if err != nil {
 		return nil, err
 	}
@@ -120,13 +120,6 @@ func (c *cli) close() {
 		c.conn.Close()
 		c.conn = nil
 	}
-}
-
-// lostConnection reports whether gRPC's message of an UNAVAILABLE says an
-// established connection to mcpd broke (rather than that none could be
-// made, or mcpd's own verdict on a server).
-func lostConnection(msg string) bool {
-	return strings.Contains(msg, "error reading from server") || strings.Contains(msg, "transport is closing")
 }
 
 // mcpdMade reports whether an UNAVAILABLE is mcpd's verdict on a server
@@ -212,7 +205,7 @@ func (c *cli) rpcError(ctx context.Context, err error, server string) error {
 	case codes.Unavailable:
 		// An Unavailable that mcpd sent (a server in a crash loop) arrives
 		// on a ready connection; one the client made up means no daemon.
-		if !mcpdMade(err) && lostConnection(st.Message()) {
+		if apiclient.LostConnection(err) {
 			return fmt.Errorf("lost the connection to mcpd during the call (it stopped or restarted): %s", st.Message())
 		}
 		if reason, _ := mcpdv1.ReasonOf(err); reason == mcpdv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN {

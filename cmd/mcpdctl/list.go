@@ -8,8 +8,6 @@ import (
 	"io"
 	"iter"
 	"sort"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -146,7 +144,7 @@ func (lc *listCommand) gather(kind string, lists []*mcpdv1.ServerList, optional 
 		var problem error
 		switch {
 		case l.GetUnavailable() != "":
-			problem = unavailableError(name, l.GetUnavailable())
+			problem = errors.New(l.GetUnavailable()) // names the server
 		case l.GetError() != nil && l.GetError().GetCode() == jsonrpc.CodeMethodNotFound:
 			// A server without the capability has nothing of this kind.
 			if lc.server != "" && !optional {
@@ -241,14 +239,4 @@ func (it listItem) describe() string {
 		return oneLine(it.Description, 60)
 	}
 	return dash(oneLine(it.Title, 60))
-}
-
-// unavailableError is the problem of a server mcpd could not list: mcpd's
-// reason as is when it names the server already (`server "x" is
-// crash-looping ...`), else with the server's name before it.
-func unavailableError(server, reason string) error {
-	if strings.Contains(reason, strconv.Quote(server)) {
-		return errors.New(reason)
-	}
-	return fmt.Errorf("server %q is unavailable: %s", server, reason)
 }

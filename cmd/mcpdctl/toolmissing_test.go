@@ -44,16 +44,3 @@ func TestLooksLikeUnknownTool(t *testing.T) {
 		}
 	}
 }
-
-// TestUnavailableNamesServerOnce: mcpd's reason that names the server
-// already is not prefixed with the name again.
-func TestUnavailableNamesServerOnce(t *testing.T) {
-	got := unavailableError("x", `server "x" is crash-looping (5 exits within 1m0s)`).Error()
-	if want := `server "x" is crash-looping (5 exits within 1m0s)`; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	got = unavailableError("x", "did not answer in time").Error()
-	if want := `server "x" is unavailable: did not answer in time`; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
@@ -137,7 +138,7 @@ func (s *Server) list(ctx context.Context, server, method string, o service.Opti
 					removed[i] = true // removed by a reload meanwhile
 					return
 				}
-				entry.Unavailable = err.Error()
+				entry.Unavailable = unavailableReason(name, err)
 			}
 			entries[i] = entry
 		})
@@ -170,4 +171,14 @@ func fillList(entry *service.ServerList, items json.RawMessage, src cache.Source
 	entry.Items = items
 	entry.Cache = serviceSource(src)
 	return nil
+}
+
+// unavailableReason is why server could not be listed, naming it once:
+// err's message as is when err's class is about server (its message names
+// it), else after the server's name.
+func unavailableReason(server string, err error) string {
+	if supervisor.ServerOf(err) == server {
+		return err.Error()
+	}
+	return fmt.Sprintf("server %q is unavailable: %v", server, err)
 }

@@ -14,7 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -231,5 +233,64 @@ func TestDeps(t *testing.T) {
 		if strings.HasPrefix(d, module) {
 			t.Errorf("internal/apiclient depends on %s", d)
 		}
+	}
+}
+
+// blockedMcpd answers GetStatus by waiting until the call ends, and
+// ListServers with mcpd's own UNAVAILABLE.
+type blockedMcpd struct {
+	mcpdv1.UnimplementedMcpdServer
+	started chan struct{}
+}
+
+func (b *blockedMcpd) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mcpdv1.GetStatusResponse, error) {
+	close(b.started)
+	<-ctx.Done()
+	return nil, ctx.Err()
+}
+
+func (b *blockedMcpd) ListServers(context.Context, *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
+	st, err := status.New(codes.Unavailable, "mcpd is shutting down").
+		WithDetails(mcpdv1.NewErrorInfo(mcpdv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, nil))
+	if err != nil {
+		return nil, err
+	}
+	return nil, st.Err()
+}
+
+// TestLostConnection tells a call cut by mcpd going away from mcpd's own
+// UNAVAILABLE and from a call that found no mcpd at all.
+func TestLostConnection(t *testing.T) {
+	sock := filepath.Join(t.TempDir(), "mcpd.sock")
+	none := dial(t, sock, TellLostCalls())
+	if _, err := none.GetStatus(ctxT(t), &mcpdv1.GetStatusRequest{}); err == nil || LostConnection(err) {
+		t.Fatalf("call with no mcpd: %v, want an error that is no lost connection", err)
+	}
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &blockedMcpd{started: make(chan struct{})}
+	srv := grpc.NewServer()
+	mcpdv1.RegisterMcpdServer(srv, b)
+	served := make(chan struct{})
+	go func() { // owned: waited for below
+		defer close(served)
+		_ = srv.Serve(ln)
+	}()
+	c := dial(t, sock, TellLostCalls())
+	if _, err := c.ListServers(ctxT(t), &mcpdv1.ListServersRequest{}); status.Code(err) != codes.Unavailable || LostConnection(err) {
+		t.Fatalf("mcpd's own UNAVAILABLE: %v, want it as mcpd said it", err)
+	}
+	got := make(chan error, 1)
+	go func() { // owned: read below
+		_, err := c.GetStatus(ctxT(t), &mcpdv1.GetStatusRequest{})
+		got <- err
+	}()
+	<-b.started
+	srv.Stop()
+	<-served
+	if err := <-got; !LostConnection(err) || status.Code(err) != codes.Unavailable {
+		t.Fatalf("call cut by mcpd going away: %v, want a lost connection", err)
 	}
 }

@@ -109,7 +109,7 @@ func (b *bridge) entriesOf(n string, entries []service.ServerList) (got []server
 		case e.Error != nil && !b.aggr:
 			return nil, false, e.Error
 		case e.Unavailable != "" && !b.aggr:
-			return nil, false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "server %q is unavailable: %s", n, e.Unavailable)
+			return nil, false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", e.Unavailable) // names the server
 		case e.Unavailable != "":
 			b.serverDown(n, e.Unavailable)
 			continue

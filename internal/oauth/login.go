@@ -3,14 +3,12 @@ package oauth
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -296,7 +294,7 @@ func (f *LoginFlow) complete(q url.Values) error {
 // forgetRegistrationIfInvalid drops a registered client the server no
 // longer knows, so that the next login registers again.
 func (f *LoginFlow) forgetRegistrationIfInvalid(err error) {
-	if f.p.configured || !errors.Is(err, errRefused) || !strings.Contains(err.Error(), "invalid_client") {
+	if f.p.configured || !refusedWith(err, "invalid_client") {
 		return
 	}
 	f.m.mu.Lock()

@@ -330,6 +330,33 @@ func TestLoginErrors(t *testing.T) {
 	}
 }
 
+// TestForgottenClientRegistersAgain drops a registration the
+// authorization server answers invalid_client to, by its OAuth error
+// code: the login after the refused one registers a new client.
+func TestForgottenClientRegistersAgain(t *testing.T) {
+	f := oauthtest.New(t, nil)
+	e := newTestManager(t, t.TempDir())
+	e.login(t, f, "x", Config{})
+	f.ForgetClients()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	flow, err := e.m.Login(ctx, "x", f.MCPURL(), Config{}, LoginOptions{})
+	if err != nil {
+		t.Fatalf("Login: %v", err)
+	}
+	_ = browser(t, flow.URL)
+	if _, err := flow.Wait(ctx); !errors.Is(err, errRefused) {
+		t.Fatalf("login with a forgotten client: %v, want a refusal", err)
+	}
+	if n := f.Registrations.Load(); n != 1 {
+		t.Fatalf("%d registrations before the refusal was seen, want 1", n)
+	}
+	e.login(t, f, "x", Config{})
+	if n := f.Registrations.Load(); n != 2 {
+		t.Fatalf("%d registrations, want the forgotten client replaced", n)
+	}
+}
+
 func TestCorruptFileIsAnErrorNotALoss(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, FileName)

@@ -18,6 +18,19 @@ import (
 // (as opposed to one that could not reach it).
 var errRefused = errors.New("refresh refused")
 
+// refusal is errRefused with the OAuth error code the server gave (RFC
+// 6749 §5.2), "" for none.
+type refusal struct{ code string }
+
+func (r *refusal) Error() string        { return errRefused.Error() }
+func (r *refusal) Is(target error) bool { return target == errRefused }
+
+// refusedWith reports whether err is a refusal with the OAuth error code.
+func refusedWith(err error, code string) bool {
+	var r *refusal
+	return errors.As(err, &r) && r.code == code
+}
+
 // Token endpoint client authentication methods (RFC 7591 §2).
 const (
 	authNone   = "none"
@@ -107,7 +120,7 @@ func tokenError(what, issuer string, err error) error {
 		status = re.Response.StatusCode
 	}
 	if status == http.StatusBadRequest || status == http.StatusUnauthorized || re.ErrorCode != "" {
-		return fmt.Errorf("%s at %s: %s%s: %w", what, issuer, remoteText(code), desc, errRefused)
+		return fmt.Errorf("%s at %s: %s%s: %w", what, issuer, remoteText(code), desc, &refusal{code: re.ErrorCode})
 	}
 	return fmt.Errorf("%s at %s: %s%s", what, issuer, remoteText(code), desc)
 }

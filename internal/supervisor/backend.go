@@ -68,7 +68,7 @@ func (sv *server) dialRemote(ctx context.Context, spec *Spec, headers map[string
 		Logger:         sv.sup.log,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("start %q: %w", spec.Name, err)
+		return nil, startFailed(spec.Name, err)
 	}
 	sv.log.Info("server connecting", zap.String("url", conn.URL()), zap.String("type", r.Type))
 	sv.emit(EventStarted, 0, "", "")
@@ -156,18 +156,18 @@ func (sv *server) remoteStartError(ctx context.Context, spec *Spec, conn *remote
 	sess.Wait()
 	if ctx.Err() != nil {
 		if cte := conn.ConnectTimedOut(); cte != nil {
-			return fmt.Errorf("start %q: %w", spec.Name, cte)
+			return startFailed(spec.Name, cte)
 		}
 	}
 	cause := conn.ExitError()
 	if cause == nil {
 		if he := (*session.HandshakeError)(nil); errors.As(err, &he) {
-			return &rewordedError{msg: fmt.Sprintf("start %q: handshake failed: %v", spec.Name, he.Err), err: err}
+			return &startError{server: spec.Name, msg: fmt.Sprintf("handshake failed: %v", he.Err), err: err}
 		}
-		return fmt.Errorf("start %q: handshake: %w", spec.Name, err)
+		return &startError{server: spec.Name, msg: "handshake: " + err.Error(), err: err}
 	}
 	msg := strings.TrimPrefix(cause.Error(), fmt.Sprintf("server %q: ", spec.Name))
-	return &rewordedError{msg: fmt.Sprintf("start %q: %s", spec.Name, msg), err: cause}
+	return &startError{server: spec.Name, msg: msg, err: cause}
 }
 
 // remoteExit handles the end of a remote connection that mcpd did not ask

@@ -75,6 +75,31 @@ func serverUnavailable(server, format string, args ...any) error {
 // Server is the server the error is about (ServerOf).
 func (e *unavailableError) Server() string { return e.server }
 
+// startError is the failure of a server's start, said as
+// `start "name": msg`; err, if any, is its cause.
+type startError struct {
+	server, msg string
+	err         error
+}
+
+func (e *startError) Error() string { return fmt.Sprintf("start %q: %s", e.server, e.msg) }
+func (e *startError) Unwrap() error { return e.err }
+
+// startFailed is the start of server failed by err.
+func startFailed(server string, err error) *startError {
+	return &startError{server: server, msg: err.Error(), err: err}
+}
+
+// namesServer reports whether err's message names server already: a
+// failed start of it, or a command that cannot start.
+func namesServer(err error, server string) bool {
+	var se *startError
+	var sec *secretError
+	return errors.Is(err, transport.ErrCannotStart) ||
+		errors.As(err, &se) && se.server == server ||
+		errors.As(err, &sec) && sec.server == server
+}
+
 // rewordedError is err said as msg, for an operator: err stays in the chain
 // for errors.Is without its text being repeated (a start whose child
 // exited, said with its exit status and stderr; a call that ended on
@@ -114,21 +139,25 @@ func (e *TimeoutError) Error() string {
 }
 func (e *TimeoutError) Unwrap() error { return e.err }
 
-// timedOut rewords err when it ends in a bare context.DeadlineExceeded: the
+// timedOut rewords err when it is a context.DeadlineExceeded: the
 // deadline was mcpd's timeout for the call of server, bound.
 func timedOut(err error, server string, timeout time.Duration, bound string) error {
-	deadline := context.DeadlineExceeded.Error()
-	msg := err.Error()
-	if !errors.Is(err, context.DeadlineExceeded) || !strings.HasSuffix(msg, deadline) {
+	if !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	which := "its requestTimeout"
 	if bound == BoundCallTimeout {
 		which = "the call's timeout"
 	}
+	// Said once: "…: timed out after 30s (…)" in place of "…: context
+	// deadline exceeded".
+	head, bare := strings.CutSuffix(err.Error(), context.DeadlineExceeded.Error())
+	if !bare {
+		head += ": "
+	}
 	return &TimeoutError{
 		Server: server, Bound: bound, After: timeout, err: err,
-		msg: fmt.Sprintf("%stimed out after %s (%s)", strings.TrimSuffix(msg, deadline), timeout, which),
+		msg: fmt.Sprintf("%stimed out after %s (%s)", head, timeout, which),
 	}
 }
 

@@ -93,7 +93,7 @@ func (sv *server) onStartResult(r startResult) {
 			// The calls that waited through a whole start timeout are
 			// told why, not kept for the next attempt's.
 			sv.replyAll(&sv.waiters, reply{err: &unavailableError{
-				msg: fmt.Sprintf("server %q is not ready: %s", sv.spec.Name, r.err), cause: r.err, causeInMsg: true}})
+				msg: fmt.Sprintf("server %q is not ready: %s", sv.spec.Name, r.err), cause: r.err, causeInMsg: true, server: sv.spec.Name}})
 		}
 	}
 }
@@ -183,7 +183,7 @@ func (sv *server) onExit(e exitReport) {
 	case c.pid == 0 && loginRequired(e.err):
 		c.cancel(sv.loginError(e.err)) // a remote server refused the token
 	default:
-		c.cancel(&unavailableError{msg: fmt.Sprintf("server %q exited (%s)", sv.spec.Name, exit), cause: errExited, causeInMsg: true})
+		c.cancel(&unavailableError{msg: fmt.Sprintf("server %q exited (%s)", sv.spec.Name, exit), cause: errExited, causeInMsg: true, server: sv.spec.Name})
 	}
 	ps, ss := c.proc.Stats(), c.sess.Stats()
 	sv.update(func(st *snapshot) {

@@ -32,14 +32,14 @@ func (sv *server) failedError(cause error) error {
 	}
 	var ce *ConfigError
 	if errors.As(cause, &ce) {
-		return &unavailableError{msg: cause.Error(), cause: cause, causeInMsg: true}
+		return &unavailableError{msg: cause.Error(), cause: cause, causeInMsg: true, server: sv.spec.Name}
 	}
 	msg := fmt.Sprintf("server %q failed: %s; fix it, then run: mcpdctl restart %s", sv.spec.Name, cause, sv.spec.Name)
-	if errors.Is(cause, transport.ErrCannotStart) || strings.HasPrefix(cause.Error(), fmt.Sprintf("start %q: ", sv.spec.Name)) {
+	if namesServer(cause, sv.spec.Name) {
 		// The cause names the server already.
 		msg = fmt.Sprintf("%s; fix it, then run: mcpdctl restart %s", cause, sv.spec.Name)
 	}
-	return &unavailableError{msg: msg, cause: cause, causeInMsg: true}
+	return &unavailableError{msg: msg, cause: cause, causeInMsg: true, server: sv.spec.Name}
 }
 
 // crashLoopError names the server, the last exit status, what to do and

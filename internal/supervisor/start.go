@@ -48,7 +48,7 @@ func (sv *server) attempt(ctx context.Context, protocol string) startResult {
 		}
 		switch {
 		case ctx.Err() != nil:
-			return startResult{err: fmt.Errorf("start %q: %w", sv.spec.Name, context.Cause(ctx)), canceled: true, exit: exit, verdict: verdict}
+			return startResult{err: startFailed(sv.spec.Name, context.Cause(ctx)), canceled: true, exit: exit, verdict: verdict}
 		case errors.Is(err, session.ErrExitedAfterProbe) && proto != session.ProtocolLegacy:
 			// "falls back to initialize on ... exit right after the probe
 			// (restart straight into initialize)"; not a crash.
@@ -73,7 +73,7 @@ func (sv *server) attempt(ctx context.Context, protocol string) startResult {
 			// A dial that hung until the start timeout: the network's.
 			return startResult{err: err, exit: exit, verdict: verdict}
 		case hctx.Err() != nil:
-			return startResult{err: fmt.Errorf("start %q: handshake timed out after %s", sv.spec.Name, limit), exit: exit, verdict: verdict, timedOut: true}
+			return startResult{err: &startError{server: sv.spec.Name, msg: fmt.Sprintf("handshake timed out after %s", limit)}, exit: exit, verdict: verdict, timedOut: true}
 		default:
 			return startResult{err: err, exit: exit, verdict: verdict}
 		}
@@ -254,9 +254,9 @@ func (sv *server) handshakeFailed(spec *Spec, proc backend, sess *session.Sessio
 	if !exited {
 		if he := (*session.HandshakeError)(nil); errors.As(err, &he) {
 			// The session names the server too: say it once.
-			return nil, "", &rewordedError{msg: fmt.Sprintf("start %q: handshake failed: %v", spec.Name, he.Err), err: err}
+			return nil, "", &startError{server: spec.Name, msg: fmt.Sprintf("handshake failed: %v", he.Err), err: err}
 		}
-		return nil, "", fmt.Errorf("start %q: handshake: %w", spec.Name, err)
+		return nil, "", &startError{server: spec.Name, msg: "handshake: " + err.Error(), err: err}
 	}
 	exit := describeExit(proc.ExitError())
 	if errors.Is(err, session.ErrExitedAfterProbe) {
@@ -265,7 +265,7 @@ func (sv *server) handshakeFailed(spec *Spec, proc backend, sess *session.Sessio
 	if errors.Is(err, session.ErrClosed) {
 		// The session only says the server exited, which this says
 		// already; the exit status and stderr are the news.
-		return nil, exit, &rewordedError{msg: fmt.Sprintf("start %q: exited before the handshake (%s)%s", spec.Name, exit, runStderr(sv.ring, proc.Pid(), 5)), err: err}
+		return nil, exit, &startError{server: spec.Name, msg: fmt.Sprintf("exited before the handshake (%s)%s", exit, runStderr(sv.ring, proc.Pid(), 5)), err: err}
 	}
-	return nil, exit, fmt.Errorf("start %q: exited before the handshake (%s): %w%s", spec.Name, exit, err, runStderr(sv.ring, proc.Pid(), 5))
+	return nil, exit, &startError{server: spec.Name, msg: fmt.Sprintf("exited before the handshake (%s): %v%s", exit, err, runStderr(sv.ring, proc.Pid(), 5)), err: err}
 }

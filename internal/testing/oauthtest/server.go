@@ -65,6 +65,7 @@ type Server struct {
 	access         map[string]string // valid access token → scope
 	refresh        map[string]string // valid refresh token → scope
 	clients        map[string]string // client_id → secret
+	forgotten      map[string]bool   // client_ids the token endpoint no longer knows
 	authorizeQuery url.Values        // the last authorization request
 	tokenForms     []url.Values      // every token request
 	issued         []string          // every token, code and client id handed out
@@ -75,7 +76,7 @@ type Server struct {
 func New(t testing.TB, resource http.Handler) *Server {
 	s := &Server{resource: resource, settings: Settings{ExpiresIn: 3600, IssMode: "correct", IssSupported: true},
 		challenges: map[string]string{}, codeScopes: map[string]string{}, access: map[string]string{},
-		refresh: map[string]string{}, clients: map[string]string{}}
+		refresh: map[string]string{}, clients: map[string]string{}, forgotten: map[string]bool{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/mcp", s.mcp)
 	mux.HandleFunc("/.well-known/oauth-protected-resource/mcp", s.prm)
@@ -235,6 +236,10 @@ func (s *Server) token(w http.ResponseWriter, r *http.Request) {
 	defer s.mu.Unlock()
 	form := r.PostForm
 	s.tokenForms = append(s.tokenForms, form)
+	if s.forgotten[form.Get("client_id")] {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
 	if form.Get("resource") != s.MCPURL() {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_target"})
 		return
@@ -287,6 +292,17 @@ func (s *Server) RevokeAll() {
 	defer s.mu.Unlock()
 	clear(s.access)
 	clear(s.refresh)
+}
+
+// ForgetClients makes the token endpoint answer 401 invalid_client to
+// every client registered so far, as a server that lost its registrations
+// does; clients registered later are known.
+func (s *Server) ForgetClients() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id := range s.clients {
+		s.forgotten[id] = true
+	}
 }
 
 // RevokeAccess forgets the access tokens only.

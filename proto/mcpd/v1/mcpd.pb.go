@@ -2591,8 +2591,8 @@ type ServerList struct {
 	Error *McpError `protobuf:"bytes,3,opt,name=error,proto3" json:"error,omitempty"`
 	// unavailable is set when the server gave no usable answer: it could not
 	// be asked (crash loop, failed), did not answer in time, or its answer
-	// broke the protocol (a cursor cycle). A named server's such failure is
-	// the call's status instead.
+	// broke the protocol (a cursor cycle). It names the server. A
+	// named server's such failure is the call's status instead.
 	Unavailable string `protobuf:"bytes,4,opt,name=unavailable,proto3" json:"unavailable,omitempty"`
 	// cache says where the items or the error came from; unset with
 	// unavailable.
