@@ -198,7 +198,7 @@ func (f *fakeMcpd) GetLogs(_ context.Context, r *mcpdv1.GetLogsRequest) (*mcpdv1
 func serverLists(server string, items map[string]string) ([]*mcpdv1.ServerList, error) {
 	all := []*mcpdv1.ServerList{
 		{Server: "weather", ItemsJson: items["weather"], Cache: mcpdv1.CacheStatus_CACHE_STATUS_HIT},
-		{Server: "looping", Unavailable: `crash loop: exit status 1 (last stderr: boom)`},
+		{Server: "looping", Unavailable: `server "looping" is unavailable: crash loop: exit status 1 (last stderr: boom)`},
 		{Server: "notes", ItemsJson: items["notes"], Cache: mcpdv1.CacheStatus_CACHE_STATUS_FETCHED},
 		{Server: "idle", Error: &mcpdv1.McpError{Code: -32601, Message: "Method not found"}},
 	}

@@ -38,7 +38,7 @@ func TestListAggregates(t *testing.T) {
 			case "a":
 				return json.RawMessage(`[{"name":"t1"}]`), nil
 			case "b":
-				return nil, fmt.Errorf("server %q is in a crash loop: %w", server, supervisor.ErrUnavailable)
+				return nil, fmt.Errorf("in a crash loop: %w", supervisor.ErrUnavailable)
 			case "c":
 				return nil, fmt.Errorf("tools/list: %w", &session.RPCError{Code: -32601, Message: "Method not found"})
 			}
@@ -53,7 +53,7 @@ func TestListAggregates(t *testing.T) {
 	}
 	want := []*mcpdv1.ServerList{
 		{Server: "a", ItemsJson: `[{"name":"t1"}]`, Cache: mcpdv1.CacheStatus_CACHE_STATUS_FETCHED},
-		{Server: "b", Unavailable: `server "b" is in a crash loop: supervisor: server unavailable`},
+		{Server: "b", Unavailable: `server "b" is unavailable: in a crash loop: supervisor: server unavailable`},
 		{Server: "c", Error: &mcpdv1.McpError{Code: -32601, Message: "Method not found"}, Cache: mcpdv1.CacheStatus_CACHE_STATUS_FETCHED},
 	}
 	if diff := cmp.Diff(want, resp.GetServers(), protocmp.Transform()); diff != "" {

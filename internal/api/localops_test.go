@@ -107,16 +107,24 @@ func TestLocalAppPlainOperations(t *testing.T) {
 		t.Errorf("calls total after a call = %d", s.CallsTotal)
 	}
 
-	lines, err := app.Logs(ctx, "fake", 50)
-	if err != nil {
-		t.Fatalf("Logs: %v", err)
-	}
+	// The child's stderr is read on its own: the line of the call may
+	// come a moment after the answer.
 	var text []string
-	for _, l := range lines {
-		text = append(text, l.Text)
-	}
-	if !strings.Contains(strings.Join(text, "\n"), "recv tools/call") {
-		t.Errorf("logs = %q, want the fake's stderr of the call", text)
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		lines, err := app.Logs(ctx, "fake", 50)
+		if err != nil {
+			t.Fatalf("Logs: %v", err)
+		}
+		text = text[:0]
+		for _, l := range lines {
+			text = append(text, l.Text)
+		}
+		if strings.Contains(strings.Join(text, "\n"), "recv tools/call") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("logs = %q, want the fake's stderr of the call", text)
+		}
 	}
 
 	tc, err := app.ToolChanges(ctx, "fake", service.Options{})

@@ -237,7 +237,8 @@ func TestDeps(t *testing.T) {
 }
 
 // blockedMcpd answers GetStatus by waiting until the call ends, and
-// ListServers with mcpd's own UNAVAILABLE.
+// ListServers with an UNAVAILABLE of its own (with no class, which mcpd
+// always gives: any status it sends is its answer).
 type blockedMcpd struct {
 	mcpdv1.UnimplementedMcpdServer
 	started chan struct{}
@@ -250,12 +251,7 @@ func (b *blockedMcpd) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest)
 }
 
 func (b *blockedMcpd) ListServers(context.Context, *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
-	st, err := status.New(codes.Unavailable, "mcpd is shutting down").
-		WithDetails(mcpdv1.NewErrorInfo(mcpdv1.ErrorReason_ERROR_REASON_SHUTTING_DOWN, nil))
-	if err != nil {
-		return nil, err
-	}
-	return nil, st.Err()
+	return nil, status.Error(codes.Unavailable, `server "x" is crash-looping`)
 }
 
 // TestLostConnection tells a call cut by mcpd going away from mcpd's own

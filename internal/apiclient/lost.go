@@ -9,28 +9,26 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/stats"
 	"google.golang.org/grpc/status"
-
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // TellLostCalls makes a call that went out to mcpd on an established
-// connection, and then ended UNAVAILABLE by gRPC's own verdict (no mcpd
-// class: the connection broke), fail with an error LostConnection
+// connection, and then ended UNAVAILABLE with no status from mcpd (gRPC's
+// own verdict: the connection broke), fail with an error LostConnection
 // reports. Without it such a call looks like one that found no mcpd.
 func TellLostCalls() Option {
 	return DialOptions(
-		grpc.WithStatsHandler(sentMarker{}),
+		grpc.WithStatsHandler(progressMarker{}),
 		grpc.WithChainUnaryInterceptor(func(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-			ctx, sent := withSent(ctx)
-			return lostOr(invoker(ctx, method, req, reply, cc, opts...), sent)
+			ctx, p := withProgress(ctx)
+			return lostOr(invoker(ctx, method, req, reply, cc, opts...), p)
 		}),
 		grpc.WithChainStreamInterceptor(func(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
-			ctx, sent := withSent(ctx)
+			ctx, p := withProgress(ctx)
 			s, err := streamer(ctx, desc, cc, method, opts...)
 			if err != nil {
-				return nil, lostOr(err, sent)
+				return nil, lostOr(err, p)
 			}
-			return &lostStream{ClientStream: s, sent: sent}, nil
+			return &lostStream{ClientStream: s, p: p}, nil
 		}),
 	)
 }
@@ -49,16 +47,13 @@ func (e *lostError) Error() string              { return e.st.Err().Error() }
 func (e *lostError) GRPCStatus() *status.Status { return e.st }
 
 // lostOr is err, or a lostError when the call went out and err is gRPC's
-// UNAVAILABLE rather than mcpd's.
-func lostOr(err error, sent *atomic.Bool) error {
-	if err == nil || !sent.Load() {
+// UNAVAILABLE, mcpd having sent no status.
+func lostOr(err error, p *progress) error {
+	if err == nil || !p.sent.Load() || p.answered.Load() {
 		return err
 	}
 	st, ok := status.FromError(err)
 	if !ok || st.Code() != codes.Unavailable {
-		return err
-	}
-	if reason, _ := mcpdv1.ReasonOf(err); reason != mcpdv1.ErrorReason_ERROR_REASON_UNSPECIFIED {
 		return err
 	}
 	return &lostError{st: st}
@@ -67,36 +62,45 @@ func lostOr(err error, sent *atomic.Bool) error {
 // lostStream is a stream whose errors say when its connection was lost.
 type lostStream struct {
 	grpc.ClientStream
-	sent *atomic.Bool
+	p *progress
 }
 
-func (s *lostStream) SendMsg(m any) error { return lostOr(s.ClientStream.SendMsg(m), s.sent) }
-func (s *lostStream) RecvMsg(m any) error { return lostOr(s.ClientStream.RecvMsg(m), s.sent) }
+func (s *lostStream) SendMsg(m any) error { return lostOr(s.ClientStream.SendMsg(m), s.p) }
+func (s *lostStream) RecvMsg(m any) error { return lostOr(s.ClientStream.RecvMsg(m), s.p) }
 
-type sentKey struct{}
-
-// withSent returns ctx with a flag that sentMarker sets once the call's
-// headers went out on a connection.
-func withSent(ctx context.Context) (context.Context, *atomic.Bool) {
-	sent := new(atomic.Bool)
-	return context.WithValue(ctx, sentKey{}, sent), sent
+// progress is how far a call got, which progressMarker records.
+type progress struct {
+	sent     atomic.Bool // its headers went out on a connection
+	answered atomic.Bool // mcpd's status (the trailers) came back
 }
 
-// sentMarker is the stats handler that sets a call's flag (withSent) when
-// its headers go out.
-type sentMarker struct{}
+type progressKey struct{}
 
-func (sentMarker) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
-func (sentMarker) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
+// withProgress returns ctx with the progress of the call made with it.
+func withProgress(ctx context.Context) (context.Context, *progress) {
+	p := new(progress)
+	return context.WithValue(ctx, progressKey{}, p), p
+}
+
+// progressMarker is the stats handler that records a call's progress
+// (withProgress).
+type progressMarker struct{}
+
+func (progressMarker) TagRPC(ctx context.Context, _ *stats.RPCTagInfo) context.Context { return ctx }
+func (progressMarker) TagConn(ctx context.Context, _ *stats.ConnTagInfo) context.Context {
 	return ctx
 }
-func (sentMarker) HandleConn(context.Context, stats.ConnStats) {}
+func (progressMarker) HandleConn(context.Context, stats.ConnStats) {}
 
-func (sentMarker) HandleRPC(ctx context.Context, s stats.RPCStats) {
-	if _, ok := s.(*stats.OutHeader); !ok {
+func (progressMarker) HandleRPC(ctx context.Context, s stats.RPCStats) {
+	p, ok := ctx.Value(progressKey{}).(*progress)
+	if !ok {
 		return
 	}
-	if sent, ok := ctx.Value(sentKey{}).(*atomic.Bool); ok {
-		sent.Store(true)
+	switch s.(type) {
+	case *stats.OutHeader:
+		p.sent.Store(true)
+	case *stats.InTrailer:
+		p.answered.Store(true)
 	}
 }

@@ -45,10 +45,12 @@ type Backend interface {
 	Down() bool
 	// NotRunning is the error that says mcpd is not there.
 	NotRunning() error
-	// Error turns a failed call for server into the error the host sees.
-	Error(ctx context.Context, err error, server string) *jsonrpc.Error
-	// Reason is the message of a failed call, without its code.
-	Reason(err error) string
+}
+
+// backendError turns a failed call of be for server into the error the
+// host sees (RPCError).
+func backendError(ctx context.Context, be Backend, err error, server string) *jsonrpc.Error {
+	return RPCError(ctx, err, server, be.Down, be.NotRunning)
 }
 
 // SessionCallers is a Backend that tells the hosts of HTTP sessions apart

@@ -547,7 +547,7 @@ func (b *bridge) hostRequest(ctx context.Context, method string, params json.Raw
 
 // rpcToMCP turns a failed RPC into the JSON-RPC error the host sees.
 func (b *bridge) rpcToMCP(ctx context.Context, err error, server string) *jsonrpc.Error {
-	return b.be.Error(ctx, err, server)
+	return backendError(ctx, b.be, err, server)
 }
 
 // client is clientOf(info), decoded once for the info the host keeps

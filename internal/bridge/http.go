@@ -88,7 +88,7 @@ func NewHTTPHandler(be Backend, opts HTTPOptions) *HTTPHandler {
 		opts.CallOptions = func() service.Options { return service.Options{} }
 	}
 	if opts.RPCError == nil {
-		opts.RPCError = func(ctx context.Context, err error, server string) error { return be.Error(ctx, err, server) }
+		opts.RPCError = func(ctx context.Context, err error, server string) error { return backendError(ctx, be, err, server) }
 	}
 	if opts.SessionIdle <= 0 {
 		opts.SessionIdle = DefaultSessionIdle
@@ -256,7 +256,7 @@ func (h *HTTPHandler) checkEndpoint(w http.ResponseWriter, r *http.Request, ep e
 	}
 	resp, err := h.be.ListServers(WithProfile(r.Context(), ep.profile))
 	if ep.profile != "" && service.CodeOf(err) == service.NotFound {
-		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, h.be.Reason(err))
+		writeError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, err.Error())
 		return false
 	}
 	if err != nil {

@@ -139,10 +139,6 @@ func (f *fakeMCPD) ServeHost(context.Context, service.HostRegistration, func(), 
 func (f *fakeMCPD) Ready(context.Context) error { return nil }
 func (f *fakeMCPD) Down() bool                  { return false }
 func (f *fakeMCPD) NotRunning() error           { return errors.New("mcpd is not running") }
-func (f *fakeMCPD) Reason(err error) string     { return err.Error() }
-func (f *fakeMCPD) Error(_ context.Context, err error, server string) *jsonrpc.Error {
-	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: %v", server, err)
-}
 
 // newHTTPTest serves a handler over fake mcpd on a real listener.
 func newHTTPTest(t *testing.T) (*fakeMCPD, *HTTPHandler, *httptest.Server) {

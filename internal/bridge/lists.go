@@ -65,11 +65,11 @@ func (b *bridge) listNoted(ctx context.Context, method string, patient bool) ([]
 		if err != nil && b.opts.Profile != "" && service.CodeOf(err) == service.NotFound {
 			// A reload took the server, or the profile, away: it is not
 			// down, and will not come back by running again.
-			b.warnOnce(fmt.Sprintf("server %q is left out: %s", n, b.be.Reason(err)))
+			b.warnOnce(fmt.Sprintf("server %q is left out: %v", n, err))
 			continue
 		}
 		if err != nil {
-			b.serverDown(n, b.be.Reason(err))
+			b.serverDown(n, err.Error())
 			continue
 		}
 		items, up, ierr := b.entriesOf(n, entries)

@@ -59,11 +59,6 @@ func (m *memBackend) ServeHost(context.Context, service.HostRegistration, func()
 func (m *memBackend) Ready(context.Context) error { return nil }
 func (m *memBackend) Down() bool                  { return false }
 func (m *memBackend) NotRunning() error           { return errors.New("mcpd is not running") }
-func (m *memBackend) Reason(err error) string     { return err.Error() }
-
-func (m *memBackend) Error(_ context.Context, err error, server string) *jsonrpc.Error {
-	return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s: %v", server, err)
-}
 
 // deliverEvents acknowledges a subscription, then passes it the events
 // of events until ctx ends.

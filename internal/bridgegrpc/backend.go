@@ -13,7 +13,6 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/apiconv"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
-	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -148,19 +147,4 @@ func (g *Backend) Ready(ctx context.Context) error {
 			return g.notRunning()
 		}
 	}
-}
-
-// Error turns a failed call into the JSON-RPC error the host sees. The
-// Backend's calls fail with the service's errors, each gRPC status read
-// back as one (apiclient.ServiceError), as mcpd's in-process backend's do.
-func (g *Backend) Error(ctx context.Context, err error, server string) *jsonrpc.Error {
-	return bridge.RPCError(ctx, err, server, g.Down, g.notRunning)
-}
-
-// Reason is the message of a failed call, without its code.
-func (g *Backend) Reason(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
-	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
@@ -230,18 +229,3 @@ func (b *Backend) Down() bool { return b.life.Err() != nil }
 
 // NotRunning is the error of calls once the daemon is stopping.
 func (b *Backend) NotRunning() error { return errStopped }
-
-// Error maps a failed call, a service.Error as the service returns it, as
-// the gRPC backend does (bridge.RPCError).
-func (b *Backend) Error(ctx context.Context, err error, server string) *jsonrpc.Error {
-	return bridge.RPCError(ctx, err, server, b.Down, b.NotRunning)
-}
-
-// Reason is the message of a failed call (a service.Error), without its
-// code.
-func (b *Backend) Reason(err error) string {
-	if err == nil {
-		return ""
-	}
-	return err.Error()
-}

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
@@ -90,7 +91,7 @@ func TestBackendListAndProgress(t *testing.T) {
 	}
 	// Errors map as on the gRPC path.
 	_, err = be.List(ctx, "nope", "tools/list", service.Options{})
-	if e := be.Error(ctx, err, "nope"); e == nil || e.Code != -32602 {
+	if e := bridge.RPCError(ctx, err, "nope", be.Down, be.NotRunning); e == nil || e.Code != -32602 {
 		t.Fatalf("unknown server: %v → %v", err, e)
 	}
 }
@@ -180,7 +181,7 @@ func TestBackendCloseEndsWatch(t *testing.T) {
 	if !be.Down() || be.Ready(ctx) == nil {
 		t.Fatal("a closed backend is not down")
 	}
-	if e := be.Error(ctx, service.Errorf(service.Unavailable, "x"), "fake"); !strings.Contains(e.Message, "stopping") {
+	if e := bridge.RPCError(ctx, service.Errorf(service.Unavailable, "x"), "fake", be.Down, be.NotRunning); !strings.Contains(e.Message, "stopping") {
 		t.Fatalf("Error = %v", e)
 	}
 }

@@ -86,7 +86,7 @@ func TestHTTPFaceClasses(t *testing.T) {
 	if se, ok := errors.AsType[*service.Error](err); !ok || se.Class != service.UnknownServer || se.Metadata[service.MetaServer] != "nosuch" {
 		t.Errorf("backend's error %#v, want a service.Error of class %s", err, service.UnknownServer)
 	}
-	if e := be.Error(ctxT(t), err, "nosuch"); e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(string(e.Data), string(service.UnknownServer)) {
+	if e := bridge.RPCError(ctxT(t), err, "nosuch", be.Down, be.NotRunning); e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(string(e.Data), string(service.UnknownServer)) {
 		t.Errorf("backend's JSON-RPC error %+v, want invalid params with reason %s", e, service.UnknownServer)
 	}
 }
