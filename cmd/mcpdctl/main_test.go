@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 	"google.golang.org/grpc"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -462,24 +463,12 @@ func TestCallPrintsResultOverFourMiB(t *testing.T) {
 }
 
 func TestCallCutByMcpdGoingAway(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "mcpd.sock")
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	b := &blockingMcpd{started: make(chan struct{})}
-	srv := grpc.NewServer()
-	mcpdv1.RegisterMcpdServer(srv, b)
-	served := make(chan struct{})
-	go func() { // owned: waited for below
-		defer close(served)
-		_ = srv.Serve(ln)
-	}()
+	sock, stop := mcpdtest.ServeStoppable(t, b)
 	got := make(chan result, 1)
 	go func() { got <- mcpdctl(t, "--socket", sock, "call", "s", "slow") }()
 	<-b.started
-	srv.Stop() // also removes the socket file, as mcpd's shutdown does
-	<-served
+	stop() // also removes the socket file, as mcpd's shutdown does
 	r := <-got
 	if r.code == exitOK || !strings.Contains(r.stderr, "lost the connection to mcpd during the call") {
 		t.Fatalf("call cut by mcpd going away: %+v", r)

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/mcpdtest"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -257,23 +258,12 @@ func (b *blockedMcpd) ListServers(context.Context, *mcpdv1.ListServersRequest) (
 // TestLostConnection tells a call cut by mcpd going away from mcpd's own
 // UNAVAILABLE and from a call that found no mcpd at all.
 func TestLostConnection(t *testing.T) {
-	sock := filepath.Join(t.TempDir(), "mcpd.sock")
-	none := dial(t, sock, TellLostCalls())
+	none := dial(t, filepath.Join(t.TempDir(), "mcpd.sock"), TellLostCalls())
 	if _, err := none.GetStatus(ctxT(t), &mcpdv1.GetStatusRequest{}); err == nil || LostConnection(err) {
 		t.Fatalf("call with no mcpd: %v, want an error that is no lost connection", err)
 	}
-	ln, err := net.Listen("unix", sock)
-	if err != nil {
-		t.Fatal(err)
-	}
 	b := &blockedMcpd{started: make(chan struct{})}
-	srv := grpc.NewServer()
-	mcpdv1.RegisterMcpdServer(srv, b)
-	served := make(chan struct{})
-	go func() { // owned: waited for below
-		defer close(served)
-		_ = srv.Serve(ln)
-	}()
+	sock, stop := mcpdtest.ServeStoppable(t, b)
 	c := dial(t, sock, TellLostCalls())
 	if _, err := c.ListServers(ctxT(t), &mcpdv1.ListServersRequest{}); status.Code(err) != codes.Unavailable || LostConnection(err) {
 		t.Fatalf("mcpd's own UNAVAILABLE: %v, want it as mcpd said it", err)
@@ -284,8 +274,7 @@ func TestLostConnection(t *testing.T) {
 		got <- err
 	}()
 	<-b.started
-	srv.Stop()
-	<-served
+	stop()
 	if err := <-got; !LostConnection(err) || status.Code(err) != codes.Unavailable {
 		t.Fatalf("call cut by mcpd going away: %v, want a lost connection", err)
 	}

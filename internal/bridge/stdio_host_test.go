@@ -113,7 +113,9 @@ func startBridgeWith(t *testing.T, sock string, opts bridge.Options) *bridgeHost
 	opts.StartWait = startWait
 	var warnings lockedBuffer
 	opts.Warnf = warnings.warnf
-	opts.RPCError = func(ctx context.Context, err error, server string) error { return bridge.RPCError(ctx, err, server, be.Down, be.NotRunning) }
+	opts.RPCError = func(ctx context.Context, err error, server string) error {
+		return bridge.RPCError(ctx, err, server, be.Down, be.NotRunning)
+	}
 	opts.CallOptions = func() service.Options {
 		return service.Options{Client: service.Client{Name: "mcpdctl", Version: version.Version}}
 	}

@@ -10,9 +10,10 @@ import (
 	"testing"
 )
 
-// TestProcNetFallback finds a loopback connection's peer uid from
-// /proc/net/tcp, as when sock_diag is unavailable.
-func TestProcNetFallback(t *testing.T) {
+// acceptedLoopback is the accepted end of a loopback TCP connection this
+// process dialled; both ends close when the test ends.
+func acceptedLoopback(t *testing.T) net.Conn {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -22,12 +23,19 @@ func TestProcNetFallback(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.Close()
+	t.Cleanup(func() { c.Close() })
 	s, err := ln.Accept()
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestProcNetFallback finds a loopback connection's peer uid from
+// /proc/net/tcp, as when sock_diag is unavailable.
+func TestProcNetFallback(t *testing.T) {
+	s := acceptedLoopback(t)
 	remote, local := s.RemoteAddr().(*net.TCPAddr), s.LocalAddr().(*net.TCPAddr)
 	for name, f := range map[string]func(src, dst *net.TCPAddr) (int, error){"sock_diag": sockDiagUID, "proc": procNetUID} {
 		uid, err := f(remote, local)
@@ -69,21 +77,7 @@ func TestTCPPeerPID(t *testing.T) {
 // it dialled itself, even while it forks children that hold a copy of the
 // socket until they exec.
 func TestTCPPeerPIDSelf(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	c, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	s, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := acceptedLoopback(t)
 	for range 20 {
 		cmd := exec.Command("true")
 		if err := cmd.Start(); err != nil {

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -28,7 +29,16 @@ import (
 // and returns the socket path; the server is stopped when the test ends.
 func Serve(t testing.TB, impl mcpdv1.McpdServer, opts ...grpc.ServerOption) string {
 	t.Helper()
-	sock := filepath.Join(t.TempDir(), "mcpd.sock")
+	sock, _ := ServeStoppable(t, impl, opts...)
+	return sock
+}
+
+// ServeStoppable is Serve, and stop, which stops the server at once
+// (grpc.Server.Stop: every connection closes, the socket file goes), as
+// mcpd going away does; the test's end stops it if stop was not called.
+func ServeStoppable(t testing.TB, impl mcpdv1.McpdServer, opts ...grpc.ServerOption) (sock string, stop func()) {
+	t.Helper()
+	sock = filepath.Join(t.TempDir(), "mcpd.sock")
 	ln, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
@@ -36,14 +46,15 @@ func Serve(t testing.TB, impl mcpdv1.McpdServer, opts ...grpc.ServerOption) stri
 	srv := grpc.NewServer(opts...)
 	mcpdv1.RegisterMcpdServer(srv, impl)
 	done := make(chan error, 1)
-	go func() { done <- srv.Serve(ln) }() // owned: the cleanup waits for it
-	t.Cleanup(func() {
+	go func() { done <- srv.Serve(ln) }() // owned: stop waits for it
+	stop = sync.OnceFunc(func() {
 		srv.Stop()
 		if err := <-done; err != nil && !errors.Is(err, grpc.ErrServerStopped) {
 			t.Errorf("serve: %v", err)
 		}
 	})
-	return sock
+	t.Cleanup(stop)
+	return sock, stop
 }
 
 // Start runs a real mcpd in-process (supervisor and gRPC API) on a socket
