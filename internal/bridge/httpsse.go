@@ -220,36 +220,19 @@ func (s *httpStream) endLocked() {
 	}
 }
 
-// appendMessage appends m as JSON, copying its raw members as they are.
+// appendMessage appends m as one line of JSON-RPC 2.0
+// (jsonrpc.AppendMessage), a response without a result or an error with
+// an empty result.
 func appendMessage(buf []byte, m *jsonrpc.Message) ([]byte, error) {
-	buf = append(buf, `{"jsonrpc":"2.0"`...)
-	if len(m.ID) > 0 {
-		buf = append(append(buf, `,"id":`...), m.ID...)
+	out := *m
+	out.JSONRPC = jsonrpc.Version
+	if out.Method == "" && out.Error == nil && len(out.Result) == 0 {
+		out.Result = emptyResult
 	}
-	var err error
-	if m.Method != "" {
-		buf = append(buf, `,"method":`...)
-		if buf, err = jsonrpc.AppendString(buf, m.Method); err != nil {
-			return buf, err
-		}
-	}
-	if len(m.Params) > 0 {
-		buf = append(append(buf, `,"params":`...), m.Params...)
-	}
-	switch {
-	case m.Error != nil:
-		e, err := json.Marshal(m.Error)
-		if err != nil {
-			return buf, fmt.Errorf("encode error: %w", err)
-		}
-		buf = append(append(buf, `,"error":`...), e...)
-	case len(m.Result) > 0:
-		buf = append(append(buf, `,"result":`...), m.Result...)
-	case m.Method == "":
-		buf = append(buf, `,"result":{}`...)
-	}
-	return append(buf, '}'), nil
+	return jsonrpc.AppendMessage(buf, &out)
 }
+
+var emptyResult = json.RawMessage("{}")
 
 // rewriteID replaces the bridge's id for a modern listen with the host's
 // in the subscription id m's params or result carry.
