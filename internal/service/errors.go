@@ -46,13 +46,6 @@ const (
 	ResponseTooLarge Class = "ERROR_REASON_RESPONSE_TOO_LARGE"
 )
 
-// Classes are every class, in the order of mcpd.v1's ErrorReason.
-var Classes = []Class{
-	UnknownServer, NotInProfile, UnknownProfile, ToolWithheld, TimedOut,
-	ServerUnavailable, ShuttingDown, LoginRequired, NotRemote,
-	InvalidRequest, InstanceLimit, ResponseTooLarge,
-}
-
 // classCodes is the one mapping from a class to its code.
 var classCodes = map[Class]Code{
 	UnknownServer:     NotFound,
