@@ -38,12 +38,12 @@ func TestStatusSharing(t *testing.T) {
 	}
 
 	h := startBridgeOf(t, sock, "a", "b")
-	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",` +
+	h.Send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25",` +
 		`"capabilities":{"roots":{}},"clientInfo":{"name":"host","version":"1"}}}`)
-	h.response("0")
-	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	h.response("1")
+	h.Response("0")
+	h.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	h.Response("1")
 
 	var got struct {
 		Sharing sharingJSON `json:"sharing"`

@@ -54,8 +54,8 @@ func TestBridgeAggregateFirstListWhole(t *testing.T) {
 	// list is answered.
 	changes := 0
 	list := func(id string) map[string]bool {
-		h.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}`)
-		m := h.nextWithin("response "+id, 20*time.Second, func(m map[string]json.RawMessage) bool {
+		h.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"tools/list"}`)
+		m := h.NextWithin("response "+id, 20*time.Second, func(m map[string]json.RawMessage) bool {
 			if isToolsListChanged(m) {
 				changes++
 			}
@@ -68,7 +68,7 @@ func TestBridgeAggregateFirstListWhole(t *testing.T) {
 			t.Fatalf("no tools list with late__echo after %d list_changed: %v", changes, tools)
 		}
 		seen := changes
-		h.nextWithin("tools/list_changed", 20*time.Second, func(m map[string]json.RawMessage) bool {
+		h.NextWithin("tools/list_changed", 20*time.Second, func(m map[string]json.RawMessage) bool {
 			if isToolsListChanged(m) {
 				changes++
 			}
@@ -87,7 +87,7 @@ func TestBridgeAggregateFirstListWhole(t *testing.T) {
 	defer quiet.Stop()
 	for {
 		select {
-		case m := <-h.lines:
+		case m := <-h.Lines:
 			if isToolsListChanged(m) {
 				t.Errorf("tools/list_changed after every server was listed: %s", mustJSON(m))
 			}

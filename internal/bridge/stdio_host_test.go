@@ -1,9 +1,7 @@
 package bridge_test
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -17,6 +15,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/bridgegrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/linehost"
 	"github.com/mcpd-dev/mcpd/internal/version"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -62,12 +61,10 @@ func startServer(t *testing.T, sock, server string) {
 	}
 }
 
-// bridgeHost runs a bridge in-process, as an MCP host does: it writes lines
-// to the bridge's stdin and reads its stdout.
+// bridgeHost is an MCP host on a bridge served over pipes.
 type bridgeHost struct {
-	t     *testing.T
-	in    *io.PipeWriter
-	lines chan map[string]json.RawMessage
+	*linehost.Host
+	t *testing.T
 }
 
 // startBridge runs a bridge of server "s" against sock.
@@ -119,72 +116,8 @@ func startBridgeWith(t *testing.T, sock string, opts bridge.Options) *bridgeHost
 	opts.CallOptions = func() service.Options {
 		return service.Options{Client: service.Client{Name: "mcpdctl", Version: version.Version}}
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	h := &bridgeHost{t: t, in: inW, lines: make(chan map[string]json.RawMessage, 64)}
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		err := bridge.ServeStdio(context.Background(), be, opts, inR, outW)
-		outW.Close()
-		if err != nil {
-			t.Errorf("bridge: %v\n%s", err, warnings.String())
-		}
-	})
-	wg.Go(func() {
-		defer close(h.lines)
-		sc := bufio.NewScanner(outR)
-		for sc.Scan() {
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				t.Errorf("bridge wrote %q: %v", sc.Text(), err)
-				continue
-			}
-			h.lines <- m
-		}
-	})
-	t.Cleanup(func() {
-		inW.Close() // the host goes away: the bridge exits
-		for range h.lines {
-		}
-		wg.Wait()
-	})
-	return h
-}
-
-func (h *bridgeHost) send(msg string) {
-	h.t.Helper()
-	if _, err := io.WriteString(h.in, msg+"\n"); err != nil {
-		h.t.Fatal(err)
+	serve := func(stdin io.Reader, stdout io.Writer) error {
+		return bridge.ServeStdio(context.Background(), be, opts, stdin, stdout)
 	}
-}
-
-// next returns the bridge's next message that satisfies match.
-func (h *bridgeHost) next(what string, match func(map[string]json.RawMessage) bool) map[string]json.RawMessage {
-	h.t.Helper()
-	return h.nextWithin(what, 10*time.Second, match)
-}
-
-// nextWithin is next, waiting d at most.
-func (h *bridgeHost) nextWithin(what string, d time.Duration, match func(map[string]json.RawMessage) bool) map[string]json.RawMessage {
-	h.t.Helper()
-	timeout := time.NewTimer(d)
-	defer timeout.Stop()
-	for {
-		select {
-		case m, ok := <-h.lines:
-			if !ok {
-				h.t.Fatalf("the bridge exited before %s", what)
-			}
-			if match(m) {
-				return m
-			}
-		case <-timeout.C:
-			h.t.Fatalf("no %s from the bridge", what)
-		}
-	}
-}
-
-func (h *bridgeHost) response(id string) map[string]json.RawMessage {
-	h.t.Helper()
-	return h.next("response "+id, func(m map[string]json.RawMessage) bool { return string(m["id"]) == id })
+	return &bridgeHost{Host: linehost.Start(t, serve, warnings.String), t: t}
 }

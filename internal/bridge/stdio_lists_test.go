@@ -26,7 +26,7 @@ func (e hostEra) open(h *bridgeHost) {
 		return
 	}
 	h.mustRequest(e, "0", "initialize", `"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}`)
-	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 }
 
 // request sends method with the era's _meta and the given params members,
@@ -34,8 +34,8 @@ func (e hostEra) open(h *bridgeHost) {
 func (h *bridgeHost) request(e hostEra, id, method, params string) map[string]json.RawMessage {
 	h.t.Helper()
 	members := strings.Join(nonEmpty(e.meta, params), ",")
-	h.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{` + members + `}}`)
-	return h.response(id)
+	h.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"` + method + `","params":{` + members + `}}`)
+	return h.Response(id)
 }
 
 // mustRequest is request for a request that must succeed; it returns the

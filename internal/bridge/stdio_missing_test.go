@@ -59,20 +59,20 @@ func TestBridgeAggregateServesWhileServerDown(t *testing.T) {
 			}
 			listen := `"L"`
 			if era.meta != "" {
-				h.send(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{` + era.meta +
+				h.Send(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{` + era.meta +
 					`,"notifications":{"toolsListChanged":true,"promptsListChanged":true}}}`)
-				h.next("the listen's acknowledgement", func(m map[string]json.RawMessage) bool {
+				h.Next("the listen's acknowledgement", func(m map[string]json.RawMessage) bool {
 					return string(m["method"]) == `"notifications/subscriptions/acknowledged"`
 				})
 				// A modern host gets log messages for its requests that
 				// ask for them.
-				h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{` +
+				h.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{` +
 					`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
 					`"io.modelcontextprotocol/logLevel":"warning"}}}`)
-				h.next("a warning naming b", warnedOf)
-				h.response("1")
+				h.Next("a warning naming b", warnedOf)
+				h.Response("1")
 			} else {
-				h.next("a warning naming b", warnedOf)
+				h.Next("a warning naming b", warnedOf)
 			}
 			if tools := toolNames(t, h, era, "2"); !tools["a__echo"] || tools["b__echo"] {
 				t.Errorf("tools while b is down = %v, want a's only", tools)
@@ -82,7 +82,7 @@ func TestBridgeAggregateServesWhileServerDown(t *testing.T) {
 				t.Fatal(err)
 			}
 			startServer(t, sock, "b")
-			h.next("tools/list_changed", func(m map[string]json.RawMessage) bool {
+			h.Next("tools/list_changed", func(m map[string]json.RawMessage) bool {
 				return string(m["method"]) == `"notifications/tools/list_changed"` &&
 					(era.meta == "" || strings.Contains(string(m["params"]), listen))
 			})
@@ -138,7 +138,7 @@ func TestBridgeSingleServerDown(t *testing.T) {
 		t.Fatal(err)
 	}
 	startServer(t, sock, "b")
-	h.next("tools/list_changed", func(m map[string]json.RawMessage) bool {
+	h.Next("tools/list_changed", func(m map[string]json.RawMessage) bool {
 		return string(m["method"]) == `"notifications/tools/list_changed"`
 	})
 	if tools := toolNames(t, h, legacy, "2"); !tools["echo"] {

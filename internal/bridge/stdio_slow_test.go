@@ -30,9 +30,9 @@ func TestBridgeAggregateSlowListLeftOut(t *testing.T) {
 			h := startBridgeOf(t, sock, "a", "b")
 			era.open(h)
 			if era.meta != "" { // a modern host hears of list changes on a listen
-				h.send(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{` + era.meta +
+				h.Send(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{` + era.meta +
 					`,"notifications":{"toolsListChanged":true}}}`)
-				h.next("the listen's acknowledgement", func(m map[string]json.RawMessage) bool {
+				h.Next("the listen's acknowledgement", func(m map[string]json.RawMessage) bool {
 					return string(m["method"]) == `"notifications/subscriptions/acknowledged"`
 				})
 			}
@@ -53,15 +53,15 @@ func TestBridgeAggregateSlowListLeftOut(t *testing.T) {
 				levels = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},` +
 					`"io.modelcontextprotocol/logLevel":"warning"}`
 			}
-			h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + levels + `}}`)
-			warned := h.next("a warning that b was slow", func(m map[string]json.RawMessage) bool {
+			h.Send(`{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{` + levels + `}}`)
+			warned := h.Next("a warning that b was slow", func(m map[string]json.RawMessage) bool {
 				return string(m["method"]) == `"notifications/message"` &&
 					strings.Contains(string(m["params"]), `server \"b\" did not answer tools/list within 5s`)
 			})
 			if strings.Contains(string(warned["params"]), "missing") {
 				t.Errorf("a slow server was called missing: %s", warned["params"])
 			}
-			res := h.response("3")
+			res := h.Response("3")
 			if names := listedNames(t, res["result"]); !names["a__echo"] || !names["b__echo"] || names["b__late"] {
 				t.Errorf("tools while b is slow = %v, want a's and b's last (without b__late)", names)
 			}
@@ -75,7 +75,7 @@ func TestBridgeAggregateSlowListLeftOut(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			h.next("tools/list_changed once b's list came", isToolsListChanged)
+			h.Next("tools/list_changed once b's list came", isToolsListChanged)
 			if tools := toolNames(t, h, era, "5"); !tools["a__echo"] || !tools["b__echo"] || !tools["b__late"] {
 				t.Errorf("tools once b's list came = %v, want a's and b's with b__late", tools)
 			}
@@ -133,14 +133,14 @@ func TestBridgeAggregateStuckServerHoldsUpLittle(t *testing.T) {
 	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("a", "legacy"), mcpdtest.FakeSpec("b", "legacy,hanginit")})
 	began := time.Now()
 	h := startBridgeOf(t, sock, "a", "b")
-	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
-	if m := h.nextWithin("initialize's answer", 20*time.Second, func(m map[string]json.RawMessage) bool { return string(m["id"]) == "0" }); m["error"] != nil {
+	h.Send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
+	if m := h.NextWithin("initialize's answer", 20*time.Second, func(m map[string]json.RawMessage) bool { return string(m["id"]) == "0" }); m["error"] != nil {
 		t.Fatalf("initialize: %s", m["error"])
 	}
 	if took := time.Since(began); took > 9*time.Second {
 		t.Errorf("initialize was answered %v after the bridge started, want the start's one wait (5 s)", took.Round(time.Millisecond))
 	}
-	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	legacy := hostEras[1]
 	for _, id := range []string{"1", "2"} { // neither waits for b
 		if tools := toolNames(t, h, legacy, id); !tools["a__echo"] || tools["b__echo"] {
@@ -160,8 +160,8 @@ func TestBridgeStuckServerAloneAnswersInitialize(t *testing.T) {
 	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("b", "legacy,hanginit")})
 	began := time.Now()
 	h := startBridgeOf(t, sock, "b")
-	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
-	m := h.nextWithin("initialize's answer", 20*time.Second, func(m map[string]json.RawMessage) bool { return string(m["id"]) == "0" })
+	h.Send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
+	m := h.NextWithin("initialize's answer", 20*time.Second, func(m map[string]json.RawMessage) bool { return string(m["id"]) == "0" })
 	if m["error"] != nil || !strings.Contains(string(m["result"]), `"tools":{"listChanged":true}`) {
 		t.Fatalf("initialize answered %s %s, want the default capabilities", m["error"], m["result"])
 	}
@@ -219,14 +219,14 @@ func TestBridgeAggregateAsksOnlyDeclaredLists(t *testing.T) {
 func TestBridgeAggregateListsAfterStdinCloses(t *testing.T) {
 	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("a", "legacy"), mcpdtest.FakeSpec("b", "modern")})
 	h := startBridgeOf(t, sock, "a", "b")
-	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
-	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	h.send(`{"jsonrpc":"2.0","id":2,"method":"prompts/list"}`)
-	h.in.Close()
+	h.Send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
+	h.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	h.Send(`{"jsonrpc":"2.0","id":2,"method":"prompts/list"}`)
+	h.CloseStdin()
 	got := map[string]map[string]json.RawMessage{} // the answers come in any order
 	for len(got) < 2 {
-		m := h.next("the lists' answers", func(m map[string]json.RawMessage) bool { return string(m["id"]) == "1" || string(m["id"]) == "2" })
+		m := h.Next("the lists' answers", func(m map[string]json.RawMessage) bool { return string(m["id"]) == "1" || string(m["id"]) == "2" })
 		got[string(m["id"])] = m
 	}
 	if names := listedNames(t, got["1"]["result"]); !names["a__echo"] || !names["b__echo"] {
@@ -245,9 +245,9 @@ func TestBridgeAggregateFailedStartNotWaitedFor(t *testing.T) {
 	b.DiscoverTimeout, b.RequestTimeout = 500*time.Millisecond, 11500*time.Millisecond // each start fails after 12 s
 	sock := mcpdtest.StartSpecs(t, []supervisor.Spec{mcpdtest.FakeSpec("a", "legacy"), b})
 	h := startBridgeOf(t, sock, "a", "b")
-	h.send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
-	h.nextWithin("initialize's answer", 20*time.Second, func(m map[string]json.RawMessage) bool { return string(m["id"]) == "0" })
-	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.Send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
+	h.NextWithin("initialize's answer", 20*time.Second, func(m map[string]json.RawMessage) bool { return string(m["id"]) == "0" })
+	h.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	// b's first start fails (its list at the bridge's start was given up on).
 	deadline := time.Now().Add(20 * time.Second)
 	client := mcpdClient(t, sock)
@@ -268,8 +268,8 @@ func TestBridgeAggregateFailedStartNotWaitedFor(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
-	m := h.next("the list's answer", func(m map[string]json.RawMessage) bool {
+	h.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+	m := h.Next("the list's answer", func(m map[string]json.RawMessage) bool {
 		if string(m["method"]) == `"notifications/message"` && strings.Contains(string(m["params"]), "did not answer tools/list") {
 			t.Errorf("waited for b again after its failed start: %s", m["params"])
 		}

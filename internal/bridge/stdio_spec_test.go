@@ -39,8 +39,8 @@ func TestBridgeDiscoverRequiresEnvelope(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			id := itoa(i + 1)
-			h.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover","params":{` + tt.params + `}}`)
-			m := h.response(id)
+			h.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover","params":{` + tt.params + `}}`)
+			m := h.Response(id)
 			e := responseError(t, m)
 			if e == nil || e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(e.Message, "io.modelcontextprotocol/"+tt.field) {
 				t.Errorf("discover with %s answered %s %s, want error %d naming %s", tt.params, brief(m["result"]), m["error"], jsonrpc.CodeInvalidParams, tt.field)
@@ -49,8 +49,8 @@ func TestBridgeDiscoverRequiresEnvelope(t *testing.T) {
 	}
 	for i, meta := range []string{version + `,` + caps, version + `,` + caps + `,` + info} {
 		id := itoa(100 + i)
-		h.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover","params":{"_meta":{` + meta + `}}}`)
-		if m := h.response(id); m["error"] != nil || m["result"] == nil {
+		h.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"server/discover","params":{"_meta":{` + meta + `}}}`)
+		if m := h.Response(id); m["error"] != nil || m["result"] == nil {
 			t.Errorf("discover with %s answered %s, want a DiscoverResult", meta, m["error"])
 		}
 	}
@@ -137,16 +137,16 @@ func TestBridgeMaxLineSize(t *testing.T) {
 			t.Errorf("oversize line answered %s %s, want error %d naming the limit", brief(m["result"]), m["error"], jsonrpc.CodeInvalidRequest)
 		}
 	}
-	h.send(pad(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x","arguments":{"pad":"PAD"}}}`, 5000))
-	tooLarge(h.response("5"))
-	h.send(pad(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x","arguments":{"pad":"PAD"}},"id":6}`, 200_000))
-	tooLarge(h.response("null"))
-	h.send(pad(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"PAD"}}`, 1024))
-	if m := h.response("7"); m["error"] != nil || string(m["result"]) != "{}" {
+	h.Send(pad(`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x","arguments":{"pad":"PAD"}}}`, 5000))
+	tooLarge(h.Response("5"))
+	h.Send(pad(`{"jsonrpc":"2.0","method":"tools/call","params":{"name":"x","arguments":{"pad":"PAD"}},"id":6}`, 200_000))
+	tooLarge(h.Response("null"))
+	h.Send(pad(`{"jsonrpc":"2.0","id":7,"method":"ping","params":{"pad":"PAD"}}`, 1024))
+	if m := h.Response("7"); m["error"] != nil || string(m["result"]) != "{}" {
 		t.Errorf("a line of exactly the limit answered %s %s, want ping's result", m["result"], m["error"])
 	}
-	h.send(pad(`{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"PAD"}}`, 1025))
-	tooLarge(h.response("8"))
+	h.Send(pad(`{"jsonrpc":"2.0","id":8,"method":"ping","params":{"pad":"PAD"}}`, 1025))
+	tooLarge(h.Response("8"))
 }
 
 // A legacy host gets legacy results from a modern server: "Legacy results
@@ -202,12 +202,12 @@ func TestBridgeInvalidRequests(t *testing.T) {
 		{`{"jsonrpc":"2.0"}`, "null"},
 		{`[{"jsonrpc":"2.0","id":8,"method":"ping"}]`, "null"},
 	} {
-		h.send(tt.line)
+		h.Send(tt.line)
 		sentinel := `"s` + itoa(i) + `"`
-		h.send(`{"jsonrpc":"2.0","id":` + sentinel + `,"method":"ping"}`)
+		h.Send(`{"jsonrpc":"2.0","id":` + sentinel + `,"method":"ping"}`)
 		var got []map[string]json.RawMessage
 		for {
-			m := h.next("an answer", func(map[string]json.RawMessage) bool { return true })
+			m := h.Next("an answer", func(map[string]json.RawMessage) bool { return true })
 			if string(m["id"]) == sentinel {
 				break
 			}
@@ -253,8 +253,8 @@ func TestBridgeInitializeNeedsProtocolVersion(t *testing.T) {
 	h := startBridge(t, sock)
 	for i, params := range []string{``, `,"params":{}`, `,"params":{"protocolVersion":7,"capabilities":{}}`} {
 		id := itoa(i + 1)
-		h.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"initialize"` + params + `}`)
-		if e := responseError(t, h.response(id)); e == nil || e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(e.Message, "protocolVersion") {
+		h.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"initialize"` + params + `}`)
+		if e := responseError(t, h.Response(id)); e == nil || e.Code != jsonrpc.CodeInvalidParams || !strings.Contains(e.Message, "protocolVersion") {
 			t.Errorf("initialize%s: %v, want -32602 naming protocolVersion", params, e)
 		}
 	}
@@ -326,7 +326,7 @@ func TestBridgeAggregateListsAURIOnce(t *testing.T) {
 	h.mustRequest(legacy, "2", "resources/subscribe", `"uri":"fake://hello"`)
 	updates := 0
 	upTo := func(id string) { // counts the updates until the answer to id
-		h.next("the answer to "+id, func(m map[string]json.RawMessage) bool {
+		h.Next("the answer to "+id, func(m map[string]json.RawMessage) bool {
 			if string(m["method"]) == `"notifications/resources/updated"` {
 				updates++
 			}
@@ -334,7 +334,7 @@ func TestBridgeAggregateListsAURIOnce(t *testing.T) {
 		})
 	}
 	for i, server := range []string{"b", "a"} {
-		h.send(`{"jsonrpc":"2.0","id":` + itoa(3+i) + `,"method":"tools/call","params":{"name":"` + server +
+		h.Send(`{"jsonrpc":"2.0","id":` + itoa(3+i) + `,"method":"tools/call","params":{"name":"` + server +
 			`__changed","arguments":{"uri":"fake://hello"}}}`)
 		upTo(itoa(3 + i))
 	}
@@ -343,11 +343,11 @@ func TestBridgeAggregateListsAURIOnce(t *testing.T) {
 	deadline := time.Now().Add(10 * time.Second)
 	id := 5
 	for ; updates == 0 && time.Now().Before(deadline); id++ {
-		h.send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"ping"}`)
+		h.Send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"ping"}`)
 		upTo(itoa(id))
 		time.Sleep(time.Millisecond) // a pause between pings, not a wait for the update
 	}
-	h.send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"ping"}`)
+	h.Send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"ping"}`)
 	upTo(itoa(id))
 	if updates != 1 {
 		t.Errorf("%d resources/updated of fake://hello, want 1: the first server's (the other is left out of the list)", updates)

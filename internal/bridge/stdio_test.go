@@ -140,7 +140,7 @@ const modernMeta = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-
 func TestBridgeInputRequestWithoutParams(t *testing.T) {
 	_, sock := startBridgeMcpd(t)
 	h := startBridge(t, sock)
-	h.send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modernMeta + `,"name":"roots"}}`)
+	h.Send(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + modernMeta + `,"name":"roots"}}`)
 	var first struct {
 		Result struct {
 			ResultType    string `json:"resultType"`
@@ -151,7 +151,7 @@ func TestBridgeInputRequestWithoutParams(t *testing.T) {
 			} `json:"inputRequests"`
 		} `json:"result"`
 	}
-	raw, _ := json.Marshal(h.response("1"))
+	raw, _ := json.Marshal(h.Response("1"))
 	if err := json.Unmarshal(raw, &first); err != nil || first.Result.ResultType != "input_required" || len(first.Result.InputRequests) != 1 {
 		t.Fatalf("first answer %s (%v), want input_required with one input request", raw, err)
 	}
@@ -163,9 +163,9 @@ func TestBridgeInputRequestWithoutParams(t *testing.T) {
 		}
 	}
 	state, _ := json.Marshal(first.Result.RequestState)
-	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{` + modernMeta + `,"name":"roots",` +
+	h.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{` + modernMeta + `,"name":"roots",` +
 		`"inputResponses":{"` + key + `":{"roots":[{"uri":"file:///w"}]}},"requestState":` + string(state) + `}}`)
-	if got := string(h.response("2")["result"]); !strings.Contains(got, `file:///w`) {
+	if got := string(h.Response("2")["result"]); !strings.Contains(got, `file:///w`) {
 		t.Errorf("retry answered %s, want the child's result with the host's roots", got)
 	}
 }
@@ -176,11 +176,11 @@ func TestBridgeInputRequestWithoutParams(t *testing.T) {
 func TestBridgeForwardsUnattributedLogMessages(t *testing.T) {
 	f, sock := startBridgeMcpd(t)
 	h := startBridge(t, sock)
-	h.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
-	h.response("1")
-	h.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
-	h.send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}`)
-	if m := h.response("2"); m["error"] != nil {
+	h.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"host","version":"1"}}}`)
+	h.Response("1")
+	h.Send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	h.Send(`{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"warning"}}`)
+	if m := h.Response("2"); m["error"] != nil {
 		t.Fatalf("setLevel: %s", m["error"])
 	}
 	f.events <- &mcpdv1.SubscriptionEvent{Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE, Server: "s",
@@ -189,7 +189,7 @@ func TestBridgeForwardsUnattributedLogMessages(t *testing.T) {
 		f.events <- &mcpdv1.SubscriptionEvent{Kind: mcpdv1.SubscriptionEventKind_SUBSCRIPTION_EVENT_KIND_LOG_MESSAGE, Server: "s", ParamsJson: p}
 	}
 	// Events are handled in order: once "above" arrived, the others were dropped.
-	m := h.next("log message", func(m map[string]json.RawMessage) bool { return string(m["method"]) == `"notifications/message"` })
+	m := h.Next("log message", func(m map[string]json.RawMessage) bool { return string(m["method"]) == `"notifications/message"` })
 	if got := string(m["params"]); got != `{"level":"error","data":"above"}` {
 		t.Errorf("log message %s, want only the error-level one sent outside calls", got)
 	}
@@ -201,11 +201,11 @@ func TestBridgeForwardsUnattributedLogMessages(t *testing.T) {
 func TestBridgeListenBeforeNextRequest(t *testing.T) {
 	f, sock := startBridgeMcpd(t)
 	h := startBridge(t, sock)
-	h.send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta + `}}`)
-	h.response("1")
-	h.send(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{` + modernMeta + `,"notifications":{"resourceSubscriptions":["r://x"]}}}`)
-	h.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{` + modernMeta + `,"name":"touch"}}`)
-	h.response("2")
+	h.Send(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + modernMeta + `}}`)
+	h.Response("1")
+	h.Send(`{"jsonrpc":"2.0","id":"L","method":"subscriptions/listen","params":{` + modernMeta + `,"notifications":{"resourceSubscriptions":["r://x"]}}}`)
+	h.Send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{` + modernMeta + `,"name":"touch"}}`)
+	h.Response("2")
 	f.mu.Lock()
 	order := strings.Join(f.order, ",")
 	f.mu.Unlock()
@@ -214,9 +214,9 @@ func TestBridgeListenBeforeNextRequest(t *testing.T) {
 	}
 	// A listen the host cancelled is not answered ("Receiver should stop
 	// work, free resources and not answer").
-	h.send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L"}}`)
-	h.send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{` + modernMeta + `,"name":"touch"}}`)
-	h.next("response 3", func(m map[string]json.RawMessage) bool {
+	h.Send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L"}}`)
+	h.Send(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{` + modernMeta + `,"name":"touch"}}`)
+	h.Next("response 3", func(m map[string]json.RawMessage) bool {
 		if string(m["id"]) == `"L"` {
 			t.Errorf("the cancelled listen was answered: %v", m)
 		}
