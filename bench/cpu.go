@@ -68,7 +68,7 @@ func cpuPerCall(calls, pid, mcpdPid int, f func() error) (front, mcpd time.Durat
 
 // cpu is the CPU section: CPU per call of the bridge process and of mcpd
 // for tools/call echo and cached tools/list through each front, and of
-// mcpd for the same calls over gRPC.
+// mcpd for the same calls over gRPC, each the median of interleaved rounds.
 func (b *bench) cpu(ctx context.Context, d *daemon, t target) error {
 	b.progress("cpu per call: %s", t.Name)
 	fronts, err := b.startFronts(ctx, d, t, 1, "cpu")
@@ -108,21 +108,37 @@ func (b *bench) cpu(ctx context.Context, d *daemon, t target) error {
 		echo: func() error { return gf.echo(ctx) },
 		list: func() error { _, err := gf.call(ctx, "tools/list", nil); return err },
 	})
-	calls := b.cpuCalls()
+	type cell struct {
+		path       path
+		op         string
+		f          func() error
+		front, mcd []time.Duration
+	}
+	var cells []*cell
 	for _, p := range paths {
-		for _, op := range []struct {
-			name string
-			f    func() error
-		}{{opEcho, p.echo}, {opList, p.list}} {
-			fc, mc, err := cpuPerCall(calls, p.pid, d.pid(), op.f)
+		cells = append(cells, &cell{path: p, op: opEcho, f: p.echo}, &cell{path: p, op: opList, f: p.list})
+	}
+	// Interleaved rounds, each cell a share of the calls: the machine's
+	// load moves every path's figure alike, not one path's.
+	rounds := max(b.o.rounds, 1)
+	calls := max(b.cpuCalls()/rounds, 200)
+	for r := range rounds {
+		for _, i := range rotate(len(cells), r) {
+			c := cells[i]
+			fc, mc, err := cpuPerCall(calls, c.path.pid, d.pid(), c.f)
 			if err != nil {
-				return fmt.Errorf("cpu %s %s: %w", p.name, op.name, err)
+				return fmt.Errorf("cpu %s %s: %w", c.path.name, c.op, err)
 			}
-			if p.name == frontHTTPFloor {
-				mc = 0 // mcpd plays no part
-			}
-			b.rep.CPU = append(b.rep.CPU, cpuRow{Server: t.Name, Path: p.name, Op: op.name, Calls: calls, Front: us(fc), Mcpd: us(mc)})
+			c.front, c.mcd = append(c.front, fc), append(c.mcd, mc)
 		}
+	}
+	for _, c := range cells {
+		mc := medianDur(c.mcd)
+		if c.path.name == frontHTTPFloor {
+			mc = 0 // mcpd plays no part
+		}
+		b.rep.CPU = append(b.rep.CPU, cpuRow{Server: t.Name, Path: c.path.name, Op: c.op, Calls: calls * rounds,
+			Front: us(medianDur(c.front)), Mcpd: us(mc)})
 	}
 	return nil
 }

@@ -151,7 +151,7 @@ func printFronts(w io.Writer, tw *tabwriter.Writer, r *report) {
 		}
 	}
 	tw.Flush()
-	fmt.Fprintln(w, "CPU per call, µs (utime+stime from /proc/PID/stat over sequential calls)")
+	fmt.Fprintln(w, "CPU per call, µs (the process's CPU time over sequential calls, median of interleaved rounds)")
 	if len(r.CPU) == 0 {
 		fmt.Fprintf(w, "%s\n\n", r.CPUNote)
 		return
