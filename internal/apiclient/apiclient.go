@@ -1,8 +1,9 @@
 // Package apiclient is the client side of mcpd's gRPC API (internal/api
 // serves it): how a program of this module dials mcpd's socket, how its
 // calls carry the request metadata mcpd reads (the app's name and version,
-// a profile, a workspace root), and how a failed call is read back as the
-// service's error, its class and code (ServiceError). mcpdctl, the
+// a profile, a workspace root), how a failed call is read back as the
+// service's error, its class and code (ServiceError), and how a call that
+// lost its connection is told from one that found no mcpd (TellLostCalls). mcpdctl, the
 // bridge's gRPC backend (internal/bridgegrpc), the benchmark and the end-to-end harnesses all
 // dial through it, so that the options of a connection to mcpd are stated
 // once.
