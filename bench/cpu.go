@@ -27,9 +27,11 @@ const (
 	opList = "tools/list (cached)"
 )
 
-// cpuCalls is how many calls each CPU measurement makes: enough that the
+// cpuCalls is how many calls a CPU figure is made of: enough that the
 // 10 ms resolution of /proc/PID/stat, where the process's CPU clock cannot
-// be read, is a few µs per call.
+// be read, is a few µs per call. (The CPU section splits them over its
+// interleaved rounds, where the processes measured are the bench's own
+// children, whose CPU clocks it reads.)
 func (b *bench) cpuCalls() int {
 	if b.o.smoke {
 		return 500

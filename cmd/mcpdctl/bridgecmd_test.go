@@ -26,7 +26,7 @@ func startBridgeOf(t *testing.T, sock string, args ...string) *linehost.Host {
 	t.Helper()
 	old := bridgeStdin
 	t.Cleanup(func() { bridgeStdin = old }) // after the bridge returned: linehost waits
-	var stderr strings.Builder              // written and read on the bridge's goroutine
+	var stderr syncWriter                   // the bridge warns from its goroutines
 	serve := func(stdin io.Reader, stdout io.Writer) error {
 		bridgeStdin = stdin
 		return run(context.Background(), append([]string{"--socket", sock, "bridge"}, args...), stdout, &stderr)

@@ -174,10 +174,11 @@ func fillList(entry *service.ServerList, items json.RawMessage, src cache.Source
 }
 
 // unavailableReason is why server could not be listed, naming it once:
-// err's message as is when err's class is about server (its message names
-// it), else after the server's name.
+// err's message as is when err is classed as about server (its message
+// names it: classOf's MetaServer, as bridge.RPCError reads it), else after
+// the server's name.
 func unavailableReason(server string, err error) string {
-	if supervisor.ServerOf(err) == server {
+	if _, md := classOf(err); md[service.MetaServer] == server {
 		return err.Error()
 	}
 	return fmt.Sprintf("server %q is unavailable: %v", server, err)

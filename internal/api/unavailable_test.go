@@ -4,6 +4,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 )
 
@@ -16,6 +17,10 @@ func TestUnavailableReasonNamesServerOnce(t *testing.T) {
 	}
 	if got, want := unavailableReason("y", te), `server "y" is unavailable: `+te.Error(); got != want {
 		t.Errorf("another server's error: %q, want %q", got, want)
+	}
+	login := &oauth.LoginRequiredError{Server: "x", Reason: "no token"}
+	if got, want := unavailableReason("x", login), login.Error(); got != want {
+		t.Errorf("login required: %q, want %q", got, want)
 	}
 	if got, want := unavailableReason("x", errors.New("did not answer in time")), `server "x" is unavailable: did not answer in time`; got != want {
 		t.Errorf("plain error: %q, want %q", got, want)

@@ -226,7 +226,10 @@ func (s *httpStream) endLocked() {
 func appendMessage(buf []byte, m *jsonrpc.Message) ([]byte, error) {
 	out := *m
 	out.JSONRPC = jsonrpc.Version
-	if out.Method == "" && out.Error == nil && len(out.Result) == 0 {
+	switch {
+	case out.Error != nil:
+		out.Result = nil // an error answer has no result
+	case out.Method == "" && len(out.Result) == 0:
 		out.Result = emptyResult
 	}
 	return jsonrpc.AppendMessage(buf, &out)

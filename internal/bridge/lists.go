@@ -69,7 +69,7 @@ func (b *bridge) listNoted(ctx context.Context, method string, patient bool) ([]
 			continue
 		}
 		if err != nil {
-			b.serverDown(n, err.Error())
+			b.serverDown(n, failedReason(n, err))
 			continue
 		}
 		items, up, ierr := b.entriesOf(n, entries)
@@ -111,7 +111,7 @@ func (b *bridge) entriesOf(n string, entries []service.ServerList) (got []server
 		case e.Unavailable != "" && !b.aggr:
 			return nil, false, jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", e.Unavailable) // names the server
 		case e.Unavailable != "":
-			b.serverDown(n, e.Unavailable)
+			b.serverDown(n, e.Unavailable) // names the server
 			continue
 		}
 		back = b.serverUp(n) || back

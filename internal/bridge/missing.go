@@ -3,6 +3,7 @@ package bridge
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -28,17 +29,34 @@ const bridgeLogger = "mcpdctl bridge"
 // something starts it (mcpd's restarting and exited are transient).
 var downStates = []string{"crashloop", "failed", "stopped", "removed"}
 
-// serverDown records that server cannot serve now, for why; the first time,
-// it warns on stderr and tells the host.
-func (b *bridge) serverDown(server, why string) {
+// serverDown records that server cannot serve now, for reason, which
+// names the server (downReason); the first time, it warns on stderr and
+// tells the host.
+func (b *bridge) serverDown(server, reason string) {
 	b.mu.Lock()
 	_, known := b.missing[server]
-	b.missing[server] = why
+	b.missing[server] = reason
 	b.mu.Unlock()
 	if known {
 		return
 	}
-	b.tell(missingMessage(server, why))
+	b.tell(missingMessage(reason))
+}
+
+// downReason is why server is down, said as naming it: why is mcpd's word
+// (an event's error, a state), which may or may not name it.
+func downReason(server, why string) string {
+	return fmt.Sprintf("server %q is unavailable (%s)", server, why)
+}
+
+// failedReason is why server failed a call, err, naming it once: err's
+// message as is when mcpd classed it as about server (as RPCError reads
+// it), else after the server's name.
+func failedReason(server string, err error) string {
+	if e, ok := errors.AsType[*service.Error](err); ok && e.Metadata[service.MetaServer] == server {
+		return e.Message
+	}
+	return fmt.Sprintf("server %q is unavailable: %v", server, err)
 }
 
 // tell warns the operator (stderr) and the host of msg.
@@ -76,8 +94,10 @@ func (b *bridge) serverUp(server string) bool {
 	return was
 }
 
-func missingMessage(server, why string) string {
-	return fmt.Sprintf("server %q is unavailable (%s); its tools, prompts and resources are missing until it runs again", server, why)
+// missingMessage is the warning for a missing server, for reason, which
+// names it.
+func missingMessage(reason string) string {
+	return reason + "; its tools, prompts and resources are missing until it runs again"
 }
 
 // missingMessages are the warnings for every missing server, in the
@@ -87,8 +107,8 @@ func (b *bridge) missingMessages() []string {
 	defer b.mu.Unlock()
 	var out []string
 	for _, n := range b.serverNames() {
-		if why, ok := b.missing[n]; ok {
-			out = append(out, missingMessage(n, why))
+		if reason, ok := b.missing[n]; ok {
+			out = append(out, missingMessage(reason))
 		}
 	}
 	return out
@@ -163,7 +183,7 @@ func (b *bridge) serverState(ctx context.Context, ev *service.SubscriptionEvent)
 		if why == "" {
 			why = ev.State
 		}
-		b.serverDown(n, why)
+		b.serverDown(n, downReason(n, why))
 		if b.aggr {
 			b.announceLists(false) // its items are gone from the aggregate lists
 		}
@@ -209,7 +229,7 @@ func (b *bridge) redescribe(ctx context.Context, server string) {
 func (b *bridge) ackServers(ack *service.SubscriptionAck) {
 	for _, s := range ack.Servers {
 		if s.Error != "" && slices.Contains(b.serverNames(), s.Server) {
-			b.serverDown(s.Server, s.Error)
+			b.serverDown(s.Server, downReason(s.Server, s.Error))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"sync"
 	"testing"
 )
 
@@ -74,19 +75,33 @@ func TestTCPPeerPID(t *testing.T) {
 }
 
 // TestTCPPeerPIDSelf finds this process at the other end of a connection
-// it dialled itself, even while it forks children that hold a copy of the
-// socket until they exec.
+// it dialled itself, even while another goroutine forks children, each of
+// which holds a copy of the socket until it execs.
 func TestTCPPeerPIDSelf(t *testing.T) {
 	s := acceptedLoopback(t)
-	for range 20 {
-		cmd := exec.Command("true")
-		if err := cmd.Start(); err != nil {
-			t.Skipf("true: %v", err)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if err := exec.Command("true").Run(); err != nil {
+				t.Errorf("true: %v", err)
+				return
+			}
 		}
-		got := TCPPeerPID(s, os.Geteuid())
-		_ = cmd.Wait()
-		if got != os.Getpid() {
+	})
+	defer wg.Wait()
+	defer close(stop)
+	for range 50 {
+		if got := TCPPeerPID(s, os.Geteuid()); got != os.Getpid() {
 			t.Fatalf("peer pid %d, want this process's %d", got, os.Getpid())
 		}
+	}
+	if got := TCPPeerPID(s, os.Geteuid()+1); got != 0 {
+		t.Errorf("peer pid as another user's %d, want 0", got)
 	}
 }

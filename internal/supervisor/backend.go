@@ -131,19 +131,21 @@ var ErrLoginRequired = remote.ErrLoginRequired
 
 // loginError is the error of calls to a server waiting for a login.
 func (sv *server) loginError(cause error) error {
-	return &loginRequiredError{msg: fmt.Sprintf("server %q requires login; run: mcpdctl login %s", sv.spec.Name, sv.spec.Name), cause: cause}
+	return &loginRequiredError{msg: fmt.Sprintf("server %q requires login; run: mcpdctl login %s", sv.spec.Name, sv.spec.Name), cause: cause, server: sv.spec.Name}
 }
 
 // loginRequiredError matches ErrLoginRequired (UNAUTHENTICATED) and keeps
 // the cause for logs.
 type loginRequiredError struct {
-	msg   string
-	cause error
+	msg    string
+	cause  error
+	server string // named by msg
 }
 
 func (e *loginRequiredError) Error() string        { return e.msg }
 func (e *loginRequiredError) Is(target error) bool { return target == ErrLoginRequired }
 func (e *loginRequiredError) Unwrap() error        { return e.cause }
+func (e *loginRequiredError) Server() string       { return e.server }
 
 // remoteStartError ends a connection whose handshake failed and says why:
 // what ended the connection (connection refused, TLS, an HTTP status)

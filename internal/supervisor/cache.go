@@ -143,7 +143,7 @@ func (s *Supervisor) sharedCall(ctx context.Context, sv *server, opts CallOption
 // already name them.
 func waitError(ctx context.Context, server, method string, err error) error {
 	if err != nil && ctx.Err() != nil && err == context.Cause(ctx) {
-		return fmt.Errorf("server %q: %s: %w", server, method, err)
+		return &serverError{server: server, err: fmt.Errorf("server %q: %s: %w", server, method, err)}
 	}
 	return err
 }

@@ -134,7 +134,7 @@ func (sv *server) callOn(ctx context.Context, c *child, req *session.Request) (*
 	var herr *remote.HTTPError
 	if errors.As(err, &herr) {
 		// It names the server and the method already.
-		return nil, &rewordedError{msg: herr.Error(), err: err}
+		return nil, &serverError{server: sv.spec.Name, err: &rewordedError{msg: herr.Error(), err: err}}
 	}
 	return nil, &serverError{server: sv.spec.Name, err: fmt.Errorf("server %q: %s: %w", sv.spec.Name, req.Method, err)}
 }

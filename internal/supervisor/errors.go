@@ -101,9 +101,8 @@ func namesServer(err error, server string) bool {
 }
 
 // rewordedError is err said as msg, for an operator: err stays in the chain
-// for errors.Is without its text being repeated (a start whose child
-// exited, said with its exit status and stderr; a call that ended on
-// mcpd's own deadline, said as which timeout ran out).
+// for errors.Is without its text being repeated (a remote server's HTTP
+// error, which names the server and the method, said as it is).
 type rewordedError struct {
 	msg string
 	err error

@@ -3,6 +3,7 @@ package supervisor
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,9 @@ func TestCrashLoopErrorsSayEachThingOnce(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) {
 		t.Fatalf("call in crash loop: %v, want ErrUnavailable", err)
 	}
+	if s := ServerOf(err); s != "c" {
+		t.Errorf("crash-loop error is about server %q, want c", s)
+	}
 	msg := err.Error()
 	if n := strings.Count(msg, "fakemcp: crash on start"); n != 1 || !strings.Contains(msg, "fakemcp: crash on start (×") {
 		t.Errorf("crash-loop error shows the repeated stderr line %d times, want once with a count:\n%s", n, msg)
@@ -47,6 +51,30 @@ func TestCrashLoopErrorsSayEachThingOnce(t *testing.T) {
 	for _, repeated := range []string{`"c"`, "exited"} {
 		if n := strings.Count(last, repeated); n != 1 {
 			t.Errorf("last error says %s %d times, want once: %q", repeated, n, last)
+		}
+	}
+}
+
+// TestErrorsNamingTheirServerSayWhich: an error whose message names its
+// server says which (ServerOf), so that no one names it again, and names
+// it once.
+func TestErrorsNamingTheirServerSayWhich(t *testing.T) {
+	sv := &server{spec: Spec{Name: "x"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for what, err := range map[string]error{
+		"login required": sv.loginError(nil),
+		"failed":         sv.failedError(errors.New("boom")),
+		"failed start":   sv.failedError(startFailed("x", errors.New("boom"))),
+		"wait ended":     waitError(ctx, "x", "tools/list", context.Cause(ctx)),
+		"timed out":      timedOut(fmt.Errorf(`server "x": tools/call: %w`, context.DeadlineExceeded), "x", time.Second, BoundRequestTimeout),
+		"unavailable":    serverUnavailable("x", " is stopped"),
+	} {
+		if s := ServerOf(err); s != "x" {
+			t.Errorf("%s: about server %q, want x: %v", what, s, err)
+		}
+		if n := strings.Count(err.Error(), `"x"`); n != 1 {
+			t.Errorf("%s: names the server %d times, want once: %v", what, n, err)
 		}
 	}
 }

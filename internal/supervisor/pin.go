@@ -67,7 +67,7 @@ func (s *Supervisor) pinList(sv *server, v pin.Variant, items json.RawMessage) (
 	obs, err := s.opts.Pins.ObserveVariant(sv.spec.Name, v, mode, sv.currentPid(), items)
 	if err != nil {
 		if mode == pin.ModeEnforce {
-			return nil, fmt.Errorf("server %q: tools/list: %w: cannot check tool definitions: %v", sv.spec.Name, ErrUnavailable, err)
+			return nil, &serverError{server: sv.spec.Name, err: fmt.Errorf("server %q: tools/list: %w: cannot check tool definitions: %v", sv.spec.Name, ErrUnavailable, err)}
 		}
 		sv.log.Warn("cannot check tool definitions", zap.Error(err))
 		return items, nil
@@ -121,7 +121,7 @@ func (s *Supervisor) callPinned(ctx context.Context, sv *server, req *session.Re
 	v := pinVariant(sv.capsScope(ctx, req.ClientCapabilities), req.ClientCapabilities)
 	page, err := s.opts.Pins.FilterPageVariant(sv.spec.Name, v, mode, resp.Result)
 	if err != nil {
-		return nil, src, fmt.Errorf("server %q: tools/list: %w: cannot check tool definitions: %v", sv.spec.Name, ErrUnavailable, err)
+		return nil, src, &serverError{server: sv.spec.Name, err: fmt.Errorf("server %q: tools/list: %w: cannot check tool definitions: %v", sv.spec.Name, ErrUnavailable, err)}
 	}
 	return &session.Response{Result: page}, src, nil
 }

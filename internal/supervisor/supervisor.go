@@ -329,7 +329,8 @@ func (s *Supervisor) callServer(ctx context.Context, sv *server, req *session.Re
 	if err != nil || resp.Error != nil {
 		sv.failed.Add(1)
 	}
-	if err != nil && parent.Err() == nil {
+	if err != nil && parent.Err() == nil && ctx.Err() != nil {
+		// mcpd's own deadline for the call ended it, not the app's.
 		err = timedOut(err, sv.spec.Name, timeout, bound)
 	}
 	return resp, err

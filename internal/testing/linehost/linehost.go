@@ -56,6 +56,10 @@ func Start(t testing.TB, serve func(stdin io.Reader, stdout io.Writer) error, de
 			}
 			h.Lines <- m
 		}
+		if err := sc.Err(); err != nil {
+			t.Errorf("reading the stdio server's output: %v", err)
+		}
+		_, _ = io.Copy(io.Discard, outR) // the server's writes never block
 	})
 	t.Cleanup(func() {
 		inW.Close() // the host goes away: the server exits
