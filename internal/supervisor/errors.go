@@ -165,7 +165,7 @@ func timedOut(err error, server string, timeout time.Duration, bound string) err
 // unknown server. It is "" when err records none.
 func ServerOf(err error) string {
 	var named interface{ Server() string }
-	if errors.As(err, &named) {
+	if errors.As(err, &named) && named.Server() != "" {
 		return named.Server()
 	}
 	var te *TimeoutError
