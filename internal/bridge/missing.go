@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -49,14 +48,10 @@ func downReason(server, why string) string {
 	return fmt.Sprintf("server %q is unavailable (%s)", server, why)
 }
 
-// failedReason is why server failed a call, err, naming it once: err's
-// message as is when mcpd classed it as about server (as RPCError reads
-// it), else after the server's name.
+// failedReason is why server failed a call, err, naming it once
+// (unavailableText).
 func failedReason(server string, err error) string {
-	if e, ok := errors.AsType[*service.Error](err); ok && e.Metadata[service.MetaServer] == server {
-		return e.Message
-	}
-	return fmt.Sprintf("server %q is unavailable: %v", server, err)
+	return unavailableText(server, serviceError(err))
 }
 
 // tell warns the operator (stderr) and the host of msg.

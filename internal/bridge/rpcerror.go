@@ -46,10 +46,7 @@ func RPCError(ctx context.Context, err error, server string, down func() bool, n
 	if ctx.Err() != nil {
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "request cancelled")
 	}
-	e, ok := errors.AsType[*service.Error](err)
-	if !ok {
-		e = &service.Error{Code: service.Unknown, Message: err.Error()}
-	}
+	e := serviceError(err)
 	code, ok := classRPCCodes[e.Class]
 	if !ok {
 		code, ok = codeRPCCodes[e.Code]
@@ -57,16 +54,13 @@ func RPCError(ctx context.Context, err error, server string, down func() bool, n
 	if !ok {
 		code = jsonrpc.CodeInternalError
 	}
-	// mcpd's errors about a server name it first (the metadata's server):
-	// the message is said as it is, else with the server's name.
-	named := server == "" || e.Metadata[service.MetaServer] == server
 	msg := e.Message
 	switch {
 	case e.Code == service.Unavailable && down():
 		return jsonrpc.Errorf(jsonrpc.CodeInternalError, "%s", notRunning().Error())
-	case e.Code == service.Unavailable && !named:
-		msg = "server " + strconv.Quote(server) + " is unavailable: " + msg
-	case e.Code == service.Unavailable, e.Code == service.NotFound, e.Code == service.InvalidArgument:
+	case e.Code == service.Unavailable:
+		msg = unavailableText(server, e)
+	case e.Code == service.NotFound, e.Code == service.InvalidArgument:
 	case e.Class == service.TimedOut:
 		// It names the server and which of mcpd's bounds ran out.
 	case e.Code == service.DeadlineExceeded:
@@ -78,4 +72,23 @@ func RPCError(ctx context.Context, err error, server string, down func() bool, n
 		return jsonrpc.Errorf(code, "%s", msg)
 	}
 	return jsonrpc.WithData(code, msg, errorData{Reason: string(e.Class), Metadata: e.Metadata})
+}
+
+// serviceError is err as the service's error: one of code Unknown when it
+// is none.
+func serviceError(err error) *service.Error {
+	if e, ok := errors.AsType[*service.Error](err); ok {
+		return e
+	}
+	return &service.Error{Code: service.Unknown, Message: err.Error()}
+}
+
+// unavailableText says that server cannot serve, for e, naming it once:
+// mcpd's errors about a server name it first (the metadata's server) and
+// are said as they are, others after the server's name.
+func unavailableText(server string, e *service.Error) string {
+	if server == "" || e.Metadata[service.MetaServer] == server {
+		return e.Message
+	}
+	return "server " + strconv.Quote(server) + " is unavailable: " + e.Message
 }

@@ -82,22 +82,13 @@ type startError struct {
 	err         error
 }
 
-func (e *startError) Error() string { return fmt.Sprintf("start %q: %s", e.server, e.msg) }
-func (e *startError) Unwrap() error { return e.err }
+func (e *startError) Error() string  { return fmt.Sprintf("start %q: %s", e.server, e.msg) }
+func (e *startError) Unwrap() error  { return e.err }
+func (e *startError) Server() string { return e.server }
 
 // startFailed is the start of server failed by err.
 func startFailed(server string, err error) *startError {
 	return &startError{server: server, msg: err.Error(), err: err}
-}
-
-// namesServer reports whether err's message names server already: a
-// failed start of it, or a command that cannot start.
-func namesServer(err error, server string) bool {
-	var se *startError
-	var sec *secretError
-	return errors.Is(err, transport.ErrCannotStart) ||
-		errors.As(err, &se) && se.server == server ||
-		errors.As(err, &sec) && sec.server == server
 }
 
 // rewordedError is err said as msg, for an operator: err stays in the chain
@@ -161,8 +152,8 @@ func timedOut(err error, server string, timeout time.Duration, bound string) err
 }
 
 // ServerOf is the server err's class says it is about, whose name its
-// message says: that of an unavailable server, a timed-out call or an
-// unknown server. It is "" when err records none.
+// message says: that of an unavailable server, a failed start, a timed-out
+// call or an unknown server. It is "" when err records none.
 func ServerOf(err error) string {
 	var named interface{ Server() string }
 	if errors.As(err, &named) && named.Server() != "" {

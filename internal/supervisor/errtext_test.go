@@ -66,6 +66,7 @@ func TestErrorsNamingTheirServerSayWhich(t *testing.T) {
 		"login required": sv.loginError(nil),
 		"failed":         sv.failedError(errors.New("boom")),
 		"failed start":   sv.failedError(startFailed("x", errors.New("boom"))),
+		"missing secret": sv.failedError(&secretError{server: "x", err: errors.New("no secret NAME")}),
 		"wait ended":     waitError(ctx, "x", "tools/list", context.Cause(ctx)),
 		"timed out":      timedOut(fmt.Errorf(`server "x": tools/call: %w`, context.DeadlineExceeded), "x", time.Second, BoundRequestTimeout),
 		"unavailable":    serverUnavailable("x", " is stopped"),

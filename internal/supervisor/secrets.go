@@ -27,7 +27,8 @@ type secretError struct {
 
 func (e *secretError) Error() string { return fmt.Sprintf("start %q: %v", e.server, e.err) }
 
-func (e *secretError) Unwrap() error { return e.err }
+func (e *secretError) Unwrap() error  { return e.err }
+func (e *secretError) Server() string { return e.server }
 
 // resolved is a spec's args, env and headers with the secrets' values.
 type resolved struct {

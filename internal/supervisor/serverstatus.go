@@ -35,7 +35,7 @@ func (sv *server) failedError(cause error) error {
 		return &unavailableError{msg: cause.Error(), cause: cause, causeInMsg: true, server: sv.spec.Name}
 	}
 	msg := fmt.Sprintf("server %q failed: %s; fix it, then run: mcpdctl restart %s", sv.spec.Name, cause, sv.spec.Name)
-	if namesServer(cause, sv.spec.Name) {
+	if errors.Is(cause, transport.ErrCannotStart) || ServerOf(cause) == sv.spec.Name {
 		// The cause names the server already.
 		msg = fmt.Sprintf("%s; fix it, then run: mcpdctl restart %s", cause, sv.spec.Name)
 	}
