@@ -67,6 +67,7 @@ type bridge struct {
 	hostCaps    json.RawMessage // what the legacy host declared
 	hostInfo    json.RawMessage // the legacy host's clientInfo
 	routes      map[string]route
+	lists       map[string]*listMemo            // the last list of each method, whose routes are set (listmemo.go)
 	toolParams  map[string]map[string]string    // tool → Mcp-Param header → argument
 	toolsListed bool                            // toolParams holds a tools/list's
 	uris        map[string]string               // resource URI → server that listed it

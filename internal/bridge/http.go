@@ -478,9 +478,10 @@ func writeErr(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.
 }
 
 // requestContext is the context of one HTTP request served by a bridge of
-// life: it ends when the client goes away or life ends.
-func requestContext(r *http.Request, life context.Context) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(r.Context())
+// life, of rctx (the request's): it ends when the client goes away or life
+// ends.
+func requestContext(rctx, life context.Context) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(rctx)
 	stop := context.AfterFunc(life, cancel)
 	return ctx, func() { stop(); cancel() }
 }

@@ -185,6 +185,13 @@ func (h *HTTPHandler) enterModern(w http.ResponseWriter, r *http.Request, ep end
 // implementationName is the name of an Implementation object (a
 // clientInfo), "" for none.
 func implementationName(raw json.RawMessage) string {
+	if ms, ok := jsonrpc.Members(raw); ok {
+		if name := lastMember(ms, "name"); name != nil {
+			if s, ok := jsonrpc.PlainText(name); ok {
+				return s // the common case: no decoding
+			}
+		}
+	}
 	var impl struct {
 		Name string `json:"name"`
 	}
@@ -206,12 +213,12 @@ func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep end
 		return
 	}
 	defer sb.serve.leave() // entered first: learning the tools may start the bridge's goroutines
+	rctx := r.Context()
 	if sb.caller != nil {
-		// The host's, not its connection's.
-		r = r.WithContext(WithCaller(r.Context(), sb.caller))
+		rctx = WithCaller(rctx, sb.caller) // the host's, not its connection's
 	}
 	if hr.method == "tools/call" && hr.bad == nil {
-		sb.b.learnToolParams(r.Context())
+		sb.b.learnToolParams(rctx)
 	}
 	if e := checkModernHeaders(r.Header, hr, sb.b); e != nil {
 		writeErr(w, http.StatusBadRequest, hr.id, e)
@@ -221,9 +228,9 @@ func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep end
 		writeErr(w, http.StatusBadRequest, hr.id, hr.bad)
 		return
 	}
-	ctx, cancel := requestContext(r, sb.b.ctx)
+	ctx, cancel := requestContext(rctx, sb.b.ctx)
 	defer cancel()
-	inner := json.RawMessage(strconv.Quote("mcpd-http-" + strconv.FormatUint(sb.nextID.Add(1), 10)))
+	inner := json.RawMessage(append(strconv.AppendUint(append(make([]byte, 0, 32), `"mcpd-http-`...), sb.nextID.Add(1), 10), '"'))
 	st := newHTTPStream(w, cancel)
 	st.modern, st.inner, st.outer = true, inner, hr.id
 	st.listen = hr.method == "subscriptions/listen"

@@ -191,7 +191,7 @@ func (s *session) serveRequest(w http.ResponseWriter, r *http.Request, hr *hostR
 		return
 	}
 	defer s.serve.leave()
-	ctx, cancel := requestContext(r, s.b.ctx)
+	ctx, cancel := requestContext(r.Context(), s.b.ctx)
 	defer cancel()
 	if s.caller != nil {
 		ctx = WithCaller(ctx, s.caller) // the session's, not its connection's
@@ -273,7 +273,7 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request, ep endpoint) {
 		return
 	}
 	defer s.serve.leave()
-	ctx, cancel := requestContext(r, s.b.ctx)
+	ctx, cancel := requestContext(r.Context(), s.b.ctx)
 	defer cancel()
 	if s.caller != nil {
 		ctx = WithCaller(ctx, s.caller) // the session's, not its connection's

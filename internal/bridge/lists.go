@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"slices"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -80,14 +81,21 @@ func (b *bridge) listNoted(ctx context.Context, method string, patient bool) ([]
 	}
 	// "A clash is an error at start-up, not a silent shadow"; once the
 	// bridge is up, one server's new name breaks no one's list.
-	l, err := nameItems(method, got, b.aggr, b.prefixMode(), b.slowNames(method, slow), b.isUp())
-	if err != nil {
-		return nil, nil, err
+	mode, lenient := b.prefixMode(), b.isUp()
+	var l *listing
+	if len(slow) == 0 {
+		l = b.lastListing(method, got, mode, lenient) // its routes are set
 	}
-	for _, msg := range append(l.shadowed, l.clashes...) {
-		b.warnOnce(msg)
+	if l == nil {
+		var err *jsonrpc.Error
+		if l, err = nameItems(method, got, b.aggr, mode, b.slowNames(method, slow), lenient); err != nil {
+			return nil, nil, err
+		}
+		for _, msg := range append(l.shadowed, l.clashes...) {
+			b.warnOnce(msg)
+		}
+		b.setRoutes(l, slow, got, mode)
 	}
-	b.setRoutes(l, slow)
 	if b.aggr && !setup {
 		b.noteListed(method, listed)
 	}
@@ -97,7 +105,7 @@ func (b *bridge) listNoted(ctx context.Context, method string, patient bool) ([]
 		b.refreshInfo(ctx)
 		b.announceLists(false)
 	}
-	return l.items, notes, nil
+	return slices.Clip(l.items), notes, nil // a listing's items are shared (listmemo.go)
 }
 
 // entriesOf are the items of server's list entries; back says the server
@@ -212,7 +220,15 @@ func (b *bridge) listResult(r *hostReq, method string, items []json.RawMessage) 
 	if r.modern {
 		info = b.serverInfo()
 	}
-	return itemsResult(r, jsonrpc.ListKeys[method], items, info)
+	if res, ok := b.lastResult(method, items, r.modern, info); ok {
+		r.stamped = r.modern && len(info) > 0 // as itemsResult does
+		return res, nil
+	}
+	res, err := itemsResult(r, jsonrpc.ListKeys[method], items, info)
+	if err == nil {
+		b.keepResult(method, items, r.modern, info, res)
+	}
+	return res, err
 }
 
 // itemsResult is a one-page list result holding items under key (skills,

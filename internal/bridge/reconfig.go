@@ -32,6 +32,7 @@ func (b *bridge) reprofile(info *service.Profile) (serversChanged bool) {
 	if changed {
 		// Exposed names route anew from the next list.
 		clear(b.routes)
+		clear(b.lists)
 		b.toolsListed = false
 	}
 	aggr := b.aggr
@@ -182,6 +183,7 @@ func (b *bridge) followProfile(servers []service.ServerStatus) {
 	b.nameList.Store(&now)
 	b.mu.Lock()
 	clear(b.routes) // exposed names route anew from the next list
+	clear(b.lists)
 	b.toolsListed = false
 	for _, n := range left {
 		delete(b.info, n)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
@@ -382,17 +383,22 @@ func (b *bridge) slowNames(method string, slow map[string]bool) []serverItems {
 }
 
 // setRoutes replaces the routes of a tools or prompts list's kind, but
-// for the servers in kept (too slow for this list), whose routes stay.
-func (b *bridge) setRoutes(l *listing, kept map[string]bool) {
+// for the servers in kept (too slow for this list), whose routes stay. A
+// list that kept none is remembered, made of got under mode, as the last
+// of its method (listmemo.go).
+func (b *bridge) setRoutes(l *listing, kept map[string]bool, got []serverItems, mode profile.Prefix) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(kept) == 0 {
+		b.rememberLocked(l, got, mode)
+	} else {
+		delete(b.lists, l.method)
+	}
 	if l.method != "tools/list" && l.method != "prompts/list" {
-		b.mu.Lock()
 		maps.Copy(b.uris, l.uris)
-		b.mu.Unlock()
 		return
 	}
 	kind := strings.TrimSuffix(l.method, "/list")
-	b.mu.Lock()
-	defer b.mu.Unlock()
 	params := l.params
 	for k, r := range b.routes {
 		exposed, ok := strings.CutPrefix(k, kind+"\x00")

@@ -50,12 +50,47 @@ type Member struct {
 // text, as json.Unmarshal into a map would make it).
 func Members(obj []byte) (ms []Member, ok bool) {
 	ok = ScanMembers(obj, func(key, value, span []byte) {
-		ms = append(ms, Member{Key: string(key), Value: value, Span: span})
+		if ms == nil {
+			ms = make([]Member, 0, 4) // most objects of MCP's envelope have a few
+		}
+		ms = append(ms, Member{Key: keyText(key), Value: value, Span: span})
 	})
 	if !ok {
 		return nil, false
 	}
 	return ms, true
+}
+
+// keyText is key as a string, without allocating one for the keys every
+// request and list item has.
+func keyText(key []byte) string {
+	switch string(key) { // compared without a conversion
+	case "name":
+		return "name"
+	case "arguments":
+		return "arguments"
+	case "_meta":
+		return "_meta"
+	case "description":
+		return "description"
+	case "inputSchema":
+		return "inputSchema"
+	case "title":
+		return "title"
+	case "uri":
+		return "uri"
+	case "version":
+		return "version"
+	case "progressToken":
+		return "progressToken"
+	case MetaProtocolVersion:
+		return MetaProtocolVersion
+	case MetaClientCapabilities:
+		return MetaClientCapabilities
+	case MetaClientInfo:
+		return MetaClientInfo
+	}
+	return string(key)
 }
 
 // ScanMembers calls f with each top-level member of obj in order (key
