@@ -134,6 +134,9 @@ func (b *bench) cpu(ctx context.Context, d *daemon, t target) error {
 			c.front, c.mcd = append(c.front, fc), append(c.mcd, mc)
 		}
 	}
+	if err := b.faceDoor(ctx, t.Name, d.pid(), paths[0].echo, paths[0].list, fronts); err != nil {
+		return err
+	}
 	for _, c := range cells {
 		mc := medianDur(c.mcd)
 		if c.path.name == frontHTTPFloor {

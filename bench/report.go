@@ -13,6 +13,7 @@ type report struct {
 	CPU        []cpuRow        `json:"cpu_per_call"`
 	CPUNote    string          `json:"cpu_note,omitempty"`
 	CPURatios  []cpuRatioRow   `json:"cpu_against_baselines"`
+	FaceDoor   []faceDoorRow   `json:"httpface_against_grpc_door,omitempty"` // facedoor.go
 	HTTPFace   string          `json:"httpface"`
 	Memory     []memoryRow     `json:"memory"`
 	Fleet      []fleetRow      `json:"fleet,omitempty"`
