@@ -144,13 +144,20 @@ func (f *fakeMCPD) NotRunning() error           { return errors.New("mcpd is not
 func newHTTPTest(t *testing.T) (*fakeMCPD, *HTTPHandler, *httptest.Server) {
 	t.Helper()
 	f := newFakeMCPD()
-	h := NewHTTPHandler(f, HTTPOptions{MaxBody: 1 << 16, Warnf: t.Logf})
+	h, srv := serveHTTPTest(t, f)
+	return f, h, srv
+}
+
+// serveHTTPTest serves a handler over be on a real listener.
+func serveHTTPTest(t *testing.T, be Backend) (*HTTPHandler, *httptest.Server) {
+	t.Helper()
+	h := NewHTTPHandler(be, HTTPOptions{MaxBody: 1 << 16, Warnf: t.Logf})
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
 		h.Close()
 		srv.Close()
 	})
-	return f, h, srv
+	return h, srv
 }
 
 // waitFor waits for ch to give a value.

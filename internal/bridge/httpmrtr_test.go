@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync"
@@ -132,12 +131,7 @@ func progressTokens(msgs []map[string]json.RawMessage) []string {
 // after the input_required answer, the retry's, with the retry's token.
 func TestHTTPModernOpenCallProgress(t *testing.T) {
 	f := newAskMCPD()
-	h := NewHTTPHandler(f, HTTPOptions{MaxBody: 1 << 16, Warnf: t.Logf})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		h.Close()
-		srv.Close()
-	})
+	_, srv := serveHTTPTest(t, f)
 	url := srv.URL + "/servers/alpha/mcp"
 	meta := func(token string) string {
 		return `"_meta":{"progressToken":"` + token + `","io.modelcontextprotocol/protocolVersion":"2026-07-28",` +

@@ -3,7 +3,6 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -42,12 +41,7 @@ func (f *changingMCPD) List(ctx context.Context, server, method string, o servic
 // again.
 func TestListMemoFollowsTheItems(t *testing.T) {
 	f := &changingMCPD{fakeMCPD: newFakeMCPD()}
-	h := NewHTTPHandler(f, HTTPOptions{MaxBody: 1 << 16, Warnf: t.Logf})
-	srv := httptest.NewServer(h)
-	t.Cleanup(func() {
-		h.Close()
-		srv.Close()
-	})
+	h, srv := serveHTTPTest(t, f)
 	url := srv.URL + "/mcp"
 	list := func() string {
 		t.Helper()
