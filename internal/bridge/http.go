@@ -477,8 +477,8 @@ func writeErr(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.
 	_, _ = w.Write(data)
 }
 
-// requestContext is the context of one HTTP request served by a bridge of
-// life, of rctx (the request's): it ends when the client goes away or life
+// requestContext is the context of one HTTP request, whose own is rctx,
+// served by a bridge of life: it ends when the client goes away or life
 // ends.
 func requestContext(rctx, life context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(rctx)
