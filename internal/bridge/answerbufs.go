@@ -1,6 +1,9 @@
 package bridge
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // answerBufs are the buffers HTTP answers are written from: one Write of
 // the whole message, so that net/http sends a small answer in one write
@@ -29,4 +32,27 @@ func (b *bufPool) put(buf []byte) {
 		return
 	}
 	b.p.Put(&buf)
+}
+
+// WriteHolder is the connection of an HTTP request when it can hold what
+// is written to it and send it in one system call (rawio.Conn): a plain
+// JSON answer then leaves in one write(2), not in net/http's pieces.
+type WriteHolder interface {
+	Hold()
+	Release() error
+}
+
+type writeHolderKey struct{}
+
+// WithWriteHolder returns ctx, a connection's (http.Server.ConnContext),
+// carrying its connection h.
+func WithWriteHolder(ctx context.Context, h WriteHolder) context.Context {
+	return context.WithValue(ctx, writeHolderKey{}, h)
+}
+
+// writeHolderOf is the connection of the request of ctx, nil when it
+// cannot hold writes.
+func writeHolderOf(ctx context.Context) WriteHolder {
+	h, _ := ctx.Value(writeHolderKey{}).(WriteHolder)
+	return h
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -185,7 +187,9 @@ func (h *HTTPHandler) enterModern(w http.ResponseWriter, r *http.Request, ep end
 // implementationName is the name of an Implementation object (a
 // clientInfo), "" for none.
 func implementationName(raw json.RawMessage) string {
-	if ms, ok := jsonrpc.Members(raw); ok {
+	if ms, ok := jsonrpc.Members(raw); ok && !slices.ContainsFunc(ms, func(m jsonrpc.Member) bool {
+		return m.Key != "name" && strings.EqualFold(m.Key, "name") // decoding would take it too
+	}) {
 		if name := lastMember(ms, "name"); name != nil {
 			if s, ok := jsonrpc.PlainText(name); ok {
 				return s // the common case: no decoding
@@ -231,7 +235,7 @@ func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep end
 	ctx, cancel := requestContext(rctx, sb.b.ctx)
 	defer cancel()
 	inner := json.RawMessage(append(strconv.AppendUint(append(make([]byte, 0, 32), `"mcpd-http-`...), sb.nextID.Add(1), 10), '"'))
-	st := newHTTPStream(w, cancel)
+	st := newHTTPStream(w, r, cancel)
 	st.modern, st.inner, st.outer = true, inner, hr.id
 	st.listen = hr.method == "subscriptions/listen"
 	key := string(inner)

@@ -201,7 +201,7 @@ func (s *session) serveRequest(w http.ResponseWriter, r *http.Request, hr *hostR
 		writeErr(w, http.StatusBadRequest, hr.id, refused)
 		return
 	}
-	st := newHTTPStream(w, cancel)
+	st := newHTTPStream(w, r, cancel)
 	key := string(hr.id)
 	s.mu.Lock()
 	s.streams[key] = st
@@ -278,7 +278,7 @@ func (h *HTTPHandler) get(w http.ResponseWriter, r *http.Request, ep endpoint) {
 	if s.caller != nil {
 		ctx = WithCaller(ctx, s.caller) // the session's, not its connection's
 	}
-	st := newHTTPStream(w, cancel)
+	st := newHTTPStream(w, r, cancel)
 	st.get = true
 	s.mu.Lock()
 	if s.get != nil {

@@ -30,6 +30,7 @@ type httpStream struct {
 	w      http.ResponseWriter
 	rc     *http.ResponseController
 	cancel context.CancelFunc // ends the request: the host is gone
+	conn   WriteHolder        // the request's connection, when it holds writes; nil if not
 	modern bool               // errors of a plain JSON answer get their HTTP status
 	// inner and outer rewrite a modern request's id: the bridge knows it
 	// as inner, the host as outer; listen also rewrites the subscription
@@ -50,8 +51,8 @@ type httpStream struct {
 // never modified.
 var jsonContentType = []string{"application/json"}
 
-func newHTTPStream(w http.ResponseWriter, cancel context.CancelFunc) *httpStream {
-	return &httpStream{w: w, rc: http.NewResponseController(w), cancel: cancel}
+func newHTTPStream(w http.ResponseWriter, r *http.Request, cancel context.CancelFunc) *httpStream {
+	return &httpStream{w: w, rc: http.NewResponseController(w), cancel: cancel, conn: writeHolderOf(r.Context())}
 }
 
 // send writes m on the stream, dropping it once the stream has ended.
@@ -125,12 +126,31 @@ func (s *httpStream) writeJSON(status int) {
 	h["Content-Type"] = jsonContentType
 	h["Content-Length"] = []string{strconv.Itoa(len(s.buf))}
 	s.w.WriteHeader(status)
-	if _, err := s.w.Write(s.buf); err != nil {
+	if s.conn != nil && len(s.buf) > holdAbove {
+		// net/http would write the header and the first piece, then
+		// the rest: written out whole, with the header, in one write(2).
+		s.conn.Hold()
+		_, err := s.w.Write(s.buf)
+		if err == nil {
+			err = s.rc.Flush()
+		}
+		if rerr := s.conn.Release(); err == nil {
+			err = rerr
+		}
+		if err != nil {
+			s.cancel()
+		}
+	} else if _, err := s.w.Write(s.buf); err != nil {
 		s.cancel()
 	}
 	s.answered = true
 	s.endLocked()
 }
+
+// holdAbove is the size of a JSON answer above which net/http writes it
+// in more than one piece: its connection's buffer is 4 KB, the header
+// included.
+const holdAbove = 3 << 10
 
 // startSSE turns the response into an SSE stream.
 func (s *httpStream) startSSE() {

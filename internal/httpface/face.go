@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/peercred"
 	"github.com/mcpd-dev/mcpd/internal/rawio"
 )
@@ -151,6 +152,9 @@ func (f *Face) Close() error {
 
 // connContext gives a new connection its peer check.
 func (f *Face) connContext(ctx context.Context, c net.Conn) context.Context {
+	if h, ok := c.(bridge.WriteHolder); ok { // rawio.Conn: an answer leaves in one write(2)
+		ctx = bridge.WithWriteHolder(ctx, h)
+	}
 	return context.WithValue(ctx, peerKey{}, &connPeer{conn: c, uid: -1})
 }
 

@@ -26,8 +26,11 @@ type Conn struct {
 type rw struct {
 	rmu sync.Mutex // guards r; taken alone
 	r   *Reader
-	wmu sync.Mutex // guards w; taken alone
+	wmu sync.Mutex // guards w, holding and held; taken alone
 	w   *Writer
+	// holding: writes are kept in held until release (hold).
+	holding bool
+	held    []byte
 }
 
 // init makes the Reader and Writer of c's descriptor.
@@ -48,7 +51,40 @@ func (x *rw) read(p []byte) (int, error) {
 func (x *rw) write(p []byte) (int, error) {
 	x.wmu.Lock()
 	defer x.wmu.Unlock()
+	if x.holding {
+		x.held = append(x.held, p...)
+		return len(p), nil
+	}
 	return x.w.Write(p)
+}
+
+// maxHeld bounds the buffer kept for the next Hold: a rare huge answer's
+// is left to the collector.
+const maxHeld = 256 << 10
+
+// hold makes writes keep what they are given, in order, until release
+// writes it all.
+func (x *rw) hold() {
+	x.wmu.Lock()
+	x.holding = true
+	x.wmu.Unlock()
+}
+
+// release writes what was held, in one write, and stops holding.
+func (x *rw) release() error {
+	x.wmu.Lock()
+	defer x.wmu.Unlock()
+	x.holding = false
+	if len(x.held) == 0 {
+		return nil
+	}
+	_, err := x.w.Write(x.held)
+	if cap(x.held) > maxHeld {
+		x.held = nil
+	} else {
+		x.held = x.held[:0]
+	}
+	return err
 }
 
 // NewConn wraps c when it is a *net.UnixConn or a *net.TCPConn, and
@@ -88,6 +124,21 @@ func (c *Conn) Write(p []byte) (int, error) {
 		err = c.opError("write", err)
 	}
 	return n, err
+}
+
+// Hold makes Write keep what it is given, in order, until Release writes
+// it all with one system call: an answer its writer gives in pieces
+// (net/http gives one over its 4 KB buffer in two) reaches the peer in
+// one write(2). Only the holder may write meanwhile.
+func (c *Conn) Hold() { c.hold() }
+
+// Release writes what was held since Hold, in one write, and stops
+// holding; its error is a *net.OpError.
+func (c *Conn) Release() error {
+	if err := c.release(); err != nil {
+		return c.opError("write", err)
+	}
+	return nil
 }
 
 // SyscallConn is the socket's.
