@@ -7,8 +7,8 @@ import (
 
 // answerBufs are the buffers HTTP answers are written from: one Write of
 // the whole message, so that net/http sends a small answer in one write
-// and a large one in two, whatever their parts; reused, so that a large
-// list is not allocated again for every answer.
+// (and a large one too on a connection that holds writes, WriteHolder);
+// reused, so that a large list is not allocated again for every answer.
 var answerBufs bufPool
 
 // maxPooledAnswer bounds the buffers kept: a rare huge answer's is left to
