@@ -87,7 +87,7 @@ func jsonObjectBytes(field string, src []byte) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(src)) == 0 {
 		return nil, nil
 	}
-	if !json.Valid(src) {
+	if !jsonrpc.Valid(src) {
 		var buf bytes.Buffer
 		err := json.Compact(&buf, src) // for its error, which names the offset
 		return nil, codeError(service.InvalidArgument, "invalid %s: %v", field, err)

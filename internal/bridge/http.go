@@ -387,7 +387,7 @@ func (h *HTTPHandler) readBody(w http.ResponseWriter, r *http.Request) ([]byte, 
 	case len(body) > 0 && body[0] == '[':
 		writeErr(w, http.StatusBadRequest, nil, jsonrpc.BatchError())
 		return nil, false
-	case !json.Valid(body):
+	case !jsonrpc.Valid(body):
 		writeError(w, http.StatusBadRequest, nil, jsonrpc.CodeParseError, "parse error: the body is not valid JSON: "+syntaxError(body))
 		return nil, false
 	}

@@ -65,7 +65,7 @@ func AnswerID(m *Message) json.RawMessage {
 // MCP removed in 2025-06-18).
 func IsBatch(line []byte) bool {
 	i := SkipSpace(line, 0)
-	return i < len(line) && line[i] == '[' && json.Valid(line)
+	return i < len(line) && line[i] == '[' && Valid(line)
 }
 
 // hasMember reports whether the JSON object obj has a top-level member key.

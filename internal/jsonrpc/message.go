@@ -7,14 +7,14 @@ import (
 
 // DecodeMessage decodes one message exactly as json.Unmarshal into a
 // Message does, errors included, without its cost on the usual message:
-// the line is checked with json.Valid, then scanned once (as
+// the line is checked with Valid, then scanned once (as
 // DecodeEnvelope does); id, params and result are slices of line (no
 // copy). Anything unusual (an error member, escapes in keys or in the
 // method, a "jsonrpc" that is not a plain string) goes through
 // json.Unmarshal. Unlike DecodeEnvelope it accepts any input, such as a
 // host's line nobody checked.
 func DecodeMessage(line []byte) (Message, error) {
-	if json.Valid(line) {
+	if Valid(line) {
 		return DecodeValidMessage(line)
 	}
 	var m Message
@@ -23,7 +23,7 @@ func DecodeMessage(line []byte) (Message, error) {
 }
 
 // DecodeValidMessage is DecodeMessage of a line already known to be valid
-// JSON (json.Valid), which it does not check again.
+// JSON (Valid), which it does not check again.
 func DecodeValidMessage(line []byte) (Message, error) {
 	if env, version, ok := scanEnvelope(line); ok && (version == nil || string(version) == "null" || plainString(version)) {
 		m := Message{ID: env.ID, Method: env.Method, Params: env.Params, Result: env.Result}
@@ -181,7 +181,7 @@ func appendRaw(b []byte, v json.RawMessage) ([]byte, error) {
 // a map would accept it.
 func IsObject(raw []byte) bool {
 	t := bytes.TrimLeft(raw, " \t\r\n")
-	return len(t) > 0 && t[0] == '{' && json.Valid(raw)
+	return len(t) > 0 && t[0] == '{' && Valid(raw)
 }
 
 // PlainText returns the text of val when it is a JSON string of printable

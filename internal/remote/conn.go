@@ -284,7 +284,7 @@ func (c *Conn) deliver(msg []byte) bool {
 
 func isObject(b []byte) bool {
 	i := jsonrpc.SkipSpace(b, 0)
-	return i < len(b) && b[i] == '{' && json.Valid(b)
+	return i < len(b) && b[i] == '{' && jsonrpc.Valid(b)
 }
 
 // fail ends the Conn with err (the first failure wins) and records it.

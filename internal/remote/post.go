@@ -214,7 +214,7 @@ func bodyKind(b []byte) string {
 	switch {
 	case len(b) == 0:
 		return "an empty body"
-	case !json.Valid(b):
+	case !jsonrpc.Valid(b):
 		return "a body that is not JSON"
 	default:
 		return "no response with the request's id"

@@ -263,7 +263,7 @@ func splitMembers(params []byte) (ms []member, ok bool) {
 	if params == nil {
 		return nil, true
 	}
-	if !json.Valid(params) {
+	if !jsonrpc.Valid(params) {
 		return nil, false
 	}
 	i := jsonrpc.SkipSpace(params, 0)

@@ -182,7 +182,7 @@ type Request struct {
 	// Validated says Params, ClientInfo and ClientCapabilities are each
 	// nil or one valid JSON object, as checked once where the request
 	// entered the daemon: the supervisor and the session then skip their
-	// own json.Valid. Whoever changes them must keep this true or clear it.
+	// own jsonrpc.Valid. Whoever changes them must keep this true or clear it.
 	Validated bool
 }
 
@@ -288,7 +288,7 @@ func New(conn Conn, opts Options) *Session {
 		progress: map[string]*call{},
 		incoming: map[string]*incoming{},
 
-		clientInfoValid: json.Valid(opts.ClientInfo),
+		clientInfoValid: jsonrpc.Valid(opts.ClientInfo),
 	}
 	if r, ok := conn.(OversizeReporter); ok {
 		r.OnOversize(s.oversize) // before the reader starts

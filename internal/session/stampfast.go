@@ -22,7 +22,7 @@ import (
 func (s *Session) canStampFast(raw, clientInfo, caps json.RawMessage, validated bool) bool {
 	if raw != nil {
 		if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' ||
-			bytes.Contains(raw, []byte(`"_meta"`)) || bytes.Contains(raw, []byte(`\u`)) || (!validated && !json.Valid(raw)) {
+			bytes.Contains(raw, []byte(`"_meta"`)) || bytes.Contains(raw, []byte(`\u`)) || (!validated && !jsonrpc.Valid(raw)) {
 			return false
 		}
 	}
@@ -33,7 +33,7 @@ func (s *Session) canStampFast(raw, clientInfo, caps json.RawMessage, validated 
 	if validated {
 		return true
 	}
-	return (caps == nil || json.Valid(caps)) && json.Valid(clientInfo)
+	return (caps == nil || jsonrpc.Valid(caps)) && jsonrpc.Valid(clientInfo)
 }
 
 // appendStampFast appends {"_meta":{…envelope…},<the app's members, byte

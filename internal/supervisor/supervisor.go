@@ -16,6 +16,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/pin"
 	"github.com/mcpd-dev/mcpd/internal/procs"
 	"github.com/mcpd-dev/mcpd/internal/remote"
@@ -347,7 +348,7 @@ func validateRequest(req *session.Request) error {
 	if len(p) == 0 || string(p) == "null" {
 		return nil
 	}
-	if p[0] != '{' || !json.Valid(p) {
+	if p[0] != '{' || !jsonrpc.Valid(p) {
 		return fmt.Errorf("%w: params of %s must be a JSON object", ErrInvalid, req.Method)
 	}
 	return nil

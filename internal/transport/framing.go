@@ -3,7 +3,6 @@ package transport
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -173,7 +172,7 @@ func (p *Process) accept(line []byte) ([]byte, bool) {
 	// and the child must not write anything else to stdout. Reality check:
 	// misbehaving servers do print banners to stdout; be prepared to
 	// log-and-skip unparsable lines rather than crash."
-	if msg[0] != '{' || !json.Valid(msg) {
+	if msg[0] != '{' || !jsonrpc.Valid(msg) {
 		n := p.skipped.Add(1)
 		prefix := msg[:min(len(msg), skippedPrefixLen)]
 		p.logAnomaly(n+p.oversize.Load(), "skipped non-json stdout line",
