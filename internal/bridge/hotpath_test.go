@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +20,7 @@ import (
 // server: an echo result, and a tools list of a realistic size.
 type hotBackend struct {
 	memBackend
-	items string
+	items json.RawMessage // the same bytes every time, as mcpd's cache gives them
 }
 
 func newHotBackend() *hotBackend {
@@ -27,14 +29,14 @@ func newHotBackend() *hotBackend {
 		items = append(items, fmt.Sprintf(`{"name":"tool%d","description":"Tool number %d does what its name says, <quickly> & well.",`+
 			`"inputSchema":{"type":"object","properties":{"message":{"type":"string","description":"what to send"}},"required":["message"]}}`, i, i))
 	}
-	return &hotBackend{items: "[" + strings.Join(items, ",") + "]"}
+	return &hotBackend{items: json.RawMessage("[" + strings.Join(items, ",") + "]")}
 }
 
 func (h *hotBackend) List(_ context.Context, _, method string, _ service.Options) ([]service.ServerList, error) {
 	if method != "tools/list" {
 		return nil, nil
 	}
-	return []service.ServerList{{Server: "s", Items: json.RawMessage(h.items), Cache: service.Hit}}, nil
+	return []service.ServerList{{Server: "s", Items: h.items, Cache: service.Hit}}, nil
 }
 
 func (h *hotBackend) Send(context.Context, service.Request, func(service.Event)) (*service.Response, error) {
@@ -116,4 +118,42 @@ func BenchmarkBridgeToolsListCached(b *testing.B) {
 func BenchmarkBridgeToolsCallLegacy(b *testing.B) {
 	benchBridge(b, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello from mcpd-bench"}}}`,
 		"Echo: hello")
+}
+
+// benchHandler measures one modern request kind through the HTTP
+// handler's own code, without net/http's server: the envelope, the shared
+// bridge, the request's stream and the answer's encoding.
+func benchHandler(b *testing.B, method, name, params, want string) {
+	h := NewHTTPHandler(newHotBackend(), HTTPOptions{MaxBody: 1 << 20, Warnf: b.Logf})
+	b.Cleanup(h.Close)
+	body := `{"jsonrpc":"2.0","id":8,"method":"` + method + `","params":{` + benchMeta + params + `}}`
+	do := func() string {
+		r := httptest.NewRequest(http.MethodPost, "/servers/s/mcp", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set("Accept", "application/json, text/event-stream")
+		r.Header.Set("MCP-Protocol-Version", jsonrpc.ModernVersion)
+		r.Header.Set("Mcp-Method", method)
+		if name != "" {
+			r.Header.Set("Mcp-Name", name)
+		}
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, r)
+		return w.Body.String()
+	}
+	if got := do(); !strings.Contains(got, want) {
+		b.Fatalf("answer %s lacks %s", got, want)
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		do()
+	}
+}
+
+func BenchmarkHTTPHandlerToolsListCached(b *testing.B) {
+	benchHandler(b, "tools/list", "", "", `"tool7"`)
+}
+
+func BenchmarkHTTPHandlerToolsCall(b *testing.B) {
+	benchHandler(b, "tools/call", "echo", `,"name":"echo","arguments":{"message":"hello from mcpd-bench"}`, "Echo: hello")
 }
