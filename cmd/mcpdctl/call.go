@@ -127,10 +127,10 @@ func (c *cli) callResult(ctx context.Context, client mcpdv1.McpdClient, server, 
 	if !res.IsError {
 		return nil
 	}
-	if looksLikeUnknownTool(res) {
-		if err := c.missingTool(ctx, client, server, tool); err != nil {
-			return err
-		}
+	// Some servers answer a tool they do not have with an isError
+	// result: its list says which it is, not the result's text.
+	if err := c.missingTool(ctx, client, server, tool); err != nil {
+		return err
 	}
 	// "Tool-execution failures come back as isError: true results."
 	return fmt.Errorf("server %q: %s reported an error (isError)", server, what)

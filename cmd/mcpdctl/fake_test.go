@@ -293,6 +293,10 @@ func (f *fakeMcpd) CallTool(r *mcpdv1.CallToolRequest, stream grpc.ServerStreami
 		text, _ := json.Marshal(r.GetArgumentsJson())
 		return respond(&mcpdv1.McpResponse{ResultJson: `{"content":[{"type":"text","text":` + string(text) + `}]}`})
 	case "forecast":
+		if strings.Contains(r.GetArgumentsJson(), "Atlantis") {
+			// A listed tool's own failure.
+			return respond(&mcpdv1.McpResponse{ResultJson: `{"content":[{"type":"text","text":"city not found: Atlantis"}],"isError":true}`})
+		}
 		var token struct {
 			ProgressToken string `json:"progressToken"`
 		}
@@ -318,8 +322,6 @@ func (f *fakeMcpd) CallTool(r *mcpdv1.CallToolRequest, stream grpc.ServerStreami
 		return respond(&mcpdv1.McpResponse{ResultJson: `[1,2]`})
 	case "badcontent":
 		return respond(&mcpdv1.McpResponse{ResultJson: `{"content":"Sunny"}`})
-	case "fails":
-		return respond(&mcpdv1.McpResponse{ResultJson: `{"content":[{"type":"text","text":"city not found: Atlantis"}],"isError":true}`})
 	case "alerts":
 		// A listed tool called with bad arguments.
 		return respond(&mcpdv1.McpResponse{Error: &mcpdv1.McpError{Code: -32602, Message: "Invalid params: region is required"}})

@@ -112,7 +112,7 @@ func TestGolden(t *testing.T) {
 		{"call", []string{"call", "weather", "forecast", "city=Paris"}},
 		{"call_json", []string{"call", "weather", "forecast", "--json"}},
 		{"call_structured", []string{"call", "weather", "structured"}},
-		{"call_is_error", []string{"call", "weather", "fails", "city=Atlantis"}},
+		{"call_is_error", []string{"call", "weather", "forecast", "city=Atlantis"}},
 		{"call_result_not_object", []string{"call", "weather", "array"}},
 		{"call_bad_content", []string{"call", "weather", "badcontent"}},
 		{"call_mcp_error", []string{"call", "weather", "alerts"}},

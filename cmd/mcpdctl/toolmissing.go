@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -84,23 +83,4 @@ func (c *cli) noSuchServer(ctx context.Context, server string) error {
 // its letters, and at most two, edited away), else "".
 func closestName(want string, names []string) string {
 	return config.Closest(want, names, min(2, max(1, len(want)/3)))
-}
-
-// looksLikeUnknownTool reports whether the text of an isError result reads
-// like a server's "no such tool" answer rather than the tool's own failure.
-func looksLikeUnknownTool(res toolResult) bool {
-	for _, block := range res.Content {
-		var b struct {
-			Text string `json:"text"`
-		}
-		if json.Unmarshal(block, &b) != nil {
-			continue
-		}
-		t := strings.ToLower(b.Text)
-		if strings.Contains(t, "tool") && (strings.Contains(t, "unknown") || strings.Contains(t, "not found") ||
-			strings.Contains(t, "no such") || strings.Contains(t, "does not exist")) {
-			return true
-		}
-	}
-	return false
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"testing"
 )
@@ -26,21 +25,6 @@ func TestToolNotFound(t *testing.T) {
 	for _, tt := range tests {
 		if got := toolNotFound("s", tt.tool, tt.names).Error(); got != tt.want {
 			t.Errorf("toolNotFound(%q, %q)\n got %s\nwant %s", tt.tool, tt.names, got, tt.want)
-		}
-	}
-}
-
-func TestLooksLikeUnknownTool(t *testing.T) {
-	for text, want := range map[string]bool{
-		"Unknown tool: x":          true,
-		`tool "x" not found`:       true,
-		"No such tool x":           true,
-		"city not found: Atlantis": false,
-		"the tool failed":          false,
-	} {
-		block, _ := json.Marshal(map[string]string{"type": "text", "text": text})
-		if got := looksLikeUnknownTool(toolResult{Content: []json.RawMessage{block}}); got != want {
-			t.Errorf("looksLikeUnknownTool(%q) = %v, want %v", text, got, want)
 		}
 	}
 }
