@@ -3,11 +3,8 @@ package bridge
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -224,29 +221,12 @@ func TestHTTPUnsupportedVersionHeaderData(t *testing.T) {
 func TestStdioModernOpenCallProgress(t *testing.T) {
 	f := newAskMCPD()
 	sink := &recordSink{got: make(chan scopedMsg, 16)}
-	in, host := io.Pipe()
-	var wg sync.WaitGroup
-	var serveErr error
-	wg.Go(func() {
-		serveErr = serveLines(context.Background(), f, Options{
-			Names: []string{"alpha"}, MaxLine: 1 << 20, Warnf: t.Logf,
-			RPCError:    func(_ context.Context, err error, _ string) error { return err },
-			CallOptions: func() service.Options { return service.Options{} },
-		}, in, sink, nil)
-	})
+	send, stop := serveHostWith(t, f, sink, Options{Names: []string{"alpha"}, Warnf: t.Logf})
 	defer func() {
-		host.Close()
-		wg.Wait()
-		if serveErr != nil {
-			t.Error(serveErr)
+		if err := stop(); err != nil {
+			t.Error(err)
 		}
 	}()
-	send := func(line string) {
-		t.Helper()
-		if _, err := fmt.Fprintln(host, line); err != nil {
-			t.Fatal(err)
-		}
-	}
 	meta := func(token string) string {
 		return `"_meta":{"progressToken":"` + token + `","io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
 			`"io.modelcontextprotocol/clientCapabilities":{"sampling":{}}}`

@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/profile"
@@ -44,25 +42,11 @@ func TestListMemoForgottenWhenProfileServersChange(t *testing.T) {
 	}
 	close(be.proceed)
 	sink := &recordSink{got: make(chan scopedMsg, 64)}
-	in, host := io.Pipe()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		_ = serveLines(context.Background(), be, Options{
-			All: true, Profile: "p", Prefix: profile.PrefixOnCollision, MaxLine: 1 << 20,
-			Warnf:       func(string, ...any) {},
-			RPCError:    func(_ context.Context, err error, _ string) error { return err },
-			CallOptions: func() service.Options { return service.Options{} },
-		}, in, sink, nil)
-	})
-	defer func() {
-		host.Close()
-		wg.Wait()
-	}()
+	send, stop := serveHostWith(t, be, sink, Options{All: true, Profile: "p", Prefix: profile.PrefixOnCollision})
+	defer stop()
 	request := func(id, line string) scopedMsg {
 		t.Helper()
-		if _, err := fmt.Fprintln(host, line); err != nil {
-			t.Fatal(err)
-		}
+		send(line)
 		m := sink.next(t)
 		for ; m.scope != id; m = sink.next(t) {
 		}
@@ -86,9 +70,7 @@ func TestListMemoForgottenWhenProfileServersChange(t *testing.T) {
 	}
 
 	request("1", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`)
-	if _, err := fmt.Fprintln(host, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); err != nil {
-		t.Fatal(err)
-	}
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	waitFor(t, be.opened, "the first stream")
 	first := list("l1")
 	if !strings.Contains(first, `"t_tool"`) || !strings.Contains(first, `"s_tool"`) {

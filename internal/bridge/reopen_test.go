@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"sync"
 	"testing"
 	"time"
@@ -65,28 +64,12 @@ func (p *profileBackend) stream(i int) chan *service.SubscriptionEvent {
 func TestProfileReopenTellsOnceAndLosesNoUpdate(t *testing.T) {
 	be := &profileBackend{servers: []string{"s"}, opened: make(chan int, 4), proceed: make(chan struct{})}
 	sink := &recordSink{got: make(chan scopedMsg, 64)}
-	in, host := io.Pipe()
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		_ = serveLines(context.Background(), be, Options{
-			All: true, Profile: "p", MaxLine: 1 << 20,
-			Warnf:       func(string, ...any) {},
-			RPCError:    func(_ context.Context, err error, _ string) error { return err },
-			CallOptions: func() service.Options { return service.Options{} },
-		}, in, sink, nil)
-	})
+	send, stop := serveHostWith(t, be, sink, Options{All: true, Profile: "p"})
 	proceed := sync.OnceFunc(func() { close(be.proceed) })
 	defer func() {
 		proceed()
-		host.Close()
-		wg.Wait()
+		stop()
 	}()
-	send := func(line string) {
-		t.Helper()
-		if _, err := fmt.Fprintln(host, line); err != nil {
-			t.Fatal(err)
-		}
-	}
 	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"h","version":"1"}}}`)
 	if m := sink.next(t); m.msg.Result == nil {
 		t.Fatalf("initialize answered %s", m.msg.Error)

@@ -135,16 +135,25 @@ func TestSinkScopes(t *testing.T) {
 // send writes a line of the host, stop closes the host's side and returns
 // what the bridge ended with.
 func serveHost(t *testing.T, be Backend, sink Sink) (send func(line string), stop func() error) {
+	return serveHostWith(t, be, sink, Options{Names: []string{"s"}})
+}
+
+// serveHostWith is serveHost of a bridge of opts, whose MaxLine, Warnf,
+// RPCError and CallOptions a test leaves unset.
+func serveHostWith(t *testing.T, be Backend, sink Sink, opts Options) (send func(line string), stop func() error) {
+	if opts.MaxLine == 0 {
+		opts.MaxLine = 1 << 20
+	}
+	if opts.Warnf == nil {
+		opts.Warnf = func(string, ...any) {}
+	}
+	opts.RPCError = func(_ context.Context, err error, _ string) error { return err }
+	opts.CallOptions = func() service.Options { return service.Options{} }
 	in, host := io.Pipe()
 	var wg sync.WaitGroup
 	var serveErr error
 	wg.Go(func() {
-		serveErr = serveLines(context.Background(), be, Options{
-			Names: []string{"s"}, MaxLine: 1 << 20,
-			Warnf:       func(string, ...any) {},
-			RPCError:    func(_ context.Context, err error, _ string) error { return err },
-			CallOptions: func() service.Options { return service.Options{} },
-		}, in, sink, nil)
+		serveErr = serveLines(context.Background(), be, opts, in, sink, nil)
 	})
 	send = func(line string) {
 		t.Helper()
