@@ -58,7 +58,7 @@ type bridge struct {
 	prefix      profile.Prefix   // how names are prefixed when aggr (reconfig.go)
 	profileInfo *service.Profile // the served profile as mcpd last described it
 	info        map[string]*service.ServerStatus
-	inflight    map[string]func(reason string)   // host request id → the host's cancel
+	inflight    map[string]inflightReq           // host request id → its cancels
 	atServer    map[string][]json.RawMessage     // a legacy host's requests in flight at each server, by scope, oldest first (host.go)
 	hostWaits   map[string]chan *jsonrpc.Message // our requests to the host
 	nextHostID  int64
@@ -109,7 +109,7 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 	if work == nil {
 		work = ctx
 	}
-	return &bridge{
+	b := &bridge{
 		work:       work,
 		born:       time.Now(),
 		changes:    newChangeState(),
@@ -122,7 +122,7 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		ctx:        ctx,
 		started:    time.Now(),
 		info:       map[string]*service.ServerStatus{},
-		inflight:   map[string]func(string){},
+		inflight:   map[string]inflightReq{},
 		atServer:   map[string][]json.RawMessage{},
 		hostWaits:  map[string]chan *jsonrpc.Message{},
 		routes:     map[string]route{},
@@ -138,6 +138,8 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		host:       newHostState(),
 		open:       newOpenCalls(),
 	}
+	context.AfterFunc(ctx, b.endInflight) // runs once ctx ends, which ends the bridge
+	return b
 }
 
 // Bounds of a bridge's start. Serving one server, it waits singleStartWait
@@ -381,7 +383,7 @@ func (b *bridge) notification(m *jsonrpc.Message) {
 		}
 		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
 			b.mu.Lock()
-			cancel := b.inflight[idKey(p.RequestID)]
+			cancel := b.inflight[idKey(p.RequestID)].byHost
 			b.mu.Unlock()
 			if cancel != nil {
 				cancel(p.Reason)
@@ -428,9 +430,17 @@ func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) (func(), *jso
 	rctx, cancel := context.WithCancelCause(withScope(ctx, req.id))
 	byHost := new(atomic.Bool)
 	req.cancelled = byHost
-	b.inflight[key] = func(reason string) { // the host's cancel; the child is told its reason
-		byHost.Store(true)
-		cancel(hostCancelled(reason))
+	req.end = func() { cancel(nil) }
+	b.inflight[key] = inflightReq{
+		byHost: func(reason string) { // the child is told its reason
+			byHost.Store(true)
+			cancel(hostCancelled(reason))
+		},
+		end:      cancel,
+		withLife: req.endsWithBridge,
+	}
+	if req.endsWithBridge && b.ctx.Err() != nil { // endInflight ran: it did not see this one
+		cancel(context.Cause(b.ctx))
 	}
 	b.mu.Unlock()
 	return func() {
@@ -467,6 +477,27 @@ func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) (func(), *jso
 		}
 		b.writeFor(rctx, &jsonrpc.Message{ID: req.id, Result: result})
 	}, nil
+}
+
+// inflightReq is how a host request in flight is cancelled.
+type inflightReq struct {
+	byHost   func(reason string) // by the host (notifications/cancelled)
+	end      context.CancelCauseFunc
+	withLife bool // hostReq.endsWithBridge
+}
+
+// endInflight cancels the host requests in flight that end with the
+// bridge (hostReq.endsWithBridge), once its life has ended; one admitted
+// later is cancelled as it is admitted (prepareRequest).
+func (b *bridge) endInflight() {
+	cause := context.Cause(b.ctx)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, r := range b.inflight {
+		if r.withLife {
+			r.end(cause)
+		}
+	}
 }
 
 // admitLocked is the error refusing host request req (its id's key is

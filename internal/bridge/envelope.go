@@ -42,6 +42,12 @@ type hostReq struct {
 	// cancelled is set once the host cancelled it (notifications/cancelled):
 	// it gets no answer, whatever else ends it. Set by prepareRequest.
 	cancelled *atomic.Bool
+	// end cancels it (its host is gone); set by prepareRequest.
+	end func()
+	// endsWithBridge: it is cancelled when the bridge's life ends (an HTTP
+	// request, whose context is its connection's). A stdio host's
+	// requests piped before stdin closed are answered after.
+	endsWithBridge bool
 	// stamped: its result carries the bridge's serverInfo in its _meta
 	// already (itemsResult), for a modern host. Set on the request's
 	// goroutine.
@@ -123,11 +129,13 @@ func (r *hostReq) dropEnvelope() {
 		return // not views of the message: forwarded through a copy
 	}
 	r.caps, r.info = bytes.Clone(r.caps), bytes.Clone(r.info)
-	keptMeta := slices.DeleteFunc(slices.Clone(r.metaMembers), isEnvelopeMember)
+	// The members, the maps and the message are rewritten in place: each
+	// is the request's own, and each member is read before it is written.
+	keptMeta := slices.DeleteFunc(r.metaMembers, isEnvelopeMember)
 	// Every byte is written at or before where it was read: the rewrite
 	// only leaves bytes out.
 	w := &rewriter{buf: r.rawParams}
-	members := make([]jsonrpc.Member, 0, len(r.members))
+	members := r.members[:0]
 	w.byte('{')
 	for i, m := range r.members {
 		if i == metaAt && len(keptMeta) == 0 {
@@ -156,17 +164,19 @@ func (r *hostReq) dropEnvelope() {
 	w.byte('}')
 	r.rawParams = w.buf[:w.n]
 	r.members = members
-	r.params = make(map[string]json.RawMessage, len(members))
+	clear(r.params)
 	for _, m := range members {
 		r.params[m.Key] = m.Value
 	}
-	r.meta, r.metaMembers = nil, nil
-	if len(keptMeta) > 0 {
-		r.metaMembers = keptMeta
-		r.meta = make(map[string]json.RawMessage, len(keptMeta))
-		for _, m := range keptMeta {
-			r.meta[m.Key] = m.Value
-		}
+	r.metaMembers = nil
+	if len(keptMeta) == 0 {
+		r.meta = nil
+		return
+	}
+	r.metaMembers = keptMeta
+	clear(r.meta)
+	for _, m := range keptMeta {
+		r.meta[m.Key] = m.Value
 	}
 }
 

@@ -232,18 +232,23 @@ func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep end
 		writeErr(w, http.StatusBadRequest, hr.id, hr.bad)
 		return
 	}
-	ctx, cancel := requestContext(rctx, sb.b.ctx)
-	defer cancel()
 	inner := json.RawMessage(append(strconv.AppendUint(append(make([]byte, 0, 32), `"mcpd-http-`...), sb.nextID.Add(1), 10), '"'))
-	st := newHTTPStream(w, r, cancel)
+	// The request ends with its connection, and with the bridge
+	// (endInflight): it needs no context of its own besides the one
+	// prepareRequest gives it.
+	var streamEnded atomic.Bool
+	st := newHTTPStream(w, r, func() {
+		streamEnded.Store(true)
+		hr.end()
+	})
 	st.modern, st.inner, st.outer = true, inner, hr.id
 	st.listen = hr.method == "subscriptions/listen"
 	key := string(inner)
 	sb.mu.Lock()
 	sb.streams[key] = st
 	sb.mu.Unlock()
-	hr.id = inner
-	run, refused := sb.b.prepareRequest(ctx, hr)
+	hr.id, hr.endsWithBridge = inner, true
+	run, refused := sb.b.prepareRequest(rctx, hr)
 	if refused != nil { // cannot happen: the id is the bridge's own
 		sb.mu.Lock()
 		delete(sb.streams, key)
@@ -255,7 +260,7 @@ func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep end
 	sb.mu.Lock()
 	delete(sb.streams, key)
 	sb.mu.Unlock()
-	if !st.end() && ctx.Err() == nil {
+	if !st.end() && r.Context().Err() == nil && sb.b.ctx.Err() == nil && !streamEnded.Load() {
 		// Not answered and not cancelled: cannot happen, but never leave
 		// the host without an answer.
 		writeError(w, http.StatusInternalServerError, st.outer, jsonrpc.CodeInternalError, "the request ended without an answer")

@@ -354,3 +354,26 @@ func TestHTTPModernParamHeaderBeforeAnyList(t *testing.T) {
 		t.Fatalf("call without its Mcp-Param-Region header before any list: %d %s, want 400 %d", status, resp, codeHeaderMismatch)
 	}
 }
+
+// Closing the handler with a modern call in flight cancels the call
+// upstream: the call's context is its connection's, and the shared
+// bridge's end ends it (endInflight).
+func TestHTTPCloseCancelsModernCallsInFlight(t *testing.T) {
+	f, h, srv := newHTTPTest(t)
+	url := srv.URL + "/servers/alpha/mcp"
+	done := make(chan int, 1)
+	go func() {
+		status, _, _ := post(t, url, `{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"slow","arguments":{},`+modernMeta+`}}`,
+			modernHeaders("tools/call", "slow")...)
+		done <- status
+	}()
+	waitFor(t, f.started, "the slow call to start")
+	closed := make(chan struct{})
+	go func() {
+		h.Close()
+		close(closed)
+	}()
+	waitFor(t, f.cancelled, "the slow call's cancellation upstream")
+	waitFor(t, closed, "Close to return")
+	waitFor(t, done, "the host's POST to end")
+}
