@@ -73,22 +73,19 @@ func (c *connApp) removeHost(h *hostApp) {
 	delete(c.hosts, h)
 }
 
-// withApp returns ctx carrying the app of an HTTP connection, as the
-// bridge's caller: the bridge keeps it on the calls it makes for the
-// connection's requests, even those that outlive them.
-func withApp(ctx context.Context, a *connApp) context.Context {
-	return bridge.WithCaller(ctx, a)
-}
-
 // appFromContext returns the app of ctx's caller: a legacy session's
 // (Backend.NewCaller) or a modern host's (Backend.NewHostCaller), else
-// its connection's; nil when it has none.
+// its connection's (the connection's peer is the caller of its requests,
+// and the bridge keeps it on the calls it makes for them, even those that
+// outlive them); nil when it has none.
 func appFromContext(ctx context.Context) *api.LocalApp {
 	switch c := bridge.CallerFrom(ctx).(type) {
 	case *api.LocalApp:
 		return c
-	case *connApp:
-		return c.get()
+	case *connPeer:
+		if c.app != nil { // allowed (checkPeer) before any of its requests is served
+			return c.app.get()
+		}
 	case *hostApp:
 		return c.app
 	}

@@ -155,7 +155,11 @@ func (f *Face) connContext(ctx context.Context, c net.Conn) context.Context {
 	if h, ok := c.(bridge.WriteHolder); ok { // rawio.Conn: an answer leaves in one write(2)
 		ctx = bridge.WithWriteHolder(ctx, h)
 	}
-	return context.WithValue(ctx, peerKey{}, &connPeer{conn: c, uid: -1})
+	p := &connPeer{conn: c, uid: -1}
+	// The peer is the bridge's caller for the connection's requests, and
+	// its app once checkPeer allowed it (appFromContext): no request
+	// needs a context of its own for it.
+	return bridge.WithCaller(context.WithValue(ctx, peerKey{}, p), p)
 }
 
 // checkPeer checks the peer of p's connection the first time it is asked,
@@ -226,9 +230,6 @@ func (f *Face) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			zap.String("remote_addr", r.RemoteAddr))
 		forbid(w, "Origin must be one http(s)://127.0.0.1, [::1] or localhost with mcpd's port")
 		return
-	}
-	if p.app != nil {
-		r = r.WithContext(withApp(r.Context(), p.app))
 	}
 	f.next.ServeHTTP(w, r)
 }
