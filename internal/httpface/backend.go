@@ -20,9 +20,9 @@ var errStopped = errors.New("mcpd is stopping")
 // Backend is a bridge.Backend over the daemon's own api.Server: calls run
 // the Server's handlers directly, with the request memory budget and call
 // tracking of the gRPC path (api.LocalApp). Each call belongs to the app
-// of its HTTP connection (its peer, the bridge's caller in its context: appFromContext), else to one
-// app of the backend's own. Calls run on their callers' goroutines;
-// Close cancels them and waits.
+// of its HTTP connection (its peer, the bridge's caller in its context:
+// appFromContext), else to one app of the backend's own. Calls run on
+// their callers' goroutines; Close cancels them and waits.
 type Backend struct {
 	srv  *api.Server
 	life context.Context // cancelled by Close: ends every call
