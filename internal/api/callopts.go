@@ -50,10 +50,7 @@ func (s *Server) settings(ctx context.Context, o service.Options) (*session.Requ
 	name, ver := clientIdentityOf(ctx, o.Client.Name, o.Client.Version)
 	if name != "" {
 		// Implementation: "name" and "version" are both required members.
-		info, err := json.Marshal(struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		}{name, ver})
+		info, err := implementation(name, ver)
 		if err != nil {
 			return nil, copts, codeError(service.Internal, "encode client info: %v", err)
 		}
@@ -63,6 +60,21 @@ func (s *Server) settings(ctx context.Context, o service.Options) (*session.Requ
 		}
 	}
 	return req, copts, nil
+}
+
+// implementation is the Implementation object of name and version, as
+// json.Marshal writes it, without its reflection on every call.
+func implementation(name, version string) (json.RawMessage, error) {
+	b := make([]byte, 0, len(`{"name":,"version":}`)+len(name)+len(version)+4)
+	b, err := jsonrpc.AppendString(append(b, `{"name":`...), name)
+	if err != nil {
+		return nil, err
+	}
+	b, err = jsonrpc.AppendString(append(b, `,"version":`...), version)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '}'), nil
 }
 
 func first(vs []string) string {

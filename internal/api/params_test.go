@@ -48,3 +48,20 @@ func BenchmarkToolCallParams(b *testing.B) {
 		}
 	}
 }
+
+// implementation writes what json.Marshal writes.
+func TestImplementationAsMarshal(t *testing.T) {
+	for _, c := range [][2]string{{"h", "1"}, {"", ""}, {"a<b>&c", "é\"\\\n"}, {"Claude Code", "2.0.1"}} {
+		got, err := implementation(c[0], c[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		}{c[0], c[1]})
+		if string(got) != string(want) {
+			t.Errorf("implementation(%q, %q) = %s, want %s", c[0], c[1], got, want)
+		}
+	}
+}

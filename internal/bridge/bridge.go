@@ -58,7 +58,7 @@ type bridge struct {
 	prefix      profile.Prefix   // how names are prefixed when aggr (reconfig.go)
 	profileInfo *service.Profile // the served profile as mcpd last described it
 	info        map[string]*service.ServerStatus
-	inflight    map[string]inflightReq           // host request id → its cancels
+	inflight    map[string]*inflightReq          // host request id → how it is cancelled
 	atServer    map[string][]json.RawMessage     // a legacy host's requests in flight at each server, by scope, oldest first (host.go)
 	hostWaits   map[string]chan *jsonrpc.Message // our requests to the host
 	nextHostID  int64
@@ -122,7 +122,7 @@ func newBridge(ctx context.Context, be Backend, opts Options, sink Sink) *bridge
 		ctx:        ctx,
 		started:    time.Now(),
 		info:       map[string]*service.ServerStatus{},
-		inflight:   map[string]inflightReq{},
+		inflight:   map[string]*inflightReq{},
 		atServer:   map[string][]json.RawMessage{},
 		hostWaits:  map[string]chan *jsonrpc.Message{},
 		routes:     map[string]route{},
@@ -383,10 +383,10 @@ func (b *bridge) notification(m *jsonrpc.Message) {
 		}
 		if json.Unmarshal(m.Params, &p) == nil && len(p.RequestID) > 0 {
 			b.mu.Lock()
-			cancel := b.inflight[idKey(p.RequestID)].byHost
+			r := b.inflight[idKey(p.RequestID)]
 			b.mu.Unlock()
-			if cancel != nil {
-				cancel(p.Reason)
+			if r != nil {
+				r.cancelByHost(p.Reason)
 			}
 		}
 	case "notifications/initialized":
@@ -428,17 +428,8 @@ func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) (func(), *jso
 		return nil, refused
 	}
 	rctx, cancel := context.WithCancelCause(withScope(ctx, req.id))
-	byHost := new(atomic.Bool)
-	req.cancelled = byHost
-	req.end = func() { cancel(nil) }
-	b.inflight[key] = inflightReq{
-		byHost: func(reason string) { // the child is told its reason
-			byHost.Store(true)
-			cancel(hostCancelled(reason))
-		},
-		end:      cancel,
-		withLife: req.endsWithBridge,
-	}
+	req.inflight = &inflightReq{cancel: cancel, withLife: req.endsWithBridge}
+	b.inflight[key] = req.inflight
 	if req.endsWithBridge && b.ctx.Err() != nil { // endInflight ran: it did not see this one
 		cancel(context.Cause(b.ctx))
 	}
@@ -481,10 +472,22 @@ func (b *bridge) prepareRequest(ctx context.Context, req *hostReq) (func(), *jso
 
 // inflightReq is how a host request in flight is cancelled.
 type inflightReq struct {
-	byHost   func(reason string) // by the host (notifications/cancelled)
-	end      context.CancelCauseFunc
-	withLife bool // hostReq.endsWithBridge
+	cancel   context.CancelCauseFunc // the request's context's
+	withLife bool                    // hostReq.endsWithBridge
+	// byHost is set once the host cancelled it (notifications/cancelled):
+	// it gets no answer, whatever else ends it.
+	byHost atomic.Bool
 }
+
+// cancelByHost cancels the request as its host asked; the child is told
+// reason.
+func (r *inflightReq) cancelByHost(reason string) {
+	r.byHost.Store(true)
+	r.cancel(hostCancelled(reason))
+}
+
+// end cancels the request: its host is gone.
+func (r *inflightReq) end() { r.cancel(nil) }
 
 // endInflight cancels the host requests in flight that end with the
 // bridge (hostReq.endsWithBridge), once its life has ended; one admitted
@@ -495,7 +498,7 @@ func (b *bridge) endInflight() {
 	defer b.mu.Unlock()
 	for _, r := range b.inflight {
 		if r.withLife {
-			r.end(cause)
+			r.cancel(cause)
 		}
 	}
 }

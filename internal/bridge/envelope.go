@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
@@ -39,11 +38,9 @@ type hostReq struct {
 	// rawParams is params as the host wrote them (a slice of its
 	// message), for forwardMembers while members is set.
 	rawParams json.RawMessage
-	// cancelled is set once the host cancelled it (notifications/cancelled):
-	// it gets no answer, whatever else ends it. Set by prepareRequest.
-	cancelled *atomic.Bool
-	// end cancels it (its host is gone); set by prepareRequest.
-	end func()
+	// inflight is how it is cancelled while in flight; set by
+	// prepareRequest.
+	inflight *inflightReq
 	// endsWithBridge: it is cancelled when the bridge's life ends (an HTTP
 	// request, whose context is its connection's). A stdio host's
 	// requests piped before stdin closed are answered after.

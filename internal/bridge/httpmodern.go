@@ -235,12 +235,8 @@ func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep end
 	inner := json.RawMessage(append(strconv.AppendUint(append(make([]byte, 0, 32), `"mcpd-http-`...), sb.nextID.Add(1), 10), '"'))
 	// The request ends with its connection, and with the bridge
 	// (endInflight): it needs no context of its own besides the one
-	// prepareRequest gives it.
-	var streamEnded atomic.Bool
-	st := newHTTPStream(w, r, func() {
-		streamEnded.Store(true)
-		hr.end()
-	})
+	// prepareRequest gives it, which its stream cancels (st.inflight).
+	st := newHTTPStream(w, r, nil)
 	st.modern, st.inner, st.outer = true, inner, hr.id
 	st.listen = hr.method == "subscriptions/listen"
 	key := string(inner)
@@ -256,11 +252,14 @@ func (h *HTTPHandler) serveModern(w http.ResponseWriter, r *http.Request, ep end
 		writeErr(w, http.StatusBadRequest, st.outer, refused)
 		return
 	}
+	st.mu.Lock()
+	st.inflight = hr.inflight
+	st.mu.Unlock()
 	run()
 	sb.mu.Lock()
 	delete(sb.streams, key)
 	sb.mu.Unlock()
-	if !st.end() && r.Context().Err() == nil && sb.b.ctx.Err() == nil && !streamEnded.Load() {
+	if !st.end() && r.Context().Err() == nil && sb.b.ctx.Err() == nil && !st.writeFailed() {
 		// Not answered and not cancelled: cannot happen, but never leave
 		// the host without an answer.
 		writeError(w, http.StatusInternalServerError, st.outer, jsonrpc.CodeInternalError, "the request ended without an answer")

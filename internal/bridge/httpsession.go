@@ -208,7 +208,7 @@ func (s *session) serveRequest(w http.ResponseWriter, r *http.Request, hr *hostR
 	s.active++
 	s.mu.Unlock()
 	run()
-	if s.b.ctx.Err() != nil && r.Context().Err() == nil && !hr.cancelled.Load() {
+	if s.b.ctx.Err() != nil && r.Context().Err() == nil && !hr.inflight.byHost.Load() {
 		// The session ended (DELETE, eviction, shutdown) with the request
 		// in flight: the host, still waiting, is told (dropped when it
 		// was answered).

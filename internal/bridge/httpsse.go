@@ -27,11 +27,14 @@ var (
 // other output comes first, an SSE stream that the answer ends), or a
 // legacy session's GET stream.
 type httpStream struct {
-	w      http.ResponseWriter
-	rc     *http.ResponseController
-	cancel context.CancelFunc // ends the request: the host is gone
-	conn   WriteHolder        // the request's connection, when it holds writes; nil if not
-	modern bool               // errors of a plain JSON answer get their HTTP status
+	w  http.ResponseWriter
+	rc *http.ResponseController
+	// cancel ends the request, the host being gone: a legacy session's
+	// request context's cancel, else its in-flight entry's end.
+	cancel   context.CancelFunc
+	inflight *inflightReq
+	conn     WriteHolder // the request's connection, when it holds writes; nil if not
+	modern   bool        // errors of a plain JSON answer get their HTTP status
 	// inner and outer rewrite a modern request's id: the bridge knows it
 	// as inner, the host as outer; listen also rewrites the subscription
 	// id its notifications carry.
@@ -43,6 +46,7 @@ type httpStream struct {
 	sse      bool
 	ended    bool // nothing more may be written
 	answered bool
+	failed   bool // a write failed: the request was cancelled
 	keep     *time.Timer
 	buf      []byte
 }
@@ -138,10 +142,10 @@ func (s *httpStream) writeJSON(status int) {
 			err = rerr
 		}
 		if err != nil {
-			s.cancel()
+			s.failedLocked()
 		}
 	} else if _, err := s.w.Write(s.buf); err != nil {
-		s.cancel()
+		s.failedLocked()
 	}
 	s.answered = true
 	s.endLocked()
@@ -213,10 +217,29 @@ func (s *httpStream) write(p []byte) error {
 	}
 	if err != nil {
 		s.endLocked()
-		s.cancel()
+		s.failedLocked()
 		return fmt.Errorf("write to the client: %w", err)
 	}
 	return nil
+}
+
+// failedLocked cancels the request of a stream a write to failed; s.mu is
+// held.
+func (s *httpStream) failedLocked() {
+	s.failed = true
+	switch {
+	case s.inflight != nil:
+		s.inflight.end()
+	case s.cancel != nil:
+		s.cancel()
+	}
+}
+
+// writeFailed reports whether a write to the stream failed.
+func (s *httpStream) writeFailed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.failed
 }
 
 // end ends the stream: nothing is written to it afterwards. It returns
