@@ -128,9 +128,14 @@ func (c *cli) callResult(ctx context.Context, client mcpdv1.McpdClient, server, 
 		return nil
 	}
 	// Some servers answer a tool they do not have with an isError
-	// result: its list says which it is, not the result's text.
-	if err := c.missingTool(ctx, client, server, tool); err != nil {
-		return err
+	// result: the server's list says whether it has the tool, not the
+	// result's text. The tool's own error stands beside it (a server may
+	// run a tool it does not list), and a slow list does not hold it up.
+	lctx, cancel := context.WithTimeout(ctx, schemaTimeout)
+	missing := c.missingTool(lctx, client, server, tool)
+	cancel()
+	if missing != nil {
+		return fmt.Errorf("server %q: %s reported an error (isError); %w", server, what, missing)
 	}
 	// "Tool-execution failures come back as isError: true results."
 	return fmt.Errorf("server %q: %s reported an error (isError)", server, what)
