@@ -28,7 +28,8 @@ without a schema, takes JSON when the value parses as JSON, else the string
 is not answered within 3s. Text content is printed; other content is
 summarized. Progress goes to stderr. --json prints the result JSON as the
 server sent it. Exits 1 when the tool reports an error (isError) or the
-server answers with an MCP error.`,
+server answers with an MCP error; either says so when the server does not
+list the tool, with the closest name it lists.`,
 	minArgs:  2,
 	maxArgs:  -1,
 	setup:    callSetup,
@@ -102,7 +103,7 @@ func (c *cli) runCall(ctx context.Context, cmd *command, pos []string, asJSON bo
 
 // callResult prints the answer to a call of tool on server and fails the
 // command for an MCP error or an isError result, saying which: a tool the
-// server does not list is "not found", not an error of the tool.
+// server does not list is "not found" (after an isError result, beside it).
 func (c *cli) callResult(ctx context.Context, client mcpdv1.McpdClient, server, tool string, resp *mcpdv1.McpResponse, asJSON bool) error {
 	what := fmt.Sprintf("tool %q", tool)
 	if resp.GetError() != nil {
