@@ -143,7 +143,11 @@ func TestBrowser(t *testing.T) {
 
 	t.Run("crash shows restarting then ready", func(t *testing.T) {
 		old := h.status("alpha").GetPid()
-		b.do("window.__states = [], setInterval(() => { const r = " + row("alpha") + "; if (r) __states.push(r.dataset.state); }, 10)")
+		// Every state the row shows, as the page renders it: the restart's
+		// events and the snapshot after them may come in one read, each
+		// its own task, faster than any timer samples.
+		b.do("window.__states = [], new MutationObserver(() => { const r = " + row("alpha") + "; if (r) __states.push(r.dataset.state); })" +
+			".observe(document.body, {subtree: true, childList: true, attributes: true, attributeFilter: ['data-state']})")
 		if err := syscall.Kill(int(old), syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
