@@ -12,7 +12,9 @@ import (
 	"google.golang.org/protobuf/types/known/wrapperspb"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -106,11 +108,11 @@ func BenchmarkHotPathParallel(b *testing.B) {
 		Logger: zap.NewNop(),
 	})
 	path := filepath.Join(b.TempDir(), "s", "mcpd.sock")
-	ln, err := api.Listen(path)
+	ln, err := socket.Listen(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	gs := api.NewGRPCServer(api.NewServer(sup, api.Options{Logger: zap.NewNop(), SocketPath: path}), zap.NewNop())
+	gs := api.NewGRPCServer(core.New(sup, core.Options{Logger: zap.NewNop(), SocketPath: path}), zap.NewNop())
 	ctx, cancel := context.WithCancel(context.Background())
 	supDone := make(chan error, 1)
 	go func() { supDone <- sup.Run(ctx) }()

@@ -10,7 +10,9 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -44,8 +46,8 @@ func inProcess(tb testing.TB, mode string, opts ...grpc.ServerOption) mcpdv1.Mcp
 	return c
 }
 
-// inProcessServer is inProcess that also returns the api.Server.
-func inProcessServer(tb testing.TB, mode string, opts ...grpc.ServerOption) (mcpdv1.McpdClient, *api.Server) {
+// inProcessServer is inProcess that also returns the core.Service.
+func inProcessServer(tb testing.TB, mode string, opts ...grpc.ServerOption) (mcpdv1.McpdClient, *core.Service) {
 	tb.Helper()
 	cmd, args := fakemcp.Command()
 	sup := supervisor.New(supervisor.Options{
@@ -53,11 +55,11 @@ func inProcessServer(tb testing.TB, mode string, opts ...grpc.ServerOption) (mcp
 		Logger: zap.NewNop(),
 	})
 	path := filepath.Join(tb.TempDir(), "s", "mcpd.sock") // Listen creates s/ with 0700
-	ln, err := api.Listen(path)
+	ln, err := socket.Listen(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	srv := api.NewServer(sup, api.Options{Logger: zap.NewNop(), SocketPath: path})
+	srv := core.New(sup, core.Options{Logger: zap.NewNop(), SocketPath: path})
 	gs := api.NewGRPCServer(srv, zap.NewNop(), opts...)
 	ctx, cancel := context.WithCancel(context.Background())
 	supDone := make(chan error, 1)

@@ -13,7 +13,9 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/audit"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/pin"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/tracing"
@@ -47,14 +49,14 @@ func inProcessTrust(tb testing.TB, ts trustSetup) mcpdv1.McpdClient {
 	if ts.pin != "" {
 		sopts.Pins = pin.NewBook(pin.NewStore(filepath.Join(dir, "pins")))
 	}
-	aopts := api.Options{Logger: zap.NewNop()}
+	aopts := core.Options{Logger: zap.NewNop()}
 	if ts.audit {
 		l, err := audit.Open(filepath.Join(dir, audit.FileName), audit.Options{MaxSize: 1 << 30})
 		if err != nil {
 			tb.Fatal(err)
 		}
 		tb.Cleanup(func() { l.Close() })
-		aopts.Audit = api.AuditOptions{Log: l}
+		aopts.Audit = core.AuditOptions{Log: l}
 	}
 	if ts.trace {
 		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(tracetest.NewNoopExporter()))
@@ -65,12 +67,12 @@ func inProcessTrust(tb testing.TB, ts trustSetup) mcpdv1.McpdClient {
 	}
 	sup := supervisor.New(sopts)
 	path := filepath.Join(dir, "s", "mcpd.sock")
-	ln, err := api.Listen(path)
+	ln, err := socket.Listen(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	aopts.SocketPath = path
-	gs := api.NewGRPCServer(api.NewServer(sup, aopts), zap.NewNop())
+	gs := api.NewGRPCServer(core.New(sup, aopts), zap.NewNop())
 	ctx, cancel := context.WithCancel(context.Background())
 	supDone := make(chan error, 1)
 	go func() { supDone <- sup.Run(ctx) }()

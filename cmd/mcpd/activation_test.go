@@ -17,9 +17,9 @@ import (
 	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -164,7 +164,7 @@ func TestSocketActivatedDaemon(t *testing.T) {
 // loopback is refused.
 func TestHTTPFaceInherited(t *testing.T) {
 	log := zaptest.NewLogger(t)
-	srv := api.NewServer(supervisor.New(supervisor.Options{Logger: log}), api.Options{Logger: log})
+	srv := core.New(supervisor.New(supervisor.Options{Logger: log}), core.Options{Logger: log})
 	l, err := net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)
@@ -172,7 +172,7 @@ func TestHTTPFaceInherited(t *testing.T) {
 	f := listenerFile(t, l)
 	l.Close() // f holds the socket, as systemd's fd does
 	inherited := "http://" + l.Addr().String() + "/mcp"
-	urls := func() []string { return httpState(t, srv).GetUrls() }
+	urls := func() []string { return httpState(t, srv).URLs }
 
 	hf, err := startHTTPFace(resolveHTTPListen("", nil), f, srv, nil, log)
 	if err != nil {

@@ -5,9 +5,10 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/bridgeface"
+	"github.com/mcpd-dev/mcpd/internal/core"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 )
 
 // bridgeFace serves "mcpdctl bridge" on its socket beside the API socket
@@ -21,13 +22,13 @@ type bridgeFace struct {
 // startBridgeFace serves the bridge socket for the API socket at
 // apiSocket, unless on is false. A socket that cannot be bound is not
 // fatal: mcpdctl bridge then runs its bridge itself, over the API socket.
-func startBridgeFace(on bool, apiSocket string, srv *api.Server, be bridge.Backend, log *zap.Logger) *bridgeFace {
+func startBridgeFace(on bool, apiSocket string, srv *core.Service, be bridge.Backend, log *zap.Logger) *bridgeFace {
 	path := bridge.RelaySocketPath(apiSocket)
 	if !on {
 		log.Info("bridge socket off (--bridge-socket=false): mcpdctl bridge uses the API socket")
 		return nil
 	}
-	ln, err := api.Listen(path)
+	ln, err := socket.Listen(path)
 	if err != nil {
 		log.Warn("bridge socket off: mcpdctl bridge uses the API socket", zap.String("path", path), zap.Error(err))
 		return nil

@@ -20,12 +20,14 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/gomaxprocs"
 	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/paths"
 	"github.com/mcpd-dev/mcpd/internal/sdnotify"
 	"github.com/mcpd-dev/mcpd/internal/secrets"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 	"github.com/mcpd-dev/mcpd/internal/version"
@@ -48,7 +50,7 @@ type daemon struct {
 	socketPath string
 	httpFD     *os.File // the HTTP socket systemd passed; nil: none
 	sup        *supervisor.Supervisor
-	srv        *api.Server
+	srv        *core.Service
 	gs         *grpc.Server
 	ms         *metricsServer
 	tr         *trust
@@ -110,7 +112,7 @@ func (d *daemon) loadConfig() (interrupted bool) {
 // listen binds the API socket: systemd's, or mcpd's own; it keeps the
 // HTTP socket systemd passed, if any, for the HTTP face.
 func (d *daemon) listen() error {
-	act, err := api.Activated()
+	act, err := socket.Activated()
 	if err != nil {
 		return err
 	}
@@ -127,7 +129,7 @@ func (d *daemon) listen() error {
 		if d.socketPath, err = paths.SocketPath(d.f.socket); err != nil {
 			return err
 		}
-		if ln, err = api.Listen(d.socketPath); err != nil {
+		if ln, err = socket.Listen(d.socketPath); err != nil {
 			return err
 		}
 	}
@@ -167,7 +169,7 @@ func (d *daemon) build(daemonLog *transport.Ring) error {
 	d.sup = supervisor.New(supervisor.Options{
 		Specs:                   specs(d.cfg),
 		Secrets:                 d.secrets,
-		NewAuthorizer:           api.OAuthAuthorizers(oauthMgr),
+		NewAuthorizer:           core.OAuthAuthorizers(oauthMgr),
 		Logger:                  log,
 		Keeper:                  keeper,
 		ClientInfo:              clientInfo,
@@ -206,7 +208,7 @@ func (d *daemon) build(daemonLog *transport.Ring) error {
 // buildAPI makes the API server over the supervisor, and its gRPC server.
 func (d *daemon) buildAPI(oauthMgr *oauth.Manager, daemonLog *transport.Ring) {
 	log, f, sup := d.log, d.f, d.sup
-	srv := api.NewServer(sup, api.Options{Logger: log.Named("api"), SocketPath: d.socketPath, ConfigPath: d.cfgPath,
+	srv := core.New(sup, core.Options{Logger: log.Named("api"), SocketPath: d.socketPath, ConfigPath: d.cfgPath,
 		Observer: d.ms.observer(), RequestMemoryBudget: f.requestBudget, Audit: d.tr.auditOptions(), Tracer: d.tr.apiTracer(),
 		SecretsBackend: d.secrets.Backend, OAuthStore: oauthMgr.StoreStatus})
 	d.srv = srv
@@ -214,14 +216,14 @@ func (d *daemon) buildAPI(oauthMgr *oauth.Manager, daemonLog *transport.Ring) {
 	if d.cfg != nil {
 		srv.SetProfiles(d.cfg.Profiles)
 	}
-	srv.SetRemoteAuth(api.NewRemoteAuth(oauthMgr, sup))
+	srv.SetRemoteAuth(core.NewRemoteAuth(oauthMgr, sup))
 	api.RouteGRPCLog(log.Named("grpc"))
 	d.gs = api.NewGRPCServer(srv, log.Named("api"))
 	// "mcpdctl reload" goes through the reload actor, like SIGHUP.
 	d.reloadReqs = make(chan reloadRequest)
-	srv.SetConfigOps(api.ConfigOps{
-		Reload: func(ctx context.Context) api.ConfigOutcome { return requestReload(ctx, d.reloadReqs) },
-		Check: func(ctx context.Context, path string, content []byte) api.ConfigOutcome {
+	srv.SetConfigOps(core.ConfigOps{
+		Reload: func(ctx context.Context) core.ConfigOutcome { return requestReload(ctx, d.reloadReqs) },
+		Check: func(ctx context.Context, path string, content []byte) core.ConfigOutcome {
 			return checkConfig(ctx, sup, srv, d.cfgPath, path, content)
 		},
 	})
@@ -309,7 +311,7 @@ func (d *daemon) addReloadActor(g *run.Group) {
 		d.tr.reloadAudit(c, d.srv, log)
 		d.hf.reconfigure(ctx)
 	}
-	apply := func(ch config.Change) api.ConfigOutcome {
+	apply := func(ch config.Change) core.ConfigOutcome {
 		out := reload(log, d.sup, d.srv, cfgPath, ch, applied)
 		reloadHTTP(d.hf, d.f.httpListen, ch.Config, ch.Err)
 		return out
@@ -342,7 +344,7 @@ func (d *daemon) addReloadActor(g *run.Group) {
 			case req := <-d.reloadReqs:
 				c, err := loadConfig(ctx, cfgPath)
 				if ctx.Err() != nil {
-					req.reply <- api.ConfigOutcome{Path: cfgPath, Err: fmt.Errorf("reload: %w", ctx.Err())}
+					req.reply <- core.ConfigOutcome{Path: cfgPath, Err: fmt.Errorf("reload: %w", ctx.Err())}
 					continue
 				}
 				req.reply <- apply(config.Change{Config: c, Err: err})

@@ -11,9 +11,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/dashboard"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
 )
@@ -83,7 +83,7 @@ func resolveHTTPListen(flagValue string, cfg *config.Config) httpListen {
 // setting changes on reload.
 type httpFace struct {
 	log     *zap.Logger
-	srv     *api.Server
+	srv     *core.Service
 	be      *httpface.Backend
 	handler httpHandler
 	dash    *dashboard.Dashboard
@@ -110,7 +110,7 @@ type httpFace struct {
 // is an error, as is an inherited socket beyond loopback; the default one
 // that cannot be bound (another user's mcpd has it) leaves mcpd without
 // the face, with a warning and the reason in status.
-func startHTTPFace(setting httpListen, inherited *os.File, srv *api.Server, cfg *config.Config, log *zap.Logger) (*httpFace, error) {
+func startHTTPFace(setting httpListen, inherited *os.File, srv *core.Service, cfg *config.Config, log *zap.Logger) (*httpFace, error) {
 	be := httpface.NewBackend(srv)
 	dash := dashboard.New(dashboard.Options{Server: srv, Backend: be, Logger: log.Named("dashboard")})
 	dash.SetConfig(cfg)
@@ -173,18 +173,18 @@ func (h *httpFace) apply(setting httpListen) error {
 	}
 	if setting.value == httpface.Off {
 		h.log.Info("HTTP face off", zap.String("source", setting.source))
-		h.srv.SetHTTPState(api.HTTPState{Listen: httpface.Off, OffReason: "disabled (" + setting.source + " off)"})
+		h.srv.SetHTTPState(core.HTTPState{Listen: httpface.Off, OffReason: "disabled (" + setting.source + " off)"})
 		return nil
 	}
 	face, err := h.listen(setting)
 	if err != nil {
-		h.srv.SetHTTPState(api.HTTPState{Listen: setting.value, OffReason: err.Error()})
+		h.srv.SetHTTPState(core.HTTPState{Listen: setting.value, OffReason: err.Error()})
 		return err
 	}
 	h.mu.Lock()
 	h.face = face
 	h.mu.Unlock()
-	h.srv.SetHTTPState(api.HTTPState{Listen: setting.value, BaseURL: face.URL()})
+	h.srv.SetHTTPState(core.HTTPState{Listen: setting.value, BaseURL: face.URL()})
 	h.log.Info("serving MCP hosts over HTTP", zap.String("url", face.URL()+"/mcp"), zap.String("addr", face.Addr().String()))
 	if h.dash.Enabled() {
 		h.log.Info("serving the dashboard", zap.String("url", face.URL()+"/"))

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"net"
 	"strings"
 	"sync"
@@ -9,42 +8,39 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/core"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-func httpState(t *testing.T, srv *api.Server) *mcpdv1.HttpStatus {
+func httpState(t *testing.T, srv *core.Service) service.HTTPStatus {
 	t.Helper()
-	st, err := srv.GetStatus(context.Background(), &mcpdv1.GetStatusRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return st.GetHttp()
+	st, _ := srv.Status()
+	return st.HTTP
 }
 
 // TestHTTPFaceReload: a changed "httpListen" rebinds (or turns the face
 // off) on reload, and the flag wins over the file.
 func TestHTTPFaceReload(t *testing.T) {
 	log := zaptest.NewLogger(t)
-	srv := api.NewServer(supervisor.New(supervisor.Options{Logger: log}), api.Options{Logger: log})
+	srv := core.New(supervisor.New(supervisor.Options{Logger: log}), core.Options{Logger: log})
 	cfg := &config.Config{HTTPListen: "127.0.0.1:0"}
 	hf, err := startHTTPFace(resolveHTTPListen("", cfg), nil, srv, nil, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hf.close()
-	first := httpState(t, srv).GetUrls()
+	first := httpState(t, srv).URLs
 	if len(first) != 1 || !strings.HasPrefix(first[0], "http://127.0.0.1:") {
 		t.Fatalf("urls %v", first)
 	}
 	hf.reload("", &config.Config{HTTPListen: "off"})
-	if st := httpState(t, srv); len(st.GetUrls()) != 0 || !strings.Contains(st.GetOffReason(), "httpListen off") {
+	if st := httpState(t, srv); len(st.URLs) != 0 || !strings.Contains(st.OffReason, "httpListen off") {
 		t.Fatalf("after off: %v", st)
 	}
 	hf.reload("", &config.Config{HTTPListen: "[::1]:0"})
-	if st := httpState(t, srv); len(st.GetUrls()) != 1 || !strings.HasPrefix(st.GetUrls()[0], "http://[::1]:") {
+	if st := httpState(t, srv); len(st.URLs) != 1 || !strings.HasPrefix(st.URLs[0], "http://[::1]:") {
 		t.Fatalf("after rebind: %v", st)
 	}
 }
@@ -53,7 +49,7 @@ func TestHTTPFaceReload(t *testing.T) {
 // reason; a taken explicit one is an error.
 func TestHTTPFaceBusy(t *testing.T) {
 	log := zaptest.NewLogger(t)
-	srv := api.NewServer(supervisor.New(supervisor.Options{Logger: log}), api.Options{Logger: log})
+	srv := core.New(supervisor.New(supervisor.Options{Logger: log}), core.Options{Logger: log})
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +63,7 @@ func TestHTTPFaceBusy(t *testing.T) {
 		t.Fatalf("default busy: %v", err)
 	}
 	defer hf.close()
-	if st := httpState(t, srv); len(st.GetUrls()) != 0 || !strings.Contains(st.GetOffReason(), "in use") {
+	if st := httpState(t, srv); len(st.URLs) != 0 || !strings.Contains(st.OffReason, "in use") {
 		t.Fatalf("default busy status %v", st)
 	}
 }
@@ -76,7 +72,7 @@ func TestHTTPFaceBusy(t *testing.T) {
 // close leave nothing serving once close and they have returned.
 func TestHTTPFaceReloadsRaceClose(t *testing.T) {
 	log := zaptest.NewLogger(t)
-	srv := api.NewServer(supervisor.New(supervisor.Options{Logger: log}), api.Options{Logger: log})
+	srv := core.New(supervisor.New(supervisor.Options{Logger: log}), core.Options{Logger: log})
 	hf, err := startHTTPFace(resolveHTTPListen("127.0.0.1:0", nil), nil, srv, nil, log)
 	if err != nil {
 		t.Fatal(err)

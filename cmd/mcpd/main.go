@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
 	"github.com/mcpd-dev/mcpd/internal/logsink"
 	"github.com/mcpd-dev/mcpd/internal/pollio"
@@ -186,7 +187,7 @@ func parseArgs(args []string, stderr io.Writer) (*flags, error) {
 	set.BoolVar(&f.version, "version", false, "print the version and exit")
 	set.IntVar(&f.queueEvents, "subscription-queue-events", 1024, "events one app's subscription stream may queue before coalescing")
 	set.IntVar(&f.queueBytes, "subscription-queue-bytes", 8<<20, "bytes one app's subscription stream may queue before coalescing")
-	set.Int64Var(&f.requestBudget, "request-memory-budget", api.DefaultRequestMemoryBudget, "`bytes` all requests in flight may take together; past it a request is refused with RESOURCE_EXHAUSTED")
+	set.Int64Var(&f.requestBudget, "request-memory-budget", core.DefaultRequestMemoryBudget, "`bytes` all requests in flight may take together; past it a request is refused with RESOURCE_EXHAUSTED")
 	set.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at /metrics on `addr`: unix:/path/to.sock or a loopback HOST:PORT (default off)")
 	set.StringVar(&f.httpListen, "http-listen", "", "serve MCP hosts over Streamable HTTP on `addr`: a loopback HOST:PORT, unix:/path/to.sock or off (default the config's \"httpListen\", else "+httpface.DefaultAddr+")")
 	set.StringVar(&f.stateDir, "state-dir", "", "`dir` of the pinned tool definitions and the audit log (default $XDG_STATE_HOME/mcpd, else ~/.local/state/mcpd)")
@@ -375,7 +376,7 @@ func specs(cfg *config.Config) []supervisor.Spec {
 // while the others run. A file that cannot be used at all (unparsable, or
 // removed) keeps the running config and is reported in status and to
 // systemd.
-func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path string, ch config.Change, applied func(*config.Config)) api.ConfigOutcome {
+func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *core.Service, path string, ch config.Change, applied func(*config.Config)) core.ConfigOutcome {
 	notify := func(state string) {
 		if err := sdnotify.Notify(state); err != nil {
 			log.Warn("sd_notify failed", zap.Error(err))
@@ -403,7 +404,7 @@ func reload(log *zap.Logger, sup *supervisor.Supervisor, srv *api.Server, path s
 				state += fmt.Sprintf("; %d problem(s) in servers, see mcpdctl status", n)
 			}
 			notify(sdnotify.Ready + "\n" + sdnotify.Status(state))
-			return api.ConfigOutcome{Path: path, Diff: res, Profiles: profiles, Problems: problems(ch.Config.Problems)}
+			return core.ConfigOutcome{Path: path, Diff: res, Profiles: profiles, Problems: problems(ch.Config.Problems)}
 		}
 	}
 	log.Error("config reload failed, keeping the running config", zap.String("config_path", path), zap.Error(err))

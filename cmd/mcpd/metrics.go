@@ -12,10 +12,11 @@ import (
 	"github.com/oklog/run"
 	"go.uber.org/zap"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
 	"github.com/mcpd-dev/mcpd/internal/metrics"
 	"github.com/mcpd-dev/mcpd/internal/peercred"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 )
 
 // Bounds of the metrics HTTP server.
@@ -55,7 +56,7 @@ func listenMetrics(flagValue string, src metrics.Source, log *zap.Logger) (*metr
 	}
 	var ln net.Listener
 	if addr.Network == "unix" {
-		ln, err = api.Listen(addr.Address)
+		ln, err = socket.Listen(addr.Address)
 	} else {
 		ln, err = net.Listen("tcp", addr.Address)
 	}
@@ -80,7 +81,7 @@ func listenMetrics(flagValue string, src metrics.Source, log *zap.Logger) (*metr
 }
 
 // observer is the api's CallObserver, or nil when metrics are off.
-func (ms *metricsServer) observer() api.CallObserver {
+func (ms *metricsServer) observer() core.CallObserver {
 	if ms == nil {
 		return nil
 	}

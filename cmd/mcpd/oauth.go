@@ -14,7 +14,7 @@ import (
 // newOAuthManager makes the daemon's OAuth manager, keeping its
 // credentials as one item of st's Secret Service when it has one, else in
 // stateDir/oauth.json (an oauth.json found beside a Secret Service is
-// moved into it). api.NewRemoteAuth and api.OAuthAuthorizers put it to use.
+// moved into it). core.NewRemoteAuth and core.OAuthAuthorizers put it to use.
 func newOAuthManager(stateDir string, st *secrets.Store, log *zap.Logger) *oauth.Manager {
 	store := oauth.KeyringStore(st, filepath.Join(stateDir, oauth.FileName), log)
 	return oauth.NewManagerWith(store, log, &http.Client{Timeout: 30 * time.Second})

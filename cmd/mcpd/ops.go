@@ -11,8 +11,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 )
@@ -20,30 +20,30 @@ import (
 // reloadRequest asks the reload actor to reload (mcpdctl reload); the
 // outcome comes back on reply (capacity 1).
 type reloadRequest struct {
-	reply chan api.ConfigOutcome
+	reply chan core.ConfigOutcome
 }
 
 // requestReload sends a reload request to the reload actor and waits for
 // its outcome; it is the api's ConfigOps.Reload.
-func requestReload(ctx context.Context, reqc chan<- reloadRequest) api.ConfigOutcome {
-	req := reloadRequest{reply: make(chan api.ConfigOutcome, 1)}
+func requestReload(ctx context.Context, reqc chan<- reloadRequest) core.ConfigOutcome {
+	req := reloadRequest{reply: make(chan core.ConfigOutcome, 1)}
 	select {
 	case reqc <- req:
 	case <-ctx.Done():
-		return api.ConfigOutcome{Err: fmt.Errorf("reload: %w", ctx.Err())}
+		return core.ConfigOutcome{Err: fmt.Errorf("reload: %w", ctx.Err())}
 	}
 	select {
 	case out := <-req.reply:
 		return out
 	case <-ctx.Done():
-		return api.ConfigOutcome{Err: fmt.Errorf("reload: %w", ctx.Err())}
+		return core.ConfigOutcome{Err: fmt.Errorf("reload: %w", ctx.Err())}
 	}
 }
 
 // checkConfig parses content (or the file at path, read with the bounds of
 // config.ReadFile) in mcpd's environment and diffs it against the running
 // servers, applying nothing.
-func checkConfig(ctx context.Context, sup *supervisor.Supervisor, srv *api.Server, defaultPath, path string, content []byte) api.ConfigOutcome {
+func checkConfig(ctx context.Context, sup *supervisor.Supervisor, srv *core.Service, defaultPath, path string, content []byte) core.ConfigOutcome {
 	if path == "" {
 		path = defaultPath
 	}
@@ -59,7 +59,7 @@ func checkConfig(ctx context.Context, sup *supervisor.Supervisor, srv *api.Serve
 	if err != nil {
 		return outcome(path, err)
 	}
-	out := api.ConfigOutcome{Path: path, Diff: sup.Diff(specs(cfg)), Profiles: srv.ProfileChangesTo(cfg.Profiles), Problems: problems(cfg.Problems)}
+	out := core.ConfigOutcome{Path: path, Diff: sup.Diff(specs(cfg)), Profiles: srv.ProfileChangesTo(cfg.Profiles), Problems: problems(cfg.Problems)}
 	if n := len(cfg.Problems); n > 0 {
 		out.Err = fmt.Errorf("%s: %d problem(s) in %d of %d servers", path, n, len(cfg.Servers)-len(cfg.Valid()), len(cfg.Servers))
 	}
@@ -85,8 +85,8 @@ func logProblems(log *zap.Logger, cfg *config.Config) {
 }
 
 // outcome is the api form of a config error.
-func outcome(path string, err error) api.ConfigOutcome {
-	out := api.ConfigOutcome{Path: path, Err: err}
+func outcome(path string, err error) core.ConfigOutcome {
+	out := core.ConfigOutcome{Path: path, Err: err}
 	for _, e := range unjoin(err) {
 		var ce *config.Error
 		if errors.As(e, &ce) {
@@ -97,10 +97,10 @@ func outcome(path string, err error) api.ConfigOutcome {
 }
 
 // problems is the api form of config problems.
-func problems(errs []*config.Error) []api.ConfigProblem {
-	var out []api.ConfigProblem
+func problems(errs []*config.Error) []core.ConfigProblem {
+	var out []core.ConfigProblem
 	for _, ce := range errs {
-		out = append(out, api.ConfigProblem{
+		out = append(out, core.ConfigProblem{
 			Path: ce.Path, Line: ce.Line, Column: ce.Column, Server: ce.Server, Key: ce.Key, Message: ce.Msg,
 		})
 	}

@@ -11,9 +11,9 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.uber.org/zap"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/audit"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/pin"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/tracing"
@@ -47,7 +47,7 @@ type trust struct {
 	tp     *sdktrace.TracerProvider
 
 	mu    sync.Mutex // guards audit
-	audit api.AuditOptions
+	audit core.AuditOptions
 }
 
 // setupTrust opens the pins store and the audit log under dir as cfg says
@@ -59,7 +59,7 @@ func setupTrust(dir string, cfg *config.Config, endpoint string, log *zap.Logger
 		if err != nil {
 			return nil, fmt.Errorf("%w (set \"audit\": {\"enabled\": false} or --state-dir to run without it)", err)
 		}
-		t.audit = api.AuditOptions{Log: l, Arguments: ac.Arguments}
+		t.audit = core.AuditOptions{Log: l, Arguments: ac.Arguments}
 		log.Debug("audit log open", zap.String("path", l.Path()))
 	}
 	if endpoint != "" {
@@ -86,8 +86,8 @@ func (t *trust) openAudit(ac config.Audit) (*audit.Log, error) {
 	return audit.Open(filepath.Join(t.dir, audit.FileName), audit.Options{MaxSize: ac.MaxSize, Keep: ac.Keep})
 }
 
-// auditOptions are the audit settings for api.Options.
-func (t *trust) auditOptions() api.AuditOptions {
+// auditOptions are the audit settings for core.Options.
+func (t *trust) auditOptions() core.AuditOptions {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.audit
@@ -96,24 +96,24 @@ func (t *trust) auditOptions() api.AuditOptions {
 // reloadAudit applies a reloaded config's "audit" to srv: the log opened
 // or closed, its limits and whether it records arguments. A log that
 // cannot be opened leaves the audit log off, with an error logged.
-func (t *trust) reloadAudit(cfg *config.Config, srv *api.Server, log *zap.Logger) {
+func (t *trust) reloadAudit(cfg *config.Config, srv *core.Service, log *zap.Logger) {
 	ac := auditConfig(cfg)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	old := t.audit.Log
 	switch {
 	case !ac.Enabled:
-		t.audit = api.AuditOptions{}
+		t.audit = core.AuditOptions{}
 	case old != nil:
 		old.SetLimits(audit.Options{MaxSize: ac.MaxSize, Keep: ac.Keep})
-		t.audit = api.AuditOptions{Log: old, Arguments: ac.Arguments}
+		t.audit = core.AuditOptions{Log: old, Arguments: ac.Arguments}
 	default:
 		l, err := t.openAudit(ac)
 		if err != nil {
 			log.Error("audit log not opened after reload; it stays off", zap.Error(err))
 			return
 		}
-		t.audit = api.AuditOptions{Log: l, Arguments: ac.Arguments}
+		t.audit = core.AuditOptions{Log: l, Arguments: ac.Arguments}
 		log.Info("audit log on", zap.String("path", l.Path()))
 	}
 	srv.SetAudit(t.audit)
@@ -123,8 +123,8 @@ func (t *trust) reloadAudit(cfg *config.Config, srv *api.Server, log *zap.Logger
 	}
 }
 
-// apiTracer is the tracer for api.Options (nil interface when off).
-func (t *trust) apiTracer() api.Tracer {
+// apiTracer is the tracer for core.Options (nil interface when off).
+func (t *trust) apiTracer() core.Tracer {
 	if t.tracer == nil {
 		return nil
 	}

@@ -10,6 +10,8 @@ import (
 	"google.golang.org/grpc/mem"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/mcpd-dev/mcpd/internal/core"
+	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -108,8 +110,9 @@ func (fakeCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, er
 // A connection without a file descriptor (net.Pipe) is tracked through
 // its Close; one on a Unix socket is handed back unwrapped.
 func TestTrackCredentials(t *testing.T) {
-	tr := newAppTracker()
-	creds := tr.trackCredentials(fakeCreds{})
+	svc := core.New(supervisor.New(supervisor.Options{}), core.Options{})
+	creds := trackCredentials(svc, fakeCreds{})
+	apps := func() []core.App { _, apps := svc.Status(); return apps }
 
 	a, b := net.Pipe()
 	defer b.Close()
@@ -120,14 +123,14 @@ func TestTrackCredentials(t *testing.T) {
 	if _, ok := conn.(*closeNotifyConn); !ok {
 		t.Errorf("pipe conn returned as %T, want it wrapped", conn)
 	}
-	if app := ai.(AuthInfo).app; app == nil || app.pid != 42 {
-		t.Fatalf("AuthInfo.app = %+v, want the tracked conn with pid 42", app)
+	if ai.(AuthInfo).app == nil {
+		t.Fatal("AuthInfo.app = nil, want the tracked conn")
 	}
-	if got := tr.snapshot(); len(got) != 1 || got[0].Pid != 42 {
+	if got := apps(); len(got) != 1 || got[0].Pid != 42 {
 		t.Fatalf("snapshot = %+v, want one app with pid 42", got)
 	}
 	conn.Close()
-	if got := tr.snapshot(); len(got) != 0 {
+	if got := apps(); len(got) != 0 {
 		t.Fatalf("snapshot after close = %+v, want none", got)
 	}
 
@@ -143,43 +146,12 @@ func TestTrackCredentials(t *testing.T) {
 	}); !ok {
 		t.Errorf("unix conn returned as %T, which gRPC cannot read by readiness", conn)
 	}
-	if got := tr.snapshot(); len(got) != 1 {
+	if got := apps(); len(got) != 1 {
 		t.Fatalf("snapshot = %+v, want one app", got)
 	}
 	server.Close()
-	if got := tr.snapshot(); len(got) != 0 {
+	if got := apps(); len(got) != 0 {
 		t.Fatalf("snapshot after close = %+v, want none", got)
-	}
-}
-
-// Ended connections are forgotten by add too, without a snapshot: the set
-// never holds more than about twice the connections open at its last
-// clean-up, and shrinks back once they have ended.
-func TestTrackerForgetsEndedConnections(t *testing.T) {
-	tr := newAppTracker()
-	size := func() int {
-		tr.mu.Lock()
-		defer tr.mu.Unlock()
-		return len(tr.conns)
-	}
-	tr.add(&appConn{id: 1, open: func() bool { return true }})
-	const many = 10 * minPruneAt
-	open := true
-	for i := range many {
-		tr.add(&appConn{id: uint64(i + 2), open: func() bool { return open }})
-	}
-	open = false // all but the first have ended
-	for i := range 4 * many {
-		tr.add(&appConn{id: uint64(many + 2 + i), open: func() bool { return false }})
-		if n := size(); n > 2*(many+1)+1 {
-			t.Fatalf("%d connections kept, at most %d were open", n, many+1)
-		}
-	}
-	if n := size(); n > minPruneAt+1 {
-		t.Fatalf("%d connections kept long after all but one ended", n)
-	}
-	if got := tr.snapshot(); len(got) != 1 {
-		t.Fatalf("snapshot = %+v, want the one open app", got)
 	}
 }
 

@@ -14,22 +14,23 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/mcpd-dev/mcpd/internal/service"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // newBudgetHarness is newHarness with a request memory budget.
-func newBudgetHarness(t *testing.T, b backend, budget int64) *harness {
+func newBudgetHarness(t *testing.T, b core.Backend, budget int64) *harness {
 	t.Helper()
 	log := zaptest.NewLogger(t)
 	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
-	l, err := Listen(path)
+	l, err := socket.Listen(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newServer(b, Options{Logger: log, SocketPath: path, RequestMemoryBudget: budget})
+	srv := core.New(b, core.Options{Logger: log, SocketPath: path, RequestMemoryBudget: budget})
 	gs := NewGRPCServer(srv, log)
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(l) }()
@@ -98,7 +99,7 @@ func TestRequestMemoryBudget(t *testing.T) {
 			t.Errorf("charged call: %v", err)
 		}
 	}
-	if used := h.srv.budget.used.Load(); used != 0 {
+	if used := h.srv.RequestMemoryInUse(); used != 0 {
 		t.Errorf("budget still holds %d bytes after every call ended", used)
 	}
 	// The budget is free: the next large call is served.
@@ -120,35 +121,5 @@ func TestRequestLargerThanBudget(t *testing.T) {
 	wantCode(t, err, codes.ResourceExhausted, "exceeds the daemon's request memory budget of 1.0 MiB")
 	if _, err := h.client.Complete(ctxT(t), &mcpdv1.CompleteRequest{Server: "s", ParamsJson: `{}`}); err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestBudgetChargesWhatTheCallerAlsoHolds: an in-process call whose caller
-// holds more than the request (WithAlsoHeld) is charged both, for as long
-// as its handler runs, and refused when both do not fit.
-func TestBudgetChargesWhatTheCallerAlsoHolds(t *testing.T) {
-	srv := newServer(&fakeBackend{}, Options{Logger: zaptest.NewLogger(t), RequestMemoryBudget: 1 << 20})
-	app := srv.NewLocalApp(TransportRelay, "host", 0, 0)
-	const size = 300 << 10 // the request
-	for _, tc := range []struct {
-		held   int64
-		refuse bool
-	}{{0, false}, {400 << 10, false}, {800 << 10, true}} {
-		ctx := WithAlsoHeld(app.Context(context.Background()), tc.held)
-		_, release, err := app.admit(ctx, size, "")
-		charged := srv.budget.used.Load()
-		if tc.refuse {
-			if service.CodeOf(err) != service.ResourceExhausted {
-				t.Errorf("also held %d: %v, want RESOURCE_EXHAUSTED", tc.held, err)
-			}
-			continue
-		}
-		release()
-		if err != nil || charged != size+tc.held {
-			t.Errorf("also held %d: charged %d (%v), want %d", tc.held, charged, err, size+tc.held)
-		}
-	}
-	if used := srv.budget.used.Load(); used != 0 {
-		t.Errorf("budget still holds %d bytes", used)
 	}
 }

@@ -4,16 +4,17 @@ import (
 	"context"
 	"unsafe"
 
-	"github.com/mcpd-dev/mcpd/internal/cache"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+
+	"github.com/mcpd-dev/mcpd/internal/cache"
 )
 
 // ClearCache drops the cached results of one server, or of every server
 // when none is named.
 func (s *Server) ClearCache(ctx context.Context, req *mcpdv1.ClearCacheRequest) (*mcpdv1.ClearCacheResponse, error) {
-	n, err := s.sup.ClearCache(req.GetServer())
+	n, err := s.svc.ClearCache(req.GetServer())
 	if err != nil {
-		return nil, toError(err)
+		return nil, err
 	}
 	return &mcpdv1.ClearCacheResponse{Cleared: int64(n)}, nil
 }

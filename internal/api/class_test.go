@@ -12,7 +12,6 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/pin"
-	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -86,18 +85,4 @@ func TestErrorClassesOverGRPC(t *testing.T) {
 			}
 		})
 	}
-}
-
-// A profile's refusals have classes of their own: a server it does not
-// serve (said as an unknown server) and a profile the config lacks.
-func TestProfileClasses(t *testing.T) {
-	_, err := gateServer(&profile.Profile{Name: "p"}, "x")
-	wantClass(t, err, codes.NotFound, mcpdv1.ErrorReason_ERROR_REASON_NOT_IN_PROFILE, map[string]string{"server": "x", "profile": "p"})
-	if got, want := err.Error(), (&supervisor.UnknownServerError{Name: "x"}).Error(); got != want {
-		t.Errorf("message = %q, want %q", got, want)
-	}
-
-	s := &Server{}
-	_, err = s.profileOf(WithProfile(context.Background(), "nosuch"))
-	wantClass(t, err, codes.NotFound, mcpdv1.ErrorReason_ERROR_REASON_UNKNOWN_PROFILE, map[string]string{"profile": "nosuch"})
 }

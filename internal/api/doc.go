@@ -1,14 +1,12 @@
-// Package api owns mcpd's service and its gRPC surface: the Unix-socket
-// listener (directory and socket permissions, stale-socket probe, systemd
-// socket activation), the SO_PEERCRED transport credentials, the
-// mcpd.v1.Mcpd service implemented on top of the supervisor, proto↔domain
-// conversion, the one mapping from domain errors to the service's classed
-// errors (service.Error) and the one from those to gRPC statuses.
-//
-// The daemon's own faces call the service in process through LocalApp,
-// whose call path takes internal/service's plain Go values: the request
-// memory budget, call tracking, validation and the profile gate are the
-// same functions the gRPC handlers and interceptors run. The domain
-// packages below api never see gRPC or the generated protos
-// (internal/service's TestImportRules).
+// Package api is mcpd's gRPC door, a thin adapter on the in-process
+// service (internal/core): the mcpd.v1.Mcpd service, each RPC's message
+// turned into a core.Service call in internal/service's plain values and
+// the answer back (a result's bytes passed through as views, not copies);
+// the SO_PEERCRED transport credentials, which register each connection
+// as an app of the service; the interceptors that charge the request
+// memory budget, give each call its context from its connection and
+// metadata and track it, with the service's own functions; and the one
+// mapping from the service's errors to gRPC statuses. Nothing else in
+// the daemon imports gRPC or the generated protos (internal/service's
+// TestImportRules).
 package api

@@ -17,10 +17,10 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/bridgegrpc"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/pin"
-	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
@@ -39,7 +39,8 @@ type doorCase struct {
 
 // doorCases are the failures of TestClassesAtEveryDoor, by server name.
 func doorCases() map[string]doorCase {
-	_, notInProfile := gateServer(&profile.Profile{Name: "p"}, "notinprofile")
+	notInProfile := service.NewError(service.NotInProfile, map[string]string{"server": "notinprofile", "profile": "p"},
+		(&supervisor.UnknownServerError{Name: "notinprofile"}).Error()) // as the profile gate says it
 	return map[string]doorCase{
 		"unknown": {&supervisor.UnknownServerError{Name: "unknown"},
 			codes.NotFound, service.UnknownServer, map[string]string{"server": "unknown"}, jsonrpc.CodeInvalidParams},
@@ -75,7 +76,7 @@ func TestClassesAtEveryDoor(t *testing.T) {
 		fb.status = append(fb.status, supervisor.Status{Name: name, State: supervisor.StateReady})
 	}
 	h := newHarness(t, &fb)
-	app := h.srv.NewLocalApp(TransportHTTP, "doors", -1, 0)
+	app := h.srv.NewLocalApp(core.TransportHTTP, "doors", -1, 0)
 	t.Cleanup(app.Close)
 	// The bridges run at once: each waits for a subscription the harness
 	// does not serve before it answers (the bridge's singleStartWait).

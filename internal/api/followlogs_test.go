@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -31,7 +32,7 @@ func (followBackend) FollowLogs(name string, n int) ([]transport.Line, <-chan tr
 	return backlog[max(0, len(backlog)-n):], lines, func() int64 { return 0 }, nil
 }
 
-// The gRPC FollowLogs and LocalApp.FollowLogs are one core: the same
+// The gRPC FollowLogs and core.LocalApp.FollowLogs are one core: the same
 // lines, and the same refusal of a negative count.
 func TestFollowLogsDoors(t *testing.T) {
 	b := followBackend{&fakeBackend{status: []supervisor.Status{{Name: "s"}}}}
@@ -55,7 +56,7 @@ func TestFollowLogsDoors(t *testing.T) {
 		}
 	}
 
-	app := h.srv.NewLocalApp(TransportHTTP, "logs", 0, 0)
+	app := h.srv.NewLocalApp(core.TransportHTTP, "logs", 0, 0)
 	defer app.Close()
 	var plain []service.LogLine
 	if err := app.FollowLogs(context.Background(), service.LogFollow{Server: "s"}, nil, func(l service.LogLine) error {

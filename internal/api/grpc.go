@@ -15,6 +15,7 @@ import (
 	reflectionv1 "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	reflectionv1alpha "google.golang.org/grpc/reflection/grpc_reflection_v1alpha"
 
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -66,15 +67,16 @@ const keepaliveMinTime = time.Second
 // appended.
 // It leaves grpc-go's process-wide logger alone: the daemon routes it with
 // RouteGRPCLog.
-func NewGRPCServer(srv *Server, log *zap.Logger, opts ...grpc.ServerOption) *grpc.Server {
+func NewGRPCServer(svc *core.Service, log *zap.Logger, opts ...grpc.ServerOption) *grpc.Server {
 	if log == nil {
 		log = zap.NewNop()
 	}
+	srv := &Server{svc: svc, log: log}
 
 	opts = append([]grpc.ServerOption{
 		// The app tracker learns of connections in the handshake rather
 		// than as a stats.Handler, which would cost every RPC (apps.go).
-		grpc.Creds(srv.apps.trackCredentials(PeerCredentials(log.Named("peercred")))),
+		grpc.Creds(trackCredentials(svc, PeerCredentials(log.Named("peercred")))),
 		// The request memory budget comes first, so that a refused
 		// request is never tracked (budget.go). Calls in flight per app
 		// and server route children's requests to the right host

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -19,7 +20,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -113,26 +116,26 @@ func (f *fakeBackend) Names() []string {
 // harness is a real gRPC server on a real Unix socket in front of a fake
 // backend, and a client connected to it.
 type harness struct {
-	srv    *Server
+	srv    *core.Service
 	client mcpdv1.McpdClient
 	conn   *grpc.ClientConn
 	path   string
 }
 
-func newHarness(t *testing.T, b backend, dialOpts ...grpc.DialOption) *harness {
+func newHarness(t *testing.T, b core.Backend, dialOpts ...grpc.DialOption) *harness {
 	t.Helper()
 	return newHarnessLog(t, b, zaptest.NewLogger(t), dialOpts...)
 }
 
 // newHarnessLog is newHarness with the server logging to log.
-func newHarnessLog(t *testing.T, b backend, log *zap.Logger, dialOpts ...grpc.DialOption) *harness {
+func newHarnessLog(t *testing.T, b core.Backend, log *zap.Logger, dialOpts ...grpc.DialOption) *harness {
 	t.Helper()
 	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
-	l, err := Listen(path)
+	l, err := socket.Listen(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := newServer(b, Options{Logger: log, SocketPath: path, ConfigPath: "/cfg.json"})
+	srv := core.New(b, core.Options{Logger: log, SocketPath: path, ConfigPath: "/cfg.json"})
 	gs := NewGRPCServer(srv, log)
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(l) }()
@@ -195,4 +198,16 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// shortDir returns a fresh directory with a short path, so socket paths stay
+// under paths.MaxSocketPathLen whatever the test's name.
+func shortDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "mcpd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

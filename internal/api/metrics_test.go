@@ -12,7 +12,9 @@ import (
 	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc/codes"
 
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -59,11 +61,11 @@ func TestCallObserver(t *testing.T) {
 	rec := &recordingObserver{}
 	log := zaptest.NewLogger(t)
 	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
-	l, err := Listen(path)
+	l, err := socket.Listen(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	gs := NewGRPCServer(newServer(b, Options{Logger: log, Observer: rec}), log)
+	gs := NewGRPCServer(core.New(b, core.Options{Logger: log, Observer: rec}), log)
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(l) }()
 	t.Cleanup(func() {

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/peercred"
 )
 
@@ -27,7 +28,7 @@ type AuthInfo struct {
 	UID int
 	PID int
 
-	app *appConn // the connection's entry in the app tracker (apps.go)
+	app *core.LocalApp // the connection as an app of the service (apps.go)
 }
 
 // AuthType implements credentials.AuthInfo.

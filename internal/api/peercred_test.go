@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/core"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -86,12 +88,12 @@ func TestPeerCredentials(t *testing.T) {
 // is not the daemon's gets no RPC through.
 func TestRejectedPeerCannotCall(t *testing.T) {
 	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
-	l, err := Listen(path)
+	l, err := socket.Listen(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	log := zaptest.NewLogger(t)
-	srv := newServer(&fakeBackend{}, Options{Logger: log})
+	srv := core.New(&fakeBackend{}, core.Options{Logger: log})
 	gs := NewGRPCServer(srv, log, grpc.Creds(&peerCreds{wantUID: os.Geteuid() + 1000, log: log}))
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(l) }()

@@ -2,173 +2,16 @@ package api
 
 import (
 	"context"
-	"encoding/json"
-	"os"
-	"sync"
-	"sync/atomic"
-	"time"
 
-	"go.uber.org/zap"
-
-	"github.com/mcpd-dev/mcpd/internal/cache"
-	"github.com/mcpd-dev/mcpd/internal/profile"
-	"github.com/mcpd-dev/mcpd/internal/service"
-	"github.com/mcpd-dev/mcpd/internal/session"
-	"github.com/mcpd-dev/mcpd/internal/supervisor"
-	"github.com/mcpd-dev/mcpd/internal/transport"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
-// Defaults and bounds of the operator RPCs.
-const (
-	// DefaultLogLines is how many stderr lines GetLogs returns when the
-	// request asks for 0.
-	DefaultLogLines = 100
-	// MaxLogLines caps GetLogsRequest.lines.
-	MaxLogLines = 100000
-)
-
-// backend is what the Server needs of the supervisor;
-// *supervisor.Supervisor implements it. Tests substitute a fake.
-type backend interface {
-	// CallCached, ListCached and ClearCache go through the result cache
-	// (internal/supervisor/cache.go).
-	CallCached(ctx context.Context, server string, req *session.Request, opts supervisor.CallOptions) (*session.Response, cache.Source, error)
-	ListCached(ctx context.Context, server, method string, base *session.Request, opts supervisor.CallOptions) (json.RawMessage, cache.Source, error)
-	ClearCache(name string) (int, error)
-	Start(ctx context.Context, name string) (supervisor.Status, error)
-	Stop(ctx context.Context, name string) (supervisor.Status, error)
-	Restart(ctx context.Context, name string) (supervisor.Status, error)
-	Status() []supervisor.Status
-	ServerStatus(name string) (supervisor.Status, error)
-	Logs(name string, n int) ([]transport.Line, error)
-	Names() []string
-}
-
-var _ backend = (*supervisor.Supervisor)(nil)
-
-// Options configure a Server. Zero values mean the documented defaults.
-type Options struct {
-	// Logger may be nil.
-	Logger *zap.Logger
-	// SocketPath is reported by GetStatus.
-	SocketPath string
-	// ConfigPath is reported by GetStatus.
-	ConfigPath string
-	// StartTime is when the daemon started. If zero, the time NewServer was
-	// called is used.
-	StartTime time.Time
-	// Observer, if set, is told the duration of every MCP request per
-	// server and method (metrics.go).
-	Observer CallObserver
-	// RequestMemoryBudget bounds the sum of the sizes of the requests in
-	// flight, in bytes; past it a request is refused with
-	// RESOURCE_EXHAUSTED (budget.go). If zero, DefaultRequestMemoryBudget
-	// (256 MiB) is used.
-	RequestMemoryBudget int64
-	// Audit configures the audit log (audit.go); zero: none.
-	Audit AuditOptions
-	// Tracer, if set, traces every app request (tracing.go).
-	Tracer Tracer
-	// SecretsBackend, if set, says where ${secret:NAME} values are read
-	// from, for GetStatus (internal/secrets.Store.Backend).
-	SecretsBackend func() string
-	// OAuthStore, if set, says where the OAuth tokens are kept, for
-	// GetStatus (internal/oauth.Manager.StoreStatus).
-	OAuthStore func() string
-}
-
-// Server implements the mcpd.v1.Mcpd service on top of a supervisor. Its
-// methods are safe for concurrent use.
-type Server struct {
-	mcpdv1.UnimplementedMcpdServer
-
-	sup    backend
-	log    *zap.Logger
-	apps   *appTracker
-	hosts  *hostRegistry // Host streams and calls in flight (host.go)
-	memory *memoryMeter  // the children's memory, for GetStatus (sharing.go)
-	start  time.Time
-	pid    int
-	obs    CallObserver // nil: requests are not timed (metrics.go)
-	budget *memBudget   // memory of the requests in flight (budget.go)
-	// profiles are the config's profiles (profiles.go), swapped whole.
-	profiles   atomic.Pointer[profile.Set]
-	audit      atomic.Pointer[AuditOptions] // the audit log (audit.go), swapped whole
-	tracer     Tracer                       // nil: no traces (tracing.go)
-	secrets    func() string                // nil: GetStatus reports no secret store
-	oauthStore func() string                // nil: GetStatus reports no OAuth token store
-
-	mu          sync.Mutex // guards following
-	socketPath  string
-	configPath  string
-	configError string
-	ops         opsState   // config reload/check and mcpd's own log (ops.go)
-	http        HTTPState  // mcpd's HTTP face (httpstatus.go)
-	remoteAuth  RemoteAuth // OAuth logins of remote servers (login.go); nil: none
-}
-
-var _ mcpdv1.McpdServer = (*Server)(nil)
-
-// NewServer returns the service for sup. Register it with NewGRPCServer,
-// which also installs the connection tracking that GetStatus reports.
-func NewServer(sup *supervisor.Supervisor, opts Options) *Server {
-	return newServer(sup, opts)
-}
-
-func newServer(b backend, opts Options) *Server {
-	log := opts.Logger
-	if log == nil {
-		log = zap.NewNop()
-	}
-	start := opts.StartTime
-	if start.IsZero() {
-		start = time.Now()
-	}
-	s := &Server{
-		sup:        b,
-		log:        log,
-		apps:       newAppTracker(),
-		hosts:      newHostRegistry(),
-		memory:     newMemoryMeter(),
-		start:      start,
-		pid:        os.Getpid(),
-		obs:        opts.Observer,
-		budget:     newMemBudget(opts.RequestMemoryBudget),
-		tracer:     opts.Tracer,
-		secrets:    opts.SecretsBackend,
-		oauthStore: opts.OAuthStore,
-		socketPath: opts.SocketPath,
-		configPath: opts.ConfigPath,
-	}
-	s.SetAudit(opts.Audit)
-	return s
-}
-
-// SetSocketPath sets the socket path GetStatus reports.
-func (s *Server) SetSocketPath(path string) {
-	s.mu.Lock()
-	s.socketPath = path
-	s.mu.Unlock()
-}
-
-// SetConfig sets the config path GetStatus reports and the error of the
-// last load of it (nil when it was valid).
-func (s *Server) SetConfig(path string, loadErr error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.configPath = path
-	s.configError = ""
-	if loadErr != nil {
-		s.configError = loadErr.Error()
-	}
-}
-
 // GetStatus reports the daemon, every configured server and the connected apps.
 func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mcpdv1.GetStatusResponse, error) {
-	identifyFromMetadata(ctx)
-	apps := s.apps.snapshot()
-	resp := statusToProto(s.daemonStatus(apps))
+	core.IdentifyFromContext(ctx)
+	st, apps := s.svc.Status()
+	resp := statusToProto(st)
 	for _, a := range apps {
 		resp.Apps = append(resp.Apps, &mcpdv1.AppStatus{
 			Name:              a.Name,
@@ -186,7 +29,7 @@ func (s *Server) GetStatus(ctx context.Context, _ *mcpdv1.GetStatusRequest) (*mc
 // ListServers lists the configured servers with their state.
 // Under a profile only its servers are listed.
 func (s *Server) ListServers(ctx context.Context, _ *mcpdv1.ListServersRequest) (*mcpdv1.ListServersResponse, error) {
-	list, err := s.listServers(ctx)
+	list, err := s.svc.ListServers(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -200,29 +43,9 @@ func (s *Server) ListServers(ctx context.Context, _ *mcpdv1.ListServersRequest) 
 	return resp, nil
 }
 
-// listServers lists the configured servers of the call's profile (every
-// one without a profile), and that profile.
-func (s *Server) listServers(ctx context.Context) (*service.Servers, error) {
-	p, err := s.profileOf(ctx)
-	if err != nil {
-		return nil, err
-	}
-	var sts []supervisor.Status
-	for _, st := range s.sup.Status() {
-		if p == nil || p.Server(st.Name) != nil {
-			sts = append(sts, st)
-		}
-	}
-	out := &service.Servers{Servers: s.serverStatuses(sts, time.Now())}
-	if p != nil {
-		out.Profile = &service.Profile{Name: p.Name, Prefix: string(p.Prefix), Servers: p.ServerNames()}
-	}
-	return out, nil
-}
-
 // StartServer starts a server and waits until it is ready or failed.
 func (s *Server) StartServer(ctx context.Context, req *mcpdv1.StartServerRequest) (*mcpdv1.StartServerResponse, error) {
-	st, err := s.control(ctx, req.GetName(), s.sup.Start)
+	st, err := s.svc.StartServer(ctx, req.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +54,7 @@ func (s *Server) StartServer(ctx context.Context, req *mcpdv1.StartServerRequest
 
 // StopServer stops a server; it stays stopped until started again.
 func (s *Server) StopServer(ctx context.Context, req *mcpdv1.StopServerRequest) (*mcpdv1.StopServerResponse, error) {
-	st, err := s.control(ctx, req.GetName(), s.sup.Stop)
+	st, err := s.svc.StopServer(ctx, req.GetName())
 	if err != nil {
 		return nil, err
 	}
@@ -240,29 +63,16 @@ func (s *Server) StopServer(ctx context.Context, req *mcpdv1.StopServerRequest) 
 
 // RestartServer stops a server if it runs and starts it again.
 func (s *Server) RestartServer(ctx context.Context, req *mcpdv1.RestartServerRequest) (*mcpdv1.RestartServerResponse, error) {
-	st, err := s.control(ctx, req.GetName(), s.sup.Restart)
+	st, err := s.svc.RestartServer(ctx, req.GetName())
 	if err != nil {
 		return nil, err
 	}
 	return &mcpdv1.RestartServerResponse{Server: serverStatusToProto(st)}, nil
 }
 
-// control starts, stops or restarts (op) server name, every door's way,
-// and returns its status after.
-func (s *Server) control(ctx context.Context, name string, op func(context.Context, string) (supervisor.Status, error)) (service.ServerStatus, error) {
-	if name == "" {
-		return service.ServerStatus{}, codeError(service.InvalidArgument, "server name required")
-	}
-	st, err := op(ctx, name)
-	if err != nil {
-		return service.ServerStatus{}, toError(err)
-	}
-	return serverStatusOf(st, time.Now()), nil
-}
-
 // GetLogs returns the most recent stderr lines of a server.
 func (s *Server) GetLogs(ctx context.Context, req *mcpdv1.GetLogsRequest) (*mcpdv1.GetLogsResponse, error) {
-	lines, err := s.logs(req.GetName(), int(req.GetLines()))
+	lines, err := s.svc.Logs(req.GetName(), int(req.GetLines()))
 	if err != nil {
 		return nil, err
 	}
@@ -276,29 +86,4 @@ func (s *Server) GetLogs(ctx context.Context, req *mcpdv1.GetLogsRequest) (*mcpd
 		})
 	}
 	return resp, nil
-}
-
-// logs are the last n (0: DefaultLogLines, capped at MaxLogLines) stderr
-// lines of server name, or of mcpd's own log when name is "".
-func (s *Server) logs(name string, n int) ([]transport.Line, error) {
-	daemonLog := s.opsSnapshot().daemonLog // ops.go: an empty name means mcpd's own log
-	if name == "" && daemonLog == nil {
-		return nil, codeError(service.InvalidArgument, "server name required")
-	}
-	switch {
-	case n < 0:
-		return nil, codeError(service.InvalidArgument, "lines must not be negative, got %d", n)
-	case n == 0:
-		n = DefaultLogLines
-	case n > MaxLogLines:
-		n = MaxLogLines
-	}
-	if name == "" {
-		return daemonLog.Last(n), nil
-	}
-	lines, err := s.sup.Logs(name, n)
-	if err != nil {
-		return nil, toError(err)
-	}
-	return lines, nil
 }

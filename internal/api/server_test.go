@@ -16,6 +16,7 @@ import (
 	reflectionpb "google.golang.org/grpc/reflection/grpc_reflection_v1"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
@@ -69,7 +70,7 @@ func TestOperatorRPCs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantLogs := []*mcpdv1.LogLine{{TimeUnixMs: 1000, Text: fmt.Sprintf("n=%d", DefaultLogLines), Truncated: true, Pid: 42}}
+	wantLogs := []*mcpdv1.LogLine{{TimeUnixMs: 1000, Text: fmt.Sprintf("n=%d", core.DefaultLogLines), Truncated: true, Pid: 42}}
 	if diff := cmp.Diff(wantLogs, logs.GetLines(), protocmp.Transform()); diff != "" {
 		t.Errorf("logs (-want +got):\n%s", diff)
 	}

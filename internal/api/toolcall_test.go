@@ -1,7 +1,6 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"testing"
@@ -10,6 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -19,7 +19,7 @@ import (
 )
 
 // TestToolCallOneEntry: an app's tool call (the CallToolUnary handler,
-// called in process) and a host's (a tools/call sent by a LocalApp) of the
+// called in process) and a host's (a tools/call sent by a core.LocalApp) of the
 // same tool with the same flaw are refused alike, with the same class: the
 // profile's gate, its hidden tool, the call's parts and its options are
 // checked by one entry. A call that passes reaches the server with the
@@ -38,7 +38,7 @@ func TestToolCallOneEntry(t *testing.T) {
 		got = append(got, append(json.RawMessage(nil), args...))
 		return &session.Response{Result: json.RawMessage(`{"content":[]}`)}, nil
 	}}
-	s := newServer(b, Options{Logger: zaptest.NewLogger(t)})
+	s := core.New(b, core.Options{Logger: zaptest.NewLogger(t)})
 	echo, err := profile.ParseGlob("echo")
 	if err != nil {
 		t.Fatal(err)
@@ -46,9 +46,10 @@ func TestToolCallOneEntry(t *testing.T) {
 	s.SetProfiles(profile.Set{"p": {Name: "p", Servers: map[string]*profile.Server{
 		"s": {Tools: profile.Rules{Allow: []profile.Glob{echo}, HasAllow: true}},
 	}}})
-	host := s.NewLocalApp(TransportHTTP, "host", 0, 0)
+	door := &Server{svc: s, log: zaptest.NewLogger(t)} // the gRPC door's handlers
+	host := s.NewLocalApp(core.TransportHTTP, "host", 0, 0)
 	defer host.Close()
-	ctx := WithProfile(context.Background(), "p")
+	ctx := core.WithProfile(context.Background(), "p")
 
 	type call struct {
 		server, params string // params of tools/call, as a host writes them
@@ -63,7 +64,7 @@ func TestToolCallOneEntry(t *testing.T) {
 	}
 	for name, c := range bad {
 		t.Run(name, func(t *testing.T) {
-			_, appErr := s.CallToolUnary(ctx, c.app)
+			_, appErr := door.CallToolUnary(ctx, c.app)
 			_, hostErr := host.SendRequest(ctx, service.Request{Server: c.server, Method: "tools/call", Params: json.RawMessage(c.params)}, nil)
 			if appErr == nil || hostErr == nil {
 				t.Fatalf("app: %v, host: %v; want both refused", appErr, hostErr)
@@ -79,7 +80,7 @@ func TestToolCallOneEntry(t *testing.T) {
 	}
 
 	t.Run("hidden tool", func(t *testing.T) {
-		app, err := s.CallToolUnary(ctx, &mcpdv1.CallToolRequest{Server: "s", Tool: "secret"})
+		app, err := door.CallToolUnary(ctx, &mcpdv1.CallToolRequest{Server: "s", Tool: "secret"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +99,7 @@ func TestToolCallOneEntry(t *testing.T) {
 
 	t.Run("passes", func(t *testing.T) {
 		got = nil
-		if _, err := s.CallToolUnary(ctx, &mcpdv1.CallToolRequest{Server: "s", Tool: "echo", ArgumentsJson: `{"x":1}`}); err != nil {
+		if _, err := door.CallToolUnary(ctx, &mcpdv1.CallToolRequest{Server: "s", Tool: "echo", ArgumentsJson: `{"x":1}`}); err != nil {
 			t.Fatal(err)
 		}
 		resp, err := host.SendRequest(ctx, service.Request{Server: "s", Method: "tools/call", Params: json.RawMessage(`{"name":"echo","arguments":{"x":1}}`)}, nil)
@@ -119,34 +120,4 @@ func reasonOf(st *status.Status) string {
 		}
 	}
 	return ""
-}
-
-// TestHostToolCallPartsAreViews: a host's tools/call params are split into
-// their parts without copying them (the arguments may be tens of MiB), the
-// last of a repeated member wins as json.Unmarshal's would, and a key with
-// escapes is still found.
-func TestHostToolCallPartsAreViews(t *testing.T) {
-	params := json.RawMessage(`{"name":"echo","arguments":{"a":"xyz"},"_meta":{"k":1},"requestState":"s1"}`)
-	p, err := hostToolCall("srv", params)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p.name != "echo" || p.requestState != "s1" || string(p.args) != `{"a":"xyz"}` || string(p.meta) != `{"k":1}` || p.inputs != nil {
-		t.Fatalf("parts: %+v", p)
-	}
-	if &p.args[0] != &params[bytes.Index(params, []byte(`{"a"`))] {
-		t.Error("the arguments were copied, want a view of the params")
-	}
-
-	p, err = hostToolCall("srv", json.RawMessage(`{"name":"one","name":"two","arguments":null}`))
-	if err != nil || p.name != "two" || p.args != nil {
-		t.Fatalf("repeated name: %+v, %v", p, err)
-	}
-	p, err = hostToolCall("srv", json.RawMessage(`{"n\u0061me":"esc","arguments":{}}`))
-	if err != nil || p.name != "esc" || string(p.args) != `{}` {
-		t.Fatalf("escaped key: %+v, %v", p, err)
-	}
-	if _, err := hostToolCall("srv", json.RawMessage(`{"name":3}`)); service.CodeOf(err) != service.InvalidArgument {
-		t.Fatalf("a name that is no string: %v, want InvalidArgument", err)
-	}
 }

@@ -3,7 +3,7 @@
 // host's session, whose bridge (internal/bridge) runs in mcpd over the
 // in-process backend of the HTTP face (httpface.Backend), so that mcpdctl
 // only relays the host's bytes. Every connection's peer must be the
-// daemon's uid; it is listed in status as an app (api.TransportRelay).
+// daemon's uid; it is listed in status as an app (core.TransportRelay).
 // Nothing below cmd/mcpd imports it.
 package bridgeface
 
@@ -17,8 +17,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/peercred"
 	"github.com/mcpd-dev/mcpd/internal/rawio"
 )
@@ -29,7 +29,7 @@ const headerTimeout = 10 * time.Second
 // Options configure a Face.
 type Options struct {
 	Logger  *zap.Logger    // may be nil
-	Server  *api.Server    // lists each connection as an app
+	Server  *core.Service  // lists each connection as an app
 	Backend bridge.Backend // the in-process backend the bridges call
 	// WantUID is the only uid served; -1 means the process's effective uid.
 	WantUID int

@@ -13,8 +13,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
 )
@@ -29,12 +29,12 @@ type session struct {
 	in   *bufio.Reader // the connection, past the header
 	out  *connWriter
 	h    bridge.RelayHeader
-	app  *api.LocalApp // nil until the header was read
+	app  *core.LocalApp // nil until the header was read
 }
 
 // openSession reads and checks the header of c and registers the app. On
 // error the session can only answer it.
-func openSession(c net.Conn, srv *api.Server, uid, pid int) (*session, error) {
+func openSession(c net.Conn, srv *core.Service, uid, pid int) (*session, error) {
 	s := &session{conn: c, in: bufio.NewReaderSize(c, 64<<10), out: newConnWriter(c)}
 	if err := c.SetReadDeadline(time.Now().Add(headerTimeout)); err != nil {
 		return s, fmt.Errorf("set deadline: %w", err)
@@ -47,7 +47,7 @@ func openSession(c net.Conn, srv *api.Server, uid, pid int) (*session, error) {
 		return s, fmt.Errorf("clear deadline: %w", err)
 	}
 	s.h = h
-	s.app = srv.NewLocalApp(api.TransportRelay, defaultAppName, uid, pid)
+	s.app = srv.NewLocalApp(core.TransportRelay, defaultAppName, uid, pid)
 	if h.Host != "" {
 		// The host's name and mcpdctl's pid: the identity the same host
 		// has through the gRPC bridge (api instances.go).
@@ -107,7 +107,7 @@ func (s *session) run(life context.Context, be bridge.Backend) error {
 	in := &eofReader{r: s.in, onEOF: func() { watch.Go(func() { watchHangup(served, s.conn, gone) }) }}
 	ctx := bridge.WithCaller(served, s.app)
 	if h.Root != "" {
-		ctx = api.WithRoot(ctx, h.Root)
+		ctx = core.WithRoot(ctx, h.Root)
 	}
 	timeout := time.Duration(h.TimeoutMs) * time.Millisecond
 	opts := bridge.Options{

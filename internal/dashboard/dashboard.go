@@ -19,9 +19,9 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
 	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -50,7 +50,7 @@ var page = template.Must(template.ParseFS(assets, "assets/index.html"))
 type Options struct {
 	// Server is the daemon's service; Backend its in-process streams
 	// (state events, log follow). Both required.
-	Server  *api.Server
+	Server  *core.Service
 	Backend *httpface.Backend
 	// Logger may be nil.
 	Logger *zap.Logger
@@ -63,7 +63,7 @@ type Options struct {
 // It must be served behind an httpface.Face, whose checks it relies on.
 // Its methods are safe for concurrent use; Close is idempotent.
 type Dashboard struct {
-	srv     *api.Server
+	srv     *core.Service
 	be      *httpface.Backend
 	log     *zap.Logger
 	refresh time.Duration
@@ -78,8 +78,8 @@ type Dashboard struct {
 	cancel context.CancelFunc
 	logins sync.WaitGroup
 
-	mu     sync.Mutex // guards app, closed, flows and loginErr; held for no call into api.Server
-	app    *api.LocalApp
+	mu     sync.Mutex // guards app, closed, flows and loginErr; held for no call into core.Service
+	app    *core.LocalApp
 	closed bool
 	// flows is the login begun from the page of each server, while it is
 	// awaited; loginErr why the last one of a server failed.
@@ -152,14 +152,14 @@ func (d *Dashboard) Close() {
 
 // localApp is the dashboard's app, registered with the service on first
 // use: its calls are budgeted and tracked as an app's, named AppName.
-func (d *Dashboard) localApp() (*api.LocalApp, error) {
+func (d *Dashboard) localApp() (*core.LocalApp, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
 		return nil, errors.New("dashboard: closed")
 	}
 	if d.app == nil {
-		d.app = d.srv.NewLocalApp(api.TransportDashboard, AppName, os.Geteuid(), os.Getpid())
+		d.app = d.srv.NewLocalApp(core.TransportDashboard, AppName, os.Geteuid(), os.Getpid())
 		d.app.Identify(AppName, false)
 	}
 	return d.app, nil

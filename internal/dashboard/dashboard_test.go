@@ -98,7 +98,7 @@ func TestEventsStream(t *testing.T) {
 	if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
 		t.Fatalf("Content-Type %q", ct)
 	}
-	old := h.status("alpha").GetPid()
+	old := int64(h.status("alpha").Pid)
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(nil, 1<<20)
 	var kind string
@@ -145,7 +145,7 @@ func TestEventsStream(t *testing.T) {
 func TestPostNeedsOwnToken(t *testing.T) {
 	h := newHarness(t)
 	c, other := h.newClient(), h.newClient()
-	pid := h.status("alpha").GetPid()
+	pid := h.status("alpha").Pid
 	for _, tt := range []struct{ name, token string }{{"none", ""}, {"other session's", other.token}, {"forged", strings.Repeat("0", 64)}} {
 		if code, body := c.post("/dashboard/api/servers/alpha/restart", tt.token, ""); code != http.StatusForbidden {
 			t.Errorf("token %s: %d %s, want 403", tt.name, code, body)
@@ -157,13 +157,13 @@ func TestPostNeedsOwnToken(t *testing.T) {
 		t.Errorf("no cookie: %d, want 403", code)
 	}
 	time.Sleep(300 * time.Millisecond)
-	if s := h.status("alpha"); s.GetPid() != pid || stateName(s.GetState()) != "ready" {
-		t.Fatalf("after refused POSTs: pid %d state %s, want %d ready", s.GetPid(), stateName(s.GetState()), pid)
+	if s := h.status("alpha"); s.Pid != pid || stateName(s.State) != "ready" {
+		t.Fatalf("after refused POSTs: pid %d state %s, want %d ready", s.Pid, stateName(s.State), pid)
 	}
 	if code, body := c.post("/dashboard/api/servers/alpha/restart", c.token, ""); code != http.StatusOK {
 		t.Fatalf("with its token: %d %s", code, body)
 	}
-	if s := h.waitState("alpha", "ready"); s.GetPid() == pid {
+	if s := h.waitState("alpha", "ready"); s.Pid == pid {
 		t.Fatal("restart kept the pid")
 	}
 	// GET does not change state: the action paths take only POST.
@@ -196,8 +196,8 @@ func TestForeignOriginHost(t *testing.T) {
 			}
 		})
 	}
-	if s := h.status("alpha"); stateName(s.GetState()) != "ready" {
-		t.Fatalf("alpha %s after refused requests", stateName(s.GetState()))
+	if s := h.status("alpha"); stateName(s.State) != "ready" {
+		t.Fatalf("alpha %s after refused requests", stateName(s.State))
 	}
 }
 

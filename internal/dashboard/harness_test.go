@@ -19,16 +19,16 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/audit"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/httpface"
 	"github.com/mcpd-dev/mcpd/internal/oauth"
 	"github.com/mcpd-dev/mcpd/internal/pin"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // secretValue is the env value of the fake servers that must never reach
@@ -39,7 +39,7 @@ const secretValue = "s3cr3t-dashboard-value-4711"
 // HTTP face's guards, on a loopback port.
 type harness struct {
 	t     *testing.T
-	srv   *api.Server
+	srv   *core.Service
 	sup   *supervisor.Supervisor
 	face  *httpface.Face
 	dash  *Dashboard
@@ -55,8 +55,8 @@ type harness struct {
 // them and runs their logins, as in the daemon).
 func newHarness(t *testing.T, more ...config.Server) *harness {
 	t.Helper()
-	core, logs := observer.New(zapcore.DebugLevel)
-	log := zaptest.NewLogger(t, zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, core) })))
+	obsCore, logs := observer.New(zapcore.DebugLevel)
+	log := zaptest.NewLogger(t, zaptest.WrapOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core { return zapcore.NewTee(c, obsCore) })))
 	dir := t.TempDir()
 	h := &harness{t: t, descs: filepath.Join(dir, "descs.json"), logs: logs}
 	h.describe(map[string]string{})
@@ -78,11 +78,11 @@ func newHarness(t *testing.T, more ...config.Server) *harness {
 		specs[i] = supervisor.Spec(s)
 	}
 	auth := oauth.NewManager(dir, log.Named("oauth"), nil)
-	var srv *api.Server
+	var srv *core.Service
 	h.sup = supervisor.New(supervisor.Options{
 		Specs: specs, Logger: log, ClientInfo: json.RawMessage(`{"name":"mcpd-test","version":"0"}`),
 		Pins:          pin.NewBook(pin.NewStore(filepath.Join(dir, "pins"))),
-		NewAuthorizer: api.OAuthAuthorizers(auth),
+		NewAuthorizer: core.OAuthAuthorizers(auth),
 		OnRequest: func(ctx context.Context, server, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
 			return srv.ServeChildRequest(ctx, server, method, params)
 		},
@@ -92,8 +92,8 @@ func newHarness(t *testing.T, more ...config.Server) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { alog.Close() })
-	srv = api.NewServer(h.sup, api.Options{Logger: log, Audit: api.AuditOptions{Log: alog}})
-	srv.SetRemoteAuth(api.NewRemoteAuth(auth, h.sup))
+	srv = core.New(h.sup, core.Options{Logger: log, Audit: core.AuditOptions{Log: alog}})
+	srv.SetRemoteAuth(core.NewRemoteAuth(auth, h.sup))
 	h.srv = srv
 	h.serve(log, servers)
 	h.waitState("alpha", "ready")
@@ -151,38 +151,32 @@ func (h *harness) describe(m map[string]string) {
 }
 
 // status is the server's status from the service.
-func (h *harness) status(name string) *mcpdv1.ServerStatus {
+func (h *harness) status(name string) service.ServerStatus {
 	h.t.Helper()
-	st, err := h.srv.GetStatus(context.Background(), &mcpdv1.GetStatusRequest{})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	for _, s := range st.GetServers() {
-		if s.GetName() == name {
+	st, _ := h.srv.Status()
+	for _, s := range st.Servers {
+		if s.Name == name {
 			return s
 		}
 	}
 	h.t.Fatalf("no server %q", name)
-	return nil
+	return service.ServerStatus{}
 }
 
-// stateName is the lower-case name of a state, as the page shows it.
-func stateName(s mcpdv1.ServerState) string {
-	n := strings.ToLower(strings.TrimPrefix(s.String(), "SERVER_STATE_"))
-	return strings.ReplaceAll(n, "_", " ")
-}
+// stateName is the name of a state, as the page shows it.
+func stateName(s service.State) string { return string(s) }
 
 // waitState waits until the server's state is state (stateName's words).
-func (h *harness) waitState(name, state string) *mcpdv1.ServerStatus {
+func (h *harness) waitState(name, state string) service.ServerStatus {
 	h.t.Helper()
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		s := h.status(name)
-		if stateName(s.GetState()) == state {
+		if stateName(s.State) == state {
 			return s
 		}
 		if time.Now().After(deadline) {
-			h.t.Fatalf("server %s: state %s, want %s", name, stateName(s.GetState()), state)
+			h.t.Fatalf("server %s: state %s, want %s", name, stateName(s.State), state)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/testing/oauthtest"
 )
 
@@ -100,8 +101,8 @@ func TestLoginEndpoint(t *testing.T) {
 			t.Errorf("login with token %s: %d %s, want 403 without a URL", tt.name, code, body)
 		}
 	}
-	if n := as.Registrations.Load(); n != 0 || h.status("corp").GetOauth().GetLoginInProgress() {
-		t.Fatalf("refused logins began one: %d registrations, in progress %v", n, h.status("corp").GetOauth().GetLoginInProgress())
+	if n := as.Registrations.Load(); n != 0 || loginInProgress(h.status("corp")) {
+		t.Fatalf("refused logins began one: %d registrations, in progress %v", n, loginInProgress(h.status("corp")))
 	}
 
 	code, body := c.post("/dashboard/api/servers/alpha/login", c.token, "")
@@ -232,3 +233,6 @@ func TestBrowserLogin(t *testing.T) {
 		}
 	}
 }
+
+// loginInProgress reports whether s's OAuth login is in progress.
+func loginInProgress(s service.ServerStatus) bool { return s.OAuth != nil && s.OAuth.LoginInProgress }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/config"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // waitChanges waits until the page's value of js (a string) has changed n
@@ -88,7 +87,7 @@ func TestBrowserRowsKept(t *testing.T) {
 		b := b.in(t)
 		b.do(`(() => { const r = ` + row("alpha") + `; r.__kept = "row"; const o = r.querySelector("button"); o.__kept = "open"; o.focus(); })()`)
 		b.waitChanges("alpha's uptime ticking", uptime, 2)
-		old := h.status("alpha").GetPid()
+		old := h.status("alpha").Pid
 		if err := syscall.Kill(int(old), syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
@@ -155,18 +154,18 @@ func TestBrowserPanelKept(t *testing.T) {
 	// to the logs, which start nothing, and stop beta again if it started.
 	b.click(`#detail .tabs button[data-tab="logs"]`)
 	b.waitJS("the logs tab", `document.querySelector('#detail .tabs button[data-tab="logs"]').classList.contains('active')`)
-	if _, err := h.srv.StopServer(context.Background(), &mcpdv1.StopServerRequest{Name: "beta"}); err != nil {
+	if _, err := h.srv.StopServer(context.Background(), "beta"); err != nil {
 		t.Fatal(err)
 	}
 	b.waitJS("beta stopped in its panel", `document.querySelector('#detail .head .pill').textContent == 'stopped'`)
 	b.do(`document.querySelector('#detail button.restart').__kept = "restart"`)
 	var started int64
 	b.hold(`document.querySelector('#detail button.restart')`, func() {
-		st, err := h.srv.StartServer(context.Background(), &mcpdv1.StartServerRequest{Name: "beta"})
+		st, err := h.srv.StartServer(context.Background(), "beta")
 		if err != nil {
 			t.Fatal(err)
 		}
-		started = st.GetServer().GetPid()
+		started = int64(st.Pid)
 		b.waitJS("beta ready in its panel", `document.querySelector('#detail .head .pill').textContent == 'ready'`)
 	})
 	b.waitJS("the restart done", `document.getElementById('activity').textContent.includes('restart beta: done')`)

@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/config"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/pin"
 	"github.com/mcpd-dev/mcpd/internal/procs"
 	"github.com/mcpd-dev/mcpd/internal/service"
@@ -140,10 +140,10 @@ type appView struct {
 
 // doors names the transports as the page shows them.
 var doors = map[string]string{
-	api.TransportGRPC:      "gRPC socket",
-	api.TransportHTTP:      "HTTP face",
-	api.TransportRelay:     "mcpdctl bridge",
-	api.TransportDashboard: "dashboard",
+	core.TransportGRPC:      "gRPC socket",
+	core.TransportHTTP:      "HTTP face",
+	core.TransportRelay:     "mcpdctl bridge",
+	core.TransportDashboard: "dashboard",
 }
 
 // secretMask hides the values of a server's env and headers in text.
@@ -263,7 +263,7 @@ func (d *Dashboard) build(ctx context.Context) (*snapshot, error) {
 			used = []string{}
 		}
 		out.Apps = append(out.Apps, appView{Name: a.Name, Version: a.Version, Pid: a.Pid, Door: door, Profile: a.Profile,
-			Used: used, Host: a.Host, ConnectedAtMs: a.ConnectedAt.UnixMilli(), Self: a.Transport == api.TransportDashboard})
+			Used: used, Host: a.Host, ConnectedAtMs: a.ConnectedAt.UnixMilli(), Self: a.Transport == core.TransportDashboard})
 	}
 	return out, nil
 }

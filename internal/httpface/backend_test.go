@@ -11,27 +11,26 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // newDaemon runs a supervisor with one legacy fake child "fake" and an
-// api.Server over it, in process, and returns the server and a Backend.
-func newDaemon(t *testing.T) (*api.Server, *Backend) {
+// core.Service over it, in process, and returns the server and a Backend.
+func newDaemon(t *testing.T) (*core.Service, *Backend) {
 	t.Helper()
 	return newDaemonLogging(t, zaptest.NewLogger(t))
 }
 
 // newDaemonLogging is newDaemon logging to log.
-func newDaemonLogging(t testing.TB, log *zap.Logger) (*api.Server, *Backend) {
+func newDaemonLogging(t testing.TB, log *zap.Logger) (*core.Service, *Backend) {
 	t.Helper()
 	cmd, args := fakemcp.Command()
-	var srv *api.Server
+	var srv *core.Service
 	sup := supervisor.New(supervisor.Options{
 		Specs: []supervisor.Spec{{Name: "fake", Command: cmd, Args: args, Autostart: true,
 			Env: map[string]string{fakemcp.EnvMode: "legacy"}, RequestTimeout: 30 * time.Second}},
@@ -41,7 +40,7 @@ func newDaemonLogging(t testing.TB, log *zap.Logger) (*api.Server, *Backend) {
 			return srv.ServeChildRequest(ctx, server, method, params)
 		},
 	})
-	srv = api.NewServer(sup, api.Options{Logger: log})
+	srv = core.New(sup, core.Options{Logger: log})
 	ctx, cancel := context.WithCancel(context.Background())
 	runErr := make(chan error, 1)
 	go func() { runErr <- sup.Run(ctx) }()
@@ -80,9 +79,8 @@ func TestBackendListAndProgress(t *testing.T) {
 		t.Fatalf("events %v: want 3 progress then done", evs)
 	}
 	// The calls' app is listed as an HTTP client.
-	st, err := srv.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
-	if err != nil || len(st.GetApps()) != 1 || st.GetApps()[0].GetTransport() != api.TransportHTTP {
-		t.Fatalf("status apps = %v, %v", st.GetApps(), err)
+	if _, apps := srv.Status(); len(apps) != 1 || apps[0].Transport != core.TransportHTTP {
+		t.Fatalf("status apps = %v", apps)
 	}
 	// The servers are listed in plain values.
 	servers, err := be.ListServers(ctx)
@@ -207,8 +205,7 @@ func TestBackendFallbackAfterCloseIsNotListed(t *testing.T) {
 	if a := be.app(ctx); a == nil {
 		t.Fatal("no app for a call after Close")
 	}
-	st, err := srv.GetStatus(ctx, &mcpdv1.GetStatusRequest{})
-	if err != nil || len(st.GetApps()) != 0 {
-		t.Fatalf("status apps after Close = %v, %v; want none", st.GetApps(), err)
+	if _, apps := srv.Status(); len(apps) != 0 {
+		t.Fatalf("status apps after Close = %v; want none", apps)
 	}
 }

@@ -11,8 +11,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
@@ -26,7 +26,7 @@ import (
 func TestHTTPFaceClasses(t *testing.T) {
 	cmd, args := fakemcp.Command()
 	log := zaptest.NewLogger(t)
-	var srv *api.Server
+	var srv *core.Service
 	sup := supervisor.New(supervisor.Options{
 		Specs: []supervisor.Spec{
 			{Name: "slow", Command: cmd, Args: args, Autostart: true,
@@ -35,7 +35,7 @@ func TestHTTPFaceClasses(t *testing.T) {
 		Logger:     log,
 		ClientInfo: json.RawMessage(`{"name":"mcpd-test","version":"0"}`),
 	})
-	srv = api.NewServer(sup, api.Options{Logger: log})
+	srv = core.New(sup, core.Options{Logger: log})
 	ctx, cancel := context.WithCancel(context.Background())
 	runErr := make(chan error, 1)
 	go func() { runErr <- sup.Run(ctx) }() // owned: the cleanup waits for it

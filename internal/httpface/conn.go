@@ -4,8 +4,8 @@ import (
 	"context"
 	"sync"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/core"
 )
 
 // connApp is the app of one HTTP connection, registered with the Server at
@@ -13,10 +13,10 @@ import (
 // whose requests all belong to legacy sessions (apps of their own,
 // Backend.NewCaller) is not listed in status as an app that never called.
 type connApp struct {
-	make func() *api.LocalApp
+	make func() *core.LocalApp
 
 	mu     sync.Mutex // guards app, closed and hosts
-	app    *api.LocalApp
+	app    *core.LocalApp
 	closed bool // the connection ended: an app made now is closed at once
 	// hosts are the modern hosts whose requests it carried, told when it
 	// closes.
@@ -24,7 +24,7 @@ type connApp struct {
 }
 
 // get is the connection's app, made on the first call.
-func (c *connApp) get() *api.LocalApp {
+func (c *connApp) get() *core.LocalApp {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.app == nil {
@@ -78,9 +78,9 @@ func (c *connApp) removeHost(h *hostApp) {
 // its connection's (the connection's peer is the caller of its requests,
 // and the bridge keeps it on the calls it makes for them, even those that
 // outlive them); nil when it has none.
-func appFromContext(ctx context.Context) *api.LocalApp {
+func appFromContext(ctx context.Context) *core.LocalApp {
 	switch c := bridge.CallerFrom(ctx).(type) {
-	case *api.LocalApp:
+	case *core.LocalApp:
 		return c
 	case *connPeer:
 		if c.app != nil { // allowed (checkPeer) before any of its requests is served

@@ -11,8 +11,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/peercred"
 	"github.com/mcpd-dev/mcpd/internal/rawio"
 )
@@ -28,8 +28,8 @@ type Options struct {
 	// Logger may be nil.
 	Logger *zap.Logger
 	// Server, if set, lists each allowed connection as an app in status
-	// (api.LocalApp), whose calls the Backend attributes to it.
-	Server *api.Server
+	// (core.LocalApp), whose calls the Backend attributes to it.
+	Server *core.Service
 	// WantUID is the only uid served; -1 means the process's effective uid.
 	WantUID int
 }
@@ -44,7 +44,7 @@ type Face struct {
 	port    int // the bound TCP port; 0 on a unix socket
 	wantUID int
 	log     *zap.Logger
-	srv     *api.Server
+	srv     *core.Service
 	next    http.Handler
 	http    *http.Server
 	base    context.Context // every request's; cancelled by Close
@@ -52,7 +52,7 @@ type Face struct {
 	done    chan struct{} // closed when Serve returned
 	err     error         // Serve's error; read after done
 
-	mu   sync.Mutex // guards apps (nil once closed); taken alone, never across a call into api.Server
+	mu   sync.Mutex // guards apps (nil once closed); taken alone, never across a call into core.Service
 	apps map[net.Conn]*connApp
 }
 
@@ -141,7 +141,7 @@ func (f *Face) Close() error {
 	apps := f.apps
 	f.apps = nil
 	f.mu.Unlock()
-	for _, a := range apps { // outside f.mu: Close calls into api.Server
+	for _, a := range apps { // outside f.mu: Close calls into core.Service
 		a.close()
 	}
 	if f.err != nil {
@@ -185,7 +185,7 @@ func (f *Face) checkPeer(p *connPeer) bool {
 // register makes p's allowed connection an app, listed in status from its
 // first call (connApp), unless the face closed meanwhile.
 func (f *Face) register(p *connPeer) {
-	a := &connApp{make: func() *api.LocalApp { return f.srv.NewLocalApp(api.TransportHTTP, DefaultAppName, p.uid, p.pid) }}
+	a := &connApp{make: func() *core.LocalApp { return f.srv.NewLocalApp(core.TransportHTTP, DefaultAppName, p.uid, p.pid) }}
 	f.mu.Lock()
 	open := f.apps != nil
 	if open {

@@ -66,13 +66,10 @@ func TestHTTPModernHostIsAnAppUntilItsConnectionsClose(t *testing.T) {
 	modernPost(t, b, url, "modern-b")
 	names := []string{"modern-a", "modern-b", DefaultAppName}
 	count := func() map[string]int {
-		st, err := srv.GetStatus(t.Context(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, apps := srv.Status()
 		n := map[string]int{}
-		for _, a := range st.GetApps() {
-			n[a.GetName()]++
+		for _, a := range apps {
+			n[a.Name]++
 		}
 		return n
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 )
 
 // DefaultAddr is where the HTTP face listens unless told otherwise
@@ -79,15 +79,15 @@ func ParseListen(name, v string) (Addr, error) {
 var ErrAddrInUse = errors.New("address already in use")
 
 // Listen listens on a. A unix socket gets the API socket's treatment
-// (api.Listen): a directory of mode 0700 that is ours, the socket 0600, a
+// (socket.Listen): a directory of mode 0700 that is ours, the socket 0600, a
 // live socket never replaced, a stale one removed, and the file removed on
 // Close.
 func Listen(a Addr) (net.Listener, error) {
 	var ln net.Listener
 	var err error
 	if a.Network == "unix" {
-		ln, err = api.Listen(a.Address)
-		if errors.Is(err, api.ErrAlreadyListening) {
+		ln, err = socket.Listen(a.Address)
+		if errors.Is(err, socket.ErrAlreadyListening) {
 			err = fmt.Errorf("%w: %w", ErrAddrInUse, err)
 		}
 	} else {

@@ -5,11 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
 // A host's tools/call through the in-process service and an app's
@@ -33,14 +32,14 @@ func TestDirectSameProfileGate(t *testing.T) {
 		t.Fatalf("hidden tool through the HTTP face's service = %+v, %v: want the server's answer for a tool it lacks", resp, err)
 	}
 
-	app := srv.NewLocalApp(api.TransportGRPC, "app", -1, 0)
+	app := srv.NewLocalApp(core.TransportGRPC, "app", -1, 0)
 	defer app.Close()
-	appResp, err := srv.CallToolUnary(app.Context(api.WithProfile(ctx, "quiet")),
-		&mcpdv1.CallToolRequest{Server: "fake", Tool: "echo", ArgumentsJson: `{"message":"x"}`})
-	if err != nil || appResp.GetError() == nil {
-		t.Fatalf("hidden tool through CallToolUnary = %v, %v", appResp, err)
+	appResp, err := srv.CallTool(app.Context(core.WithProfile(ctx, "quiet")),
+		core.ToolCall{Server: "fake", Tool: "echo", Arguments: []byte(`{"message":"x"}`)}, service.Options{}, nil)
+	if err != nil || appResp.Hidden == nil {
+		t.Fatalf("hidden tool through the gRPC door's CallTool = %+v, %v", appResp, err)
 	}
-	if got, want := resp.Error, appResp.GetError(); got.Code != want.GetCode() || got.Message != want.GetMessage() || string(got.Data) != want.GetDataJson() {
+	if got, want := resp.Error, appResp.Hidden; got.Code != want.Code || got.Message != want.Message || string(got.Data) != string(want.Data) {
 		t.Fatalf("the doors differ: host %+v, app %v", got, want)
 	}
 

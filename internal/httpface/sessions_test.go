@@ -13,9 +13,8 @@ import (
 
 	"go.uber.org/zap/zaptest"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/bridge"
-	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
+	"github.com/mcpd-dev/mcpd/internal/core"
 )
 
 // testHost is a plain HTTP client playing an MCP host of the 2025-11-25
@@ -105,19 +104,16 @@ func (h *testHost) exit() { h.c.CloseIdleConnections() }
 
 // listed reports which of names status lists as an app, and which of the
 // subscription ids subs it lists.
-func listed(t *testing.T, srv *api.Server, names []string, subs ...uint64) (apps, open map[string]bool) {
+func listed(t *testing.T, srv *core.Service, names []string, subs ...uint64) (apps, open map[string]bool) {
 	t.Helper()
-	st, err := srv.GetStatus(context.Background(), &mcpdv1.GetStatusRequest{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, all := srv.Status()
 	apps, open = map[string]bool{}, map[string]bool{}
-	for _, a := range st.GetApps() {
-		apps[a.GetName()] = slices.Contains(names, a.GetName())
+	for _, a := range all {
+		apps[a.Name] = slices.Contains(names, a.Name)
 	}
-	for _, s := range st.GetSubscriptions() {
-		if slices.Contains(subs, s.GetSubscriptionId()) {
-			open[fmt.Sprint(s.GetSubscriptionId())] = true
+	for _, id := range subscriptionIDs(t, srv) {
+		if slices.Contains(subs, id) {
+			open[fmt.Sprint(id)] = true
 		}
 	}
 	return apps, open
@@ -125,17 +121,13 @@ func listed(t *testing.T, srv *api.Server, names []string, subs ...uint64) (apps
 
 // newSubscription is the id of the one subscription status lists that is
 // not among old, once there is one.
-func newSubscription(t *testing.T, srv *api.Server, old ...uint64) uint64 {
+func newSubscription(t *testing.T, srv *core.Service, old ...uint64) uint64 {
 	t.Helper()
 	var id uint64
 	waitFor(t, "a new subscription", func() bool {
-		st, err := srv.GetStatus(context.Background(), &mcpdv1.GetStatusRequest{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, s := range st.GetSubscriptions() {
-			if !slices.Contains(old, s.GetSubscriptionId()) {
-				id = s.GetSubscriptionId()
+		for _, sub := range subscriptionIDs(t, srv) {
+			if !slices.Contains(old, sub) {
+				id = sub
 				return true
 			}
 		}
@@ -206,4 +198,18 @@ func TestHTTPSessionOfGoneHostEnds(t *testing.T) {
 	if code, body := stayer.post(`{"jsonrpc":"2.0","id":4,"method":"ping"}`); code != 200 {
 		t.Errorf("ping in the open session: %d %s, want 200", code, body)
 	}
+}
+
+// subscriptionIDs are the ids of the service's open subscriptions.
+func subscriptionIDs(t *testing.T, srv *core.Service) []uint64 {
+	t.Helper()
+	m, err := srv.Subscriptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []uint64
+	for _, st := range m.Streams() {
+		ids = append(ids, st.ID)
+	}
+	return ids
 }

@@ -5,19 +5,19 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // An app in process subscribes and updates its subscription in plain Go
-// values (api.LocalApp.Subscribe, UpdateSubscription), with no mcpd.v1
+// values (core.LocalApp.Subscribe, UpdateSubscription), with no mcpd.v1
 // message: the acknowledgement names its id and what each server watches,
 // the fake's resource URI can be added and removed by that id, an unknown
 // id and an empty watch are refused by class, and the subscription ends
 // with nil when its context does.
 func TestLocalSubscribePlain(t *testing.T) {
 	srv, _ := newDaemon(t)
-	app := srv.NewLocalApp(api.TransportHTTP, "plain-sub", 0, 0)
+	app := srv.NewLocalApp(core.TransportHTTP, "plain-sub", 0, 0)
 	defer app.Close()
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
@@ -66,7 +66,7 @@ func TestLocalSubscribePlain(t *testing.T) {
 }
 
 // An app in process follows a server's stderr in plain Go values
-// (api.LocalApp.FollowLogs): opened comes before the first line, the
+// (core.LocalApp.FollowLogs): opened comes before the first line, the
 // child's lines come with its pid, and a negative count and an unknown
 // server are refused by class.
 func TestLocalFollowLogsPlain(t *testing.T) {
@@ -74,7 +74,7 @@ func TestLocalFollowLogsPlain(t *testing.T) {
 	if _, _, err := callDirect(ctxT(t), be, "echo", `{"message":"to the log"}`); err != nil {
 		t.Fatal(err) // the child is up, and has written to its stderr
 	}
-	app := srv.NewLocalApp(api.TransportHTTP, "plain-logs", 0, 0)
+	app := srv.NewLocalApp(core.TransportHTTP, "plain-logs", 0, 0)
 	defer app.Close()
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()

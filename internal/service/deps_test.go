@@ -2,7 +2,6 @@ package service
 
 import (
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 )
@@ -27,20 +26,11 @@ var grpcImporters = map[string]string{
 	"internal/testing/mcpdtest": "serves mcpd's gRPC API, a real mcpd's or a test's own, on a Unix socket",
 }
 
-// adapterCallers are the faces that call the service in process through
-// api.LocalApp, in the service's plain values: they import neither gRPC nor
-// mcpd.v1, but link both with internal/api, where the in-process service
-// and its gRPC adapter live side by side.
-var adapterCallers = map[string]bool{
-	"internal/httpface":   true,
-	"internal/bridgeface": true,
-	"internal/dashboard":  true,
-}
-
 // TestImportRules enforces the import rules on the real build graph: only
-// grpcImporters import gRPC or mcpd.v1; no other package depends on them
-// but adapterCallers, through internal/api only; and the service's
-// vocabulary depends on nothing of the module but jsonrpc.
+// grpcImporters import gRPC or mcpd.v1, and no other package depends on
+// them (the in-process service, internal/core, and the faces that call it
+// link neither); and the service's vocabulary depends on nothing of the
+// module but jsonrpc.
 func TestImportRules(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -66,11 +56,8 @@ func TestImportRules(t *testing.T) {
 		if d, ok := firstRPC(imports); ok {
 			t.Errorf("%s imports %s: only the adapter and the socket's clients may", name, d)
 		}
-		if d, ok := firstRPC(deps); ok && !adapterCallers[name] {
-			t.Errorf("%s depends on %s: only the adapter, the socket's clients and the faces calling api.LocalApp may", name, d)
-		}
-		if adapterCallers[name] && !slices.Contains(imports, module+"internal/api") {
-			t.Errorf("%s no longer imports internal/api: take it off adapterCallers", name)
+		if d, ok := firstRPC(deps); ok {
+			t.Errorf("%s depends on %s: only the adapter and the socket's clients may", name, d)
 		}
 		if name == "internal/service" {
 			for _, d := range deps {

@@ -8,7 +8,7 @@ import (
 
 // Class is the class of one of mcpd's own failures: what an app, a host
 // or an operator may tell apart and act on. It is carried by an Error
-// from the domain (internal/api classes the domain's errors) to every
+// from the domain (internal/core classes the domain's errors) to every
 // door: the gRPC API says it as the reason of an ErrorInfo (its value is
 // the name of the mcpd.v1 ErrorReason), the bridge as the reason of its
 // JSON-RPC error's data. Match failures by class, never by message.

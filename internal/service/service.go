@@ -1,8 +1,7 @@
-// Package service is the vocabulary of mcpd's in-process service: the
-// requests, options, events, responses and statuses with which the
-// daemon's own faces (the HTTP face, the bridge socket, the dashboard)
-// call api.Server directly, as plain Go values rather than protocol
-// buffers. It imports only the standard library and jsonrpc, so that
+// Package service is the vocabulary of mcpd's in-process service
+// (internal/core): the requests, options, events, responses and statuses
+// with which every door calls it, as plain Go values rather than
+// protocol buffers. It imports only the standard library and jsonrpc, so that
 // the bridge, which mcpdctl also links, can speak it.
 package service
 

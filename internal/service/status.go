@@ -6,7 +6,7 @@ import (
 )
 
 // Status is the daemon's status: mcpd itself and every configured
-// server. The connected apps are listed apart (api.Server.Apps).
+// server. The connected apps are listed apart (core.Service.Status).
 type Status struct {
 	Version     string
 	Pid         int

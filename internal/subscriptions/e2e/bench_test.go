@@ -13,6 +13,8 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
+	"github.com/mcpd-dev/mcpd/internal/core"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -30,11 +32,11 @@ func BenchmarkFanout100(b *testing.B) {
 	go func() { runDone <- sup.Run(ctx) }()
 	defer func() { cancel(); <-runDone }()
 	path := fmt.Sprintf("/tmp/mcpd-bench-%d/s/mcpd.sock", time.Now().UnixNano())
-	ln, err := api.Listen(path)
+	ln, err := socket.Listen(path)
 	if err != nil {
 		b.Fatal(err)
 	}
-	gs := api.NewGRPCServer(api.NewServer(sup, api.Options{Logger: zap.NewNop()}), zap.NewNop())
+	gs := api.NewGRPCServer(core.New(sup, core.Options{Logger: zap.NewNop()}), zap.NewNop())
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(ln) }()
 	defer func() { gs.Stop(); <-served }()

@@ -20,6 +20,8 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
+	"github.com/mcpd-dev/mcpd/internal/core"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -152,13 +154,13 @@ func newDaemon(t *testing.T, opts supervisor.Options) *daemon {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	path := filepath.Join(dir, "s", "mcpd.sock")
-	ln, err := api.Listen(path)
+	ln, err := socket.Listen(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// grpc-go's logging is routed once per process to the first logger
 	// NewGRPCServer gets: give it one that outlives every test.
-	gs := api.NewGRPCServer(api.NewServer(sup, api.Options{Logger: log, SocketPath: path}), zap.NewNop())
+	gs := api.NewGRPCServer(core.New(sup, core.Options{Logger: log, SocketPath: path}), zap.NewNop())
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(ln) }()
 	t.Cleanup(func() {

@@ -22,7 +22,9 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/api"
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/session"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -47,13 +49,13 @@ func startDaemon(tb testing.TB, log *zap.Logger, opts supervisor.Options) *daemo
 	}
 	tb.Cleanup(func() { os.RemoveAll(dir) })
 	path := filepath.Join(dir, "s", "mcpd.sock")
-	ln, err := api.Listen(path)
+	ln, err := socket.Listen(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	opts.Logger = log
 	sup := supervisor.New(opts)
-	srv := api.NewServer(sup, api.Options{Logger: log, SocketPath: path})
+	srv := core.New(sup, core.Options{Logger: log, SocketPath: path})
 	gs := api.NewGRPCServer(srv, log)
 	ctx, cancel := context.WithCancel(context.Background())
 	supDone := make(chan error, 1)

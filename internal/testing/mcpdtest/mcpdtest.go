@@ -19,7 +19,9 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/mcpd-dev/mcpd/internal/api"
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/secrets"
+	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
@@ -96,13 +98,13 @@ func StartSpecs(t testing.TB, specs []supervisor.Spec) string {
 		}
 	})
 	sock := filepath.Join(t.TempDir(), "run", "mcpd.sock")
-	ln, err := api.Listen(sock)
+	ln, err := socket.Listen(sock)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// grpc-go's log is routed once per process, to the first logger
 	// NewGRPCServer gets: give it one that outlives every test.
-	gs := api.NewGRPCServer(api.NewServer(sup, api.Options{Logger: log, SocketPath: sock}), zap.NewNop())
+	gs := api.NewGRPCServer(core.New(sup, core.Options{Logger: log, SocketPath: sock}), zap.NewNop())
 	served := make(chan error, 1)
 	go func() { served <- gs.Serve(ln) }() // owned: the cleanup waits for it
 	t.Cleanup(func() {
