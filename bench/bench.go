@@ -408,7 +408,7 @@ func (b *bench) throughput(ctx context.Context, d *daemon, t target) error {
 			b.rep.Daemon.LoadApps = c
 		}
 	}
-	return nil
+	return b.faceRate(ctx, t.Name, func(i int) error { return callEcho(ctx, apps[i], t.Name) }, fronts) // facedoorrate.go
 }
 
 // The variants of the throughput section, by index; the fronts follow.
@@ -479,53 +479,6 @@ func throughputRowOf(server string, c int, rates [][]float64, p50s [][]time.Dura
 	row.McpdOverRelay = ratio(row.Mcpd, row.Relay)
 	row.UnaryOverRelay = ratio(row.McpdUnary, row.Relay)
 	return row
-}
-
-// parallelRate runs c workers calling f (with their index) until dur has
-// passed and returns completed calls per second.
-func parallelRate(dur time.Duration, c int, f func(i int) error) (float64, error) {
-	rate, _, err := parallelRun(dur, c, f)
-	return rate, err
-}
-
-// parallelRun is parallelRate that also returns the median latency of
-// the calls, each timed from its start to its answer.
-func parallelRun(dur time.Duration, c int, f func(i int) error) (float64, time.Duration, error) {
-	start := time.Now()
-	deadline := start.Add(dur)
-	lat := make([]latencies, c)
-	errs := make(chan error, c)
-	for i := range c {
-		go func() { // owned: all c report on errs below
-			for {
-				t0 := time.Now()
-				if !t0.Before(deadline) {
-					break
-				}
-				if err := f(i); err != nil {
-					errs <- err
-					return
-				}
-				lat[i] = append(lat[i], time.Since(t0))
-			}
-			errs <- nil
-		}()
-	}
-	var first error
-	for range c {
-		if err := <-errs; err != nil && first == nil {
-			first = err
-		}
-	}
-	elapsed := time.Since(start)
-	if first != nil {
-		return 0, 0, first
-	}
-	var all latencies
-	for _, l := range lat {
-		all = append(all, l...)
-	}
-	return float64(len(all)) / elapsed.Seconds(), all.quantile(0.5), nil
 }
 
 // startup is section 7 and mcpd's idle footprint: a fresh mcpd with ten

@@ -38,11 +38,10 @@ func (b *bench) faceDoorBursts() (pairs, burst int) {
 // faceDoor adds the face-against-door rows of server, whose gRPC door
 // calls echo and list, when the HTTP face is among fronts.
 func (b *bench) faceDoor(ctx context.Context, server string, mcpdPid int, echo, list func() error, fronts []*front) error {
-	i := slices.IndexFunc(fronts, func(f *front) bool { return f.name == frontHTTPFace })
-	if i < 0 {
+	face := httpFace(fronts)
+	if face == nil {
 		return nil
 	}
-	face := fronts[i]
 	for _, op := range []struct {
 		name       string
 		face, door func() error
@@ -59,58 +58,97 @@ func (b *bench) faceDoor(ctx context.Context, server string, mcpdPid int, echo, 
 	return nil
 }
 
+// httpFace is the HTTP face among fronts; nil when it is off.
+func httpFace(fronts []*front) *front {
+	i := slices.IndexFunc(fronts, func(f *front) bool { return f.name == frontHTTPFace })
+	if i < 0 {
+		return nil
+	}
+	return fronts[i]
+}
+
 // faceAgainstDoor measures op through the face and through the door in
-// alternating bursts, each pair starting with the other.
+// alternating bursts.
 func (b *bench) faceAgainstDoor(server, op string, mcpdPid int, face, door func() error) (faceDoorRow, error) {
 	pairs, burst := b.faceDoorBursts()
-	var faceSum, doorSum time.Duration
-	var ratios []float64
-	for i := range pairs {
-		measure := func(f func() error) (time.Duration, error) {
+	measure := func(f func() error) func() (time.Duration, error) {
+		return func() (time.Duration, error) {
 			_, perCall, err := cpuPerCall(burst, 0, mcpdPid, f)
 			return perCall * time.Duration(burst), err // to the ns per call: the sums stay exact enough
 		}
+	}
+	faces, doors, err := alternate(pairs, measure(face), measure(door))
+	if err != nil {
+		return faceDoorRow{}, err
+	}
+	var faceSum, doorSum time.Duration
+	var ratios []float64
+	for i := range faces {
+		faceSum, doorSum = faceSum+faces[i], doorSum+doors[i]
+		if doors[i] > 0 {
+			ratios = append(ratios, float64(faces[i])/float64(doors[i]))
+		}
+	}
+	calls := time.Duration(pairs * burst)
+	row := faceDoorRow{Server: server, Op: op, Pairs: pairs, Burst: burst,
+		Face: us(faceSum / calls), Door: us(doorSum / calls), Ratio: ratio(float64(faceSum), float64(doorSum))}
+	row.P25, row.P75 = quartiles(ratios)
+	return row, nil
+}
+
+// alternate runs pairs pairs of bursts, face and door, each pair starting
+// with the other, and returns what each burst measured.
+func alternate[T any](pairs int, face, door func() (T, error)) (faces, doors []T, err error) {
+	for i := range pairs {
 		first, second := face, door
 		if i%2 == 1 {
 			first, second = door, face
 		}
-		a, err := measure(first)
+		a, err := first()
 		if err != nil {
-			return faceDoorRow{}, err
+			return nil, nil, err
 		}
-		c, err := measure(second)
+		c, err := second()
 		if err != nil {
-			return faceDoorRow{}, err
+			return nil, nil, err
 		}
-		f, d := a, c
 		if i%2 == 1 {
-			f, d = c, a
+			a, c = c, a
 		}
-		faceSum, doorSum = faceSum+f, doorSum+d
-		if d > 0 {
-			ratios = append(ratios, float64(f)/float64(d))
-		}
+		faces, doors = append(faces, a), append(doors, c)
+	}
+	return faces, doors, nil
+}
+
+// quartiles returns p25 and p75 of the pairs' ratios (sorting them).
+func quartiles(ratios []float64) (p25, p75 float64) {
+	if len(ratios) == 0 {
+		return 0, 0
 	}
 	slices.Sort(ratios)
-	calls := time.Duration(pairs * burst)
-	row := faceDoorRow{Server: server, Op: op, Pairs: pairs, Burst: burst,
-		Face: us(faceSum / calls), Door: us(doorSum / calls), Ratio: ratio(float64(faceSum), float64(doorSum))}
-	if len(ratios) > 0 {
-		row.P25, row.P75 = ratios[len(ratios)/4], ratios[len(ratios)*3/4]
-	}
-	return row, nil
+	return ratios[len(ratios)/4], ratios[len(ratios)*3/4]
 }
 
 // printFaceDoor prints the face-against-door table.
 func printFaceDoor(w io.Writer, rows []faceDoorRow) {
-	if len(rows) == 0 {
+	var lines []string
+	for _, r := range rows {
+		lines = append(lines, fmt.Sprintf("%s\t%s\t%d × %d\t%.1f\t%.1f\t%.2fx\t%.2f–%.2f\t", r.Server, r.Op, r.Pairs, r.Burst, r.Face, r.Door, r.Ratio, r.P25, r.P75))
+	}
+	printBursts(w, "mcpd's CPU per operation, µs", "server\top\tpairs × calls\thttpface\tgRPC door\thttpface/door\tp25–p75\t", lines)
+}
+
+// printBursts prints a face-against-door table of lines under what it
+// measures and header; nothing without lines.
+func printBursts(w io.Writer, what, header string, lines []string) {
+	if len(lines) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "the HTTP face against the gRPC door: mcpd's CPU per operation, µs, in alternating bursts (ratio of the sums; p25–p75 of the pairs' ratios)")
+	fmt.Fprintf(w, "the HTTP face against the gRPC door: %s, in alternating bursts (ratio of the sums; p25–p75 of the pairs' ratios)\n", what)
 	tw := tabwriter.NewWriter(w, 4, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "server\top\tpairs × calls\thttpface\tgRPC door\thttpface/door\tp25–p75\t")
-	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%d × %d\t%.1f\t%.1f\t%.2fx\t%.2f–%.2f\t\n", r.Server, r.Op, r.Pairs, r.Burst, r.Face, r.Door, r.Ratio, r.P25, r.P75)
+	fmt.Fprintln(tw, header)
+	for _, l := range lines {
+		fmt.Fprintln(tw, l)
 	}
 	tw.Flush()
 }

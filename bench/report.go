@@ -13,7 +13,8 @@ type report struct {
 	CPU        []cpuRow        `json:"cpu_per_call"`
 	CPUNote    string          `json:"cpu_note,omitempty"`
 	CPURatios  []cpuRatioRow   `json:"cpu_against_baselines"`
-	FaceDoor   []faceDoorRow   `json:"httpface_against_grpc_door,omitempty"` // facedoor.go
+	FaceDoor   []faceDoorRow   `json:"httpface_against_grpc_door,omitempty"`            // facedoor.go
+	FaceRate   []faceRateRow   `json:"httpface_against_grpc_door_throughput,omitempty"` // facedoorrate.go
 	HTTPFace   string          `json:"httpface"`
 	Memory     []memoryRow     `json:"memory"`
 	Fleet      []fleetRow      `json:"fleet,omitempty"`
