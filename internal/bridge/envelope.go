@@ -41,9 +41,10 @@ type hostReq struct {
 	// inflight is how it is cancelled while in flight; set by
 	// prepareRequest.
 	inflight *inflightReq
-	// endsWithBridge: it is cancelled when the bridge's life ends (a
-	// modern HTTP request, whose context is its connection's). A stdio
-	// host's requests piped before stdin closed are answered after.
+	// endsWithBridge: it is cancelled when the bridge's life ends (an
+	// HTTP request, whose context is its connection's: a modern one's
+	// shared bridge, a legacy session's own). A stdio host's requests
+	// piped before stdin closed are answered after.
 	endsWithBridge bool
 	// stamped: its result carries the bridge's serverInfo in its _meta
 	// already (itemsResult), for a modern host. Set on the request's

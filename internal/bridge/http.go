@@ -477,9 +477,11 @@ func writeErr(w http.ResponseWriter, status int, id json.RawMessage, e *jsonrpc.
 	_, _ = w.Write(data)
 }
 
-// requestContext is the context of one HTTP request, whose own is rctx,
+// requestContext is the context of one HTTP request that is no host
+// request in flight (a legacy session's GET stream), whose own is rctx,
 // served by a bridge of life: it ends when the client goes away or life
-// ends.
+// ends. A host request's ends through its in-flight entry (prepareRequest,
+// endInflight).
 func requestContext(rctx, life context.Context) (context.Context, context.CancelFunc) {
 	ctx, cancel := context.WithCancel(rctx)
 	stop := context.AfterFunc(life, cancel)

@@ -191,17 +191,21 @@ func (s *session) serveRequest(w http.ResponseWriter, r *http.Request, hr *hostR
 		return
 	}
 	defer s.serve.leave()
-	ctx, cancel := requestContext(r.Context(), s.b.ctx)
-	defer cancel()
+	ctx := r.Context()
 	if s.caller != nil {
 		ctx = WithCaller(ctx, s.caller) // the session's, not its connection's
 	}
+	// The request ends with its connection, and with the session's bridge
+	// (endInflight): it needs no context of its own besides the one
+	// prepareRequest gives it, which its stream cancels (st.inflight).
+	hr.endsWithBridge = true
 	run, refused := s.b.prepareRequest(ctx, hr)
 	if refused != nil { // its id is in flight: the stream is the first's
 		writeErr(w, http.StatusBadRequest, hr.id, refused)
 		return
 	}
-	st := newHTTPStream(w, r, cancel)
+	st := newHTTPStream(w, r, nil)
+	st.inflight = hr.inflight
 	key := string(hr.id)
 	s.mu.Lock()
 	s.streams[key] = st

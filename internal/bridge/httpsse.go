@@ -29,10 +29,10 @@ var (
 type httpStream struct {
 	w  http.ResponseWriter
 	rc *http.ResponseController
-	// cancel ends the request, the host being gone: a legacy session's
-	// request context's cancel, else its in-flight entry's end.
-	cancel   context.CancelFunc
+	// inflight cancels the request of a POST's stream (end), the host
+	// being gone; cancel ends a legacy session's GET stream.
 	inflight *inflightReq
+	cancel   context.CancelFunc
 	conn     WriteHolder // the request's connection, when it holds writes; nil if not
 	modern   bool        // errors of a plain JSON answer get their HTTP status
 	// inner and outer rewrite a modern request's id: the bridge knows it
