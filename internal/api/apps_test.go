@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -159,7 +160,7 @@ func TestTrackCredentials(t *testing.T) {
 // dialled, closed at the test's end.
 func unixPair(t *testing.T) (accepted, client net.Conn) {
 	t.Helper()
-	ln, err := net.Listen("unix", shortDir(t)+"/t.sock")
+	ln, err := net.Listen("unix", tempdir.Short(t)+"/t.sock")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -25,7 +26,7 @@ import (
 func newBudgetHarness(t *testing.T, b core.Backend, budget int64) *harness {
 	t.Helper()
 	log := zaptest.NewLogger(t)
-	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
+	path := filepath.Join(tempdir.Short(t), "s", "mcpd.sock")
 	l, err := socket.Listen(path)
 	if err != nil {
 		t.Fatal(err)

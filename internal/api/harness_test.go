@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -24,6 +23,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	"github.com/mcpd-dev/mcpd/internal/transport"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -130,7 +130,7 @@ func newHarness(t *testing.T, b core.Backend, dialOpts ...grpc.DialOption) *harn
 // newHarnessLog is newHarness with the server logging to log.
 func newHarnessLog(t *testing.T, b core.Backend, log *zap.Logger, dialOpts ...grpc.DialOption) *harness {
 	t.Helper()
-	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
+	path := filepath.Join(tempdir.Short(t), "s", "mcpd.sock")
 	l, err := socket.Listen(path)
 	if err != nil {
 		t.Fatal(err)
@@ -198,16 +198,4 @@ func contains(ss []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// shortDir returns a fresh directory with a short path, so socket paths stay
-// under paths.MaxSocketPathLen whatever the test's name.
-func shortDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "mcpd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
 }

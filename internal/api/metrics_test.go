@@ -16,6 +16,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/socket"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -60,7 +61,7 @@ func TestCallObserver(t *testing.T) {
 	}
 	rec := &recordingObserver{}
 	log := zaptest.NewLogger(t)
-	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
+	path := filepath.Join(tempdir.Short(t), "s", "mcpd.sock")
 	l, err := socket.Listen(path)
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/socket"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -32,7 +33,7 @@ func TestPeerCredentials(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(shortDir(t), "p.sock")
+			path := filepath.Join(tempdir.Short(t), "p.sock")
 			l, err := net.Listen("unix", path)
 			if err != nil {
 				t.Fatal(err)
@@ -87,7 +88,7 @@ func TestPeerCredentials(t *testing.T) {
 // TestRejectedPeerCannotCall checks the whole server: a connection whose uid
 // is not the daemon's gets no RPC through.
 func TestRejectedPeerCannotCall(t *testing.T) {
-	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
+	path := filepath.Join(tempdir.Short(t), "s", "mcpd.sock")
 	l, err := socket.Listen(path)
 	if err != nil {
 		t.Fatal(err)

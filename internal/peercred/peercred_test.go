@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	"go.uber.org/goleak"
 	"go.uber.org/zap/zaptest"
 )
@@ -29,17 +30,6 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-// shortDir is a temporary directory with a path short enough for a socket.
-func shortDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "pc")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // TestListener runs the wrapped Accept on real connections: the own uid's
 // connection is returned with its credentials; with another wanted uid the
 // connection is closed by the server and Accept goes on waiting.
@@ -54,7 +44,7 @@ func TestListener(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			inner, err := net.Listen("unix", filepath.Join(shortDir(t), "p.sock"))
+			inner, err := net.Listen("unix", filepath.Join(tempdir.Short(t), "p.sock"))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,22 +13,11 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/paths"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 )
 
-// shortDir returns a fresh directory with a short path, so socket paths stay
-// under paths.MaxSocketPathLen whatever the test's name.
-func shortDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "mcpd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 func TestListenPermissions(t *testing.T) {
-	dir := filepath.Join(shortDir(t), "run", "mcpd")
+	dir := filepath.Join(tempdir.Short(t), "run", "mcpd")
 	path := filepath.Join(dir, "mcpd.sock")
 	l, err := Listen(path)
 	if err != nil {
@@ -58,7 +47,7 @@ func TestListenPermissions(t *testing.T) {
 }
 
 func TestListenRefusesLiveSocket(t *testing.T) {
-	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
+	path := filepath.Join(tempdir.Short(t), "s", "mcpd.sock")
 	first, err := Listen(path)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +85,7 @@ func TestListenRefusesLiveSocket(t *testing.T) {
 }
 
 func TestListenReplacesStaleSocket(t *testing.T) {
-	path := filepath.Join(shortDir(t), "s", "mcpd.sock")
+	path := filepath.Join(tempdir.Short(t), "s", "mcpd.sock")
 	if err := paths.EnsureSocketDir(filepath.Dir(path)); err != nil {
 		t.Fatal(err)
 	}
@@ -125,7 +114,7 @@ func TestListenReplacesStaleSocket(t *testing.T) {
 
 func TestListenRefuses(t *testing.T) {
 	t.Run("not a socket", func(t *testing.T) {
-		dir := filepath.Join(shortDir(t), "s")
+		dir := filepath.Join(tempdir.Short(t), "s")
 		if err := paths.EnsureSocketDir(dir); err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +133,7 @@ func TestListenRefuses(t *testing.T) {
 		}
 	})
 	t.Run("path too long", func(t *testing.T) {
-		path := filepath.Join(shortDir(t), strings.Repeat("x", paths.MaxSocketPathLen), "mcpd.sock")
+		path := filepath.Join(tempdir.Short(t), strings.Repeat("x", paths.MaxSocketPathLen), "mcpd.sock")
 		if l, err := Listen(path); err == nil {
 			l.Close()
 			t.Fatal("Listen on an overlong path succeeded")
@@ -153,7 +142,7 @@ func TestListenRefuses(t *testing.T) {
 		}
 	})
 	t.Run("directory too open", func(t *testing.T) {
-		dir := filepath.Join(shortDir(t), "s")
+		dir := filepath.Join(tempdir.Short(t), "s")
 		if err := os.Mkdir(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -232,7 +221,7 @@ func passedSocket(t *testing.T, network string) (addr string, f *os.File) {
 	}
 	var err error
 	if network == "unix" {
-		l, err = net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(shortDir(t), "a.sock"), Net: "unix"})
+		l, err = net.ListenUnix("unix", &net.UnixAddr{Name: filepath.Join(tempdir.Short(t), "a.sock"), Net: "unix"})
 	} else {
 		l, err = net.ListenTCP("tcp", &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	}

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/mcpd-dev/mcpd/internal/audit"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -24,7 +25,7 @@ import (
 // its audit log's path.
 func startAuditDaemon(t *testing.T, extra ...string) (*daemon, string) {
 	t.Helper()
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	cfg := map[string]any{
 		"mcpServers": map[string]any{"fk": fakeServer("legacy")},
 		"audit":      map[string]any{"arguments": true},

@@ -18,6 +18,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -148,7 +149,7 @@ func mb(n int64) float64 { return float64(n) / (1 << 20) }
 func startPlainDaemon(t *testing.T, bin string) (*daemon, string) {
 	t.Helper()
 	bridgeBins(t) // httpStatus runs mcpdctl
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	// A loaded machine can take a while to move 31 MiB lines: this test
 	// is of memory, not of the stall detection.
 	cfg := writeConfig(t, dir, map[string]server{"s": {Mode: "legacy", StdinTimeout: "3m", RequestTimeout: "5m"}})

@@ -17,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -108,7 +109,7 @@ func TestBridgeModernHostAnswersLegacyChild(t *testing.T) {
 // there.
 func TestBridgeStartsBeforeMcpd(t *testing.T) {
 	bridgeBins(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	data, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"g": gosdkServer("")}})
 	if err != nil {
 		t.Fatal(err)
@@ -299,7 +300,7 @@ func TestBridgeAggregationClashAtStartup(t *testing.T) {
 // host left), and the bridge exits 0.
 func TestBridgePipedRequestsWithoutMcpd(t *testing.T) {
 	bridgeBins(t)
-	absent := &daemon{socket: filepath.Join(newDir(t), "run", "mcpd.sock")}
+	absent := &daemon{socket: filepath.Join(tempdir.Short(t), "run", "mcpd.sock")}
 	cmd := bridgeCommand(absent, "g")
 	cmd.Stderr = nil
 	cmd.Stdin = strings.NewReader(strings.Join([]string{
@@ -339,7 +340,7 @@ func TestBridgePipedRequestsWithoutMcpd(t *testing.T) {
 // --wait, 10s by default).
 func TestBridgeWaitsForMcpdAtStart(t *testing.T) {
 	bridgeBins(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	data, err := json.Marshal(map[string]any{"mcpServers": map[string]any{"g": fakeServer("legacy")}})
 	if err != nil {
 		t.Fatal(err)

@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -94,7 +95,7 @@ func fakeServer(mode string) map[string]any {
 func startBridgeDaemon(t *testing.T, servers map[string]map[string]any) *daemon {
 	t.Helper()
 	bridgeBins(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	data, err := json.Marshal(map[string]any{"mcpServers": servers})
 	if err != nil {
 		t.Fatal(err)

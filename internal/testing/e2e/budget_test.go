@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -29,7 +30,7 @@ func TestEightLargeRequestsAgainstTheBudget(t *testing.T) {
 	sleepReq := &mcpdv1.CallToolRequest{Server: "s", Tool: "sleep", ArgumentsJson: `{"ms":600000,"pad":"` + pad + `"}`,
 		Options: &mcpdv1.CallOptions{TimeoutMs: 600000}}
 	budget := int64(inFlight*len(sleepReq.GetArgumentsJson())) + 16<<20 // three, not four
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	d := spawnDaemon(t, dir+"/run/mcpd.sock", writeConfig(t, dir, map[string]server{
 		// A race-built child on a loaded machine can take over the default
 		// 10s to read 31 MiB lines; this test is of the budget, not of the

@@ -19,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -42,7 +43,7 @@ func TestChaos(t *testing.T) {
 	remote := startChaosRemote(t)
 	children["remote"] = remote.child()
 	names := sortedNames(children)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	msock := filepath.Join(dir, "run", "metrics.sock")
 	log := &chaosLog{outcomes: map[string]int{}}
 	// Registered before the daemon, so it runs after the daemon's cleanup

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 )
 
 // legacyDeclared is what mcpd declares to a legacy server by default
@@ -108,7 +109,7 @@ func TestAggregateColdStartFifteenServers(t *testing.T) {
 // maxChanges tools/list_changed in all.
 func coldStart(t *testing.T, lateDelay time.Duration, late bool, maxChanges int) {
 	bridgeBins(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	servers := coldServers(t, dir, lateDelay, late)
 	entries := map[string]map[string]any{}
 	for name, s := range servers {

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -52,7 +53,7 @@ func TestStartupRefusesUnboundedConfig(t *testing.T) {
 	skipShort(t)
 	for _, tt := range unboundedConfigs {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := newDir(t)
+			dir := tempdir.Short(t)
 			config := filepath.Join(dir, "config.json")
 			tt.make(t, config)
 			d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), config)

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpd-dev/mcpd/internal/testing/hostcli"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 )
 
 // memoryJS is server-memory from npm, relative to the repository.
@@ -44,7 +45,7 @@ func TestConnectRealHosts(t *testing.T) {
 	for _, id := range realHosts {
 		runners = append(runners, hostcli.Find(t, repo, id))
 	}
-	home := newDir(t)
+	home := tempdir.Short(t)
 	work := filepath.Join(home, "work")
 	if err := os.MkdirAll(work, 0o700); err != nil {
 		t.Fatal(err)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -81,17 +82,6 @@ func skipShort(t *testing.T) {
 	}
 }
 
-// newDir returns a short fresh directory (socket paths must stay short).
-func newDir(t *testing.T) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "mcpd-e2e")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	return dir
-}
-
 // writeConfig writes a config with the given fake servers to dir/config.json.
 func writeConfig(t *testing.T, dir string, servers map[string]server) string {
 	t.Helper()
@@ -135,7 +125,7 @@ func writeConfig(t *testing.T, dir string, servers map[string]server) string {
 // waits until its health service answers SERVING.
 func startDaemon(t *testing.T, servers map[string]server) *daemon {
 	t.Helper()
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), writeConfig(t, dir, servers))
 	d.waitServing()
 	return d

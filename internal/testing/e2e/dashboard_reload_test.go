@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -49,7 +50,7 @@ func getPage(t *testing.T, base string) (int, bool) {
 func TestDashboardOffOnReload(t *testing.T) {
 	skipShort(t)
 	bridgeBins(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	cfg := filepath.Join(dir, "config.json")
 	on, off := true, false
 	if err := os.WriteFile(cfg, dashboardConfig(t, &on), 0o600); err != nil {

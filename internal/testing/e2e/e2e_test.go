@@ -24,6 +24,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/apiclient"
 	"github.com/mcpd-dev/mcpd/internal/paths"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -276,7 +277,7 @@ func TestSecondDaemonRefuses(t *testing.T) {
 
 func TestStaleSocketReplaced(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	socket := filepath.Join(dir, "run", "mcpd.sock")
 	if err := paths.EnsureSocketDir(filepath.Dir(socket)); err != nil {
 		t.Fatal(err)
@@ -296,7 +297,7 @@ func TestStaleSocketReplaced(t *testing.T) {
 // and a good server beside it serves.
 func TestInvalidServerRunsTheRest(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	config := filepath.Join(dir, "config.json")
 	data := configJSON(t, map[string]entry{"good": {mode: "legacy"}, "x": {extra: map[string]any{"command": nil}}})
 	data = bytes.Replace(data, []byte(`"command": null,`), nil, 1) // x: no command at all
@@ -318,7 +319,7 @@ func TestInvalidServerRunsTheRest(t *testing.T) {
 // exits 2 for, naming it.
 func TestInvalidFlagExits(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), filepath.Join(dir, "config.json"), "--log-level", "loud")
 	err := d.wait()
 	var exit *exec.ExitError
@@ -332,7 +333,7 @@ func TestInvalidFlagExits(t *testing.T) {
 
 func TestMissingConfigRunsEmpty(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), filepath.Join(dir, "nope.json"))
 	d.waitServing()
 	if st := d.status(d.client()); len(st.GetServers()) != 0 || st.GetConfigError() != "" {
@@ -462,7 +463,7 @@ func helperAs(t *testing.T, mode, socket string) func(uid int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	if err := os.Chmod(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -489,7 +490,7 @@ func helperAs(t *testing.T, mode, socket string) func(uid int) string {
 
 func TestSocketActivation(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	socket := filepath.Join(dir, "act.sock")
 	l, err := net.ListenUnix("unix", &net.UnixAddr{Name: socket, Net: "unix"})
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 )
 
 // everythingJS is server-everything from npm, relative to the repository.
@@ -44,7 +46,7 @@ func everythingServer(t *testing.T) map[string]any {
 func startHTTPDaemon(t *testing.T, servers map[string]map[string]any) (*daemon, string) {
 	t.Helper()
 	bridgeBins(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	data, err := json.Marshal(map[string]any{"mcpServers": servers})
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 )
 
 // httpStatus reads the HTTP face's entry of "mcpdctl status --json".
@@ -37,7 +39,7 @@ func httpStatus(t *testing.T, d *daemon) (urls []string, offReason string) {
 // and a request there reaches the MCP handler.
 func TestHTTPFaceServes(t *testing.T) {
 	bridgeBins(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), writeConfig(t, dir, map[string]server{"fake": {Mode: "legacy"}}),
 		"--http-listen", "127.0.0.1:0")
 	d.waitServing()
@@ -81,7 +83,7 @@ func TestHTTPFaceDefaultBusy(t *testing.T) {
 	if l, err := net.Listen("tcp", "127.0.0.1:6273"); err == nil {
 		defer l.Close()
 	} // else someone else has it, which is the case under test too
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), filepath.Join(dir, "none.json"), "--http-listen", "")
 	d.waitServing()
 	urls, reason := httpStatus(t, d)
@@ -99,7 +101,7 @@ func TestHTTPFaceExplicitBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), filepath.Join(dir, "none.json"), "--http-listen", l.Addr().String())
 	err = d.wait()
 	var exit *exec.ExitError

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc/metadata"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -72,7 +73,7 @@ func sampled(by string) string {
 func TestInstanceRequestsGoToTheirOwnersHost(t *testing.T) {
 	skipShort(t)
 	bridgeBins(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	srv := fakeServer("legacy")
 	srv["share"] = "client"
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"per": srv}})

@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -76,7 +77,7 @@ func instancesOf(d *daemon, c mcpdv1.McpdClient, server string) map[string]*mcpd
 // when it leaves; and a SIGKILLed mcpd leaves no instance behind.
 func TestInstancesPerAppAndRoot(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	socket := filepath.Join(dir, "run", "mcpd.sock")
 	d := spawnDaemon(t, socket, sharedConfig(t, dir))
 	d.waitServing()

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -21,7 +22,7 @@ import (
 // nothing else of mcpd's own at info.
 func TestDaemonLogsForJournald(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	cfg := writeConfig(t, dir, map[string]server{"echo": {Mode: "legacy", Autostart: true}})
 	logf, err := os.Create(filepath.Join(dir, "stderr"))
 	if err != nil {

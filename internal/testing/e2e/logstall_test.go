@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -24,7 +25,7 @@ import (
 // through.
 func TestDaemonKeepsAnsweringWhileNobodyReadsItsStderr(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	cfg := writeConfig(t, dir, map[string]server{"echo": {Mode: "legacy", Autostart: true}})
 	r, w, err := os.Pipe()
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -60,7 +61,7 @@ func scrapeUnix(t *testing.T, sock string) map[string]float64 {
 // histogram.
 func TestMetricsEndpoint(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	sock := filepath.Join(dir, "run", "metrics.sock")
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), writeConfig(t, dir, map[string]server{"fake": {Mode: "legacy"}}),
 		"--metrics-listen", "unix:"+sock)
@@ -125,7 +126,7 @@ func TestMetricsEndpoint(t *testing.T) {
 // beyond this machine and says so.
 func TestMetricsNonLoopbackRefused(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), filepath.Join(dir, "none.json"), "--metrics-listen", "0.0.0.0:9464")
 	err := d.wait()
 	var exit *exec.ExitError
@@ -149,7 +150,7 @@ func TestMetricsLoopbackTCP(t *testing.T) {
 	// Another process could take the port before mcpd does; then mcpd
 	// exits and waitServing reports it.
 	l.Close()
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	d := spawnDaemon(t, filepath.Join(dir, "run", "mcpd.sock"), filepath.Join(dir, "none.json"), "--metrics-listen", addr)
 	d.waitServing()
 	hc := &http.Client{Timeout: waitTimeout}

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -82,7 +83,7 @@ func checkProblems(t *testing.T, st *mcpdv1.GetStatusResponse, fixed ...string) 
 // status names each problem, and calls to such a server say it.
 func TestServerProblemsStayTheirs(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	config := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(config, problemConfig(t, nil), 0o600); err != nil {
 		t.Fatal(err)
@@ -159,7 +160,7 @@ func TestServerProblemsStayTheirs(t *testing.T) {
 // the fixed file is picked up.
 func TestStartupSyntaxErrorServesNothing(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	config := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(config, []byte("{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"x\",,}\n"), 0o600); err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -27,7 +28,7 @@ type pinFixture struct {
 
 func newPinFixture(t *testing.T, mode string) *pinFixture {
 	t.Helper()
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	f := &pinFixture{t: t, dir: dir, descs: filepath.Join(dir, "descs.json"), stateDir: filepath.Join(dir, "state")}
 	f.describe(map[string]string{})
 	bin, args := fakemcp.Command()

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/pin"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -22,7 +23,7 @@ import (
 // down) is withheld from the UI host only, shown by tools diff with its
 // variant, and approved.
 func TestPinsPerDeclarationVariant(t *testing.T) {
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	srv := appsServer("request")
 	srv["pin"] = "enforce"
 	data, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"apps": srv}})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcpd-dev/mcpd/internal/paths"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -136,7 +137,7 @@ func TestGrandchildrenDieWithMcpd(t *testing.T) {
 }
 
 func testGrandchildrenDie(t *testing.T, cgroups string, sig syscall.Signal) {
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	socket := filepath.Join(dir, "run", "mcpd.sock")
 	env := append(daemonEnv(), "MCPD_CGROUPS="+cgroups)
 	start := func(config string) *daemon {

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -49,7 +50,7 @@ var profileConfig = map[string]any{
 func startProfileDaemon(t *testing.T, extra ...string) *daemon {
 	t.Helper()
 	bridgeBins(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	data, err := json.Marshal(map[string]any{
 		"mcpServers": map[string]any{"a": fakeServer("legacy"), "b": fakeServer("modern")},
 		"profiles":   profileConfig,

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -62,7 +63,7 @@ func saveAsEditor(t *testing.T, path string, data []byte) {
 // startWith starts mcpd on a config with servers.
 func startWith(t *testing.T, servers map[string]entry, env ...string) *daemon {
 	t.Helper()
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	config := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(config, configJSON(t, servers), 0o600); err != nil {
 		t.Fatal(err)
@@ -326,7 +327,7 @@ func (n *notifyListener) expect(t *testing.T, want string) []string {
 
 func TestSdNotify(t *testing.T) {
 	skipShort(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	nl := listenNotify(t, filepath.Join(dir, "notify.sock"))
 	config := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(config, configJSON(t, map[string]entry{"echo": {"dual", map[string]any{"autostart": true}}}), 0o600); err != nil {

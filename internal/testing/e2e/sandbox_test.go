@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/mcpd-dev/mcpd/internal/sandbox"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -16,7 +17,7 @@ import (
 // fresh dir, so that the servers' state dirs are the test's.
 func sandboxDaemon(t *testing.T, home string, servers map[string]map[string]any) *daemon {
 	t.Helper()
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	data, err := json.MarshalIndent(map[string]any{"mcpServers": servers}, "", "  ")
 	if err != nil {
 		t.Fatal(err)

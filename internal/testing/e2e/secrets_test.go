@@ -13,6 +13,7 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/secrets"
 	"github.com/mcpd-dev/mcpd/internal/testing/fakemcp"
 	"github.com/mcpd-dev/mcpd/internal/testing/keyring"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
 
@@ -27,7 +28,7 @@ type secretsSetup struct {
 func newSecretsSetup(t *testing.T, busAddr string) *secretsSetup {
 	t.Helper()
 	bridgeBins(t) // mcpdctl
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	env := append(daemonEnv(), "DBUS_SESSION_BUS_ADDRESS="+busAddr, "XDG_STATE_HOME="+filepath.Join(dir, "xdg"))
 	return &secretsSetup{t: t, dir: dir, env: env, socket: filepath.Join(dir, "run", "mcpd.sock")}
 }

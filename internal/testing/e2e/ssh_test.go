@@ -19,6 +19,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/mcpd-dev/mcpd/internal/bridge"
+	"github.com/mcpd-dev/mcpd/internal/testing/tempdir"
 )
 
 // mcpd over SSH: a real sshd on a loopback port forwards mcpd's sockets
@@ -70,7 +71,7 @@ func startSSHD(t *testing.T) *sshd {
 			t.Fatal(err)
 		}
 	}
-	s := &sshd{dir: newDir(t), ssh: sshPath}
+	s := &sshd{dir: tempdir.Short(t), ssh: sshPath}
 	hostKey := filepath.Join(s.dir, "host_key")
 	s.key = filepath.Join(s.dir, "user_key")
 	for _, k := range []string{hostKey, s.key} {
@@ -254,7 +255,7 @@ func mustCtl(t *testing.T, env []string, args ...string) ctlResult {
 func startForwardedDaemon(t *testing.T) *daemon {
 	t.Helper()
 	bridgeBins(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	cfg := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"g":{"command":"`+gosdkBin+`"}}}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -269,7 +270,7 @@ func startForwardedDaemon(t *testing.T) *daemon {
 // other machine's (or the container's) $XDG_RUNTIME_DIR/mcpd.
 func privateDir(t *testing.T) string {
 	t.Helper()
-	dir := filepath.Join(newDir(t), "mcpd")
+	dir := filepath.Join(tempdir.Short(t), "mcpd")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -470,7 +471,7 @@ func TestSSHForwardToNothing(t *testing.T) {
 func TestSSHConnectWritesBridgeEntries(t *testing.T) {
 	s := startSSHD(t)
 	bridgeBins(t)
-	dir := newDir(t)
+	dir := tempdir.Short(t)
 	cfg := filepath.Join(dir, "config.json")
 	if err := os.WriteFile(cfg, []byte(`{"mcpServers":{"g":{"command":"`+gosdkBin+`"}}}`), 0o600); err != nil {
 		t.Fatal(err)
@@ -487,7 +488,7 @@ func TestSSHConnectWritesBridgeEntries(t *testing.T) {
 	s.forward(t, sock, "-L", sock+":"+d.socket)
 
 	connect := func(socket string) (string, ctlResult) {
-		home := newDir(t)
+		home := tempdir.Short(t)
 		claude := filepath.Join(home, ".claude.json")
 		entry := `{"mcpServers":{"g":{"type":"stdio","command":"` + gosdkBin + `","args":[]}}}`
 		if err := os.WriteFile(claude, []byte(entry), 0o600); err != nil {
