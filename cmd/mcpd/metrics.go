@@ -80,7 +80,7 @@ func listenMetrics(flagValue string, src metrics.Source, log *zap.Logger) (*metr
 	}, nil
 }
 
-// observer is the api's CallObserver, or nil when metrics are off.
+// observer is the service's CallObserver, or nil when metrics are off.
 func (ms *metricsServer) observer() core.CallObserver {
 	if ms == nil {
 		return nil

@@ -24,7 +24,7 @@ type reloadRequest struct {
 }
 
 // requestReload sends a reload request to the reload actor and waits for
-// its outcome; it is the api's ConfigOps.Reload.
+// its outcome; it is the service's ConfigOps.Reload.
 func requestReload(ctx context.Context, reqc chan<- reloadRequest) core.ConfigOutcome {
 	req := reloadRequest{reply: make(chan core.ConfigOutcome, 1)}
 	select {
@@ -84,7 +84,7 @@ func logProblems(log *zap.Logger, cfg *config.Config) {
 	}
 }
 
-// outcome is the api form of a config error.
+// outcome is the service's form of a config error.
 func outcome(path string, err error) core.ConfigOutcome {
 	out := core.ConfigOutcome{Path: path, Err: err}
 	for _, e := range unjoin(err) {
@@ -96,7 +96,7 @@ func outcome(path string, err error) core.ConfigOutcome {
 	return out
 }
 
-// problems is the api form of config problems.
+// problems is the service's form of config problems.
 func problems(errs []*config.Error) []core.ConfigProblem {
 	var out []core.ConfigProblem
 	for _, ce := range errs {

@@ -1,8 +1,6 @@
 package api
 
 import (
-	"go.uber.org/zap"
-
 	"github.com/mcpd-dev/mcpd/internal/core"
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 )
@@ -15,7 +13,6 @@ type Server struct {
 	mcpdv1.UnimplementedMcpdServer
 
 	svc *core.Service
-	log *zap.Logger
 }
 
 var _ mcpdv1.McpdServer = (*Server)(nil)

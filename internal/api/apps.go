@@ -86,7 +86,7 @@ func (c *closeNotifyConn) Close() error {
 
 // appOf is the app of the connection a gRPC call arrived on; nil when
 // its handshake registered none.
-func appOf(ctx context.Context) *core.LocalApp {
+func appOf(ctx context.Context) *core.App {
 	p, ok := peer.FromContext(ctx)
 	if !ok {
 		return nil

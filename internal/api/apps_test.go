@@ -113,7 +113,7 @@ func (fakeCreds) ServerHandshake(c net.Conn) (net.Conn, credentials.AuthInfo, er
 func TestTrackCredentials(t *testing.T) {
 	svc := core.New(supervisor.New(supervisor.Options{}), core.Options{})
 	creds := trackCredentials(svc, fakeCreds{})
-	apps := func() []core.App { _, apps := svc.Status(); return apps }
+	apps := func() []core.ConnectedApp { _, apps := svc.Status(); return apps }
 
 	a, b := net.Pipe()
 	defer b.Close()

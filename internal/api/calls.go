@@ -13,7 +13,7 @@ import (
 )
 
 // The interceptors give every call what the service's in-process doors
-// give theirs (core.LocalApp): the request memory budget, the call's
+// give theirs (core.App): the request memory budget, the call's
 // context as the service reads it (its app, its profile, root and app
 // name from the metadata) and its tracking as the app's call in flight on
 // its server, which routes that server's requests to the app as host.

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 
@@ -32,16 +33,18 @@ var grpcCodes = map[service.Code]codes.Code{
 
 // toStatus is the one mapping from the service's errors to gRPC status
 // errors, at the gRPC door (statusUnary, statusStream): a domain error is
-// first made a service error (toError); the status's code is the error's
-// (its class's for a classed one), and a classed error carries an
-// ErrorInfo with its class as reason and its metadata. A status is
-// returned as it is.
+// first made a service error (core.ToError); the status's code is the
+// error's (its class's for a classed one), and a classed error carries an
+// ErrorInfo with its class as reason and its metadata. A status that is
+// no service error's (a stream's own Send failed) is returned as it is.
 func toStatus(err error) error {
 	if err == nil {
 		return nil
 	}
-	if _, ok := status.FromError(err); ok {
-		return err
+	if _, isService := errors.AsType[*service.Error](err); !isService {
+		if _, ok := status.FromError(err); ok {
+			return err
+		}
 	}
 	err = core.ToError(err)
 	e := service.ErrorOf(err)

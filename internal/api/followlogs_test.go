@@ -32,7 +32,7 @@ func (followBackend) FollowLogs(name string, n int) ([]transport.Line, <-chan tr
 	return backlog[max(0, len(backlog)-n):], lines, func() int64 { return 0 }, nil
 }
 
-// The gRPC FollowLogs and core.LocalApp.FollowLogs are one core: the same
+// The gRPC FollowLogs and core.App.FollowLogs are one core: the same
 // lines, and the same refusal of a negative count.
 func TestFollowLogsDoors(t *testing.T) {
 	b := followBackend{&fakeBackend{status: []supervisor.Status{{Name: "s"}}}}

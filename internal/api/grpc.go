@@ -71,17 +71,18 @@ func NewGRPCServer(svc *core.Service, log *zap.Logger, opts ...grpc.ServerOption
 	if log == nil {
 		log = zap.NewNop()
 	}
-	srv := &Server{svc: svc, log: log}
+	srv := &Server{svc: svc}
 
 	opts = append([]grpc.ServerOption{
-		// The app tracker learns of connections in the handshake rather
-		// than as a stats.Handler, which would cost every RPC (apps.go).
+		// The service learns of connections in the handshake rather
+		// than from a stats.Handler, which would cost every RPC (apps.go).
 		grpc.Creds(trackCredentials(svc, PeerCredentials(log.Named("peercred")))),
 		// The request memory budget comes first, so that a refused
-		// request is never tracked (budget.go). Calls in flight per app
-		// and server route children's requests to the right host
-		// (host.go). The errors of all of them, the service's, are said as
-		// gRPC statuses by the outermost (errors.go).
+		// request is never tracked; then the call's context and its
+		// tracking as the app's call in flight, which routes children's
+		// requests to the right host (calls.go). The errors of all of
+		// them, the service's, are said as gRPC statuses by the outermost
+		// (errors.go).
 		grpc.ChainUnaryInterceptor(statusUnary, srv.budgetUnary, srv.trackUnary),
 		grpc.ChainStreamInterceptor(statusStream, srv.budgetStream, srv.trackStream),
 		// Static flow-control windows: with them gRPC does no bandwidth

@@ -5,20 +5,13 @@ import (
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 
+	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/service"
-)
-
-// MCP list methods served by the List RPCs.
-const (
-	methodToolsList             = "tools/list"
-	methodPromptsList           = "prompts/list"
-	methodResourcesList         = "resources/list"
-	methodResourceTemplatesList = "resources/templates/list"
 )
 
 // ListTools lists the tools of one server, or of every enabled server.
 func (s *Server) ListTools(ctx context.Context, req *mcpdv1.ListToolsRequest) (*mcpdv1.ListToolsResponse, error) {
-	lists, err := s.listProto(ctx, req.GetServer(), methodToolsList, req.GetOptions())
+	lists, err := s.listProto(ctx, req.GetServer(), core.MethodToolsList, req.GetOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -27,7 +20,7 @@ func (s *Server) ListTools(ctx context.Context, req *mcpdv1.ListToolsRequest) (*
 
 // ListPrompts lists the prompts of one server, or of every enabled server.
 func (s *Server) ListPrompts(ctx context.Context, req *mcpdv1.ListPromptsRequest) (*mcpdv1.ListPromptsResponse, error) {
-	lists, err := s.listProto(ctx, req.GetServer(), methodPromptsList, req.GetOptions())
+	lists, err := s.listProto(ctx, req.GetServer(), core.MethodPromptsList, req.GetOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +29,7 @@ func (s *Server) ListPrompts(ctx context.Context, req *mcpdv1.ListPromptsRequest
 
 // ListResources lists the resources of one server, or of every enabled server.
 func (s *Server) ListResources(ctx context.Context, req *mcpdv1.ListResourcesRequest) (*mcpdv1.ListResourcesResponse, error) {
-	lists, err := s.listProto(ctx, req.GetServer(), methodResourcesList, req.GetOptions())
+	lists, err := s.listProto(ctx, req.GetServer(), core.MethodResourcesList, req.GetOptions())
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +39,7 @@ func (s *Server) ListResources(ctx context.Context, req *mcpdv1.ListResourcesReq
 // ListResourceTemplates lists the resource templates of one server, or of
 // every enabled server.
 func (s *Server) ListResourceTemplates(ctx context.Context, req *mcpdv1.ListResourceTemplatesRequest) (*mcpdv1.ListResourceTemplatesResponse, error) {
-	lists, err := s.listProto(ctx, req.GetServer(), methodResourceTemplatesList, req.GetOptions())
+	lists, err := s.listProto(ctx, req.GetServer(), core.MethodResourceTemplatesList, req.GetOptions())
 	if err != nil {
 		return nil, err
 	}

@@ -2,7 +2,6 @@ package api
 
 import (
 	"context"
-	"encoding/json"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 
@@ -33,7 +32,7 @@ func (s *Server) CallToolUnary(ctx context.Context, req *mcpdv1.CallToolRequest)
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.svc.CallTool(ctx, toolCallOf(req), o, nil)
+	a, err := s.svc.CallToolUnary(ctx, toolCallOf(req), o)
 	if err != nil {
 		return nil, err
 	}
@@ -51,8 +50,7 @@ func toolCallOf(req *mcpdv1.CallToolRequest) core.ToolCall {
 }
 
 // SendRequest sends any other MCP request to a server, streaming its
-// progress notifications and then the response: the gRPC face of
-// sendRequest.
+// progress notifications and then the response.
 func (s *Server) SendRequest(req *mcpdv1.SendRequestRequest, stream grpc.ServerStreamingServer[mcpdv1.CallToolEvent]) error {
 	r, err := requestOf(req)
 	if err != nil {
@@ -77,37 +75,17 @@ func requestOf(req *mcpdv1.SendRequestRequest) (service.Request, error) {
 
 // GetPrompt gets one prompt.
 func (s *Server) GetPrompt(ctx context.Context, req *mcpdv1.GetPromptRequest) (*mcpdv1.McpResponse, error) {
-	if req.GetServer() == "" {
-		return nil, service.Errorf(service.InvalidArgument, "server name required")
-	}
-	if req.GetName() == "" {
-		return nil, service.Errorf(service.InvalidArgument, "prompt name required")
-	}
-	args, err := core.JSONObject("arguments_json", stringBytes(req.GetArgumentsJson()))
+	o, err := optionsOf(req.GetOptions())
 	if err != nil {
 		return nil, err
 	}
-	if args != nil {
-		// prompts/get params: "arguments?: {string: string}".
-		var m map[string]string
-		if err := json.Unmarshal(args, &m); err != nil {
-			return nil, service.Errorf(service.InvalidArgument, "invalid arguments_json: values must be strings")
-		}
-	}
-	inputResponses, err := core.JSONObject("input_responses_json", stringBytes(req.GetInputResponsesJson()))
+	a, err := s.svc.GetPrompt(ctx, core.PromptGet{Server: req.GetServer(), Name: req.GetName(),
+		Arguments: stringBytes(req.GetArgumentsJson()), InputResponses: stringBytes(req.GetInputResponsesJson()),
+		RequestState: req.GetRequestState(), Options: o})
 	if err != nil {
 		return nil, err
 	}
-	params, err := json.Marshal(struct {
-		Name           string          `json:"name"`
-		Arguments      json.RawMessage `json:"arguments,omitempty"`
-		InputResponses json.RawMessage `json:"inputResponses,omitempty"`
-		RequestState   string          `json:"requestState,omitempty"`
-	}{req.GetName(), args, inputResponses, req.GetRequestState()})
-	if err != nil {
-		return nil, service.Errorf(service.Internal, "encode prompts/get params: %v", err)
-	}
-	return s.unaryCall(ctx, req.GetServer(), "prompts/get", params, req.GetOptions())
+	return answerToProto(req.GetServer(), a), nil
 }
 
 // ReadResource reads one resource.
@@ -126,32 +104,15 @@ func (s *Server) ReadResource(ctx context.Context, req *mcpdv1.ReadResourceReque
 
 // Complete asks a server for argument completions.
 func (s *Server) Complete(ctx context.Context, req *mcpdv1.CompleteRequest) (*mcpdv1.McpResponse, error) {
-	if req.GetServer() == "" {
-		return nil, service.Errorf(service.InvalidArgument, "server name required")
-	}
-	params, err := core.JSONObject("params_json", stringBytes(req.GetParamsJson()))
+	o, err := optionsOf(req.GetOptions())
 	if err != nil {
 		return nil, err
 	}
-	if params == nil {
-		// completion/complete requires "ref" and "argument".
-		return nil, service.Errorf(service.InvalidArgument, "params_json required")
-	}
-	return s.unaryCall(ctx, req.GetServer(), "completion/complete", params, req.GetOptions())
-}
-
-// unaryCall forwards one request of a gRPC app and waits for its
-// response.
-func (s *Server) unaryCall(ctx context.Context, server, method string, params json.RawMessage, opts *mcpdv1.CallOptions) (*mcpdv1.McpResponse, error) {
-	o, err := optionsOf(opts)
+	a, err := s.svc.Complete(ctx, req.GetServer(), stringBytes(req.GetParamsJson()), o)
 	if err != nil {
 		return nil, err
 	}
-	a, err := s.svc.Call(ctx, server, method, params, o)
-	if err != nil {
-		return nil, err
-	}
-	return answerToProto(server, a), nil
+	return answerToProto(req.GetServer(), a), nil
 }
 
 // streamEmitter sends a call's progress and log messages on a gRPC stream.

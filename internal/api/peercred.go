@@ -28,7 +28,7 @@ type AuthInfo struct {
 	UID int
 	PID int
 
-	app *core.LocalApp // the connection as an app of the service (apps.go)
+	app *core.App // the connection as an app of the service (apps.go)
 }
 
 // AuthType implements credentials.AuthInfo.

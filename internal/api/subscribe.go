@@ -16,7 +16,7 @@ import (
 // Subscribe streams the events an app asked for: first the
 // acknowledgement, then events as they come, until the app cancels (nil),
 // the stream lags (lagged event, then nil) or fails (error event, then
-// UNAVAILABLE). It is the gRPC face of subscribe.
+// UNAVAILABLE).
 func (s *Server) Subscribe(req *mcpdv1.SubscribeRequest, stream grpc.ServerStreamingServer[mcpdv1.SubscriptionEvent]) error {
 	plain := uncompressed(stream.Context())
 	return s.svc.Subscribe(stream.Context(), apiconv.WatchOf(req), func(ack service.SubscriptionEvent) error {
@@ -59,8 +59,7 @@ func uncompressed(ctx context.Context) bool {
 	return name == "" || name == encoding.Identity
 }
 
-// UpdateSubscription adds or removes resource URIs of an open stream:
-// the gRPC face of updateSubscription.
+// UpdateSubscription adds or removes resource URIs of an open stream.
 func (s *Server) UpdateSubscription(ctx context.Context, req *mcpdv1.UpdateSubscriptionRequest) (*mcpdv1.UpdateSubscriptionResponse, error) {
 	acks, err := s.svc.UpdateSubscription(ctx, service.SubscriptionUpdate{
 		ID: req.GetSubscriptionId(), Add: req.GetAddResourceUris(), Remove: req.GetRemoveResourceUris()})
@@ -98,9 +97,7 @@ func (s *Server) subscriptionStatus() []*mcpdv1.SubscriptionStatus {
 	return out
 }
 
-// acksToProto are the subscription manager's acks as mcpd.v1 sends them.
-// (subscriptions.ServerAck and service.ServerAck are one shape: the
-// conversion stops the build if they drift.)
+// acksToProto are the service's acks as mcpd.v1 sends them.
 func acksToProto(acks []service.ServerAck) []*mcpdv1.SubscriptionServerAck {
 	return apiconv.ServerAcksToProto(acks)
 }

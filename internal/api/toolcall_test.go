@@ -19,7 +19,7 @@ import (
 )
 
 // TestToolCallOneEntry: an app's tool call (the CallToolUnary handler,
-// called in process) and a host's (a tools/call sent by a core.LocalApp) of the
+// called in process) and a host's (a tools/call sent by a core.App) of the
 // same tool with the same flaw are refused alike, with the same class: the
 // profile's gate, its hidden tool, the call's parts and its options are
 // checked by one entry. A call that passes reaches the server with the
@@ -46,7 +46,7 @@ func TestToolCallOneEntry(t *testing.T) {
 	s.SetProfiles(profile.Set{"p": {Name: "p", Servers: map[string]*profile.Server{
 		"s": {Tools: profile.Rules{Allow: []profile.Glob{echo}, HasAllow: true}},
 	}}})
-	door := &Server{svc: s, log: zaptest.NewLogger(t)} // the gRPC door's handlers
+	door := &Server{svc: s} // the gRPC door's handlers
 	host := s.NewLocalApp(core.TransportHTTP, "host", 0, 0)
 	defer host.Close()
 	ctx := core.WithProfile(context.Background(), "p")

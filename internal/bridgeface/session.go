@@ -29,7 +29,7 @@ type session struct {
 	in   *bufio.Reader // the connection, past the header
 	out  *connWriter
 	h    bridge.RelayHeader
-	app  *core.LocalApp // nil until the header was read
+	app  *core.App // nil until the header was read
 }
 
 // openSession reads and checks the header of c and registers the app. On
@@ -50,7 +50,7 @@ func openSession(c net.Conn, srv *core.Service, uid, pid int) (*session, error) 
 	s.app = srv.NewLocalApp(core.TransportRelay, defaultAppName, uid, pid)
 	if h.Host != "" {
 		// The host's name and mcpdctl's pid: the identity the same host
-		// has through the gRPC bridge (api instances.go).
+		// has through the gRPC bridge (core instances.go).
 		s.app.Identify(h.Host, false)
 	}
 	return s, nil

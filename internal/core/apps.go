@@ -11,14 +11,14 @@ import (
 )
 
 // appConn is one connected app: one connection on the gRPC socket, or
-// one connection or session of an in-process door (LocalApp).
+// one connection or session of an in-process door (App).
 type appConn struct {
 	id          uint64
 	uid         int // the peer's, -1 when unknown
 	pid         int
 	connectedAt time.Time
 	open        func() bool // false once gRPC closed the connection
-	transport   string      // TransportGRPC, or another for a LocalApp
+	transport   string      // TransportGRPC, or another for a App
 
 	mu      sync.Mutex // guards following
 	name    string
@@ -27,7 +27,7 @@ type appConn struct {
 	used    map[string]struct{} // the servers it has used (sharing.go); nil: none
 	host    bool                // it registered as a host (Host)
 	// identity is the app's identity for shared servers once it is fixed
-	// (identityOf): by its door (LocalApp.Identify), else by its first
+	// (identityOf): by its door (App.Identify), else by its first
 	// call that needed one. "" until then.
 	identity string
 	// fixed: the door fixed identity (Identify); no call changes it.
@@ -74,23 +74,9 @@ func (c *appConn) setClient(name, version string) {
 	c.mu.Unlock()
 }
 
-// appStatus is a snapshot of one connected app.
-type appStatus struct {
-	Name        string
-	Version     string
-	Pid         int
-	ConnectedAt time.Time
-	Transport   string
-	Profile     string
-	// Used are the servers it has used, sorted.
-	Used []string
-	// Host reports whether it is an MCP host: on mcpd's HTTP face, through
-	// mcpdctl bridge, or registered with Host.
-	Host bool
-}
-
-// App is one connected app as mcpd's own pages show it (Service.Status).
-type App struct {
+// ConnectedApp is one connected app as the status shows it (Service.Status,
+// Service.Apps).
+type ConnectedApp struct {
 	Name, Version string
 	// Pid is the app's process id; 0 when unknown.
 	Pid         int
@@ -103,20 +89,14 @@ type App struct {
 	// Used are the servers it has used (listed, called, read, subscribed
 	// to), sorted.
 	Used []string
-	// Host reports whether it is an MCP host.
+	// Host reports whether it is an MCP host: on mcpd's HTTP face, through
+	// mcpdctl bridge, or registered with Host.
 	Host bool
 }
 
 // Apps returns the connected apps, oldest connection first, with the
-// servers each has used, which GetStatus does not report.
-func (s *Service) Apps() []App {
-	snap := s.apps.snapshot()
-	out := make([]App, len(snap))
-	for i, a := range snap {
-		out[i] = App(a)
-	}
-	return out
-}
+// servers each has used.
+func (s *Service) Apps() []ConnectedApp { return s.apps.snapshot() }
 
 // appTracker keeps the set of connected apps: each door registers its
 // connections or sessions (NewLocalApp, NewSocketApp), and an app ends
@@ -164,7 +144,7 @@ func (t *appTracker) pruneLocked() {
 }
 
 // snapshot returns the connected apps, oldest connection first.
-func (t *appTracker) snapshot() []appStatus {
+func (t *appTracker) snapshot() []ConnectedApp {
 	t.mu.Lock()
 	t.pruneLocked()
 	conns := make([]*appConn, 0, len(t.conns))
@@ -173,10 +153,10 @@ func (t *appTracker) snapshot() []appStatus {
 	}
 	t.mu.Unlock()
 	sort.Slice(conns, func(i, j int) bool { return conns[i].id < conns[j].id })
-	out := make([]appStatus, 0, len(conns))
+	out := make([]ConnectedApp, 0, len(conns))
 	for _, c := range conns {
 		c.mu.Lock()
-		out = append(out, appStatus{Name: c.name, Version: c.version, Pid: c.pid, ConnectedAt: c.connectedAt, Transport: c.transport, Profile: c.profile,
+		out = append(out, ConnectedApp{Name: c.name, Version: c.version, Pid: c.pid, ConnectedAt: c.connectedAt, Transport: c.transport, Profile: c.profile,
 			Used: slices.Sorted(maps.Keys(c.used)), Host: c.host || c.transport == TransportHTTP || c.transport == TransportRelay})
 		c.mu.Unlock()
 	}

@@ -120,8 +120,8 @@ func callFields(params json.RawMessage) (name, uri string, args json.RawMessage)
 }
 
 // auditApp fills in who made the call: the name the call gave (its
-// ClientInfo, which settings built from its options' client or the
-// metadata), else its connection's, and the connection's credentials.
+// ClientInfo, which settings built from its options' client or the name
+// its door gave, WithClient), else its connection's, and the connection's credentials.
 func (s *Service) auditApp(ctx context.Context, rec *audit.Record, clientInfo json.RawMessage) {
 	if c := connFromContext(ctx); c != nil {
 		rec.UID, rec.Pid = c.uid, c.pid

@@ -13,9 +13,9 @@ import (
 const DefaultRequestMemoryBudget = 256 << 20
 
 // memBudget bounds the memory held by requests in flight, daemon-wide. A
-// request is charged what it holds, from when gRPC has decoded it until
-// its handler returns: its size, since a large request is held about once
-// (its large strings are views of the message gRPC received, codec.go; a
+// request is charged what it holds, from when its door has decoded it
+// until it is answered: its size, since a large request is held about once
+// (its large strings are views of the message its door received; a
 // tools/call's arguments go to the child in place, session.Request's
 // Arguments; the message written to the child is parts, not a copy), plus
 // what its caller holds besides it in mcpd (WithAlsoHeld: a host's HTTP
@@ -77,7 +77,7 @@ func mib(n int64) string {
 // alsoHeldKey is the context key of WithAlsoHeld.
 type alsoHeldKey struct{}
 
-// WithAlsoHeld returns ctx for an in-process call (LocalApp) whose caller
+// WithAlsoHeld returns ctx for an in-process call (App) whose caller
 // holds n bytes in mcpd besides the request it passes, for as long as the
 // call runs: the request memory budget charges them too.
 func WithAlsoHeld(ctx context.Context, n int64) context.Context {

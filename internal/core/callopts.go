@@ -57,8 +57,12 @@ func implementation(name, version string) (json.RawMessage, error) {
 	return append(b, '}'), nil
 }
 
-// JSONObject is jsonObject for text in bytes, which it never writes
-// to: what it returns may be a view of src.
+// JSONObject validates a request's field (named field in errors) that
+// must hold a JSON object and returns it compacted (one line, as stdio
+// framing needs); empty means absent (nil). Anything else is
+// INVALID_ARGUMENT naming the field. src is never written to: text that is
+// already compact, as apps' JSON encoders write it, is returned as a view
+// of src, not a copy (a field can be tens of MiB).
 func JSONObject(field string, src []byte) (json.RawMessage, error) {
 	if len(bytes.TrimSpace(src)) == 0 {
 		return nil, nil
@@ -108,7 +112,7 @@ func isCompact(b []byte) bool {
 }
 
 // metaObjectBytes validates the _meta object named field as
-// jsonObjectBytes does, and its progress token if it has one (a string or
+// JSONObject does, and its progress token if it has one (a string or
 // an integer, as MCP requires).
 func metaObjectBytes(field string, src []byte) (json.RawMessage, error) {
 	meta, err := JSONObject(field, src)

@@ -7,10 +7,10 @@
 // every domain error once (ToError: a service.Error).
 //
 // The in-process doors (the HTTP face, the bridge socket, the dashboard)
-// call it through a LocalApp, one per connection or session, which
+// call it through a App, one per connection or session, which
 // charges and tracks each call itself; the gRPC door (internal/api) calls
 // the Service's operations from its handlers, its interceptors doing the
 // same with the same functions (Charge, InFlight, WithScope). What a door
 // tells of a call besides its request travels in its context
-// (LocalApp.Context, WithProfile, WithRoot, WithClient). It links no gRPC.
+// (App.Context, WithProfile, WithRoot, WithClient). It links no gRPC.
 package core

@@ -14,14 +14,14 @@ import (
 )
 
 // ToError is the one mapping from domain errors to the service's errors
-// (service.Error), which the in-process doors (LocalApp) return and the
+// (service.Error), which the in-process doors (App) return and the
 // gRPC door says as a status (toStatus): an error of a class (classOf)
 // carries it and its metadata, the others (context errors, mcpd's own
 // bugs) only a code. The message is always err.Error(), so the
 // supervisor's context (server name, last exit, last stderr lines)
 // reaches the app; the domain error is kept as its cause. A service error
-// (and a gRPC status, which only a stream's own Send returns) is
-// returned as it is.
+// is returned as it is. A door's own send errors (a gRPC stream's Send)
+// never reach it: an operation whose send fails ends with nil.
 func ToError(err error) error {
 	if err == nil {
 		return nil

@@ -57,14 +57,14 @@ func cleanRoot(root string) string {
 //
 //   - a gRPC app: its process id (so every connection of one process, a
 //     reconnect included, reaches one instance), else its connection; the
-//     name is the one its call's metadata gives (mcpdv1.MetadataClientName, as
-//     mcpdctl bridge with MCPD_BRIDGE_RELAY=0 sends its host's name on
-//     every call), else the one fixed on its first call that needed an
+//     name is the one its door gives for the call (WithClient, from
+//     mcpdv1.MetadataClientName, as mcpdctl bridge with
+//     MCPD_BRIDGE_RELAY=0 sends its host's name on every call), else the one fixed on its first call that needed an
 //     identity (its request's client name, else the connection's);
 //   - mcpdctl bridge through mcpd's bridge socket: the host's name, which
 //     mcpdctl reads from the host's first message and sends in its
 //     header, and the mcpdctl process's pid (the socket's SO_PEERCRED),
-//     fixed when the session opens (LocalApp.Identify); the same identity
+//     fixed when the session opens (App.Identify); the same identity
 //     as the same host through the gRPC bridge. A header without the
 //     host's name leaves it to the first call, as for a gRPC app;
 //   - an HTTP-face session: the host's name from its initialize and the
@@ -80,12 +80,12 @@ func cleanRoot(root string) string {
 //   - any other HTTP-face request: the app of its TCP connection, fixed
 //     on its first call as for a gRPC app.
 //
-// Once fixed, only a call's metadata name changes it (for that call):
+// Once fixed, only the name a call's door gives changes it (for that call):
 // a call made before the host said who it is (the bridge lists and
 // subscribes while it starts) and one made after reach the same instance.
 
-// identityOf is the app identity of a call of c whose metadata names the
-// app meta and whose request names it info ("" for none).
+// identityOf is the app identity of a call of c whose door names the app
+// meta (WithClient) and whose request names it info ("" for none).
 func (c *appConn) identityOf(meta, info string) string {
 	c.mu.Lock()
 	defer c.mu.Unlock()

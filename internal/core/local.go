@@ -26,28 +26,30 @@ const (
 	TransportDashboard = "dashboard"
 )
 
-// LocalApp is an app served inside the daemon's process rather than over
-// the API socket: one connection of an MCP host to mcpd's HTTP face, or
-// of an "mcpdctl bridge" to mcpd's bridge socket, or the dashboard. Its
-// calls get what the gRPC server's interceptors give a socket connection
-// (the request memory budget, the calls in flight that route children's
-// requests to hosts), and it is listed by GetStatus until Close. Its
-// methods are safe for concurrent use.
-type LocalApp struct {
-	s      *Service
-	conn   *appConn
-	closed atomic.Bool
+// App is one app connected to the service: a connection of the gRPC
+// socket (NewSocketApp), or one of an in-process door (NewLocalApp): a
+// connection or session of an MCP host on mcpd's HTTP face, an "mcpdctl
+// bridge" on mcpd's bridge socket, the dashboard. Its calls through its
+// methods get the request memory budget and the tracking of calls in
+// flight that routes its servers' requests to it as host, as the gRPC
+// door's interceptors give a socket connection's calls; the status lists
+// it until it ends. Its methods are safe for concurrent use.
+type App struct {
+	s         *Service
+	conn      *appConn
+	connected func() bool // a socket app's connection is open; nil for an in-process one
+	closed    atomic.Bool
 }
 
-// appKey is the context key of the app an in-process call comes from.
+// appKey is the context key of the app a call comes from (Context).
 type appKey struct{}
 
 // NewLocalApp registers an app of the given transport whose process is pid
 // (0 when unknown) and whose peer runs as uid; name is shown until its
 // calls name it. It is connected until Close.
-func (s *Service) NewLocalApp(transport, name string, uid, pid int) *LocalApp {
-	a := &LocalApp{s: s}
-	a.conn = s.connect(transport, name, uid, pid, func() bool { return !a.closed.Load() })
+func (s *Service) NewLocalApp(transport, name string, uid, pid int) *App {
+	a := &App{s: s}
+	a.conn = s.connect(transport, name, uid, pid, a.open)
 	return a
 }
 
@@ -55,10 +57,16 @@ func (s *Service) NewLocalApp(transport, name string, uid, pid int) *LocalApp {
 // of a peer running as uid, process pid: connected as long as open
 // reports true. The gRPC door puts it in the context of each of the
 // connection's calls (Context).
-func (s *Service) NewSocketApp(uid, pid int, open func() bool) *LocalApp {
-	a := &LocalApp{s: s}
-	a.conn = s.connect(TransportGRPC, "", uid, pid, open)
+func (s *Service) NewSocketApp(uid, pid int, open func() bool) *App {
+	a := &App{s: s, connected: open}
+	a.conn = s.connect(TransportGRPC, "", uid, pid, a.open)
 	return a
+}
+
+// open reports whether the app is still connected: not closed, and, for
+// a socket's, its connection open.
+func (a *App) open() bool {
+	return !a.closed.Load() && (a.connected == nil || a.connected())
 }
 
 // connect registers a connected app.
@@ -82,14 +90,15 @@ func (s *Service) connect(transport, name string, uid, pid int, open func() bool
 // session, told apart from others of the same host by the session rather
 // than by its process. Every call of the app then reaches the same
 // instance of a "client" server, whatever its request says.
-func (a *LocalApp) Identify(host string, session bool) { a.conn.identify(host, session) }
+func (a *App) Identify(host string, session bool) { a.conn.identify(host, session) }
 
-// Close ends the app: GetStatus no longer lists it.
-func (a *LocalApp) Close() { a.closed.Store(true) }
+// Close ends the app: the status no longer lists it. A socket app also
+// ends with its connection.
+func (a *App) Close() { a.closed.Store(true) }
 
-// Context returns ctx carrying the app's identity, as a gRPC handler's
-// context carries its connection's.
-func (a *LocalApp) Context(ctx context.Context) context.Context {
+// Context returns ctx carrying the app, for the Service's operations:
+// what a call of the app does is counted, scoped and tracked as the app's.
+func (a *App) Context(ctx context.Context) context.Context {
 	return context.WithValue(ctx, appKey{}, a.conn)
 }
 
@@ -101,8 +110,8 @@ func (a *LocalApp) Context(ctx context.Context) context.Context {
 // to onEvent (nil: dropped) in order, never concurrently, before it
 // returns; the response is returned, a server's JSON-RPC error in it. The
 // error is the call's, a service.Error.
-func (a *LocalApp) SendRequest(ctx context.Context, r service.Request, onEvent func(service.Event)) (*service.Response, error) {
-	// The scope takes no client name, as for a gRPC stream (scopeStream).
+func (a *App) SendRequest(ctx context.Context, r service.Request, onEvent func(service.Event)) (*service.Response, error) {
+	// The scope takes no client name, as for a gRPC stream (api.trackStream).
 	ctx, end, err := a.enter(ctx, requestSize(r), r.Server, "")
 	if err != nil {
 		return nil, ToError(err)
@@ -125,7 +134,7 @@ func (a *LocalApp) SendRequest(ctx context.Context, r service.Request, onEvent f
 // functions: admitted (charged n bytes to the request memory budget, in
 // the instance scope of the app and of clientName) and tracked as the
 // app's call in flight on server. end ends both.
-func (a *LocalApp) enter(ctx context.Context, n int64, server, clientName string) (_ context.Context, end func(), _ error) {
+func (a *App) enter(ctx context.Context, n int64, server, clientName string) (_ context.Context, end func(), _ error) {
 	ctx, release, err := a.admit(ctx, n, clientName)
 	if err != nil {
 		return nil, nil, err
@@ -139,7 +148,7 @@ func (a *LocalApp) enter(ctx context.Context, n int64, server, clientName string
 // server is "", as a call of the app, as the gRPC List RPCs do: a server's
 // JSON-RPC error is in its entry, and so, in a list of every server, is
 // why a server could not be asked.
-func (a *LocalApp) List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error) {
+func (a *App) List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error) {
 	if !listMethods[method] {
 		return nil, codeError(service.InvalidArgument, "method %q is no list", method)
 	}
@@ -153,12 +162,12 @@ func (a *LocalApp) List(ctx context.Context, server, method string, o service.Op
 
 // listMethods are the methods List serves.
 var listMethods = map[string]bool{
-	methodToolsList: true, methodPromptsList: true, methodResourcesList: true, methodResourceTemplatesList: true,
+	MethodToolsList: true, MethodPromptsList: true, MethodResourcesList: true, MethodResourceTemplatesList: true,
 }
 
 // Read reads a resource as a call of the app, as the gRPC ReadResource
 // does.
-func (a *LocalApp) Read(ctx context.Context, r service.Read) (*service.Response, error) {
+func (a *App) Read(ctx context.Context, r service.Read) (*service.Response, error) {
 	n := int64(len(r.Server)+len(r.URI)+len(r.InputResponses)+len(r.RequestState)) + optionsSize(r.Options)
 	ctx, end, err := a.enter(ctx, n, r.Server, r.Options.Client.Name)
 	if err != nil {
@@ -174,7 +183,7 @@ func (a *LocalApp) Read(ctx context.Context, r service.Read) (*service.Response,
 
 // ListServers lists the configured servers, those of the call's profile,
 // as the gRPC ListServers does.
-func (a *LocalApp) ListServers(ctx context.Context) (*service.Servers, error) {
+func (a *App) ListServers(ctx context.Context) (*service.Servers, error) {
 	ctx, release, err := a.admit(ctx, 0, "")
 	if err != nil {
 		return nil, err
@@ -230,7 +239,7 @@ func serviceSource(src cache.Source) service.Source {
 // until ctx ends (nil), send fails (nil), the subscription lags (a Lagged
 // event, then nil) or fails (a Failed event, then the error). Events are
 // passed in order, never concurrently.
-func (a *LocalApp) Subscribe(ctx context.Context, w service.Watch, send func(service.SubscriptionEvent) error) error {
+func (a *App) Subscribe(ctx context.Context, w service.Watch, send func(service.SubscriptionEvent) error) error {
 	ctx = a.s.WithScope(a.Context(ctx), "")
 	return ToError(a.s.Subscribe(ctx, w, send,
 		func(ev *subscriptions.Event) error { return send(EventToService(ev)) }))
@@ -239,7 +248,7 @@ func (a *LocalApp) Subscribe(ctx context.Context, w service.Watch, send func(ser
 // UpdateSubscription adds resource URIs to an open subscription of the
 // app and removes others, as the gRPC UpdateSubscription does, returning
 // what each server now watches.
-func (a *LocalApp) UpdateSubscription(ctx context.Context, u service.SubscriptionUpdate) ([]service.ServerAck, error) {
+func (a *App) UpdateSubscription(ctx context.Context, u service.SubscriptionUpdate) ([]service.ServerAck, error) {
 	n := int64(8)
 	for _, u := range slices.Concat(u.Add, u.Remove) {
 		n += int64(len(u))
@@ -257,7 +266,7 @@ func (a *LocalApp) UpdateSubscription(ctx context.Context, u service.Subscriptio
 // opened (nil: none) is called once the log is followed, then each line
 // is passed to send until ctx ends or send fails (nil), or the server is
 // removed from the config (its error).
-func (a *LocalApp) FollowLogs(ctx context.Context, f service.LogFollow, opened func(), send func(service.LogLine) error) error {
+func (a *App) FollowLogs(ctx context.Context, f service.LogFollow, opened func(), send func(service.LogLine) error) error {
 	return ToError(a.s.FollowLogs(a.s.WithScope(a.Context(ctx), ""), f, opened, func(l transport.Line) error {
 		return send(logLineOf(l))
 	}))

@@ -15,7 +15,7 @@ import (
 // goes to notify (nil: dropped).
 // registered is called once the registration is in place, before any
 // request comes. ServeHost returns once every answer has returned.
-func (a *LocalApp) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer, notify service.HostNotifier) error {
+func (a *App) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer, notify service.HostNotifier) error {
 	ctx = a.Context(ctx)
 	h, _, err := a.s.registerHost(ctx, reg)
 	if err != nil {

@@ -21,7 +21,7 @@ import (
 // WithAlsoHeld) to the request memory budget, and runs in the instance
 // scope of the app (and of clientName, the name its request gives, ""
 // for none). release ends the charge.
-func (a *LocalApp) admit(ctx context.Context, n int64, clientName string) (_ context.Context, release func(), _ error) {
+func (a *App) admit(ctx context.Context, n int64, clientName string) (_ context.Context, release func(), _ error) {
 	ctx = a.Context(ctx)
 	release, err := a.s.Charge(n + alsoHeld(ctx))
 	if err != nil {
@@ -32,7 +32,7 @@ func (a *LocalApp) admit(ctx context.Context, n int64, clientName string) (_ con
 
 // Status reports the daemon and every configured server, as GetStatus
 // does; the connected apps are Service.Status's.
-func (a *LocalApp) Status(ctx context.Context) (service.Status, error) {
+func (a *App) Status(ctx context.Context) (service.Status, error) {
 	_, release, err := a.admit(ctx, 0, "")
 	if err != nil {
 		return service.Status{}, err
@@ -44,7 +44,7 @@ func (a *LocalApp) Status(ctx context.Context) (service.Status, error) {
 // Logs returns the last n stderr lines of server (0: DefaultLogLines;
 // capped at MaxLogLines), as GetLogs does; server "" is mcpd's own log
 // when it keeps one.
-func (a *LocalApp) Logs(ctx context.Context, server string, n int) ([]service.LogLine, error) {
+func (a *App) Logs(ctx context.Context, server string, n int) ([]service.LogLine, error) {
 	_, release, err := a.admit(ctx, int64(len(server)+4), "")
 	if err != nil {
 		return nil, err
@@ -68,25 +68,25 @@ func logLineOf(l transport.Line) service.LogLine {
 
 // StartServer starts server and waits until it is ready or failed, as the
 // gRPC StartServer does, returning its status then.
-func (a *LocalApp) StartServer(ctx context.Context, server string) (service.ServerStatus, error) {
+func (a *App) StartServer(ctx context.Context, server string) (service.ServerStatus, error) {
 	return a.control(ctx, server, a.s.sup.Start)
 }
 
 // StopServer stops server, which stays stopped until started again, as
 // the gRPC StopServer does.
-func (a *LocalApp) StopServer(ctx context.Context, server string) (service.ServerStatus, error) {
+func (a *App) StopServer(ctx context.Context, server string) (service.ServerStatus, error) {
 	return a.control(ctx, server, a.s.sup.Stop)
 }
 
 // RestartServer stops server if it runs and starts it again, as the gRPC
 // RestartServer does.
-func (a *LocalApp) RestartServer(ctx context.Context, server string) (service.ServerStatus, error) {
+func (a *App) RestartServer(ctx context.Context, server string) (service.ServerStatus, error) {
 	return a.control(ctx, server, a.s.sup.Restart)
 }
 
 // control runs op, the supervisor's start, stop or restart, on server as
 // a call of the app.
-func (a *LocalApp) control(ctx context.Context, server string, op func(context.Context, string) (supervisor.Status, error)) (service.ServerStatus, error) {
+func (a *App) control(ctx context.Context, server string, op func(context.Context, string) (supervisor.Status, error)) (service.ServerStatus, error) {
 	ctx, release, err := a.admit(ctx, int64(len(server)), "")
 	if err != nil {
 		return service.ServerStatus{}, err
@@ -97,7 +97,7 @@ func (a *LocalApp) control(ctx context.Context, server string, op func(context.C
 
 // ToolChanges reports how server's tools differ from their pinned
 // definitions, as the gRPC GetToolChanges does.
-func (a *LocalApp) ToolChanges(ctx context.Context, server string, o service.Options) (service.ToolChanges, error) {
+func (a *App) ToolChanges(ctx context.Context, server string, o service.Options) (service.ToolChanges, error) {
 	ctx, end, err := a.enter(ctx, int64(len(server))+optionsSize(o), server, o.Client.Name)
 	if err != nil {
 		return service.ToolChanges{}, err
@@ -109,7 +109,7 @@ func (a *LocalApp) ToolChanges(ctx context.Context, server string, o service.Opt
 // ApproveTools accepts the current definitions of server's changed tools
 // (none named: every changed tool), as the gRPC ApproveTools does, and
 // returns the tools approved.
-func (a *LocalApp) ApproveTools(ctx context.Context, server string, tools []string, o service.Options) ([]string, error) {
+func (a *App) ApproveTools(ctx context.Context, server string, tools []string, o service.Options) ([]string, error) {
 	n := int64(len(server)) + optionsSize(o)
 	for _, t := range tools {
 		n += int64(len(t))

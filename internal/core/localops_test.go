@@ -21,7 +21,7 @@ import (
 // newLocalService is the service on a real supervisor of one lazy fake
 // server, "fake" (pin mode warn), with no gRPC server at all, and an app
 // in process.
-func newLocalService(t *testing.T) (*Service, *LocalApp) {
+func newLocalService(t *testing.T) (*Service, *App) {
 	t.Helper()
 	cmd, args := fakemcp.Command()
 	log := zaptest.NewLogger(t)
@@ -49,7 +49,7 @@ func newLocalService(t *testing.T) (*Service, *LocalApp) {
 }
 
 // fakeStatus is the fake's entry of the app's status.
-func fakeStatus(t *testing.T, app *LocalApp) service.ServerStatus {
+func fakeStatus(t *testing.T, app *App) service.ServerStatus {
 	t.Helper()
 	st, err := app.Status(ctxT(t))
 	if err != nil {

@@ -76,9 +76,11 @@ func (s *Service) addOAuthStatus(servers []service.ServerStatus) {
 	}
 }
 
-// FinishLogin waits for flow, begun by BeginLogin for server name, to end
-// and closes it, returning the server's OAuth state after. Its errors are
-// the service's (service.Error).
+// FinishLogin waits for flow's redirect and code exchange, until ctx is
+// done, then restarts the server, which leaves "login required", and
+// returns its login. It closes the flow. A login abandoned for another
+// (or a logout) is Aborted, a failed one Unauthenticated; no error carries
+// a token, code or secret. Its errors are the service's (service.Error).
 func (s *Service) FinishLogin(ctx context.Context, name string, flow *oauth.LoginFlow) (*service.OAuthStatus, error) {
 	defer flow.Close()
 	st, err := flow.Wait(ctx)

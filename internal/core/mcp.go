@@ -24,12 +24,12 @@ import (
 // of a burst of log messages on the way to a bridge's host.
 const progressBuffer = 1024
 
-// MCP list methods served by the List RPCs.
+// The MCP list methods List serves.
 const (
-	methodToolsList             = "tools/list"
-	methodPromptsList           = "prompts/list"
-	methodResourcesList         = "resources/list"
-	methodResourceTemplatesList = "resources/templates/list"
+	MethodToolsList             = "tools/list"
+	MethodPromptsList           = "prompts/list"
+	MethodResourcesList         = "resources/list"
+	MethodResourceTemplatesList = "resources/templates/list"
 )
 
 // Methods SendRequest refuses: the session owns the lifecycle, and
@@ -110,12 +110,12 @@ func (s *Service) Read(ctx context.Context, r service.Read) (Answer, error) {
 	if err != nil {
 		return Answer{}, codeError(service.Internal, "encode resources/read params: %v", err)
 	}
-	return s.Call(ctx, r.Server, "resources/read", params, r.Options)
+	return s.call(ctx, r.Server, "resources/read", params, r.Options)
 }
 
-// Call forwards one request under the Call's profile and waits for its
+// call forwards one request under the call's profile and waits for its
 // answer.
-func (s *Service) Call(ctx context.Context, server, method string, params json.RawMessage, o service.Options) (Answer, error) {
+func (s *Service) call(ctx context.Context, server, method string, params json.RawMessage, o service.Options) (Answer, error) {
 	req, copts, err := s.settings(ctx, o)
 	if err != nil {
 		return Answer{}, err
@@ -129,14 +129,20 @@ func (s *Service) Call(ctx context.Context, server, method string, params json.R
 	}
 	req.Method = method
 	req.Params = params
+	return s.answer(ctx, server, req, copts)
+}
+
+// answer makes req of server, with no progress or log messages to pass
+// on, and returns its answer.
+func (s *Service) answer(ctx context.Context, server string, req *session.Request, copts supervisor.CallOptions) (Answer, error) {
 	start := time.Now()
 	resp, src, err := s.callCached(ctx, server, req, copts)
 	if err != nil {
-		s.logCallError(ctx, server, method, err)
+		s.logCallError(ctx, server, req.Method, err)
 		return Answer{}, ToError(err)
 	}
 	if resp == nil {
-		return Answer{}, codeError(service.Internal, "%s on %q: no response", method, server)
+		return Answer{}, codeError(service.Internal, "%s on %q: no response", req.Method, server)
 	}
 	return Answer{Response: resp, Source: src, Duration: time.Since(start)}, nil
 }

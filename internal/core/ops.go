@@ -18,7 +18,7 @@ import (
 // FollowLogs (a server's stderr ring, or mcpd's own log ring).
 
 // ConfigProblem is one problem in a config file, as the config package
-// reports it (cmd/mcpd converts; api does not import the config package).
+// reports it (cmd/mcpd converts; the service does not import the config package).
 type ConfigProblem struct {
 	Path         string
 	Line, Column int

@@ -9,7 +9,7 @@ import (
 // toolCallParams builds the params of tools/call: "name", "arguments?",
 // plus modern "inputResponses?" and "requestState?" ("the exact string
 // received (omit it if none was received)"), and the app's "_meta?". The
-// raw members must be compact JSON objects (jsonObject's output) or nil.
+// raw members must be compact JSON objects (JSONObject's output) or nil.
 // The bytes are those json.Marshal gives for the same struct, written
 // without reflection: this runs on every call.
 func toolCallParams(meta json.RawMessage, name string, args, inputResponses json.RawMessage, requestState string) ([]byte, error) {

@@ -238,11 +238,7 @@ func (s *Service) ClearCache(name string) (int, error) {
 
 // Status reports the daemon and every configured server, and the
 // connected apps, oldest connection first.
-func (s *Service) Status() (service.Status, []App) {
-	snap := s.apps.snapshot()
-	apps := make([]App, len(snap))
-	for i, a := range snap {
-		apps[i] = App(a)
-	}
-	return s.daemonStatus(snap), apps
+func (s *Service) Status() (service.Status, []ConnectedApp) {
+	apps := s.apps.snapshot()
+	return s.daemonStatus(apps), apps
 }

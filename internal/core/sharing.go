@@ -36,7 +36,7 @@ type sharing struct {
 
 // summarizeSharing computes the sharing of the servers among apps; mem
 // has the memory of the children by pid (procs.TreeMemory).
-func summarizeSharing(apps []appStatus, servers []supervisor.Status, mem map[int]procs.Memory) sharing {
+func summarizeSharing(apps []ConnectedApp, servers []supervisor.Status, mem map[int]procs.Memory) sharing {
 	var sh sharing
 	perProcess := map[string]procs.Memory{} // by stdio server: one process's memory
 	remote := map[string]bool{}
@@ -136,7 +136,7 @@ func (m *memoryMeter) of(pids []int) map[int]procs.Memory {
 
 // sharingStatus summarizes the sharing of the servers in servers among
 // the connected apps.
-func (s *Service) sharingStatus(apps []appStatus, servers []supervisor.Status) sharing {
+func (s *Service) sharingStatus(apps []ConnectedApp, servers []supervisor.Status) sharing {
 	var pids []int
 	for _, st := range servers {
 		if st.URL == "" {

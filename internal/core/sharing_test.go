@@ -34,7 +34,7 @@ func TestSummarizeSharing(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		apps []appStatus
+		apps []ConnectedApp
 		mem  map[int]procs.Memory
 		want sharing
 	}{
@@ -45,7 +45,7 @@ func TestSummarizeSharing(t *testing.T) {
 		},
 		{
 			name: "three apps share two servers",
-			apps: []appStatus{
+			apps: []ConnectedApp{
 				{Transport: TransportGRPC, Used: []string{"fs", "git"}},
 				{Transport: TransportRelay, Used: []string{"fs", "git"}, Host: true},
 				{Transport: TransportHTTP, Used: []string{"fs", "git", "web"}, Host: true},
@@ -58,7 +58,7 @@ func TestSummarizeSharing(t *testing.T) {
 		},
 		{
 			name: "instances, a stopped server and one removed",
-			apps: []appStatus{
+			apps: []ConnectedApp{
 				{Used: []string{"ws", "down", "gone"}},
 				{Used: []string{"ws"}},
 			},
@@ -70,7 +70,7 @@ func TestSummarizeSharing(t *testing.T) {
 		},
 		{
 			name: "PSS unreadable for one process",
-			apps: []appStatus{{Used: []string{"fs"}}},
+			apps: []ConnectedApp{{Used: []string{"fs"}}},
 			mem: map[int]procs.Memory{
 				10: {Procs: 1, RSS: 60 * mib, PSS: 40 * mib, PSSKnown: true},
 				20: {Procs: 1, RSS: 90 * mib},

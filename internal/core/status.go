@@ -12,7 +12,7 @@ import (
 // daemonStatus is the daemon's status, what GetStatus reports but the
 // apps and subscriptions, built once for every door: apps are the
 // connected apps, whose use of the servers the sharing summary counts.
-func (s *Service) daemonStatus(apps []appStatus) service.Status {
+func (s *Service) daemonStatus(apps []ConnectedApp) service.Status {
 	now := time.Now()
 	s.mu.Lock()
 	out := service.Status{

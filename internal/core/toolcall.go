@@ -3,7 +3,6 @@ package core
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/mcpd-dev/mcpd/internal/jsonrpc"
 	"github.com/mcpd-dev/mcpd/internal/profile"
@@ -206,31 +205,31 @@ type ToolCall struct {
 }
 
 // CallTool calls a tool through the one entry of a tool call, as a
-// host's tools/call does. With emit, the call's progress notifications
-// and log messages are passed to it (never concurrently) before it
-// returns; without (a unary call), a progress token is refused.
+// host's tools/call does, passing the call's progress notifications and
+// log messages to emit (never concurrently) before it returns.
 func (s *Service) CallTool(ctx context.Context, t ToolCall, o service.Options, emit func(service.Event) error) (Answer, error) {
-	tc, err := s.prepareToolCall(ctx, toolCallParts{
+	tc, err := s.prepareToolCall(ctx, t.parts(), o, false)
+	if err != nil || tc.hidden != nil {
+		return Answer{Hidden: tc.hidden}, err
+	}
+	return s.callRelayed(ctx, t.Server, tc.req, tc.copts, tc.rs, emit)
+}
+
+// CallToolUnary is CallTool for a caller that takes no progress or log
+// messages: a progress token is refused, as nothing could carry the
+// progress back.
+func (s *Service) CallToolUnary(ctx context.Context, t ToolCall, o service.Options) (Answer, error) {
+	tc, err := s.prepareToolCall(ctx, t.parts(), o, true)
+	if err != nil || tc.hidden != nil {
+		return Answer{Hidden: tc.hidden}, err
+	}
+	return s.answer(ctx, t.Server, tc.req, tc.copts)
+}
+
+// parts is t as the tool call entry takes it.
+func (t ToolCall) parts() toolCallParts {
+	return toolCallParts{
 		server: t.Server, name: t.Tool, args: t.Arguments, meta: t.Meta,
 		inputs: t.InputResponses, requestState: t.RequestState, fields: grpcToolFields,
-	}, o, emit == nil)
-	if err != nil {
-		return Answer{}, err
 	}
-	if tc.hidden != nil {
-		return Answer{Hidden: tc.hidden}, nil
-	}
-	if emit != nil {
-		return s.callRelayed(ctx, t.Server, tc.req, tc.copts, tc.rs, emit)
-	}
-	start := time.Now()
-	resp, src, err := s.callCached(ctx, t.Server, tc.req, tc.copts)
-	if err != nil {
-		s.logCallError(ctx, t.Server, tc.req.Method, err)
-		return Answer{}, ToError(err)
-	}
-	if resp == nil {
-		return Answer{}, codeError(service.Internal, "tools/call on %q: no response", t.Server)
-	}
-	return Answer{Response: resp, Source: src, Duration: time.Since(start)}, nil
 }

@@ -12,7 +12,7 @@ import (
 // must be safe for concurrent use.
 type Tracer interface {
 	// StartRequest starts the span of one app request to server, a child
-	// of the trace context the app sent (in ctx's gRPC metadata or the
+	// of the trace context the app sent (in the gRPC call's metadata or the
 	// request's _meta), and returns ctx carrying it and the func that ends
 	// it with the outcome.
 	StartRequest(ctx context.Context, server string, req *session.Request) (context.Context, func(resp *session.Response, src cache.Source, err error))

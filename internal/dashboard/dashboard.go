@@ -79,7 +79,7 @@ type Dashboard struct {
 	logins sync.WaitGroup
 
 	mu     sync.Mutex // guards app, closed, flows and loginErr; held for no call into core.Service
-	app    *core.LocalApp
+	app    *core.App
 	closed bool
 	// flows is the login begun from the page of each server, while it is
 	// awaited; loginErr why the last one of a server failed.
@@ -152,7 +152,7 @@ func (d *Dashboard) Close() {
 
 // localApp is the dashboard's app, registered with the service on first
 // use: its calls are budgeted and tracked as an app's, named AppName.
-func (d *Dashboard) localApp() (*core.LocalApp, error) {
+func (d *Dashboard) localApp() (*core.App, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {

@@ -2,7 +2,7 @@
 // and their states, the connected apps, each server's tools, logs, audit
 // records and pins, with start, stop, restart, tool calls, approvals and
 // remote servers' OAuth logins, all through the daemon's in-process
-// service (core.Service, as its app core.LocalApp), never gRPC, in the
+// service (core.Service, as its app core.App), never gRPC, in the
 // service's plain values (internal/service), not mcpd.v1's.
 //
 // It runs behind the face's guards (httpface.Face: same-uid peer, Host

@@ -315,7 +315,7 @@ func (d *Dashboard) serveAction(w http.ResponseWriter, r *http.Request) {
 // serveCall calls tool of server with args (a JSON object; empty or null:
 // none) as the dashboard's app, and answers its result or its server's
 // JSON-RPC error, with how long it took.
-func (d *Dashboard) serveCall(ctx context.Context, w http.ResponseWriter, a *core.LocalApp, server, tool string, args json.RawMessage) {
+func (d *Dashboard) serveCall(ctx context.Context, w http.ResponseWriter, a *core.App, server, tool string, args json.RawMessage) {
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}

@@ -19,7 +19,7 @@ var errStopped = errors.New("mcpd is stopping")
 
 // Backend is a bridge.Backend over the daemon's own core.Service: calls run
 // the Server's handlers directly, with the request memory budget and call
-// tracking of the gRPC path (core.LocalApp). Each call belongs to the app
+// tracking of the gRPC path (core.App). Each call belongs to the app
 // of its HTTP connection (its peer, the bridge's caller in its context:
 // appFromContext), else to one app of the backend's own. Calls run on
 // their callers' goroutines; Close cancels them and waits.
@@ -34,7 +34,7 @@ type Backend struct {
 	makeFallback sync.Once
 
 	mu       sync.Mutex // guards fallback and closed; taken alone
-	fallback *core.LocalApp
+	fallback *core.App
 	closed   bool // Close ran: a fallback made afterwards is closed at once
 }
 
@@ -64,7 +64,7 @@ func (b *Backend) Close() {
 }
 
 // app is the app a call of ctx belongs to.
-func (b *Backend) app(ctx context.Context) *core.LocalApp {
+func (b *Backend) app(ctx context.Context) *core.App {
 	if a := appFromContext(ctx); a != nil {
 		return a
 	}
@@ -88,7 +88,7 @@ func (b *Backend) app(ctx context.Context) *core.LocalApp {
 // stream and its children's requests then belong to it, not to whichever
 // connection each request came on, and status lists it by the name its
 // host gives. Its identity for servers shared per client is the host's
-// name and the session (core.LocalApp.Identify).
+// name and the session (core.App.Identify).
 func (b *Backend) NewCaller(ctx context.Context, host string) (any, func()) {
 	uid, pid := -1, 0
 	if p, _ := ctx.Value(peerKey{}).(*connPeer); p != nil {
@@ -114,44 +114,44 @@ func withProfile(ctx context.Context) context.Context {
 
 // ListServers lists the configured servers, those of the call's profile,
 // as a call of ctx's app through the service's in-process API
-// (core.LocalApp.ListServers).
+// (core.App.ListServers).
 func (b *Backend) ListServers(ctx context.Context) (*service.Servers, error) {
-	return direct(b, ctx, func(ctx context.Context, a *core.LocalApp) (*service.Servers, error) {
+	return direct(b, ctx, func(ctx context.Context, a *core.App) (*service.Servers, error) {
 		return a.ListServers(ctx)
 	})
 }
 
 // List lists method of server ("" for every server) as a call of ctx's
-// app through the service's in-process API (core.LocalApp.List).
+// app through the service's in-process API (core.App.List).
 func (b *Backend) List(ctx context.Context, server, method string, o service.Options) ([]service.ServerList, error) {
-	return direct(b, ctx, func(ctx context.Context, a *core.LocalApp) ([]service.ServerList, error) {
+	return direct(b, ctx, func(ctx context.Context, a *core.App) ([]service.ServerList, error) {
 		return a.List(ctx, server, method, o)
 	})
 }
 
 // Read reads a resource as a call of ctx's app through the service's
-// in-process API (core.LocalApp.Read).
+// in-process API (core.App.Read).
 func (b *Backend) Read(ctx context.Context, r service.Read) (*service.Response, error) {
-	return direct(b, ctx, func(ctx context.Context, a *core.LocalApp) (*service.Response, error) {
+	return direct(b, ctx, func(ctx context.Context, a *core.App) (*service.Response, error) {
 		return a.Read(ctx, r)
 	})
 }
 
 // ServeHost registers ctx's app as a host through the service's in-process
-// API (core.LocalApp.ServeHost), on the caller's goroutine, until ctx ends
+// API (core.App.ServeHost), on the caller's goroutine, until ctx ends
 // or Close.
 func (b *Backend) ServeHost(ctx context.Context, reg service.HostRegistration, registered func(), answer service.HostAnswerer, notify service.HostNotifier) error {
-	_, err := direct(b, ctx, func(ctx context.Context, a *core.LocalApp) (struct{}, error) {
+	_, err := direct(b, ctx, func(ctx context.Context, a *core.App) (struct{}, error) {
 		return struct{}{}, a.ServeHost(ctx, reg, registered, answer, notify)
 	})
 	return err
 }
 
 // Send sends req as a call of ctx's app through the service's in-process
-// API (core.LocalApp.SendRequest), on the caller's goroutine: no stream and
+// API (core.App.SendRequest), on the caller's goroutine: no stream and
 // no gRPC message. Close cancels it.
 func (b *Backend) Send(ctx context.Context, req service.Request, onEvent func(service.Event)) (*service.Response, error) {
-	return direct(b, ctx, func(ctx context.Context, a *core.LocalApp) (*service.Response, error) {
+	return direct(b, ctx, func(ctx context.Context, a *core.App) (*service.Response, error) {
 		return a.SendRequest(ctx, req, onEvent)
 	})
 }
@@ -162,7 +162,7 @@ func (b *Backend) Send(ctx context.Context, req service.Request, onEvent func(se
 // Close cancels it and waits for it. Its error is the service's
 // (service.Error): a cancellation by the caller is of code Canceled or
 // DeadlineExceeded.
-func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *core.LocalApp) (T, error)) (T, error) {
+func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *core.App) (T, error)) (T, error) {
 	var zero T
 	if b.life.Err() != nil {
 		return zero, b.NotRunning()
@@ -184,33 +184,33 @@ func direct[T any](b *Backend, ctx context.Context, call func(context.Context, *
 }
 
 // UpdateWatch updates a subscription of ctx's app through the service's
-// in-process API (core.LocalApp.UpdateSubscription), on the caller's
+// in-process API (core.App.UpdateSubscription), on the caller's
 // goroutine.
 func (b *Backend) UpdateWatch(ctx context.Context, u service.SubscriptionUpdate) ([]service.ServerAck, error) {
-	return direct(b, ctx, func(ctx context.Context, a *core.LocalApp) ([]service.ServerAck, error) {
+	return direct(b, ctx, func(ctx context.Context, a *core.App) ([]service.ServerAck, error) {
 		return a.UpdateSubscription(ctx, u)
 	})
 }
 
 // Watch serves a subscription of ctx's app through the service's
-// in-process API (core.LocalApp.Subscribe), on the caller's goroutine: the
+// in-process API (core.App.Subscribe), on the caller's goroutine: the
 // bridge subscribes with it, and mcpd's dashboard watches the servers'
 // state. Events are passed
 // to send as Subscribe says, until ctx ends (nil), send fails or Close.
 func (b *Backend) Watch(ctx context.Context, w service.Watch, send func(service.SubscriptionEvent) error) error {
-	_, err := direct(b, ctx, func(ctx context.Context, a *core.LocalApp) (struct{}, error) {
+	_, err := direct(b, ctx, func(ctx context.Context, a *core.App) (struct{}, error) {
 		return struct{}{}, a.Subscribe(ctx, w, send)
 	})
 	return err
 }
 
 // FollowLogs follows a log as a call of ctx's app through the service's
-// in-process API (core.LocalApp.FollowLogs), on the caller's goroutine:
+// in-process API (core.App.FollowLogs), on the caller's goroutine:
 // mcpd's dashboard tails a server's stderr with it. opened is called once
 // the log is followed; each line is passed to send until ctx ends (nil),
 // send fails or Close.
 func (b *Backend) FollowLogs(ctx context.Context, f service.LogFollow, opened func(), send func(service.LogLine) error) error {
-	_, err := direct(b, ctx, func(ctx context.Context, a *core.LocalApp) (struct{}, error) {
+	_, err := direct(b, ctx, func(ctx context.Context, a *core.App) (struct{}, error) {
 		return struct{}{}, a.FollowLogs(ctx, f, opened, send)
 	})
 	return err

@@ -13,10 +13,10 @@ import (
 // whose requests all belong to legacy sessions (apps of their own,
 // Backend.NewCaller) is not listed in status as an app that never called.
 type connApp struct {
-	make func() *core.LocalApp
+	make func() *core.App
 
 	mu     sync.Mutex // guards app, closed and hosts
-	app    *core.LocalApp
+	app    *core.App
 	closed bool // the connection ended: an app made now is closed at once
 	// hosts are the modern hosts whose requests it carried, told when it
 	// closes.
@@ -24,7 +24,7 @@ type connApp struct {
 }
 
 // get is the connection's app, made on the first call.
-func (c *connApp) get() *core.LocalApp {
+func (c *connApp) get() *core.App {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.app == nil {
@@ -78,9 +78,9 @@ func (c *connApp) removeHost(h *hostApp) {
 // its connection's (the connection's peer is the caller of its requests,
 // and the bridge keeps it on the calls it makes for them, even those that
 // outlive them); nil when it has none.
-func appFromContext(ctx context.Context) *core.LocalApp {
+func appFromContext(ctx context.Context) *core.App {
 	switch c := bridge.CallerFrom(ctx).(type) {
-	case *core.LocalApp:
+	case *core.App:
 		return c
 	case *connPeer:
 		if c.app != nil { // allowed (checkPeer) before any of its requests is served

@@ -28,7 +28,7 @@ type Options struct {
 	// Logger may be nil.
 	Logger *zap.Logger
 	// Server, if set, lists each allowed connection as an app in status
-	// (core.LocalApp), whose calls the Backend attributes to it.
+	// (core.App), whose calls the Backend attributes to it.
 	Server *core.Service
 	// WantUID is the only uid served; -1 means the process's effective uid.
 	WantUID int
@@ -185,7 +185,7 @@ func (f *Face) checkPeer(p *connPeer) bool {
 // register makes p's allowed connection an app, listed in status from its
 // first call (connApp), unless the face closed meanwhile.
 func (f *Face) register(p *connPeer) {
-	a := &connApp{make: func() *core.LocalApp { return f.srv.NewLocalApp(core.TransportHTTP, DefaultAppName, p.uid, p.pid) }}
+	a := &connApp{make: func() *core.App { return f.srv.NewLocalApp(core.TransportHTTP, DefaultAppName, p.uid, p.pid) }}
 	f.mu.Lock()
 	open := f.apps != nil
 	if open {

@@ -18,7 +18,7 @@ var _ bridge.HostCallers = (*Backend)(nil)
 // there while a connection that carried one of its requests is open;
 // once the last closes, its host is gone.
 type hostApp struct {
-	app  *core.LocalApp
+	app  *core.App
 	gone chan struct{} // closed when the last connection closed
 
 	mu    sync.Mutex // guards conns and ended; taken before a connApp's
@@ -47,7 +47,7 @@ func (b *Backend) HostPeer(ctx context.Context) string {
 
 // NewHostCaller makes a modern host an app of its own, of the peer of
 // ctx's connection, listed in status by the host's name: its identity for
-// servers shared per client is the host's name and that peer's process (core.LocalApp.Identify), as a
+// servers shared per client is the host's name and that peer's process (core.App.Identify), as a
 // bridge's is. gone is closed once every connection its requests came on
 // has closed; nil when ctx came on none.
 func (b *Backend) NewHostCaller(ctx context.Context, host string) (any, <-chan struct{}, func()) {

@@ -34,8 +34,8 @@ func TestDirectSameProfileGate(t *testing.T) {
 
 	app := srv.NewLocalApp(core.TransportGRPC, "app", -1, 0)
 	defer app.Close()
-	appResp, err := srv.CallTool(app.Context(core.WithProfile(ctx, "quiet")),
-		core.ToolCall{Server: "fake", Tool: "echo", Arguments: []byte(`{"message":"x"}`)}, service.Options{}, nil)
+	appResp, err := srv.CallToolUnary(app.Context(core.WithProfile(ctx, "quiet")),
+		core.ToolCall{Server: "fake", Tool: "echo", Arguments: []byte(`{"message":"x"}`)}, service.Options{})
 	if err != nil || appResp.Hidden == nil {
 		t.Fatalf("hidden tool through the gRPC door's CallTool = %+v, %v", appResp, err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // An app in process subscribes and updates its subscription in plain Go
-// values (core.LocalApp.Subscribe, UpdateSubscription), with no mcpd.v1
+// values (core.App.Subscribe, UpdateSubscription), with no mcpd.v1
 // message: the acknowledgement names its id and what each server watches,
 // the fake's resource URI can be added and removed by that id, an unknown
 // id and an empty watch are refused by class, and the subscription ends
@@ -66,7 +66,7 @@ func TestLocalSubscribePlain(t *testing.T) {
 }
 
 // An app in process follows a server's stderr in plain Go values
-// (core.LocalApp.FollowLogs): opened comes before the first line, the
+// (core.App.FollowLogs): opened comes before the first line, the
 // child's lines come with its pid, and a negative count and an unknown
 // server are refused by class.
 func TestLocalFollowLogsPlain(t *testing.T) {
