@@ -8,7 +8,6 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/core"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/supervisor"
-	"github.com/mcpd-dev/mcpd/internal/transport"
 	"google.golang.org/grpc"
 )
 
@@ -60,12 +59,13 @@ func (s *Server) CheckConfig(ctx context.Context, req *mcpdv1.CheckConfigRequest
 // FollowLogs streams recent lines, then new ones until the app cancels.
 func (s *Server) FollowLogs(req *mcpdv1.FollowLogsRequest, stream grpc.ServerStreamingServer[mcpdv1.FollowLogsResponse]) error {
 	f := service.LogFollow{Server: req.GetName(), Lines: int(req.GetLines())}
-	return s.svc.FollowLogs(stream.Context(), f, nil, func(l transport.Line) error {
+	return s.svc.FollowLogs(stream.Context(), f, nil, func(l service.LogLine) error {
 		return stream.Send(&mcpdv1.FollowLogsResponse{Line: lineToProto(l)})
 	})
 }
 
-func lineToProto(l transport.Line) *mcpdv1.LogLine {
+// lineToProto is l as mcpd.v1 sends it.
+func lineToProto(l service.LogLine) *mcpdv1.LogLine {
 	return &mcpdv1.LogLine{TimeUnixMs: l.Time.UnixMilli(), Text: l.Text, Truncated: l.Truncated, Pid: int64(l.Pid)}
 }
 

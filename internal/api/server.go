@@ -78,12 +78,7 @@ func (s *Server) GetLogs(ctx context.Context, req *mcpdv1.GetLogsRequest) (*mcpd
 	}
 	resp := &mcpdv1.GetLogsResponse{Lines: make([]*mcpdv1.LogLine, 0, len(lines))}
 	for _, l := range lines {
-		resp.Lines = append(resp.Lines, &mcpdv1.LogLine{
-			TimeUnixMs: l.Time.UnixMilli(),
-			Text:       l.Text,
-			Truncated:  l.Truncated,
-			Pid:        int64(l.Pid),
-		})
+		resp.Lines = append(resp.Lines, lineToProto(l))
 	}
 	return resp, nil
 }

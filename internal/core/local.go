@@ -10,7 +10,6 @@ import (
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 	"github.com/mcpd-dev/mcpd/internal/subscriptions"
-	"github.com/mcpd-dev/mcpd/internal/transport"
 )
 
 // Transports an app reaches mcpd by, as GetStatus reports them.
@@ -267,7 +266,5 @@ func (a *App) UpdateSubscription(ctx context.Context, u service.SubscriptionUpda
 // is passed to send until ctx ends or send fails (nil), or the server is
 // removed from the config (its error).
 func (a *App) FollowLogs(ctx context.Context, f service.LogFollow, opened func(), send func(service.LogLine) error) error {
-	return ToError(a.s.FollowLogs(a.s.WithScope(a.Context(ctx), ""), f, opened, func(l transport.Line) error {
-		return send(logLineOf(l))
-	}))
+	return ToError(a.s.FollowLogs(a.s.WithScope(a.Context(ctx), ""), f, opened, send))
 }

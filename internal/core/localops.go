@@ -50,15 +50,7 @@ func (a *App) Logs(ctx context.Context, server string, n int) ([]service.LogLine
 		return nil, err
 	}
 	defer release()
-	lines, err := a.s.Logs(server, n)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]service.LogLine, len(lines))
-	for i, l := range lines {
-		out[i] = logLineOf(l)
-	}
-	return out, nil
+	return a.s.Logs(server, n)
 }
 
 // logLineOf is l as the service gives it.

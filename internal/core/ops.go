@@ -96,7 +96,7 @@ var _ logFollower = (*supervisor.Supervisor)(nil)
 
 // FollowLogs serves a log follow, sending each line with send; opened
 // (nil: none) is called once the log is followed, before the first line.
-func (s *Service) FollowLogs(ctx context.Context, f service.LogFollow, opened func(), send func(transport.Line) error) error {
+func (s *Service) FollowLogs(ctx context.Context, f service.LogFollow, opened func(), send func(service.LogLine) error) error {
 	n := f.Lines
 	switch {
 	case n < 0:
@@ -133,7 +133,7 @@ func (s *Service) FollowLogs(ctx context.Context, f service.LogFollow, opened fu
 		opened()
 	}
 	for _, l := range backlog {
-		if err := send(l); err != nil {
+		if err := send(logLineOf(l)); err != nil {
 			return nil // the app went away
 		}
 	}
@@ -149,7 +149,7 @@ func (s *Service) FollowLogs(ctx context.Context, f service.LogFollow, opened fu
 				}
 				return nil
 			}
-			if err := send(l); err != nil {
+			if err := send(logLineOf(l)); err != nil {
 				return nil
 			}
 		}

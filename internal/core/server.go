@@ -191,7 +191,7 @@ func (s *Service) Control(ctx context.Context, name string, op func(context.Cont
 
 // Logs are the last n (0: DefaultLogLines, capped at MaxLogLines) stderr
 // lines of server name, or of mcpd's own log when name is "".
-func (s *Service) Logs(name string, n int) ([]transport.Line, error) {
+func (s *Service) Logs(name string, n int) ([]service.LogLine, error) {
 	daemonLog := s.opsSnapshot().daemonLog // ops.go: an empty name means mcpd's own log
 	if name == "" && daemonLog == nil {
 		return nil, codeError(service.InvalidArgument, "server name required")
@@ -204,14 +204,20 @@ func (s *Service) Logs(name string, n int) ([]transport.Line, error) {
 	case n > MaxLogLines:
 		n = MaxLogLines
 	}
+	var lines []transport.Line
 	if name == "" {
-		return daemonLog.Last(n), nil
+		lines = daemonLog.Last(n)
+	} else {
+		var err error
+		if lines, err = s.sup.Logs(name, n); err != nil {
+			return nil, ToError(err)
+		}
 	}
-	lines, err := s.sup.Logs(name, n)
-	if err != nil {
-		return nil, ToError(err)
+	out := make([]service.LogLine, len(lines))
+	for i, l := range lines {
+		out[i] = logLineOf(l)
 	}
-	return lines, nil
+	return out, nil
 }
 
 // StartServer starts server name and waits until it is ready or failed.
