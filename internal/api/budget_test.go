@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
@@ -120,6 +121,18 @@ func TestRequestLargerThanBudget(t *testing.T) {
 		_, err = recvAll(stream)
 	}
 	wantCode(t, err, codes.ResourceExhausted, "exceeds the daemon's request memory budget of 1.0 MiB")
+	if stream != nil {
+		if got := stream.Trailer().Get(mcpdv1.MetadataDaemon); len(got) != 1 {
+			t.Errorf("the refusal's trailer %s = %q, want it marked as mcpd's own", mcpdv1.MetadataDaemon, got)
+		}
+	}
+	// A unary call refused by the budget, before it is tracked, is marked too.
+	var trailer metadata.MD
+	_, err = h.client.Complete(ctxT(t), &mcpdv1.CompleteRequest{Server: "s", ParamsJson: `{"a":"` + strings.Repeat("y", 2<<20) + `"}`}, grpc.Trailer(&trailer))
+	wantCode(t, err, codes.ResourceExhausted, "request memory budget")
+	if got := trailer.Get(mcpdv1.MetadataDaemon); len(got) != 1 {
+		t.Errorf("the unary refusal's trailer %s = %q, want it marked as mcpd's own", mcpdv1.MetadataDaemon, got)
+	}
 	if _, err := h.client.Complete(ctxT(t), &mcpdv1.CompleteRequest{Server: "s", ParamsJson: `{}`}); err != nil {
 		t.Fatal(err)
 	}

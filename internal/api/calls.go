@@ -130,34 +130,26 @@ func callClientName(req any) string {
 	return ""
 }
 
-// daemonTrailer marks every error status mcpd itself sends, so that a
-// client tells mcpd's UNAVAILABLE (a server that is down names it) from a
-// connection to mcpd that failed, which has no trailer.
+// daemonTrailer marks every error status mcpd itself sends (statusUnary,
+// statusStream), so that a client tells mcpd's UNAVAILABLE (a server that
+// is down names it) from a connection to mcpd that failed, which has no
+// trailer.
 var daemonTrailer = metadata.Pairs(mcpdv1.MetadataDaemon, "1")
 
 // trackUnary gives a unary call its context (callContext) with the app's
 // instance scope, and records it as the app's call in flight on its
 // server.
-func (s *Server) trackUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (resp any, err error) {
+func (s *Server) trackUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	ctx = s.svc.WithScope(callContext(ctx), callClientName(req))
 	if n, ok := req.(serverNamer); ok {
 		defer s.svc.InFlight(ctx, n.GetServer())()
 	}
-	resp, err = handler(ctx, req)
-	if err != nil {
-		_ = grpc.SetTrailer(ctx, daemonTrailer)
-	}
-	return resp, err
+	return handler(ctx, req)
 }
 
 // trackStream does what trackUnary does for streaming calls, tracking
 // them once their request message has been received.
-func (s *Server) trackStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) (err error) {
-	defer func() {
-		if err != nil {
-			ss.SetTrailer(daemonTrailer)
-		}
-	}()
+func (s *Server) trackStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
 	ts := &trackedStream{ServerStream: ss, svc: s.svc, ctx: s.svc.WithScope(callContext(ss.Context()), "")}
 	defer ts.end()
 	return handler(srv, ts)

@@ -64,11 +64,13 @@ func toStatus(err error) error {
 }
 
 // statusUnary is the gRPC door of a unary call's errors: the service's
-// (and the domain's) are said as statuses (toStatus). It comes first, so
-// that the other interceptors' refusals are said so too.
+// (and the domain's) are said as statuses (toStatus), marked as mcpd's
+// own (daemonTrailer). It comes first, so that the other interceptors'
+// refusals (the request memory budget's) are said and marked so too.
 func statusUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	resp, err := handler(ctx, req)
 	if err != nil {
+		_ = grpc.SetTrailer(ctx, daemonTrailer)
 		return nil, toStatus(err)
 	}
 	return resp, nil
@@ -76,5 +78,9 @@ func statusUnary(ctx context.Context, req any, _ *grpc.UnaryServerInfo, handler 
 
 // statusStream is statusUnary for streaming calls.
 func statusStream(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, handler grpc.StreamHandler) error {
-	return toStatus(handler(srv, ss))
+	err := handler(srv, ss)
+	if err != nil {
+		ss.SetTrailer(daemonTrailer)
+	}
+	return toStatus(err)
 }
