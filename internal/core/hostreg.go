@@ -287,7 +287,7 @@ func (r *hostRegistry) serve(ctx context.Context, server, method string, params 
 			ri = &x
 		}
 		if roots := r.knownRoots(server, ri); len(roots) > 0 {
-			return rootsResult(roots), nil
+			return supervisor.RootsResult(roots), nil
 		}
 		return nil, &session.RPCError{Code: jsonrpc.CodeMethodNotFound,
 			Message: fmt.Sprintf("no app connected to mcpd declared its roots for server %q", server)}

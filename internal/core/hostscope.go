@@ -149,19 +149,3 @@ func (r *hostRegistry) knownRoots(server string, ri *supervisor.RequestInstance)
 	}
 	return roots
 }
-
-// rootsResult is the roots/list result naming dirs: "uri must be file://",
-// named by the directory's base name.
-func rootsResult(dirs []string) json.RawMessage {
-	type root struct {
-		URI  string `json:"uri"`
-		Name string `json:"name,omitempty"`
-	}
-	roots := make([]root, 0, len(dirs))
-	for _, d := range dirs {
-		u := url.URL{Scheme: "file", Path: filepath.ToSlash(d)}
-		roots = append(roots, root{URI: u.String(), Name: filepath.Base(d)})
-	}
-	b, _ := json.Marshal(map[string]any{"roots": roots})
-	return b
-}

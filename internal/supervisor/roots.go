@@ -29,7 +29,7 @@ func (sv *server) requestHandler() session.RequestHandler {
 	return func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, *session.RPCError) {
 		if sv.inst != nil && sv.inst.root != "" && method == methodRootsList && boolOn(sv.currentSpec().Roots) {
 			// A root instance serves its root (instances.go).
-			return rootsResult([]string{sv.inst.root}), nil
+			return RootsResult([]string{sv.inst.root}), nil
 		}
 		if sv.inst != nil {
 			// Its owner answers it (instances.go).
@@ -45,7 +45,7 @@ func (sv *server) requestHandler() session.RequestHandler {
 		if method != methodRootsList || !boolOn(spec.Roots) {
 			return nil, &session.RPCError{Code: jsonrpc.CodeMethodNotFound, Message: "Method not found"}
 		}
-		return rootsResult(spec.RootPaths), nil
+		return RootsResult(spec.RootPaths), nil
 	}
 }
 
@@ -68,9 +68,9 @@ func (sv *server) hostNotification(n session.Notification) {
 	on(ctx, sv.spec.Name, n.Method, n.Params)
 }
 
-// rootsResult is the roots/list result naming dirs: "uri must be file://",
+// RootsResult is the roots/list result naming dirs: "uri must be file://",
 // and the name is the directory's base name.
-func rootsResult(dirs []string) json.RawMessage {
+func RootsResult(dirs []string) json.RawMessage {
 	type root struct {
 		URI  string `json:"uri"`
 		Name string `json:"name,omitempty"`
