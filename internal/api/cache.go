@@ -5,8 +5,6 @@ import (
 	"unsafe"
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
-
-	"github.com/mcpd-dev/mcpd/internal/cache"
 )
 
 // ClearCache drops the cached results of one server, or of every server
@@ -17,16 +15,6 @@ func (s *Server) ClearCache(ctx context.Context, req *mcpdv1.ClearCacheRequest) 
 		return nil, err
 	}
 	return &mcpdv1.ClearCacheResponse{Cleared: int64(n)}, nil
-}
-
-func cacheSourceToProto(src cache.Source) mcpdv1.CacheStatus {
-	switch src {
-	case cache.SourceHit:
-		return mcpdv1.CacheStatus_CACHE_STATUS_HIT
-	case cache.SourceCoalesced:
-		return mcpdv1.CacheStatus_CACHE_STATUS_COALESCED
-	}
-	return mcpdv1.CacheStatus_CACHE_STATUS_FETCHED
 }
 
 // resultString returns b as a string without copying it. b must never be

@@ -6,7 +6,7 @@ import (
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 
-	"github.com/mcpd-dev/mcpd/internal/cache"
+	"github.com/mcpd-dev/mcpd/internal/apiconv"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
 )
@@ -37,10 +37,10 @@ func optionsOf(opts *mcpdv1.CallOptions) (service.Options, error) {
 // toMcpResponse converts a child's (non-nil) response; the result bytes pass
 // through unchanged, and a JSON-RPC error of the child becomes
 // McpResponse.error, not a gRPC error. src says where it came from.
-func toMcpResponse(server string, resp *session.Response, src cache.Source, d time.Duration) *mcpdv1.McpResponse {
+func toMcpResponse(server string, resp *session.Response, src service.Source, d time.Duration) *mcpdv1.McpResponse {
 	out := &mcpdv1.McpResponse{
 		Server:     server,
-		Cache:      cacheSourceToProto(src),
+		Cache:      apiconv.SourceToProto(src),
 		DurationUs: d.Microseconds(),
 	}
 	if resp.Error != nil {

@@ -5,8 +5,8 @@ import (
 
 	mcpdv1 "github.com/mcpd-dev/mcpd/proto/mcpd/v1"
 
+	"github.com/mcpd-dev/mcpd/internal/apiconv"
 	"github.com/mcpd-dev/mcpd/internal/core"
-	"github.com/mcpd-dev/mcpd/internal/service"
 )
 
 // ListTools lists the tools of one server, or of every enabled server.
@@ -60,23 +60,12 @@ func (s *Server) listProto(ctx context.Context, server, method string, opts *mcp
 	for i, l := range lists {
 		e := &mcpdv1.ServerList{Server: l.Server, ItemsJson: resultString(l.Items), Unavailable: l.Unavailable}
 		if l.Error != nil {
-			e.Error = &mcpdv1.McpError{Code: l.Error.Code, Message: l.Error.Message, DataJson: string(l.Error.Data)}
+			e.Error = apiconv.ErrorToProto(l.Error)
 		}
 		if l.Unavailable == "" {
-			e.Cache = cacheStatusOf(l.Cache)
+			e.Cache = apiconv.SourceToProto(l.Cache)
 		}
 		out[i] = e
 	}
 	return out, nil
-}
-
-// cacheStatusOf is src as mcpd.v1 names it.
-func cacheStatusOf(src service.Source) mcpdv1.CacheStatus {
-	switch src {
-	case service.Hit:
-		return mcpdv1.CacheStatus_CACHE_STATUS_HIT
-	case service.Coalesced:
-		return mcpdv1.CacheStatus_CACHE_STATUS_COALESCED
-	}
-	return mcpdv1.CacheStatus_CACHE_STATUS_FETCHED
 }

@@ -85,6 +85,17 @@ func SourceOf(c mcpdv1.CacheStatus) service.Source {
 	return service.Fetched
 }
 
+// SourceToProto is src as mcpd.v1 names it.
+func SourceToProto(src service.Source) mcpdv1.CacheStatus {
+	switch src {
+	case service.Hit:
+		return mcpdv1.CacheStatus_CACHE_STATUS_HIT
+	case service.Coalesced:
+		return mcpdv1.CacheStatus_CACHE_STATUS_COALESCED
+	}
+	return mcpdv1.CacheStatus_CACHE_STATUS_FETCHED
+}
+
 // ErrorOf is a server's JSON-RPC error as mcpd.v1 carries it; its data is
 // dropped unless it is JSON.
 func ErrorOf(e *mcpdv1.McpError) *jsonrpc.Error {

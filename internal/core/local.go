@@ -207,7 +207,7 @@ func (a Answer) toService(server string) *service.Response {
 	if a.Hidden != nil {
 		return &service.Response{Server: server, Error: rpcErrorOf(a.Hidden)}
 	}
-	out := &service.Response{Server: server, Cache: serviceSource(a.Source), Duration: a.Duration}
+	out := &service.Response{Server: server, Cache: a.Source, Duration: a.Duration}
 	if a.Response.Error != nil {
 		out.Error = rpcErrorOf(a.Response.Error)
 		return out

@@ -11,7 +11,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/mcpd-dev/mcpd/internal/cache"
 	"github.com/mcpd-dev/mcpd/internal/profile"
 	"github.com/mcpd-dev/mcpd/internal/service"
 	"github.com/mcpd-dev/mcpd/internal/session"
@@ -144,7 +143,7 @@ func (s *Service) answer(ctx context.Context, server string, req *session.Reques
 	if resp == nil {
 		return Answer{}, codeError(service.Internal, "%s on %q: no response", req.Method, server)
 	}
-	return Answer{Response: resp, Source: src, Duration: time.Since(start)}, nil
+	return Answer{Response: resp, Source: serviceSource(src), Duration: time.Since(start)}, nil
 }
 
 // Answer is the outcome of a call: the server's response (never nil),
@@ -152,7 +151,7 @@ func (s *Service) answer(ctx context.Context, server string, req *session.Reques
 // profile hides, Hidden, the error a server gives for one it lacks.
 type Answer struct {
 	Response *session.Response
-	Source   cache.Source
+	Source   service.Source
 	Duration time.Duration
 	Hidden   *session.RPCError
 }
@@ -188,7 +187,7 @@ func (s *Service) callRelayed(ctx context.Context, server string, req *session.R
 	if resp, err = filterListResult(rs, req.Method, resp); err != nil {
 		return Answer{}, err
 	}
-	return Answer{Response: resp, Source: src, Duration: time.Since(start)}, nil
+	return Answer{Response: resp, Source: serviceSource(src), Duration: time.Since(start)}, nil
 }
 
 // filterItems applies rs (nil: none) to a list's items when it was
